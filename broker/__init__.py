@@ -1,0 +1,1 @@
+"""Brokers: MetadataDelta buffering and atomic MetadataImage publication."""

@@ -1,0 +1,1 @@
+"""The controller: metadata records, state with revert points, operations, transactions."""

@@ -1,0 +1,1 @@
+"""Kafka's metadata records, metadata.version, and their replay semantics."""

@@ -1,0 +1,68 @@
+"""metadata.version: Kafka's feature levels and the capabilities kraftsim models.
+
+metadata.version is a finalized feature (``FeatureLevelRecord(name=
+"metadata.version")``). A log without one is at 3.0-IV1 (level 1), Kafka's
+``MINIMUM_KRAFT_VERSION``. Levels and names follow Kafka's ``MetadataVersion``
+enum; capabilities are the ones this project's behaviour depends on.
+"""
+
+from __future__ import annotations
+
+METADATA_VERSION_FEATURE = "metadata.version"
+"""The feature name of metadata.version."""
+
+_RELEASES: tuple[str, ...] = (
+    "3.0-IV1", "3.1-IV0", "3.2-IV0", "3.3-IV0", "3.3-IV1", "3.3-IV2", "3.3-IV3",
+    "3.4-IV0", "3.5-IV0", "3.5-IV1", "3.5-IV2", "3.6-IV0", "3.6-IV1", "3.6-IV2",
+    "3.7-IV0", "3.7-IV1", "3.7-IV2", "3.7-IV3", "3.7-IV4", "3.8-IV0", "3.9-IV0",
+    "4.0-IV0", "4.0-IV1", "4.0-IV2", "4.0-IV3", "4.1-IV0", "4.1-IV1", "4.2-IV0",
+    "4.2-IV1", "4.3-IV0", "4.4-IV0", "4.4-IV1", "4.4-IV2", "4.5-IV0",
+)  # fmt: skip
+
+LEVELS: dict[str, int] = {name: level for level, name in enumerate(_RELEASES, start=1)}
+"""Feature level of each known release name, e.g. ``LEVELS["3.6-IV1"] == 13``."""
+
+MINIMUM_KRAFT = LEVELS["3.0-IV1"]
+"""Level 1: the version of a log that has no metadata.version record."""
+NOOP_RECORDS = LEVELS["3.3-IV1"]
+"""Level 5: the active controller writes periodic NoOpRecords."""
+BROKER_REGISTRATION_CHANGE = LEVELS["3.3-IV2"]
+"""Level 6: BrokerRegistrationChangeRecord replaces Fence/UnfenceBrokerRecord."""
+ZK_MIGRATION_RECORD = LEVELS["3.4-IV0"]
+"""Level 8: bootstrap writes a ZkMigrationStateRecord."""
+TRANSACTIONS = LEVELS["3.6-IV1"]
+"""Level 13: metadata transactions (KIP-868) are available."""
+DIRECTORIES = LEVELS["3.7-IV2"]
+"""Level 17: PartitionRecord v1, PartitionChangeRecord v1, RegisterBrokerRecord v3."""
+ELR = LEVELS["4.0-IV1"]
+"""Level 23: PartitionRecord v2 and PartitionChangeRecord v2 (ELR fields)."""
+LATEST_PRODUCTION = LEVELS["4.0-IV0"]
+"""Level 22: the default of a fresh kraftsim cluster (Kafka's LATEST_PRODUCTION in 2024)."""
+
+
+def release_name(level: int) -> str:
+    """The release name of a feature level, e.g. ``"3.6-IV1"``; unknown ones are labelled."""
+    if 1 <= level <= len(_RELEASES):
+        return _RELEASES[level - 1]
+    return f"unknown level {level}"
+
+
+def parse_metadata_version(text: str) -> int:
+    """A level from a release name (``3.6-IV1``) or a number (``13``); raises ValueError."""
+    if text in LEVELS:
+        return LEVELS[text]
+    try:
+        level = int(text)
+    except ValueError:
+        raise ValueError(
+            f"unknown metadata.version {text!r}; use a level 1-{len(_RELEASES)} "
+            f"or a release name such as 3.6-IV1"
+        ) from None
+    if not 1 <= level <= len(_RELEASES):
+        raise ValueError(f"metadata.version level {level} is outside 1-{len(_RELEASES)}")
+    return level
+
+
+def supports_transactions(level: int) -> bool:
+    """True when metadata transactions (KIP-868) may be written at this level."""
+    return level >= TRANSACTIONS

@@ -1,0 +1,73 @@
+"""The leader's view of its voters: end offsets and the high watermark.
+
+Shaped after Kafka's ``LeaderState``: the high watermark is the largest end
+offset held by a majority of voters (the leader included, observers never),
+accepted only once it is past the epoch start offset (so that the leader has
+committed its own LeaderChange record first) and never moved backwards.
+"""
+
+from __future__ import annotations
+
+from raft.mutations import Mutation
+
+
+class LeaderState:
+    """Replica end offsets as the leader of ``epoch`` knows them."""
+
+    def __init__(self, local_id: int, epoch: int, epoch_start_offset: int,
+                 voters: tuple[int, ...],
+                 mutations: frozenset[Mutation] = frozenset()) -> None:
+        self.local_id = local_id
+        self.epoch = epoch
+        self.epoch_start_offset = epoch_start_offset
+        self.voters = voters
+        self.voter_end_offsets: dict[int, int] = {v: -1 for v in voters}
+        self.observer_end_offsets: dict[int, int] = {}
+        self.high_watermark: int | None = None
+        self.acknowledged: set[int] = {local_id}  # voters that know this epoch's leader
+        self.fetched_since_check: set[int] = {local_id}
+        self.mutations = mutations
+
+    @property
+    def majority(self) -> int:
+        """How many voters make a majority."""
+        return len(self.voters) // 2 + 1
+
+    def update_local_end_offset(self, end_offset: int) -> bool:
+        """Record the leader's own flushed end; returns True if the HW moved."""
+        return self.update_replica_end_offset(self.local_id, end_offset)
+
+    def update_replica_end_offset(self, replica_id: int, end_offset: int) -> bool:
+        """Record a replica's end offset from a valid fetch; returns True if the HW moved."""
+        if replica_id in self.voter_end_offsets:
+            self.voter_end_offsets[replica_id] = end_offset
+            self.acknowledged.add(replica_id)
+            self.fetched_since_check.add(replica_id)
+            return self._maybe_advance()
+        self.observer_end_offsets[replica_id] = end_offset
+        return False
+
+    def _maybe_advance(self) -> bool:
+        offsets = sorted(self.voter_end_offsets.values(), reverse=True)
+        if Mutation.HW_WITHOUT_MAJORITY in self.mutations:
+            candidate = offsets[0]
+        else:
+            candidate = offsets[len(self.voters) // 2]
+        if candidate <= self.epoch_start_offset and Mutation.COMMIT_OLD_EPOCH not in self.mutations:
+            return False
+        if self.high_watermark is not None and candidate <= self.high_watermark:
+            return False
+        self.high_watermark = candidate
+        return True
+
+    def check_quorum_reached(self) -> bool:
+        """True when a majority fetched since the last check; starts a new check window."""
+        if len(self.fetched_since_check) >= self.majority:
+            self.fetched_since_check = {self.local_id}
+            return True
+        return False
+
+    def preferred_successors(self) -> tuple[int, ...]:
+        """Other voters, most up to date first (for EndQuorumEpoch)."""
+        others = [v for v in self.voters if v != self.local_id]
+        return tuple(sorted(others, key=lambda v: (-self.voter_end_offsets[v], v)))

@@ -1,0 +1,783 @@
+"""One KRaft node as a pure state machine.
+
+Inputs are messages (:meth:`RaftNode.handle`), the passing of time
+(:meth:`RaftNode.poll` at or after :meth:`RaftNode.next_deadline`) and the
+state machine's own requests (:meth:`RaftNode.append`,
+:meth:`RaftNode.create_snapshot`, :meth:`RaftNode.resign`). Outputs are the
+messages left in :attr:`RaftNode.outbox`, writes to the injected
+:class:`~raft.storage.RaftStorage`, and calls on the registered listeners.
+Time is an integer of simulated milliseconds passed in; randomness comes from
+the ``random.Random`` handed in. Nothing else is consulted, so a node's
+behaviour is a function of its inputs.
+
+Roles follow Kafka's QuorumState: Unattached, Voted, Prospective (KIP-996
+pre-vote), Candidate, Follower, Leader, Resigned. Observers fetch and follow
+but never vote, never stand, and never count towards the high watermark.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterable
+from enum import StrEnum
+from typing import Any
+
+from raft.batch import Batch, LeaderChangeMessage
+from raft.config import RaftConfig
+from raft.leader_state import LeaderState
+from raft.listener import LeaderAndEpoch, ListenerContext, RaftListener
+from raft.log import Validation
+from raft.messages import (
+    BeginQuorumEpochRequest,
+    BeginQuorumEpochResponse,
+    EndQuorumEpochRequest,
+    EndQuorumEpochResponse,
+    Envelope,
+    Errors,
+    FetchRequest,
+    FetchResponse,
+    FetchSnapshotRequest,
+    FetchSnapshotResponse,
+    Message,
+    VoteRequest,
+    VoteResponse,
+)
+from raft.mutations import Mutation
+from raft.snapshot import Snapshot, SnapshotId
+from raft.storage import ElectionState, RaftStorage
+
+
+class Role(StrEnum):
+    """The roles of Kafka's QuorumState (plus KIP-996's Prospective)."""
+
+    UNATTACHED = "Unattached"
+    VOTED = "Voted"
+    PROSPECTIVE = "Prospective"
+    CANDIDATE = "Candidate"
+    FOLLOWER = "Follower"
+    LEADER = "Leader"
+    RESIGNED = "Resigned"
+
+
+class NotLeaderError(Exception):
+    """An append or snapshot request reached a node that is not the leader of that epoch."""
+
+
+class RaftProtocolError(Exception):
+    """Something the protocol guarantees cannot happen did (a bug, never bad input)."""
+
+
+_NO_WAIT = 1 << 62
+
+
+class RaftNode:
+    """A voter or observer of one KRaft quorum."""
+
+    def __init__(
+        self,
+        node_id: int,
+        voters: Iterable[int],
+        storage: RaftStorage,
+        rng: random.Random,
+        now: int,
+        *,
+        config: RaftConfig | None = None,
+        incarnation: int = 0,
+        mutations: frozenset[Mutation] = frozenset(),
+    ) -> None:
+        self.id = node_id
+        self.voters = tuple(sorted(set(voters)))
+        if not self.voters:
+            raise ValueError("a quorum needs at least one voter")
+        self.is_voter = node_id in self.voters
+        self.config = (config or RaftConfig()).validate()
+        self.storage = storage
+        self.log = storage.log
+        self.rng = rng
+        self.incarnation = incarnation
+        self.mutations = mutations
+        self.outbox: list[Envelope] = []
+        self.high_watermark: int | None = None
+        self.leader_state: LeaderState | None = None
+        self._listeners: list[ListenerContext] = []
+        self._polling_listeners = False
+        self._timers: dict[str, int] = {}
+        self._next_correlation = 0
+        self._inflight: tuple[int, int] | None = None  # (correlation id, destination)
+        self._parked: list[tuple[int, Envelope]] = []  # (deadline, fetch request)
+        self._hw_sent: dict[int, int | None] = {}
+        self._votes_granted: set[int] = set()
+        self._votes_rejected: set[int] = set()
+        self._backing_off = False
+        self._fetched_from_leader_at: int | None = None
+        self._discovery_index = 0
+        election = storage.election
+        self.epoch = election.epoch
+        self.voted_id = election.voted_id
+        self.leader_id: int | None = None
+        self.role = Role.UNATTACHED
+        if election.leader_id == node_id:
+            self._become_resigned(now, ())
+        elif election.leader_id is not None:
+            self._become_follower(election.epoch, election.leader_id, now)
+        elif election.voted_id is not None and self.is_voter:
+            self.role = Role.VOTED
+            self._set_timer("election", now + self._election_timeout())
+        else:
+            self._become_unattached(election.epoch, now, keep_vote=True)
+
+    # ------------------------------------------------------------------ queries
+    @property
+    def leader_and_epoch(self) -> LeaderAndEpoch:
+        """The leader this node knows of in its epoch."""
+        return LeaderAndEpoch(self.leader_id, self.epoch)
+
+    @property
+    def epoch_start_offset(self) -> int | None:
+        """Where this leader's epoch starts (its LeaderChange record); None if not leader."""
+        return self.leader_state.epoch_start_offset if self.leader_state else None
+
+    def next_deadline(self) -> int | None:
+        """The earliest simulated time at which :meth:`poll` has work, if any."""
+        deadlines = list(self._timers.values())
+        if self._parked:
+            deadlines.append(min(d for d, _ in self._parked))
+        return min(deadlines) if deadlines else None
+
+    def drain_outbox(self) -> list[Envelope]:
+        """Take the messages produced since the last call."""
+        out, self.outbox = self.outbox, []
+        return out
+
+    def register_listener(self, listener: RaftListener) -> None:
+        """Add a state machine; it is brought up to date as the high watermark allows."""
+        self._listeners.append(ListenerContext(listener))
+        self._poll_listeners()
+
+    def describe(self) -> dict[str, Any]:
+        """A stable summary of the node's state (for traces and status)."""
+        return {
+            "role": self.role.value,
+            "epoch": self.epoch,
+            "leader": self.leader_id,
+            "log_start": self.log.start_offset,
+            "log_end": self.log.end_offset,
+            "hw": self.high_watermark,
+        }
+
+    # ------------------------------------------------------------------ inputs
+    def handle(self, envelope: Envelope, now: int) -> None:
+        """Process one message addressed to this node."""
+        msg = envelope.message
+        src = envelope.src
+        if isinstance(msg, FetchRequest):
+            self._on_fetch_request(envelope, msg, now)
+        elif isinstance(msg, FetchResponse):
+            self._on_fetch_response(src, msg, now)
+        elif isinstance(msg, VoteRequest):
+            self._on_vote_request(src, msg, now)
+        elif isinstance(msg, VoteResponse):
+            self._on_vote_response(src, msg, now)
+        elif isinstance(msg, BeginQuorumEpochRequest):
+            self._on_begin_quorum_epoch(src, msg, now)
+        elif isinstance(msg, BeginQuorumEpochResponse):
+            self._on_begin_quorum_epoch_response(src, msg, now)
+        elif isinstance(msg, EndQuorumEpochRequest):
+            self._on_end_quorum_epoch(src, msg, now)
+        elif isinstance(msg, EndQuorumEpochResponse):
+            self._observe_epoch(msg.epoch, msg.leader_id, now)
+        elif isinstance(msg, FetchSnapshotRequest):
+            self._on_fetch_snapshot_request(src, msg, now)
+        elif isinstance(msg, FetchSnapshotResponse):
+            self._on_fetch_snapshot_response(src, msg, now)
+        self._poll_listeners()
+
+    def poll(self, now: int) -> None:
+        """Run every timer due at ``now``."""
+        while True:
+            due = sorted((t, name) for name, t in self._timers.items() if t <= now)
+            if not due:
+                break
+            _, name = due[0]
+            del self._timers[name]
+            self._fire(name, now)
+        if self._parked and min(d for d, _ in self._parked) <= now:
+            expired = [e for d, e in self._parked if d <= now]
+            self._parked = [(d, e) for d, e in self._parked if d > now]
+            for env in expired:
+                self._answer_fetch(env, now, None)
+        self._poll_listeners()
+
+    def append(self, records: Iterable[Any], epoch: int, now: int) -> int:
+        """Append one batch as leader of ``epoch``; returns the offset of its last record.
+
+        Raises NotLeaderError when this node is not the leader of ``epoch``.
+        The batch is durable (and fetchable) after ``append_linger_ms``.
+        """
+        if self.role is not Role.LEADER or epoch != self.epoch:
+            raise NotLeaderError(
+                f"node {self.id} is not the leader of epoch {epoch} "
+                f"(it is {self.role.value} in epoch {self.epoch})"
+            )
+        recs = tuple(records)
+        if not recs:
+            raise ValueError("cannot append an empty batch")
+        batch = Batch(self.log.end_offset, epoch, recs, append_time_ms=now)
+        self.log.append(batch, flushed=False)
+        if "flush" not in self._timers:
+            self._set_timer("flush", now + self.config.append_linger_ms)
+        if self.config.append_linger_ms == 0:
+            self.poll(now)
+        return batch.last_offset
+
+    def create_snapshot(self, end_offset: int, records: Iterable[Any], now: int) -> Snapshot:
+        """Keep a snapshot of the state up to ``end_offset`` (exclusive) and drop the log before.
+
+        ``end_offset`` must be committed (at most the high watermark) and a batch
+        boundary. Raises ValueError otherwise.
+        """
+        hw = self.high_watermark
+        if hw is None or end_offset > hw:
+            raise ValueError(f"snapshot end {end_offset} is above the high watermark {hw}")
+        if end_offset <= self.log.start_offset:
+            raise ValueError(f"snapshot end {end_offset} is not past the log start")
+        epoch = self.log.epoch_at(end_offset - 1)
+        snapshot = Snapshot(SnapshotId(end_offset, epoch), tuple(records),
+                            last_contained_log_time_ms=now)
+        self.log.set_snapshot(snapshot)
+        return snapshot
+
+    def resign(self, now: int) -> None:
+        """Give up leadership gracefully (EndQuorumEpoch to the voters); no-op otherwise."""
+        if self.role is Role.LEADER and self.leader_state is not None:
+            self._flush(now)
+            self._become_resigned(now, self.leader_state.preferred_successors())
+        self._poll_listeners()
+
+    def flush_all(self, now: int) -> None:
+        """Flush the log now (a graceful shutdown does this before stopping)."""
+        self._flush(now)
+
+    # ------------------------------------------------------------------ timers
+    def _set_timer(self, name: str, deadline: int) -> None:
+        self._timers[name] = deadline
+
+    def _election_timeout(self) -> int:
+        jitter = self.config.election_jitter_ms
+        return self.config.election_timeout_ms + (self.rng.randrange(jitter) if jitter else 0)
+
+    def _election_backoff(self) -> int:
+        cap = self.config.election_backoff_max_ms
+        return self.config.retry_backoff_ms + (self.rng.randrange(cap) if cap else 0)
+
+    def _fire(self, name: str, now: int) -> None:
+        if name == "election":
+            self._on_election_timer(now)
+        elif name == "fetch_timeout":
+            self._on_fetch_timeout(now)
+        elif name == "request":
+            self._on_request_timer(now)
+        elif name == "flush":
+            self._flush(now)
+        elif name == "check_quorum":
+            self._on_check_quorum(now)
+        elif name == "begin_epoch":
+            self._send_begin_quorum_epoch(now)
+
+    def _on_election_timer(self, now: int) -> None:
+        if not self.is_voter or self.role in (Role.LEADER, Role.FOLLOWER):
+            return
+        if self.role in (Role.CANDIDATE, Role.PROSPECTIVE) and not self._backing_off:
+            self._backing_off = True
+            self._set_timer("election", now + self._election_backoff())
+            return
+        self._start_election(now)
+
+    def _on_fetch_timeout(self, now: int) -> None:
+        if self.role is not Role.FOLLOWER:
+            return
+        if self.is_voter:
+            self._start_election(now)
+        else:
+            self._become_unattached(self.epoch, now, keep_vote=True)
+
+    def _on_request_timer(self, now: int) -> None:
+        self._inflight = None
+        if self.role is Role.FOLLOWER:
+            self._send_fetch(now)
+        elif self.role is Role.UNATTACHED and not self.is_voter:
+            self._send_discovery_fetch(now)
+
+    def _on_check_quorum(self, now: int) -> None:
+        state = self.leader_state
+        if self.role is not Role.LEADER or state is None:
+            return
+        if state.check_quorum_reached():
+            self._set_timer("check_quorum", now + self.config.fetch_timeout_ms * 3 // 2)
+        else:
+            self._become_resigned(now, state.preferred_successors())
+
+    # ------------------------------------------------------------------ transitions
+    def _persist(self) -> None:
+        self.storage.write_election(ElectionState(self.epoch, self.voted_id, self.leader_id))
+
+    def _leave_role(self) -> None:
+        self._timers.clear()
+        self._inflight = None
+        self._backing_off = False
+        self._votes_granted = set()
+        self._votes_rejected = set()
+        if self.leader_state is not None:
+            # Appends still lingering were in Kafka's accumulator, which a leader
+            # drops when it steps down: they were never in the log.
+            self.log.lose_unflushed()
+            self._flush_parked_as_not_leader()
+            self.leader_state = None
+            self._hw_sent = {}
+
+    def _become_unattached(self, epoch: int, now: int, *, keep_vote: bool = False) -> None:
+        if epoch != self.epoch or not keep_vote:
+            self.voted_id = None
+        self._leave_role()
+        self.epoch = epoch
+        self.leader_id = None
+        self.role = Role.VOTED if self.voted_id is not None else Role.UNATTACHED
+        self._persist()
+        if self.is_voter:
+            self._set_timer("election", now + self._election_timeout())
+        else:
+            self._send_discovery_fetch(now)
+
+    def _become_voted(self, candidate: int, now: int) -> None:
+        self._leave_role()
+        self.voted_id = candidate
+        self.role = Role.VOTED
+        self._persist()
+        self._set_timer("election", now + self._election_timeout())
+
+    def _become_follower(self, epoch: int, leader: int, now: int) -> None:
+        if epoch != self.epoch:
+            self.voted_id = None
+        self._leave_role()
+        self.epoch = epoch
+        self.leader_id = leader
+        self.role = Role.FOLLOWER
+        self._fetched_from_leader_at = None
+        self._persist()
+        self._set_timer("fetch_timeout", now + self.config.fetch_timeout_ms)
+        self._send_fetch(now)
+
+    def _start_election(self, now: int) -> None:
+        if len(self.voters) > 1 and self.config.pre_vote:
+            self._become_prospective(now)
+        else:
+            self._become_candidate(now)
+
+    def _become_prospective(self, now: int) -> None:
+        self._leave_role()
+        self.leader_id = None
+        self.role = Role.PROSPECTIVE
+        self._votes_granted = {self.id}
+        self._set_timer("election", now + self._election_timeout())
+        self._request_votes(pre_vote=True)
+
+    def _become_candidate(self, now: int) -> None:
+        self._leave_role()
+        self.epoch += 1
+        self.voted_id = self.id
+        self.leader_id = None
+        self.role = Role.CANDIDATE
+        self._persist()
+        self._votes_granted = {self.id}
+        self._set_timer("election", now + self._election_timeout())
+        if len(self._votes_granted) >= len(self.voters) // 2 + 1:
+            self._become_leader(now)
+        else:
+            self._request_votes(pre_vote=False)
+
+    def _request_votes(self, *, pre_vote: bool) -> None:
+        end = self.log.end_offset_and_epoch()
+        epoch = self.epoch + 1 if pre_vote else self.epoch
+        for voter in self.voters:
+            if voter != self.id:
+                self._send(voter, VoteRequest(epoch, self.id, end.epoch, end.offset, pre_vote))
+
+    def _become_leader(self, now: int) -> None:
+        granting = tuple(sorted(self._votes_granted))
+        self._leave_role()
+        self.leader_id = self.id
+        self.role = Role.LEADER
+        self._persist()
+        start = self.log.end_offset
+        self.leader_state = LeaderState(self.id, self.epoch, start, self.voters, self.mutations)
+        change = LeaderChangeMessage(self.id, self.voters, granting)
+        self.log.append(Batch(start, self.epoch, control_records=(change,), append_time_ms=now),
+                        flushed=True)
+        self._on_local_flush(now)
+        self._set_timer("check_quorum", now + self.config.fetch_timeout_ms * 3 // 2)
+        self._send_begin_quorum_epoch(now)
+
+    def _become_resigned(self, now: int, successors: tuple[int, ...]) -> None:
+        self._leave_role()
+        self.leader_id = None
+        self.role = Role.RESIGNED
+        for voter in self.voters:
+            if voter != self.id:
+                self._send(voter, EndQuorumEpochRequest(self.epoch, self.id, successors))
+        if self.is_voter:
+            self._set_timer("election", now + self._election_timeout())
+
+    def _observe_epoch(self, epoch: int, leader: int | None, now: int) -> bool:
+        """React to the epoch and leader a message carries; False when the message is stale."""
+        if epoch < self.epoch:
+            return False
+        if epoch > self.epoch:
+            if leader is not None and leader != self.id:
+                self._become_follower(epoch, leader, now)
+            else:
+                self._become_unattached(epoch, now)
+            return True
+        if leader is not None and leader != self.leader_id:
+            if self.role is Role.LEADER:
+                raise RaftProtocolError(
+                    f"node {self.id} leads epoch {epoch} but hears of leader {leader}"
+                )
+            if leader != self.id and self.role is not Role.RESIGNED:
+                self._become_follower(epoch, leader, now)
+        return True
+
+    # ------------------------------------------------------------------ votes
+    def _log_is_at_least(self, last_epoch: int, end_offset: int) -> bool:
+        mine = self.log.end_offset_and_epoch()
+        return (last_epoch, end_offset) >= (mine.epoch, mine.offset)
+
+    def _on_vote_request(self, src: int, req: VoteRequest, now: int) -> None:
+        if not self.is_voter:
+            self._send(src, VoteResponse(self.epoch, self.leader_id, False, req.pre_vote))
+            return
+        if req.pre_vote:
+            recently_led = (
+                self.role is Role.LEADER
+                or (self.role is Role.FOLLOWER and self._fetched_from_leader_at is not None
+                    and now - self._fetched_from_leader_at < self.config.fetch_timeout_ms)
+            )
+            granted = (req.epoch >= self.epoch and not recently_led
+                       and self._log_is_at_least(req.last_epoch, req.end_offset))
+            self._send(src, VoteResponse(self.epoch, self.leader_id, granted, True))
+            return
+        if req.epoch < self.epoch:
+            self._send(src, VoteResponse(self.epoch, self.leader_id, False))
+            return
+        if req.epoch > self.epoch:
+            self._become_unattached(req.epoch, now)
+        may_vote = self.role in (Role.UNATTACHED, Role.VOTED) and (
+            self.voted_id in (None, req.candidate_id) or Mutation.DOUBLE_VOTE in self.mutations
+        )
+        granted = may_vote and self._log_is_at_least(req.last_epoch, req.end_offset)
+        if granted:
+            self._become_voted(req.candidate_id, now)
+        self._send(src, VoteResponse(self.epoch, self.leader_id, granted))
+
+    def _on_vote_response(self, src: int, resp: VoteResponse, now: int) -> None:
+        if not self._observe_epoch(resp.epoch, resp.leader_id, now):
+            return
+        expected = Role.PROSPECTIVE if resp.pre_vote else Role.CANDIDATE
+        if self.role is not expected or (not resp.pre_vote and resp.epoch != self.epoch):
+            return
+        if self._backing_off:
+            return
+        (self._votes_granted if resp.vote_granted else self._votes_rejected).add(src)
+        majority = len(self.voters) // 2 + 1
+        if len(self._votes_granted) >= majority:
+            if resp.pre_vote:
+                self._become_candidate(now)
+            else:
+                self._become_leader(now)
+        elif len(self._votes_rejected) >= len(self.voters) - majority + 1:
+            self._backing_off = True
+            self._set_timer("election", now + self._election_backoff())
+
+    # ------------------------------------------------------------------ epochs
+    def _send_begin_quorum_epoch(self, now: int) -> None:
+        state = self.leader_state
+        if self.role is not Role.LEADER or state is None:
+            return
+        pending = [v for v in self.voters if v not in state.acknowledged]
+        for voter in pending:
+            self._send(voter, BeginQuorumEpochRequest(self.epoch, self.id))
+        if pending:
+            self._set_timer("begin_epoch", now + self.config.request_timeout_ms)
+
+    def _on_begin_quorum_epoch(self, src: int, req: BeginQuorumEpochRequest, now: int) -> None:
+        if req.epoch < self.epoch:
+            self._send(src, BeginQuorumEpochResponse(self.epoch, self.leader_id,
+                                                     Errors.FENCED_LEADER_EPOCH))
+            return
+        self._observe_epoch(req.epoch, req.leader_id, now)
+        self._send(src, BeginQuorumEpochResponse(self.epoch, self.leader_id))
+
+    def _on_begin_quorum_epoch_response(
+        self, src: int, resp: BeginQuorumEpochResponse, now: int
+    ) -> None:
+        if not self._observe_epoch(resp.epoch, resp.leader_id, now):
+            return
+        if self.leader_state is not None and resp.epoch == self.epoch \
+                and resp.error is Errors.NONE:
+            self.leader_state.acknowledged.add(src)
+
+    def _on_end_quorum_epoch(self, src: int, req: EndQuorumEpochRequest, now: int) -> None:
+        if not self._observe_epoch(req.epoch, None, now):
+            self._send(src, EndQuorumEpochResponse(self.epoch, self.leader_id,
+                                                   Errors.FENCED_LEADER_EPOCH))
+            return
+        if req.epoch == self.epoch and self.leader_id == req.leader_id \
+                and self.role is Role.FOLLOWER and self.is_voter:
+            self._become_unattached(self.epoch, now, keep_vote=True)
+            if self.id in req.preferred_successors:
+                position = req.preferred_successors.index(self.id)
+                backoff = 0 if position == 0 else min(
+                    self.config.retry_backoff_ms << (position - 1),
+                    self.config.election_backoff_max_ms)
+                self._set_timer("election", now + backoff)
+        self._send(src, EndQuorumEpochResponse(self.epoch, self.leader_id))
+
+    # ------------------------------------------------------------------ fetch (leader side)
+    def _on_fetch_request(self, env: Envelope, req: FetchRequest, now: int) -> None:
+        if self.role is not Role.LEADER or self.leader_state is None:
+            error = Errors.FENCED_LEADER_EPOCH if req.epoch < self.epoch \
+                else Errors.NOT_LEADER_OR_FOLLOWER
+            self._send(env.src, FetchResponse(req.correlation_id, self.epoch, self.leader_id,
+                                              error, req.fetch_offset))
+            return
+        if req.epoch != self.epoch:
+            error = Errors.FENCED_LEADER_EPOCH if req.epoch < self.epoch \
+                else Errors.UNKNOWN_LEADER_EPOCH
+            self._send(env.src, FetchResponse(req.correlation_id, self.epoch, self.id, error,
+                                              req.fetch_offset))
+            return
+        # A resent fetch replaces the one this replica left parked.
+        self._parked = [(d, e) for d, e in self._parked if e.src != env.src]
+        park_until = now + req.max_wait_ms if req.max_wait_ms > 0 else None
+        self._answer_fetch(env, now, park_until)
+
+    def _answer_fetch(self, envelope: Envelope, now: int, park_until: int | None) -> None:
+        """Answer a valid-epoch fetch now, or park it until ``park_until`` if nothing is new."""
+        src = envelope.src
+        req = envelope.message
+        assert isinstance(req, FetchRequest)
+        state = self.leader_state
+        if state is None:
+            return
+        kind, position = self.log.validate_offset_and_epoch(req.fetch_offset,
+                                                             req.last_fetched_epoch)
+        if kind is Validation.SNAPSHOT:
+            assert self.log.snapshot is not None
+            self._send(src, FetchResponse(req.correlation_id, self.epoch, self.id, Errors.NONE,
+                                          req.fetch_offset, self.high_watermark,
+                                          snapshot_id=self.log.snapshot.snapshot_id))
+            return
+        if kind is Validation.DIVERGING:
+            self._send(src, FetchResponse(req.correlation_id, self.epoch, self.id, Errors.NONE,
+                                          req.fetch_offset, self.high_watermark,
+                                          diverging=position))
+            return
+        if state.update_replica_end_offset(src, req.fetch_offset):
+            self._on_high_watermark(now)
+        batches = self.log.read(req.fetch_offset, self.log.flushed_end,
+                                self.config.fetch_max_records)
+        hw = self.high_watermark
+        if park_until is not None and not batches and self._hw_sent.get(src, -1) == hw:
+            self._parked.append((park_until, envelope))
+            return
+        self._hw_sent[src] = hw
+        self._send(src, FetchResponse(req.correlation_id, self.epoch, self.id, Errors.NONE,
+                                      req.fetch_offset, hw, batches))
+
+    def _wake_parked(self, now: int) -> None:
+        if not self._parked:
+            return
+        parked, self._parked = self._parked, []
+        for deadline, env in parked:
+            self._answer_fetch(env, now, deadline)
+
+    def _flush_parked_as_not_leader(self) -> None:
+        parked, self._parked = self._parked, []
+        for _, env in parked:
+            assert isinstance(env.message, FetchRequest)
+            self._send(env.src, FetchResponse(env.message.correlation_id, self.epoch, None,
+                                              Errors.NOT_LEADER_OR_FOLLOWER,
+                                              env.message.fetch_offset))
+
+    def _flush(self, now: int) -> None:
+        self._timers.pop("flush", None)
+        if self.log.flushed_end == self.log.end_offset:
+            return
+        self.log.flush()
+        if self.role is Role.LEADER:
+            self._on_local_flush(now)
+
+    def _on_local_flush(self, now: int) -> None:
+        state = self.leader_state
+        if state is None:
+            return
+        if state.update_local_end_offset(self.log.flushed_end):
+            self._on_high_watermark(now)
+        self._wake_parked(now)
+
+    def _on_high_watermark(self, now: int) -> None:
+        assert self.leader_state is not None
+        self.high_watermark = self.leader_state.high_watermark
+        self._wake_parked(now)
+
+    def _on_fetch_snapshot_request(self, src: int, req: FetchSnapshotRequest, now: int) -> None:
+        snap = self.log.snapshot
+        if self.role is not Role.LEADER or req.epoch != self.epoch:
+            self._send(src, FetchSnapshotResponse(req.correlation_id, self.epoch, self.leader_id,
+                                                  Errors.NOT_LEADER_OR_FOLLOWER))
+        elif snap is None or snap.snapshot_id != req.snapshot_id:
+            self._send(src, FetchSnapshotResponse(req.correlation_id, self.epoch, self.id,
+                                                  Errors.SNAPSHOT_NOT_FOUND))
+        else:
+            self._send(src, FetchSnapshotResponse(req.correlation_id, self.epoch, self.id,
+                                                  Errors.NONE, snap))
+
+    # ------------------------------------------------------------------ fetch (follower side)
+    def _new_correlation(self) -> int:
+        self._next_correlation += 1
+        return (self.incarnation << 32) | self._next_correlation
+
+    def _send_fetch(self, now: int) -> None:
+        if self.role is not Role.FOLLOWER or self.leader_id is None:
+            return
+        self._send_fetch_to(self.leader_id, now)
+
+    def _send_discovery_fetch(self, now: int) -> None:
+        voters = [v for v in self.voters if v != self.id]
+        if not voters:
+            return
+        target = voters[self._discovery_index % len(voters)]
+        self._discovery_index += 1
+        self._send_fetch_to(target, now)
+
+    def _send_fetch_to(self, dst: int, now: int) -> None:
+        correlation = self._new_correlation()
+        self._inflight = (correlation, dst)
+        end = self.log.end_offset_and_epoch()
+        self._send(dst, FetchRequest(correlation, self.epoch, self.id, end.offset, end.epoch,
+                                     self.config.fetch_max_wait_ms))
+        self._set_timer("request", now + self.config.request_timeout_ms)
+
+    def _is_outstanding(self, src: int, correlation_id: int) -> bool:
+        return self._inflight is not None and self._inflight == (correlation_id, src)
+
+    def _on_fetch_response(self, src: int, resp: FetchResponse, now: int) -> None:
+        if not self._is_outstanding(src, resp.correlation_id):
+            self._observe_epoch(resp.epoch, resp.leader_id, now)
+            return
+        self._inflight = None
+        self._timers.pop("request", None)
+        if resp.error is not Errors.NONE or src != self.leader_id or resp.epoch != self.epoch:
+            before = (self.epoch, self.leader_id, self.role)
+            self._observe_epoch(resp.epoch, resp.leader_id, now)
+            if (self.epoch, self.leader_id, self.role) == before:
+                self._set_timer("request", now + self.config.retry_backoff_ms)
+            return
+        self._fetched_from_leader_at = now
+        self._set_timer("fetch_timeout", now + self.config.fetch_timeout_ms)
+        if resp.diverging is not None:
+            hw = self.high_watermark or 0
+            new_end = self.log.truncate_to_end_offset(resp.diverging)
+            if new_end < hw:
+                raise RaftProtocolError(
+                    f"node {self.id} was asked to truncate to {new_end}, below its "
+                    f"high watermark {hw}"
+                )
+            self._send_fetch(now)
+            return
+        if resp.snapshot_id is not None:
+            correlation = self._new_correlation()
+            self._inflight = (correlation, src)
+            self._send(src, FetchSnapshotRequest(correlation, self.epoch, self.id,
+                                                 resp.snapshot_id))
+            self._set_timer("request", now + self.config.request_timeout_ms)
+            return
+        if resp.fetch_offset != self.log.end_offset:
+            self._send_fetch(now)
+            return
+        for batch in resp.batches:
+            self.log.append(batch, flushed=True)
+        self._update_follower_high_watermark(resp.high_watermark)
+        self._send_fetch(now)
+
+    def _update_follower_high_watermark(self, leader_hw: int | None) -> None:
+        if leader_hw is None:
+            return
+        hw = min(leader_hw, self.log.end_offset)
+        if self.high_watermark is None or hw > self.high_watermark:
+            self.high_watermark = hw
+
+    def _on_fetch_snapshot_response(self, src: int, resp: FetchSnapshotResponse,
+                                    now: int) -> None:
+        if not self._is_outstanding(src, resp.correlation_id):
+            self._observe_epoch(resp.epoch, resp.leader_id, now)
+            return
+        self._inflight = None
+        self._timers.pop("request", None)
+        if resp.error is not Errors.NONE or resp.snapshot is None or resp.epoch != self.epoch:
+            self._observe_epoch(resp.epoch, resp.leader_id, now)
+            self._set_timer("request", now + self.config.retry_backoff_ms)
+            return
+        self._fetched_from_leader_at = now
+        self._set_timer("fetch_timeout", now + self.config.fetch_timeout_ms)
+        end = resp.snapshot.snapshot_id.end_offset
+        if end > self.log.end_offset or self.log.start_offset < end:
+            self.log.install_snapshot(resp.snapshot)
+            if self.high_watermark is None or self.high_watermark < end:
+                self.high_watermark = end
+        self._send_fetch(now)
+
+    # ------------------------------------------------------------------ listeners
+    def _poll_listeners(self) -> None:
+        if self._polling_listeners:
+            return
+        self._polling_listeners = True
+        try:
+            progress = True
+            while progress:
+                progress = False
+                for ctx in self._listeners:
+                    progress |= self._poll_listener(ctx)
+        finally:
+            self._polling_listeners = False
+
+    def _poll_listener(self, ctx: ListenerContext) -> bool:
+        moved = False
+        leader = self.leader_and_epoch
+        if ctx.last_leader != leader and leader.leader_id != self.id:
+            ctx.last_leader = leader
+            ctx.listener.handle_leader_change(leader)
+            moved = True
+        snap = self.log.snapshot
+        if snap is not None and ctx.next_offset < self.log.start_offset:
+            ctx.next_offset = snap.snapshot_id.end_offset
+            ctx.listener.handle_load_snapshot(snap)
+            moved = True
+        hw = self.high_watermark
+        if hw is not None and ctx.next_offset < hw:
+            batches = self.log.read(ctx.next_offset, hw, _NO_WAIT)
+            if batches:
+                ctx.next_offset = batches[-1].end_offset
+                ctx.listener.handle_commit(batches, hw)
+                moved = True
+        leader = self.leader_and_epoch
+        start = self.epoch_start_offset
+        if ctx.last_leader != leader and leader.leader_id == self.id \
+                and start is not None and ctx.next_offset > start:
+            ctx.last_leader = leader
+            ctx.listener.handle_leader_change(leader)
+            moved = True
+        return moved
+
+    # ------------------------------------------------------------------ output
+    def _send(self, dst: int, message: Message) -> None:
+        self.outbox.append(Envelope(self.id, dst, message))

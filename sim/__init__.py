@@ -1,0 +1,1 @@
+"""The simulated world: clock, events, network, disks, faults, clusters, invariants, traces."""
