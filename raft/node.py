@@ -111,6 +111,7 @@ class RaftNode:
         self._backing_off = False
         self._fetched_from_leader_at: int | None = None
         self._discovery_index = 0
+        self._resigned_leader: tuple[int, int] | None = None  # (epoch, leader) that resigned
         election = storage.election
         self.epoch = election.epoch
         self.voted_id = election.voted_id
@@ -287,7 +288,10 @@ class RaftNode:
     def _on_election_timer(self, now: int) -> None:
         if not self.is_voter or self.role in (Role.LEADER, Role.FOLLOWER):
             return
-        if self.role in (Role.CANDIDATE, Role.PROSPECTIVE) and not self._backing_off:
+        if self.role is Role.PROSPECTIVE:
+            self._prospective_failed(now)
+            return
+        if self.role is Role.CANDIDATE and not self._backing_off:
             self._backing_off = True
             self._set_timer("election", now + self._election_backoff())
             return
@@ -374,8 +378,9 @@ class RaftNode:
             self._become_candidate(now)
 
     def _become_prospective(self, now: int) -> None:
+        # The leader we lost stays known (Kafka's ProspectiveState keeps it): news of it
+        # in this epoch does not end the pre-vote, and a failed pre-vote goes back to it.
         self._leave_role()
-        self.leader_id = None
         self.role = Role.PROSPECTIVE
         self._votes_granted = {self.id}
         self._set_timer("election", now + self._election_timeout())
@@ -409,6 +414,7 @@ class RaftNode:
         self.role = Role.LEADER
         self._persist()
         start = self.log.end_offset
+        self.high_watermark = None  # unknown until this epoch commits its first batch
         self.leader_state = LeaderState(self.id, self.epoch, start, self.voters, self.mutations)
         change = LeaderChangeMessage(self.id, self.voters, granting)
         self.log.append(Batch(start, self.epoch, control_records=(change,), append_time_ms=now),
@@ -437,7 +443,8 @@ class RaftNode:
             else:
                 self._become_unattached(epoch, now)
             return True
-        if leader is not None and leader != self.leader_id:
+        if leader is not None and leader != self.leader_id \
+                and self._resigned_leader != (epoch, leader):
             if self.role is Role.LEADER:
                 raise RaftProtocolError(
                     f"node {self.id} leads epoch {epoch} but hears of leader {leader}"
@@ -494,8 +501,20 @@ class RaftNode:
             else:
                 self._become_leader(now)
         elif len(self._votes_rejected) >= len(self.voters) - majority + 1:
-            self._backing_off = True
-            self._set_timer("election", now + self._election_backoff())
+            if resp.pre_vote:
+                self._prospective_failed(now)
+            else:
+                self._backing_off = True
+                self._set_timer("election", now + self._election_backoff())
+
+    def _prospective_failed(self, now: int) -> None:
+        """A pre-vote was lost or timed out: back to the known leader, else unattached."""
+        leader = self.leader_id
+        if leader is not None and leader != self.id \
+                and self._resigned_leader != (self.epoch, leader):
+            self._become_follower(self.epoch, leader, now)
+        else:
+            self._become_unattached(self.epoch, now, keep_vote=True)
 
     # ------------------------------------------------------------------ epochs
     def _send_begin_quorum_epoch(self, now: int) -> None:
@@ -530,6 +549,8 @@ class RaftNode:
             self._send(src, EndQuorumEpochResponse(self.epoch, self.leader_id,
                                                    Errors.FENCED_LEADER_EPOCH))
             return
+        if req.epoch == self.epoch:
+            self._resigned_leader = (req.epoch, req.leader_id)
         if req.epoch == self.epoch and self.leader_id == req.leader_id \
                 and self.role is Role.FOLLOWER and self.is_voter:
             self._become_unattached(self.epoch, now, keep_vote=True)
@@ -672,7 +693,8 @@ class RaftNode:
 
     def _on_fetch_response(self, src: int, resp: FetchResponse, now: int) -> None:
         if not self._is_outstanding(src, resp.correlation_id):
-            self._observe_epoch(resp.epoch, resp.leader_id, now)
+            if resp.epoch > self.epoch:
+                self._observe_epoch(resp.epoch, resp.leader_id, now)
             return
         self._inflight = None
         self._timers.pop("request", None)
@@ -719,7 +741,8 @@ class RaftNode:
     def _on_fetch_snapshot_response(self, src: int, resp: FetchSnapshotResponse,
                                     now: int) -> None:
         if not self._is_outstanding(src, resp.correlation_id):
-            self._observe_epoch(resp.epoch, resp.leader_id, now)
+            if resp.epoch > self.epoch:
+                self._observe_epoch(resp.epoch, resp.leader_id, now)
             return
         self._inflight = None
         self._timers.pop("request", None)

@@ -1,0 +1,38 @@
+"""What the quorum has committed, as the monitors observe it: the reference history."""
+
+from __future__ import annotations
+
+from raft import Batch
+
+
+class CommittedLog:
+    """Every committed batch by base offset, fed by the first node to deliver it.
+
+    Batches are shared objects, so "the same batch" is identity (with equality
+    as a fallback for batches that were rebuilt, e.g. decoded from files).
+    """
+
+    def __init__(self) -> None:
+        self.batches: dict[int, Batch] = {}
+        self.end = 0
+        self.last: Batch | None = None
+
+    def get(self, base_offset: int) -> Batch | None:
+        """The committed batch starting at ``base_offset``, if known."""
+        return self.batches.get(base_offset)
+
+    def observe(self, batch: Batch) -> str | None:
+        """Record a committed batch; a description of the conflict if it disagrees."""
+        known = self.batches.get(batch.base_offset)
+        if known is None:
+            if batch.base_offset < self.end:
+                return f"batch at {batch.base_offset} overlaps committed data below {self.end}"
+            self.batches[batch.base_offset] = batch
+            if batch.end_offset > self.end:
+                self.end = batch.end_offset
+                self.last = batch
+            return None
+        if known is batch or known == batch:
+            return None
+        return (f"batch at {batch.base_offset} (epoch {batch.epoch}) differs from the "
+                f"committed batch (epoch {known.epoch})")

@@ -1,0 +1,212 @@
+"""Raft invariants: SingleLeader, MonotonicEpoch, MonotonicHighWatermark,
+MajorityReachedHighWatermark, LogMatching, LeaderCompleteness,
+ConsistentCommittedData and CommittedDurable.
+
+Each is checked after every event, incrementally: only the nodes the event
+touched, plus O(1) global state. Sources are the Raft paper (Ongaro and
+Ousterhout, 2014, §5.2-§5.4) and Kafka's ``RaftEventSimulationTest``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from raft import Batch, LeaderAndEpoch, RaftLogError, Role, Snapshot
+from sim.invariants.history import CommittedLog
+from sim.world import InvariantViolation, Monitor, NodeSlot, Simulation
+
+RAFT_INVARIANTS: dict[str, str] = {
+    "SingleLeader": "at most one leader per epoch (Raft §5.2 Election Safety; "
+                    "Kafka RaftEventSimulationTest.SingleLeader)",
+    "MonotonicEpoch": "a node's persisted epoch never decreases and equals its in-memory "
+                      "epoch (Kafka RaftEventSimulationTest.MonotonicEpoch)",
+    "MonotonicHighWatermark": "the leader's high watermark never decreases "
+                              "(Kafka RaftEventSimulationTest.MonotonicHighWatermark)",
+    "MajorityReachedHighWatermark": "a majority of voters hold (flushed) every offset below "
+                                    "the leader's high watermark (Kafka "
+                                    "RaftEventSimulationTest.MajorityReachedHighWatermark)",
+    "LogMatching": "logs agree on everything below their high watermarks (Raft §5.3 "
+                   "Log Matching)",
+    "LeaderCompleteness": "a leader's log holds every committed batch (Raft §5.4 Leader "
+                          "Completeness)",
+    "ConsistentCommittedData": "every listener receives the committed batches in order, "
+                               "exactly once, identical on every node (Kafka "
+                               "RaftEventSimulationTest.ConsistentCommittedData)",
+    "CommittedDurable": "a committed batch survives crashes of a minority, including the "
+                        "loss of unflushed writes (Raft §5.4; KIP-595 durability)",
+}
+"""Every raft invariant with its source."""
+
+
+class CommitAuditor:
+    """A raft listener on every node that checks what its state machines are told."""
+
+    def __init__(self, node_id: int, history: CommittedLog) -> None:
+        self.node_id = node_id
+        self.history = history
+        self.next_offset = 0
+
+    def handle_commit(self, batches: Sequence[Batch], high_watermark: int) -> None:
+        """Check order, exactly-once delivery and agreement with the committed history."""
+        for batch in batches:
+            if batch.base_offset != self.next_offset:
+                raise InvariantViolation(
+                    "ConsistentCommittedData",
+                    f"node {self.node_id} got batch {batch.base_offset} while expecting "
+                    f"offset {self.next_offset}")
+            if batch.end_offset > high_watermark:
+                raise InvariantViolation(
+                    "ConsistentCommittedData",
+                    f"node {self.node_id} got batch {batch.base_offset}-{batch.last_offset} "
+                    f"above its high watermark {high_watermark}")
+            conflict = self.history.observe(batch)
+            if conflict is not None:
+                raise InvariantViolation("LogMatching", f"node {self.node_id}: {conflict}")
+            self.next_offset = batch.end_offset
+
+    def handle_load_snapshot(self, snapshot: Snapshot) -> None:
+        """Continue after the snapshot's end."""
+        self.next_offset = snapshot.snapshot_id.end_offset
+
+    def handle_leader_change(self, leader: LeaderAndEpoch) -> None:
+        """Nothing to check."""
+
+
+class RaftInvariants(Monitor):
+    """Checks the raft invariants after every event; ``disabled`` names ones to skip."""
+
+    def __init__(self, history: CommittedLog | None = None,
+                 disabled: frozenset[str] = frozenset()) -> None:
+        unknown = disabled - RAFT_INVARIANTS.keys()
+        if unknown:
+            raise ValueError(f"unknown invariants: {sorted(unknown)}")
+        self.history = history or CommittedLog()
+        self.disabled = disabled
+        self.leaders: dict[int, int] = {}
+        self.epochs: dict[int, int] = {}
+        self.max_leader_hw = -1
+        self.completeness_checked: set[tuple[int, int]] = set()
+        self.leader_log: list[tuple[int, int, int]] = []  # (epoch, leader, time)
+        self._disk_seen: dict[int, tuple[int, int, int]] = {}
+        self._wipes_seen: dict[int, int] = {}
+        self.newest_leader_epoch = 0
+        self.committed_in_epoch: dict[int, int] = {}  # leader epoch -> HW it reached
+        self._durable_checked: Batch | None = None
+
+    def on_boot(self, sim: Simulation, slot: NodeSlot) -> None:
+        """Attach a CommitAuditor to the new process."""
+        assert slot.raft is not None
+        slot.raft.register_listener(CommitAuditor(slot.node_id, self.history))
+
+    def _fail(self, name: str, message: str) -> None:
+        if name not in self.disabled:
+            raise InvariantViolation(name, message)
+
+    def check(self, sim: Simulation, touched: Sequence[NodeSlot]) -> None:
+        """Run every enabled invariant over what the last event may have changed."""
+        for slot in touched:
+            self._check_node(sim, slot)
+        leader = sim.leader_slot()
+        # A deposed leader that has not heard of the newer epoch yet is legal in Raft;
+        # the high watermark rules speak of the leader of the newest epoch.
+        if leader is not None and leader.raft is not None \
+                and leader.raft.epoch >= self.newest_leader_epoch:
+            self.newest_leader_epoch = leader.raft.epoch
+            hw = leader.raft.high_watermark
+            if hw is not None:
+                epoch = leader.raft.epoch
+                self.committed_in_epoch[epoch] = max(self.committed_in_epoch.get(epoch, 0), hw)
+                if hw < self.max_leader_hw:
+                    self._fail("MonotonicHighWatermark",
+                               f"leader {leader.node_id} has high watermark {hw}, below "
+                               f"{self.max_leader_hw} seen before")
+                self.max_leader_hw = max(self.max_leader_hw, hw)
+                if sim.wipes == 0:
+                    self._check_majority(sim, hw, "MajorityReachedHighWatermark")
+        last = self.history.last
+        if sim.wipes == 0 and last is not None and (
+                last is not self._durable_checked or self._disks_changed(touched)):
+            self._durable_checked = last
+            self._check_durable(sim, last)
+
+    def _check_node(self, sim: Simulation, slot: NodeSlot) -> None:
+        node = slot.node_id
+        persisted = slot.storage.election
+        if self._wipes_seen.get(node, 0) != slot.wipe_count:
+            self._wipes_seen[node] = slot.wipe_count  # a wiped disk starts over at epoch 0
+            self.epochs.pop(node, None)
+        last = self.epochs.get(node, 0)
+        if persisted.epoch < last:
+            self._fail("MonotonicEpoch",
+                       f"node {node} persisted epoch {persisted.epoch} after {last}")
+        self.epochs[node] = max(last, persisted.epoch)
+        raft = slot.raft
+        if raft is None:
+            return
+        if raft.epoch != persisted.epoch:
+            self._fail("MonotonicEpoch", f"node {node} runs in epoch {raft.epoch} but persisted "
+                                         f"epoch {persisted.epoch}")
+        leader_id = node if raft.role is Role.LEADER else persisted.leader_id
+        if leader_id is not None:
+            known = self.leaders.setdefault(persisted.epoch, leader_id)
+            if known != leader_id:
+                self._fail("SingleLeader", f"epoch {persisted.epoch} has leaders {known} and "
+                                           f"{leader_id}")
+        if raft.role is Role.LEADER and (node, raft.epoch) not in self.completeness_checked:
+            self.completeness_checked.add((node, raft.epoch))
+            self.leader_log.append((raft.epoch, node, sim.now))
+            self._check_completeness(slot, raft.epoch)
+
+    def _check_completeness(self, slot: NodeSlot, epoch: int) -> None:
+        """Raft §5.4: whatever leaders of earlier epochs committed is in this leader's log."""
+        log = slot.storage.log
+        end = max((hw for e, hw in self.committed_in_epoch.items() if e < epoch), default=0)
+        if log.end_offset < end:
+            self._fail("LeaderCompleteness",
+                       f"leader {slot.node_id} log ends at {log.end_offset}, before the "
+                       f"committed end {end}")
+            return
+        for batch in log.batches:
+            if batch.base_offset >= end:
+                break
+            known = self.history.get(batch.base_offset)
+            if known is not None and known is not batch and known != batch:
+                self._fail("LeaderCompleteness",
+                           f"leader {slot.node_id} holds a different batch at "
+                           f"{batch.base_offset} than the committed one")
+
+    def _disks_changed(self, touched: Sequence[NodeSlot]) -> bool:
+        changed = False
+        for slot in touched:
+            log = slot.storage.log
+            seen = (id(log), log.start_offset, log.flushed_end)
+            if self._disk_seen.get(slot.node_id) != seen:
+                self._disk_seen[slot.node_id] = seen
+                changed = True
+        return changed
+
+    def _check_durable(self, sim: Simulation, batch: Batch) -> None:
+        holders = 0
+        for voter in sim.voter_ids:
+            log = sim.slots[voter].storage.log
+            if log.start_offset >= batch.end_offset:
+                holders += 1
+            elif log.flushed_end >= batch.end_offset and log.start_offset <= batch.base_offset:
+                try:
+                    held = log.batches[log.index_of(batch.base_offset)]
+                except RaftLogError:
+                    continue
+                holders += held is batch or held == batch
+        if holders < len(sim.voter_ids) // 2 + 1:
+            self._fail("CommittedDurable",
+                       f"committed batch {batch.base_offset}-{batch.last_offset} is on the "
+                       f"disk of only {holders} of {len(sim.voter_ids)} voters")
+
+    def _check_majority(self, sim: Simulation, offset: int, name: str) -> None:
+        holders = 0
+        for voter in sim.voter_ids:
+            if sim.slots[voter].storage.log.flushed_end >= offset:
+                holders += 1
+        if holders < len(sim.voter_ids) // 2 + 1:
+            self._fail(name, f"only {holders} of {len(sim.voter_ids)} voters hold offset "
+                             f"{offset - 1} on disk")

@@ -1,0 +1,38 @@
+"""The virtual clock and the one event queue of a simulation.
+
+Events are ordered by (simulated time in ms, insertion sequence): two events
+at the same millisecond run in the order they were scheduled, so a run is a
+function of its seed and inputs only.
+"""
+
+from __future__ import annotations
+
+import heapq
+from typing import Any
+
+
+class EventQueue:
+    """A min-heap of (time, sequence, event) with a clock that only moves forward."""
+
+    def __init__(self) -> None:
+        self._heap: list[tuple[int, int, Any]] = []
+        self._seq = 0
+        self.now = 0
+
+    def __len__(self) -> int:
+        return len(self._heap)
+
+    def schedule(self, time: int, event: Any) -> None:
+        """Queue ``event`` at ``time`` (never before the current time)."""
+        heapq.heappush(self._heap, (max(time, self.now), self._seq, event))
+        self._seq += 1
+
+    def peek_time(self) -> int | None:
+        """Time of the next event, if any."""
+        return self._heap[0][0] if self._heap else None
+
+    def pop(self) -> tuple[int, Any]:
+        """Remove the next event and advance the clock to its time."""
+        time, _, event = heapq.heappop(self._heap)
+        self.now = time
+        return time, event

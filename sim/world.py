@@ -1,0 +1,491 @@
+"""The deterministic world: nodes on a simulated network, driven by one event queue.
+
+A :class:`Simulation` owns the clock, the event queue, the network and one
+:class:`NodeSlot` per node (its disk survives the node's crashes). It runs the
+raft nodes and the state machines ("apps") on them, applies faults, writes
+the trace and runs every monitor (invariant checker) after every event. The
+only randomness is ``random.Random`` instances seeded from the run's seed.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Sequence
+from enum import StrEnum
+from typing import Any, Protocol
+
+import msgspec
+
+from raft import Envelope, RaftConfig, RaftNode, RaftProtocolError, RaftStorage, Role
+from raft.mutations import Mutation
+from sim.faults import FaultSpec
+from sim.network import LinkConfig, Network
+from sim.scheduler import EventQueue
+from sim.trace import Trace
+
+
+class NodeStatus(StrEnum):
+    """Whether a node's process is running."""
+
+    RUNNING = "running"
+    PAUSED = "paused"
+    CRASHED = "crashed"
+    STOPPED = "stopped"
+
+
+class App(Protocol):
+    """A state machine hosted on a node, with timers of its own."""
+
+    def next_deadline(self) -> int | None:
+        """The earliest simulated time at which :meth:`poll` has work."""
+
+    def poll(self, now: int) -> None:
+        """Run whatever is due at ``now``."""
+
+
+class InvariantViolation(Exception):
+    """An invariant does not hold; ``invariant`` names it."""
+
+    def __init__(self, invariant: str, message: str) -> None:
+        super().__init__(f"{invariant}: {message}")
+        self.invariant = invariant
+        self.message = message
+
+
+class Monitor:
+    """Looks at the world after every event; an invariant raises InvariantViolation."""
+
+    def on_boot(self, sim: Simulation, slot: NodeSlot) -> None:
+        """A node (re)started; its raft node exists, its apps do not yet."""
+
+    def check(self, sim: Simulation, touched: Sequence[NodeSlot]) -> None:
+        """Check what the last event may have changed (``touched`` nodes, global state)."""
+
+
+class NodeSlot:
+    """One node: its durable storage and, while it runs, its process."""
+
+    def __init__(self, node_id: int, is_voter: bool) -> None:
+        self.node_id = node_id
+        self.is_voter = is_voter
+        self.storage = RaftStorage()
+        self.incarnation = 0
+        self.status = NodeStatus.STOPPED
+        self.raft: RaftNode | None = None
+        self.apps: list[App] = []
+        self.inbox: list[tuple[Any, ...]] = []
+        self.wake_at: int | None = None
+        self.wipe_count = 0
+        self.crash_fence = 0  # messages sent by incarnations below this died in a crash
+
+    @property
+    def running(self) -> bool:
+        """True while the process runs (not paused, crashed or stopped)."""
+        return self.status is NodeStatus.RUNNING
+
+
+AppFactory = Callable[["Simulation", NodeSlot], list[App]]
+"""Builds the apps of a freshly started node (registering raft listeners as needed)."""
+
+
+class WorldConfig(msgspec.Struct, frozen=True, kw_only=True):
+    """What every simulation needs: seed, node ids, raft and network settings."""
+
+    seed: int
+    voter_ids: tuple[int, ...]
+    observer_ids: tuple[int, ...] = ()
+    raft: RaftConfig = RaftConfig()
+    network: LinkConfig = LinkConfig()
+    mutations: frozenset[Mutation] = frozenset()
+
+
+_DELIVER, _WAKE, _ACTION = 0, 1, 2
+
+
+class Simulation:
+    """A deterministic world of raft nodes; see the module docs."""
+
+    def __init__(self, config: WorldConfig, app_factory: AppFactory | None = None,
+                 monitors: Sequence[Monitor] = (), trace: Trace | None = None) -> None:
+        self.config = config
+        self.queue = EventQueue()
+        self.rng = random.Random(f"kraftsim/{config.seed}/world")
+        self.network = Network(random.Random(f"kraftsim/{config.seed}/network"), config.network)
+        self.app_factory = app_factory
+        self.monitors: list[Monitor] = list(monitors)
+        self.trace = trace or Trace()
+        self.slots: dict[int, NodeSlot] = {}
+        for node_id in config.voter_ids:
+            self.slots[node_id] = NodeSlot(node_id, True)
+        for node_id in config.observer_ids:
+            if node_id in self.slots:
+                raise ValueError(f"node id {node_id} is both a voter and an observer")
+            self.slots[node_id] = NodeSlot(node_id, False)
+        self.voter_ids = tuple(config.voter_ids)
+        self.events = 0
+        self.violation: InvariantViolation | None = None
+        self.violation_event: int | None = None
+        self.faults_applied: list[str] = []
+        self.wipes = 0
+        self._touched: list[NodeSlot] = []
+        self._line: dict[str, Any] = {}
+        self._in_event = False
+
+    # ------------------------------------------------------------------ clock
+    @property
+    def now(self) -> int:
+        """Current simulated time in ms."""
+        return self.queue.now
+
+    def start(self) -> None:
+        """Start every node."""
+        for slot in self.slots.values():
+            self._boot(slot)
+        self._after_event("start", {})
+
+    def schedule(self, at_ms: int, action: Callable[[], None], label: str) -> None:
+        """Run ``action`` at ``at_ms`` as an event of its own, traced as ``label``."""
+        self.queue.schedule(at_ms, (_ACTION, action, label))
+
+    def step(self) -> bool:
+        """Process one event; False when the queue is empty or an invariant failed."""
+        if self.violation is not None or not self.queue:
+            return False
+        now, event = self.queue.pop()
+        self._in_event = True
+        try:
+            self._process(event, now)
+        finally:
+            self._in_event = False
+        return self.violation is None
+
+    def _process(self, event: tuple[Any, ...], now: int) -> None:
+        kind = event[0]
+        if kind == _DELIVER:
+            self._deliver(event, now)
+        elif kind == _WAKE:
+            if not self._wake(event[1], event[2], now):
+                return  # a superseded timer: not an event at all
+        else:
+            self._line = {"ev": "action", "what": event[2]}
+            event[1]()
+            self._touched = list(self.slots.values())
+        self._after_event(None, None)
+
+    def act(self, label: str, action: Callable[[], None]) -> None:
+        """Run an outside input (a client request, a fault) now, as an event of its own."""
+        if self._in_event:
+            action()
+            return
+        if self.violation is not None:
+            return
+        self._in_event = True
+        try:
+            self._line = {"ev": "action", "what": label}
+            action()
+            self._touched = list(self.slots.values())
+            self._after_event(None, None)
+        finally:
+            self._in_event = False
+
+    def run_until(self, time_ms: int) -> bool:
+        """Process every event up to ``time_ms``; the clock ends at ``time_ms``.
+
+        Returns False if an invariant failed.
+        """
+        while self.violation is None:
+            next_time = self.queue.peek_time()
+            if next_time is None or next_time > time_ms:
+                break
+            self.step()
+        if self.violation is None and self.queue.now < time_ms:
+            self.queue.now = time_ms
+        return self.violation is None
+
+    def run_for(self, duration_ms: int) -> bool:
+        """Process events for ``duration_ms`` of simulated time."""
+        return self.run_until(self.now + duration_ms)
+
+    def run_until_true(self, predicate: Callable[[], bool], timeout_ms: int) -> bool:
+        """Run until ``predicate()`` holds (checked after each event) or the timeout passes.
+
+        Returns whether the predicate holds. Never runs past ``now + timeout_ms``.
+        """
+        deadline = self.now + timeout_ms
+        while not predicate():
+            next_time = self.queue.peek_time()
+            if self.violation is not None or next_time is None or next_time > deadline:
+                if self.violation is None:
+                    self.queue.now = max(self.queue.now, deadline)
+                return predicate()
+            self.step()
+        return True
+
+    # ------------------------------------------------------------------ events
+    def _deliver(self, event: tuple[Any, ...], now: int) -> None:
+        _, env, src_inc, dst_inc = event
+        slot = self.slots[env.dst]
+        msg = env.message
+        self._line = {"ev": "deliver", "src": env.src, "dst": env.dst,
+                      "msg": type(msg).__name__, "epoch": msg.epoch}
+        if slot.incarnation != dst_inc or src_inc < self.slots[env.src].crash_fence:
+            self._line["lost"] = "restarted"
+            return
+        if not self.network.can_deliver(env.src, env.dst):
+            self._line["lost"] = "partition"
+            return
+        if slot.status is NodeStatus.PAUSED:
+            slot.inbox.append(event)
+            self._line["lost"] = "paused"
+            return
+        if slot.raft is None or slot.status is not NodeStatus.RUNNING:
+            self._line["lost"] = "down"
+            return
+        self._call(slot, lambda: slot.raft.handle(env, now) if slot.raft else None)
+        self.touch(slot)
+
+    def _wake(self, node_id: int, incarnation: int, now: int) -> bool:
+        slot = self.slots[node_id]
+        if slot.incarnation != incarnation or slot.status is not NodeStatus.RUNNING \
+                or slot.wake_at != now:
+            return False
+        self._line = {"ev": "wake", "node": node_id}
+        slot.wake_at = None
+
+        def run() -> None:
+            assert slot.raft is not None
+            slot.raft.poll(now)
+            for app in slot.apps:
+                app.poll(now)
+
+        self._call(slot, run)
+        self.touch(slot)
+        return True
+
+    def _call(self, slot: NodeSlot, fn: Callable[[], object]) -> None:
+        try:
+            fn()
+        except RaftProtocolError as exc:
+            self._fail(InvariantViolation("LogMatching", str(exc)))
+        except InvariantViolation as violation:
+            self._fail(violation)
+
+    def _fail(self, violation: InvariantViolation) -> None:
+        if self.violation is None:
+            self.violation = violation
+            self.violation_event = self.events
+
+    def _after_event(self, label: str | None, extra: dict[str, Any] | None) -> None:
+        touched = self._touched if label is None else list(self.slots.values())
+        self._touched = []
+        now = self.now
+        for slot in touched:
+            raft = slot.raft
+            if raft is None:
+                continue
+            if raft.outbox:
+                self._send(slot, raft.drain_outbox(), now)
+            self._schedule_wake(slot)
+        line = self._line if label is None else {"ev": label, **(extra or {})}
+        self._line = {}
+        out: dict[str, Any] = {"i": self.events, "t": now, **line}
+        if len(touched) == 1 and touched[0].raft is not None:
+            out["state"] = touched[0].raft.describe()
+        self.trace.write(out)
+        self.events += 1
+        if self.violation is None:
+            for monitor in self.monitors:
+                try:
+                    monitor.check(self, touched)
+                except InvariantViolation as violation:
+                    self._fail(violation)
+                    break
+        if self.violation is not None:
+            self.trace.write({"i": self.events, "t": now, "ev": "violation",
+                              "invariant": self.violation.invariant,
+                              "message": self.violation.message})
+
+    def _send(self, slot: NodeSlot, envelopes: list[Envelope], now: int) -> None:
+        for env in envelopes:
+            dst = self.slots.get(env.dst)
+            if dst is None:
+                continue
+            for at in self.network.transmit(env.src, env.dst, now):
+                self.queue.schedule(at, (_DELIVER, env, slot.incarnation, dst.incarnation))
+
+    def _schedule_wake(self, slot: NodeSlot) -> None:
+        if slot.raft is None or slot.status is not NodeStatus.RUNNING:
+            return
+        deadline = slot.raft.next_deadline()
+        for app in slot.apps:
+            app_deadline = app.next_deadline()
+            if app_deadline is not None and (deadline is None or app_deadline < deadline):
+                deadline = app_deadline
+        if deadline is None:
+            return
+        deadline = max(deadline, self.now)
+        if slot.wake_at is None or deadline < slot.wake_at:
+            slot.wake_at = deadline
+            self.queue.schedule(deadline, (_WAKE, slot.node_id, slot.incarnation))
+
+    def touch(self, slot: NodeSlot) -> None:
+        """Mark a node as changed by the current action (its messages get sent)."""
+        if slot not in self._touched:
+            self._touched.append(slot)
+
+    # ------------------------------------------------------------------ nodes
+    def _boot(self, slot: NodeSlot) -> None:
+        slot.incarnation += 1
+        slot.wake_at = None
+        slot.inbox = []
+        rng = random.Random(f"kraftsim/{self.config.seed}/node/{slot.node_id}/{slot.incarnation}")
+        slot.raft = RaftNode(slot.node_id, self.voter_ids, slot.storage, rng, self.now,
+                             config=self.config.raft, incarnation=slot.incarnation,
+                             mutations=self.config.mutations)
+        slot.status = NodeStatus.RUNNING
+        for monitor in self.monitors:
+            monitor.on_boot(self, slot)
+        slot.apps = self.app_factory(self, slot) if self.app_factory else []
+        self.touch(slot)
+
+    def _down(self, slot: NodeSlot, status: NodeStatus) -> None:
+        slot.raft = None
+        slot.apps = []
+        slot.status = status
+        slot.inbox = []
+        slot.incarnation += 1  # every connection of the old process is gone
+
+    def crash(self, node_id: int) -> None:
+        """Hard crash: the process stops and unflushed appends are lost."""
+        if not self._in_event:
+            self.act(f"crash {node_id}", lambda: self.crash(node_id))
+            return
+        slot = self.slots[node_id]
+        if slot.status in (NodeStatus.RUNNING, NodeStatus.PAUSED):
+            slot.storage.crash()
+            self._down(slot, NodeStatus.CRASHED)
+            slot.crash_fence = slot.incarnation
+
+    def shutdown(self, node_id: int) -> None:
+        """Graceful shutdown: a leader resigns, the log is flushed, then the process stops."""
+        if not self._in_event:
+            self.act(f"shutdown {node_id}", lambda: self.shutdown(node_id))
+            return
+        slot = self.slots[node_id]
+        if slot.raft is not None and slot.status is NodeStatus.RUNNING:
+            slot.raft.resign(self.now)
+            slot.raft.flush_all(self.now)
+            self._send(slot, slot.raft.drain_outbox(), self.now)
+        if slot.status in (NodeStatus.RUNNING, NodeStatus.PAUSED):
+            self._down(slot, NodeStatus.STOPPED)
+
+    def wipe(self, node_id: int) -> None:
+        """Kill the node and wipe its disk; it stays down until restarted."""
+        if not self._in_event:
+            self.act(f"wipe {node_id}", lambda: self.wipe(node_id))
+            return
+        slot = self.slots[node_id]
+        self.crash(node_id)
+        slot.storage.wipe()
+        slot.wipe_count += 1
+        self.wipes += 1
+
+    def restart(self, node_id: int) -> None:
+        """Start a crashed or stopped node from what its disk holds."""
+        if not self._in_event:
+            self.act(f"restart {node_id}", lambda: self.restart(node_id))
+            return
+        slot = self.slots[node_id]
+        if slot.status in (NodeStatus.CRASHED, NodeStatus.STOPPED):
+            self._boot(slot)
+
+    def pause(self, node_id: int) -> None:
+        """Freeze a running node: messages wait and timers stand still."""
+        if not self._in_event:
+            self.act(f"pause {node_id}", lambda: self.pause(node_id))
+            return
+        slot = self.slots[node_id]
+        if slot.status is NodeStatus.RUNNING:
+            slot.status = NodeStatus.PAUSED
+
+    def resume(self, node_id: int) -> None:
+        """Unfreeze a paused node; what waited is delivered now, in order."""
+        if not self._in_event:
+            self.act(f"resume {node_id}", lambda: self.resume(node_id))
+            return
+        slot = self.slots[node_id]
+        if slot.status is not NodeStatus.PAUSED:
+            return
+        slot.status = NodeStatus.RUNNING
+        waiting, slot.inbox = slot.inbox, []
+        for event in waiting:
+            self.queue.schedule(self.now, event)
+        slot.wake_at = None
+        self.touch(slot)
+
+    def leader_slot(self) -> NodeSlot | None:
+        """The running leader of the highest epoch, if any."""
+        best: NodeSlot | None = None
+        for slot in self.slots.values():
+            raft = slot.raft
+            if raft is not None and slot.status is NodeStatus.RUNNING \
+                    and raft.role is Role.LEADER \
+                    and (best is None or best.raft is None or raft.epoch > best.raft.epoch):
+                best = slot
+        return best
+
+    def leader_id(self) -> int | None:
+        """Id of :meth:`leader_slot`, if any."""
+        slot = self.leader_slot()
+        return slot.node_id if slot else None
+
+    # ------------------------------------------------------------------ faults
+    def resolve(self, target: str) -> int | None:
+        """A node id from a fault target (``leader`` resolves to the current leader)."""
+        if target == "leader":
+            return self.leader_id()
+        node_id = int(target)
+        if node_id not in self.slots:
+            raise ValueError(f"no node {node_id}")
+        return node_id
+
+    def schedule_fault(self, spec: FaultSpec) -> None:
+        """Queue a fault at its time."""
+        self.schedule(spec.at_ms, lambda: self.apply_fault(spec), f"fault {spec.render()}")
+
+    def apply_fault(self, spec: FaultSpec) -> None:
+        """Apply a fault now (``leader`` resolves to the current leader, else it is skipped)."""
+        if not self._in_event:
+            self.act(f"fault {spec.render()}", lambda: self.apply_fault(spec))
+            return
+        all_nodes = list(self.slots)
+        if spec.kind == "heal":
+            self.network.heal()
+        elif spec.kind == "partition":
+            groups = [[int(n) for n in g.split(",")] for g in spec.target.split("|")]
+            self.network.partition(groups, all_nodes)
+        elif spec.kind == "block":
+            src, dst = (int(n) for n in spec.target.split(">"))
+            self.network.block(src, dst)
+        else:
+            node = self.resolve(spec.target)
+            if node is None:
+                self.faults_applied.append(f"{spec.render()} (skipped: no leader)")
+                return
+            if spec.kind == "crash":
+                self.crash(node)
+            elif spec.kind == "shutdown":
+                self.shutdown(node)
+            elif spec.kind == "restart":
+                self.restart(node)
+            elif spec.kind == "wipe":
+                self.wipe(node)
+            elif spec.kind == "isolate":
+                self.network.isolate(node, all_nodes)
+            elif spec.kind == "pause":
+                self.pause(node)
+                self.schedule(self.now + spec.duration_ms, lambda: self.resume(node),
+                              f"resume {node}")
+            self.faults_applied.append(f"{spec.render()} (node {node})")
+            return
+        self.faults_applied.append(spec.render())

@@ -1,0 +1,15 @@
+"""Shared pytest configuration."""
+
+from __future__ import annotations
+
+import os
+
+from hypothesis import HealthCheck, settings
+
+settings.register_profile(
+    "default", deadline=None, suppress_health_check=[HealthCheck.too_slow], print_blob=True
+)
+settings.register_profile(
+    "thorough", deadline=None, suppress_health_check=[HealthCheck.too_slow], max_examples=1000
+)
+settings.load_profile(os.environ.get("KRAFTSIM_HYPOTHESIS_PROFILE", "default"))

@@ -1,0 +1,43 @@
+"""Kafka's LeaderStateTest.testUpdateHighWatermarkQuorumSizeThree, and the HW rules."""
+
+from raft import LeaderState
+
+
+def test_high_watermark_needs_a_majority_past_the_epoch_start() -> None:
+    state = LeaderState(local_id=1, epoch=5, epoch_start_offset=10, voters=(1, 2, 3))
+    assert not state.update_local_end_offset(15)
+    assert not state.update_replica_end_offset(2, 10)
+    assert state.high_watermark is None  # followers at the epoch start: no HW yet
+    assert state.update_replica_end_offset(3, 15)
+    assert state.high_watermark == 15  # one follower at 15 with the leader: HW 15
+    assert not state.update_replica_end_offset(2, 15)
+    assert not state.update_local_end_offset(20)
+    assert state.high_watermark == 15
+    assert state.update_replica_end_offset(2, 20)
+    assert state.high_watermark == 20  # leader and a follower at 20: HW 20
+
+
+def test_high_watermark_never_moves_back_and_ignores_observers() -> None:
+    state = LeaderState(local_id=1, epoch=2, epoch_start_offset=0, voters=(1, 2, 3))
+    state.update_local_end_offset(30)
+    state.update_replica_end_offset(2, 30)
+    assert state.high_watermark == 30
+    state.update_replica_end_offset(2, 12)  # a stale, reordered fetch
+    assert state.high_watermark == 30
+    state.update_replica_end_offset(9, 100)  # an observer never counts
+    state.update_local_end_offset(100)
+    assert state.high_watermark == 30
+    assert state.observer_end_offsets == {9: 100}
+
+
+def test_single_voter_commits_its_own_epoch_start() -> None:
+    state = LeaderState(local_id=0, epoch=1, epoch_start_offset=0, voters=(0,))
+    assert state.update_local_end_offset(1)
+    assert state.high_watermark == 1
+
+
+def test_preferred_successors_are_most_up_to_date_first() -> None:
+    state = LeaderState(local_id=1, epoch=2, epoch_start_offset=0, voters=(1, 2, 3, 4))
+    state.update_replica_end_offset(2, 5)
+    state.update_replica_end_offset(3, 9)
+    assert state.preferred_successors() == (3, 2, 4)

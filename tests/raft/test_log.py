@@ -1,0 +1,67 @@
+"""The replicated log: appends, truncation, the epoch cache, fetch validation, snapshots."""
+
+import pytest
+
+from raft import Batch, OffsetAndEpoch, RaftLog, RaftLogError, Snapshot, SnapshotId, Validation
+
+
+def log_with(*epochs_and_sizes: tuple[int, int]) -> RaftLog:
+    log = RaftLog()
+    for epoch, size in epochs_and_sizes:
+        log.append(Batch(log.end_offset, epoch, tuple(range(size))), flushed=True)
+    return log
+
+
+def test_append_must_continue_at_the_log_end() -> None:
+    log = log_with((1, 3))
+    with pytest.raises(RaftLogError):
+        log.append(Batch(5, 1, (1,)), flushed=True)
+    with pytest.raises(RaftLogError):
+        log.append(Batch(3, 0, (1,)), flushed=True)  # epoch going backwards
+
+
+def test_end_offset_for_epoch_and_validation() -> None:
+    log = log_with((1, 3), (1, 2), (3, 4))  # epoch 1: [0,5), epoch 3: [5,9)
+    assert log.end_offset_for_epoch(1) == OffsetAndEpoch(5, 1)
+    assert log.end_offset_for_epoch(2) == OffsetAndEpoch(5, 1)
+    assert log.end_offset_for_epoch(3) == OffsetAndEpoch(9, 3)
+    assert log.validate_offset_and_epoch(5, 1)[0] is Validation.VALID
+    assert log.validate_offset_and_epoch(7, 3)[0] is Validation.VALID
+    kind, where = log.validate_offset_and_epoch(7, 2)  # follower has an epoch-2 tail
+    assert kind is Validation.DIVERGING and where == OffsetAndEpoch(5, 1)
+    kind, where = log.validate_offset_and_epoch(12, 3)  # follower ahead in epoch 3
+    assert kind is Validation.DIVERGING and where == OffsetAndEpoch(9, 3)
+
+
+def test_truncate_to_end_offset_cuts_where_the_leader_epoch_ends() -> None:
+    follower = log_with((1, 5), (2, 4))  # epoch 2 [5,9) never committed
+    assert follower.truncate_to_end_offset(OffsetAndEpoch(5, 1)) == 5
+    assert follower.last_epoch == 1
+
+
+def test_lose_unflushed() -> None:
+    log = log_with((1, 2))
+    log.append(Batch(2, 1, (7, 8)), flushed=False)
+    assert (log.end_offset, log.flushed_end) == (4, 2)
+    log.lose_unflushed()
+    assert log.end_offset == 2
+
+
+def test_snapshot_truncates_the_prefix_and_answers_lagging_fetches() -> None:
+    log = log_with((1, 3), (2, 3), (2, 3))
+    log.set_snapshot(Snapshot(SnapshotId(6, 2), (5,)))
+    assert (log.start_offset, log.end_offset, len(log)) == (6, 9, 1)
+    assert log.validate_offset_and_epoch(3, 1)[0] is Validation.SNAPSHOT
+    assert log.validate_offset_and_epoch(6, 2)[0] is Validation.VALID
+    assert log.epoch_at(7) == 2
+    assert log.epoch_at(2) == 2  # below the start: the snapshot's epoch
+    with pytest.raises(RaftLogError):
+        log.truncate_to(3)
+
+
+def test_read_is_bounded_but_never_starves() -> None:
+    log = log_with((1, 5), (1, 5), (1, 5))
+    assert [b.base_offset for b in log.read(0, 15, 7)] == [0]
+    assert [b.base_offset for b in log.read(0, 15, 10)] == [0, 5]
+    assert [b.base_offset for b in log.read(0, 10, 100)] == [0, 5]
+    assert log.read(0, 3, 100) == ()
