@@ -477,9 +477,10 @@ class RaftNode:
             return
         if req.epoch > self.epoch:
             self._become_unattached(req.epoch, now)
-        may_vote = self.role in (Role.UNATTACHED, Role.VOTED) and (
-            self.voted_id in (None, req.candidate_id) or Mutation.DOUBLE_VOTE in self.mutations
-        )
+        may_vote = self.role in (Role.UNATTACHED, Role.VOTED) and \
+            self.voted_id in (None, req.candidate_id)
+        if Mutation.DOUBLE_VOTE in self.mutations:
+            may_vote = self.role in (Role.UNATTACHED, Role.VOTED)
         granted = may_vote and self._log_is_at_least(req.last_epoch, req.end_offset)
         if granted:
             self._become_voted(req.candidate_id, now)

@@ -31,6 +31,15 @@ class EventQueue:
         """Time of the next event, if any."""
         return self._heap[0][0] if self._heap else None
 
+    def entries(self) -> list[tuple[int, int, Any]]:
+        """Every queued (time, sequence, event), in no particular order."""
+        return list(self._heap)
+
+    def remove(self, entry: tuple[int, int, Any]) -> None:
+        """Take one queued entry out."""
+        self._heap.remove(entry)
+        heapq.heapify(self._heap)
+
     def pop(self) -> tuple[int, Any]:
         """Remove the next event and advance the clock to its time."""
         time, _, event = heapq.heappop(self._heap)

@@ -328,6 +328,14 @@ class Simulation:
             slot.wake_at = deadline
             self.queue.schedule(deadline, (_WAKE, slot.node_id, slot.incarnation))
 
+    def drop_next_delivery(self) -> bool:
+        """Lose the message that would arrive next (a test's fault); False if none is in flight."""
+        deliveries = [entry for entry in self.queue.entries() if entry[2][0] == _DELIVER]
+        if not deliveries:
+            return False
+        self.queue.remove(min(deliveries))
+        return True
+
     def touch(self, slot: NodeSlot) -> None:
         """Mark a node as changed by the current action (its messages get sent)."""
         if slot not in self._touched:
