@@ -23,7 +23,7 @@ exactly what re-encoding needs to reproduce the original bytes.
 from __future__ import annotations
 
 import struct
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 import google_crc32c
@@ -64,9 +64,13 @@ NO_PRODUCER_EPOCH = -1
 NO_SEQUENCE = -1
 
 
+crc32c_of_bytes: Callable[[bytes], int] = google_crc32c.value
+"""CRC-32C (Castagnoli) of ``bytes``, Google's C implementation called directly."""
+
+
 def crc32c(data: bytes) -> int:
     """CRC-32C (Castagnoli) of ``data``, with Google's C implementation."""
-    return int(google_crc32c.value(data))
+    return int(google_crc32c.value(bytes(data)))
 
 
 class BatchHeader(msgspec.Struct, frozen=True, gc=False):
@@ -135,21 +139,44 @@ def plain_facts(version: int) -> RecordFacts:
 class DecodedBatch(msgspec.Struct, frozen=True, gc=False):
     """One batch read from bytes: the :class:`Batch` and the facts to re-encode it.
 
-    ``position`` is the byte where the batch starts in its file, ``size`` its
-    total length in bytes and ``crc`` the checksum it carries (verified).
+    The header facts the ``Batch`` does not hold are kept flat (one object per
+    batch is cheaper to decode); :attr:`header` gathers them. ``position`` is
+    the byte where the batch starts in its file, ``size`` its total length in
+    bytes and ``crc`` the checksum it carries (verified when decoded).
     """
 
     batch: Batch
-    header: BatchHeader
     facts: tuple[RecordFacts, ...]
+    attributes: int
+    base_timestamp: int
+    producer_id: int
+    producer_epoch: int
+    base_sequence: int
     position: int
     size: int
     crc: int
 
+    @classmethod
+    def of(
+        cls, batch: Batch, header: BatchHeader, facts: tuple[RecordFacts, ...],
+        position: int, size: int, crc: int,
+    ) -> DecodedBatch:
+        """A decoded batch from a :class:`BatchHeader` (its max timestamp is the Batch's)."""
+        return cls(batch, facts, header.attributes, header.base_timestamp, header.producer_id,
+                   header.producer_epoch, header.base_sequence, position, size, crc)  # fmt: skip
+
+    @property
+    def header(self) -> BatchHeader:
+        """The batch header facts that the :class:`Batch` does not hold."""
+        return BatchHeader(
+            self.attributes, self.base_timestamp, self.batch.append_time_ms, self.producer_id,
+            self.producer_epoch, self.base_sequence,
+        )
+
     @property
     def is_control(self) -> bool:
         """True for a batch of control records."""
-        return bool(self.header.attributes & CONTROL_FLAG)
+        return bool(self.attributes & CONTROL_FLAG)
 
     @property
     def last_offset(self) -> int:
@@ -216,27 +243,38 @@ def encode_records(
 
 
 def assemble_batch(
-    base_offset: int, epoch: int, header: BatchHeader, count: int, records_section: bytes
+    batch: Batch,
+    attributes: int,
+    base_timestamp: int,
+    header: tuple[int, int, int],
+    count: int,
+    records_section: bytes,
 ) -> bytes:
-    """A whole batch from its header facts and its encoded records section."""
+    """A whole batch from its header facts and its encoded records section.
+
+    ``header`` is (producerId, producerEpoch, baseSequence); the max timestamp
+    is the batch's append time.
+    """
     try:
         tail = _HEADER_AFTER_CRC.pack(
-            header.attributes,
-            count - 1,
-            header.base_timestamp,
-            header.max_timestamp,
-            header.producer_id,
-            header.producer_epoch,
-            header.base_sequence,
-            count,
+            attributes, count - 1, base_timestamp, batch.append_time_ms, *header, count
         ) + records_section
         head = _HEADER_BEFORE_CRC.pack(
-            base_offset, HEADER_SIZE - LENGTH_PREFIX + len(records_section), epoch, MAGIC,
-            crc32c(tail),
+            batch.base_offset, HEADER_SIZE - LENGTH_PREFIX + len(records_section), batch.epoch,
+            MAGIC, crc32c_of_bytes(tail),
         )
     except struct.error as exc:
-        raise EncodeError(f"batch at offset {base_offset}: {exc}") from None
+        raise EncodeError(f"batch at offset {batch.base_offset}: {exc}") from None
     return head + tail
+
+
+def assemble_decoded(decoded: DecodedBatch, count: int, records_section: bytes) -> bytes:
+    """A decoded batch's bytes, given its encoded records section."""
+    return assemble_batch(
+        decoded.batch, decoded.attributes, decoded.base_timestamp,
+        (decoded.producer_id, decoded.producer_epoch, decoded.base_sequence),
+        count, records_section,
+    )
 
 
 def _records_of(batch: Batch, control: bool) -> tuple[Any, ...]:
@@ -250,8 +288,7 @@ def encode_decoded_batch(decoded: DecodedBatch) -> bytes:
     control = decoded.is_control
     records = _records_of(decoded.batch, control)
     section = encode_records(records, decoded.facts, control)
-    batch = decoded.batch
-    return assemble_batch(batch.base_offset, batch.epoch, decoded.header, len(records), section)
+    return assemble_decoded(decoded, len(records), section)
 
 
 def header_for(batch: Batch) -> BatchHeader:
@@ -282,7 +319,7 @@ def to_decoded_batch(batch: Batch, metadata_version: int, position: int = 0) -> 
     facts = facts_for(batch, metadata_version)
     data = encode_batch(batch, metadata_version)
     crc = HEADER.unpack_from(data)[4]
-    return DecodedBatch(batch, header, facts, position, len(data), crc)
+    return DecodedBatch.of(batch, header, facts, position, len(data), crc)
 
 
 def encode_batch(batch: Batch, metadata_version: int) -> bytes:
@@ -290,7 +327,11 @@ def encode_batch(batch: Batch, metadata_version: int) -> bytes:
     control = bool(batch.control_records)
     records = _records_of(batch, control)
     section = encode_records(records, facts_for(batch, metadata_version), control)
-    return assemble_batch(batch.base_offset, batch.epoch, header_for(batch), len(records), section)
+    header = header_for(batch)
+    return assemble_batch(
+        batch, header.attributes, header.base_timestamp,
+        (header.producer_id, header.producer_epoch, header.base_sequence), len(records), section,
+    )
 
 
 def encode_batches(batches: Iterable[Batch], metadata_version: int) -> bytes:

@@ -177,7 +177,8 @@ def decode_control_record(
     key_version, kind = CONTROL_KEY.unpack_from(buf, key_pos)
     entry = _CODECS.get(kind)
     if entry is None:
-        return DecodedControlRecord(UnknownControlRecord(kind, buf[value_pos:value_end]), key_version)
+        unknown_record = UnknownControlRecord(kind, buf[value_pos:value_end])
+        return DecodedControlRecord(unknown_record, key_version)
     cls, codec = entry
     values, unknown, after = codec.decode(buf, value_pos, value_end)
     if after != value_end:

@@ -15,11 +15,18 @@ from typing import Literal
 import msgspec
 
 FailureKind = Literal[
-    "truncated", "crc-mismatch", "corrupt", "unsupported", "missing-header", "missing-footer"
+    "truncated",
+    "crc-mismatch",
+    "corrupt",
+    "unsupported",
+    "missing-header",
+    "missing-footer",
+    "unreadable",
 ]
 """What went wrong: a cut tail, a checksum that does not match, bytes that
 break the format, a feature this codec does not read (compression, old magic),
-or a snapshot without its header or footer record."""
+a snapshot without its header or footer record, or a file that cannot be
+read at all (missing, a directory, no permission)."""
 
 
 class KafkaFilesError(Exception):

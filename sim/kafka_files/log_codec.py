@@ -30,12 +30,12 @@ from sim.kafka_files.batch_format import (
     HEADER_SIZE,
     LENGTH_PREFIX,
     MAGIC,
-    BatchHeader,
     DecodedBatch,
     RecordFacts,
     RecordHeader,
-    assemble_batch,
+    assemble_decoded,
     crc32c,
+    crc32c_of_bytes,
     encode_records,
     plain_facts,
 )
@@ -192,9 +192,8 @@ def decode_records(
     return tuple(records), tuple(facts)
 
 
-def _check_header(
-    data: bytes, pos: int, size: int, expected_offset: int | None
-) -> tuple[Any, ...]:
+def _check_header(data: bytes, pos: int, size: int, expected_offset: int | None) -> None:
+    """Raise the DecodeError that names what is wrong with the batch at ``pos``."""
     if size - pos < HEADER_SIZE:
         raise DecodeError(
             f"only {size - pos} bytes remain for a batch header of {HEADER_SIZE}", pos, "truncated"
@@ -211,7 +210,9 @@ def _check_header(
             "truncated",
         )
     if magic != MAGIC:
-        raise DecodeError(f"batch magic {magic} is not 2 (record batch v2)", pos + 16, "unsupported")
+        raise DecodeError(
+            f"batch magic {magic} is not 2 (record batch v2)", pos + 16, "unsupported"
+        )
     end = pos + LENGTH_PREFIX + batch_length
     actual_crc = crc32c(data[pos + CRC_START : end])
     if actual_crc != stored_crc:
@@ -238,7 +239,7 @@ def _check_header(
         raise DecodeError(
             f"record count {count} and last offset delta {fields[6]} disagree", pos + 57
         )
-    return fields
+    raise AssertionError("a batch failed the quick check but passes every named check")
 
 
 def decode_log(
@@ -253,46 +254,74 @@ def decode_log(
     data = bytes(data)
     size = len(data)
     pos = 0
-    index = 0
     expected = first_offset
     batches: list[DecodedBatch] = []
+    append = batches.append
+    unpack_header = HEADER.unpack_from
+    checksum = crc32c_of_bytes
     caches: tuple[dict[bytes, Any], dict[bytes, Any]] = ({}, {})
-    while pos < size:
-        try:
-            fields = _check_header(data, pos, size, expected)
-            (base_offset, batch_length, epoch, _magic, crc, attributes, _last_delta,
-             base_ts, max_ts, producer_id, producer_epoch, base_seq, count) = fields  # fmt: skip
+    min_length = HEADER_SIZE - LENGTH_PREFIX
+    try:
+        while pos < size:
+            # The common case is tested in one go; _check_header names any problem.
+            if size - pos < HEADER_SIZE:
+                _check_header(data, pos, size, expected)
+            (base_offset, batch_length, epoch, magic, crc, attributes, last_delta,
+             base_ts, max_ts, producer_id, producer_epoch, base_seq, count) = unpack_header(
+                data, pos)  # fmt: skip
             end = pos + LENGTH_PREFIX + batch_length
-            control = bool(attributes & CONTROL_FLAG)
-            section_start = pos + HEADER_SIZE
-            cache = caches[control]
-            cached = None
-            section = b""
-            if end - section_start <= _CACHEABLE_SECTION:
-                section = data[section_start:end]
-                cached = cache.get(section)
+            if (
+                batch_length < min_length
+                or end > size
+                or magic != MAGIC
+                or attributes & COMPRESSION_MASK
+                or last_delta != count - 1
+                or count < 0
+                or (expected is not None and base_offset != expected)
+                or checksum(data[pos + CRC_START : end]) != crc
+            ):
+                _check_header(data, pos, size, expected)
+            control = attributes & CONTROL_FLAG
+            section = data[pos + HEADER_SIZE : end]
+            cache = caches[1 if control else 0]
+            cached = cache.get(section)
             if cached is not None and cached[0] == count:
                 records, facts = cached[1], cached[2]
             else:
-                records, facts = decode_records(data, section_start, end, count, control)
-                if section:
+                records, facts = decode_records(data, pos + HEADER_SIZE, end, count, bool(control))
+                if len(section) <= _CACHEABLE_SECTION:
                     if len(cache) >= _CACHE_LIMIT:
                         cache.clear()
                     cache[section] = (count, records, facts)
-        except DecodeError as exc:
-            base_offset = wire.INT64.unpack_from(data, pos)[0] if size - pos >= 8 else None
-            failure = DecodeFailure(source, exc.kind, exc.message, exc.position, index,
-                                    base_offset, pos)  # fmt: skip
-            return LogDecodeResult(tuple(batches), failure, pos, size)
-        if control:
-            batch = Batch(base_offset, epoch, (), records, max_ts)
-        else:
-            batch = Batch(base_offset, epoch, records, (), max_ts)
-        header = BatchHeader(attributes, base_ts, max_ts, producer_id, producer_epoch, base_seq)
-        batches.append(DecodedBatch(batch, header, facts, pos, end - pos, crc))
-        expected = base_offset + count
-        pos = end
-        index += 1
+            append(
+                DecodedBatch(
+                    Batch(base_offset, epoch, (), records, max_ts)
+                    if control
+                    else Batch(base_offset, epoch, records, (), max_ts),
+                    facts,
+                    attributes,
+                    base_ts,
+                    producer_id,
+                    producer_epoch,
+                    base_seq,
+                    pos,
+                    end - pos,
+                    crc,
+                )
+            )
+            expected = base_offset + count
+            pos = end
+    except DecodeError as exc:
+        failure = DecodeFailure(
+            source,
+            exc.kind,
+            exc.message,
+            exc.position,
+            len(batches),
+            wire.INT64.unpack_from(data, pos)[0] if size - pos >= 8 else None,
+            pos,
+        )
+        return LogDecodeResult(tuple(batches), failure, pos, size)
     return LogDecodeResult(tuple(batches), None, pos, size)
 
 
@@ -308,7 +337,7 @@ def encode_log(batches: Iterable[DecodedBatch]) -> bytes:
         batch = decoded.batch
         control = decoded.is_control
         records = batch.control_records if control else batch.records
-        if control and batch.records or not control and batch.control_records:
+        if batch.records if control else batch.control_records:
             raise EncodeError(f"batch at offset {batch.base_offset} mixes data and control records")
         key = (id(records), id(decoded.facts))
         entry = sections.get(key)
@@ -319,7 +348,5 @@ def encode_log(batches: Iterable[DecodedBatch]) -> bytes:
             if len(sections) >= _CACHE_LIMIT:
                 sections.clear()
             sections[key] = (records, decoded.facts, section)
-        out.append(
-            assemble_batch(batch.base_offset, batch.epoch, decoded.header, len(records), section)
-        )
+        out.append(assemble_decoded(decoded, len(records), section))
     return b"".join(out)

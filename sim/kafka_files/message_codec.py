@@ -280,12 +280,13 @@ class MessageCodec:
                 write(payload, value)
                 present.append((tag, payload))
         present.sort(key=lambda item: item[0])
-        for (tag, _), (next_tag, _) in zip(present, present[1:], strict=False):
-            if tag == next_tag:
-                raise EncodeError(f"{self.name} has tagged field {tag} twice")
         wire.write_uvarint(out, len(present))
-        for tag, payload in present:
-            wire.write_tagged_field(out, tag, payload)
+        previous = -1
+        for tag, data in present:
+            if tag == previous:
+                raise EncodeError(f"{self.name} has tagged field {tag} twice")
+            previous = tag
+            wire.write_tagged_field(out, tag, data)
 
 
 def compile_fields(

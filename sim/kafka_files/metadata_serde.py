@@ -59,8 +59,8 @@ def decode_metadata_value(buf: bytes, pos: int, end: int) -> DecodedRecord:
     version, pos = wire.read_uvarint(buf, pos, end)
     entry = _CODECS.get((api_key, version))
     if entry is None:
-        payload = buf[pos:end]
-        return DecodedRecord(UnknownRecord(api_key=api_key, version=version, payload=payload), version)
+        unknown_record = UnknownRecord(api_key=api_key, version=version, payload=buf[pos:end])
+        return DecodedRecord(unknown_record, version)
     cls, codec = entry
     values, unknown, after = codec.decode(buf, pos, end)
     if after != end:
