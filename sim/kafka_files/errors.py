@@ -51,7 +51,7 @@ class EncodeError(KafkaFilesError, ValueError):
     """A value that Kafka's format (or the chosen record version) cannot hold."""
 
 
-class DecodeFailure(msgspec.Struct, frozen=True, gc=False):
+class DecodeFailure(msgspec.Struct, frozen=True, gc=False, rename="camel"):
     """Where and why decoding a file stopped; the batches before it are good.
 
     ``source`` names the file (or a label for in-memory bytes),
@@ -79,5 +79,6 @@ class DecodeFailure(msgspec.Struct, frozen=True, gc=False):
             if self.batch_position is not None:
                 batch += f" starting at byte {self.batch_position}"
             where.append(batch)
-        where.append(f"byte {self.position}")
+        if self.kind != "unreadable":
+            where.append(f"byte {self.position}")
         return f"{': '.join(where)}: {self.kind}: {self.message}"
