@@ -133,7 +133,22 @@ def _decode_value(
 def decode_records(
     buf: bytes, pos: int, end: int, count: int, control: bool
 ) -> tuple[tuple[Any, ...], tuple[RecordFacts, ...]]:
-    """Decode ``count`` records from ``buf[pos:end]``, which they must fill exactly."""
+    """Decode ``count`` records from ``buf[pos:end]``, which they must fill exactly.
+
+    The batch around them is whole (its CRC matched), so running out of bytes
+    here is reported as ``corrupt``, not as a truncated file.
+    """
+    try:
+        return _decode_records(buf, pos, end, count, control)
+    except DecodeError as exc:
+        if exc.kind == "truncated":
+            exc.kind = "corrupt"
+        raise
+
+
+def _decode_records(
+    buf: bytes, pos: int, end: int, count: int, control: bool
+) -> tuple[tuple[Any, ...], tuple[RecordFacts, ...]]:
     if count > (end - pos) // MIN_RECORD_SIZE:
         raise DecodeError(
             f"record count {count} cannot fit in {end - pos} bytes", pos - 4, "corrupt"
