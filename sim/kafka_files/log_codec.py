@@ -45,7 +45,11 @@ from sim.kafka_files.control_records import (
     encode_control_value,
 )
 from sim.kafka_files.errors import DecodeError, DecodeFailure, EncodeError
-from sim.kafka_files.metadata_serde import decode_metadata_value, encode_metadata_record
+from sim.kafka_files.metadata_serde import (
+    DecodedRecord,
+    decode_metadata_value,
+    encode_metadata_record,
+)
 
 MIN_RECORD_SIZE = 7
 """The fewest bytes one record can take (length, attributes, deltas, key, value, headers)."""
@@ -102,32 +106,51 @@ def _read_headers(buf: bytes, pos: int, end: int) -> tuple[tuple[RecordHeader, .
     return tuple(headers), pos
 
 
+def _plain_prefix(index: int) -> bytes:
+    """The bytes before a plain data record's value: attributes, deltas, null key."""
+    out = bytearray(b"\x00\x00")
+    wire.write_varint(out, index)
+    out.append(1)
+    return bytes(out)
+
+
+_PLAIN_PREFIXES = tuple(_plain_prefix(index) for index in range(1024))
+
+
+def _raw_if_not_canonical(buf: bytes, pos: int, end: int, value: DecodedRecord) -> bytes | None:
+    """The value's bytes when encoding the decoded value would not give them back."""
+    try:
+        encoded = encode_metadata_record(value.record, value.version, value.unknown_tagged_fields)
+    except EncodeError:
+        return buf[pos:end]
+    if len(encoded) == end - pos and buf.startswith(encoded, pos):
+        return None
+    return buf[pos:end]
+
+
 def _decode_value(
     buf: bytes, key: bytes | None, key_pos: int, value_pos: int, value_end: int, control: bool
 ) -> tuple[Any, int, tuple[wire.TaggedField, ...], bytes | None, bool]:
     """(record, version, unknown tags, raw value if not canonical, key is canonical)."""
-    original = buf[value_pos:value_end]
-    if control:
-        if key is None:
-            raise DecodeError(f"control record at byte {value_pos} has no key", value_pos)
-        decoded = decode_control_record(buf, key_pos, key_pos + len(key), value_pos, value_end)
-        record: Any = decoded.record
-        version = decoded.key_version
-        unknown = decoded.unknown_tagged_fields
-        try:
-            encoded = encode_control_value(record, unknown)
-        except EncodeError:
-            encoded = b""
-        canonical_key = len(key) == CONTROL_KEY.size
-    else:
+    if not control:
         value = decode_metadata_value(buf, value_pos, value_end)
-        record, version, unknown = value.record, value.version, value.unknown_tagged_fields
-        try:
-            encoded = encode_metadata_record(record, version, unknown)
-        except EncodeError:
-            encoded = b""
-        canonical_key = key is None
-    return record, version, unknown, (None if encoded == original else original), canonical_key
+        raw = _raw_if_not_canonical(buf, value_pos, value_end, value)
+        return value.record, value.version, value.unknown_tagged_fields, raw, key is None
+    if key is None:
+        raise DecodeError(f"control record at byte {value_pos} has no key", value_pos)
+    decoded = decode_control_record(buf, key_pos, key_pos + len(key), value_pos, value_end)
+    original = buf[value_pos:value_end]
+    try:
+        encoded = encode_control_value(decoded.record, decoded.unknown_tagged_fields)
+    except EncodeError:
+        encoded = b""
+    return (
+        decoded.record,
+        decoded.key_version,
+        decoded.unknown_tagged_fields,
+        None if encoded == original else original,
+        len(key) == CONTROL_KEY.size,
+    )
 
 
 def decode_records(
@@ -159,6 +182,29 @@ def _decode_records(
         start = pos
         length, pos = _read_length(buf, pos, end, f"record {index}", nullable=False)
         record_end = pos + length
+        prefix = _PLAIN_PREFIXES[index] if index < len(_PLAIN_PREFIXES) else _plain_prefix(index)
+        if (
+            not control
+            and length > len(prefix) + 1
+            and buf[record_end - 1] == 0
+            and buf.startswith(prefix, pos)
+        ):
+            # What Kafka writes: no attributes, no timestamp delta, no key, no headers.
+            value_length, value_pos = _read_length(
+                buf, pos + len(prefix), record_end, "record value", nullable=False
+            )
+            if value_pos + value_length == record_end - 1:
+                value = decode_metadata_value(buf, value_pos, record_end - 1)
+                raw = _raw_if_not_canonical(buf, value_pos, record_end - 1, value)
+                records.append(value.record)
+                if raw is None and not value.unknown_tagged_fields:
+                    facts.append(plain_facts(value.version))
+                else:
+                    facts.append(RecordFacts(value.version,
+                                             unknown_tagged_fields=value.unknown_tagged_fields,
+                                             raw_value=raw))  # fmt: skip
+                pos = record_end
+                continue
         attributes, pos = wire.read_int8(buf, pos, record_end)
         timestamp_delta, pos = wire.read_varlong(buf, pos, record_end)
         offset_delta, pos = wire.read_varint(buf, pos, record_end)

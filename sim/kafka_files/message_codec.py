@@ -19,6 +19,7 @@ re-encoding reproduces them; unknown tags inside nested structs are skipped.
 
 from __future__ import annotations
 
+import operator
 import struct
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -50,11 +51,16 @@ REQUIRED: Any = _Required()
 
 @dataclass(frozen=True)
 class Primitive:
-    """A wire type that maps to one Python value: int, bool, str, Uuid text."""
+    """A wire type that maps to one Python value: int, bool, str, Uuid text.
+
+    ``fixed`` is the ``struct`` code of a fixed-width type; consecutive
+    fixed-width fields are read and written with one ``struct`` call.
+    """
 
     name: str
     read: Reader
     write: Writer
+    fixed: str | None = None
 
 
 @dataclass(frozen=True)
@@ -105,23 +111,40 @@ class MessageSchema:
     fields: tuple[Field, ...]
 
 
-INT8 = Primitive("int8", wire.read_int8, wire.write_int8)
-INT16 = Primitive("int16", wire.read_int16, wire.write_int16)
-UINT16 = Primitive("uint16", wire.read_uint16, wire.write_uint16)
-INT32 = Primitive("int32", wire.read_int32, wire.write_int32)
-INT64 = Primitive("int64", wire.read_int64, wire.write_int64)
-BOOL = Primitive("bool", wire.read_bool, wire.write_bool)
-UUID = Primitive("uuid", wire.read_uuid, wire.write_uuid)
+INT8 = Primitive("int8", wire.read_int8, wire.write_int8, "b")
+INT16 = Primitive("int16", wire.read_int16, wire.write_int16, "h")
+UINT16 = Primitive("uint16", wire.read_uint16, wire.write_uint16, "H")
+INT32 = Primitive("int32", wire.read_int32, wire.write_int32, "i")
+INT64 = Primitive("int64", wire.read_int64, wire.write_int64, "q")
+BOOL = Primitive("bool", wire.read_bool, wire.write_bool, "B")
+UUID = Primitive("uuid", wire.read_uuid, wire.write_uuid, "16s")
 STRING = Primitive("string", wire.read_compact_string, wire.write_compact_string)
 NULLABLE_STRING = Primitive(
     "nullable string", wire.read_compact_nullable_string, wire.write_compact_nullable_string
 )
 
 
+_INT32_RUNS: dict[int, struct.Struct] = {}
+
+
+def _int32_run(count: int) -> struct.Struct:
+    """The (cached) layout of ``count`` big-endian int32s."""
+    layout = _INT32_RUNS.get(count)
+    if layout is None:
+        layout = struct.Struct(f">{count}i")
+        if count <= 256:
+            _INT32_RUNS[count] = layout
+    return layout
+
+
 def _int32_array_reader(nullable: bool) -> Reader:
     def read(buf: bytes, pos: int, end: int) -> tuple[tuple[int, ...] | None, int]:
         start = pos
-        count, pos = wire.read_compact_length(buf, pos, end, "int32 array")
+        if pos < end and buf[pos] < 0x80:  # the usual one-byte length
+            count = buf[pos] - 1
+            pos += 1
+        else:
+            count, pos = wire.read_compact_length(buf, pos, end, "int32 array")
         if count < 0:
             if nullable:
                 return None, pos
@@ -129,7 +152,7 @@ def _int32_array_reader(nullable: bool) -> Reader:
         stop = pos + 4 * count
         if stop > end:
             raise wire.truncated("int32 array", pos, 4 * count, end)
-        return struct.unpack_from(f">{count}i", buf, pos), stop
+        return _int32_run(count).unpack_from(buf, pos), stop
 
     return read
 
@@ -141,8 +164,12 @@ def _int32_array_writer(nullable: bool) -> Writer:
                 raise EncodeError("null where an array is required")
             out.append(0)
             return
-        wire.write_uvarint(out, len(value) + 1)
-        out += struct.pack(f">{len(value)}i", *value)
+        count = len(value)
+        if count < 0x7F:
+            out.append(count + 1)
+        else:
+            wire.write_uvarint(out, count + 1)
+        out += _int32_run(count).pack(*value)
 
     return write
 
@@ -199,6 +226,46 @@ def _struct_writer(spec: StructOf, version: int) -> Writer:
     return write
 
 
+RunReader = Callable[[bytes, int, int], tuple[Any, int]]
+"""Reads a run of fixed-width fields; returns their values (a sequence) and the next position."""
+RunWriter = Callable[[bytearray, Any], None]
+"""Appends a run of fixed-width fields taken from an object's attributes."""
+
+
+def _fixed_run(name: str, attrs: tuple[str, ...], types: tuple[Primitive, ...]) -> tuple[
+    RunReader, RunWriter
+]:
+    """One struct call for consecutive fixed-width fields (Uuids and bools converted)."""
+    layout = struct.Struct(">" + "".join(t.fixed or "" for t in types))
+    size = layout.size
+    uuids = tuple(i for i, t in enumerate(types) if t is UUID)
+    bools = tuple(i for i, t in enumerate(types) if t is BOOL)
+    getter = operator.attrgetter(*attrs)
+
+    def read(buf: bytes, pos: int, end: int) -> tuple[Any, int]:
+        stop = pos + size
+        if stop > end:
+            raise wire.truncated(f"{name} fields {', '.join(attrs)}", pos, size, end)
+        values: Any = layout.unpack_from(buf, pos)
+        if uuids or bools:
+            values = list(values)
+            for index in uuids:
+                values[index] = wire.uuid_text(values[index])
+            for index in bools:
+                values[index] = values[index] != 0
+        return values, stop
+
+    def write(out: bytearray, obj: Any) -> None:
+        values = list(getter(obj))
+        for index in uuids:
+            values[index] = wire.uuid_bytes(values[index])
+        for index in bools:
+            values[index] = 1 if values[index] else 0
+        out += layout.pack(*values)
+
+    return read, write
+
+
 def type_codec(spec: TypeSpec, version: int) -> tuple[Reader, Writer]:
     """The reader and writer of a wire type at a message version."""
     if isinstance(spec, Primitive):
@@ -211,13 +278,17 @@ def type_codec(spec: TypeSpec, version: int) -> tuple[Reader, Writer]:
     return _array_reader(read, spec.nullable), _array_writer(write, spec.nullable)
 
 
+Step = tuple[str | tuple[str, ...], Reader, Writer]
+"""One regular field (attribute name), or a run of fixed-width fields (a tuple of names)."""
+
+
 class MessageCodec:
     """Reads and writes one message type at one version (see :func:`compile_fields`)."""
 
     def __init__(
         self,
         name: str,
-        regular: tuple[tuple[str, Reader, Writer], ...],
+        regular: tuple[Step, ...],
         tagged: tuple[tuple[int, str, Reader, Writer, Any], ...],
         absent: tuple[tuple[str, Any], ...],
     ) -> None:
@@ -236,7 +307,11 @@ class MessageCodec:
         """The fields read from ``buf[pos:end]`` (by attribute), unknown tags, next position."""
         values: dict[str, Any] = {}
         for attr, read in self._regular_readers:
-            values[attr], pos = read(buf, pos, end)
+            if attr.__class__ is str:
+                values[attr], pos = read(buf, pos, end)
+            else:
+                run, pos = read(buf, pos, end)
+                values.update(zip(attr, run, strict=True))
         start = pos
         count, pos = wire.read_uvarint(buf, pos, end)
         if not count:
@@ -265,7 +340,10 @@ class MessageCodec:
     def encode(self, out: bytearray, obj: Any, unknown: tuple[TaggedField, ...]) -> None:
         """Append ``obj`` (attributes named as the schema's) and the ``unknown`` tags."""
         for attr, write in self._regular_writers:
-            write(out, getattr(obj, attr))
+            if attr.__class__ is str:
+                write(out, getattr(obj, attr))
+            else:
+                write(out, obj)
         for attr, default in self._absent:
             if getattr(obj, attr) != default:
                 raise EncodeError(f"{self.name} cannot hold {attr}={getattr(obj, attr)!r}")
@@ -293,9 +371,21 @@ def compile_fields(
     name: str, fields: tuple[Field, ...], version: int, defaults: dict[str, Any]
 ) -> MessageCodec:
     """A codec for ``fields`` at ``version``; ``defaults`` override each field's own."""
-    regular: list[tuple[str, Reader, Writer]] = []
+    regular: list[Step] = []
     tagged: list[tuple[int, str, Reader, Writer, Any]] = []
     absent: list[tuple[str, Any]] = []
+    run: list[Field] = []
+
+    def close_run() -> None:
+        if len(run) == 1:
+            read, write = type_codec(run[0].type, version)
+            regular.append((run[0].attr, read, write))
+        elif run:
+            attrs = tuple(f.attr for f in run)
+            types = tuple(f.type for f in run if isinstance(f.type, Primitive))
+            regular.append((attrs, *_fixed_run(name, attrs, types)))
+        run.clear()
+
     for field in fields:
         default = defaults.get(field.attr, field.default)
         if version < field.since:
@@ -303,13 +393,18 @@ def compile_fields(
                 raise ValueError(f"{name}.{field.attr} needs a default (absent in v{version})")
             absent.append((field.attr, default))
             continue
+        if field.tag is None and isinstance(field.type, Primitive) and field.type.fixed:
+            run.append(field)
+            continue
         read, write = type_codec(field.type, version)
         if field.tag is None:
+            close_run()
             regular.append((field.attr, read, write))
         else:
             if default is REQUIRED:
                 raise ValueError(f"tagged field {name}.{field.attr} needs a default")
             tagged.append((field.tag, field.attr, read, write, default))
+    close_run()
     return MessageCodec(f"{name} v{version}", tuple(regular), tuple(tagged), tuple(absent))
 
 

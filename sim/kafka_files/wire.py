@@ -83,11 +83,41 @@ def read_int64(buf: bytes, pos: int, end: int) -> tuple[int, int]:
     return INT64.unpack_from(buf, pos)[0], pos + 8
 
 
+_UUID_CACHE_LIMIT = 1 << 16
+_UUID_TEXTS: dict[bytes, str] = {}
+_UUID_BYTES: dict[str, bytes] = {}
+
+
+def uuid_text(raw: bytes) -> str:
+    """Kafka's text form of 16 bytes, memoized: a log repeats its topic and directory ids."""
+    text = _UUID_TEXTS.get(raw)
+    if text is None:
+        text = uuid_to_str(raw)
+        if len(_UUID_TEXTS) >= _UUID_CACHE_LIMIT:
+            _UUID_TEXTS.clear()
+        _UUID_TEXTS[raw] = text
+    return text
+
+
+def uuid_bytes(text: str) -> bytes:
+    """The 16 bytes of a Uuid in text form (memoized); raises :class:`EncodeError`."""
+    raw = _UUID_BYTES.get(text)
+    if raw is None:
+        try:
+            raw = uuid_to_bytes(text)
+        except (ValueError, TypeError) as exc:
+            raise EncodeError(str(exc)) from None
+        if len(_UUID_BYTES) >= _UUID_CACHE_LIMIT:
+            _UUID_BYTES.clear()
+        _UUID_BYTES[text] = raw
+    return raw
+
+
 def read_uuid(buf: bytes, pos: int, end: int) -> tuple[str, int]:
     """A 16-byte Uuid, returned in Kafka's text form."""
     if pos + 16 > end:
         raise truncated("uuid", pos, 16, end)
-    return uuid_to_str(buf[pos : pos + 16]), pos + 16
+    return uuid_text(buf[pos : pos + 16]), pos + 16
 
 
 def write_int8(out: bytearray, value: int) -> None:
@@ -122,10 +152,7 @@ def write_int64(out: bytearray, value: int) -> None:
 
 def write_uuid(out: bytearray, value: str) -> None:
     """Append the 16 bytes of a Uuid given in Kafka's text form."""
-    try:
-        out += uuid_to_bytes(value)
-    except (ValueError, TypeError) as exc:
-        raise EncodeError(str(exc)) from None
+    out += uuid_bytes(value)
 
 
 # --- varints -------------------------------------------------------------------------------
