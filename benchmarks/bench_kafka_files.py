@@ -107,7 +107,8 @@ def main() -> int:
         print(f"the Kafka test files are not in {data_dir()} (set KRAFTSIM_KAFKA_DATA)",
               file=sys.stderr)  # fmt: skip
         return 1
-    print(f"Python {sys.version.split()[0]}, CRC-32C: {google_crc32c.implementation} implementation")
+    crc = google_crc32c.implementation
+    print(f"Python {sys.version.split()[0]}, CRC-32C: {crc} implementation")
     bench_log("noop-heavy", args.repeat)
     bench_crc_only(args.repeat)
     bench_log("topics-configs", args.repeat)
