@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from controller.records import schema as rec
 from raft.batch import (
+    ControlRecord,
     KRaftVersionRecord,
     LeaderChangeMessage,
     SnapshotFooterRecord,
@@ -93,7 +94,7 @@ def sample_record(api_key: int, version: int) -> rec.MetadataRecord:
     raise KeyError(api_key)
 
 
-def sample_control_records() -> list[object]:
+def sample_control_records() -> list[ControlRecord]:
     """One control record of each modelled type."""
     return [
         LeaderChangeMessage(leader_id=2, voters=(1, 2, 3), granting_voters=(2, 3)),
