@@ -35,7 +35,7 @@ from sim.kafka_files import wire
 from sim.kafka_files.control_records import encode_control_key, encode_control_value
 from sim.kafka_files.errors import EncodeError
 from sim.kafka_files.metadata_serde import write_metadata_value
-from sim.kafka_files.record_versions import record_version
+from sim.kafka_files.record_versions import metadata_version_after, record_version
 from sim.kafka_files.wire import TaggedField
 
 HEADER = struct.Struct(">qiibIhiqqqhii")
@@ -335,5 +335,14 @@ def encode_batch(batch: Batch, metadata_version: int) -> bytes:
 
 
 def encode_batches(batches: Iterable[Batch], metadata_version: int) -> bytes:
-    """The bytes of consecutive simulated batches (a log segment's content)."""
-    return b"".join(encode_batch(batch, metadata_version) for batch in batches)
+    """The bytes of consecutive simulated batches (a log segment's content).
+
+    ``metadata_version`` is the level before the first batch; a batch that
+    sets metadata.version (a FeatureLevelRecord) changes the record versions
+    of the batches after it, as it does in Kafka.
+    """
+    out = []
+    for batch in batches:
+        out.append(encode_batch(batch, metadata_version))
+        metadata_version = metadata_version_after(batch.records, metadata_version)
+    return b"".join(out)

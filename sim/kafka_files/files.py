@@ -38,6 +38,7 @@ from sim.kafka_files.node_state import (
     parse_meta_properties,
     parse_quorum_state,
 )
+from sim.kafka_files.record_versions import metadata_version_after
 from sim.kafka_files.snapshot_codec import (
     BOOTSTRAP_SNAPSHOT_ID,
     DEFAULT_RECORDS_PER_BATCH,
@@ -278,6 +279,7 @@ def _segments(
         else:
             data = encode_batch(batch, metadata_version)
             base_offset = batch.base_offset
+            metadata_version = metadata_version_after(batch.records, metadata_version)
         if not segments or size + len(data) > segment_bytes:
             segments.append((base_offset, []))
             size = 0
@@ -303,7 +305,9 @@ def write_node_log(
     ``batches`` (simulated :class:`Batch` es, or :class:`DecodedBatch` es
     which are written back byte for byte) go to ``__cluster_metadata-0/``
     segments of at most ``segment_bytes`` (a batch is never split); record
-    versions are chosen for ``metadata_version``. Each snapshot becomes a
+    versions are chosen for ``metadata_version``, the level before the first
+    batch, which follows any metadata.version FeatureLevelRecord in the
+    batches (as Kafka's controller does). Each snapshot becomes a
     ``.checkpoint`` file; ``quorum_state``, ``meta`` and ``bootstrap`` are
     written when given. Returns the paths written; raises ``OSError`` and
     :class:`~sim.kafka_files.errors.EncodeError`.

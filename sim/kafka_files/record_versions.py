@@ -10,6 +10,8 @@ modelled record has version 0 only. An :class:`UnknownRecord` keeps its own.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from controller.records import schema as records
 from controller.records import versions as mv
 from sim.kafka_files.errors import EncodeError
@@ -46,6 +48,20 @@ def broker_registration_change_version(record: records.BrokerRegistrationChangeR
     if record.in_controlled_shutdown != 0:
         return 1
     return 0
+
+
+def metadata_version_after(applied: Iterable[object], metadata_version: int) -> int:
+    """The metadata.version level once ``applied`` records are replayed (the last one wins).
+
+    Kafka's active controller writes every record after a metadata.version
+    FeatureLevelRecord with the versions of the new level.
+    """
+    for record in applied:
+        if isinstance(record, records.FeatureLevelRecord) and (
+            record.name == mv.METADATA_VERSION_FEATURE and record.feature_level > 0
+        ):
+            metadata_version = record.feature_level
+    return metadata_version
 
 
 def record_version(record: records.MetadataRecord, metadata_version: int) -> int:

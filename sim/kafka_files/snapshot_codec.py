@@ -22,9 +22,10 @@ import msgspec
 
 from raft.batch import Batch, SnapshotFooterRecord, SnapshotHeaderRecord
 from raft.snapshot import Snapshot, SnapshotId
-from sim.kafka_files.batch_format import DecodedBatch, encode_batches
+from sim.kafka_files.batch_format import DecodedBatch, encode_batch
 from sim.kafka_files.errors import DecodeFailure, EncodeError
 from sim.kafka_files.log_codec import decode_log
+from sim.kafka_files.record_versions import metadata_version_after
 
 DEFAULT_RECORDS_PER_BATCH = 10_000
 """Data records per batch when writing a snapshot (Kafka's max records per batch)."""
@@ -155,7 +156,9 @@ def encode_snapshot(
 ) -> bytes:
     """The bytes of a snapshot file for ``snapshot`` (see :func:`snapshot_batches`).
 
-    Record versions are chosen for ``metadata_version``.
+    Record versions are chosen for the snapshot's own metadata.version
+    FeatureLevelRecord when it has one (the level of the state it holds),
+    else for ``metadata_version``.
     """
     batches = snapshot_batches(
         snapshot,
@@ -163,4 +166,5 @@ def encode_snapshot(
         append_time_ms=append_time_ms,
         control_records=control_records,
     )
-    return encode_batches(batches, metadata_version)
+    level = metadata_version_after(snapshot.records, metadata_version)
+    return b"".join(encode_batch(batch, level) for batch in batches)

@@ -68,7 +68,7 @@ def sample_record(api_key: int, version: int) -> rec.MetadataRecord:
     if api_key == 9:
         return rec.RemoveTopicRecord(topic_id=TOPIC_A)
     if api_key == 12:
-        return rec.FeatureLevelRecord(name="metadata.version", feature_level=13)
+        return rec.FeatureLevelRecord(name="group.version", feature_level=1)
     if api_key == 15:
         return rec.ProducerIdsRecord(broker_id=1, next_producer_id=2000, broker_epoch=44)
     if api_key == 17:

@@ -17,6 +17,7 @@ from sim.kafka_files import (
     decode_log,
     decode_snapshot,
     encode_batch,
+    encode_batches,
     encode_snapshot,
     read_log_dir,
     read_node_dir,
@@ -127,6 +128,21 @@ def test_decoded_batches_are_written_back_byte_for_byte(tmp_path: Path, kafka_da
     assert (tmp_path / "bootstrap.checkpoint").read_bytes() == (
         source / "bootstrap.checkpoint"
     ).read_bytes()
+
+
+def test_record_versions_follow_a_metadata_version_upgrade() -> None:
+    partition = sample_record(3, 0)
+    batches = [
+        Batch(0, 1, (partition,), (), 0),
+        Batch(1, 1, (rec.FeatureLevelRecord(name="metadata.version", feature_level=ELR_LEVEL),),
+              (), 0),
+        Batch(2, 1, (sample_record(3, 2),), (), 0),
+    ]  # fmt: skip
+    result = decode_log(encode_batches(batches, mv.LEVELS["3.6-IV2"]))
+    assert [d.facts[0].version for d in result.batches] == [0, 0, 2]
+    snapshot = Snapshot(SnapshotId(10, 1), batches[1].records + batches[2].records)
+    decoded = decode_snapshot(encode_snapshot(snapshot, 1), snapshot_id=snapshot.snapshot_id)
+    assert [f.version for b in decoded.batches for f in b.facts] == [0, 0, 2, 0]
 
 
 def test_batch_bytes_match_kafkas_conventions() -> None:
