@@ -37,7 +37,9 @@ from sim.kafka_files.files import (
     read_snapshot_file,
     segment_file_name,
     snapshot_file_name,
+    write_meta_properties,
     write_node_log,
+    write_quorum_state,
     write_snapshot_file,
 )
 from sim.kafka_files.log_codec import LogDecodeResult, decode_log, encode_log
@@ -96,6 +98,8 @@ __all__ = [
     "snapshot_batches",
     "snapshot_file_name",
     "to_decoded_batch",
+    "write_meta_properties",
     "write_node_log",
+    "write_quorum_state",
     "write_snapshot_file",
 ]

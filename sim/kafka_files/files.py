@@ -207,6 +207,20 @@ def read_meta_properties(path: str | Path) -> MetaProperties | DecodeFailure:
         return DecodeFailure(str(path), exc.kind, exc.message, exc.position)
 
 
+def write_quorum_state(path: str | Path, state: QuorumState) -> Path:
+    """Write a ``quorum-state`` file (Kafka's compact JSON); returns its path."""
+    path = Path(path)
+    path.write_text(format_quorum_state(state), encoding="utf-8")
+    return path
+
+
+def write_meta_properties(path: str | Path, meta: MetaProperties) -> Path:
+    """Write a ``meta.properties`` file; returns its path."""
+    path = Path(path)
+    path.write_text(format_meta_properties(meta), encoding="utf-8")
+    return path
+
+
 def metadata_partition_dir(path: str | Path) -> Path:
     """``path`` itself if it is the partition directory, else its ``__cluster_metadata-0``."""
     path = Path(path)
@@ -326,13 +340,9 @@ def write_node_log(
             records_per_batch=records_per_batch,
         ))  # fmt: skip
     if quorum_state is not None:
-        path = partition / QUORUM_STATE_FILE
-        path.write_text(format_quorum_state(quorum_state), encoding="utf-8")
-        written.append(path)
+        written.append(write_quorum_state(partition / QUORUM_STATE_FILE, quorum_state))
     if meta is not None:
-        path = root / META_PROPERTIES_FILE
-        path.write_text(format_meta_properties(meta), encoding="utf-8")
-        written.append(path)
+        written.append(write_meta_properties(root / META_PROPERTIES_FILE, meta))
     if bootstrap is not None:
         written.append(write_snapshot_file(
             root, bootstrap, metadata_version=metadata_version, name=BOOTSTRAP_FILE,
