@@ -323,7 +323,8 @@ def write_node_log(
     batch, which follows any metadata.version FeatureLevelRecord in the
     batches (as Kafka's controller does). Each snapshot becomes a
     ``.checkpoint`` file; ``quorum_state``, ``meta`` and ``bootstrap`` are
-    written when given. Returns the paths written; raises ``OSError`` and
+    written when given. Files of the same names are replaced, other files are
+    left alone. Returns the paths written; raises ``OSError`` and
     :class:`~sim.kafka_files.errors.EncodeError`.
     """
     root = Path(directory)
