@@ -10,6 +10,18 @@ directory in Kafka's layout.
 Decoding keeps what re-encoding needs, so a Kafka file decoded and encoded
 again gives identical bytes; damaged input yields the good prefix and a
 :class:`DecodeFailure`, never an exception.
+
+Entry points:
+
+- bytes: :func:`decode_log` / :func:`encode_log` (a segment's batches),
+  :func:`decode_snapshot` / :func:`encode_snapshot`, :func:`encode_batch` /
+  :func:`encode_batches` (simulated :class:`raft.batch.Batch` es),
+  :func:`decode_metadata_record` / :func:`encode_metadata_record`,
+  :func:`record_version` (the version Kafka writes at a metadata.version);
+- files: :func:`read_node_dir`, :func:`read_log_dir`, :func:`read_segment_file`,
+  :func:`read_snapshot_file`, :func:`read_bootstrap_checkpoint`,
+  :func:`read_quorum_state`, :func:`read_meta_properties`,
+  :func:`write_node_log`, :func:`write_snapshot_file`.
 """
 
 from sim.kafka_files.batch_format import (
