@@ -1,0 +1,121 @@
+"""Benchmark of the Kafka file codec: decode and re-encode real KRaft logs.
+
+Run: ``.venv/bin/python benchmarks/bench_kafka_files.py [--repeat N]``. Prints
+figures, asserts nothing about timing. The main figure is the 1.27 MB
+noop-heavy log (17,670 batches): decode (every CRC checked, every record
+decoded) and encode back to identical bytes. Best-of-N is the figure to
+compare (the machine's other load only ever slows a run down); the median is
+printed too.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import google_crc32c
+
+from controller.records import schema as rec
+from raft.batch import Batch
+from sim.kafka_files import decode_log, encode_batches, encode_log
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+SEGMENT = Path("__cluster_metadata-0") / "00000000000000000000.log"
+
+
+def data_dir() -> Path:
+    configured = os.environ.get("KRAFTSIM_KAFKA_DATA")
+    return Path(configured) if configured else REPO_ROOT.parent / "shared" / "kafka-data"
+
+
+def timed(action: Callable[[], object], repeat: int) -> tuple[float, float]:
+    """(best, median) wall time in seconds over ``repeat`` runs."""
+    times = []
+    for _ in range(repeat):
+        started = time.perf_counter()
+        action()
+        times.append(time.perf_counter() - started)
+    return min(times), statistics.median(times)
+
+
+def report(label: str, size: int, units: int, unit: str, best: float, median: float) -> None:
+    print(
+        f"{label:<34} {size / best / 1e6:7.1f} MB/s  {units / best:11,.0f} {unit}/s  "
+        f"best {best * 1e3:7.1f} ms  (median {size / median / 1e6:6.1f} MB/s)"
+    )
+
+
+def bench_log(name: str, repeat: int) -> None:
+    path = data_dir() / name / SEGMENT
+    data = path.read_bytes()
+    result = decode_log(data, first_offset=0)
+    if result.error is not None:
+        print(f"{name}: {result.error.describe()}")
+        return
+    batches = len(result.batches)
+    records = sum(len(b.facts) for b in result.batches)
+    print(f"\n{name}: {len(data):,} bytes, {batches:,} batches, {records:,} records")
+    best, median = timed(lambda: decode_log(data, first_offset=0), repeat)
+    report("  decode (CRC + records)", len(data), batches, "batches", best, median)
+    encoded = encode_log(result.batches)
+    assert encoded == data, "re-encoding changed the bytes"
+    best, median = timed(lambda: encode_log(result.batches), repeat)
+    report("  encode (identical bytes)", len(data), batches, "batches", best, median)
+
+
+def bench_crc_only(repeat: int) -> None:
+    data = (data_dir() / "noop-heavy" / SEGMENT).read_bytes()
+    spans = [(b.position, b.size) for b in decode_log(data).batches]
+
+    def checksums() -> None:
+        for position, size in spans:
+            google_crc32c.value(data[position + 21 : position + size])
+
+    best, median = timed(checksums, repeat)
+    report("  CRC-32C of every batch alone", len(data), len(spans), "batches", best, median)
+
+
+def bench_simulated_encode(repeat: int) -> None:
+    topic = "YNY5hm01SZ-bAGeCLAGqWA"
+    batches = [
+        Batch(base, 1, tuple(
+            rec.PartitionRecord(partition_id=base + i, topic_id=topic, replicas=(1, 2, 3),
+                                isr=(1, 2, 3), leader=1, leader_epoch=0, partition_epoch=0)
+            for i in range(100)
+        ), (), 1_000 + base)
+        for base in range(0, 20_000, 100)
+    ]  # fmt: skip
+    data = encode_batches(batches, 22)
+    records = 20_000
+    print(f"\nsimulated: {records:,} PartitionRecords v1, {len(batches)} batches, {len(data):,} B")
+    best, median = timed(lambda: encode_batches(batches, 22), repeat)
+    report("  encode from Batch objects", len(data), records, "records", best, median)
+    best, median = timed(lambda: decode_log(data), repeat)
+    report("  decode (all distinct records)", len(data), records, "records", best, median)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeat", type=int, default=15, help="runs per figure (default 15)")
+    args = parser.parse_args()
+    if not (data_dir() / "noop-heavy" / SEGMENT).is_file():
+        print(f"the Kafka test files are not in {data_dir()} (set KRAFTSIM_KAFKA_DATA)",
+              file=sys.stderr)  # fmt: skip
+        return 1
+    crc = google_crc32c.implementation
+    print(f"Python {sys.version.split()[0]}, CRC-32C: {crc} implementation")
+    bench_log("noop-heavy", args.repeat)
+    bench_crc_only(args.repeat)
+    bench_log("topics-configs", args.repeat)
+    bench_log("partition-v1", args.repeat)
+    bench_simulated_encode(max(3, args.repeat // 3))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
