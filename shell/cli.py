@@ -7,7 +7,7 @@ import sys
 from collections.abc import Callable, Sequence
 
 from raft.config import ConfigError
-from shell import raft_sim_command
+from shell import demo_command, dump_log, raft_sim_command
 
 Command = Callable[[argparse.Namespace], int]
 
@@ -20,12 +20,18 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
+    demo_command.register(sub)
     raft_sim_command.register(sub)
+    sub.add_parser("dump-log", help="print Kafka KRaft metadata files (like kafka-dump-log)",
+                   add_help=False)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the ``kraftsim`` command; returns the exit code."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0] == "dump-log":
+        return dump_log.main(argv[1:])
     parser = build_parser()
     args = parser.parse_args(argv)
     handler: Command = args.handler
