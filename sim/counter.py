@@ -82,3 +82,6 @@ class ReplicatedCounter:
 
     def poll(self, now: int) -> None:
         """Nothing to do."""
+
+    def close(self, now: int) -> None:
+        """Nothing waits on the counter."""

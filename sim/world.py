@@ -42,6 +42,9 @@ class App(Protocol):
     def poll(self, now: int) -> None:
         """Run whatever is due at ``now``."""
 
+    def close(self, now: int) -> None:
+        """The process stops (crash or shutdown): whatever waits on it is failed."""
+
 
 class InvariantViolation(Exception):
     """An invariant does not hold; ``invariant`` names it."""
@@ -57,6 +60,9 @@ class Monitor:
 
     def on_boot(self, sim: Simulation, slot: NodeSlot) -> None:
         """A node (re)started; its raft node exists, its apps do not yet."""
+
+    def on_started(self, sim: Simulation, slot: NodeSlot) -> None:
+        """A node (re)started and its apps exist."""
 
     def check(self, sim: Simulation, touched: Sequence[NodeSlot]) -> None:
         """Check what the last event may have changed (``touched`` nodes, global state)."""
@@ -354,9 +360,13 @@ class Simulation:
         for monitor in self.monitors:
             monitor.on_boot(self, slot)
         slot.apps = self.app_factory(self, slot) if self.app_factory else []
+        for monitor in self.monitors:
+            monitor.on_started(self, slot)
         self.touch(slot)
 
     def _down(self, slot: NodeSlot, status: NodeStatus) -> None:
+        for app in slot.apps:
+            app.close(self.now)
         slot.raft = None
         slot.apps = []
         slot.status = status

@@ -8,3 +8,5 @@ from sim.invariants.history import CommittedLog
 from sim.invariants.raft import RAFT_INVARIANTS, RaftInvariants
 
 __all__ = ["RAFT_INVARIANTS", "CommittedLog", "RaftInvariants"]
+# The transaction invariants import the controller and broker layers; import them from
+# sim.invariants.transactions directly.

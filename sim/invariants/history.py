@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import bisect
+
 from raft import Batch
 
 
@@ -14,12 +16,21 @@ class CommittedLog:
 
     def __init__(self) -> None:
         self.batches: dict[int, Batch] = {}
+        self.bases: list[int] = []
         self.end = 0
         self.last: Batch | None = None
 
     def get(self, base_offset: int) -> Batch | None:
         """The committed batch starting at ``base_offset``, if known."""
         return self.batches.get(base_offset)
+
+    def batch_containing(self, offset: int) -> Batch | None:
+        """The committed batch that holds ``offset``, if known."""
+        i = bisect.bisect_right(self.bases, offset) - 1
+        if i < 0:
+            return None
+        batch = self.batches[self.bases[i]]
+        return batch if offset < batch.end_offset else None
 
     def observe(self, batch: Batch) -> str | None:
         """Record a committed batch; a description of the conflict if it disagrees."""
@@ -28,6 +39,7 @@ class CommittedLog:
             if batch.base_offset < self.end:
                 return f"batch at {batch.base_offset} overlaps committed data below {self.end}"
             self.batches[batch.base_offset] = batch
+            bisect.insort(self.bases, batch.base_offset)
             if batch.end_offset > self.end:
                 self.end = batch.end_offset
                 self.last = batch

@@ -1,0 +1,41 @@
+"""Settings of a controller, with Kafka's defaults where Kafka has them."""
+
+from __future__ import annotations
+
+import msgspec
+
+from controller.records.versions import LATEST_PRODUCTION, parse_metadata_version
+from controller.write_mode import WriteMode
+from raft.config import ConfigError
+
+
+class ControllerConfig(msgspec.Struct, frozen=True, kw_only=True):
+    """How a controller writes and what it bootstraps."""
+
+    max_records_per_batch: int = 10_000
+    """Kafka's MAX_RECORDS_PER_BATCH: records in one raft batch (markers included)."""
+    write_mode: WriteMode | None = None
+    """How larger operations are written; None: transactional at >= 3.6-IV1, else atomic."""
+    bootstrap_metadata_version: int = LATEST_PRODUCTION
+    """metadata.version written by the first leader of an empty log."""
+    noop_interval_ms: int = 500
+    """metadata.max.idle.interval.ms: the active controller writes a NoOpRecord this often
+    (0: never; only at metadata.version >= 3.3-IV1)."""
+    snapshot_every_records: int = 0
+    """Make a snapshot after this many committed records (0: never)."""
+
+    def validate(self) -> ControllerConfig:
+        """Return self, or raise ConfigError naming the bad setting."""
+        if self.max_records_per_batch < 3:
+            raise ConfigError("max-records-per-batch",
+                              f"must be at least 3 (Begin, a record, End), got "
+                              f"{self.max_records_per_batch}")
+        if self.noop_interval_ms < 0:
+            raise ConfigError("noop-interval-ms", "must not be negative")
+        if self.snapshot_every_records < 0:
+            raise ConfigError("snapshot-every-records", "must not be negative")
+        try:
+            parse_metadata_version(str(self.bootstrap_metadata_version))
+        except ValueError as exc:
+            raise ConfigError("metadata-version", str(exc)) from None
+        return self

@@ -1,0 +1,39 @@
+"""Controller operations: each validates against the latest state and emits records."""
+
+from controller.operations.base import Generated, Operation, OperationContext
+from controller.operations.brokers import (
+    FenceBroker,
+    RegisterBroker,
+    UnfenceBroker,
+    UnregisterBroker,
+)
+from controller.operations.cluster import (
+    AllocateProducerIds,
+    AlterPartition,
+    FeatureUpdate,
+    NoOp,
+    UpdateFeatures,
+)
+from controller.operations.configs import ConfigChange, IncrementalAlterConfigs
+from controller.operations.topics import CreatePartitions, CreateTopics, DeleteTopics, NewTopic
+
+__all__ = [
+    "AllocateProducerIds",
+    "AlterPartition",
+    "ConfigChange",
+    "CreatePartitions",
+    "CreateTopics",
+    "DeleteTopics",
+    "FeatureUpdate",
+    "FenceBroker",
+    "Generated",
+    "IncrementalAlterConfigs",
+    "NewTopic",
+    "NoOp",
+    "Operation",
+    "OperationContext",
+    "RegisterBroker",
+    "UnfenceBroker",
+    "UnregisterBroker",
+    "UpdateFeatures",
+]

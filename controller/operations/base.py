@@ -1,0 +1,42 @@
+"""What every operation has: a description, and record generation against the latest state."""
+
+from __future__ import annotations
+
+import random
+from typing import Any, Protocol
+
+import msgspec
+
+from controller.records.image import MetadataImage
+from controller.records.schema import MetadataRecord
+
+
+class OperationContext(msgspec.Struct, frozen=True):
+    """What an operation sees when it generates its records.
+
+    ``image`` is the controller's latest in-memory state, uncommitted records
+    included (as in Kafka); ``next_offset`` is where its first record will be;
+    ``rng`` is the controller's seeded generator (topic ids, placement).
+    """
+
+    image: MetadataImage
+    rng: random.Random
+    next_offset: int
+    node_id: int
+
+
+class Generated(msgspec.Struct, frozen=True):
+    """An operation's records and the response it acknowledges with once committed."""
+
+    records: list[MetadataRecord]
+    response: Any = None
+
+
+class Operation(Protocol):
+    """A controller write: it validates, then returns records, or raises ApiError."""
+
+    def describe(self) -> str:
+        """A short human description (also the transaction name)."""
+
+    def generate(self, ctx: OperationContext) -> Generated:
+        """The records of the operation against ``ctx.image``; raises ApiError to refuse."""

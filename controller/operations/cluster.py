@@ -1,0 +1,151 @@
+"""UpdateFeatures, AlterPartition, AllocateProducerIds and the periodic NoOp."""
+
+from __future__ import annotations
+
+import msgspec
+
+from controller.errors import ApiError
+from controller.operations.base import Generated, OperationContext
+from controller.records.image import NO_LEADER
+from controller.records.schema import (
+    FeatureLevelRecord,
+    MetadataRecord,
+    NoOpRecord,
+    PartitionChangeRecord,
+    ProducerIdsRecord,
+)
+from controller.records.versions import (
+    LEVELS,
+    METADATA_VERSION_FEATURE,
+    MINIMUM_KRAFT,
+    release_name,
+)
+
+PRODUCER_ID_BLOCK_SIZE = 1000
+"""Kafka's ProducerIdsBlock.PRODUCER_ID_BLOCK_SIZE."""
+
+KNOWN_FEATURES: dict[str, int] = {
+    METADATA_VERSION_FEATURE: max(LEVELS.values()),
+    "kraft.version": 1,
+    "group.version": 1,
+    "transaction.version": 2,
+    "eligible.leader.replicas.version": 1,
+}
+"""Features kraftsim accepts, with their highest level."""
+
+
+class FeatureUpdate(msgspec.Struct, frozen=True):
+    """Set ``name`` to ``level``; a lower level needs ``allow_downgrade``."""
+
+    name: str
+    level: int
+    allow_downgrade: bool = False
+
+
+class UpdateFeatures(msgspec.Struct, frozen=True):
+    """Finalize feature levels, metadata.version included."""
+
+    updates: tuple[FeatureUpdate, ...]
+
+    def describe(self) -> str:
+        """E.g. ``UpdateFeatures(metadata.version=13)``."""
+        return "UpdateFeatures(" + ", ".join(f"{u.name}={u.level}" for u in self.updates) + ")"
+
+    def generate(self, ctx: OperationContext) -> Generated:
+        """One FeatureLevelRecord per update, after range and downgrade checks."""
+        records: list[MetadataRecord] = []
+        for update in self.updates:
+            highest = KNOWN_FEATURES.get(update.name)
+            if highest is None:
+                raise ApiError("INVALID_UPDATE_VERSION", f"Unknown feature {update.name}")
+            lowest = MINIMUM_KRAFT if update.name == METADATA_VERSION_FEATURE else 0
+            if not lowest <= update.level <= highest:
+                raise ApiError("INVALID_UPDATE_VERSION",
+                               f"Invalid update version {update.level} for feature "
+                               f"{update.name}; supported: {lowest}-{highest}")
+            current = ctx.image.features.get(update.name, 0)
+            if update.name == METADATA_VERSION_FEATURE:
+                current = ctx.image.metadata_version
+            if update.level < current and not update.allow_downgrade:
+                name = (release_name(update.level) if update.name == METADATA_VERSION_FEATURE
+                        else str(update.level))
+                raise ApiError("INVALID_UPDATE_VERSION",
+                               f"Invalid update version {update.level} ({name}) for feature "
+                               f"{update.name}: a downgrade was not allowed")
+            records.append(FeatureLevelRecord(update.name, update.level))
+        return Generated(records, {u.name: u.level for u in self.updates})
+
+
+class AlterPartition(msgspec.Struct, frozen=True):
+    """Change a partition's ISR (and, optionally, its leader), as a partition leader asks."""
+
+    topic: str
+    partition: int
+    isr: tuple[int, ...]
+    leader: int | None = None
+
+    def describe(self) -> str:
+        """E.g. ``AlterPartition(foo-0 isr=[1, 2])``."""
+        return f"AlterPartition({self.topic}-{self.partition} isr={list(self.isr)})"
+
+    def generate(self, ctx: OperationContext) -> Generated:
+        """One PartitionChangeRecord, after checking the ISR against replicas and brokers."""
+        topic = ctx.image.topic(self.topic)
+        reg = topic.partitions.get(self.partition) if topic else None
+        if topic is None or reg is None:
+            raise ApiError("UNKNOWN_TOPIC_OR_PARTITION",
+                           f"This server does not host this topic-partition: "
+                           f"{self.topic}-{self.partition}")
+        if not self.isr or not set(self.isr) <= set(reg.replicas):
+            raise ApiError("INVALID_REQUEST",
+                           f"ISR {list(self.isr)} is empty or not within the replicas "
+                           f"{list(reg.replicas)}")
+        for replica in self.isr:
+            broker = ctx.image.brokers.get(replica)
+            if broker is None or broker.fenced:
+                raise ApiError("INELIGIBLE_REPLICA",
+                               f"Replica {replica} is fenced or not registered")
+        leader = -2
+        if self.leader is not None and self.leader != reg.leader:
+            if self.leader != NO_LEADER and self.leader not in self.isr:
+                raise ApiError("INVALID_REQUEST", f"leader {self.leader} is not in the ISR")
+            leader = self.leader
+        elif reg.leader not in self.isr:
+            leader = self.isr[0]
+        change = PartitionChangeRecord(partition_id=self.partition, topic_id=topic.topic_id,
+                                       isr=self.isr, leader=leader)
+        return Generated([change], {"topic": self.topic, "partition": self.partition})
+
+
+class AllocateProducerIds(msgspec.Struct, frozen=True):
+    """Give a broker the next block of producer ids."""
+
+    broker_id: int
+
+    def describe(self) -> str:
+        """E.g. ``AllocateProducerIds(1)``."""
+        return f"AllocateProducerIds({self.broker_id})"
+
+    def generate(self, ctx: OperationContext) -> Generated:
+        """One ProducerIdsRecord moving the next id one block on."""
+        broker = ctx.image.brokers.get(self.broker_id)
+        if broker is None:
+            raise ApiError("BROKER_ID_NOT_REGISTERED", f"Broker {self.broker_id} is not "
+                                                       f"registered.")
+        start = ctx.image.next_producer_id
+        record = ProducerIdsRecord(broker_id=self.broker_id, broker_epoch=broker.epoch,
+                                   next_producer_id=start + PRODUCER_ID_BLOCK_SIZE)
+        return Generated([record], {"producerIdStart": start,
+                                    "producerIdLen": PRODUCER_ID_BLOCK_SIZE})
+
+
+class NoOp(msgspec.Struct, frozen=True):
+    """The active controller's periodic NoOpRecord."""
+
+    def describe(self) -> str:
+        """``NoOp``."""
+        return "NoOp"
+
+    def generate(self, ctx: OperationContext) -> Generated:
+        """One NoOpRecord."""
+        return Generated([NoOpRecord()])

@@ -1,0 +1,144 @@
+"""CreateTopics, DeleteTopics and CreatePartitions."""
+
+from __future__ import annotations
+
+import re
+
+import msgspec
+
+from controller.errors import ApiError
+from controller.operations.base import Generated, OperationContext
+from controller.operations.configs import validate_config
+from controller.operations.placement import place_replicas
+from controller.records.delta import TOPIC_RESOURCE
+from controller.records.schema import (
+    ConfigRecord,
+    MetadataRecord,
+    PartitionRecord,
+    RemoveTopicRecord,
+    TopicRecord,
+)
+from controller.records.uuids import random_uuid
+
+_LEGAL_NAME = re.compile(r"[a-zA-Z0-9._-]+")
+MAX_NAME_LENGTH = 249
+"""Kafka's longest topic name."""
+
+
+def validate_topic_name(name: str) -> None:
+    """Kafka's topic name rules; raises INVALID_TOPIC_EXCEPTION."""
+    if not name or name in (".", ".."):
+        raise ApiError("INVALID_TOPIC_EXCEPTION", f"Topic name {name!r} is illegal")
+    if len(name) > MAX_NAME_LENGTH:
+        raise ApiError("INVALID_TOPIC_EXCEPTION",
+                       f"Topic name is illegal, it can't be longer than {MAX_NAME_LENGTH} "
+                       f"characters, topic name: {name}")
+    if not _LEGAL_NAME.fullmatch(name):
+        raise ApiError("INVALID_TOPIC_EXCEPTION",
+                       f"Topic name {name!r} is illegal, it contains a character other than "
+                       f"ASCII alphanumerics, '.', '_' and '-'")
+
+
+class NewTopic(msgspec.Struct, frozen=True):
+    """One topic to create."""
+
+    name: str
+    partitions: int = 1
+    replication_factor: int = 1
+    configs: tuple[tuple[str, str], ...] = ()
+
+
+class CreateTopics(msgspec.Struct, frozen=True):
+    """Create topics: a TopicRecord, its PartitionRecords and ConfigRecords for each."""
+
+    topics: tuple[NewTopic, ...]
+
+    def describe(self) -> str:
+        """E.g. ``CreateTopics(big: 2000 partitions)``."""
+        inner = ", ".join(f"{t.name}: {t.partitions} partitions" for t in self.topics)
+        return f"CreateTopics({inner})"
+
+    def generate(self, ctx: OperationContext) -> Generated:
+        """Validate every topic, then place replicas and emit the records."""
+        records: list[MetadataRecord] = []
+        created = []
+        image = ctx.image
+        seen: set[str] = set()
+        for topic in self.topics:
+            validate_topic_name(topic.name)
+            if topic.name in image.topics_by_name or topic.name in seen:
+                raise ApiError("TOPIC_ALREADY_EXISTS", f"Topic '{topic.name}' already exists.")
+            seen.add(topic.name)
+            if topic.partitions < 1:
+                raise ApiError("INVALID_PARTITIONS",
+                               f"Number of partitions was set to an invalid non-positive value "
+                               f"{topic.partitions}.")
+            for key, value in topic.configs:
+                validate_config(TOPIC_RESOURCE, key, value)
+            replicas = place_replicas(image, ctx.rng, topic.partitions, topic.replication_factor)
+            topic_id = random_uuid(ctx.rng)
+            while topic_id in image.topics_by_id:
+                topic_id = random_uuid(ctx.rng)
+            records.append(TopicRecord(topic.name, topic_id))
+            records.extend(
+                PartitionRecord(partition_id=p, topic_id=topic_id, replicas=r, isr=r,
+                                leader=r[0], leader_epoch=0, partition_epoch=0)
+                for p, r in enumerate(replicas))
+            records.extend(ConfigRecord(TOPIC_RESOURCE, topic.name, key, value)
+                           for key, value in topic.configs)
+            created.append({"name": topic.name, "topicId": topic_id,
+                            "numPartitions": topic.partitions,
+                            "replicationFactor": topic.replication_factor})
+        return Generated(records, {"topics": created})
+
+
+class DeleteTopics(msgspec.Struct, frozen=True):
+    """Delete topics by name (one RemoveTopicRecord each)."""
+
+    names: tuple[str, ...]
+
+    def describe(self) -> str:
+        """E.g. ``DeleteTopics(a, b)``."""
+        return f"DeleteTopics({', '.join(self.names)})"
+
+    def generate(self, ctx: OperationContext) -> Generated:
+        """Refuse unknown topics; otherwise remove them."""
+        records: list[MetadataRecord] = []
+        for name in self.names:
+            topic_id = ctx.image.topics_by_name.get(name)
+            if topic_id is None:
+                raise ApiError("UNKNOWN_TOPIC_OR_PARTITION",
+                               f"This server does not host this topic-partition: {name}")
+            records.append(RemoveTopicRecord(topic_id))
+        return Generated(records, {"deleted": list(self.names)})
+
+
+class CreatePartitions(msgspec.Struct, frozen=True):
+    """Grow a topic to ``count`` partitions."""
+
+    name: str
+    count: int
+    replication_factor: int | None = None
+
+    def describe(self) -> str:
+        """E.g. ``CreatePartitions(foo -> 12)``."""
+        return f"CreatePartitions({self.name} -> {self.count})"
+
+    def generate(self, ctx: OperationContext) -> Generated:
+        """New PartitionRecords placed like the topic's existing ones."""
+        topic = ctx.image.topic(self.name)
+        if topic is None:
+            raise ApiError("UNKNOWN_TOPIC_OR_PARTITION",
+                           f"This server does not host this topic-partition: {self.name}")
+        current = len(topic.partitions)
+        if self.count <= current:
+            raise ApiError("INVALID_PARTITIONS",
+                           f"Topic currently has {current} partitions, which is higher than or "
+                           f"equal to the requested {self.count}.")
+        rf = self.replication_factor or len(next(iter(topic.partitions.values())).replicas)
+        replicas = place_replicas(ctx.image, ctx.rng, self.count - current, rf, current)
+        records: list[MetadataRecord] = [
+            PartitionRecord(partition_id=current + i, topic_id=topic.topic_id, replicas=r,
+                            isr=r, leader=r[0], leader_epoch=0, partition_epoch=0)
+            for i, r in enumerate(replicas)]
+        return Generated(records, {"name": self.name, "count": self.count})

@@ -1,0 +1,362 @@
+"""QuorumController: one controller node, a listener of its raft node.
+
+Active (the raft leader, once it has claimed its epoch): operations generate
+records against the latest state, which are replayed at once (before the
+append, as in Kafka), appended in batches with a revert point at each batch
+end, and acknowledged only when the last stable offset passes their last
+record. On activation the new leader writes the bootstrap records (empty log)
+or aborts a transaction left open by its predecessor.
+
+Standby: committed batches are replayed in order; markers open, close or
+abort (revert to Begin-1) the transaction.
+
+Losing leadership fails every pending operation with NOT_CONTROLLER and
+returns the state to what the committed log says: the revert point at the last
+committed offset (Kafka reverts to the LSO, which loses the committed records
+of an open transaction that a later leader completes).
+
+A replay fault (a Begin inside a transaction, End/Abort without one, a marker
+in a snapshot, an unknown record) stops the controller: it reports the fault
+to its fatal handler and ignores all further input, as Kafka's process exits.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import random
+from collections import deque
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from controller.activation import activation_records
+from controller.config import ControllerConfig
+from controller.errors import ApiError, ControllerFault, not_controller
+from controller.handle import OperationHandle
+from controller.mutations import ControllerMutation
+from controller.offset_control import OffsetControlManager, RevertPoint
+from controller.operations.base import Operation, OperationContext
+from controller.operations.cluster import NoOp
+from controller.records.delta import MetadataDelta, ReplayError
+from controller.records.image import MetadataImage
+from controller.records.schema import (
+    AbortTransactionRecord,
+    BeginTransactionRecord,
+    EndTransactionRecord,
+    MetadataRecord,
+    is_marker,
+)
+from controller.records.snapshot import image_to_records
+from controller.records.versions import NOOP_RECORDS
+from controller.write_mode import WriteMode, default_mode, plan_batches, split
+from raft import Batch, LeaderAndEpoch, NotLeaderError, RaftNode, Snapshot
+
+FatalHandler = Callable[[ControllerFault], None]
+
+
+class QuorumController:
+    """A controller on one raft node; see the module docs."""
+
+    def __init__(self, node_id: int, raft: RaftNode, rng: random.Random,
+                 clock: Callable[[], int], config: ControllerConfig | None = None,
+                 fatal_handler: FatalHandler | None = None,
+                 mutations: frozenset[ControllerMutation] = frozenset()) -> None:
+        self.node_id = node_id
+        self.raft = raft
+        self.rng = rng
+        self.clock = clock
+        self.config = (config or ControllerConfig()).validate()
+        self.fatal_handler = fatal_handler
+        self.mutations = mutations
+        self.offsets = OffsetControlManager()
+        self.image = MetadataImage.EMPTY
+        self.claimed_epoch: int | None = None
+        self.replayed_any = False
+        self.fault: ControllerFault | None = None
+        self.purgatory: deque[OperationHandle] = deque()
+        self.next_noop_at: int | None = None
+        self.records_since_snapshot = 0
+        self.activations: list[tuple[int, list[MetadataRecord]]] = []
+        self._next_op_id = 0
+        raft.register_listener(self)
+
+    # ------------------------------------------------------------------ queries
+    @property
+    def active(self) -> bool:
+        """True while this controller is the active one."""
+        return self.claimed_epoch is not None and self.fault is None
+
+    @property
+    def transaction_open(self) -> bool:
+        """True while the latest applied state has an open transaction."""
+        return self.offsets.transaction_start_offset != -1
+
+    def committed_image(self) -> MetadataImage:
+        """The state at the last stable offset: what reads see."""
+        return self.offsets.point_at(self.offsets.last_stable_offset).image
+
+    def committed_state(self) -> RevertPoint:
+        """The state at the last committed offset (open transaction included)."""
+        return self.offsets.point_at(self.offsets.last_committed_offset)
+
+    # ------------------------------------------------------------------ operations
+    def submit(self, operation: Operation, mode: WriteMode | None = None) -> OperationHandle:
+        """Validate, apply and append ``operation``; the handle says when it is done."""
+        now = self.clock()
+        self._next_op_id += 1
+        image = self.image
+        chosen = mode or self.config.write_mode or default_mode(image.metadata_version)
+        handle = OperationHandle(self._next_op_id, operation.describe(), self.node_id, now,
+                                 chosen.value)
+        if self.fault is not None:
+            handle.fail(ApiError("UNKNOWN_SERVER_ERROR",
+                                 f"controller {self.node_id} stopped: {self.fault}"), now)
+            return handle
+        if not self.active:
+            handle.fail(not_controller(self.node_id, self.raft.leader_id), now)
+            return handle
+        try:
+            ctx = OperationContext(image, self.rng, self.raft.log.end_offset, self.node_id)
+            generated = operation.generate(ctx)
+            batches = plan_batches(generated.records, chosen, self.config.max_records_per_batch,
+                                   image.metadata_version, handle.description)
+        except ApiError as error:
+            handle.fail(error, now)
+            return handle
+        handle.response = generated.response
+        if not batches:
+            self._wait_for_pending(handle, now)
+            return handle
+        try:
+            handle.first_offset, handle.last_offset = self._write(batches)
+        except ApiError as error:
+            handle.fail(error, now)
+            return handle
+        handle.record_count = sum(len(b) for b in batches)
+        handle.batch_count = len(batches)
+        handle.transactional = isinstance(batches[0][0], BeginTransactionRecord)
+        self.purgatory.append(handle)
+        self._complete_up_to(self.offsets.last_stable_offset)
+        return handle
+
+    def _wait_for_pending(self, handle: OperationHandle, now: int) -> None:
+        """An operation without records completes after everything already pending."""
+        if self.purgatory:
+            handle.last_offset = self.purgatory[-1].last_offset
+            self.purgatory.append(handle)
+        else:
+            handle.commit(now)
+
+    def _write(self, batches: list[list[MetadataRecord]]) -> tuple[int, int]:
+        """Replay, then append each batch; returns (first offset, last offset)."""
+        assert self.claimed_epoch is not None
+        first = self.raft.log.end_offset
+        last = first - 1
+        for records in batches:
+            base = self.raft.log.end_offset
+            self._replay(records, base, self.claimed_epoch)
+            try:
+                last = self.raft.append(records, self.claimed_epoch, self.clock())
+            except NotLeaderError:
+                self._renounce()
+                raise not_controller(self.node_id, self.raft.leader_id) from None
+            self.offsets.handle_schedule_append(
+                last, RevertPoint(self.image, self.offsets.transaction_start_offset))
+        return first, last
+
+    def _complete_up_to(self, offset: int) -> None:
+        now = self.clock()
+        while self.purgatory and self.purgatory[0].last_offset <= offset:
+            self.purgatory.popleft().commit(now)
+
+    # ------------------------------------------------------------------ replay
+    def _replay(self, records: Sequence[MetadataRecord], base_offset: int, epoch: int) -> None:
+        """Apply records at their offsets; markers drive the transaction state."""
+        offsets = self.offsets
+        delta = MetadataDelta(self.image)
+        for index, record in enumerate(records):
+            offset = base_offset + index
+            if isinstance(record, BeginTransactionRecord):
+                self.image = delta.apply(offset - 1, epoch)
+                offsets.replay_begin(offset)
+                offsets.add_point(offset - 1, RevertPoint(self.image, -1))
+                delta = MetadataDelta(self.image)
+            elif isinstance(record, EndTransactionRecord):
+                offsets.replay_end(offset)
+            elif isinstance(record, AbortTransactionRecord):
+                point = offsets.replay_abort(offset)
+                delta = MetadataDelta(point.image)
+            else:
+                try:
+                    delta.replay(record)
+                except ReplayError as exc:
+                    raise ControllerFault(f"Unable to apply {record.TYPE_NAME}: {exc}",
+                                          offset) from None
+        self.image = delta.apply(base_offset + len(records) - 1, epoch)
+
+    # ------------------------------------------------------------------ raft listener
+    def handle_commit(self, batches: Sequence[Batch], high_watermark: int) -> None:
+        """Replay what others wrote, advance the committed offset and the LSO."""
+        if self.fault is not None:
+            return
+        moved = False
+        try:
+            for batch in batches:
+                if batch.is_control:
+                    continue
+                self.replayed_any = True
+                if self.claimed_epoch is None or batch.epoch != self.claimed_epoch:
+                    self._replay(batch.records, batch.base_offset, batch.epoch)
+                    self.offsets.add_point(batch.last_offset, RevertPoint(
+                        self.image, self.offsets.transaction_start_offset))
+                moved |= self.offsets.handle_commit_batch(batch.last_offset, batch.epoch)
+                self.records_since_snapshot += len(batch.records)
+        except ControllerFault as fault:
+            self._fatal(fault)
+            return
+        if moved:
+            self._complete_up_to(self.offsets.last_stable_offset)
+            self._maybe_snapshot()
+
+    def handle_load_snapshot(self, snapshot: Snapshot) -> None:
+        """Replace the state by the snapshot's; an open transaction is dropped."""
+        if self.fault is not None:
+            return
+        last = snapshot.snapshot_id.last_contained_offset
+        if self.active:
+            self._fatal(ControllerFault(
+                f"Asked to load snapshot {snapshot.snapshot_id}, but we are the active "
+                f"controller at epoch {self.claimed_epoch}"))
+            return
+        self.offsets.begin_load_snapshot()
+        try:
+            delta = MetadataDelta(MetadataImage.EMPTY)
+            for record in snapshot.records:
+                if is_marker(record):
+                    self.offsets.replay_begin(last)  # raises: markers cannot be in a snapshot
+                delta.replay(record)
+        except ReplayError as exc:
+            self._fatal(ControllerFault(f"Unable to apply a record from snapshot: {exc}", last))
+            return
+        except ControllerFault as fault:
+            self._fatal(fault)
+            return
+        self.image = delta.apply(last, snapshot.snapshot_id.epoch)
+        self.offsets.end_load_snapshot(last, snapshot.snapshot_id.epoch, self.image)
+        self.replayed_any = True
+        self.records_since_snapshot = 0
+
+    def handle_leader_change(self, leader: LeaderAndEpoch) -> None:
+        """Claim leadership once it is ours; renounce when it is not any more."""
+        if self.fault is not None:
+            return
+        mine = leader.leader_id == self.node_id
+        if self.claimed_epoch is not None and (not mine or leader.epoch != self.claimed_epoch):
+            self._renounce()
+        if mine and self.claimed_epoch is None:
+            self._claim(leader.epoch)
+
+    # ------------------------------------------------------------------ leadership
+    def _claim(self, epoch: int) -> None:
+        self.claimed_epoch = epoch
+        self.offsets.activate(self.raft.log.end_offset)
+        try:
+            activation = activation_records(
+                log_empty=not self.replayed_any,
+                transaction_start=self.offsets.transaction_start_offset,
+                metadata_version=self.image.metadata_version,
+                bootstrap_version=self.config.bootstrap_metadata_version)
+        except ControllerFault as fault:
+            self._fatal(fault)
+            return
+        records = activation.records
+        if ControllerMutation.FORGET_FAILOVER_ABORT in self.mutations and records and \
+                isinstance(records[0], AbortTransactionRecord):
+            records = []
+        if records:
+            batches = [records] if activation.atomic else split(
+                records, self.config.max_records_per_batch)
+            try:
+                self._write(batches)
+            except ApiError:
+                return
+            except ControllerFault as fault:
+                self._fatal(fault)
+                return
+        self.activations.append((epoch, records))
+        if self.config.noop_interval_ms:
+            self.next_noop_at = self.clock() + self.config.noop_interval_ms
+
+    def _renounce(self) -> None:
+        now = self.clock()
+        if self.claimed_epoch is None:
+            return
+        self.claimed_epoch = None
+        self.next_noop_at = None
+        error = not_controller(self.node_id, self.raft.leader_id)
+        while self.purgatory:
+            self.purgatory.popleft().fail(error, now)
+        target = self.offsets.last_committed_offset
+        if ControllerMutation.REVERT_TO_LSO in self.mutations:
+            target = self.offsets.last_stable_offset
+        self.image = self.offsets.deactivate(target).image
+
+    def _fatal(self, fault: ControllerFault) -> None:
+        self.fault = fault
+        now = self.clock()
+        while self.purgatory:
+            self.purgatory.popleft().fail(ApiError("UNKNOWN_SERVER_ERROR", str(fault)), now)
+        self.claimed_epoch = None
+        if self.fatal_handler is not None:
+            self.fatal_handler(fault)
+
+    # ------------------------------------------------------------------ timers
+    def next_deadline(self) -> int | None:
+        """When the next periodic NoOpRecord is due."""
+        return self.next_noop_at if self.active else None
+
+    def poll(self, now: int) -> None:
+        """Write the periodic NoOpRecord when it is due."""
+        if not self.active or self.next_noop_at is None or now < self.next_noop_at:
+            return
+        self.next_noop_at = now + self.config.noop_interval_ms
+        if self.image.metadata_version >= NOOP_RECORDS:
+            with contextlib.suppress(ApiError):  # lost leadership: the renounce handles it
+                self._write([list(NoOp().generate(self._context()).records)])
+
+    def close(self, now: int) -> None:
+        """The process stops: pending operations fail (their client loses the connection)."""
+        error = ApiError("NOT_CONTROLLER", f"controller {self.node_id} stopped before the "
+                                           f"operation completed")
+        while self.purgatory:
+            self.purgatory.popleft().fail(error, now)
+        self.claimed_epoch = None
+
+    def _context(self) -> OperationContext:
+        return OperationContext(self.image, self.rng, self.raft.log.end_offset, self.node_id)
+
+    def _maybe_snapshot(self) -> None:
+        every = self.config.snapshot_every_records
+        offsets = self.offsets
+        if not every or self.records_since_snapshot < every:
+            return
+        if offsets.last_stable_offset != offsets.last_committed_offset:
+            return  # a transaction is open: snapshots only hold whole, committed state
+        end = offsets.last_stable_offset + 1
+        if end <= self.raft.log.start_offset:
+            return
+        self.raft.create_snapshot(end, image_to_records(self.committed_image()), self.clock())
+        self.records_since_snapshot = 0
+
+    # ------------------------------------------------------------------ reads
+    def describe(self) -> dict[str, Any]:
+        """Offsets and transaction state, for status displays."""
+        offsets = self.offsets
+        return {
+            "active": self.active,
+            "epoch": self.claimed_epoch,
+            "lastCommittedOffset": offsets.last_committed_offset,
+            "lastStableOffset": offsets.last_stable_offset,
+            "transactionStartOffset": offsets.transaction_start_offset,
+            "pending": len(self.purgatory),
+            "fault": str(self.fault) if self.fault else None,
+        }

@@ -1,0 +1,268 @@
+"""A KRaft cluster in the simulated world: controllers (voters) and brokers (observers).
+
+Node ids follow Kafka's test kit: brokers 0..B-1, controllers 3000..3000+C-1.
+Clients submit operations to the active controller in-process (an action
+event of the simulation); brokers are registered and unfenced by such
+operations when the cluster starts.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Sequence
+from typing import IO, TypeVar
+
+import msgspec
+
+from broker.loader import MetadataLoader
+from broker.mutations import BrokerMutation
+from controller import ControllerConfig, QuorumController
+from controller.errors import ApiError, ControllerFault, not_controller
+from controller.handle import OperationHandle
+from controller.mutations import ControllerMutation
+from controller.operations import Operation, RegisterBroker, UnfenceBroker
+from controller.write_mode import WriteMode
+from raft import RaftConfig
+from raft.config import ConfigError
+from raft.mutations import Mutation
+from sim.faults import FaultSpec, fault_nodes
+from sim.invariants import CommittedLog, RaftInvariants
+from sim.invariants.transactions import TransactionInvariants
+from sim.network import LinkConfig
+from sim.trace import Trace
+from sim.world import App, Monitor, NodeSlot, Simulation, WorldConfig
+
+T = TypeVar("T")
+
+CONTROLLER_BASE_ID = 3000
+"""Controllers are nodes 3000, 3001, ... (Kafka's KafkaClusterTestKit numbering)."""
+
+ALL_MUTATIONS: dict[str, Mutation | ControllerMutation | BrokerMutation] = {
+    m.value: m for m in (*Mutation, *ControllerMutation, *BrokerMutation)
+}
+"""Every deliberate bug of every layer, by name (test-only)."""
+
+
+class ClusterConfig(msgspec.Struct, frozen=True, kw_only=True):
+    """A whole cluster: sizes, settings of each layer, network, faults."""
+
+    seed: int = 0
+    controllers: int = 3
+    brokers: int = 3
+    controller: ControllerConfig = ControllerConfig()
+    raft: RaftConfig = RaftConfig()
+    network: LinkConfig = LinkConfig()
+    faults: tuple[FaultSpec, ...] = ()
+    broker_fetch_lag_ms: int = 0
+    """Extra delay on every link into a broker (a lagging broker)."""
+    mutations: frozenset[str] = frozenset()
+
+    def validate(self) -> ClusterConfig:
+        """Return self, or raise ConfigError naming the bad field."""
+        if self.controllers < 1:
+            raise ConfigError("controllers", f"a cluster needs at least one controller, got "
+                                             f"{self.controllers}")
+        if self.brokers < 0:
+            raise ConfigError("brokers", f"must not be negative, got {self.brokers}")
+        if self.broker_fetch_lag_ms < 0:
+            raise ConfigError("broker-fetch-lag-ms", "must not be negative")
+        unknown = sorted(self.mutations - ALL_MUTATIONS.keys())
+        if unknown:
+            raise ConfigError("mutations", f"unknown mutation(s): {', '.join(unknown)}")
+        self.controller.validate()
+        self.raft.validate()
+        self.network.validate()
+        nodes = set(self.controller_ids) | set(self.broker_ids)
+        for spec in self.faults:
+            for node in fault_nodes(spec):
+                if node not in nodes:
+                    raise ConfigError("faults", f"{spec.render()} names node {node}; the nodes "
+                                                f"are {', '.join(map(str, sorted(nodes)))}")
+        return self
+
+    @property
+    def controller_ids(self) -> tuple[int, ...]:
+        """Node ids of the controllers."""
+        return tuple(CONTROLLER_BASE_ID + i for i in range(self.controllers))
+
+    @property
+    def broker_ids(self) -> tuple[int, ...]:
+        """Node ids (and broker ids) of the brokers."""
+        return tuple(range(self.brokers))
+
+    def layer_mutations(self, kind: type[T]) -> frozenset[T]:
+        """The mutations that belong to one layer's enum."""
+        return frozenset(m for name in self.mutations
+                         if isinstance(m := ALL_MUTATIONS[name], kind))
+
+
+class KRaftCluster:
+    """Controllers and brokers on a simulated network, with every invariant checked online."""
+
+    def __init__(self, config: ClusterConfig, trace_out: IO[bytes] | None = None,
+                 extra_monitors: Sequence[Monitor] = ()) -> None:
+        self.config = config.validate()
+        world = WorldConfig(seed=config.seed, voter_ids=config.controller_ids,
+                            observer_ids=config.broker_ids, raft=config.raft,
+                            network=config.network,
+                            mutations=config.layer_mutations(Mutation))
+        self.history = CommittedLog()
+        self.raft_invariants = RaftInvariants(self.history)
+        self.txn_invariants = TransactionInvariants(self.history)
+        self.controller_faults: list[tuple[int, int, str]] = []
+        monitors: list[Monitor] = [self.raft_invariants, self.txn_invariants,
+                                   *extra_monitors]
+        self.sim = Simulation(world, self._apps, monitors, Trace(trace_out))
+        self.sim.trace.write({"ev": "config", "config": msgspec.to_builtins(config)})
+        if config.broker_fetch_lag_ms:
+            lagging = msgspec.structs.replace(
+                config.network, latency_ms=config.network.latency_ms + config.broker_fetch_lag_ms)
+            for broker in config.broker_ids:
+                for controller in config.controller_ids:
+                    self.sim.network.set_link(controller, broker, lagging)
+        for spec in config.faults:
+            self.sim.schedule_fault(spec)
+        self.handles: list[OperationHandle] = []
+
+    # ------------------------------------------------------------------ nodes
+    def _apps(self, sim: Simulation, slot: NodeSlot) -> list[App]:
+        assert slot.raft is not None
+        rng = random.Random(f"kraftsim/{self.config.seed}/app/{slot.node_id}/{slot.incarnation}")
+        if slot.is_voter:
+            node_id = slot.node_id
+            return [QuorumController(
+                node_id, slot.raft, rng, lambda: sim.now, self.config.controller,
+                fatal_handler=lambda fault: self._on_fatal(node_id, fault),
+                mutations=self.config.layer_mutations(ControllerMutation))]
+        return [MetadataLoader(slot.node_id, slot.raft,
+                               mutations=self.config.layer_mutations(BrokerMutation))]
+
+    def _on_fatal(self, node_id: int, fault: ControllerFault) -> None:
+        """A controller hit a fatal fault: its process exits (crashes) right away."""
+        self.controller_faults.append((node_id, self.sim.now, str(fault)))
+        self.sim.schedule(self.sim.now, lambda: self.sim.crash(node_id),
+                          f"controller {node_id} exits: {fault}")
+
+    def controller(self, node_id: int) -> QuorumController | None:
+        """The controller running on ``node_id``, if it runs."""
+        slot = self.sim.slots.get(node_id)
+        if slot is None:
+            return None
+        return next((a for a in slot.apps if isinstance(a, QuorumController)), None)
+
+    def loader(self, node_id: int) -> MetadataLoader | None:
+        """The metadata loader of broker ``node_id``, if it runs."""
+        slot = self.sim.slots.get(node_id)
+        if slot is None:
+            return None
+        return next((a for a in slot.apps if isinstance(a, MetadataLoader)), None)
+
+    def active_controller(self) -> QuorumController | None:
+        """The controller that has claimed leadership in the newest epoch, if any."""
+        best: QuorumController | None = None
+        for node_id in self.config.controller_ids:
+            c = self.controller(node_id)
+            if c is not None and c.active and (best is None or (c.claimed_epoch or 0) >
+                                                (best.claimed_epoch or 0)):
+                best = c
+        return best
+
+    # ------------------------------------------------------------------ clients
+    def submit(self, operation: Operation, mode: WriteMode | None = None,
+               node_id: int | None = None) -> OperationHandle:
+        """Submit ``operation`` now, to ``node_id`` or to the active controller."""
+        holder: list[OperationHandle] = []
+
+        def act() -> None:
+            target = self.controller(node_id) if node_id is not None else \
+                self.active_controller()
+            if target is None:
+                handle = OperationHandle(0, operation.describe(), node_id or -1, self.sim.now,
+                                         (mode or WriteMode.TRANSACTIONAL).value)
+                handle.fail(not_controller(node_id if node_id is not None else -1,
+                                           self.sim.leader_id()), self.sim.now)
+                holder.append(handle)
+                return
+            handle = target.submit(operation, mode)
+            self.txn_invariants.track(handle, target.claimed_epoch or -1)
+            holder.append(handle)
+
+        self.sim.act(f"submit {operation.describe()}", act)
+        if not holder:  # the run already stopped on a violation
+            handle = OperationHandle(0, operation.describe(), -1, self.sim.now, "")
+            handle.fail(ApiError("UNKNOWN_SERVER_ERROR", "the simulation stopped"),
+                        self.sim.now)
+            holder.append(handle)
+        self.handles.append(holder[0])
+        return holder[0]
+
+    def wait(self, handle: OperationHandle, timeout_ms: int = 60_000) -> bool:
+        """Run until ``handle`` is done; False on timeout or violation."""
+        return self.sim.run_until_true(lambda: handle.done, timeout_ms) and handle.done
+
+    def run_until_active(self, timeout_ms: int = 60_000) -> QuorumController | None:
+        """Run until a controller is active; None on timeout."""
+        self.sim.run_until_true(lambda: self.active_controller() is not None, timeout_ms)
+        return self.active_controller()
+
+    def start(self, register_brokers: bool = True, timeout_ms: int = 60_000) -> None:
+        """Start every node; register and unfence the brokers once a controller is active."""
+        self.sim.start()
+        if not register_brokers or not self.config.brokers:
+            return
+        for operation_of in (RegisterBroker, UnfenceBroker):
+            for broker_id in self.config.broker_ids:
+                self._submit_until_committed(operation_of(broker_id), timeout_ms)
+
+    def _submit_until_committed(self, operation: Operation, timeout_ms: int) -> None:
+        deadline = self.sim.now + timeout_ms
+        while self.sim.now < deadline and self.sim.violation is None:
+            if self.run_until_active(deadline - self.sim.now) is None:
+                return
+            handle = self.submit(operation)
+            self.wait(handle, deadline - self.sim.now)
+            if handle.error is None or not handle.error.retriable:
+                return
+
+    def idle(self) -> bool:
+        """No operation pending, no transaction open, every reachable node caught up.
+
+        Caught up means: every running node the active controller can reach both
+        ways has applied (controllers) or published (brokers) every committed
+        record except trailing periodic NoOps.
+        """
+        active = self.active_controller()
+        if active is None or active.purgatory or active.transaction_open:
+            return False
+        if any(not h.done for h in self.handles):
+            return False
+        reference = self.txn_invariants.reference
+        reference.advance()
+        if reference.open is not None:
+            return False
+        target = reference.last_meaningful_offset
+        if active.offsets.last_stable_offset < target:
+            return False
+        for slot in self.sim.slots.values():
+            if not slot.running or slot.node_id == active.node_id:
+                continue
+            if not (self.sim.network.can_deliver(active.node_id, slot.node_id)
+                    and self.sim.network.can_deliver(slot.node_id, active.node_id)):
+                continue
+            controller = self.controller(slot.node_id)
+            if controller is not None and controller.offsets.last_committed_offset < target:
+                return False
+            loader = self.loader(slot.node_id)
+            if loader is not None and loader.published_offset < target:
+                return False
+        return True
+
+    def transaction_window_open(self) -> bool:
+        """A Begin is committed and its End/Abort is not (``run-until open-txn``)."""
+        reference = self.txn_invariants.reference
+        reference.advance()
+        return reference.open is not None
+
+    def run_until(self, predicate: Callable[[], bool], timeout_ms: int) -> bool:
+        """Run until ``predicate()``; False on timeout or violation."""
+        return self.sim.run_until_true(predicate, timeout_ms) and self.sim.violation is None
