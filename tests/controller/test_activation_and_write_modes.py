@@ -1,0 +1,81 @@
+"""Activation records (Kafka's ActivationRecordsGeneratorTest) and the write modes."""
+
+from __future__ import annotations
+
+import pytest
+
+from controller.activation import activation_records
+from controller.errors import ApiError, ControllerFault
+from controller.records.schema import (
+    AbortTransactionRecord,
+    BeginTransactionRecord,
+    EndTransactionRecord,
+    FeatureLevelRecord,
+    NoOpRecord,
+    ZkMigrationStateRecord,
+)
+from controller.records.versions import LEVELS
+from controller.write_mode import WriteMode, default_mode, plan_batches
+
+
+@pytest.mark.parametrize(("release", "atomic", "types"), [
+    ("3.0-IV1", True, [FeatureLevelRecord]),
+    ("3.4-IV0", True, [FeatureLevelRecord, ZkMigrationStateRecord]),
+    ("3.6-IV1", False, [BeginTransactionRecord, FeatureLevelRecord, ZkMigrationStateRecord,
+                        EndTransactionRecord]),
+])
+def test_activation_on_an_empty_log(release: str, atomic: bool, types: list[type]) -> None:
+    result = activation_records(True, -1, LEVELS[release], LEVELS[release])
+    assert result.atomic is atomic
+    assert [type(r) for r in result.records] == types
+    if not atomic:
+        assert result.records[0] == BeginTransactionRecord("Bootstrap records")
+    assert result.records[types.index(FeatureLevelRecord)] == FeatureLevelRecord(
+        "metadata.version", LEVELS[release])
+
+
+def test_activation_with_an_open_transaction_writes_one_atomic_abort() -> None:
+    result = activation_records(False, 500, LEVELS["3.6-IV1"], LEVELS["3.6-IV1"])
+    assert result.atomic
+    assert result.records == [AbortTransactionRecord("Controller failover")]
+
+
+def test_activation_with_an_open_transaction_below_3_6_iv1_is_fatal() -> None:
+    with pytest.raises(ControllerFault, match="in-progress transaction at offset 500, but the "
+                                              "metadata.version 3.6-IV0 does not support "
+                                              "transactions"):
+        activation_records(False, 500, LEVELS["3.6-IV0"], LEVELS["3.6-IV0"])
+
+
+def test_activation_on_a_committed_log_writes_nothing() -> None:
+    assert activation_records(False, -1, 13, 13).records == []
+
+
+def test_non_atomic_splits_without_markers() -> None:
+    records = [NoOpRecord()] * 5
+    batches = plan_batches(records, WriteMode.NON_ATOMIC, 2, 13, "five")
+    assert [len(b) for b in batches] == [2, 2, 1]
+    assert all(isinstance(r, NoOpRecord) for b in batches for r in b)
+
+
+def test_atomic_refuses_more_than_one_batch() -> None:
+    with pytest.raises(ApiError) as e:
+        plan_batches([NoOpRecord()] * 5, WriteMode.ATOMIC, 2, 13, "five")
+    assert e.value.code == "POLICY_VIOLATION"
+
+
+def test_transactional_frames_with_markers_and_counts_them() -> None:
+    batches = plan_batches([NoOpRecord()] * 5, WriteMode.TRANSACTIONAL, 3, 13, "five")
+    flat = [r for b in batches for r in b]
+    assert flat[0] == BeginTransactionRecord("five") and flat[-1] == EndTransactionRecord()
+    assert [len(b) for b in batches] == [3, 3, 1]
+    assert plan_batches([NoOpRecord()] * 3, WriteMode.TRANSACTIONAL, 3, 13, "x") == \
+        [[NoOpRecord()] * 3]  # one batch: atomic, no markers
+
+
+def test_transactional_is_unavailable_below_3_6_iv1() -> None:
+    with pytest.raises(ApiError, match="3.6-IV1 or later; the cluster is at 3.6-IV0") as e:
+        plan_batches([NoOpRecord()] * 5, WriteMode.TRANSACTIONAL, 2, 12, "five")
+    assert e.value.code == "UNSUPPORTED_VERSION"
+    assert default_mode(12) is WriteMode.ATOMIC
+    assert default_mode(13) is WriteMode.TRANSACTIONAL

@@ -1,0 +1,110 @@
+"""OffsetControlManager: committed offset, LSO, transactions and revert points.
+
+Behaviours taken from Kafka's OffsetControlManagerTest.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from controller import ControllerFault, OffsetControlManager, RevertPoint
+from controller.records.delta import MetadataDelta
+from controller.records.image import MetadataImage
+from controller.records.schema import FeatureLevelRecord
+
+
+def image_at(offset: int, level: int = 1) -> MetadataImage:
+    delta = MetadataDelta(MetadataImage.EMPTY)
+    delta.replay(FeatureLevelRecord("metadata.version", level))
+    return delta.apply(offset, 1)
+
+
+def test_fresh_state() -> None:
+    manager = OffsetControlManager()
+    assert (manager.last_committed_offset, manager.last_stable_offset,
+            manager.transaction_start_offset) == (-1, -1, -1)
+    assert len(manager.registry) == 1
+    assert not manager.active
+
+
+def test_standby_commit_moves_committed_and_lso() -> None:
+    manager = OffsetControlManager()
+    manager.add_point(1000, RevertPoint(image_at(1000), -1))
+    assert manager.handle_commit_batch(1000, 3)
+    assert manager.last_committed_offset == manager.last_stable_offset == 1000
+    assert manager.last_committed_epoch == 3
+
+
+def test_active_append_keeps_the_lso_until_the_commit() -> None:
+    manager = OffsetControlManager()
+    manager.activate(0)
+    manager.handle_schedule_append(2000, RevertPoint(image_at(2000), -1))
+    assert manager.next_write_offset == 2001
+    assert manager.last_stable_offset == -1
+    manager.handle_commit_batch(2000, 1)
+    assert manager.last_stable_offset == 2000
+
+
+def _with_open_transaction() -> OffsetControlManager:
+    manager = OffsetControlManager()
+    manager.add_point(1000, RevertPoint(image_at(1000, 13), -1))
+    manager.handle_commit_batch(1000, 1)
+    manager.add_point(1499, RevertPoint(image_at(1499, 13), -1))
+    manager.replay_begin(1500)
+    manager.add_point(1550, RevertPoint(image_at(1550, 14), 1500))
+    manager.handle_commit_batch(1550, 1)
+    return manager
+
+
+def test_lso_stops_before_an_open_transaction_and_jumps_after_its_end() -> None:
+    manager = _with_open_transaction()
+    assert manager.last_stable_offset == 1499
+    manager.replay_end(1600)
+    manager.add_point(1600, RevertPoint(image_at(1600, 14), -1))
+    assert manager.last_stable_offset == 1499  # End replayed: nothing moves until a commit
+    assert not manager.handle_commit_batch(1580, 1)  # End not committed yet
+    assert manager.last_stable_offset == 1499
+    assert manager.handle_commit_batch(1600, 1)
+    assert manager.last_stable_offset == 1600
+
+
+def test_abort_reverts_to_begin_minus_one() -> None:
+    manager = _with_open_transaction()
+    point = manager.replay_abort(1600)
+    assert point.image.offset == 1499
+    assert point.image.metadata_version == 13
+    assert manager.transaction_start_offset == -1
+
+
+def test_snapshot_load_in_a_transaction_clears_it() -> None:
+    manager = _with_open_transaction()
+    manager.begin_load_snapshot()
+    assert manager.transaction_start_offset == -1
+    with pytest.raises(ControllerFault, match="cannot appear within a snapshot"):
+        manager.replay_begin(3000)
+    manager.end_load_snapshot(2999, 4, image_at(2999))
+    assert manager.last_committed_offset == manager.last_stable_offset == 2999
+    assert manager.transaction_start_offset == -1
+
+
+def test_markers_out_of_place_are_faults_with_offsets() -> None:
+    manager = _with_open_transaction()
+    with pytest.raises(ControllerFault, match="at 1700 because the transaction at 1500") as e:
+        manager.replay_begin(1700)
+    assert e.value.offset == 1700
+    fresh = OffsetControlManager()
+    with pytest.raises(ControllerFault, match="EndTransactionRecord at 5 because there is no"):
+        fresh.replay_end(5)
+    with pytest.raises(ControllerFault, match="AbortTransactionRecord at 6"):
+        fresh.replay_abort(6)
+
+
+def test_deactivate_reverts_to_the_last_committed_state() -> None:
+    manager = _with_open_transaction()
+    manager.activate(1551)
+    manager.replay_end(1600)
+    manager.handle_schedule_append(1600, RevertPoint(image_at(1600, 15), -1))
+    point = manager.deactivate(manager.last_committed_offset)
+    assert point.image.offset == 1550
+    assert manager.transaction_start_offset == 1500  # the committed log still has it open
+    assert max(manager.registry) == 1550
