@@ -8,6 +8,7 @@ operations when the cluster starts.
 
 from __future__ import annotations
 
+import functools
 import random
 from collections.abc import Callable, Sequence
 from typing import IO, TypeVar
@@ -41,6 +42,16 @@ ALL_MUTATIONS: dict[str, Mutation | ControllerMutation | BrokerMutation] = {
     m.value: m for m in (*Mutation, *ControllerMutation, *BrokerMutation)
 }
 """Every deliberate bug of every layer, by name (test-only)."""
+
+
+@functools.cache
+def _controller_ids(count: int) -> tuple[int, ...]:
+    return tuple(CONTROLLER_BASE_ID + i for i in range(count))
+
+
+@functools.cache
+def _broker_ids(count: int) -> tuple[int, ...]:
+    return tuple(range(count))
 
 
 class ClusterConfig(msgspec.Struct, frozen=True, kw_only=True):
@@ -83,12 +94,12 @@ class ClusterConfig(msgspec.Struct, frozen=True, kw_only=True):
     @property
     def controller_ids(self) -> tuple[int, ...]:
         """Node ids of the controllers."""
-        return tuple(CONTROLLER_BASE_ID + i for i in range(self.controllers))
+        return _controller_ids(self.controllers)
 
     @property
     def broker_ids(self) -> tuple[int, ...]:
         """Node ids (and broker ids) of the brokers."""
-        return tuple(range(self.brokers))
+        return _broker_ids(self.brokers)
 
     def layer_mutations(self, kind: type[T]) -> frozenset[T]:
         """The mutations that belong to one layer's enum."""

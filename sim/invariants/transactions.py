@@ -92,7 +92,7 @@ class TransactionInvariants(Monitor):
         self.partial_examples: list[str] = []
         self.publications = 0
         self._pending: list[Publication] = []
-        self._controller_seen: dict[int, tuple[int, int]] = {}
+        self._controller_seen: dict[int, tuple[int, int, int]] = {}
         self.on_publish: list[Publication] = []
 
     # ------------------------------------------------------------------ wiring
@@ -191,7 +191,8 @@ class TransactionInvariants(Monitor):
 
     def _check_controller(self, node_id: int, controller: QuorumController) -> None:
         offsets = controller.offsets
-        seen = (offsets.last_committed_offset, offsets.last_stable_offset)
+        state = controller.committed_state()
+        seen = (offsets.last_committed_offset, offsets.last_stable_offset, state.image.digest)
         if self._controller_seen.get(node_id) == seen or controller.fault is not None:
             return
         self._controller_seen[node_id] = seen
@@ -205,8 +206,7 @@ class TransactionInvariants(Monitor):
         expected = self.reference.image_at(committed)
         if expected is None:
             return
-        actual = controller.committed_state().image
-        if not actual.same_content(expected):
+        if not state.image.same_content(expected):
             batch = self._batch_ending_at(committed)
             rollback = batch is not None and any(isinstance(r, AbortTransactionRecord)
                                                  for r in batch.records)
