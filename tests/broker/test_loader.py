@@ -65,7 +65,7 @@ def test_records_before_a_begin_are_published_when_the_begin_is_read() -> None:
     r = Recorder()
     r.commit(r.batch(NoOpRecord(), NoOpRecord()),
              r.batch(BeginTransactionRecord("t"), TopicRecord("foo", FOO)))
-    [(image, manifest)] = r.images
+    [(image, _)] = r.images
     assert image.offset == 1 and image.topic("foo") is None
     r.commit(r.batch(EndTransactionRecord()))
     assert r.images[-1][0].topic("foo") is not None
