@@ -52,6 +52,8 @@ from raft import Batch, LeaderAndEpoch, NotLeaderError, RaftNode, Snapshot
 
 FatalHandler = Callable[[ControllerFault], None]
 
+_MARKERS = frozenset({BeginTransactionRecord, EndTransactionRecord, AbortTransactionRecord})
+
 
 class QuorumController:
     """A controller on one raft node; see the module docs."""
@@ -173,24 +175,28 @@ class QuorumController:
         """Apply records at their offsets; markers drive the transaction state."""
         offsets = self.offsets
         delta = MetadataDelta(self.image)
+        replay = delta.replay
         for index, record in enumerate(records):
+            kind = type(record)
+            if kind not in _MARKERS:
+                try:
+                    replay(record)
+                except ReplayError as exc:
+                    raise ControllerFault(f"Unable to apply {record.TYPE_NAME}: {exc}",
+                                          base_offset + index) from None
+                continue
             offset = base_offset + index
-            if isinstance(record, BeginTransactionRecord):
+            if kind is BeginTransactionRecord:
                 self.image = delta.apply(offset - 1, epoch)
                 offsets.replay_begin(offset)
                 offsets.add_point(offset - 1, RevertPoint(self.image, -1))
-                delta = MetadataDelta(self.image)
-            elif isinstance(record, EndTransactionRecord):
+            elif kind is EndTransactionRecord:
                 offsets.replay_end(offset)
-            elif isinstance(record, AbortTransactionRecord):
-                point = offsets.replay_abort(offset)
-                delta = MetadataDelta(point.image)
+                continue
             else:
-                try:
-                    delta.replay(record)
-                except ReplayError as exc:
-                    raise ControllerFault(f"Unable to apply {record.TYPE_NAME}: {exc}",
-                                          offset) from None
+                self.image = offsets.replay_abort(offset).image
+            delta = MetadataDelta(self.image)
+            replay = delta.replay
         self.image = delta.apply(base_offset + len(records) - 1, epoch)
 
     # ------------------------------------------------------------------ raft listener

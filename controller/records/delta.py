@@ -158,25 +158,30 @@ class MetadataDelta:
         self._topics[record.topic_id] = _TopicChange(record.name, record.topic_id, None)
         self._names[record.name] = record.topic_id
 
-    def _change_for(self, topic_id: str, what: str) -> _TopicChange:
+    def _change_for(self, topic_id: str) -> _TopicChange | None:
         change = self._topics.get(topic_id)
         if change is not None:
             return change
         topic = self._topic(topic_id)
         if topic is None:
-            raise ReplayError(f"{what} for unknown topic id {topic_id}")
+            return None
         assert isinstance(topic, TopicImage)
         change = _TopicChange(topic.name, topic.topic_id, topic)
         self._topics[topic_id] = change
         return change
 
     def _replay_partition(self, record: PartitionRecord) -> None:
-        change = self._change_for(record.topic_id, f"PartitionRecord {record.partition_id}")
+        change = self._topics.get(record.topic_id) or self._change_for(record.topic_id)
+        if change is None:
+            raise ReplayError(f"PartitionRecord {record.partition_id} for unknown topic id "
+                              f"{record.topic_id}")
         change.partitions[record.partition_id] = partition_from_record(record)
 
     def _replay_partition_change(self, record: PartitionChangeRecord) -> None:
-        change = self._change_for(record.topic_id,
-                                  f"PartitionChangeRecord {record.partition_id}")
+        change = self._change_for(record.topic_id)
+        if change is None:
+            raise ReplayError(f"PartitionChangeRecord {record.partition_id} for unknown topic "
+                              f"id {record.topic_id}")
         current = change.get(record.partition_id)
         if current is None:
             raise ReplayError(f"PartitionChangeRecord for unknown partition "
