@@ -12,8 +12,10 @@ before that transaction is shown and the open transaction is reported.
 ``--log-dir`` reads ``__cluster_metadata-0``: from its first segment when the
 log starts at offset 0, else from the newest snapshot that the segments
 continue (loaded as a snapshot, then the segments after it). ``--snapshot``
-reads one ``.checkpoint`` (or ``.log``) file the same way; given together,
-the snapshot comes first and the log continues after its end.
+reads one ``.checkpoint`` file (loaded as a snapshot, so that the image has
+the snapshot's provenance; a damaged one is replayed batch by batch) or one
+``.log`` segment; given together, the snapshot comes first and the log
+continues after its end.
 """
 
 from __future__ import annotations
@@ -26,7 +28,6 @@ from broker.loader import MetadataLoader
 from controller.records.image import MetadataImage
 from controller.records.schema import BeginTransactionRecord, is_marker
 from raft.batch import Batch
-from raft.snapshot import Snapshot
 from sim.kafka_files import files
 from sim.kafka_files.batch_format import DecodedBatch
 from sim.kafka_files.errors import DecodeFailure
@@ -41,6 +42,7 @@ class FileSource:
         self.warnings: list[str] = []
         self.batches: list[Batch] = []
         self.open_transaction: int | None = None
+        self.read_to = -1
         self._times: dict[int, int] = {}
 
     @property
@@ -61,8 +63,7 @@ class FileSource:
     def describe(self) -> str:
         """``/local/node``: which files, which offsets."""
         image = self.image
-        end = self.batches[-1].last_offset if self.batches else -1
-        text = (f"Kafka files {self.path}: read to offset {end}, image at offset "
+        text = (f"Kafka files {self.path}: read to offset {self.read_to}, image at offset "
                 f"{image.offset}")
         if self.open_transaction is not None:
             text += (f"; the transaction begun at offset {self.open_transaction} never ends "
@@ -71,20 +72,25 @@ class FileSource:
 
     # ------------------------------------------------------------------ loading
     def load_snapshot(self, snapshot: files.SnapshotFile, as_snapshot: bool) -> None:
-        """Feed a snapshot: whole (``as_snapshot``) or batch by batch, as Kafka's shell does."""
+        """Feed a snapshot: whole (``as_snapshot``) or batch by batch.
+
+        Kafka's shell replays a snapshot file's batches as commits, so its image
+        carries the offsets inside the file; loaded whole, the image carries the
+        snapshot's own provenance (its last contained offset and epoch). A
+        damaged snapshot is replayed batch by batch: its good part is shown.
+        """
         result = snapshot.result
         if result.error is not None:
             self.warn(result.error)
         if as_snapshot and result.snapshot is not None:
-            self._load_snapshot(result.snapshot, result.batches)
+            self.loader.handle_load_snapshot(result.snapshot)
+            self.batches.extend(d.batch for d in result.batches)
+            last = result.snapshot.snapshot_id.last_contained_offset
+            self.read_to = last
+            if result.header is not None:
+                self._times[last] = result.header.last_contained_log_timestamp
             return
         self.replay([d for d in result.batches if not d.batch.is_control])
-
-    def _load_snapshot(self, snapshot: Snapshot, decoded: Sequence[DecodedBatch]) -> None:
-        self.loader.handle_load_snapshot(snapshot)
-        for d in decoded:
-            self._times[d.batch.last_offset] = d.batch.append_time_ms
-            self.batches.append(d.batch)
 
     def replay(self, decoded: Sequence[DecodedBatch]) -> None:
         """Each batch as its own commit; the high watermark is the end of the last one."""
@@ -96,6 +102,7 @@ class FileSource:
             for offset in range(batch.base_offset, batch.end_offset):
                 self._times[offset] = batch.append_time_ms
             self.batches.append(batch)
+            self.read_to = batch.last_offset
             if batch.is_control:
                 continue
             self._note_markers(batch)
@@ -110,7 +117,8 @@ class FileSource:
 
     def warn(self, failure: DecodeFailure) -> None:
         """Note damage in a file (the good part before it is still shown)."""
-        self.warnings.append(f"{failure.describe()} (showing what comes before it)")
+        suffix = "" if failure.kind == "unreadable" else " (showing what comes before it)"
+        self.warnings.append(failure.describe() + suffix)
 
 
 def open_files(log_dir: str | None, snapshot: str | None) -> FileSource:
@@ -125,7 +133,7 @@ def open_files(log_dir: str | None, snapshot: str | None) -> FileSource:
         start = segment.result.batches[-1].batch.end_offset if segment.result.batches else 0
     elif snapshot is not None:
         snap = files.read_snapshot_file(Path(snapshot))
-        source.load_snapshot(snap, as_snapshot=log_dir is not None)
+        source.load_snapshot(snap, as_snapshot=True)
         start = snap.snapshot_id.end_offset
     if log_dir is None:
         return source

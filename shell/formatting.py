@@ -31,6 +31,11 @@ def table(header: Sequence[str], rows: Sequence[Sequence[object]]) -> list[str]:
             for row in cells]
 
 
+def plural(count: int, noun: str) -> str:
+    """``1 record``, ``2 records``."""
+    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
+
+
 def to_json(value: Any) -> str:
     """One line of JSON, keys in a stable order."""
     return json.dumps(value, sort_keys=True, separators=(", ", ": "))

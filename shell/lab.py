@@ -18,6 +18,7 @@ from controller.operations import Operation
 from controller.records.image import MetadataImage
 from controller.write_mode import WriteMode
 from shell.errors import CommandError
+from shell.formatting import plural
 from sim.cluster import ClusterConfig, KRaftCluster
 from sim.world import NodeStatus
 
@@ -51,8 +52,9 @@ def describe_submission(handle: OperationHandle) -> str:
         batches += f" ({how})"
     if handle.record_count == 0:
         return f"submitted to controller {handle.controller_id}: no records to write"
-    return (f"submitted to controller {handle.controller_id}: {handle.record_count} records "
-            f"in {batches}, offsets {handle.first_offset}-{handle.last_offset}")
+    return (f"submitted to controller {handle.controller_id}: "
+            f"{plural(handle.record_count, 'record')} in {batches}, offsets "
+            f"{handle.first_offset}-{handle.last_offset}")
 
 
 class Lab:
@@ -123,8 +125,7 @@ class Lab:
     def view_label(self, node_id: int) -> str:
         """What the view of ``node_id`` is, in words."""
         if node_id in self.config.controller_ids:
-            return (f"controller {node_id}: its committed state at the last stable offset "
-                    f"(LSO view)")
+            return f"controller {node_id}: its committed state at the last stable offset"
         return f"broker {node_id}: the last image it published"
 
     def time_of(self, offset: int) -> str | None:

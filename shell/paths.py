@@ -118,6 +118,8 @@ def lookup(root: Dir, path: Path) -> Node | None:
 
 def suggestion(parent: Dir, name: str) -> str | None:
     """The child name of ``parent`` closest to ``name``, if one is close."""
+    if name.isdigit():  # a partition or broker id: a "close" number is no hint
+        return None
     names = parent.names()
     if len(names) > 5000:  # a huge directory: don't scan it for a hint
         return None

@@ -65,4 +65,6 @@ def log_lines(label: str, log: RaftLog, high_watermark: int | None, first: int |
             if low <= offset <= high:
                 lines.append(f"  {offset}  {record_text(record)}")
                 shown += 1
+    if shown == 0:
+        lines.append(f"(no records between offsets {low} and {high})")
     return lines

@@ -10,6 +10,7 @@ starts on the demo cluster; ``--log-dir``/``--snapshot`` open real Kafka files.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -55,7 +56,11 @@ def register(sub: Any) -> None:
 
 
 def _print(line: str, is_error: bool) -> None:
-    print(line, file=sys.stderr if is_error else sys.stdout, flush=is_error)
+    try:
+        print(line, file=sys.stderr if is_error else sys.stdout, flush=is_error)
+    except BrokenPipeError:  # the reader went away (e.g. | head): stop quietly
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        raise SystemExit(EXIT_FAILED) from None
 
 
 def _read_script(path: str) -> list[str] | None:

@@ -9,7 +9,7 @@ from raft import RaftConfig
 from raft.config import ConfigError
 from shell.commands.base import Command, choice, integer, parse_args
 from shell.errors import CommandError
-from shell.formatting import table, to_json
+from shell.formatting import plural, table, to_json
 from shell.lab import Lab
 from shell.raw_log import log_lines
 from shell.status import status_json, status_text
@@ -55,15 +55,18 @@ def start_cluster(session: Session, options: dict[str, Any]) -> Lab:
     lab.cluster.start()
     session.lab, session.files = lab, None
     active = lab.cluster.active_controller()
-    session.out(f"cluster of {config.controllers} controllers ({_id_range(config.controller_ids)}"
-                f") and {config.brokers} brokers ({_id_range(config.broker_ids)}), seed "
+    session.out(f"cluster of {plural(config.controllers, 'controller')} "
+                f"({_id_range(config.controller_ids)}) and {plural(config.brokers, 'broker')} "
+                f"({_id_range(config.broker_ids)}), seed "
                 f"{config.seed}, at most {config.controller.max_records_per_batch} records per "
                 f"batch, {config.raft.fetch_max_records} per fetch, mode "
                 f"{mode or 'transactional'}")
     if active is None:
         raise CommandError("no controller became active within 60000 ms")
-    brokers = f"brokers {_id_range(config.broker_ids)} registered and unfenced; " \
-        if config.brokers else ""
+    brokers = ""
+    if config.brokers:
+        which = "broker" if config.brokers == 1 else "brokers"
+        brokers = f"{which} {_id_range(config.broker_ids)} registered and unfenced; "
     session.out(f"at {lab.now} ms: controller {active.node_id} leads epoch "
                 f"{active.claimed_epoch}; {brokers}viewing {lab.view_label(lab.view)}")
     return lab
@@ -127,7 +130,7 @@ def run_view(session: Session, args: list[str]) -> None:
                     f"unavailable until it restarts")
         return
     image = lab.view_image(node_id)
-    session.out(f"viewing {lab.view_label(node_id)} (offset {image.offset})")
+    session.out(f"viewing {lab.view_label(node_id)}, at offset {image.offset}")
 
 
 def run_log(session: Session, args: list[str]) -> None:

@@ -31,12 +31,12 @@ def run_help(session: Session, args: list[str]) -> None:
     parse_args(HELP, args)
     for title, names in SECTIONS:
         session.out(f"{title}:")
-        rows = [(f"  {COMMANDS[n].synopsis}", COMMANDS[n].summary) for n in names]
+        rows = [(f"  {n}", COMMANDS[n].summary) for n in names]
         for line in table(("", ""), rows)[1:]:
             session.out(line)
         session.out("")
-    session.out("'man COMMAND' explains one command. NODE is a node id or 'leader'. Paths take "
-                "globs: * ? {a,b}.")
+    session.out("'man COMMAND' shows a command's arguments and explains it. NODE is a node id "
+                "or 'leader'; paths take globs: * ? {a,b}.")
 
 
 def run_man(session: Session, args: list[str]) -> None:
