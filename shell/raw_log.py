@@ -36,9 +36,9 @@ def log_lines(label: str, log: RaftLog, high_watermark: int | None, first: int |
               last: int | None) -> list[str]:
     """The raw log between offsets ``first`` and ``last`` (inclusive; None: open end)."""
     hw_text = "unknown (the node is down)" if high_watermark is None else str(high_watermark)
-    lines = [f"RAW LOG of {label}: every record it holds, markers and uncommitted records "
-             f"included (the metadata tree shows only published images); offsets "
-             f"{log.start_offset}-{log.end_offset - 1}, high watermark {hw_text}"]
+    lines = [f"RAW LOG of {label} (markers and uncommitted records included; not what any "
+             f"node shows): offsets {log.start_offset}-{log.end_offset - 1}, high watermark "
+             f"{hw_text}"]
     if log.snapshot is not None:
         lines.append(f"offsets before {log.start_offset} are in snapshot "
                      f"{log.snapshot.snapshot_id.end_offset}-{log.snapshot.snapshot_id.epoch}")

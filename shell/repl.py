@@ -73,6 +73,6 @@ def run_repl(session: Session, history_path: Path | None) -> int:
         try:
             session.execute(line)
         except KeyboardInterrupt:
-            print("interrupted: the simulation stopped between two events; start a new "
-                  "cluster if it misbehaves", file=sys.stderr)
+            print("interrupted: the simulation may have stopped in the middle of an event; "
+                  "start a new cluster if it misbehaves", file=sys.stderr)
     return 0
