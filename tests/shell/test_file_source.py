@@ -122,3 +122,15 @@ def test_unreadable_files_fail_with_one_line(tmp_path: Path,
     assert main(["shell", "--log-dir", str(tmp_path / "nowhere"), "-c", "ls"]) == 1
     err = capsys.readouterr().err
     assert "No such file or directory" in err and "Traceback" not in err
+
+
+def test_topic_deletes_keep_only_the_third_incarnation(kafka_data: Path) -> None:
+    rec = files_shell(kafka_data / "topic-deletes")
+    assert rec.run("ls /image/topics/byName", "ls /image/topics/byId") == [
+        "test-topic", "YNY5hm01SZ-bAGeCLAGqWA"]
+    assert rec.run("ls /image/topics/byName/test-topic") == ["0     id    name"]
+    rec.session.format = "json"
+    partition = json.loads(rec.run("cat /image/topics/byId/*/0")[0])
+    value = partition["/image/topics/byId/YNY5hm01SZ-bAGeCLAGqWA/0"]
+    assert (value["leader"], value["leaderEpoch"], value["partitionEpoch"]) == (1, 2, 3)
+    assert json.loads(rec.run("ls /image/configs")[0]) == {"/image/configs": ["BROKER"]}
