@@ -93,7 +93,11 @@ class ShellCompleter(Completer):
         before = document.text_before_cursor
         words = before.split()
         typed = "" if not words or before.endswith((" ", "\t")) else words[-1]
-        for candidate in candidates(self.session, before):
+        try:
+            found = candidates(self.session, before)
+        except Exception:  # a completion problem must never break the prompt
+            return
+        for candidate in found:
             shown = candidate.rstrip("/").rpartition("/")[2] + \
                 ("/" if candidate.endswith("/") else "")
             yield Completion(candidate, start_position=-len(typed), display=shown)

@@ -43,20 +43,14 @@ def _targets(session: Session, command: Command, args: list[str], default: str |
     return out
 
 
-def _display(cwd: Path, path: Path) -> str:
-    """``path`` relative to ``cwd`` when below it, else absolute."""
-    if cwd and path[:len(cwd)] == cwd and len(path) > len(cwd):
-        return "/".join(path[len(cwd):])
-    if not cwd and path:
-        return "/".join(path)
-    return render(path)
-
-
 def run_ls(session: Session, args: list[str]) -> None:
     """``ls [PATH...]``."""
     parse_args(LS, args, rest=True, free_pairs=True)
-    expanded = [m for _, matches in _targets(session, LS, args, ".") for m in matches]
+    targets = _targets(session, LS, args, ".")
+    expanded = [m for _, matches in targets for m in matches]
     file_paths = [p for p, node in expanded if not node.is_dir]
+    file_names = [word if len(matches) == 1 else render(path)
+                  for word, matches in targets for path, node in matches if not node.is_dir]
     dirs = [(p, node) for p, node in expanded if isinstance(node, Dir)]
     if session.format == "json":
         listing: dict[str, list[str] | None] = {render(p): None for p in file_paths}
@@ -65,7 +59,7 @@ def run_ls(session: Session, args: list[str]) -> None:
         return
     chunks: list[list[str]] = []
     if file_paths:
-        chunks.append(columns([_display(session.cwd, p) for p in file_paths], session.width))
+        chunks.append(columns(file_names, session.width))
     for path, node in dirs:
         lines = columns(node.names(), session.width)
         if len(expanded) > 1:
