@@ -1,0 +1,159 @@
+"""Real Kafka metadata files, replayed through the simulation's own MetadataLoader.
+
+As Kafka's metadata shell reads a file (``SnapshotFileReader``), every data
+batch goes to the loader as a commit of its own and the high watermark is
+known only once the whole file has been read (it is the offset after the last
+batch). Control batches only move the offset. The loader publishes nothing
+while it catches up, so what the shell shows is the loader's last complete
+image: whole transactions only. Kafka's shell waits forever when the file
+ends inside a transaction; here the file is all there is, so the image
+before that transaction is shown and the open transaction is reported.
+
+``--log-dir`` reads ``__cluster_metadata-0``: from its first segment when the
+log starts at offset 0, else from the newest snapshot that the segments
+continue (loaded as a snapshot, then the segments after it). ``--snapshot``
+reads one ``.checkpoint`` file (loaded as a snapshot, so that the image has
+the snapshot's provenance; a damaged one is replayed batch by batch) or one
+``.log`` segment; given together, the snapshot comes first and the log
+continues after its end.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+
+from broker.loader import MetadataLoader
+from controller.records.image import MetadataImage
+from controller.records.schema import BeginTransactionRecord, is_marker
+from raft.batch import Batch
+from sim.kafka_files import files
+from sim.kafka_files.batch_format import DecodedBatch
+from sim.kafka_files.errors import DecodeFailure
+
+
+class FileSource:
+    """The image of real Kafka files; see the module docs."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.loader = MetadataLoader(-1)
+        self.warnings: list[str] = []
+        self.batches: list[Batch] = []
+        self.open_transaction: int | None = None
+        self.read_to = -1
+        self._times: dict[int, int] = {}
+
+    @property
+    def image(self) -> MetadataImage:
+        """The last complete image: published, or the loader's own once the file ended."""
+        loader = self.loader
+        if loader.published is not None and not loader.catching_up:
+            return loader.published
+        return loader.image
+
+    def time_of(self, offset: int) -> str | None:
+        """The batch timestamp of the record at ``offset`` (ISO-8601, UTC)."""
+        stamp = self._times.get(offset)
+        if stamp is None or stamp <= 0:
+            return None
+        return datetime.fromtimestamp(stamp / 1000, UTC).isoformat(timespec="milliseconds")
+
+    def describe(self) -> str:
+        """``/local/node``: which files, which offsets."""
+        image = self.image
+        text = (f"Kafka files {self.path}: read to offset {self.read_to}, image at offset "
+                f"{image.offset}")
+        if self.open_transaction is not None:
+            text += (f"; the transaction begun at offset {self.open_transaction} never ends "
+                     f"in the files, so it is not shown")
+        return text
+
+    # ------------------------------------------------------------------ loading
+    def load_snapshot(self, snapshot: files.SnapshotFile, as_snapshot: bool) -> None:
+        """Feed a snapshot: whole (``as_snapshot``) or batch by batch.
+
+        Kafka's shell replays a snapshot file's batches as commits, so its image
+        carries the offsets inside the file; loaded whole, the image carries the
+        snapshot's own provenance (its last contained offset and epoch). A
+        damaged snapshot is replayed batch by batch: its good part is shown.
+        """
+        result = snapshot.result
+        if result.error is not None:
+            self.warn(result.error)
+        if as_snapshot and result.snapshot is not None:
+            self.loader.handle_load_snapshot(result.snapshot)
+            self.batches.extend(d.batch for d in result.batches)
+            last = result.snapshot.snapshot_id.last_contained_offset
+            self.read_to = last
+            if result.header is not None:
+                self._times[last] = result.header.last_contained_log_timestamp
+            return
+        self.replay([d for d in result.batches if not d.batch.is_control])
+
+    def replay(self, decoded: Sequence[DecodedBatch]) -> None:
+        """Each batch as its own commit; the high watermark is the end of the last one."""
+        if not decoded:
+            return
+        high_watermark = decoded[-1].batch.end_offset
+        for d in decoded:
+            batch = d.batch
+            for offset in range(batch.base_offset, batch.end_offset):
+                self._times[offset] = batch.append_time_ms
+            self.batches.append(batch)
+            self.read_to = batch.last_offset
+            if batch.is_control:
+                continue
+            self._note_markers(batch)
+            self.loader.handle_commit((batch,), high_watermark)
+
+    def _note_markers(self, batch: Batch) -> None:
+        for index, record in enumerate(batch.records):
+            if isinstance(record, BeginTransactionRecord):
+                self.open_transaction = batch.base_offset + index
+            elif is_marker(record):
+                self.open_transaction = None
+
+    def warn(self, failure: DecodeFailure) -> None:
+        """Note damage in a file (the good part before it is still shown)."""
+        suffix = "" if failure.kind == "unreadable" else " (showing what comes before it)"
+        self.warnings.append(failure.describe() + suffix)
+
+
+def open_files(log_dir: str | None, snapshot: str | None) -> FileSource:
+    """Read ``--log-dir`` and/or ``--snapshot`` into a :class:`FileSource`."""
+    source = FileSource(" + ".join(p for p in (snapshot, log_dir) if p))
+    start = 0
+    if snapshot is not None and Path(snapshot).suffix == ".log":
+        segment = files.read_segment_file(Path(snapshot), base_offset=0)
+        if segment.result.error is not None:
+            source.warn(segment.result.error)
+        source.replay(segment.result.batches)
+        start = segment.result.batches[-1].batch.end_offset if segment.result.batches else 0
+    elif snapshot is not None:
+        snap = files.read_snapshot_file(Path(snapshot))
+        source.load_snapshot(snap, as_snapshot=True)
+        start = snap.snapshot_id.end_offset
+    if log_dir is None:
+        return source
+    log = files.read_log_dir(log_dir)
+    for failure in log.errors:
+        source.warn(failure)
+    for segment in log.segments:
+        if segment.result.error is not None:
+            source.warn(segment.result.error)
+    batches = log.batches
+    first = batches[0].batch.base_offset if batches else 0
+    if snapshot is None and first > 0:
+        usable = [s for s in log.snapshots if s.snapshot_id.end_offset >= first
+                  and s.result.snapshot is not None]
+        if usable:
+            newest = max(usable, key=lambda s: s.snapshot_id.end_offset)
+            source.load_snapshot(newest, as_snapshot=True)
+            start = newest.snapshot_id.end_offset
+        else:
+            source.warnings.append(f"{log.path}: the log starts at offset {first} and no "
+                                   f"snapshot covers what comes before it")
+    source.replay([d for d in batches if d.batch.base_offset >= start])
+    return source

@@ -1,0 +1,225 @@
+"""Kafka's metadata shell tree over a :class:`MetadataImage`.
+
+Layout (as ``kafka-metadata-shell`` shows it)::
+
+    /image/provenance                       offset, epoch (and time) of the image
+    /image/features/metadataVersion         e.g. 4.0-IV0
+    /image/features/zkMigrationState        NONE, MIGRATION, ...
+    /image/features/finalized_<feature>     the level of any other feature
+    /image/cluster/brokers/<id>             a broker registration
+    /image/cluster/controllers/<id>         a controller registration
+    /image/topics/byName/<name>/name        the topic's name
+    /image/topics/byName/<name>/id          its id
+    /image/topics/byName/<name>/<partition> the partition registration
+    /image/topics/byId/<id>/...             the same, by topic id
+    /image/configs/<TYPE>:<name>/<key>      a config value (<TYPE> alone: the default)
+    /image/producerIds/nextProducerId       the next producer id to hand out
+
+Client quotas, ACLs, SCRAM credentials and delegation tokens are not modelled
+by kraftsim, so their directories are absent.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from controller.records.image import (
+    BrokerRegistration,
+    ControllerRegistration,
+    MetadataImage,
+    PartitionRegistration,
+    TopicImage,
+)
+from controller.records.schema import BrokerEndpoint, BrokerFeature
+from controller.records.versions import METADATA_VERSION_FEATURE, release_name
+from shell.tree import Dir, File, Node, mapped_dir, static_dir, text_file
+
+CONFIG_RESOURCE_TYPES: dict[int, str] = {
+    2: "TOPIC", 4: "BROKER", 8: "BROKER_LOGGER", 16: "CLIENT_METRICS", 32: "GROUP",
+}
+"""Kafka's ConfigResource.Type names by id."""
+ZK_MIGRATION_STATES: dict[int, str] = {
+    0: "NONE", 1: "MIGRATION", 2: "POST_MIGRATION", 3: "PRE_MIGRATION", 4: "ZK",
+}
+"""Kafka's ZkMigrationState names by value."""
+
+TimeOf = Callable[[int], str | None]
+"""The time of the record at an offset, as text, when known."""
+
+
+def provenance_text(image: MetadataImage, time_of: TimeOf | None = None) -> str:
+    """``offset N, epoch E`` plus the time of that record when known."""
+    if image.offset < 0:
+        return "offset -1, epoch -1 (nothing published yet)"
+    text = f"offset {image.offset}, epoch {image.epoch}"
+    when = time_of(image.offset) if time_of is not None else None
+    return f"{text}, time {when}" if when else text
+
+
+def partition_json(reg: PartitionRegistration) -> dict[str, Any]:
+    """A partition registration with Kafka's field names."""
+    return {
+        "replicas": list(reg.replicas), "directories": list(reg.directories),
+        "isr": list(reg.isr), "removingReplicas": list(reg.removing_replicas),
+        "addingReplicas": list(reg.adding_replicas),
+        "elr": list(reg.eligible_leader_replicas or ()),
+        "lastKnownElr": list(reg.last_known_elr or ()), "leader": reg.leader,
+        "leaderRecoveryState": "RECOVERING" if reg.leader_recovery_state else "RECOVERED",
+        "leaderEpoch": reg.leader_epoch, "partitionEpoch": reg.partition_epoch,
+    }
+
+
+def _endpoints(endpoints: tuple[BrokerEndpoint, ...]) -> list[dict[str, Any]]:
+    return [{"name": e.name, "host": e.host, "port": e.port,
+             "securityProtocol": e.security_protocol} for e in endpoints]
+
+
+def _features(features: tuple[BrokerFeature, ...]) -> dict[str, dict[str, int]]:
+    return {f.name: {"minSupportedVersion": f.min_supported_version,
+                     "maxSupportedVersion": f.max_supported_version}
+            for f in sorted(features, key=lambda f: f.name)}
+
+
+def broker_json(reg: BrokerRegistration) -> dict[str, Any]:
+    """A broker registration with Kafka's field names."""
+    return {
+        "id": reg.broker_id, "epoch": reg.epoch, "incarnationId": reg.incarnation_id,
+        "listeners": _endpoints(reg.endpoints), "supportedFeatures": _features(reg.features),
+        "rack": reg.rack, "fenced": reg.fenced,
+        "inControlledShutdown": reg.in_controlled_shutdown,
+        "isMigratingZkBroker": reg.is_migrating_zk_broker,
+        "directories": list(reg.directories),
+    }
+
+
+def controller_json(reg: ControllerRegistration) -> dict[str, Any]:
+    """A controller registration with Kafka's field names."""
+    return {
+        "id": reg.controller_id, "incarnationId": reg.incarnation_id,
+        "zkMigrationReady": reg.zk_migration_ready, "listeners": _endpoints(reg.endpoints),
+        "supportedFeatures": _features(reg.features),
+    }
+
+
+def _registration_text(kind: str, fields: dict[str, Any]) -> str:
+    def show(value: Any) -> str:
+        if value is None:
+            return "none"
+        if isinstance(value, bool):
+            return str(value).lower()
+        if isinstance(value, list):
+            return "[" + ", ".join(show(v) for v in value) + "]"
+        if isinstance(value, dict):
+            return "{" + ", ".join(f"{k}={show(v)}" for k, v in value.items()) + "}"
+        return str(value)
+
+    return f"{kind}(" + ", ".join(f"{k}={show(v)}" for k, v in fields.items()) + ")"
+
+
+def _int_key(name: str) -> int | None:
+    return int(name) if name.isdigit() or (name.startswith("-") and name[1:].isdigit()) \
+        else None
+
+
+def _topic_dir(topic: TopicImage) -> Dir:
+    def child(name: str) -> Node | None:
+        if name == "name":
+            return text_file(topic.name)
+        if name == "id":
+            return text_file(topic.topic_id)
+        pid = _int_key(name)
+        reg = topic.partitions.get(pid) if pid is not None else None
+        if reg is None:
+            return None
+        return File(reg.describe, lambda: partition_json(reg))
+
+    return Dir(lambda: ["name", "id", *(str(p) for p in topic.partitions)], child)
+
+
+def _topics_dir(image: MetadataImage) -> Dir:
+    def by_name(name: str) -> Node | None:
+        topic = image.topic(name)
+        return _topic_dir(topic) if topic is not None else None
+
+    def by_id(topic_id: str) -> Node | None:
+        topic = image.topics_by_id.get(topic_id)
+        return _topic_dir(topic) if topic is not None else None
+
+    return static_dir({
+        "byName": lambda: mapped_dir(lambda: image.topics_by_name.keys(), by_name),
+        "byId": lambda: mapped_dir(lambda: image.topics_by_id.keys(), by_id),
+    })
+
+
+def config_dir_name(resource_type: int, resource_name: str) -> str:
+    """``TOPIC:foo``, ``BROKER:1``, or the bare type for the default resource."""
+    kind = CONFIG_RESOURCE_TYPES.get(resource_type, f"UNKNOWN({resource_type})")
+    return f"{kind}:{resource_name}" if resource_name else kind
+
+
+def _configs_dir(image: MetadataImage) -> Dir:
+    names = {config_dir_name(t, n): (t, n) for t, n in image.configs}
+
+    def child(name: str) -> Node | None:
+        key = names.get(name)
+        values = image.configs.get(key) if key is not None else None
+        if values is None:
+            return None
+        return mapped_dir(lambda: values.keys(),
+                          lambda k: text_file(values[k]) if k in values else None)
+
+    return mapped_dir(lambda: names.keys(), child)
+
+
+def _features_dir(image: MetadataImage) -> Dir:
+    children: dict[str, Node | Callable[[], Node]] = {
+        "metadataVersion": File(lambda: release_name(image.metadata_version),
+                                lambda: {"name": release_name(image.metadata_version),
+                                         "featureLevel": image.metadata_version}),
+        "zkMigrationState": File(
+            lambda: ZK_MIGRATION_STATES.get(image.zk_migration_state,
+                                            str(image.zk_migration_state))),
+    }
+    for name, level in image.features.items():
+        if name != METADATA_VERSION_FEATURE:
+            children[f"finalized_{name}"] = text_file(level)
+    return static_dir(children)
+
+
+def _cluster_dir(image: MetadataImage) -> Dir:
+    def broker(name: str) -> Node | None:
+        key = _int_key(name)
+        reg = image.brokers.get(key) if key is not None else None
+        if reg is None:
+            return None
+        return File(lambda: _registration_text("BrokerRegistration", broker_json(reg)),
+                    lambda: broker_json(reg))
+
+    def controller(name: str) -> Node | None:
+        key = _int_key(name)
+        reg = image.controllers.get(key) if key is not None else None
+        if reg is None:
+            return None
+        return File(lambda: _registration_text("ControllerRegistration", controller_json(reg)),
+                    lambda: controller_json(reg))
+
+    return static_dir({
+        "brokers": lambda: mapped_dir(lambda: map(str, image.brokers.keys()), broker),
+        "controllers": lambda: mapped_dir(lambda: map(str, image.controllers.keys()),
+                                          controller),
+    })
+
+
+def image_dir(image: MetadataImage, time_of: TimeOf | None = None) -> Dir:
+    """``/image`` for one published image."""
+    return static_dir({
+        "provenance": File(lambda: provenance_text(image, time_of),
+                           lambda: {"offset": image.offset, "epoch": image.epoch,
+                                    "time": time_of(image.offset) if time_of else None}),
+        "features": lambda: _features_dir(image),
+        "cluster": lambda: _cluster_dir(image),
+        "topics": lambda: _topics_dir(image),
+        "configs": lambda: _configs_dir(image),
+        "producerIds": static_dir({"nextProducerId": text_file(image.next_producer_id)}),
+    })

@@ -1,0 +1,237 @@
+"""The lab: one simulated cluster driven by shell commands.
+
+Operations are submitted once, to the active controller, and their outcome is
+reported when it is known (right away for a refusal, later for a commit or a
+failover). An operation given ``retries=N`` is resubmitted after a retriable
+error (NOT_CONTROLLER, REQUEST_TIMED_OUT) as soon as a controller is active
+again, at most N times. Time only moves in :meth:`Lab.run_until` (``tick``,
+``run-until``); a run stops at its timeout, never later.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Callable
+
+from controller.handle import OperationHandle
+from controller.operations import Operation
+from controller.records.image import MetadataImage
+from controller.write_mode import WriteMode
+from shell.errors import CommandError
+from shell.formatting import plural
+from sim.cluster import ClusterConfig, KRaftCluster
+from sim.world import NodeStatus
+
+
+class LabOperation:
+    """An operation submitted from the shell, with its retries."""
+
+    def __init__(self, number: int, label: str, operation: Operation, mode: WriteMode | None,
+                 retries: int, handle: OperationHandle) -> None:
+        self.number = number
+        self.label = label
+        self.operation = operation
+        self.mode = mode
+        self.retries_left = retries
+        self.handle = handle
+        self.attempts = 1
+        self.reported = False
+        self.waiting_retry = False
+
+    @property
+    def name(self) -> str:
+        """``op 3 (create-topic big)``."""
+        return f"op {self.number} ({self.label})"
+
+
+def describe_submission(handle: OperationHandle) -> str:
+    """Where an accepted operation went: controller, records, batches, offsets."""
+    batches = f"{handle.batch_count} batch" + ("es" if handle.batch_count != 1 else "")
+    if handle.batch_count > 1:
+        how = "as a transaction" if handle.transactional else f"{handle.mode}, no markers"
+        batches += f" ({how})"
+    if handle.record_count == 0:
+        return f"submitted to controller {handle.controller_id}: no records to write"
+    return (f"submitted to controller {handle.controller_id}: "
+            f"{plural(handle.record_count, 'record')} in {batches}, offsets "
+            f"{handle.first_offset}-{handle.last_offset}")
+
+
+class Lab:
+    """A :class:`KRaftCluster` with the shell's bookkeeping; see the module docs."""
+
+    def __init__(self, config: ClusterConfig) -> None:
+        self.config = config
+        self.cluster = KRaftCluster(config)
+        self.ops: list[LabOperation] = []
+        self.reports: list[str] = []
+        self.view = config.broker_ids[0] if config.brokers else config.controller_ids[0]
+
+    @property
+    def now(self) -> int:
+        """Simulated time in ms."""
+        return self.cluster.sim.now
+
+    # ------------------------------------------------------------------ nodes
+    def node_name(self, node_id: int) -> str:
+        """``controller 3000`` or ``broker 0``."""
+        kind = "controller" if node_id in self.config.controller_ids else "broker"
+        return f"{kind} {node_id}"
+
+    def resolve(self, token: str) -> int:
+        """A node id from ``leader`` or a number; raises CommandError naming the nodes."""
+        if token == "leader":
+            leader = self.cluster.sim.leader_id()
+            if leader is None:
+                raise CommandError("there is no leader right now (try: run-until leader)")
+            return leader
+        nodes = sorted(self.cluster.sim.slots)
+        listing = ", ".join(map(str, nodes))
+        try:
+            node_id = int(token)
+        except ValueError:
+            raise CommandError(f"{token!r} is not a node: give a node id ({listing}) or "
+                               f"'leader'") from None
+        if node_id not in self.cluster.sim.slots:
+            close = difflib.get_close_matches(token, [str(n) for n in nodes], n=1)
+            hint = f" (did you mean {close[0]}?)" if close else ""
+            raise CommandError(f"no node {node_id}; the nodes are {listing}{hint}")
+        return node_id
+
+    def status_of(self, node_id: int) -> NodeStatus:
+        """Whether the node's process runs."""
+        return self.cluster.sim.slots[node_id].status
+
+    def view_image(self, node_id: int) -> MetadataImage:
+        """What ``node_id`` shows: a broker's published image, a controller's LSO view.
+
+        Raises CommandError when the node is down (a stopped process has no image).
+        """
+        status = self.status_of(node_id)
+        if status in (NodeStatus.CRASHED, NodeStatus.STOPPED):
+            raise CommandError(f"{self.node_name(node_id)} is {status.value}: it shows no "
+                               f"image until restarted (restart {node_id}, or view another "
+                               f"node)")
+        if node_id in self.config.controller_ids:
+            controller = self.cluster.controller(node_id)
+            if controller is None:
+                raise CommandError(f"{self.node_name(node_id)} runs no controller")
+            return controller.committed_image()
+        loader = self.cluster.loader(node_id)
+        if loader is None:
+            raise CommandError(f"{self.node_name(node_id)} runs no metadata loader")
+        return loader.published if loader.published is not None else MetadataImage.EMPTY
+
+    def view_label(self, node_id: int) -> str:
+        """What the view of ``node_id`` is, in words."""
+        if node_id in self.config.controller_ids:
+            return f"controller {node_id}: its committed state at the last stable offset"
+        return f"broker {node_id}: the last image it published"
+
+    def time_of(self, offset: int) -> str | None:
+        """The simulated time the record at ``offset`` was appended."""
+        batch = self.cluster.history.batch_containing(offset)
+        return f"{batch.append_time_ms} ms (simulated)" if batch is not None else None
+
+    # ------------------------------------------------------------------ operations
+    def submit(self, label: str, operation: Operation, mode: WriteMode | None,
+               retries: int) -> LabOperation:
+        """Submit once to the active controller; the outcome is reported when known."""
+        handle = self.cluster.submit(operation, mode)
+        op = LabOperation(len(self.ops) + 1, label, operation, mode, retries, handle)
+        self.ops.append(op)
+        if handle.error is None:
+            self.reports.append(f"{op.name}: {describe_submission(handle)}")
+        elif not (handle.error.retriable and retries > 0):
+            op.reported = True  # refused at once: the command itself reports it
+        self.service()
+        return op
+
+    def service(self) -> None:
+        """Report finished operations; resubmit those waiting for a retry."""
+        active = None
+        for op in self.ops:
+            handle = op.handle
+            if op.waiting_retry:
+                active = active or self.cluster.active_controller()
+                if active is None:
+                    continue
+                op.waiting_retry = False
+                op.attempts += 1
+                op.retries_left -= 1
+                op.handle = self.cluster.submit(op.operation, op.mode)
+                if op.handle.error is None:
+                    self.reports.append(f"{op.name}: retry {op.attempts - 1}: "
+                                        f"{describe_submission(op.handle)}")
+                handle = op.handle
+            if op.reported or not handle.done:
+                continue
+            if handle.error is None:
+                op.reported = True
+                self.reports.append(f"{op.name}: committed at {handle.completed_at} ms")
+            elif handle.error.retriable and op.retries_left > 0:
+                op.waiting_retry = True
+                self.reports.append(f"{op.name}: {handle.error}; will retry "
+                                    f"({op.retries_left} left)")
+            else:
+                op.reported = True
+                self.reports.append(f"{op.name}: failed: {handle.error}")
+
+    def drain_reports(self) -> list[str]:
+        """Lines about operations since the last call."""
+        self.service()
+        out, self.reports = self.reports, []
+        return out
+
+    def pending_operations(self) -> int:
+        """Operations submitted from the shell that are not finished yet."""
+        return sum(1 for op in self.ops if not op.handle.done or op.waiting_retry)
+
+    # ------------------------------------------------------------------ time
+    def run_until(self, predicate: Callable[[], bool], timeout_ms: int) -> bool:
+        """Run the simulation until ``predicate()`` (retries served on the way).
+
+        Returns whether the predicate holds; stops at ``now + timeout_ms`` or at
+        an invariant violation.
+        """
+        def check() -> bool:
+            if any(op.waiting_retry for op in self.ops):
+                self.service()
+            return predicate()
+
+        return self.cluster.sim.run_until_true(check, timeout_ms)
+
+    def open_transaction(self) -> tuple[int, str | None] | None:
+        """(Begin offset, name) of the transaction open in the committed log, if any."""
+        reference = self.cluster.txn_invariants.reference
+        reference.advance()
+        txn = reference.open
+        return None if txn is None else (txn.begin_offset, txn.name)
+
+    def idle(self) -> bool:
+        """``run-until idle``: the cluster's idle test, and no retry waiting."""
+        return self.cluster.idle() and not any(op.waiting_retry for op in self.ops)
+
+    def why_not_idle(self) -> str:
+        """What keeps the cluster from being idle, in words."""
+        cluster = self.cluster
+        active = cluster.active_controller()
+        if active is None:
+            return "no controller is active"
+        pending = self.pending_operations()
+        if pending or active.purgatory:
+            return f"{max(pending, len(active.purgatory))} operation(s) pending"
+        txn = self.open_transaction()
+        if txn is not None or active.transaction_open:
+            return "a transaction is open"
+        target = cluster.txn_invariants.reference.last_meaningful_offset
+        for node_id, slot in sorted(cluster.sim.slots.items()):
+            if not slot.running or node_id == active.node_id:
+                continue
+            controller = cluster.controller(node_id)
+            loader = cluster.loader(node_id)
+            reached = (controller.offsets.last_committed_offset if controller is not None
+                       else loader.published_offset if loader is not None else target)
+            if reached < target:
+                return f"{self.node_name(node_id)} is at offset {reached} of {target}"
+        return "the last committed records have not reached every node yet"

@@ -1,0 +1,174 @@
+"""A shell session: the state commands share, and the one place commands are run.
+
+The same :class:`Session` serves the interactive REPL, ``-c`` commands,
+scripts and transcripts. It holds what is being looked at (a simulated
+:class:`Lab` or a :class:`FileSource` of real Kafka files), the working
+directory, the history and the output format. :meth:`Session.execute` runs
+one line: an unknown command, a bad argument or any failure prints one line
+and marks the session failed; nothing escapes as a traceback. After each
+command the lab reports operations whose outcome became known, and the first
+invariant violation is reported once.
+"""
+
+from __future__ import annotations
+
+import difflib
+import shlex
+from collections.abc import Callable
+from importlib import metadata
+
+from shell.commands import COMMANDS
+from shell.errors import CommandError
+from shell.file_source import FileSource
+from shell.image_tree import image_dir
+from shell.lab import Lab
+from shell.paths import Path
+from shell.tree import Dir, static_dir, text_file
+
+Sink = Callable[[str, bool], None]
+"""Receives each output line and whether it is an error line."""
+
+EXIT_OK, EXIT_FAILED, EXIT_VIOLATION = 0, 1, 2
+"""Exit codes: all went well; a command failed; an invariant was violated."""
+
+
+def kraftsim_version() -> str:
+    """The installed kraftsim version."""
+    try:
+        return metadata.version("kraftsim")
+    except metadata.PackageNotFoundError:
+        return "unknown"
+
+
+def split_words(line: str) -> list[str]:
+    """Words of a command line: blanks separate, quotes group, backslashes stay (globs)."""
+    lexer = shlex.shlex(line, posix=True)
+    lexer.whitespace_split = True
+    lexer.escape = ""
+    lexer.commenters = ""
+    try:
+        return list(lexer)
+    except ValueError as exc:
+        raise CommandError(f"cannot parse the line: {str(exc).lower()}") from None
+
+
+class Session:
+    """State shared by the commands; see the module docs."""
+
+    def __init__(self, sink: Sink, *, output_format: str = "text", width: int = 80,
+                 history: list[str] | None = None, interactive: bool = False) -> None:
+        self.sink = sink
+        self.format = output_format
+        self.width = width
+        self.history: list[str] = list(history or [])
+        self.interactive = interactive
+        self.lab: Lab | None = None
+        self.files: FileSource | None = None
+        self.cwd: Path = ()
+        self.failed = False
+        self.violation_reported = False
+        self.exit_requested = False
+
+    # ------------------------------------------------------------------ output
+    def out(self, text: str = "") -> None:
+        """Print lines of output."""
+        for line in text.split("\n"):
+            self.sink(line, False)
+
+    def error(self, text: str) -> None:
+        """Print one error line and mark the session failed."""
+        self.failed = True
+        self.sink(text, True)
+
+    @property
+    def exit_code(self) -> int:
+        """2 after an invariant violation, else 1 after a failed command, else 0."""
+        if self.violation_reported:
+            return EXIT_VIOLATION
+        return EXIT_FAILED if self.failed else EXIT_OK
+
+    # ------------------------------------------------------------------ sources
+    def require_lab(self) -> Lab:
+        """The simulation; CommandError when there is none."""
+        if self.lab is not None:
+            return self.lab
+        if self.files is not None:
+            raise CommandError(f"there is no simulation: this shell shows the Kafka files "
+                               f"{self.files.path} (start one with: cluster)")
+        raise CommandError("there is no simulation yet: start one with 'cluster' (see man "
+                           "cluster), or run 'kraftsim shell --demo'")
+
+    def root(self) -> Dir:
+        """``/``: ``image`` (what the viewed node published) and ``local``."""
+        return static_dir({"image": self._image_dir, "local": self._local_dir})
+
+    def _image_dir(self) -> Dir:
+        if self.files is not None:
+            return image_dir(self.files.image, self.files.time_of)
+        lab = self.require_lab()
+        return image_dir(lab.view_image(lab.view), lab.time_of)
+
+    def view_description(self) -> str:
+        """What ``/image`` shows, in words."""
+        if self.files is not None:
+            return self.files.describe()
+        if self.lab is not None:
+            return self.lab.view_label(self.lab.view)
+        return "nothing: there is no simulation yet"
+
+    def _local_dir(self) -> Dir:
+        return static_dir({
+            "version": text_file(f"kraftsim {kraftsim_version()}"),
+            "node": text_file(self.view_description()),
+        })
+
+    # ------------------------------------------------------------------ running
+    def execute(self, line: str) -> bool:
+        """Run one command line; returns False when it failed."""
+        text = line.strip()
+        if not text or text.startswith("#"):
+            return True
+        self.history.append(text)
+        failed_before, self.failed = self.failed, False
+        try:
+            self._dispatch(text)
+        finally:
+            self._after_command()
+            ok = not self.failed
+            self.failed = failed_before or self.failed
+        return ok
+
+    def _dispatch(self, text: str) -> None:
+        try:
+            words = split_words(text)
+        except CommandError as exc:
+            self.error(str(exc))
+            return
+        if not words:
+            return
+        name, args = words[0], words[1:]
+        command = COMMANDS.get(name)
+        if command is None:
+            close = difflib.get_close_matches(name, list(COMMANDS), n=1)
+            hint = f" (did you mean {close[0]}?)" if close else ""
+            self.error(f"{name}: unknown command{hint}; 'help' lists the commands")
+            return
+        try:
+            command.run(self, args)
+        except CommandError as exc:
+            self.error(f"{name}: {exc}")
+        except RecursionError:
+            self.error(f"{name}: internal error: too deep")
+        except Exception as exc:  # never a traceback in front of the user
+            self.error(f"{name}: internal error: {type(exc).__name__}: {exc}")
+
+    def _after_command(self) -> None:
+        lab = self.lab
+        if lab is None:
+            return
+        for report in lab.drain_reports():
+            self.out(report)
+        violation = lab.cluster.sim.violation
+        if violation is not None and not self.violation_reported:
+            self.violation_reported = True
+            self.sink(f"INVARIANT VIOLATED at {lab.now} ms: {violation}", True)

@@ -1,0 +1,136 @@
+"""Real Kafka files through the simulation's own loader (``--log-dir``, ``--snapshot``)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import msgspec
+import pytest
+from shell_recorder import Recorder
+
+from controller import ControllerConfig
+from controller.operations import CreateTopics, NewTopic
+from controller.records.image import BrokerRegistration, MetadataImage
+from controller.records.versions import MINIMUM_KRAFT
+from shell.cli import main
+from shell.file_source import open_files
+from sim.cluster import ClusterConfig, KRaftCluster
+from sim.kafka_files import write_node_log
+
+LOG = "__cluster_metadata-0/00000000000000000000.log"
+
+
+def files_shell(log_dir: Path | None = None, snapshot: Path | None = None) -> Recorder:
+    rec = Recorder()
+    rec.session.files = open_files(str(log_dir) if log_dir else None,
+                                   str(snapshot) if snapshot else None)
+    return rec
+
+
+def test_topics_configs_lists_every_topic_with_its_partitions(kafka_data: Path) -> None:
+    rec = files_shell(kafka_data / "topics-configs")
+    session = rec.session
+    assert session.files is not None and session.files.warnings == []
+    topics = rec.run("find /image/topics/byName/*/name")
+    assert len(topics) == 63
+    assert len([p for p in rec.run("ls /image/topics/byName/__consumer_offsets")[0].split()
+                if p.isdigit()]) >= 1
+    image = session.files.image
+    assert len(image.topic("__consumer_offsets").partitions) == 50  # type: ignore[union-attr]
+    assert len(image.topic("connect-offsets").partitions) == 25  # type: ignore[union-attr]
+    assert rec.run("cat /image/topics/byName/connect-offsets/name") == ["connect-offsets"]
+    configs = rec.run("ls /image/configs/TOPIC:connect-offsets")
+    assert "cleanup.policy" in " ".join(configs)
+    assert rec.run("cat /image/configs/TOPIC:connect-offsets/cleanup.policy") == ["compact"]
+
+
+def test_topics_configs_log_equals_snapshot_plus_log_after_it(kafka_data: Path) -> None:
+    directory = kafka_data / "topics-configs"
+    checkpoint = next((directory / "__cluster_metadata-0").glob("*.checkpoint"))
+    whole = open_files(str(directory), None)
+    from_snapshot = open_files(str(directory), str(checkpoint))
+    a, b = whole.image, from_snapshot.image
+    assert a.offset == b.offset
+    assert (a.topics_by_id, a.topics_by_name, a.configs, a.features, a.next_producer_id) == \
+        (b.topics_by_id, b.topics_by_name, b.configs, b.features, b.next_producer_id)
+
+    def endpoints_in_order(image: MetadataImage) -> dict[int, BrokerRegistration]:
+        # Kafka's snapshot lists a broker's listeners in another order than its record
+        return {i: msgspec.structs.replace(
+                    r, endpoints=tuple(sorted(r.endpoints, key=lambda e: e.name)))
+                for i, r in image.brokers.items()}
+
+    assert endpoints_in_order(a) == endpoints_in_order(b)
+
+
+def test_bootstrap_transaction_shows_metadata_version_20(kafka_data: Path) -> None:
+    rec = files_shell(kafka_data / "bootstrap-txn")
+    rec.session.format = "json"
+    version = json.loads(rec.run("cat /image/features/metadataVersion")[0])
+    assert version == {"/image/features/metadataVersion": {"featureLevel": 20,
+                                                           "name": "3.8-IV0"}}
+    rec.session.format = "text"
+    assert rec.run("cat /image/provenance")[0].startswith("offset 4, epoch 1, time 2025-02-07T")
+
+
+def test_a_log_cut_inside_the_transaction_shows_no_part_of_it(kafka_data: Path,
+                                                               tmp_path: Path) -> None:
+    data = (kafka_data / "bootstrap-txn" / LOG).read_bytes()
+    cut = tmp_path / LOG
+    cut.parent.mkdir()
+    cut.write_bytes(data[:-6])
+    rec = files_shell(tmp_path)
+    assert rec.session.files is not None
+    assert any("truncated" in warning for warning in rec.session.files.warnings)
+    assert rec.run("cat /image/provenance") == ["offset -1, epoch -1 (nothing published yet)"]
+    assert rec.session.files.image.features.get("metadata.version") is None
+
+
+def test_a_log_ending_inside_a_transaction_shows_the_state_before_it(tmp_path: Path) -> None:
+    cluster = KRaftCluster(ClusterConfig(seed=7, controllers=3, brokers=2,
+                                         controller=ControllerConfig(max_records_per_batch=50)))
+    cluster.start()
+    cluster.submit(CreateTopics((NewTopic("big", 2000, 2),)))
+    assert cluster.run_until(cluster.transaction_window_open, 10_000)
+    broker_log = cluster.sim.slots[0].storage.log
+    write_node_log(tmp_path, broker_log.batches, metadata_version=MINIMUM_KRAFT)
+    rec = files_shell(tmp_path)
+    files = rec.session.files
+    assert files is not None and files.open_transaction == 9
+    assert rec.run("ls /image/topics/byName") == []
+    assert rec.run("cat /image/provenance")[0].startswith("offset 8, epoch 1")
+    assert "never ends in the files" in rec.run("cat /local/node")[0]
+    assert rec.run("ls /image/cluster/brokers") == ["0  1"]
+
+
+def test_lab_commands_say_there_is_no_simulation(kafka_data: Path,
+                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(["shell", "--log-dir", str(kafka_data / "partition-v1"), "-c",
+                 "ls /image/topics/byName", "-c", "crash leader", "-c", "log 0"])
+    assert code == 1
+    out, err = capsys.readouterr()
+    assert sorted(out.split()) == ["__consumer_offsets", "kafka_topic-2", "kafka_topic-3",
+                           "student_topic", "topic_employee"]
+    assert err.splitlines()[0].startswith("crash: there is no simulation: this shell shows "
+                                          "the Kafka files")
+    assert "kraftsim dump-log" in err.splitlines()[1]
+
+
+def test_unreadable_files_fail_with_one_line(tmp_path: Path,
+                                            capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["shell", "--log-dir", str(tmp_path / "nowhere"), "-c", "ls"]) == 1
+    err = capsys.readouterr().err
+    assert "No such file or directory" in err and "Traceback" not in err
+
+
+def test_topic_deletes_keep_only_the_third_incarnation(kafka_data: Path) -> None:
+    rec = files_shell(kafka_data / "topic-deletes")
+    assert rec.run("ls /image/topics/byName", "ls /image/topics/byId") == [
+        "test-topic", "YNY5hm01SZ-bAGeCLAGqWA"]
+    assert rec.run("ls /image/topics/byName/test-topic") == ["0     id    name"]
+    rec.session.format = "json"
+    partition = json.loads(rec.run("cat /image/topics/byId/*/0")[0])
+    value = partition["/image/topics/byId/YNY5hm01SZ-bAGeCLAGqWA/0"]
+    assert (value["leader"], value["leaderEpoch"], value["partitionEpoch"]) == (1, 2, 3)
+    assert json.loads(rec.run("ls /image/configs")[0]) == {"/image/configs": ["BROKER"]}

@@ -1,0 +1,60 @@
+"""Paths and globs over a small tree: what ls/cat/cd resolve, and their one-line errors."""
+
+from __future__ import annotations
+
+import pytest
+
+from shell.paths import PathError, expand, glob_regex, normalize, render
+from shell.tree import Dir, static_dir, text_file
+
+ROOT: Dir = static_dir({
+    "image": static_dir({
+        "topics": static_dir({"a1": text_file(1), "a2": text_file(2), "b1": text_file(3),
+                              "x.y": text_file(4), "10": text_file(5), "9": text_file(6)}),
+        "provenance": text_file("offset 3"),
+    }),
+    "local": static_dir({"version": text_file("v")}),
+})
+
+
+def names(pattern: str, cwd: tuple[str, ...] = ()) -> list[str]:
+    return [render(path) for path, _ in expand(ROOT, cwd, pattern)]
+
+
+def test_dot_dotdot_and_relative_paths() -> None:
+    assert normalize(("image", "topics"), "../provenance") == ("image", "provenance")
+    assert normalize(("image",), "/../..//local/./version") == ("local", "version")
+    assert names("..", ("image", "topics")) == ["/image"]
+    assert names("a1", ("image", "topics")) == ["/image/topics/a1"]
+
+
+@pytest.mark.parametrize(("pattern", "expected"), [
+    ("/image/topics/a*", ["/image/topics/a1", "/image/topics/a2"]),
+    ("/image/topics/?1", ["/image/topics/a1", "/image/topics/b1"]),
+    ("/image/topics/{b1,a2}", ["/image/topics/a2", "/image/topics/b1"]),
+    ("/image/topics/{a,b}{1,2}", ["/image/topics/a1", "/image/topics/a2", "/image/topics/b1"]),
+    ("/image/topics/x\\.y", ["/image/topics/x.y"]),
+    ("/*/topics/9", ["/image/topics/9"]),
+    ("/image/topics/*", ["/image/topics/9", "/image/topics/10", "/image/topics/a1",
+                         "/image/topics/a2", "/image/topics/b1", "/image/topics/x.y"]),
+])
+def test_globs_match_in_natural_order(pattern: str, expected: list[str]) -> None:
+    assert names(pattern) == expected
+
+
+def test_escaped_glob_characters_are_literal() -> None:
+    assert glob_regex("a\\*").fullmatch("a*")
+    assert not glob_regex("a\\*").fullmatch("ab")
+
+
+@pytest.mark.parametrize(("pattern", "message"), [
+    ("/image/topix", "/image/topix: no such file or directory (did you mean /image/topics?)"),
+    ("/image/topics/c*", "/image/topics/c*: no such file or directory"),
+    ("/image/provenance/x", "/image/provenance/x: /image/provenance is not a directory"),
+    ("/image/topics/11", "/image/topics/11: no such file or directory"),
+    ("/image/topics/{a", "unbalanced '{' in '{a'"),
+])
+def test_errors_are_one_line(pattern: str, message: str) -> None:
+    with pytest.raises(PathError) as caught:
+        expand(ROOT, (), pattern)
+    assert str(caught.value) == message

@@ -1,0 +1,158 @@
+"""The session as users meet it: exit codes, errors, JSON output, man pages, completion."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from shell_recorder import Recorder
+
+from controller import ControllerConfig
+from raft import RaftConfig
+from shell.cli import main
+from shell.commands import COMMANDS
+from shell.completion import candidates
+from shell.lab import Lab
+from sim.cluster import ClusterConfig
+
+Shell = Callable[..., Recorder]
+SMALL = "cluster controllers=1 brokers=2 seed=1"
+
+
+def test_exit_codes_ok_failed(shell: Shell) -> None:
+    rec = shell()
+    rec.run(SMALL, "create-topic t partitions=2", "run-until idle", "ls /image/topics/byName")
+    assert rec.session.exit_code == 0
+    assert rec.run("ls /nope") == ["ERR ls: /nope: no such file or directory"]
+    assert rec.session.exit_code == 1
+    assert rec.run("ls /image/topics/byName") == ["t"]  # the shell goes on after an error
+    assert rec.session.exit_code == 1  # ... and remembers that something failed
+
+
+def test_an_invariant_violation_exits_2(shell: Shell) -> None:
+    rec = shell()
+    config = ClusterConfig(seed=3, controllers=1, brokers=1,
+                           controller=ControllerConfig(max_records_per_batch=10),
+                           raft=RaftConfig(fetch_max_records=20),
+                           mutations=frozenset({"publish-every-commit"}))
+    lab = Lab(config)
+    lab.cluster.start()
+    rec.session.lab = lab
+    out = rec.run("create-topic big partitions=100", "run-until idle")
+    assert any(line.startswith("ERR INVARIANT VIOLATED") and "TxnAtomicVisibility" in line
+               for line in out)
+    assert rec.session.exit_code == 2
+    assert rec.run("invariants")[-1].startswith("ERR invariants: TxnAtomicVisibility violated")
+    assert rec.run("tick 10")[-1].startswith("ERR tick: the simulation stopped")
+
+
+def test_an_unexpected_failure_is_one_line_not_a_traceback(shell: Shell,
+                                                           monkeypatch: pytest.MonkeyPatch
+                                                           ) -> None:
+    rec = shell()
+
+    def broken(_session: object, _args: list[str]) -> None:
+        raise KeyError("boom")
+
+    monkeypatch.setitem(COMMANDS, "pwd", dataclasses.replace(COMMANDS["pwd"], run=broken))
+    assert rec.run("pwd") == ["ERR pwd: internal error: KeyError: 'boom'"]
+
+
+def test_every_command_has_a_man_page(shell: Shell) -> None:
+    rec = shell()
+    for name, command in COMMANDS.items():
+        page = rec.run(f"man {name}")
+        assert page[:2] == ["NAME", f"    {name} - {command.summary}"]
+        assert "SYNOPSIS" in page and "DESCRIPTION" in page
+        assert len(command.man) > 20
+
+
+def test_json_output_of_cat_ls_find(shell: Shell) -> None:
+    rec = shell("json")
+    rec.run(SMALL, "create-topic j partitions=2 replication-factor=2", "run-until idle")
+    partition = json.loads(rec.run("cat /image/topics/byName/j/1")[0])
+    value = partition["/image/topics/byName/j/1"]
+    assert value["replicas"] == value["isr"] and value["leaderEpoch"] == 0
+    assert {"leaderRecoveryState", "partitionEpoch", "removingReplicas"} <= value.keys()
+    listing = json.loads(rec.run("ls /image/topics/byName/j /image/provenance")[0])
+    assert listing == {"/image/topics/byName/j": ["0", "1", "id", "name"],
+                       "/image/provenance": None}
+    found = json.loads(rec.run("find /image/features")[0])
+    assert found == ["/image/features", "/image/features/metadataVersion",
+                     "/image/features/zkMigrationState"]
+    broker = json.loads(rec.run("cat /image/cluster/brokers/1")[0])["/image/cluster/brokers/1"]
+    assert broker["id"] == 1 and broker["fenced"] is False
+
+
+def test_completion_of_commands_paths_nodes_and_options(shell: Shell) -> None:
+    rec = shell()
+    session = rec.session
+    assert candidates(session, "cre") == ["create-topic"]
+    assert candidates(session, "man run-") == ["run-until"]
+    rec.run(SMALL, "create-topic orders", "create-topic other", "run-until idle")
+    assert candidates(session, "ls /image/fea") == ["/image/features/"]
+    assert candidates(session, "cat /image/topics/byName/o") == [
+        "/image/topics/byName/orders/", "/image/topics/byName/other/"]
+    assert candidates(session, "cat /image/provenance/") == []
+    rec.run("cd /image/topics")
+    assert candidates(session, "ls byN") == ["byName/"]
+    assert candidates(session, "view ") == ["leader", "0", "1", "3000"]
+    assert candidates(session, "partition 0,30") == ["0,3000"]
+    assert candidates(session, "run-until o") == ["open-txn"]
+    assert candidates(session, "create-topic x part") == ["partitions="]
+
+
+def test_scripts_from_a_file_and_stdin_stop_at_exit(tmp_path: Path,
+                                                    capsys: pytest.CaptureFixture[str],
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    script = tmp_path / "lab.txt"
+    script.write_text("# a comment\npwd\nexit\nls /nope\n", encoding="utf-8")
+    assert main(["shell", "-f", str(script)]) == 0
+    assert capsys.readouterr().out == "/\n"
+    import io
+
+    monkeypatch.setattr("sys.stdin", io.StringIO("cd /local\npwd\nlss\n"))
+    assert main(["shell"]) == 1
+    captured = capsys.readouterr()
+    assert captured.out == "/local\n"
+    assert captured.err == "lss: unknown command (did you mean ls?); 'help' lists the commands\n"
+    assert main(["shell", "-f", str(tmp_path / "missing.txt")]) == 1
+    assert "cannot read" in capsys.readouterr().err
+
+
+def test_run_check_reports_differences_and_rewrite_fixes_them(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "t.txt"
+    path.write_text("# comment kept\npwd\n----\n/wrong\n\ncd /local\n----\n", encoding="utf-8")
+    assert main(["run", "--check", str(path)]) == 1
+    out = capsys.readouterr().out
+    assert "t.txt:2: output of 'pwd' differs:" in out and "+/" in out and "-/wrong" in out
+    assert main(["run", "--rewrite", str(path)]) == 0
+    assert path.read_text(encoding="utf-8") == "# comment kept\npwd\n----\n/\n\ncd /local\n----\n"
+    capsys.readouterr()
+    assert main(["run", "--check", str(path)]) == 0
+    assert main(["run", str(path)]) == 0
+    assert capsys.readouterr().out.endswith("pwd\n----\n/\n\ncd /local\n----\n")
+
+
+def test_retries_resubmit_after_not_controller(shell: Shell) -> None:
+    rec = shell()
+    rec.run("cluster controllers=3 brokers=1 seed=2", "crash leader")
+    out = rec.run("create-topic later retries=2")
+    assert out == ["op 1 (create-topic later): NOT_CONTROLLER: node -1 is not the active "
+                   "controller; will retry (2 left)"]
+    out = rec.run("run-until idle")
+    assert any("retry 1: submitted to controller" in line for line in out)
+    assert any(line.startswith("op 1 (create-topic later): committed at") for line in out)
+    assert rec.session.exit_code == 0
+
+
+def test_run_until_times_out_instead_of_hanging(shell: Shell) -> None:
+    rec = shell()
+    rec.run(SMALL, "partition 0", "create-topic x")
+    out = rec.run("run-until open-txn timeout=500")
+    assert out[0] == (f"ERR run-until: timed out after 500 ms (now {rec.session.lab.now} ms): no "
+                      f"transaction is open in the committed log")

@@ -1,0 +1,43 @@
+"""Every golden transcript under transcripts/ gives exactly its stored output.
+
+Regenerate one after an intended change with ``kraftsim run --rewrite FILE``
+and review the diff.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from shell import transcript
+from shell.run_command import differences, execute
+from shell.session import EXIT_VIOLATION
+
+TRANSCRIPTS = sorted((Path(__file__).parent / "transcripts").glob("*.txt"))
+
+
+def test_there_are_enough_transcripts() -> None:
+    assert len(TRANSCRIPTS) >= 20
+
+
+@pytest.mark.parametrize("path", TRANSCRIPTS, ids=lambda p: p.stem)
+def test_transcript(path: Path) -> None:
+    script = transcript.parse(path.read_text(encoding="utf-8"))
+    session = execute(script)
+    assert differences(path.name, script) == []
+    assert session.exit_code != EXIT_VIOLATION, "an invariant was violated"
+
+
+def test_transcript_layout_round_trips() -> None:
+    for path in TRANSCRIPTS:
+        text = path.read_text(encoding="utf-8")
+        assert transcript.render(transcript.parse(text)) == text, path.name
+
+
+def test_blank_lines_in_output_use_the_double_fence() -> None:
+    script = transcript.parse("help\n")
+    script.entries[0].actual = ["a", "", "b"]
+    text = transcript.render(script)
+    assert text == "help\n----\n----\na\n\nb\n----\n----\n"
+    assert transcript.parse(text).entries[0].expected == ["a", "", "b"]
