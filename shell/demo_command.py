@@ -9,6 +9,7 @@ from typing import Any
 import msgspec
 
 from controller import WriteMode
+from shell.save_option import save_run
 from sim.demo import format_demo, run_demo
 
 
@@ -24,14 +25,22 @@ def register(sub: Any) -> None:
                    default=WriteMode.TRANSACTIONAL.value,
                    help="how the large operation is written (default transactional)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.add_argument("--save", metavar="DIR",
+                   help="afterwards, write every node's log and snapshots in Kafka's layout "
+                        "under DIR")
     p.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:
     """Run the demo; exit 0 when every invariant held, 2 otherwise."""
-    result = run_demo(args.seed, WriteMode(args.mode))
+    saved: list[bool] = []
+    result = run_demo(args.seed, WriteMode(args.mode),
+                      after=(lambda sim: saved.append(save_run(sim, args.save)))
+                      if args.save else None)
     if args.json:
         print(json.dumps(msgspec.to_builtins(result), sort_keys=True))
     else:
         print(format_demo(result))
-    return 0 if not result.invariant_violations else 2
+    if result.invariant_violations:
+        return 2
+    return 1 if saved and not saved[0] else 0

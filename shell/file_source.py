@@ -145,7 +145,7 @@ def open_files(log_dir: str | None, snapshot: str | None) -> FileSource:
             source.warn(segment.result.error)
     batches = log.batches
     first = batches[0].batch.base_offset if batches else 0
-    if snapshot is None and first > 0:
+    if snapshot is None and (first > 0 or not batches) and log.snapshots:
         usable = [s for s in log.snapshots if s.snapshot_id.end_offset >= first
                   and s.result.snapshot is not None]
         if usable:

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from shell import transcript
+from shell.save_option import save_run
 from shell.session import EXIT_FAILED, EXIT_OK, EXIT_VIOLATION, Session
 
 
@@ -34,6 +35,9 @@ def register(sub: Any) -> None:
                       help="store the actual output in FILE")
     p.add_argument("--format", choices=("text", "json"), default="text",
                    help="output of cat, ls, find and status (default text)")
+    p.add_argument("--save", metavar="DIR",
+                   help="afterwards, write every node's log and snapshots in Kafka's layout "
+                        "under DIR (readable by kafka-dump-log and kraftsim dump-log)")
     p.set_defaults(handler=run)
 
 
@@ -80,6 +84,12 @@ def run(args: argparse.Namespace) -> int:
     script = transcript.parse(text)
     session = execute(script, args.format)
     violated = session.exit_code == EXIT_VIOLATION
+    if args.save:
+        if session.lab is None:
+            print(f"kraftsim run: --save: {args.file} started no simulation", file=sys.stderr)
+            return EXIT_FAILED
+        if not save_run(session.lab.cluster.sim, args.save):
+            return EXIT_FAILED
     if args.rewrite:
         path.write_text(transcript.render(script), encoding="utf-8")
         changed = sum(1 for e in script.entries if e.actual != e.expected)

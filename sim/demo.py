@@ -12,6 +12,7 @@ is refused as too large for one batch.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import msgspec
@@ -22,6 +23,7 @@ from controller.operations import CreateTopics, NewTopic
 from raft import RaftConfig
 from sim.cluster import ClusterConfig, KRaftCluster
 from sim.timeline import Timeline
+from sim.world import Simulation
 
 DEMO_TOPIC = "orders"
 DEMO_PARTITIONS = 1000
@@ -74,8 +76,9 @@ def _note_brokers(cluster: KRaftCluster, timeline: Timeline) -> None:
                       f"{loader.batch_loader.delta.records} records buffered")
 
 
-def run_demo(seed: int = 7, mode: WriteMode = WriteMode.TRANSACTIONAL) -> DemoResult:
-    """Run the demo; see the module docs."""
+def run_demo(seed: int = 7, mode: WriteMode = WriteMode.TRANSACTIONAL,
+             after: Callable[[Simulation], object] | None = None) -> DemoResult:
+    """Run the demo; see the module docs. ``after`` sees the simulation once it is over."""
     config = ClusterConfig(seed=seed, controllers=3, brokers=3, controller=ControllerConfig(
         max_records_per_batch=DEMO_BATCH, write_mode=mode),
         raft=RaftConfig(fetch_max_records=DEMO_FETCH))
@@ -117,6 +120,8 @@ def run_demo(seed: int = 7, mode: WriteMode = WriteMode.TRANSACTIONAL) -> DemoRe
         timeline.note(cluster.sim.now, crashed, "restarts")
         cluster.run_until(cluster.idle, 30_000)
     cluster.sim.run_for(1000)
+    if after is not None:
+        after(cluster.sim)
     return _result(cluster, timeline, names, seed, mode, crashed)
 
 

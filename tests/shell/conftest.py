@@ -7,7 +7,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from shell_recorder import Recorder
+from tests.shell.shell_recorder import Recorder
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import msgspec
 import pytest
-from shell_recorder import Recorder
+from tests.shell.shell_recorder import Recorder
 
 from controller import ControllerConfig
 from controller.operations import CreateTopics, NewTopic

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from shell_recorder import Recorder
+from tests.shell.shell_recorder import Recorder
 
 from controller import ControllerConfig
 from raft import RaftConfig

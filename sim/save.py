@@ -1,0 +1,68 @@
+"""Write a simulated cluster's disks in Kafka's layout, so Kafka's tools can read a run.
+
+Each node gets ``<DIR>/<controller|broker>-<id>/`` with ``meta.properties`` and
+``__cluster_metadata-0/`` holding its log segments, its latest snapshot as a
+``.checkpoint`` file and its ``quorum-state``. What is written is the node's
+disk: what survives a crash (unflushed appends are left out). The directory is
+written under a temporary name and renamed when complete.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from controller.records.schema import FeatureLevelRecord
+from controller.records.uuids import uuid_to_str
+from controller.records.versions import METADATA_VERSION_FEATURE, MINIMUM_KRAFT
+from raft import Snapshot
+from sim.kafka_files.files import write_node_log
+from sim.kafka_files.node_state import MetaProperties, QuorumState
+from sim.world import NodeSlot, Simulation
+
+
+def cluster_id(seed: int) -> str:
+    """A stable Kafka cluster id for a seed."""
+    return uuid_to_str(seed.to_bytes(8, "big") * 2)
+
+
+def _metadata_version_of(snapshot: Snapshot | None) -> int:
+    if snapshot is not None:
+        for record in snapshot.records:
+            if isinstance(record, FeatureLevelRecord) and record.name == METADATA_VERSION_FEATURE:
+                return record.feature_level
+    return MINIMUM_KRAFT
+
+
+def node_directory_name(slot: NodeSlot) -> str:
+    """``controller-3000`` or ``broker-0``."""
+    return f"{'controller' if slot.is_voter else 'broker'}-{slot.node_id}"
+
+
+def save_simulation(sim: Simulation, directory: str | Path) -> list[Path]:
+    """Write every node's disk under ``directory``; returns the node directories."""
+    target = Path(directory)
+    if target.exists() and any(target.iterdir()):
+        raise FileExistsError(f"{target} exists and is not empty")
+    staging = target.with_name(f".{target.name}.partial")
+    if staging.exists():
+        shutil.rmtree(staging)
+    staging.mkdir(parents=True)
+    cid = cluster_id(sim.config.seed)
+    for node_id in sorted(sim.slots):
+        slot = sim.slots[node_id]
+        log = slot.storage.log
+        flushed = [b for b in log.batches if b.end_offset <= log.flushed_end]
+        election = slot.storage.election
+        state = QuorumState(
+            leader_id=-1 if election.leader_id is None else election.leader_id,
+            leader_epoch=election.epoch,
+            voted_id=-1 if election.voted_id is None else election.voted_id)
+        write_node_log(staging / node_directory_name(slot), flushed,
+                       [log.snapshot] if log.snapshot is not None else [],
+                       metadata_version=_metadata_version_of(log.snapshot), quorum_state=state,
+                       meta=MetaProperties(cluster_id=cid, node_id=node_id))
+    if target.exists():
+        target.rmdir()
+    staging.rename(target)
+    return [target / node_directory_name(sim.slots[n]) for n in sorted(sim.slots)]
