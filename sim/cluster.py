@@ -190,8 +190,9 @@ class KRaftCluster:
             if target is None:
                 handle = OperationHandle(0, operation.describe(), node_id or -1, self.sim.now,
                                          (mode or WriteMode.TRANSACTIONAL).value)
-                handle.fail(not_controller(node_id if node_id is not None else -1,
-                                           self.sim.leader_id()), self.sim.now)
+                error = not_controller(node_id, self.sim.leader_id()) if node_id is not None \
+                    else ApiError("NOT_CONTROLLER", "no controller is active right now")
+                handle.fail(error, self.sim.now)
                 holder.append(handle)
                 return
             handle = target.submit(operation, mode)

@@ -206,10 +206,13 @@ class MetadataDelta:
         self._configs.setdefault(key, {})[record.name] = record.value
 
     def _replay_register_broker(self, record: RegisterBrokerRecord) -> None:
+        # Kafka keeps listeners and features in maps: their order in a record is not content
         self._brokers[record.broker_id] = BrokerRegistration(
             broker_id=record.broker_id, epoch=record.broker_epoch,
-            incarnation_id=record.incarnation_id, endpoints=record.end_points,
-            features=record.features, rack=record.rack, fenced=record.fenced,
+            incarnation_id=record.incarnation_id,
+            endpoints=tuple(sorted(record.end_points, key=lambda e: e.name)),
+            features=tuple(sorted(record.features, key=lambda f: f.name)), rack=record.rack,
+            fenced=record.fenced,
             in_controlled_shutdown=record.in_controlled_shutdown,
             is_migrating_zk_broker=record.is_migrating_zk_broker, directories=record.log_dirs)
 
@@ -243,8 +246,9 @@ class MetadataDelta:
     def _replay_register_controller(self, record: RegisterControllerRecord) -> None:
         self._controllers[record.controller_id] = ControllerRegistration(
             controller_id=record.controller_id, incarnation_id=record.incarnation_id,
-            zk_migration_ready=record.zk_migration_ready, endpoints=record.end_points,
-            features=record.features)
+            zk_migration_ready=record.zk_migration_ready,
+            endpoints=tuple(sorted(record.end_points, key=lambda e: e.name)),
+            features=tuple(sorted(record.features, key=lambda f: f.name)))
 
     def _replay_feature(self, record: FeatureLevelRecord) -> None:
         removed = record.feature_level == 0 and record.name != METADATA_VERSION_FEATURE

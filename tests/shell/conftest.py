@@ -7,6 +7,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+
 from tests.shell.shell_recorder import Recorder
 
 REPO_ROOT = Path(__file__).resolve().parents[2]

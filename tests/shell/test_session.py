@@ -8,7 +8,6 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from tests.shell.shell_recorder import Recorder
 
 from controller import ControllerConfig
 from raft import RaftConfig
@@ -17,6 +16,7 @@ from shell.commands import COMMANDS
 from shell.completion import candidates
 from shell.lab import Lab
 from sim.cluster import ClusterConfig
+from tests.shell.shell_recorder import Recorder
 
 Shell = Callable[..., Recorder]
 SMALL = "cluster controllers=1 brokers=2 seed=1"
@@ -142,8 +142,8 @@ def test_retries_resubmit_after_not_controller(shell: Shell) -> None:
     rec = shell()
     rec.run("cluster controllers=3 brokers=1 seed=2", "crash leader")
     out = rec.run("create-topic later retries=2")
-    assert out == ["op 1 (create-topic later): NOT_CONTROLLER: node -1 is not the active "
-                   "controller; will retry (2 left)"]
+    assert out == ["op 1 (create-topic later): NOT_CONTROLLER: no controller is active "
+                   "right now; will retry (2 left)"]
     out = rec.run("run-until idle")
     assert any("retry 1: submitted to controller" in line for line in out)
     assert any(line.startswith("op 1 (create-topic later): committed at") for line in out)
