@@ -29,6 +29,7 @@ SEGMENT = Path("__cluster_metadata-0") / "00000000000000000000.log"
 
 
 def data_dir() -> Path:
+    """Where the real Kafka files are (``KRAFTSIM_KAFKA_DATA`` or ``../shared/kafka-data``)."""
     configured = os.environ.get("KRAFTSIM_KAFKA_DATA")
     return Path(configured) if configured else REPO_ROOT.parent / "shared" / "kafka-data"
 
@@ -44,6 +45,7 @@ def timed(action: Callable[[], object], repeat: int) -> tuple[float, float]:
 
 
 def report(label: str, size: int, units: int, unit: str, best: float, median: float) -> None:
+    """Print one figure line."""
     print(
         f"{label:<34} {size / best / 1e6:7.1f} MB/s  {units / best:11,.0f} {unit}/s  "
         f"best {best * 1e3:7.1f} ms  (median {size / median / 1e6:6.1f} MB/s)"
@@ -51,6 +53,7 @@ def report(label: str, size: int, units: int, unit: str, best: float, median: fl
 
 
 def bench_log(name: str, repeat: int) -> None:
+    """Decode and re-encode one real log segment."""
     path = data_dir() / name / SEGMENT
     data = path.read_bytes()
     result = decode_log(data, first_offset=0)
@@ -69,6 +72,7 @@ def bench_log(name: str, repeat: int) -> None:
 
 
 def bench_crc_only(repeat: int) -> None:
+    """CRC-32C of every batch of the noop-heavy log, alone."""
     data = (data_dir() / "noop-heavy" / SEGMENT).read_bytes()
     spans = [(b.position, b.size) for b in decode_log(data).batches]
 
@@ -81,6 +85,7 @@ def bench_crc_only(repeat: int) -> None:
 
 
 def bench_simulated_encode(repeat: int) -> None:
+    """Encode and decode 20,000 distinct simulated PartitionRecords."""
     topic = "YNY5hm01SZ-bAGeCLAGqWA"
     batches = [
         Batch(base, 1, tuple(
