@@ -7,7 +7,14 @@ import sys
 from collections.abc import Callable, Sequence
 
 from raft.config import ConfigError
-from shell import demo_command, dump_log, raft_sim_command, run_command, shell_command
+from shell import (
+    bench_command,
+    demo_command,
+    dump_log,
+    raft_sim_command,
+    run_command,
+    shell_command,
+)
 
 Command = Callable[[argparse.Namespace], int]
 
@@ -24,6 +31,7 @@ def build_parser() -> argparse.ArgumentParser:
     raft_sim_command.register(sub)
     shell_command.register(sub)
     run_command.register(sub)
+    bench_command.register(sub)
     sub.add_parser("dump-log", help="print Kafka KRaft metadata files (like kafka-dump-log)",
                    add_help=False)
     return parser
