@@ -1,0 +1,46 @@
+"""Controller snapshots (committed, whole, no markers) and replay faults that stop it."""
+
+from __future__ import annotations
+
+from controller.operations import CreateTopics, NewTopic
+from controller.records.schema import UnknownRecord, is_marker
+from controller.records.snapshot import image_from_records
+from raft import Batch
+from tests.controller.conftest import cluster
+
+
+def test_snapshots_hold_committed_state_without_markers_and_lagging_nodes_load_them() -> None:
+    c = cluster(seed=31, batch=10, fetch=10, snapshot_every=20)
+    broker = 0
+    c.sim.crash(broker)
+    for i in range(4):
+        assert c.wait(c.submit(CreateTopics((NewTopic(f"t{i}", 25, 3),))))
+    assert c.run_until(c.idle, 20_000)
+    leader = c.active_controller()
+    assert leader is not None
+    snapshot = leader.raft.log.snapshot
+    assert snapshot is not None and leader.raft.log.start_offset > 0
+    assert not any(is_marker(r) for r in snapshot.records)
+    end = snapshot.snapshot_id.last_contained_offset
+    rebuilt = image_from_records(snapshot.records, end, snapshot.snapshot_id.epoch)
+    expected = c.txn_invariants.reference.image_at(end)
+    assert expected is not None and rebuilt.same_content(expected)
+    c.sim.restart(broker)  # its log ends before the leader's log start: it gets the snapshot
+    assert c.run_until(c.idle, 30_000), c.sim.violation
+    assert c.sim.slots[broker].storage.log.snapshot is not None  # fetched from the leader
+    loader = c.loader(broker)
+    assert loader is not None and loader.published is not None
+    assert all(loader.published.topic(f"t{i}") is not None for i in range(4))
+
+
+def test_an_unknown_record_in_the_log_stops_a_standby_with_its_offset() -> None:
+    c = cluster(seed=32)
+    standby = next(c.controller(n) for n in c.config.controller_ids
+                   if c.controller(n) is not c.active_controller())
+    assert standby is not None
+    offset = standby.offsets.last_committed_offset + 100
+    standby.handle_commit([Batch(offset, 9, (UnknownRecord(api_key=99, version=0,
+                                                           payload=b"\x00"),))], offset + 1)
+    assert standby.fault is not None and standby.fault.offset == offset
+    assert "UNKNOWN" in str(standby.fault) or "unknown" in str(standby.fault)
+    assert c.controller_faults and c.controller_faults[0][0] == standby.node_id
