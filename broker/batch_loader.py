@@ -83,14 +83,8 @@ class MetadataBatchLoader:
         self.emit = emit
         self.on_fault = on_fault
         self.mutations = mutations
-        self.image = image
-        self.delta = MetadataDelta(image)
-        self.state = TransactionState.NO_TRANSACTION
-        self.last_offset = image.offset
-        self.last_epoch = image.epoch
-        self.batches_since_emit = 0
-        self.records_since_emit = 0
         self.largest_delta = 0
+        self.reset_to_image(image)
 
     def reset_to_image(self, image: MetadataImage) -> None:
         """Start over from ``image``: a fresh delta, no transaction."""
