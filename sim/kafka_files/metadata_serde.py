@@ -17,6 +17,13 @@ import msgspec
 from controller.records.schema import MetadataRecord, UnknownRecord
 from sim.kafka_files import wire
 from sim.kafka_files.errors import DecodeError, EncodeError
+from sim.kafka_files.fast_codec import (
+    FastDecoder,
+    FastEncoder,
+    Unsupported,
+    message_decoder,
+    message_encoder,
+)
 from sim.kafka_files.message_codec import MessageCodec, compile_codec
 from sim.kafka_files.metadata_schemas import METADATA_SCHEMAS
 from sim.kafka_files.wire import TaggedField
@@ -29,6 +36,30 @@ _CODECS: dict[tuple[int, int], tuple[type[Any], MessageCodec]] = {
     for api_key, schema in METADATA_SCHEMAS.items()
     for version in range(schema.max_version + 1)
 }
+
+
+
+def _fast_tables() -> tuple[
+    dict[bytes, tuple[FastDecoder, int]], dict[tuple[type[Any], int], FastEncoder]
+]:
+    decoders: dict[bytes, tuple[FastDecoder, int]] = {}
+    encoders: dict[tuple[type[Any], int], FastEncoder] = {}
+    for api_key, schema in METADATA_SCHEMAS.items():
+        for version in range(schema.max_version + 1):
+            if api_key > 0x7F or version > 0x7F:
+                continue
+            frame = bytes([FRAME_VERSION, api_key, version])
+            try:
+                decoders[frame] = (message_decoder(schema, version), version)
+                encoders[schema.cls, version] = message_encoder(schema, version, frame)
+            except Unsupported:
+                pass
+    return decoders, encoders
+
+
+FAST_DECODERS, FAST_ENCODERS = _fast_tables()
+"""Fast decoders by the value's first three bytes (frame, apiKey, version), with the version;
+fast encoders (frame and body) by exact record type and version."""
 
 
 def supported_versions(api_key: int) -> range:
@@ -50,8 +81,32 @@ class DecodedRecord(msgspec.Struct, frozen=True, gc=False):
     unknown_tagged_fields: tuple[TaggedField, ...] = ()
 
 
+def decode_canonical_value(buf: bytes, pos: int, end: int) -> tuple[MetadataRecord, int] | None:
+    """The record in ``buf[pos:end]`` and its version, if the fast path can decode it.
+
+    ``None`` unless the value is what encoding the record gives back (minimal
+    varints, no unknown or default-valued tagged fields, ...): then
+    :func:`decode_metadata_value` decides, and names any error.
+    """
+    entry = FAST_DECODERS.get(buf[pos : pos + 3])
+    if entry is None:
+        return None
+    try:
+        return entry[0](buf, pos + 3, end), entry[1]
+    except Exception:  # damaged or unusual bytes: the generic decoder decides
+        return None
+
+
 def decode_metadata_value(buf: bytes, pos: int, end: int) -> DecodedRecord:
     """Decode the metadata record in ``buf[pos:end]``; raises :class:`DecodeError`."""
+    fast = decode_canonical_value(buf, pos, end)
+    if fast is not None:
+        return DecodedRecord(fast[0], fast[1])
+    return decode_generic_value(buf, pos, end)
+
+
+def decode_generic_value(buf: bytes, pos: int, end: int) -> DecodedRecord:
+    """:func:`decode_metadata_value` without the fast path (the reference decoder)."""
     frame, pos = wire.read_uvarint(buf, pos, end)
     if frame != FRAME_VERSION:
         raise DecodeError(f"unknown metadata frame version {frame}", pos - 1)
@@ -95,6 +150,25 @@ def write_metadata_value(
     unknown_tagged_fields: tuple[TaggedField, ...] = (),
 ) -> None:
     """Append the value bytes of ``record`` at ``version`` to ``out``."""
+    if not unknown_tagged_fields:
+        fast = FAST_ENCODERS.get((type(record), version))
+        if fast is not None:
+            mark = len(out)
+            try:
+                fast(out, record)
+                return
+            except Exception:  # an unusual value: the generic encoder decides
+                del out[mark:]
+    write_generic_value(out, record, version, unknown_tagged_fields)
+
+
+def write_generic_value(
+    out: bytearray,
+    record: MetadataRecord,
+    version: int,
+    unknown_tagged_fields: tuple[TaggedField, ...] = (),
+) -> None:
+    """:func:`write_metadata_value` without the fast path (the reference encoder)."""
     if isinstance(record, UnknownRecord):
         if version != record.version:
             raise EncodeError(
