@@ -34,8 +34,12 @@ from raft.batch import Batch
 from sim.kafka_files import wire
 from sim.kafka_files.control_records import encode_control_key, encode_control_value
 from sim.kafka_files.errors import EncodeError
-from sim.kafka_files.metadata_serde import write_metadata_value
-from sim.kafka_files.record_versions import metadata_version_after, record_version
+from sim.kafka_files.metadata_serde import FAST_ENCODERS, write_metadata_value
+from sim.kafka_files.record_versions import (
+    LEVEL_VERSIONED_TYPES,
+    metadata_version_after,
+    record_version,
+)
 from sim.kafka_files.wire import TaggedField
 
 HEADER = struct.Struct(">qiibIhiqqqhii")
@@ -134,6 +138,29 @@ _PLAIN_FACTS = tuple(RecordFacts(version) for version in range(16))
 def plain_facts(version: int) -> RecordFacts:
     """The facts of a record Kafka writes for a metadata log: just its version (shared)."""
     return _PLAIN_FACTS[version] if 0 <= version < len(_PLAIN_FACTS) else RecordFacts(version)
+
+
+def plain_prefix(index: int) -> bytes:
+    """The bytes before the value of a plain data record: attributes, deltas, null key."""
+    out = bytearray(b"\x00\x00")  # attributes 0, timestamp delta 0
+    wire.write_varint(out, index)
+    out.append(1)  # zig-zag -1: no key
+    return bytes(out)
+
+
+_PREFIX_LIMIT = 1 << 16
+_prefixes: tuple[bytes, ...] = tuple(plain_prefix(index) for index in range(1024))
+
+
+def plain_prefixes(count: int) -> tuple[bytes, ...]:
+    """:func:`plain_prefix` of every index below ``count`` (of the first 65,536 at most)."""
+    global _prefixes
+    known = _prefixes
+    if len(known) < count and len(known) < _PREFIX_LIMIT:
+        wanted = min(max(count, 2 * len(known)), _PREFIX_LIMIT)
+        known = known + tuple(plain_prefix(index) for index in range(len(known), wanted))
+        _prefixes = known
+    return known
 
 
 class DecodedBatch(msgspec.Struct, frozen=True, gc=False):
@@ -237,9 +264,61 @@ def encode_records(
     if len(records) != len(facts):
         raise EncodeError(f"{len(records)} records but facts for {len(facts)}")
     out = bytearray()
+    if control:
+        for index, (record, record_facts) in enumerate(zip(records, facts, strict=True)):
+            _write_record(out, index, record, record_facts, control)
+        return bytes(out)
+    prefixes = plain_prefixes(len(records))
+    known_prefixes = len(prefixes)
+    plain = _PLAIN_FACTS
+    fast_encoders = FAST_ENCODERS
     for index, (record, record_facts) in enumerate(zip(records, facts, strict=True)):
-        _write_record(out, index, record, record_facts, control)
+        # A plain data record (what Kafka writes) is framed inline around its value; any
+        # other record, or a value the fast encoder leaves alone, takes _write_record.
+        version = record_facts.version
+        encode = fast_encoders.get((type(record), version))
+        if encode is None or not (0 <= version < len(plain) and plain[version] is record_facts):
+            _write_record(out, index, record, record_facts, control)
+            continue
+        value = bytearray()
+        try:
+            encode(value, record)
+        except Exception:  # the generic encoder decides
+            _write_record(out, index, record, record_facts, control)
+            continue
+        prefix = prefixes[index] if index < known_prefixes else plain_prefix(index)
+        size = len(value)
+        zigzag = size << 1
+        if zigzag < 0x80:
+            _append_zigzag(out, len(prefix) + size + 2)
+            out += prefix
+            out.append(zigzag)
+        elif zigzag < 0x4000:
+            _append_zigzag(out, len(prefix) + size + 3)
+            out += prefix
+            out.append((zigzag & 0x7F) | 0x80)
+            out.append(zigzag >> 7)
+        else:
+            size_bytes = bytearray()
+            wire.write_varint(size_bytes, size)
+            _append_zigzag(out, len(prefix) + len(size_bytes) + size + 1)
+            out += prefix
+            out += size_bytes
+        out += value
+        out.append(0)  # no headers
     return bytes(out)
+
+
+def _append_zigzag(out: bytearray, value: int) -> None:
+    """Append a zig-zag varint of a non-negative int32 (a record or value length)."""
+    zigzag = value << 1
+    if zigzag < 0x80:
+        out.append(zigzag)
+    elif zigzag < 0x4000:
+        out.append((zigzag & 0x7F) | 0x80)
+        out.append(zigzag >> 7)
+    else:
+        wire.write_varint(out, value)
 
 
 def assemble_batch(
@@ -303,13 +382,19 @@ def facts_for(batch: Batch, metadata_version: int) -> tuple[RecordFacts, ...]:
     if batch.control_records:
         return (plain_facts(0),) * len(batch.control_records)
     facts = []
+    known: dict[type[Any], RecordFacts] = {}  # of the types whose version the level decides
     for record in batch.records:
-        if not isinstance(record, MetadataRecord):
-            raise EncodeError(
-                f"batch at offset {batch.base_offset}: {type(record).__name__} "
-                "is not a metadata record"
-            )
-        facts.append(plain_facts(record_version(record, metadata_version)))
+        record_facts = known.get(type(record))
+        if record_facts is None:
+            if not isinstance(record, MetadataRecord):
+                raise EncodeError(
+                    f"batch at offset {batch.base_offset}: {type(record).__name__} "
+                    "is not a metadata record"
+                )
+            record_facts = plain_facts(record_version(record, metadata_version))
+            if type(record) in LEVEL_VERSIONED_TYPES:
+                known[type(record)] = record_facts
+        facts.append(record_facts)
     return tuple(facts)
 
 

@@ -38,6 +38,8 @@ from sim.kafka_files.batch_format import (
     crc32c_of_bytes,
     encode_records,
     plain_facts,
+    plain_prefix,
+    plain_prefixes,
 )
 from sim.kafka_files.control_records import (
     CONTROL_KEY,
@@ -46,8 +48,10 @@ from sim.kafka_files.control_records import (
 )
 from sim.kafka_files.errors import DecodeError, DecodeFailure, EncodeError
 from sim.kafka_files.metadata_serde import (
+    FAST_DECODERS,
     DecodedRecord,
-    decode_metadata_value,
+    decode_canonical_value,
+    decode_generic_value,
     encode_metadata_record,
 )
 
@@ -106,15 +110,9 @@ def _read_headers(buf: bytes, pos: int, end: int) -> tuple[tuple[RecordHeader, .
     return tuple(headers), pos
 
 
-def _plain_prefix(index: int) -> bytes:
-    """The bytes before a plain data record's value: attributes, deltas, null key."""
-    out = bytearray(b"\x00\x00")
-    wire.write_varint(out, index)
-    out.append(1)
-    return bytes(out)
-
-
-_PLAIN_PREFIXES = tuple(_plain_prefix(index) for index in range(1024))
+_FAST_VALUES = {frame: (decoder, plain_facts(version))
+                for frame, (decoder, version) in FAST_DECODERS.items()}  # fmt: skip
+"""The fast decoder of each (frame, apiKey, version) and the facts of a canonical value."""
 
 
 def _raw_if_not_canonical(buf: bytes, pos: int, end: int, value: DecodedRecord) -> bytes | None:
@@ -133,7 +131,10 @@ def _decode_value(
 ) -> tuple[Any, int, tuple[wire.TaggedField, ...], bytes | None, bool]:
     """(record, version, unknown tags, raw value if not canonical, key is canonical)."""
     if not control:
-        value = decode_metadata_value(buf, value_pos, value_end)
+        fast = decode_canonical_value(buf, value_pos, value_end)
+        if fast is not None:
+            return fast[0], fast[1], (), None, key is None
+        value = decode_generic_value(buf, value_pos, value_end)
         raw = _raw_if_not_canonical(buf, value_pos, value_end, value)
         return value.record, value.version, value.unknown_tagged_fields, raw, key is None
     if key is None:
@@ -178,11 +179,51 @@ def _decode_records(
         )
     records: list[Any] = []
     facts: list[RecordFacts] = []
+    fast_values = _FAST_VALUES
+    prefixes = plain_prefixes(count)
+    known_prefixes = len(prefixes)
     for index in range(count):
+        prefix = prefixes[index] if index < known_prefixes else plain_prefix(index)
+        if not control and pos + 1 < end:
+            # What Kafka writes, decoded inline: a record length of one or two bytes, no
+            # attributes, no timestamp delta, no key, a value length of one or two bytes, a
+            # canonical value and no headers. Anything else goes the long way below.
+            byte = buf[pos]
+            if byte < 0x80:
+                length = (byte >> 1) ^ -(byte & 1)
+                record_start = pos + 1
+            else:
+                raw_length = (byte & 0x7F) | (buf[pos + 1] << 7)
+                length = (raw_length >> 1) ^ -(raw_length & 1) if raw_length < 0x4000 else -1
+                record_start = pos + 2
+            record_end = record_start + length
+            value_pos = record_start + len(prefix)
+            if (
+                value_pos + 1 < record_end <= end
+                and buf[record_end - 1] == 0
+                and buf.startswith(prefix, record_start)
+            ):
+                byte = buf[value_pos]
+                if byte < 0x80:
+                    value_length = (byte >> 1) ^ -(byte & 1)
+                    value_pos += 1
+                else:
+                    raw_length = (byte & 0x7F) | (buf[value_pos + 1] << 7)
+                    value_length = (raw_length >> 1) ^ -(raw_length & 1)
+                    value_pos += 2
+                entry = fast_values.get(buf[value_pos : value_pos + 3])
+                if entry is not None and 0 <= value_length == record_end - 1 - value_pos:
+                    try:
+                        records.append(entry[0](buf, value_pos + 3, record_end - 1))
+                    except Exception:  # not canonical, or damaged: the long way decides
+                        pass
+                    else:
+                        facts.append(entry[1])
+                        pos = record_end
+                        continue
         start = pos
         length, pos = _read_length(buf, pos, end, f"record {index}", nullable=False)
         record_end = pos + length
-        prefix = _PLAIN_PREFIXES[index] if index < len(_PLAIN_PREFIXES) else _plain_prefix(index)
         if (
             not control
             and length > len(prefix) + 1
@@ -194,7 +235,7 @@ def _decode_records(
                 buf, pos + len(prefix), record_end, "record value", nullable=False
             )
             if value_pos + value_length == record_end - 1:
-                value = decode_metadata_value(buf, value_pos, record_end - 1)
+                value = decode_generic_value(buf, value_pos, record_end - 1)
                 raw = _raw_if_not_canonical(buf, value_pos, record_end - 1, value)
                 records.append(value.record)
                 if raw is None and not value.unknown_tagged_fields:
