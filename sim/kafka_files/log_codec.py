@@ -356,15 +356,24 @@ def decode_log(
     data = bytes(data)
     size = len(data)
     pos = 0
+    # Without a first offset, the first batch sets what the next one must start at.
     expected = first_offset
+    if expected is None and size >= 8:
+        expected = wire.INT64.unpack_from(data)[0]
     batches: list[DecodedBatch] = []
     append = batches.append
     unpack_header = HEADER.unpack_from
     checksum = crc32c_of_bytes
-    caches: tuple[dict[bytes, Any], dict[bytes, Any]] = ({}, {})
+    cache: dict[bytes, tuple[int, int, tuple[Any, ...], tuple[RecordFacts, ...]]] = {}
     min_length = HEADER_SIZE - LENGTH_PREFIX
+    cacheable = HEADER_SIZE + _CACHEABLE_SECTION
     try:
-        while pos < size:
+        # ``while True`` and not ``while pos < size``: CPython 3.11 only warms a code object
+        # up for its specialising interpreter on calls and unconditional backward jumps,
+        # and this function is called once per file.
+        while True:
+            if pos >= size:
+                break
             # The common case is tested in one go; _check_header names any problem.
             if size - pos < HEADER_SIZE:
                 _check_header(data, pos, size, expected)
@@ -379,22 +388,25 @@ def decode_log(
                 or attributes & COMPRESSION_MASK
                 or last_delta != count - 1
                 or count < 0
-                or (expected is not None and base_offset != expected)
+                or base_offset != expected
                 or checksum(data[pos + CRC_START : end]) != crc
             ):
                 _check_header(data, pos, size, expected)
             control = attributes & CONTROL_FLAG
-            section = data[pos + HEADER_SIZE : end]
-            cache = caches[1 if control else 0]
-            cached = cache.get(section)
-            if cached is not None and cached[0] == count:
-                records, facts = cached[1], cached[2]
-            else:
+            if end - pos > cacheable:
                 records, facts = decode_records(data, pos + HEADER_SIZE, end, count, bool(control))
-                if len(section) <= _CACHEABLE_SECTION:
+            else:
+                section = data[pos + HEADER_SIZE : end]
+                cached = cache.get(section)
+                if cached is not None and cached[0] == count and cached[1] == control:
+                    records, facts = cached[2], cached[3]
+                else:
+                    records, facts = decode_records(
+                        data, pos + HEADER_SIZE, end, count, bool(control)
+                    )
                     if len(cache) >= _CACHE_LIMIT:
                         cache.clear()
-                    cache[section] = (count, records, facts)
+                    cache[section] = (count, control, records, facts)
             append(
                 DecodedBatch(
                     Batch(base_offset, epoch, (), records, max_ts)
