@@ -334,10 +334,19 @@ def assemble_batch(
     ``header`` is (producerId, producerEpoch, baseSequence); the max timestamp
     is the batch's append time.
     """
+    return pack_batch(batch, attributes, base_timestamp, *header, count, records_section)
+
+
+def pack_batch(
+    batch: Batch, attributes: int, base_timestamp: int, producer_id: int, producer_epoch: int,
+    base_sequence: int, count: int, records_section: bytes,
+) -> bytes:  # fmt: skip
+    """:func:`assemble_batch` with the producer fields given one by one."""
     try:
         tail = _HEADER_AFTER_CRC.pack(
-            attributes, count - 1, base_timestamp, batch.append_time_ms, *header, count
-        ) + records_section
+            attributes, count - 1, base_timestamp, batch.append_time_ms, producer_id,
+            producer_epoch, base_sequence, count,
+        ) + records_section  # fmt: skip
         head = _HEADER_BEFORE_CRC.pack(
             batch.base_offset, HEADER_SIZE - LENGTH_PREFIX + len(records_section), batch.epoch,
             MAGIC, crc32c_of_bytes(tail),
@@ -349,10 +358,9 @@ def assemble_batch(
 
 def assemble_decoded(decoded: DecodedBatch, count: int, records_section: bytes) -> bytes:
     """A decoded batch's bytes, given its encoded records section."""
-    return assemble_batch(
-        decoded.batch, decoded.attributes, decoded.base_timestamp,
-        (decoded.producer_id, decoded.producer_epoch, decoded.base_sequence),
-        count, records_section,
+    return pack_batch(
+        decoded.batch, decoded.attributes, decoded.base_timestamp, decoded.producer_id,
+        decoded.producer_epoch, decoded.base_sequence, count, records_section,
     )
 
 

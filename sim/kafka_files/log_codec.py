@@ -33,10 +33,10 @@ from sim.kafka_files.batch_format import (
     DecodedBatch,
     RecordFacts,
     RecordHeader,
-    assemble_decoded,
     crc32c,
     crc32c_of_bytes,
     encode_records,
+    pack_batch,
     plain_facts,
     plain_prefix,
     plain_prefixes,
@@ -446,21 +446,24 @@ def encode_log(batches: Iterable[DecodedBatch]) -> bytes:
     makes identical NoOp batches do) share one encoded records section.
     """
     out: list[bytes] = []
-    sections: dict[tuple[int, int], tuple[Any, Any, bytes]] = {}
+    sections: dict[int, tuple[Any, Any, bytes]] = {}  # by id of the facts tuple
     for decoded in batches:
         batch = decoded.batch
-        control = decoded.is_control
+        facts = decoded.facts
+        control = bool(decoded.attributes & CONTROL_FLAG)
         records = batch.control_records if control else batch.records
         if batch.records if control else batch.control_records:
             raise EncodeError(f"batch at offset {batch.base_offset} mixes data and control records")
-        key = (id(records), id(decoded.facts))
-        entry = sections.get(key)
-        if entry is not None and entry[0] is records and entry[1] is decoded.facts:
+        entry = sections.get(id(facts))
+        if entry is not None and entry[0] is records and entry[1] is facts:
             section = entry[2]
         else:
-            section = encode_records(records, decoded.facts, control)
+            section = encode_records(records, facts, control)
             if len(sections) >= _CACHE_LIMIT:
                 sections.clear()
-            sections[key] = (records, decoded.facts, section)
-        out.append(assemble_decoded(decoded, len(records), section))
+            sections[id(facts)] = (records, facts, section)
+        out.append(pack_batch(
+            batch, decoded.attributes, decoded.base_timestamp, decoded.producer_id,
+            decoded.producer_epoch, decoded.base_sequence, len(records), section,
+        ))  # fmt: skip
     return b"".join(out)
