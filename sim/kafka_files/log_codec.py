@@ -14,6 +14,7 @@ tuple of records, as frozen records are meant to be shared.
 
 from __future__ import annotations
 
+import struct
 from collections.abc import Iterable
 from typing import Any
 
@@ -364,9 +365,12 @@ def decode_log(
     append = batches.append
     unpack_header = HEADER.unpack_from
     checksum = crc32c_of_bytes
-    cache: dict[bytes, tuple[int, int, tuple[Any, ...], tuple[RecordFacts, ...]]] = {}
+    # Decoded records sections by their bytes and the record count before them.
+    data_cache: dict[bytes, tuple[tuple[Any, ...], tuple[RecordFacts, ...]]] = {}
+    control_cache: dict[bytes, tuple[tuple[Any, ...], tuple[RecordFacts, ...]]] = {}
     min_length = HEADER_SIZE - LENGTH_PREFIX
     cacheable = HEADER_SIZE + _CACHEABLE_SECTION
+    control_flag = CONTROL_FLAG
     try:
         # ``while True`` and not ``while pos < size``: CPython 3.11 only warms a code object
         # up for its specialising interpreter on calls and unconditional backward jumps,
@@ -374,13 +378,15 @@ def decode_log(
         while True:
             if pos >= size:
                 break
-            # The common case is tested in one go; _check_header names any problem.
-            if size - pos < HEADER_SIZE:
+            try:
+                (base_offset, batch_length, epoch, magic, crc, attributes, last_delta,
+                 base_ts, max_ts, producer_id, producer_epoch, base_seq, count) = unpack_header(
+                    data, pos)  # fmt: skip
+            except struct.error:  # fewer than 61 bytes left
                 _check_header(data, pos, size, expected)
-            (base_offset, batch_length, epoch, magic, crc, attributes, last_delta,
-             base_ts, max_ts, producer_id, producer_epoch, base_seq, count) = unpack_header(
-                data, pos)  # fmt: skip
+                raise
             end = pos + LENGTH_PREFIX + batch_length
+            # The common case is tested in one go; _check_header names any problem.
             if (
                 batch_length < min_length
                 or end > size
@@ -392,21 +398,19 @@ def decode_log(
                 or checksum(data[pos + CRC_START : end]) != crc
             ):
                 _check_header(data, pos, size, expected)
-            control = attributes & CONTROL_FLAG
+            control = attributes & control_flag
             if end - pos > cacheable:
                 records, facts = decode_records(data, pos + HEADER_SIZE, end, count, bool(control))
             else:
-                section = data[pos + HEADER_SIZE : end]
-                cached = cache.get(section)
-                if cached is not None and cached[0] == count and cached[1] == control:
-                    records, facts = cached[2], cached[3]
-                else:
-                    records, facts = decode_records(
-                        data, pos + HEADER_SIZE, end, count, bool(control)
-                    )
+                cache = control_cache if control else data_cache
+                key = data[pos + HEADER_SIZE - 4 : end]  # the record count and the records
+                cached = cache.get(key)
+                if cached is None:
+                    cached = decode_records(data, pos + HEADER_SIZE, end, count, bool(control))
                     if len(cache) >= _CACHE_LIMIT:
                         cache.clear()
-                    cache[section] = (count, control, records, facts)
+                    cache[key] = cached
+                records, facts = cached
             append(
                 DecodedBatch(
                     Batch(base_offset, epoch, (), records, max_ts)
