@@ -272,12 +272,22 @@ def encode_records(
     known_prefixes = len(prefixes)
     plain = _PLAIN_FACTS
     fast_encoders = FAST_ENCODERS
-    for index, (record, record_facts) in enumerate(zip(records, facts, strict=True)):
+    lengths = _ZIGZAG
+    short = len(lengths) - 16  # a value this short has both lengths in the table
+    last_type: type[Any] | None = None
+    last_facts: RecordFacts | None = None
+    encode = None
+    for index in range(len(records)):
         # A plain data record (what Kafka writes) is framed inline around its value; any
         # other record, or a value the fast encoder leaves alone, takes _write_record.
-        version = record_facts.version
-        encode = fast_encoders.get((type(record), version))
-        if encode is None or not (0 <= version < len(plain) and plain[version] is record_facts):
+        record = records[index]
+        record_facts = facts[index]
+        if record_facts is not last_facts or type(record) is not last_type:
+            last_facts, last_type = record_facts, type(record)
+            version = record_facts.version
+            plain_record = 0 <= version < len(plain) and plain[version] is record_facts
+            encode = fast_encoders.get((last_type, version)) if plain_record else None
+        if encode is None:
             _write_record(out, index, record, record_facts, control)
             continue
         value = bytearray()
@@ -288,37 +298,39 @@ def encode_records(
             continue
         prefix = prefixes[index] if index < known_prefixes else plain_prefix(index)
         size = len(value)
-        zigzag = size << 1
-        if zigzag < 0x80:
-            _append_zigzag(out, len(prefix) + size + 2)
-            out += prefix
-            out.append(zigzag)
-        elif zigzag < 0x4000:
-            _append_zigzag(out, len(prefix) + size + 3)
-            out += prefix
-            out.append((zigzag & 0x7F) | 0x80)
-            out.append(zigzag >> 7)
+        if size < short:
+            size_bytes = lengths[size]
+            out += lengths[len(prefix) + len(size_bytes) + size + 1]
         else:
-            size_bytes = bytearray()
-            wire.write_varint(size_bytes, size)
-            _append_zigzag(out, len(prefix) + len(size_bytes) + size + 1)
-            out += prefix
-            out += size_bytes
+            size_bytes = zigzag_bytes(size)
+            out += zigzag_bytes(len(prefix) + len(size_bytes) + size + 1)
+        out += prefix
+        out += size_bytes
         out += value
         out.append(0)  # no headers
     return bytes(out)
 
 
-def _append_zigzag(out: bytearray, value: int) -> None:
-    """Append a zig-zag varint of a non-negative int32 (a record or value length)."""
-    zigzag = value << 1
-    if zigzag < 0x80:
-        out.append(zigzag)
-    elif zigzag < 0x4000:
-        out.append((zigzag & 0x7F) | 0x80)
-        out.append(zigzag >> 7)
-    else:
+def zigzag_bytes(value: int) -> bytes:
+    """The zig-zag varint of an int32."""
+    if 0 <= value < len(_ZIGZAG):
+        return _ZIGZAG[value]
+    out = bytearray()
+    wire.write_varint(out, value)
+    return bytes(out)
+
+
+def _zigzag_table(count: int) -> tuple[bytes, ...]:
+    table = []
+    for value in range(count):
+        out = bytearray()
         wire.write_varint(out, value)
+        table.append(bytes(out))
+    return tuple(table)
+
+
+_ZIGZAG = _zigzag_table(4096)
+"""The zig-zag varints of 0..4095: the record and value lengths of most records."""
 
 
 def assemble_batch(
