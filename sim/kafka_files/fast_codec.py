@@ -5,8 +5,9 @@ reader/writer functions, one call per field. For the common case this module
 generates (and compiles once, at import) one Python function per schema
 version that reads or writes every field inline: a run of fixed-width fields
 is one precompiled ``struct`` call, one-byte compact lengths are read in
-place, the record is built with positional arguments. :func:`fast_source`
-shows the generated source.
+place, the record is built with positional arguments. This module holds the
+generator and the decoders, :mod:`sim.kafka_files.fast_encode` the encoders;
+:func:`fast_source` shows any generated source.
 
 The generic codec stays the reference; a fast function only ever agrees with it:
 
@@ -23,7 +24,8 @@ The generic codec stays the reference; a fast function only ever agrees with it:
 
 Reads may run past the value's end (into the rest of the buffer, never past
 it): positions only grow, and a decoder gives up unless it ends exactly at
-the value's end (or a tagged field's), so a value read that way is never returned.
+the value's end (or a tagged field's), so a value read that way is never
+returned. Every loop is bounded by a one-byte count, so nothing can hang.
 """
 
 from __future__ import annotations
@@ -78,7 +80,7 @@ def _shareable(value: Any) -> bool:
     return isinstance(value, _IMMUTABLE)
 
 
-class _Source:
+class Source:
     """Lines of generated Python and the names they refer to."""
 
     def __init__(self) -> None:
@@ -117,10 +119,13 @@ def _fixed_code(spec: TypeSpec) -> str | None:
     return spec.fixed if isinstance(spec, Primitive) else None
 
 
-def _split(fields: tuple[Field, ...], version: int) -> tuple[
+def split_fields(fields: tuple[Field, ...], version: int) -> tuple[
     list[Field | list[Field]], list[Field], list[Field]
 ]:
-    """(regular steps, a list being a fixed-width run; tagged fields by tag; absent fields)."""
+    """(regular steps, a list being a fixed-width run; tagged fields by tag; absent fields).
+
+    Raises :class:`Unsupported` for tags the generated code does not handle.
+    """
     steps: list[Field | list[Field]] = []
     tagged: list[Field] = []
     absent: list[Field] = []
@@ -150,7 +155,7 @@ def _split(fields: tuple[Field, ...], version: int) -> tuple[
 # --- decoders ------------------------------------------------------------------------------
 
 
-def _emit_fixed_read(src: _Source, targets: list[str], types: list[Primitive], i: int) -> None:
+def _emit_fixed_read(src: Source, targets: list[str], types: list[Primitive], i: int) -> None:
     layout = struct.Struct(">" + "".join(t.fixed or "" for t in types))
     name = src.const(layout, "S")
     unpacked = ", ".join(targets) + ("," if len(targets) == 1 else "")
@@ -164,7 +169,7 @@ def _emit_fixed_read(src: _Source, targets: list[str], types: list[Primitive], i
             src.emit(i, f"{target} = {target} == 1")
 
 
-def _emit_read(src: _Source, spec: TypeSpec, version: int, target: str, bound: str,
+def _emit_read(src: Source, spec: TypeSpec, version: int, target: str, bound: str,
                i: int) -> None:  # fmt: skip
     """Lines that read one ``spec`` value at ``pos`` into ``target``."""
     if isinstance(spec, Primitive):
@@ -218,7 +223,7 @@ def _emit_read(src: _Source, spec: TypeSpec, version: int, target: str, bound: s
         src.emit(i, f"{target} = tuple({items})")
 
 
-def _emit_regular_reads(src: _Source, steps: list[Field | list[Field]], version: int,
+def _emit_regular_reads(src: Source, steps: list[Field | list[Field]], version: int,
                         i: int) -> None:  # fmt: skip
     for step in steps:
         if isinstance(step, list):
@@ -228,21 +233,23 @@ def _emit_regular_reads(src: _Source, steps: list[Field | list[Field]], version:
             _emit_read(src, step.type, version, f"v_{step.attr}", "end", i)
 
 
-def _compile(src: _Source, name: str) -> Any:
-    code = compile("\n".join(src.lines) + "\n", f"<fast {name}>", "exec")
-    exec(code, src.namespace)
-    return src.namespace[name]
-
-
 _SOURCES: dict[str, str] = {}
+
+
+def compile_source(src: Source, name: str) -> Any:
+    """Compile the generated lines; returns what they define as ``name``."""
+    text = "\n".join(src.lines) + "\n"
+    exec(compile(text, f"<fast {name}>", "exec"), src.namespace)
+    _SOURCES[name] = text
+    return src.namespace[name]
 
 
 def _nested_decoder(spec: StructOf, version: int) -> Callable[[bytes, int, int], Any]:
     """``read(buf, pos, end) -> (value, pos)`` for a nested struct without tagged fields."""
-    steps, tagged, _absent = _split(spec.fields, version)
+    steps, tagged, _absent = split_fields(spec.fields, version)
     if tagged:
         raise Unsupported("tagged fields in a nested struct")
-    src = _Source()
+    src = Source()
     name = f"read_{spec.name}_v{version}"
     src.emit(0, f"def {name}(buf, pos, end):")
     _emit_regular_reads(src, steps, version, 1)
@@ -252,11 +259,10 @@ def _nested_decoder(spec: StructOf, version: int) -> Callable[[bytes, int, int],
     regular.sort(key=lambda f: order[f.attr])
     values = ", ".join(f"{f.attr!r}: v_{f.attr}" for f in regular)
     src.emit(1, f"return {src.const(spec.build, 'build')}({{{values}}}), pos + 1")
-    _SOURCES[name] = "\n".join(src.lines)
-    return _compile(src, name)  # type: ignore[no-any-return]
+    return compile_source(src, name)  # type: ignore[no-any-return]
 
 
-def _constructor_args(src: _Source, cls: type[Any], present: set[str],
+def _constructor_args(src: Source, cls: type[Any], present: set[str],
                       defaults: dict[str, Any]) -> str:  # fmt: skip
     """Positional arguments for ``cls`` in its field order: decoded values or defaults."""
     config = getattr(cls, "__struct_config__", None)
@@ -279,8 +285,8 @@ def message_decoder(schema: MessageSchema, version: int) -> FastDecoder:
     Raises :class:`Unsupported` when the schema needs the generic codec.
     """
     defaults = struct_defaults(schema.cls)
-    steps, tagged, _absent = _split(schema.fields, version)
-    src = _Source()
+    steps, tagged, _absent = split_fields(schema.fields, version)
+    src = Source()
     name = f"decode_{schema.kafka_name}_v{version}"
     src.emit(0, f"def {name}(buf, pos, end):")
     _emit_regular_reads(src, steps, version, 1)
@@ -316,142 +322,7 @@ def message_decoder(schema: MessageSchema, version: int) -> FastDecoder:
     present.update(f.attr for f in tagged)
     args = _constructor_args(src, schema.cls, present, defaults)
     src.emit(1, f"return {src.const(schema.cls, 'cls')}({args})")
-    _SOURCES[name] = "\n".join(src.lines)
-    return _compile(src, name)  # type: ignore[no-any-return]
-
-
-# --- encoders ------------------------------------------------------------------------------
-
-
-def _emit_fixed_write(src: _Source, values: list[str], types: list[Primitive], out: str,
-                      i: int) -> None:  # fmt: skip
-    layout = struct.Struct(">" + "".join(t.fixed or "" for t in types))
-    args = []
-    for value, spec in zip(values, types, strict=True):
-        if spec is UUID:
-            args.append(f"uuid_bytes({value})")
-        elif spec is BOOL:
-            args.append(f"1 if {value} else 0")
-        else:
-            args.append(value)
-    src.emit(i, f"{out} += {src.const(layout, 'S')}.pack({', '.join(args)})")
-
-
-def _emit_write_length(src: _Source, length: str, out: str, i: int) -> None:
-    src.emit(i, f"if {length} < 0x80: {out}.append({length})")
-    src.emit(i, f"else: write_uvarint({out}, {length})")
-
-
-def _emit_write(src: _Source, spec: TypeSpec, version: int, value: str, out: str,
-                i: int) -> None:  # fmt: skip
-    """Lines that append the encoding of local ``value``."""
-    if isinstance(spec, Primitive):
-        if spec.fixed:
-            _emit_fixed_write(src, [value], [spec], out, i)
-            return
-        if spec.name not in ("string", "nullable string"):
-            raise Unsupported(spec.name)
-        if spec.name == "nullable string":
-            src.emit(i, f"if {value} is None: {out}.append(0)")
-            src.emit(i, "else:")
-            i += 1
-        data = src.name("data")
-        src.emit(i, f"{data} = {value}.encode('utf-8')")
-        src.emit(i, f"{data}_n = len({data}) + 1")
-        _emit_write_length(src, f"{data}_n", out, i)
-        src.emit(i, f"{out} += {data}")
-        return
-    if isinstance(spec, StructOf):
-        src.emit(i, f"{src.const(_nested_encoder(spec, version), 'W')}({out}, {value})")
-        return
-    if spec.nullable:
-        src.emit(i, f"if {value} is None: {out}.append(0)")
-        src.emit(i, "else:")
-        i += 1
-    count = src.name("n")
-    src.emit(i, f"{count} = len({value})")
-    if spec.element in (INT32, UUID):
-        runs = "INT32_RUNS" if spec.element is INT32 else "UUID_RUNS"
-        items = f"*{value}" if spec.element is INT32 else f"*map(uuid_bytes, {value})"
-        src.emit(i, f"if {count} < 0x7F:")
-        src.emit(i + 1, f"{out}.append({count} + 1)")
-        src.emit(i + 1, f"if {count}: {out} += {runs}[{count}].pack({items})")
-        src.emit(i, "else:")
-        src.emit(i + 1, f"write_uvarint({out}, {count} + 1)")
-        if spec.element is INT32:
-            src.emit(i + 1, f"{out} += int32_run({count}).pack({items})")
-        else:
-            src.emit(i + 1, f"{out} += b''.join(map(uuid_bytes, {value}))")
-        return
-    src.emit(i, f"{count} += 1")
-    _emit_write_length(src, count, out, i)
-    item = src.name("item")
-    src.emit(i, f"for {item} in {value}:")
-    _emit_write(src, spec.element, version, item, out, i + 1)
-
-
-def _emit_encode_body(src: _Source, fields: tuple[Field, ...], version: int,
-                      defaults: dict[str, Any], i: int) -> None:  # fmt: skip
-    """The lines that append the fields of local ``obj`` to ``out``, tagged section last."""
-    steps, tagged, absent = _split(fields, version)
-    for field in absent:
-        default = defaults.get(field.attr, field.default)
-        if default is REQUIRED:
-            raise Unsupported(f"absent {field.attr} without a default")
-        src.emit(i, f"if obj.{field.attr} != {src.const(default, 'D')}: raise Fallback")
-    for step in steps:
-        if isinstance(step, list):
-            types = [f.type for f in step if isinstance(f.type, Primitive)]
-            _emit_fixed_write(src, [f"obj.{f.attr}" for f in step], types, "out", i)
-        else:
-            src.emit(i, f"v_{step.attr} = obj.{step.attr}")
-            _emit_write(src, step.type, version, f"v_{step.attr}", "out", i)
-    if not tagged:
-        src.emit(i, "out.append(0)")
-        return
-    flags = []
-    for field in tagged:
-        default = defaults.get(field.attr, field.default)
-        if default is REQUIRED:
-            raise Unsupported(f"tagged {field.attr} without a default")
-        src.emit(i, f"v_{field.attr} = obj.{field.attr}")
-        src.emit(i, f"f_{field.attr} = v_{field.attr} != {src.const(default, 'D')}")
-        flags.append(f"f_{field.attr}")
-    src.emit(i, f"out.append({' + '.join(flags)})")
-    for field in tagged:
-        src.emit(i, f"if f_{field.attr}:")
-        src.emit(i + 1, "payload = bytearray()")
-        _emit_write(src, field.type, version, f"v_{field.attr}", "payload", i + 1)
-        src.emit(i + 1, f"out.append({field.tag})")
-        src.emit(i + 1, "size = len(payload)")
-        _emit_write_length(src, "size", "out", i + 1)
-        src.emit(i + 1, "out += payload")
-
-
-def _nested_encoder(spec: StructOf, version: int) -> Callable[[bytearray, Any], None]:
-    src = _Source()
-    name = f"write_{spec.name}_v{version}"
-    src.emit(0, f"def {name}(out, obj):")
-    if spec.explode is not None:
-        src.emit(1, f"obj = {src.const(spec.explode, 'explode')}(obj)")
-    _emit_encode_body(src, spec.fields, version, {}, 1)
-    _SOURCES[name] = "\n".join(src.lines)
-    return _compile(src, name)  # type: ignore[no-any-return]
-
-
-def message_encoder(schema: MessageSchema, version: int, prefix: bytes = b"") -> FastEncoder:
-    """The fast encoder of a message: ``encode(out, obj)`` appends ``prefix`` and the body.
-
-    Raises :class:`Unsupported` when the schema needs the generic codec.
-    """
-    src = _Source()
-    name = f"encode_{schema.kafka_name}_v{version}"
-    src.emit(0, f"def {name}(out, obj):")
-    if prefix:
-        src.emit(1, f"out += {src.const(prefix, 'P')}")
-    _emit_encode_body(src, schema.fields, version, struct_defaults(schema.cls), 1)
-    _SOURCES[name] = "\n".join(src.lines)
-    return _compile(src, name)  # type: ignore[no-any-return]
+    return compile_source(src, name)  # type: ignore[no-any-return]
 
 
 def fast_source(name: str) -> str:

@@ -17,13 +17,8 @@ import msgspec
 from controller.records.schema import MetadataRecord, UnknownRecord
 from sim.kafka_files import wire
 from sim.kafka_files.errors import DecodeError, EncodeError
-from sim.kafka_files.fast_codec import (
-    FastDecoder,
-    FastEncoder,
-    Unsupported,
-    message_decoder,
-    message_encoder,
-)
+from sim.kafka_files.fast_codec import FastDecoder, FastEncoder, Unsupported, message_decoder
+from sim.kafka_files.fast_encode import message_encoder
 from sim.kafka_files.message_codec import MessageCodec, compile_codec
 from sim.kafka_files.metadata_schemas import METADATA_SCHEMAS
 from sim.kafka_files.wire import TaggedField
