@@ -89,6 +89,8 @@ class Source:
             "Fallback": Fallback,
             "uuid_text": wire.uuid_text,
             "uuid_bytes": wire.uuid_bytes,
+            "UUID_TEXTS": wire.UUID_TEXTS,
+            "UUID_BYTES": wire.UUID_BYTES,
             "write_uvarint": wire.write_uvarint,
             "int32_run": _int32_run,
             "INT32_RUNS": _SHORT_INT32_RUNS,
@@ -163,7 +165,7 @@ def _emit_fixed_read(src: Source, targets: list[str], types: list[Primitive], i:
     src.emit(i, f"pos += {layout.size}")
     for target, spec in zip(targets, types, strict=True):
         if spec is UUID:
-            src.emit(i, f"{target} = uuid_text({target})")
+            src.emit(i, f"{target} = UUID_TEXTS.get({target}) or uuid_text({target})")
         elif spec is BOOL:
             src.emit(i, f"if {target} > 1: raise Fallback")
             src.emit(i, f"{target} = {target} == 1")

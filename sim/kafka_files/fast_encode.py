@@ -42,7 +42,7 @@ def _fixed_args(values: list[str], types: list[Primitive]) -> list[str]:
     args = []
     for value, spec in zip(values, types, strict=True):
         if spec is UUID:
-            args.append(f"uuid_bytes({value})")
+            args.append(f"UUID_BYTES.get({value}) or uuid_bytes({value})")
         elif spec is BOOL:
             args.append(f"1 if {value} else 0")
         else:
