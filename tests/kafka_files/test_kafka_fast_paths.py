@@ -10,14 +10,27 @@ error) to the generic encoder.
 from __future__ import annotations
 
 import random
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager
+from pathlib import Path
 from typing import Any
 
+import google_crc32c
 import msgspec
 import pytest
 
 from controller.records import schema as rec
 from raft.batch import Batch
-from sim.kafka_files import decode_log, encode_batches, encode_log, encode_metadata_record
+from sim.kafka_files import (
+    LogDecodeResult,
+    batch_format,
+    decode_log,
+    encode_batches,
+    encode_log,
+    encode_metadata_record,
+    log_codec,
+    metadata_serde,
+)
 from sim.kafka_files.batch_format import assemble_batch
 from sim.kafka_files.errors import DecodeError, EncodeError
 from sim.kafka_files.metadata_serde import (
@@ -210,3 +223,83 @@ def test_generated_constructors_keep_defaults_shared_and_equal() -> None:
     decoded = decode_metadata_record(encode_metadata_record(record, 0)).record
     assert decoded == record
     assert msgspec.structs.asdict(decoded) == msgspec.structs.asdict(record)
+
+
+# --- whole logs: the same results with and without the fast paths ---------------------------
+
+
+@pytest.fixture
+def generic_only(monkeypatch: pytest.MonkeyPatch) -> Callable[[], AbstractContextManager[None]]:
+    """A context in which every fast path is switched off (the reference codec alone)."""
+
+    @contextmanager
+    def off() -> Iterator[None]:
+        with monkeypatch.context() as patch:
+            patch.setattr(log_codec, "_FAST_VALUES", {})
+            patch.setattr(metadata_serde, "FAST_DECODERS", {})
+            patch.setattr(metadata_serde, "FAST_ENCODERS", {})
+            patch.setattr(batch_format, "FAST_ENCODERS", {})
+            yield
+
+    return off
+
+
+def both_ways(data: bytes, off: Callable[[], AbstractContextManager[None]]) -> LogDecodeResult:
+    fast = decode_log(data, source="x")
+    with off():
+        generic = decode_log(data, source="x")
+        assert fast == generic
+        reference = encode_log(generic.batches)
+    assert encode_log(fast.batches) == reference == data[: fast.valid_bytes]
+    return fast
+
+
+def test_every_real_file_decodes_as_without_fast_paths(
+    kafka_data: Path, generic_only: Callable[[], AbstractContextManager[None]]
+) -> None:
+    paths = sorted(kafka_data.glob("*/__cluster_metadata-0/*.*")) + sorted(
+        kafka_data.glob("*/bootstrap.checkpoint")
+    )
+    paths = [p for p in paths if p.suffix in (".log", ".checkpoint")]
+    assert len(paths) == 11
+    for path in paths:
+        assert both_ways(path.read_bytes(), generic_only).ok, path
+
+
+def test_damaged_records_with_valid_crcs_decode_as_without_fast_paths(
+    kafka_data: Path, generic_only: Callable[[], AbstractContextManager[None]]
+) -> None:
+    rng = random.Random(11)
+    for dataset in ("partition-v1", "topics-configs", "bootstrap-txn"):
+        path = kafka_data / dataset / "__cluster_metadata-0" / "00000000000000000000.log"
+        data = path.read_bytes()
+        batches = [(b.position, b.size) for b in decode_log(data).batches][:300]
+        failures = 0
+        for _ in range(300):
+            position, size = rng.choice(batches)
+            batch = bytearray(data[position : position + size])
+            for _ in range(rng.choice((1, 1, 2))):
+                spot = rng.randrange(61, size)
+                batch[spot] = rng.choice((0, 1, 0x7F, 0x80, 0xFF, batch[spot] ^ 1,
+                                          rng.randrange(256)))  # fmt: skip
+            batch[17:21] = google_crc32c.value(bytes(batch[21:])).to_bytes(4, "big")
+            damaged = bytes(batch)
+            result = both_ways(damaged, generic_only)
+            failures += result.error is not None
+        assert 0 < failures < 300
+
+
+def test_simulated_logs_decode_as_without_fast_paths(
+    generic_only: Callable[[], AbstractContextManager[None]]
+) -> None:
+    rng = random.Random(3)
+    records: list[Any] = [random_partition(rng, i) for i in range(300)]
+    records += [sample_record(api_key, version) for api_key, version in ALL_TYPE_VERSIONS]
+    records.append(rec.ConfigRecord(resource_type=2, resource_name="t", name="n", value="v" * 300))
+    batches = [Batch(base, 1, tuple(records[base : base + 40]), (), base)
+               for base in range(0, len(records), 40)]  # fmt: skip
+    data = encode_batches(batches, 23)
+    with generic_only():
+        assert encode_batches(batches, 23) == data
+    result = both_ways(data, generic_only)
+    assert [d.batch for d in result.batches] == batches
