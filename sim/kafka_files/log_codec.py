@@ -9,14 +9,18 @@ count is checked against the bytes that remain before it is used.
 Speed: a batch's records section is decoded once per distinct content. A
 metadata log is mostly identical NoOpRecord batches whose records sections are
 byte-for-byte equal (timestamps live in the header), so they share one decoded
-tuple of records, as frozen records are meant to be shared.
+tuple of records, as frozen records are meant to be shared. A record framed as
+Kafka frames it is read inline and its value by a generated fast decoder
+(:mod:`.fast_codec`), which only accepts canonical bytes: no value is encoded
+again to learn whether its raw bytes must be kept. Any other record goes the
+generic way: decode, then re-encode to compare.
 """
 
 from __future__ import annotations
 
 import struct
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, NoReturn
 
 import msgspec
 
@@ -295,7 +299,9 @@ def _decode_records(
     return tuple(records), tuple(facts)
 
 
-def _check_header(data: bytes, pos: int, size: int, expected_offset: int | None) -> None:
+def _check_header(
+    data: bytes, pos: int, size: int, expected_offset: int | None
+) -> NoReturn:
     """Raise the DecodeError that names what is wrong with the batch at ``pos``."""
     if size - pos < HEADER_SIZE:
         raise DecodeError(
@@ -384,7 +390,6 @@ def decode_log(
                     data, pos)  # fmt: skip
             except struct.error:  # fewer than 61 bytes left
                 _check_header(data, pos, size, expected)
-                raise
             end = pos + LENGTH_PREFIX + batch_length
             # The common case is tested in one go; _check_header names any problem.
             if (

@@ -9,6 +9,7 @@ this codec does not model decodes to :class:`UnknownRecord` with the body as
 
 from __future__ import annotations
 
+import contextlib
 import struct
 from typing import Any
 
@@ -33,7 +34,6 @@ _CODECS: dict[tuple[int, int], tuple[type[Any], MessageCodec]] = {
 }
 
 
-
 def _fast_tables() -> tuple[
     dict[bytes, tuple[FastDecoder, int]], dict[tuple[type[Any], int], FastEncoder]
 ]:
@@ -44,11 +44,10 @@ def _fast_tables() -> tuple[
             if api_key > 0x7F or version > 0x7F:
                 continue
             frame = bytes([FRAME_VERSION, api_key, version])
-            try:
+            with contextlib.suppress(Unsupported):  # then the generic codec does it all
                 decoders[frame] = (message_decoder(schema, version), version)
+            with contextlib.suppress(Unsupported):
                 encoders[schema.cls, version] = message_encoder(schema, version, frame)
-            except Unsupported:
-                pass
     return decoders, encoders
 
 
