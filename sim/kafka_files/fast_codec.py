@@ -214,7 +214,10 @@ def _emit_read(src: Source, spec: TypeSpec, version: int, target: str, bound: st
         src.emit(i, f"{target} = INT32_RUNS[{count}].unpack_from(buf, pos)")
         src.emit(i, f"pos += 4 * {count}")
     elif element is UUID:
-        src.emit(i, f"{target} = tuple(map(uuid_text, UUID_RUNS[{count}].unpack_from(buf, pos)))")
+        raw = src.name("raw")
+        src.emit(i, f"{raw} = UUID_RUNS[{count}].unpack_from(buf, pos)")
+        src.emit(i, f"{target} = tuple(map(UUID_TEXTS.get, {raw}))")  # memoized: no calls
+        src.emit(i, f"if None in {target}: {target} = tuple(map(uuid_text, {raw}))")
         src.emit(i, f"pos += 16 * {count}")
     else:
         items, item = src.name("items"), src.name("item")

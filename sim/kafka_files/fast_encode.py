@@ -90,18 +90,25 @@ def _emit_write(src: Source, spec: TypeSpec, version: int, value: str, out: str,
         i += 1
     count = src.name("n")
     src.emit(i, f"{count} = len({value})")
-    if spec.element in (INT32, UUID):
-        runs = "INT32_RUNS" if spec.element is INT32 else "UUID_RUNS"
-        items = f"*{value}" if spec.element is INT32 else f"*map(uuid_bytes, {value})"
+    if spec.element is INT32:
         src.emit(i, f"if {count} < 0x7F:")
         src.emit(i + 1, f"{out}.append({count} + 1)")
-        src.emit(i + 1, f"if {count}: {out} += {runs}[{count}].pack({items})")
+        src.emit(i + 1, f"if {count}: {out} += INT32_RUNS[{count}].pack(*{value})")
         src.emit(i, "else:")
         src.emit(i + 1, f"write_uvarint({out}, {count} + 1)")
-        if spec.element is INT32:
-            src.emit(i + 1, f"{out} += int32_run({count}).pack({items})")
-        else:
-            src.emit(i + 1, f"{out} += b''.join(map(uuid_bytes, {value}))")
+        src.emit(i + 1, f"{out} += int32_run({count}).pack(*{value})")
+        return
+    if spec.element is UUID:
+        raw = src.name("raw")
+        src.emit(i, f"if {count} < 0x7F:")
+        src.emit(i + 1, f"{out}.append({count} + 1)")
+        src.emit(i + 1, f"if {count}:")
+        src.emit(i + 2, f"{raw} = tuple(map(UUID_BYTES.get, {value}))")  # memoized: no calls
+        src.emit(i + 2, f"if None in {raw}: {raw} = tuple(map(uuid_bytes, {value}))")
+        src.emit(i + 2, f"{out} += UUID_RUNS[{count}].pack(*{raw})")
+        src.emit(i, "else:")
+        src.emit(i + 1, f"write_uvarint({out}, {count} + 1)")
+        src.emit(i + 1, f"{out} += b''.join(map(uuid_bytes, {value}))")
         return
     src.emit(i, f"{count} += 1")
     _emit_write_length(src, count, out, i)
