@@ -30,6 +30,7 @@ returned. Every loop is bounded by a one-byte count, so nothing can hang.
 
 from __future__ import annotations
 
+import inspect
 import struct
 from collections.abc import Callable
 from typing import Any
@@ -269,19 +270,20 @@ def _nested_decoder(spec: StructOf, version: int) -> Callable[[bytes, int, int],
 
 def _constructor_args(src: Source, cls: type[Any], present: set[str],
                       defaults: dict[str, Any]) -> str:  # fmt: skip
-    """Positional arguments for ``cls`` in its field order: decoded values or defaults."""
-    config = getattr(cls, "__struct_config__", None)
-    if config is None or getattr(config, "kw_only", False):
-        raise Unsupported("keyword-only Struct")
-    args = []
-    for info in msgspec.structs.fields(cls):
-        if info.name in present:
-            args.append(f"v_{info.name}")
-        elif info.name in defaults and _shareable(defaults[info.name]):
-            args.append(src.const(defaults[info.name], "D"))
-        else:
-            raise Unsupported(f"default of {info.name}")
-    return ", ".join(args)
+    """The arguments that build ``cls`` from the decoded ``present`` fields.
+
+    Positional, in field order with the defaults filled in, when the Struct
+    takes them so (faster); else by keyword, as the generic codec builds it.
+    """
+    names = [info.name for info in msgspec.structs.fields(cls)]
+    parameters = list(inspect.signature(cls).parameters.values())
+    if [p.name for p in parameters] == names and all(
+        p.kind is inspect.Parameter.POSITIONAL_OR_KEYWORD for p in parameters
+    ) and all(n in present or (n in defaults and _shareable(defaults[n])) for n in names):
+        return ", ".join(
+            f"v_{n}" if n in present else src.const(defaults[n], "D") for n in names
+        )
+    return ", ".join(f"{n}=v_{n}" for n in names if n in present)
 
 
 def message_decoder(schema: MessageSchema, version: int) -> FastDecoder:
