@@ -34,7 +34,7 @@ from raft.batch import Batch
 from sim.kafka_files import wire
 from sim.kafka_files.control_records import encode_control_key, encode_control_value
 from sim.kafka_files.errors import EncodeError
-from sim.kafka_files.metadata_serde import FAST_ENCODERS, write_metadata_value
+from sim.kafka_files.metadata_serde import fast_encoder, write_metadata_value
 from sim.kafka_files.record_versions import (
     LEVEL_VERSIONED_TYPES,
     metadata_version_after,
@@ -271,7 +271,6 @@ def encode_records(
     prefixes = plain_prefixes(len(records))
     known_prefixes = len(prefixes)
     plain = _PLAIN_FACTS
-    fast_encoders = FAST_ENCODERS
     lengths = _ZIGZAG
     short = len(lengths) - 16  # a value this short has both lengths in the table
     last_type: type[Any] | None = None
@@ -286,7 +285,7 @@ def encode_records(
             last_facts, last_type = record_facts, type(record)
             version = record_facts.version
             plain_record = 0 <= version < len(plain) and plain[version] is record_facts
-            encode = fast_encoders.get((last_type, version)) if plain_record else None
+            encode = fast_encoder(last_type, version) if plain_record else None
         if encode is None:
             _write_record(out, index, record, record_facts, control)
             continue

@@ -52,12 +52,13 @@ from sim.kafka_files.control_records import (
     encode_control_value,
 )
 from sim.kafka_files.errors import DecodeError, DecodeFailure, EncodeError
+from sim.kafka_files.fast_codec import FastDecoder
 from sim.kafka_files.metadata_serde import (
-    FAST_DECODERS,
     DecodedRecord,
     decode_canonical_value,
     decode_generic_value,
     encode_metadata_record,
+    fast_decoder,
 )
 
 MIN_RECORD_SIZE = 7
@@ -115,9 +116,17 @@ def _read_headers(buf: bytes, pos: int, end: int) -> tuple[tuple[RecordHeader, .
     return tuple(headers), pos
 
 
-_FAST_VALUES = {frame: (decoder, plain_facts(version))
-                for frame, (decoder, version) in FAST_DECODERS.items()}  # fmt: skip
+_FAST_VALUES: dict[bytes, tuple[FastDecoder, RecordFacts]] = {}
 """The fast decoder of each (frame, apiKey, version) and the facts of a canonical value."""
+
+
+def _fast_value(frame: bytes) -> tuple[FastDecoder, RecordFacts] | None:
+    """The :data:`_FAST_VALUES` entry of ``frame``, made on first use (None if none)."""
+    found = fast_decoder(frame)
+    if found is None:
+        return None
+    entry = _FAST_VALUES[frame] = (found[0], plain_facts(found[1]))
+    return entry
 
 
 def _raw_if_not_canonical(buf: bytes, pos: int, end: int, value: DecodedRecord) -> bytes | None:
@@ -216,7 +225,10 @@ def _decode_records(
                     raw_length = (byte & 0x7F) | (buf[value_pos + 1] << 7)
                     value_length = (raw_length >> 1) ^ -(raw_length & 1)
                     value_pos += 2
-                entry = fast_values.get(buf[value_pos : value_pos + 3])
+                frame = buf[value_pos : value_pos + 3]
+                entry = fast_values.get(frame)
+                if entry is None:
+                    entry = _fast_value(frame)
                 if entry is not None and 0 <= value_length == record_end - 1 - value_pos:
                     try:
                         records.append(entry[0](buf, value_pos + 3, record_end - 1))

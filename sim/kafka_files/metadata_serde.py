@@ -20,7 +20,7 @@ from sim.kafka_files import wire
 from sim.kafka_files.errors import DecodeError, EncodeError
 from sim.kafka_files.fast_codec import FastDecoder, FastEncoder, Unsupported, message_decoder
 from sim.kafka_files.fast_encode import message_encoder
-from sim.kafka_files.message_codec import MessageCodec, compile_codec
+from sim.kafka_files.message_codec import MessageCodec, MessageSchema, compile_codec
 from sim.kafka_files.metadata_schemas import METADATA_SCHEMAS
 from sim.kafka_files.wire import TaggedField
 
@@ -34,26 +34,60 @@ _CODECS: dict[tuple[int, int], tuple[type[Any], MessageCodec]] = {
 }
 
 
-def _fast_tables() -> tuple[
-    dict[bytes, tuple[FastDecoder, int]], dict[tuple[type[Any], int], FastEncoder]
+FAST_DECODERS: dict[bytes, tuple[FastDecoder, int]] = {}
+"""The fast decoders generated so far, by a value's first three bytes (frame, apiKey,
+version), each with its version: see :func:`fast_decoder`."""
+FAST_ENCODERS: dict[tuple[type[Any], int], FastEncoder] = {}
+"""The fast encoders (frame and body) generated so far, by exact record type and
+version: see :func:`fast_encoder`."""
+
+
+def _unbuilt() -> tuple[
+    dict[bytes, tuple[MessageSchema, int]],
+    dict[tuple[type[Any], int], tuple[MessageSchema, int, bytes]],
 ]:
-    decoders: dict[bytes, tuple[FastDecoder, int]] = {}
-    encoders: dict[tuple[type[Any], int], FastEncoder] = {}
+    decoders: dict[bytes, tuple[MessageSchema, int]] = {}
+    encoders: dict[tuple[type[Any], int], tuple[MessageSchema, int, bytes]] = {}
     for api_key, schema in METADATA_SCHEMAS.items():
         for version in range(schema.max_version + 1):
-            if api_key > 0x7F or version > 0x7F:
-                continue
-            frame = bytes([FRAME_VERSION, api_key, version])
-            with contextlib.suppress(Unsupported):  # then the generic codec does it all
-                decoders[frame] = (message_decoder(schema, version), version)
-            with contextlib.suppress(Unsupported):
-                encoders[schema.cls, version] = message_encoder(schema, version, frame)
+            if api_key <= 0x7F and version <= 0x7F:
+                frame = bytes([FRAME_VERSION, api_key, version])
+                decoders[frame] = (schema, version)
+                encoders[schema.cls, version] = (schema, version, frame)
     return decoders, encoders
 
 
-FAST_DECODERS, FAST_ENCODERS = _fast_tables()
-"""Fast decoders by the value's first three bytes (frame, apiKey, version), with the version;
-fast encoders (frame and body) by exact record type and version."""
+# What can still be generated: on first use, as generating them all costs tens of ms.
+_UNBUILT_DECODERS, _UNBUILT_ENCODERS = _unbuilt()
+
+
+def fast_decoder(frame: bytes) -> tuple[FastDecoder, int] | None:
+    """The fast decoder of the values that start with ``frame`` and their version.
+
+    Generated on first use; ``None`` when there is none (the generic codec then
+    does it all).
+    """
+    entry = FAST_DECODERS.get(frame)
+    if entry is None:
+        unbuilt = _UNBUILT_DECODERS.pop(frame, None)
+        if unbuilt is not None:
+            with contextlib.suppress(Unsupported):
+                entry = FAST_DECODERS[frame] = (message_decoder(*unbuilt), unbuilt[1])
+    return entry
+
+
+def fast_encoder(cls: type[Any], version: int) -> FastEncoder | None:
+    """The fast encoder of records of exactly ``cls`` at ``version`` (frame and body).
+
+    Generated on first use; ``None`` when there is none.
+    """
+    encoder = FAST_ENCODERS.get((cls, version))
+    if encoder is None:
+        unbuilt = _UNBUILT_ENCODERS.pop((cls, version), None)
+        if unbuilt is not None:
+            with contextlib.suppress(Unsupported):
+                encoder = FAST_ENCODERS[cls, version] = message_encoder(*unbuilt)
+    return encoder
 
 
 def supported_versions(api_key: int) -> range:
@@ -82,7 +116,8 @@ def decode_canonical_value(buf: bytes, pos: int, end: int) -> tuple[MetadataReco
     varints, no unknown or default-valued tagged fields, ...): then
     :func:`decode_metadata_value` decides, and names any error.
     """
-    entry = FAST_DECODERS.get(buf[pos : pos + 3])
+    frame = buf[pos : pos + 3]
+    entry = FAST_DECODERS.get(frame) or fast_decoder(frame)
     if entry is None:
         return None
     try:
@@ -145,7 +180,7 @@ def write_metadata_value(
 ) -> None:
     """Append the value bytes of ``record`` at ``version`` to ``out``."""
     if not unknown_tagged_fields:
-        fast = FAST_ENCODERS.get((type(record), version))
+        fast = FAST_ENCODERS.get((type(record), version)) or fast_encoder(type(record), version)
         if fast is not None:
             mark = len(out)
             try:

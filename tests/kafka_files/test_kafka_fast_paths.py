@@ -34,10 +34,10 @@ from sim.kafka_files import (
 from sim.kafka_files.batch_format import assemble_batch
 from sim.kafka_files.errors import DecodeError, EncodeError
 from sim.kafka_files.metadata_serde import (
-    FAST_DECODERS,
     decode_canonical_value,
     decode_generic_value,
     decode_metadata_record,
+    fast_decoder,
     write_generic_value,
 )
 
@@ -87,7 +87,7 @@ def test_fast_paths_match_the_generic_codec(api_key: int, version: int) -> None:
     record = sample_record(api_key, version)
     data = encode_metadata_record(record, version)
     assert data == generic_bytes(record, version)
-    assert bytes([1, api_key, version]) in FAST_DECODERS
+    assert fast_decoder(bytes([1, api_key, version])) is not None
     assert decode_canonical_value(data, 0, len(data)) == (record, version)
     rng = random.Random(api_key * 100 + version)
     for mutated in mutations(data, rng):
@@ -236,9 +236,14 @@ def generic_only(monkeypatch: pytest.MonkeyPatch) -> Callable[[], AbstractContex
     def off() -> Iterator[None]:
         with monkeypatch.context() as patch:
             patch.setattr(log_codec, "_FAST_VALUES", {})
+            patch.setattr(log_codec, "_fast_value", lambda frame: None)
             patch.setattr(metadata_serde, "FAST_DECODERS", {})
+            patch.setattr(metadata_serde, "fast_decoder", lambda frame: None)
             patch.setattr(metadata_serde, "FAST_ENCODERS", {})
-            patch.setattr(batch_format, "FAST_ENCODERS", {})
+            patch.setattr(metadata_serde, "fast_encoder", lambda cls, version: None)
+            patch.setattr(batch_format, "fast_encoder", lambda cls, version: None)
+            no_op = encode_metadata_record(rec.NoOpRecord(), 0)
+            assert decode_canonical_value(no_op, 0, len(no_op)) is None
             yield
 
     return off
