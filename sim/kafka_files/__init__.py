@@ -5,7 +5,9 @@ Byte-level codecs (no file access): record batch v2 (:mod:`.batch_format`,
 schema table in :mod:`.metadata_schemas`), raft control records
 (:mod:`.control_records`), snapshots (:mod:`.snapshot_codec`) and the small
 text files (:mod:`.node_state`). :mod:`.files` reads and writes a node's
-directory in Kafka's layout.
+directory in Kafka's layout. :mod:`.fast_codec` and :mod:`.fast_encode`
+generate the specialised functions that decode and encode the common
+metadata records; the generic codec stays the reference and handles the rest.
 
 Decoding keeps what re-encoding needs, so a Kafka file decoded and encoded
 again gives identical bytes; damaged input yields the good prefix and a

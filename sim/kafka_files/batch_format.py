@@ -34,8 +34,12 @@ from raft.batch import Batch
 from sim.kafka_files import wire
 from sim.kafka_files.control_records import encode_control_key, encode_control_value
 from sim.kafka_files.errors import EncodeError
-from sim.kafka_files.metadata_serde import write_metadata_value
-from sim.kafka_files.record_versions import metadata_version_after, record_version
+from sim.kafka_files.metadata_serde import fast_encoder, write_metadata_value
+from sim.kafka_files.record_versions import (
+    LEVEL_VERSIONED_TYPES,
+    metadata_version_after,
+    record_version,
+)
 from sim.kafka_files.wire import TaggedField
 
 HEADER = struct.Struct(">qiibIhiqqqhii")
@@ -134,6 +138,29 @@ _PLAIN_FACTS = tuple(RecordFacts(version) for version in range(16))
 def plain_facts(version: int) -> RecordFacts:
     """The facts of a record Kafka writes for a metadata log: just its version (shared)."""
     return _PLAIN_FACTS[version] if 0 <= version < len(_PLAIN_FACTS) else RecordFacts(version)
+
+
+def plain_prefix(index: int) -> bytes:
+    """The bytes before the value of a plain data record: attributes, deltas, null key."""
+    out = bytearray(b"\x00\x00")  # attributes 0, timestamp delta 0
+    wire.write_varint(out, index)
+    out.append(1)  # zig-zag -1: no key
+    return bytes(out)
+
+
+_PREFIX_LIMIT = 1 << 16
+_prefixes: tuple[bytes, ...] = tuple(plain_prefix(index) for index in range(1024))
+
+
+def plain_prefixes(count: int) -> tuple[bytes, ...]:
+    """:func:`plain_prefix` of every index below ``count`` (of the first 65,536 at most)."""
+    global _prefixes
+    known = _prefixes
+    if len(known) < count and len(known) < _PREFIX_LIMIT:
+        wanted = min(max(count, 2 * len(known)), _PREFIX_LIMIT)
+        known = known + tuple(plain_prefix(index) for index in range(len(known), wanted))
+        _prefixes = known
+    return known
 
 
 class DecodedBatch(msgspec.Struct, frozen=True, gc=False):
@@ -237,9 +264,72 @@ def encode_records(
     if len(records) != len(facts):
         raise EncodeError(f"{len(records)} records but facts for {len(facts)}")
     out = bytearray()
-    for index, (record, record_facts) in enumerate(zip(records, facts, strict=True)):
-        _write_record(out, index, record, record_facts, control)
+    if control:
+        for index, (record, record_facts) in enumerate(zip(records, facts, strict=True)):
+            _write_record(out, index, record, record_facts, control)
+        return bytes(out)
+    prefixes = plain_prefixes(len(records))
+    known_prefixes = len(prefixes)
+    plain = _PLAIN_FACTS
+    lengths = _ZIGZAG
+    short = len(lengths) - 16  # a value this short has both lengths in the table
+    last_type: type[Any] | None = None
+    last_facts: RecordFacts | None = None
+    encode = None
+    for index in range(len(records)):
+        # A plain data record (what Kafka writes) is framed inline around its value; any
+        # other record, or a value the fast encoder leaves alone, takes _write_record.
+        record = records[index]
+        record_facts = facts[index]
+        if record_facts is not last_facts or type(record) is not last_type:
+            last_facts, last_type = record_facts, type(record)
+            version = record_facts.version
+            plain_record = 0 <= version < len(plain) and plain[version] is record_facts
+            encode = fast_encoder(last_type, version) if plain_record else None
+        if encode is None:
+            _write_record(out, index, record, record_facts, control)
+            continue
+        value = bytearray()
+        try:
+            encode(value, record)
+        except Exception:  # the generic encoder decides
+            _write_record(out, index, record, record_facts, control)
+            continue
+        prefix = prefixes[index] if index < known_prefixes else plain_prefix(index)
+        size = len(value)
+        if size < short:
+            size_bytes = lengths[size]
+            out += lengths[len(prefix) + len(size_bytes) + size + 1]
+        else:
+            size_bytes = zigzag_bytes(size)
+            out += zigzag_bytes(len(prefix) + len(size_bytes) + size + 1)
+        out += prefix
+        out += size_bytes
+        out += value
+        out.append(0)  # no headers
     return bytes(out)
+
+
+def zigzag_bytes(value: int) -> bytes:
+    """The zig-zag varint of an int32."""
+    if 0 <= value < len(_ZIGZAG):
+        return _ZIGZAG[value]
+    out = bytearray()
+    wire.write_varint(out, value)
+    return bytes(out)
+
+
+def _zigzag_table(count: int) -> tuple[bytes, ...]:
+    table = []
+    for value in range(count):
+        out = bytearray()
+        wire.write_varint(out, value)
+        table.append(bytes(out))
+    return tuple(table)
+
+
+_ZIGZAG = _zigzag_table(4096)
+"""The zig-zag varints of 0..4095: the record and value lengths of most records."""
 
 
 def assemble_batch(
@@ -255,10 +345,19 @@ def assemble_batch(
     ``header`` is (producerId, producerEpoch, baseSequence); the max timestamp
     is the batch's append time.
     """
+    return pack_batch(batch, attributes, base_timestamp, *header, count, records_section)
+
+
+def pack_batch(
+    batch: Batch, attributes: int, base_timestamp: int, producer_id: int, producer_epoch: int,
+    base_sequence: int, count: int, records_section: bytes,
+) -> bytes:  # fmt: skip
+    """:func:`assemble_batch` with the producer fields given one by one."""
     try:
         tail = _HEADER_AFTER_CRC.pack(
-            attributes, count - 1, base_timestamp, batch.append_time_ms, *header, count
-        ) + records_section
+            attributes, count - 1, base_timestamp, batch.append_time_ms, producer_id,
+            producer_epoch, base_sequence, count,
+        ) + records_section  # fmt: skip
         head = _HEADER_BEFORE_CRC.pack(
             batch.base_offset, HEADER_SIZE - LENGTH_PREFIX + len(records_section), batch.epoch,
             MAGIC, crc32c_of_bytes(tail),
@@ -270,10 +369,9 @@ def assemble_batch(
 
 def assemble_decoded(decoded: DecodedBatch, count: int, records_section: bytes) -> bytes:
     """A decoded batch's bytes, given its encoded records section."""
-    return assemble_batch(
-        decoded.batch, decoded.attributes, decoded.base_timestamp,
-        (decoded.producer_id, decoded.producer_epoch, decoded.base_sequence),
-        count, records_section,
+    return pack_batch(
+        decoded.batch, decoded.attributes, decoded.base_timestamp, decoded.producer_id,
+        decoded.producer_epoch, decoded.base_sequence, count, records_section,
     )
 
 
@@ -303,13 +401,19 @@ def facts_for(batch: Batch, metadata_version: int) -> tuple[RecordFacts, ...]:
     if batch.control_records:
         return (plain_facts(0),) * len(batch.control_records)
     facts = []
+    known: dict[type[Any], RecordFacts] = {}  # of the types whose version the level decides
     for record in batch.records:
-        if not isinstance(record, MetadataRecord):
-            raise EncodeError(
-                f"batch at offset {batch.base_offset}: {type(record).__name__} "
-                "is not a metadata record"
-            )
-        facts.append(plain_facts(record_version(record, metadata_version)))
+        record_facts = known.get(type(record))
+        if record_facts is None:
+            if not isinstance(record, MetadataRecord):
+                raise EncodeError(
+                    f"batch at offset {batch.base_offset}: {type(record).__name__} "
+                    "is not a metadata record"
+                )
+            record_facts = plain_facts(record_version(record, metadata_version))
+            if type(record) in LEVEL_VERSIONED_TYPES:
+                known[type(record)] = record_facts
+        facts.append(record_facts)
     return tuple(facts)
 
 

@@ -9,13 +9,18 @@ count is checked against the bytes that remain before it is used.
 Speed: a batch's records section is decoded once per distinct content. A
 metadata log is mostly identical NoOpRecord batches whose records sections are
 byte-for-byte equal (timestamps live in the header), so they share one decoded
-tuple of records, as frozen records are meant to be shared.
+tuple of records, as frozen records are meant to be shared. A record framed as
+Kafka frames it is read inline and its value by a generated fast decoder
+(:mod:`.fast_codec`), which only accepts canonical bytes: no value is encoded
+again to learn whether its raw bytes must be kept. Any other record goes the
+generic way: decode, then re-encode to compare.
 """
 
 from __future__ import annotations
 
+import struct
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, NoReturn
 
 import msgspec
 
@@ -33,11 +38,13 @@ from sim.kafka_files.batch_format import (
     DecodedBatch,
     RecordFacts,
     RecordHeader,
-    assemble_decoded,
     crc32c,
     crc32c_of_bytes,
     encode_records,
+    pack_batch,
     plain_facts,
+    plain_prefix,
+    plain_prefixes,
 )
 from sim.kafka_files.control_records import (
     CONTROL_KEY,
@@ -45,10 +52,13 @@ from sim.kafka_files.control_records import (
     encode_control_value,
 )
 from sim.kafka_files.errors import DecodeError, DecodeFailure, EncodeError
+from sim.kafka_files.fast_codec import FastDecoder
 from sim.kafka_files.metadata_serde import (
     DecodedRecord,
-    decode_metadata_value,
+    decode_canonical_value,
+    decode_generic_value,
     encode_metadata_record,
+    fast_decoder,
 )
 
 MIN_RECORD_SIZE = 7
@@ -106,15 +116,17 @@ def _read_headers(buf: bytes, pos: int, end: int) -> tuple[tuple[RecordHeader, .
     return tuple(headers), pos
 
 
-def _plain_prefix(index: int) -> bytes:
-    """The bytes before a plain data record's value: attributes, deltas, null key."""
-    out = bytearray(b"\x00\x00")
-    wire.write_varint(out, index)
-    out.append(1)
-    return bytes(out)
+_FAST_VALUES: dict[bytes, tuple[FastDecoder, RecordFacts]] = {}
+"""The fast decoder of each (frame, apiKey, version) and the facts of a canonical value."""
 
 
-_PLAIN_PREFIXES = tuple(_plain_prefix(index) for index in range(1024))
+def _fast_value(frame: bytes) -> tuple[FastDecoder, RecordFacts] | None:
+    """The :data:`_FAST_VALUES` entry of ``frame``, made on first use (None if none)."""
+    found = fast_decoder(frame)
+    if found is None:
+        return None
+    entry = _FAST_VALUES[frame] = (found[0], plain_facts(found[1]))
+    return entry
 
 
 def _raw_if_not_canonical(buf: bytes, pos: int, end: int, value: DecodedRecord) -> bytes | None:
@@ -133,7 +145,10 @@ def _decode_value(
 ) -> tuple[Any, int, tuple[wire.TaggedField, ...], bytes | None, bool]:
     """(record, version, unknown tags, raw value if not canonical, key is canonical)."""
     if not control:
-        value = decode_metadata_value(buf, value_pos, value_end)
+        fast = decode_canonical_value(buf, value_pos, value_end)
+        if fast is not None:
+            return fast[0], fast[1], (), None, key is None
+        value = decode_generic_value(buf, value_pos, value_end)
         raw = _raw_if_not_canonical(buf, value_pos, value_end, value)
         return value.record, value.version, value.unknown_tagged_fields, raw, key is None
     if key is None:
@@ -178,11 +193,54 @@ def _decode_records(
         )
     records: list[Any] = []
     facts: list[RecordFacts] = []
+    fast_values = _FAST_VALUES
+    prefixes = plain_prefixes(count)
+    known_prefixes = len(prefixes)
     for index in range(count):
+        prefix = prefixes[index] if index < known_prefixes else plain_prefix(index)
+        if not control and pos + 1 < end:
+            # What Kafka writes, decoded inline: a record length of one or two bytes, no
+            # attributes, no timestamp delta, no key, a value length of one or two bytes, a
+            # canonical value and no headers. Anything else goes the long way below.
+            byte = buf[pos]
+            if byte < 0x80:
+                length = (byte >> 1) ^ -(byte & 1)
+                record_start = pos + 1
+            else:
+                raw_length = (byte & 0x7F) | (buf[pos + 1] << 7)
+                length = (raw_length >> 1) ^ -(raw_length & 1) if raw_length < 0x4000 else -1
+                record_start = pos + 2
+            record_end = record_start + length
+            value_pos = record_start + len(prefix)
+            if (
+                value_pos + 1 < record_end <= end
+                and buf[record_end - 1] == 0
+                and buf.startswith(prefix, record_start)
+            ):
+                byte = buf[value_pos]
+                if byte < 0x80:
+                    value_length = (byte >> 1) ^ -(byte & 1)
+                    value_pos += 1
+                else:
+                    raw_length = (byte & 0x7F) | (buf[value_pos + 1] << 7)
+                    value_length = (raw_length >> 1) ^ -(raw_length & 1)
+                    value_pos += 2
+                frame = buf[value_pos : value_pos + 3]
+                entry = fast_values.get(frame)
+                if entry is None:
+                    entry = _fast_value(frame)
+                if entry is not None and 0 <= value_length == record_end - 1 - value_pos:
+                    try:
+                        records.append(entry[0](buf, value_pos + 3, record_end - 1))
+                    except Exception:  # not canonical, or damaged: the long way decides
+                        pass
+                    else:
+                        facts.append(entry[1])
+                        pos = record_end
+                        continue
         start = pos
         length, pos = _read_length(buf, pos, end, f"record {index}", nullable=False)
         record_end = pos + length
-        prefix = _PLAIN_PREFIXES[index] if index < len(_PLAIN_PREFIXES) else _plain_prefix(index)
         if (
             not control
             and length > len(prefix) + 1
@@ -194,7 +252,7 @@ def _decode_records(
                 buf, pos + len(prefix), record_end, "record value", nullable=False
             )
             if value_pos + value_length == record_end - 1:
-                value = decode_metadata_value(buf, value_pos, record_end - 1)
+                value = decode_generic_value(buf, value_pos, record_end - 1)
                 raw = _raw_if_not_canonical(buf, value_pos, record_end - 1, value)
                 records.append(value.record)
                 if raw is None and not value.unknown_tagged_fields:
@@ -253,7 +311,9 @@ def _decode_records(
     return tuple(records), tuple(facts)
 
 
-def _check_header(data: bytes, pos: int, size: int, expected_offset: int | None) -> None:
+def _check_header(
+    data: bytes, pos: int, size: int, expected_offset: int | None
+) -> NoReturn:
     """Raise the DecodeError that names what is wrong with the batch at ``pos``."""
     if size - pos < HEADER_SIZE:
         raise DecodeError(
@@ -315,22 +375,35 @@ def decode_log(
     data = bytes(data)
     size = len(data)
     pos = 0
+    # Without a first offset, the first batch sets what the next one must start at.
     expected = first_offset
+    if expected is None and size >= 8:
+        expected = wire.INT64.unpack_from(data)[0]
     batches: list[DecodedBatch] = []
     append = batches.append
     unpack_header = HEADER.unpack_from
     checksum = crc32c_of_bytes
-    caches: tuple[dict[bytes, Any], dict[bytes, Any]] = ({}, {})
+    # Decoded records sections by their bytes and the record count before them.
+    data_cache: dict[bytes, tuple[tuple[Any, ...], tuple[RecordFacts, ...]]] = {}
+    control_cache: dict[bytes, tuple[tuple[Any, ...], tuple[RecordFacts, ...]]] = {}
     min_length = HEADER_SIZE - LENGTH_PREFIX
+    cacheable = HEADER_SIZE + _CACHEABLE_SECTION
+    control_flag = CONTROL_FLAG
     try:
-        while pos < size:
-            # The common case is tested in one go; _check_header names any problem.
-            if size - pos < HEADER_SIZE:
+        # ``while True`` and not ``while pos < size``: CPython 3.11 only warms a code object
+        # up for its specialising interpreter on calls and unconditional backward jumps,
+        # and this function is called once per file.
+        while True:
+            if pos >= size:
+                break
+            try:
+                (base_offset, batch_length, epoch, magic, crc, attributes, last_delta,
+                 base_ts, max_ts, producer_id, producer_epoch, base_seq, count) = unpack_header(
+                    data, pos)  # fmt: skip
+            except struct.error:  # fewer than 61 bytes left
                 _check_header(data, pos, size, expected)
-            (base_offset, batch_length, epoch, magic, crc, attributes, last_delta,
-             base_ts, max_ts, producer_id, producer_epoch, base_seq, count) = unpack_header(
-                data, pos)  # fmt: skip
             end = pos + LENGTH_PREFIX + batch_length
+            # The common case is tested in one go; _check_header names any problem.
             if (
                 batch_length < min_length
                 or end > size
@@ -338,22 +411,23 @@ def decode_log(
                 or attributes & COMPRESSION_MASK
                 or last_delta != count - 1
                 or count < 0
-                or (expected is not None and base_offset != expected)
+                or base_offset != expected
                 or checksum(data[pos + CRC_START : end]) != crc
             ):
                 _check_header(data, pos, size, expected)
-            control = attributes & CONTROL_FLAG
-            section = data[pos + HEADER_SIZE : end]
-            cache = caches[1 if control else 0]
-            cached = cache.get(section)
-            if cached is not None and cached[0] == count:
-                records, facts = cached[1], cached[2]
-            else:
+            control = attributes & control_flag
+            if end - pos > cacheable:
                 records, facts = decode_records(data, pos + HEADER_SIZE, end, count, bool(control))
-                if len(section) <= _CACHEABLE_SECTION:
+            else:
+                cache = control_cache if control else data_cache
+                key = data[pos + HEADER_SIZE - 4 : end]  # the record count and the records
+                cached = cache.get(key)
+                if cached is None:
+                    cached = decode_records(data, pos + HEADER_SIZE, end, count, bool(control))
                     if len(cache) >= _CACHE_LIMIT:
                         cache.clear()
-                    cache[section] = (count, records, facts)
+                    cache[key] = cached
+                records, facts = cached
             append(
                 DecodedBatch(
                     Batch(base_offset, epoch, (), records, max_ts)
@@ -393,21 +467,24 @@ def encode_log(batches: Iterable[DecodedBatch]) -> bytes:
     makes identical NoOp batches do) share one encoded records section.
     """
     out: list[bytes] = []
-    sections: dict[tuple[int, int], tuple[Any, Any, bytes]] = {}
+    sections: dict[int, tuple[Any, Any, bytes]] = {}  # by id of the facts tuple
     for decoded in batches:
         batch = decoded.batch
-        control = decoded.is_control
+        facts = decoded.facts
+        control = bool(decoded.attributes & CONTROL_FLAG)
         records = batch.control_records if control else batch.records
         if batch.records if control else batch.control_records:
             raise EncodeError(f"batch at offset {batch.base_offset} mixes data and control records")
-        key = (id(records), id(decoded.facts))
-        entry = sections.get(key)
-        if entry is not None and entry[0] is records and entry[1] is decoded.facts:
+        entry = sections.get(id(facts))
+        if entry is not None and entry[0] is records and entry[1] is facts:
             section = entry[2]
         else:
-            section = encode_records(records, decoded.facts, control)
+            section = encode_records(records, facts, control)
             if len(sections) >= _CACHE_LIMIT:
                 sections.clear()
-            sections[key] = (records, decoded.facts, section)
-        out.append(assemble_decoded(decoded, len(records), section))
+            sections[id(facts)] = (records, facts, section)
+        out.append(pack_batch(
+            batch, decoded.attributes, decoded.base_timestamp, decoded.producer_id,
+            decoded.producer_epoch, decoded.base_sequence, len(records), section,
+        ))  # fmt: skip
     return b"".join(out)

@@ -9,6 +9,7 @@ this codec does not model decodes to :class:`UnknownRecord` with the body as
 
 from __future__ import annotations
 
+import contextlib
 import struct
 from typing import Any
 
@@ -17,7 +18,9 @@ import msgspec
 from controller.records.schema import MetadataRecord, UnknownRecord
 from sim.kafka_files import wire
 from sim.kafka_files.errors import DecodeError, EncodeError
-from sim.kafka_files.message_codec import MessageCodec, compile_codec
+from sim.kafka_files.fast_codec import FastDecoder, FastEncoder, Unsupported, message_decoder
+from sim.kafka_files.fast_encode import message_encoder
+from sim.kafka_files.message_codec import MessageCodec, MessageSchema, compile_codec
 from sim.kafka_files.metadata_schemas import METADATA_SCHEMAS
 from sim.kafka_files.wire import TaggedField
 
@@ -29,6 +32,62 @@ _CODECS: dict[tuple[int, int], tuple[type[Any], MessageCodec]] = {
     for api_key, schema in METADATA_SCHEMAS.items()
     for version in range(schema.max_version + 1)
 }
+
+
+FAST_DECODERS: dict[bytes, tuple[FastDecoder, int]] = {}
+"""The fast decoders generated so far, by a value's first three bytes (frame, apiKey,
+version), each with its version: see :func:`fast_decoder`."""
+FAST_ENCODERS: dict[tuple[type[Any], int], FastEncoder] = {}
+"""The fast encoders (frame and body) generated so far, by exact record type and
+version: see :func:`fast_encoder`."""
+
+
+def _unbuilt() -> tuple[
+    dict[bytes, tuple[MessageSchema, int]],
+    dict[tuple[type[Any], int], tuple[MessageSchema, int, bytes]],
+]:
+    decoders: dict[bytes, tuple[MessageSchema, int]] = {}
+    encoders: dict[tuple[type[Any], int], tuple[MessageSchema, int, bytes]] = {}
+    for api_key, schema in METADATA_SCHEMAS.items():
+        for version in range(schema.max_version + 1):
+            if api_key <= 0x7F and version <= 0x7F:
+                frame = bytes([FRAME_VERSION, api_key, version])
+                decoders[frame] = (schema, version)
+                encoders[schema.cls, version] = (schema, version, frame)
+    return decoders, encoders
+
+
+# What can still be generated: on first use, as generating them all costs tens of ms.
+_UNBUILT_DECODERS, _UNBUILT_ENCODERS = _unbuilt()
+
+
+def fast_decoder(frame: bytes) -> tuple[FastDecoder, int] | None:
+    """The fast decoder of the values that start with ``frame`` and their version.
+
+    Generated on first use; ``None`` when there is none (the generic codec then
+    does it all).
+    """
+    entry = FAST_DECODERS.get(frame)
+    if entry is None:
+        unbuilt = _UNBUILT_DECODERS.pop(frame, None)
+        if unbuilt is not None:
+            with contextlib.suppress(Unsupported):
+                entry = FAST_DECODERS[frame] = (message_decoder(*unbuilt), unbuilt[1])
+    return entry
+
+
+def fast_encoder(cls: type[Any], version: int) -> FastEncoder | None:
+    """The fast encoder of records of exactly ``cls`` at ``version`` (frame and body).
+
+    Generated on first use; ``None`` when there is none.
+    """
+    encoder = FAST_ENCODERS.get((cls, version))
+    if encoder is None:
+        unbuilt = _UNBUILT_ENCODERS.pop((cls, version), None)
+        if unbuilt is not None:
+            with contextlib.suppress(Unsupported):
+                encoder = FAST_ENCODERS[cls, version] = message_encoder(*unbuilt)
+    return encoder
 
 
 def supported_versions(api_key: int) -> range:
@@ -50,8 +109,33 @@ class DecodedRecord(msgspec.Struct, frozen=True, gc=False):
     unknown_tagged_fields: tuple[TaggedField, ...] = ()
 
 
+def decode_canonical_value(buf: bytes, pos: int, end: int) -> tuple[MetadataRecord, int] | None:
+    """The record in ``buf[pos:end]`` and its version, if the fast path can decode it.
+
+    ``None`` unless the value is what encoding the record gives back (minimal
+    varints, no unknown or default-valued tagged fields, ...): then
+    :func:`decode_metadata_value` decides, and names any error.
+    """
+    frame = buf[pos : pos + 3]
+    entry = FAST_DECODERS.get(frame) or fast_decoder(frame)
+    if entry is None:
+        return None
+    try:
+        return entry[0](buf, pos + 3, end), entry[1]
+    except Exception:  # damaged or unusual bytes: the generic decoder decides
+        return None
+
+
 def decode_metadata_value(buf: bytes, pos: int, end: int) -> DecodedRecord:
     """Decode the metadata record in ``buf[pos:end]``; raises :class:`DecodeError`."""
+    fast = decode_canonical_value(buf, pos, end)
+    if fast is not None:
+        return DecodedRecord(fast[0], fast[1])
+    return decode_generic_value(buf, pos, end)
+
+
+def decode_generic_value(buf: bytes, pos: int, end: int) -> DecodedRecord:
+    """:func:`decode_metadata_value` without the fast path (the reference decoder)."""
     frame, pos = wire.read_uvarint(buf, pos, end)
     if frame != FRAME_VERSION:
         raise DecodeError(f"unknown metadata frame version {frame}", pos - 1)
@@ -95,6 +179,25 @@ def write_metadata_value(
     unknown_tagged_fields: tuple[TaggedField, ...] = (),
 ) -> None:
     """Append the value bytes of ``record`` at ``version`` to ``out``."""
+    if not unknown_tagged_fields:
+        fast = FAST_ENCODERS.get((type(record), version)) or fast_encoder(type(record), version)
+        if fast is not None:
+            mark = len(out)
+            try:
+                fast(out, record)
+                return
+            except Exception:  # an unusual value: the generic encoder decides
+                del out[mark:]
+    write_generic_value(out, record, version, unknown_tagged_fields)
+
+
+def write_generic_value(
+    out: bytearray,
+    record: MetadataRecord,
+    version: int,
+    unknown_tagged_fields: tuple[TaggedField, ...] = (),
+) -> None:
+    """:func:`write_metadata_value` without the fast path (the reference encoder)."""
     if isinstance(record, UnknownRecord):
         if version != record.version:
             raise EncodeError(

@@ -20,6 +20,13 @@ _IN_CONTROLLED_SHUTDOWN = mv.LEVELS["3.3-IV3"]
 _ZK_MIGRATION = mv.LEVELS["3.4-IV0"]
 _CONTROLLER_REGISTRATION = mv.LEVELS["3.7-IV0"]
 
+LEVEL_VERSIONED_TYPES: frozenset[type[records.MetadataRecord]] = frozenset(
+    cls
+    for cls in records.RECORD_TYPES.values()
+    if cls not in (records.UnknownRecord, records.BrokerRegistrationChangeRecord)
+)
+"""The record types whose version :func:`record_version` picks from the level alone."""
+
 
 def register_broker_record_version(metadata_version: int) -> int:
     """RegisterBrokerRecord: 3 with log dirs (3.7-IV2), 2 from 3.4-IV0, 1 from 3.3-IV3."""

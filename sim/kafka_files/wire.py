@@ -84,32 +84,34 @@ def read_int64(buf: bytes, pos: int, end: int) -> tuple[int, int]:
 
 
 _UUID_CACHE_LIMIT = 1 << 16
-_UUID_TEXTS: dict[bytes, str] = {}
-_UUID_BYTES: dict[str, bytes] = {}
+UUID_TEXTS: dict[bytes, str] = {}
+"""The memo of :func:`uuid_text` (cleared, never replaced, when full)."""
+UUID_BYTES: dict[str, bytes] = {}
+"""The memo of :func:`uuid_bytes` (cleared, never replaced, when full)."""
 
 
 def uuid_text(raw: bytes) -> str:
     """Kafka's text form of 16 bytes, memoized: a log repeats its topic and directory ids."""
-    text = _UUID_TEXTS.get(raw)
+    text = UUID_TEXTS.get(raw)
     if text is None:
         text = uuid_to_str(raw)
-        if len(_UUID_TEXTS) >= _UUID_CACHE_LIMIT:
-            _UUID_TEXTS.clear()
-        _UUID_TEXTS[raw] = text
+        if len(UUID_TEXTS) >= _UUID_CACHE_LIMIT:
+            UUID_TEXTS.clear()
+        UUID_TEXTS[raw] = text
     return text
 
 
 def uuid_bytes(text: str) -> bytes:
     """The 16 bytes of a Uuid in text form (memoized); raises :class:`EncodeError`."""
-    raw = _UUID_BYTES.get(text)
+    raw = UUID_BYTES.get(text)
     if raw is None:
         try:
             raw = uuid_to_bytes(text)
         except (ValueError, TypeError) as exc:
             raise EncodeError(str(exc)) from None
-        if len(_UUID_BYTES) >= _UUID_CACHE_LIMIT:
-            _UUID_BYTES.clear()
-        _UUID_BYTES[text] = raw
+        if len(UUID_BYTES) >= _UUID_CACHE_LIMIT:
+            UUID_BYTES.clear()
+        UUID_BYTES[text] = raw
     return raw
 
 
