@@ -23,6 +23,10 @@ from controller.errors import ControllerFault
 from controller.records.image import MetadataImage
 
 
+_PRUNE_ABOVE = 64
+"""Revert points kept before unreachable ones are dropped in bulk."""
+
+
 class RevertPoint(NamedTuple):
     """The controller state after an offset."""
 
@@ -97,9 +101,18 @@ class OffsetControlManager:
         if lso <= self.last_stable_offset:
             return False
         self.last_stable_offset = lso
+        if len(self.registry) > _PRUNE_ABOVE:
+            self._prune_below(lso)
+        return True
+
+    def _prune_below(self, lso: int) -> None:
+        """Drop the points no revert can reach (all before the one at or before the LSO).
+
+        Done in bulk once enough have gathered, so that a commit (an Abort's included)
+        costs O(1) whatever the size of what it closes.
+        """
         while len(self.registry) > 1 and self.registry.peekitem(1)[0] <= lso:
             self.registry.popitem(0)
-        return True
 
     # -- markers ------------------------------------------------------------------
     def replay_begin(self, offset: int) -> None:
