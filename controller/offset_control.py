@@ -22,7 +22,6 @@ from sortedcontainers import SortedDict
 from controller.errors import ControllerFault
 from controller.records.image import MetadataImage
 
-
 _PRUNE_ABOVE = 64
 """Revert points kept before unreachable ones are dropped in bulk."""
 
