@@ -1,0 +1,1 @@
+"""Failover and visibility experiments: pure run functions and the PySpark pipeline."""
