@@ -7,7 +7,7 @@ import sys
 from collections.abc import Callable, Sequence
 
 from raft.config import ConfigError
-from shell import demo_command, dump_log, raft_sim_command
+from shell import demo_command, dump_log, experiment_command, raft_sim_command
 
 Command = Callable[[argparse.Namespace], int]
 
@@ -22,6 +22,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub.required = True
     demo_command.register(sub)
     raft_sim_command.register(sub)
+    experiment_command.register(sub)
     sub.add_parser("dump-log", help="print Kafka KRaft metadata files (like kafka-dump-log)",
                    add_help=False)
     return parser
