@@ -52,6 +52,7 @@ from experiments.common import (
 from experiments.model import Column, Experiment, Param, Row, RunSpec
 from experiments.outcome import acked_lost, operation_outcome
 from experiments.recovery import RecoveryProbe
+from experiments.startup import start_cluster
 from sim.cluster import KRaftCluster
 from sim.faults import FaultSpec
 
@@ -152,10 +153,10 @@ def _attempt(spec: RunSpec, trace_out: IO[bytes] | None, fire: int) -> _Attempt:
     cluster = KRaftCluster(cluster_config(spec, int(p["brokers"])), trace_out, [probe])
     probe.attach(cluster)
     attempt = _Attempt(cluster, probe)
-    cluster.start()
-    active = cluster.active_controller()
+    active = cluster.active_controller() if start_cluster(cluster) else None
     if active is None:
-        attempt.reason = "no controller became active at start"
+        attempt.reason = "the cluster did not start (no active controller, or brokers not " \
+                         "registered)"
         return attempt
     brokers = int(p["brokers"])
     partitions = partitions_for(int(p["batches"]), int(p["batch-records"]))

@@ -43,6 +43,7 @@ from experiments.common import (
 )
 from experiments.model import Column, Experiment, Param, Row, RunSpec
 from experiments.outcome import acked_lost
+from experiments.startup import start_cluster
 from sim.cluster import KRaftCluster
 from sim.faults import FaultSpec
 from sim.world import Monitor, NodeSlot, Simulation
@@ -136,27 +137,36 @@ def run_visibility(spec: RunSpec, trace_out: IO[bytes] | None = None) -> Row:
     lags = [0] * brokers
     if spec.scenario == "lag":
         lags = _apply_lag(cluster, rng, int(p["max-lag-ms"]))
-    cluster.start()
+    submitted: list[_Submitted] = []
+    if start_cluster(cluster):
+        settled = _workload(spec, cluster, rng, submitted)
+        reason = f"the cluster did not settle within {p['timeout-ms']} ms"
+    else:
+        settled, reason = False, "the cluster did not start"
+    wall_ms = round((time.perf_counter() - started) * 1000)
+    return _row(spec, cluster, watch, submitted, lags, (settled, reason), wall_ms)
+
+
+def _workload(spec: RunSpec, cluster: KRaftCluster, rng: random.Random,
+              submitted: list[_Submitted]) -> bool:
+    """Submit the operations at random moments; True once the cluster has settled."""
+    p = spec.params
+    brokers = int(p["brokers"])
     paused_until = cluster.sim.now
     if spec.scenario == "pause":
         paused_until = _schedule_pauses(cluster, rng, int(p["pause-max-ms"]),
                                         int(p["ops"]) * max(1, int(p["gap-max-ms"])))
-    submitted: list[_Submitted] = []
-    batch_records = int(p["batch-records"])
     for index in range(int(p["ops"])):
         cluster.sim.run_for(rng.randint(0, int(p["gap-max-ms"])))
-        size = rng.randint(1, int(p["max-batches"]))
-        partitions = partitions_for(size, batch_records)
+        partitions = partitions_for(rng.randint(1, int(p["max-batches"])),
+                                    int(p["batch-records"]))
         topic = f"topic-{index}"
         active = cluster.active_controller()
-        handle = cluster.submit(CreateTopics((NewTopic(topic, partitions,
-                                                       min(3, brokers)),)))
         epoch = (active.claimed_epoch or 0) if active is not None else 0
+        handle = cluster.submit(CreateTopics((NewTopic(topic, partitions, min(3, brokers)),)))
         submitted.append(_Submitted(handle, topic, partitions, epoch))
-    settled = cluster.run_until(lambda: cluster.sim.now >= paused_until and cluster.idle(),
-                                int(p["timeout-ms"]) + max(0, paused_until - cluster.sim.now))
-    wall_ms = round((time.perf_counter() - started) * 1000)
-    return _row(spec, cluster, watch, submitted, lags, settled, wall_ms)
+    return cluster.run_until(lambda: cluster.sim.now >= paused_until and cluster.idle(),
+                             int(p["timeout-ms"]) + max(0, paused_until - cluster.sim.now))
 
 
 def _apply_lag(cluster: KRaftCluster, rng: random.Random, largest: int) -> list[int]:
@@ -203,14 +213,14 @@ def _latencies(cluster: KRaftCluster, submitted: list[_Submitted]) -> list[int]:
 
 
 def _row(spec: RunSpec, cluster: KRaftCluster, watch: PartialWatch,
-         submitted: list[_Submitted], lags: list[int], settled: bool, wall_ms: int) -> Row:
+         submitted: list[_Submitted], lags: list[int], settled: tuple[bool, str],
+         wall_ms: int) -> Row:
     handles = [op.handle for op in submitted]
     latencies = _latencies(cluster, submitted)
     loaders = [cluster.loader(b) for b in cluster.config.broker_ids]
-    lost = sum(acked_lost(cluster, op.handle, op.epoch, op.topic, op.partitions, settled)
+    lost = sum(acked_lost(cluster, op.handle, op.epoch, op.topic, op.partitions, settled[0])
                for op in submitted)
-    valid = verdict(cluster, settled, lost,
-                    f"the cluster did not settle within {spec.params['timeout-ms']} ms")
+    valid = verdict(cluster, settled[0], lost, settled[1])
     values: dict[str, Any] = {
         **head_values(spec),
         "operations": len(handles),
