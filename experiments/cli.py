@@ -38,7 +38,7 @@ def run_command(name: str, *, runs: int | None = None, seed: int = 1,
     from experiments.spark_env import check_master
 
     check_master(master)
-    specs = build_grid(experiment, axes, runs or DEFAULT_RUNS[name], seed)
+    specs = build_grid(experiment, axes, DEFAULT_RUNS[name] if runs is None else runs, seed)
     result = run_sweep(experiment, specs, master, Path(out or f"out/{name}"), axes=axes,
                        stream=stderr)
     summary = {**result.summary, "wall_s": round(result.wall_s, 1), "master": master}

@@ -18,19 +18,23 @@ from __future__ import annotations
 import json
 import math
 import sys
+import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, TextIO, TypeVar
 
 from experiments import output
-from experiments.aggregate import aggregate
+from experiments.aggregate import Aggregates, aggregate
 from experiments.grid import Axes
 from experiments.model import Column, Experiment, ExperimentError, RunSpec
 from experiments.progress import Progress
 from experiments.report import write_report
 from experiments.spark_env import SparkHandle, start_spark
 from experiments.tasks import GRID_COLUMNS, grid_record, partition_runner
+
+T = TypeVar("T")
 
 RUNS_PER_TASK = 100
 """Runs per Spark task, about 2-4 s of work: many runs per task, yet a progress
@@ -84,8 +88,13 @@ def run_sweep(experiment: Experiment, specs: list[RunSpec], master: str, out: Pa
     try:
         if handle is None:
             handle = start_spark(master)
-        _compute(handle, experiment, specs, staging, stream, runs_per_task)
-        aggregates = aggregate(handle.session, experiment)
+        session = handle.session
+
+        def work() -> Aggregates:
+            _compute(session, experiment, specs, staging, stream, runs_per_task)
+            return aggregate(session, experiment)
+
+        aggregates = run_cancellable(session, work)
         context = _context(specs, axes, master, out, time.monotonic() - started)
         write_report(staging, experiment, aggregates, context)
         summary = {**aggregates.summary, "out": str(out)}
@@ -107,9 +116,38 @@ def run_sweep(experiment: Experiment, specs: list[RunSpec], master: str, out: Pa
                                                                KeyboardInterrupt))
 
 
-def _compute(handle: SparkHandle, experiment: Experiment, specs: list[RunSpec],
+def run_cancellable(spark: Any, work: Callable[[], T]) -> T:
+    """Run ``work`` (Spark jobs) in a thread; on Ctrl-C cancel its jobs, then re-raise.
+
+    PySpark's own SIGINT handler cancels the jobs over the very Py4J connection
+    the blocked call waits on, which fails noisily; from the main thread, on a
+    connection of its own, the cancel is clean.
+    """
+    outcome: dict[str, Any] = {}
+
+    def target() -> None:
+        try:
+            outcome["value"] = work()
+        except BaseException as exc:  # handed to the main thread
+            outcome["error"] = exc
+
+    thread = threading.Thread(target=target, name="kraftsim-spark-jobs", daemon=True)
+    thread.start()
+    try:
+        while thread.is_alive():
+            thread.join(0.2)
+    except KeyboardInterrupt:
+        spark.sparkContext.cancelAllJobs()
+        thread.join(60)
+        raise
+    if "error" in outcome:
+        raise outcome["error"]
+    value: T = outcome["value"]
+    return value
+
+
+def _compute(spark: Any, experiment: Experiment, specs: list[RunSpec],
              staging: Path, stream: TextIO | None, runs_per_task: int) -> None:
-    spark = handle.session
     context = spark.sparkContext
     tasks = task_count(len(specs), context.defaultParallelism, runs_per_task)
     grid = spark.createDataFrame(context.parallelize([grid_record(s) for s in specs], tasks),

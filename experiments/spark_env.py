@@ -20,9 +20,11 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import signal
 import socket
 import sys
 import tempfile
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
@@ -153,6 +155,8 @@ def start_spark(master: str) -> SparkHandle:
         stream.close()
         raise ExperimentError(f"--master {master}: Spark did not start ({exc}); see "
                               f"{jvm_log}") from None
-    context.setLogLevel("ERROR")
+    if threading.current_thread() is threading.main_thread():
+        # Ctrl-C raises KeyboardInterrupt again; the pipeline cancels its jobs itself.
+        signal.signal(signal.SIGINT, signal.default_int_handler)
     session = SparkSession(context)
     return SparkHandle(session, scratch, jvm_log, stream)
