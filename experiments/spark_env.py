@@ -13,10 +13,17 @@
   (``-XX:TieredStopAtLevel=1``) cut session start here from about 13-15 s to
   7-9 s on 2 busy cores; the JVM does little work in a sweep (Python runs the
   simulations), so C2's better code does not pay for its compile time.
+- The driver JVM maps a class-data-sharing archive of Spark's classes, made
+  by the first session on the machine (``jvm_cache.py``): another 4-6 s off
+  session start and first job.
+- Stopping a session ends its JVM, so every session starts with its own
+  options and logs (PySpark would otherwise reuse the first JVM of the
+  process).
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import shutil
@@ -29,10 +36,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
+from experiments import jvm_cache
 from experiments.model import ExperimentError
 
-JVM_FLAGS = "-XX:+UseSerialGC -XX:TieredStopAtLevel=1"
-"""JVM options of the driver and the executors (see the module docs)."""
+JVM_FLAGS = os.environ.get("KRAFTSIM_SPARK_JVM_FLAGS",
+                           "-XX:+UseSerialGC -XX:TieredStopAtLevel=1")
+"""JVM options of the driver and the executors (see the module docs); the environment
+variable KRAFTSIM_SPARK_JVM_FLAGS replaces them (the benchmark compares)."""
 LOOPBACK = "127.0.0.1"
 
 _LOG4J2 = """\
@@ -79,21 +89,47 @@ def check_master(master: str, timeout_s: float = 3.0) -> None:
 
 @dataclass
 class SparkHandle:
-    """A running session, its scratch folder and the file the JVM writes to."""
+    """A running session, its scratch folder, the file the JVM writes to, the JVM process."""
 
     session: Any
     scratch: Path
     jvm_log: Path
     _log_stream: IO[bytes]
+    _jvm: Any = None
+    _archive: tuple[Path | None, Path | None] = (None, None)
 
     def stop(self, keep_scratch: bool = False) -> None:
-        """Stop the session; delete the scratch folder unless asked to keep it."""
+        """Stop the session and its JVM; delete the scratch folder unless asked to keep it."""
         try:
             self.session.stop()
         finally:
+            clean = _end_jvm(self._jvm)
+            jvm_cache.finish(*self._archive, clean)
             self._log_stream.close()
             if not keep_scratch:
                 shutil.rmtree(self.scratch, ignore_errors=True)
+
+
+def _end_jvm(process: Any) -> bool:
+    """Let the gateway JVM exit (it does at the end of its stdin); True if it exited 0."""
+    from pyspark import SparkContext
+
+    gateway = SparkContext._gateway
+    SparkContext._gateway = None  # a later session launches a JVM of its own
+    SparkContext._jvm = None
+    if gateway is not None:
+        with contextlib.suppress(Exception):  # the connection may already be gone
+            gateway.close()
+    if process is None:
+        return False
+    try:
+        if process.stdin is not None:
+            process.stdin.close()
+        return int(process.wait(timeout=120)) == 0
+    except Exception:
+        process.kill()
+        process.wait()
+        return False
 
 
 def configure_environment() -> None:
@@ -103,8 +139,9 @@ def configure_environment() -> None:
     os.environ["SPARK_LOCAL_IP"] = LOOPBACK
 
 
-def spark_conf_pairs(master: str, scratch: Path, log_config: Path) -> list[tuple[str, str]]:
-    """Every Spark setting of a kraftsim session."""
+def spark_conf_pairs(master: str, scratch: Path, log_config: Path,
+                     driver_extra: str = "") -> list[tuple[str, str]]:
+    """Every Spark setting of a kraftsim session (``driver_extra``: more driver JVM options)."""
     java = f"-Dlog4j2.configurationFile=file:{log_config} {JVM_FLAGS}"
     return [
         ("spark.master", master),
@@ -113,7 +150,7 @@ def spark_conf_pairs(master: str, scratch: Path, log_config: Path) -> list[tuple
         ("spark.driver.bindAddress", LOOPBACK),
         ("spark.ui.enabled", "false"),
         ("spark.ui.showConsoleProgress", "false"),
-        ("spark.driver.extraJavaOptions", java),
+        ("spark.driver.extraJavaOptions", f"{java} {driver_extra}".strip()),
         ("spark.executor.extraJavaOptions", java),
         ("spark.pyspark.python", sys.executable),
         ("spark.pyspark.driver.python", sys.executable),
@@ -144,14 +181,17 @@ def start_spark(master: str) -> SparkHandle:
     log_config.write_text(_LOG4J2)
     jvm_log = scratch / "jvm.log"
     stream = jvm_log.open("ab")
+    extra, partial, archive = jvm_cache.driver_options(JVM_FLAGS)
     conf = SparkConf(loadDefaults=False)
-    for key, value in spark_conf_pairs(master, scratch, log_config):
+    for key, value in spark_conf_pairs(master, scratch, log_config, extra):
         conf.set(key, value)
+    gateway = None
     try:
         gateway = launch_gateway(conf, popen_kwargs={  # type: ignore[no-untyped-call]
             "stdout": stream, "stderr": stream})
         context = SparkContext(conf=conf, gateway=gateway)
     except Exception as exc:
+        jvm_cache.finish(partial, archive, _end_jvm(getattr(gateway, "proc", None)))
         stream.close()
         raise ExperimentError(f"--master {master}: Spark did not start ({exc}); see "
                               f"{jvm_log}") from None
@@ -159,4 +199,5 @@ def start_spark(master: str) -> SparkHandle:
         # Ctrl-C raises KeyboardInterrupt again; the pipeline cancels its jobs itself.
         signal.signal(signal.SIGINT, signal.default_int_handler)
     session = SparkSession(context)
-    return SparkHandle(session, scratch, jvm_log, stream)
+    return SparkHandle(session, scratch, jvm_log, stream, getattr(gateway, "proc", None),
+                       (partial, archive))
