@@ -56,21 +56,25 @@ def bench_run_cost(report: Report, runs: int = 320) -> float:
 
 
 def bench_session_start(report: Report, repeats: int = 2) -> None:
-    """Spark session start (to the first finished job) with kraftsim's JVM flags and without."""
+    """Spark session start to the first finished job: kraftsim's JVM flags with and without
+    the class-data-sharing archive, and the JVM's default flags."""
     code = ("import time; t=time.perf_counter(); from experiments.spark_env import start_spark;"
             "h=start_spark('local[2]'); h.session.range(10).count();"
             "print(time.perf_counter()-t); h.stop()")
-    for label, flags in (("kraftsim's JVM flags", None), ("default JVM flags", "")):
-        env = dict(os.environ)
+    configs = (("kraftsim's JVM flags + class-data archive", None, "1"),
+               ("kraftsim's JVM flags, no archive", None, "0"),
+               ("default JVM flags, no archive", "", "0"))
+    for label, flags, cds in configs:
+        env = dict(os.environ, KRAFTSIM_SPARK_CDS=cds)
         if flags is not None:
             env["KRAFTSIM_SPARK_JVM_FLAGS"] = flags
         times = []
-        for _ in range(repeats):
+        for _ in range(repeats + (cds == "1")):  # with the archive: a first run may make it
             done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
                                   text=True, check=True)
             times.append(float(done.stdout.strip().splitlines()[-1]))
         report(f"Spark session start + first job, {label}: "
-               + ", ".join(f"{t:.1f} s" for t in times))
+               + ", ".join(f"{t:.1f} s" for t in times[-repeats:]))
 
 
 def pool_sweep(specs: list[RunSpec], out: Path, processes: int = 2) -> tuple[float, list[Row]]:

@@ -16,7 +16,7 @@ from experiments.grid import build_grid, parse_params, single_run
 from experiments.model import Experiment, Row
 from experiments.registry import get_experiment
 
-DEFAULT_RUNS = {"failover": 800, "visibility": 450}
+DEFAULT_RUNS = {"failover": 640, "visibility": 360}
 """Runs of a sweep without ``--runs``: a small sweep of about half a minute each."""
 DEFAULT_MASTER = "local[*]"
 

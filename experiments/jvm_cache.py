@@ -10,7 +10,8 @@ The archive (about 190 MB) lives in ``$XDG_CACHE_HOME/kraftsim`` (default
 ``~/.cache/kraftsim``), named after everything that must match: the pyspark
 version and install, its jars, the java binary and the JVM flags. The first
 session writes it under a temporary name when its JVM exits and renames it
-into place; a JVM that finds a stale archive ignores it. ``KRAFTSIM_SPARK_CDS=0``
+into place (one session at a time: the others start without it meanwhile);
+a JVM that finds a stale archive ignores it. ``KRAFTSIM_SPARK_CDS=0``
 turns it off.
 """
 
@@ -19,7 +20,11 @@ from __future__ import annotations
 import hashlib
 import os
 import shutil
+import time
 from pathlib import Path
+
+STALE_LOCK_S = 1800
+"""A lock this old belongs to a session that died while writing the archive."""
 
 
 def _java_binary() -> str:
@@ -58,17 +63,40 @@ def driver_options(jvm_flags: str) -> tuple[str, Path | None, Path | None]:
         return f"-XX:SharedArchiveFile={archive}", None, None
     try:
         archive.parent.mkdir(parents=True, exist_ok=True)
+        if not _take_lock(_lock_of(archive)):
+            return "", None, None  # another session is writing it
     except OSError:
         return "", None, None
     partial = archive.with_name(f"{archive.name}.partial-{os.getpid()}")
     return f"-XX:ArchiveClassesAtExit={partial}", partial, archive
 
 
+def _lock_of(archive: Path) -> Path:
+    return archive.with_name(archive.name + ".lock")
+
+
+def _take_lock(lock: Path) -> bool:
+    """Create ``lock``; a lock older than STALE_LOCK_S (its writer died) is taken over."""
+    try:
+        if time.time() - lock.stat().st_mtime > STALE_LOCK_S:
+            lock.unlink(missing_ok=True)
+    except FileNotFoundError:
+        pass
+    try:
+        os.close(os.open(lock, os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+    except FileExistsError:
+        return False
+    return True
+
+
 def finish(partial: Path | None, archive: Path | None, jvm_exited_cleanly: bool) -> None:
     """Move a freshly written archive into place (or drop an incomplete one)."""
     if partial is None or archive is None:
         return
-    if jvm_exited_cleanly and partial.exists() and partial.stat().st_size > 0:
-        os.replace(partial, archive)
-    else:
-        partial.unlink(missing_ok=True)
+    try:
+        if jvm_exited_cleanly and partial.exists() and partial.stat().st_size > 0:
+            os.replace(partial, archive)
+        else:
+            partial.unlink(missing_ok=True)
+    finally:
+        _lock_of(archive).unlink(missing_ok=True)

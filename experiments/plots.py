@@ -17,7 +17,7 @@ OUTCOME_COLORS = {"committed": "#4c9a2a", "aborted": "#e8a33d", "dropped": "#9aa
 
 
 def cdf_grid(frame: Any, panel: str, line: str, value: str, title: str, xlabel: str,
-             path: Path) -> None:
+             path: Path, ylabel: str = "fraction of runs") -> None:
     """One CDF panel per value of ``panel``, one line per value of ``line``."""
     panels = sorted(frame[panel].unique()) if len(frame) else ["(no data)"]
     columns = min(2, len(panels))
@@ -36,7 +36,7 @@ def cdf_grid(frame: Any, panel: str, line: str, value: str, title: str, xlabel: 
         ax.set_title(str(name), fontsize=10)
         ax.grid(alpha=0.3)
         if index % columns == 0:
-            ax.set_ylabel("fraction of runs")
+            ax.set_ylabel(ylabel)
         if index // columns == rows - 1:
             ax.set_xlabel(xlabel)
         if len(part):

@@ -137,7 +137,7 @@ def _failover(folder: Path, tables: dict[str, Any]) -> list[str]:
 def _visibility(folder: Path, tables: dict[str, Any]) -> list[str]:
     cdf_grid(tables["latency"], "scenario", "mode", "latency",
              "Visibility latency: submit -> published whole on a broker", "simulated ms",
-             folder / "latency_cdf.png")
+             folder / "latency_cdf.png", ylabel="fraction of operations x brokers")
     grouped_bars(tables["by_cell"], "scenario", "mode", "partial_visibility_rate",
                  "Runs with partial visibility, by scenario and mode", "share of runs",
                  folder / "partial_visibility.png")

@@ -120,6 +120,7 @@ class PartialWatch(Monitor):
         if txn.partial_observations != self._count:
             self._count = txn.partial_observations
             for pub in published[self._seen:]:
+                # the checker's own test, at the same moment, so the two never disagree
                 if txn._span_containing(pub.image.offset) is not None:
                     self.nodes.add(pub.node_id)
         self._seen = len(published)

@@ -21,8 +21,8 @@ def register(sub: Any) -> None:
                     "With --replay, rerun one row without Spark and write its trace.")
     p.add_argument("experiment", metavar="EXPERIMENT", help="failover or visibility")
     p.add_argument("--runs", type=int, default=None,
-                   help="runs in the sweep, dealt over the grid's cells (default: 800 "
-                        "failover, 450 visibility)")
+                   help="runs in the sweep, dealt over the grid's cells (default: 640 "
+                        "failover, 360 visibility)")
     p.add_argument("--seed", type=int, default=1, help="the sweep's master seed (default 1)")
     p.add_argument("--param", action="append", default=[], metavar="NAME=V1[,V2...]",
                    help="a parameter's value(s); several values make it an axis of the grid "
