@@ -4,16 +4,21 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint unit bench clean
+.PHONY: demo experiment test lint unit bench bench-experiments clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[dev]'
+	$(PY) -m pip install --quiet -e '.[dev,experiments]'
 	touch $(STAMP)
 
 demo: $(STAMP)
 	$(VENV)/bin/kraftsim demo
+
+# A small sweep of each experiment on Spark: Parquet, report.md and plots under out/.
+experiment: $(STAMP)
+	$(VENV)/bin/kraftsim experiment failover --out out/failover
+	$(VENV)/bin/kraftsim experiment visibility --out out/visibility
 
 test: lint unit
 
@@ -26,6 +31,10 @@ lint: $(STAMP)
 
 bench: $(STAMP)
 	$(VENV)/bin/kraftsim bench
+
+# Spark vs a process pool, local[2] vs local[1], 10,000 failover runs (several minutes).
+bench-experiments: $(STAMP)
+	$(PY) -m experiments.bench
 
 clean:
 	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache

@@ -11,6 +11,7 @@ from shell import (
     bench_command,
     demo_command,
     dump_log,
+    experiment_command,
     raft_sim_command,
     run_command,
     shell_command,
@@ -31,6 +32,7 @@ def build_parser() -> argparse.ArgumentParser:
     raft_sim_command.register(sub)
     shell_command.register(sub)
     run_command.register(sub)
+    experiment_command.register(sub)
     bench_command.register(sub)
     sub.add_parser("dump-log", help="print Kafka KRaft metadata files (like kafka-dump-log)",
                    add_help=False)

@@ -1,0 +1,179 @@
+"""Spark SQL over a sweep's rows: counts, rates and percentiles, as pandas tables.
+
+Every query reads the temporary view ``runs`` (the Parquet rows). Percentiles
+are exact (Spark's ``percentile``, linear interpolation), so the tables are
+a function of the rows. The JSON summary is built from the same tables.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from experiments.model import Experiment
+
+
+def _flag(condition: str) -> str:
+    return f"sum(CAST({condition} AS INT))"
+
+
+def _percentiles(column: str, name: str, levels: tuple[int, ...] = (50, 90, 99)) -> str:
+    parts = [f"percentile({column}, {level / 100}) AS {name}_p{level}_ms" for level in levels]
+    parts.append(f"max({column}) AS {name}_max_ms")
+    return ", ".join(parts)
+
+
+_VERDICTS = ("count(*) AS runs, " + _flag("valid = 'true'") + " AS valid, "
+             + _flag("valid = 'false'") + " AS invalid, "
+             + _flag("valid = 'unknown'") + " AS unknown")
+
+FAILOVER_QUERIES: dict[str, str] = {
+    "overall": f"SELECT {_VERDICTS} FROM runs",
+    "by_mode": f"""
+        SELECT mode, count(*) AS runs,
+               {_flag("partial_visibility > 0")} AS partial_visibility_runs,
+               {_flag("outcome = 'committed'")} AS committed,
+               {_flag("outcome = 'aborted'")} AS aborted,
+               {_flag("outcome = 'dropped'")} AS dropped,
+               {_flag("outcome = 'partial'")} AS partial,
+               {_flag("outcome = 'refused'")} AS refused,
+               {_flag("valid = 'false'")} AS invalid, {_flag("valid = 'unknown'")} AS unknown,
+               {_percentiles("recovery_ms", "recovery")}
+        FROM runs GROUP BY mode ORDER BY mode""",
+    "by_cell": f"""
+        SELECT scenario AS fault, window, mode, count(*) AS runs,
+               round(avg(CAST(window_hit AS INT)), 3) AS hit,
+               round(avg(CAST(outcome = 'committed' AS INT)), 3) AS committed,
+               round(avg(CAST(outcome = 'aborted' AS INT)), 3) AS aborted,
+               round(avg(CAST(outcome = 'dropped' AS INT)), 3) AS dropped,
+               round(avg(CAST(outcome = 'partial' AS INT)), 3) AS partial,
+               round(avg(CAST(partial_visibility > 0 AS INT)), 3) AS partial_visibility,
+               percentile(leader_ms, 0.5) AS leader_p50,
+               percentile(hw_ms, 0.5) AS hw_p50,
+               percentile(abort_ms, 0.5) AS abort_p50,
+               percentile(unavailable_ms, 0.5) AS unavailable_p50,
+               percentile(recovery_ms, 0.5) AS recovery_p50,
+               percentile(recovery_ms, 0.99) AS recovery_p99,
+               max(recovery_ms) AS recovery_max,
+               round(avg(records_rolled_back), 1) AS rolled_back_mean,
+               sum(acked_lost) AS acked_lost,
+               {_flag("valid = 'false'")} AS invalid, {_flag("valid = 'unknown'")} AS unknown
+        FROM runs GROUP BY scenario, window, mode ORDER BY scenario, window, mode""",
+    "outcomes": """
+        SELECT mode, window, outcome, count(*) AS runs
+        FROM runs GROUP BY mode, window, outcome ORDER BY mode, window, outcome""",
+    "failures": """
+        SELECT scenario, window, mode, valid, invariant, message, replay
+        FROM runs WHERE valid <> 'true'
+        ORDER BY valid, scenario, window, mode, run_index LIMIT 20""",
+    "recovery": """
+        SELECT scenario, mode, recovery_ms FROM runs WHERE recovery_ms IS NOT NULL""",
+}
+"""The failover tables."""
+
+VISIBILITY_QUERIES: dict[str, str] = {
+    "overall": f"SELECT {_VERDICTS} FROM runs",
+    "by_mode": f"""
+        SELECT r.mode, r.runs, r.partial_visibility_runs, r.partial_visibility_rate,
+               r.observations, r.operations, r.committed, r.aborted, r.refusals,
+               r.largest_delta_max, r.invalid, r.unknown,
+               l.latency_p50_ms, l.latency_p90_ms, l.latency_p99_ms, l.latency_max_ms
+        FROM (SELECT mode, count(*) AS runs,
+                     {_flag("partial_visibility > 0")} AS partial_visibility_runs,
+                     round(avg(CAST(partial_visibility > 0 AS INT)), 3)
+                         AS partial_visibility_rate,
+                     sum(partial_visibility) AS observations, sum(operations) AS operations,
+                     sum(committed) AS committed, sum(aborted) AS aborted,
+                     sum(refusals) AS refusals, max(largest_delta) AS largest_delta_max,
+                     {_flag("valid = 'false'")} AS invalid,
+                     {_flag("valid = 'unknown'")} AS unknown
+              FROM runs GROUP BY mode) r
+        LEFT JOIN (SELECT mode, {_percentiles("latency", "latency")}
+                   FROM runs LATERAL VIEW explode(latency_ms) t AS latency GROUP BY mode) l
+        ON r.mode = l.mode ORDER BY r.mode""",
+    "by_cell": f"""
+        SELECT r.scenario, r.mode, r.runs, r.partial_visibility_rate, r.partial_brokers_mean,
+               r.refusals, r.largest_delta_max,
+               l.latency_p50_ms, l.latency_p90_ms, l.latency_p99_ms, l.latency_max_ms,
+               r.invalid, r.unknown
+        FROM (SELECT scenario, mode, count(*) AS runs,
+                     round(avg(CAST(partial_visibility > 0 AS INT)), 3)
+                         AS partial_visibility_rate,
+                     round(avg(partial_brokers), 2) AS partial_brokers_mean,
+                     sum(refusals) AS refusals, max(largest_delta) AS largest_delta_max,
+                     {_flag("valid = 'false'")} AS invalid,
+                     {_flag("valid = 'unknown'")} AS unknown
+              FROM runs GROUP BY scenario, mode) r
+        LEFT JOIN (SELECT scenario, mode, {_percentiles("latency", "latency")}
+                   FROM runs LATERAL VIEW explode(latency_ms) t AS latency
+                   GROUP BY scenario, mode) l
+        ON r.scenario = l.scenario AND r.mode = l.mode ORDER BY r.scenario, r.mode""",
+    "failures": """
+        SELECT scenario, mode, valid, invariant, message, replay
+        FROM runs WHERE valid <> 'true' ORDER BY valid, scenario, mode, run_index LIMIT 20""",
+    "latency": """
+        SELECT scenario, mode, latency FROM runs LATERAL VIEW explode(latency_ms) t AS latency""",
+}
+"""The visibility tables."""
+
+QUERIES: dict[str, dict[str, str]] = {"failover": FAILOVER_QUERIES,
+                                      "visibility": VISIBILITY_QUERIES}
+
+
+@dataclass
+class Aggregates:
+    """The tables of one sweep (pandas DataFrames by name) and its JSON summary."""
+
+    experiment: str
+    tables: dict[str, Any]
+    summary: dict[str, Any] = field(default_factory=dict)
+
+
+def aggregate(spark: Any, experiment: Experiment) -> Aggregates:
+    """Run the experiment's queries over the view ``runs``."""
+    tables = {name: spark.sql(query).toPandas()
+              for name, query in QUERIES[experiment.name].items()}
+    result = Aggregates(experiment.name, tables)
+    result.summary = summarize(result)
+    return result
+
+
+def _number(value: Any) -> float | int | None:
+    """A JSON-friendly number: None for null/NaN, int when whole."""
+    if value is None:
+        return None
+    number = float(value)
+    if number != number:  # NaN
+        return None
+    return int(number) if number.is_integer() else round(number, 1)
+
+
+def summarize(aggregates: Aggregates) -> dict[str, Any]:
+    """The JSON summary: verdict counts, then per mode runs, partial-visibility runs,
+    aborted, committed and the p50/p99 of recovery time (visibility: of latency)."""
+    overall = aggregates.tables["overall"].iloc[0]
+    summary: dict[str, Any] = {
+        "experiment": aggregates.experiment,
+        "runs": int(overall["runs"]),
+        "valid": int(overall["valid"] or 0),
+        "invalid": int(overall["invalid"] or 0),
+        "unknown": int(overall["unknown"] or 0),
+        "modes": {},
+    }
+    for _, row in aggregates.tables["by_mode"].iterrows():
+        entry: dict[str, Any] = {
+            "runs": int(row["runs"]),
+            "partial_visibility_runs": int(row["partial_visibility_runs"] or 0),
+            "aborted": int(row["aborted"] or 0),
+            "committed": int(row["committed"] or 0),
+        }
+        if aggregates.experiment == "failover":
+            entry["recovery_p50_ms"] = _number(row["recovery_p50_ms"])
+            entry["recovery_p99_ms"] = _number(row["recovery_p99_ms"])
+        else:
+            entry["recovery_p50_ms"] = entry["recovery_p99_ms"] = None
+            entry["latency_p50_ms"] = _number(row["latency_p50_ms"])
+            entry["latency_p99_ms"] = _number(row["latency_p99_ms"])
+            entry["refusals"] = int(row["refusals"] or 0)
+        summary["modes"][str(row["mode"])] = entry
+    return summary

@@ -1,0 +1,86 @@
+"""The logic of ``kraftsim experiment``: a sweep on Spark, or the replay of one run.
+
+``shell/experiment_command.py`` only declares the options and calls
+:func:`run_command`. Errors in the input (experiment, scenario, parameter,
+master URL, output folder) raise ExperimentError before Spark starts.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any, TextIO
+
+from experiments.grid import build_grid, parse_params, single_run
+from experiments.model import Experiment, Row
+from experiments.registry import get_experiment
+
+DEFAULT_RUNS = {"failover": 640, "visibility": 360}
+"""Runs of a sweep without ``--runs``: a small sweep of about half a minute each."""
+DEFAULT_MASTER = "local[*]"
+
+
+def run_command(name: str, *, runs: int | None = None, seed: int = 1,
+                params: list[str] | None = None, master: str = DEFAULT_MASTER,
+                out: str | None = None, as_json: bool = False, replay: int | None = None,
+                trace: str | None = None, stdout: TextIO | None = None,
+                stderr: TextIO | None = None) -> int:
+    """Run ``kraftsim experiment NAME``; returns the exit code (0: every run valid)."""
+    stdout = stdout or sys.stdout
+    stderr = stderr or sys.stderr
+    experiment = get_experiment(name)
+    axes = parse_params(experiment, params or [])
+    if replay is not None:
+        spec = single_run(experiment, axes, seed, replay)
+        return _replay(experiment, spec, trace, stdout)
+    from experiments.pipeline import run_sweep
+    from experiments.spark_env import check_master
+
+    check_master(master)
+    specs = build_grid(experiment, axes, DEFAULT_RUNS[name] if runs is None else runs, seed)
+    result = run_sweep(experiment, specs, master, Path(out or f"out/{name}"), axes=axes,
+                       stream=stderr)
+    summary = {**result.summary, "wall_s": round(result.wall_s, 1), "master": master}
+    if as_json:
+        stdout.write(json.dumps(summary, sort_keys=True) + "\n")
+    else:
+        stdout.write(format_summary(summary) + "\n")
+    return 0 if summary["invalid"] == 0 else 1
+
+
+def _replay(experiment: Experiment, spec: Any, trace: str | None, stdout: TextIO) -> int:
+    path = Path(trace or f"{spec.experiment}-{spec.scenario}-{spec.seed}.jsonl")
+    with path.open("wb") as stream:
+        row: Row = experiment.run(spec, stream)
+    stdout.write(json.dumps(row) + "\n")
+    return 0 if row["valid"] == "true" else 1
+
+
+def format_summary(summary: dict[str, Any]) -> str:
+    """The sweep's summary as a few lines of text."""
+    lines = [f"{summary['experiment']}: {summary['runs']:,} runs on {summary['master']} in "
+             f"{summary['wall_s']} s: {summary['valid']:,} valid, {summary['invalid']:,} "
+             f"invalid, {summary['unknown']:,} unknown"]
+    header = (f"  {'mode':<14}{'runs':>7}{'partial-vis':>13}{'committed':>11}{'aborted':>9}"
+              f"{'recovery p50':>14}{'p99':>8}")
+    lines.append(header)
+    for mode, entry in summary["modes"].items():
+        p50 = entry.get("recovery_p50_ms") if summary["experiment"] == "failover" \
+            else entry.get("latency_p50_ms")
+        p99 = entry.get("recovery_p99_ms") if summary["experiment"] == "failover" \
+            else entry.get("latency_p99_ms")
+        lines.append(f"  {mode:<14}{entry['runs']:>7}{entry['partial_visibility_runs']:>13}"
+                     f"{entry['committed']:>11}{entry['aborted']:>9}"
+                     f"{_ms(p50):>14}{_ms(p99):>8}")
+    if summary["experiment"] == "visibility":
+        lines[1] = lines[1].replace("recovery p50", " latency p50")
+        lines.append("  (visibility: committed/aborted count operations and transactions; "
+                     "latency = submit -> published on a broker)")
+    out = Path(summary["out"])
+    lines.append(f"report: {out / 'report.md'}; rows: {out / 'runs'}/")
+    return "\n".join(lines)
+
+
+def _ms(value: Any) -> str:
+    return "-" if value is None else f"{value:g}"

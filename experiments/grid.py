@@ -1,0 +1,83 @@
+"""The sweep's grid: parameters from ``--param NAME=V1,V2`` and one RunSpec per run.
+
+Every parameter with several values is an axis; the cells are the cartesian
+product of the axes, in parameter order (``scenario`` first). Runs are dealt
+to the cells in turn, so run ``i`` goes to cell ``i mod cells`` as that
+cell's ``i div cells``-th run; its seed comes from (experiment, master seed,
+scenario, that index), so cells of one scenario share seeds: the same world,
+a different window or mode.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterable
+
+from experiments.model import Experiment, ExperimentError, ParamValue, RunSpec
+from experiments.seeds import run_seed
+from sim.cluster import ALL_MUTATIONS
+
+Axes = dict[str, tuple[ParamValue, ...]]
+"""Each parameter's values."""
+
+
+def parse_params(experiment: Experiment, items: Iterable[str]) -> Axes:
+    """Each parameter's values: the defaults, overridden by ``NAME=V1[,V2...]`` items."""
+    axes = experiment.defaults()
+    for item in items:
+        name, sep, text = item.partition("=")
+        if not sep or not name.strip():
+            raise ExperimentError(f"--param {item!r}: expected NAME=VALUE[,VALUE...]")
+        param = experiment.param(name.strip())
+        values = [param.parse(v.strip()) for v in text.split(",") if v.strip()]
+        if not values:
+            raise ExperimentError(f"parameter {param.name}: no value given")
+        if param.name == "mutations":
+            for value in values:
+                _check_mutations(str(value))
+        axes[param.name] = tuple(dict.fromkeys(values))
+    return axes
+
+
+def _check_mutations(text: str) -> None:
+    if text in ("", "none"):
+        return
+    unknown = sorted(set(text.split("+")) - ALL_MUTATIONS.keys())
+    if unknown:
+        raise ExperimentError(f"parameter mutations: unknown mutation(s) {', '.join(unknown)}; "
+                              f"known: {', '.join(sorted(ALL_MUTATIONS))}")
+
+
+def cells(experiment: Experiment, axes: Axes) -> list[dict[str, ParamValue]]:
+    """Every combination of the axes' values, in parameter order."""
+    names = [p.name for p in experiment.params]
+    return [dict(zip(names, combo, strict=True))
+            for combo in itertools.product(*(axes[n] for n in names))]
+
+
+def build_grid(experiment: Experiment, axes: Axes, runs: int, master_seed: int) -> list[RunSpec]:
+    """``runs`` RunSpecs dealt over the cells; see the module docs."""
+    if runs < 1:
+        raise ExperimentError(f"--runs must be at least 1, got {runs}")
+    grid_cells = cells(experiment, axes)
+    specs = []
+    for i in range(runs):
+        params = grid_cells[i % len(grid_cells)]
+        index = i // len(grid_cells)
+        specs.append(RunSpec(experiment.name, params, master_seed, index,
+                             run_seed(experiment.name, master_seed, str(params["scenario"]),
+                                      index)))
+    return specs
+
+
+def single_run(experiment: Experiment, axes: Axes, master_seed: int, index: int) -> RunSpec:
+    """The RunSpec of one run (``--replay``); every parameter must have one value."""
+    several = [name for name, values in axes.items() if len(values) != 1]
+    if several:
+        raise ExperimentError(f"--replay needs one value for each parameter; give "
+                              f"--param for: {', '.join(several)}")
+    if index < 0:
+        raise ExperimentError(f"--replay must be a run index >= 0, got {index}")
+    params = {name: values[0] for name, values in axes.items()}
+    return RunSpec(experiment.name, params, master_seed, index,
+                   run_seed(experiment.name, master_seed, str(params["scenario"]), index))

@@ -1,0 +1,102 @@
+"""A class-data-sharing archive of the Spark driver JVM's classes, made once per install.
+
+The driver JVM loads thousands of Spark classes at start and in its first
+job. JDK 13+ can write the classes it loaded to an archive when it exits
+(``-XX:ArchiveClassesAtExit``) and map that archive at the next start
+(``-XX:SharedArchiveFile``). Measured here on 2 busy cores: session start
+7.7-9.2 s -> 2.9-5.6 s, the first job 12.6-16.1 s -> 9.0-10.2 s.
+
+The archive (about 190 MB) lives in ``$XDG_CACHE_HOME/kraftsim`` (default
+``~/.cache/kraftsim``), named after everything that must match: the pyspark
+version and install, its jars, the java binary and the JVM flags. The first
+session writes it under a temporary name when its JVM exits and renames it
+into place (one session at a time: the others start without it meanwhile);
+a JVM that finds a stale archive ignores it. ``KRAFTSIM_SPARK_CDS=0``
+turns it off.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import time
+from pathlib import Path
+
+STALE_LOCK_S = 1800
+"""A lock this old belongs to a session that died while writing the archive."""
+
+
+def _java_binary() -> str:
+    """The java that spark-submit will run (``$JAVA_HOME/bin/java``, else the PATH's)."""
+    home = os.environ.get("JAVA_HOME")
+    if home:
+        return str(Path(home) / "bin" / "java")
+    return shutil.which("java") or "java"
+
+
+def archive_path(jvm_flags: str) -> Path | None:
+    """Where the archive for this install and these flags lives; None when turned off."""
+    if os.environ.get("KRAFTSIM_SPARK_CDS", "1") == "0":
+        return None
+    import pyspark
+
+    home = Path(pyspark.__file__).parent
+    java = os.path.realpath(_java_binary())
+    parts = [pyspark.__version__, str(home), jvm_flags, java]
+    for path in (home / "jars", Path(java)):
+        try:
+            parts.append(str(path.stat().st_mtime_ns))
+        except OSError:
+            return None
+    key = hashlib.sha256("\n".join(parts).encode()).hexdigest()[:16]
+    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "kraftsim"
+    return cache / f"spark-{pyspark.__version__}-{key}.jsa"
+
+
+def driver_options(jvm_flags: str) -> tuple[str, Path | None, Path | None]:
+    """(extra JVM options, archive being written, its final path) for a driver JVM."""
+    archive = archive_path(jvm_flags)
+    if archive is None:
+        return "", None, None
+    if archive.exists():
+        return f"-XX:SharedArchiveFile={archive}", None, None
+    try:
+        archive.parent.mkdir(parents=True, exist_ok=True)
+        if not _take_lock(_lock_of(archive)):
+            return "", None, None  # another session is writing it
+    except OSError:
+        return "", None, None
+    partial = archive.with_name(f"{archive.name}.partial-{os.getpid()}")
+    return f"-XX:ArchiveClassesAtExit={partial}", partial, archive
+
+
+def _lock_of(archive: Path) -> Path:
+    return archive.with_name(archive.name + ".lock")
+
+
+def _take_lock(lock: Path) -> bool:
+    """Create ``lock``; a lock older than STALE_LOCK_S (its writer died) is taken over."""
+    try:
+        if time.time() - lock.stat().st_mtime > STALE_LOCK_S:
+            lock.unlink(missing_ok=True)
+    except FileNotFoundError:
+        pass
+    try:
+        os.close(os.open(lock, os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+    except FileExistsError:
+        return False
+    return True
+
+
+def finish(partial: Path | None, archive: Path | None, jvm_exited_cleanly: bool) -> None:
+    """Move a freshly written archive into place (or drop an incomplete one)."""
+    if partial is None or archive is None:
+        return
+    try:
+        if jvm_exited_cleanly and partial.exists() and partial.stat().st_size > 0:
+            os.replace(partial, archive)
+        else:
+            partial.unlink(missing_ok=True)
+    finally:
+        _lock_of(archive).unlink(missing_ok=True)

@@ -1,0 +1,193 @@
+"""The sweep on Spark: grid DataFrame -> tasks of many runs -> Parquet -> SQL -> report.
+
+1. The grid (one row per run) becomes a DataFrame of ``tasks`` partitions,
+   about ``runs_per_task`` runs each: a Python worker runs many simulations
+   per task, so Spark's per-task cost is paid rarely.
+2. ``mapInPandas`` runs them; rows come back with the experiment's explicit
+   schema.
+3. The rows are written as Parquet under ``runs/``, partitioned by experiment
+   and scenario, one sorted file per scenario.
+4. Spark SQL computes the aggregates over the Parquet rows; ``report.md``,
+   the plots and ``summary.json`` are written beside them.
+
+All of it goes to a staging folder renamed to ``--out`` only at the end.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import sys
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TextIO, TypeVar
+
+from experiments import output
+from experiments.aggregate import Aggregates, aggregate
+from experiments.grid import Axes
+from experiments.model import Column, Experiment, ExperimentError, RunSpec
+from experiments.progress import Progress
+from experiments.report import write_report
+from experiments.spark_env import SparkHandle, start_spark
+from experiments.tasks import GRID_COLUMNS, grid_record, partition_runner
+
+T = TypeVar("T")
+
+RUNS_PER_TASK = 100
+"""Runs per Spark task, about 2-4 s of work: many runs per task, yet a progress
+display that moves and tasks enough to keep every core busy to the end."""
+
+
+@dataclass
+class SweepResult:
+    """A finished sweep: where it is and what it found."""
+
+    out: Path
+    summary: dict[str, Any]
+    wall_s: float
+
+
+def spark_type(kind: str) -> Any:
+    """The Spark SQL type of a column kind."""
+    from pyspark.sql import types as T
+
+    return {"string": T.StringType(), "long": T.LongType(), "bool": T.BooleanType(),
+            "long[]": T.ArrayType(T.LongType(), containsNull=False)}[kind]
+
+
+def spark_schema(columns: tuple[Column, ...]) -> Any:
+    """The StructType of rows with ``columns``."""
+    from pyspark.sql import types as T
+
+    return T.StructType([T.StructField(c.name, spark_type(c.kind), c.nullable)
+                         for c in columns])
+
+
+def task_count(runs: int, parallelism: int, runs_per_task: int) -> int:
+    """Tasks for ``runs``: about ``runs_per_task`` each, at least one per core."""
+    return max(1, min(runs, max(parallelism, math.ceil(runs / runs_per_task))))
+
+
+def run_sweep(experiment: Experiment, specs: list[RunSpec], master: str, out: Path, *,
+              axes: Axes | None = None, stream: TextIO | None = None,
+              runs_per_task: int = RUNS_PER_TASK,
+              spark: SparkHandle | None = None) -> SweepResult:
+    """Run ``specs`` on Spark at ``master`` and write everything to ``out``.
+
+    With ``spark`` the sweep uses that running session (and leaves it running)
+    instead of starting one; ``master`` then only labels the report.
+    """
+    started = time.monotonic()
+    out = out.absolute()
+    staging = output.prepare(out)
+    handle: SparkHandle | None = spark
+    failed = True
+    try:
+        if handle is None:
+            handle = start_spark(master)
+        session = handle.session
+
+        def work() -> Aggregates:
+            _compute(session, experiment, specs, staging, stream, runs_per_task)
+            return aggregate(session, experiment)
+
+        aggregates = run_cancellable(session, work)
+        context = _context(specs, axes, master, out, time.monotonic() - started)
+        write_report(staging, experiment, aggregates, context)
+        summary = {**aggregates.summary, "out": str(out)}
+        (staging / output.MARKER).write_text(json.dumps(summary, indent=2, sort_keys=True)
+                                             + "\n")
+        output.publish(staging, out)
+        failed = False
+        return SweepResult(out, summary, time.monotonic() - started)
+    except Exception as exc:
+        if isinstance(exc, ExperimentError):
+            raise
+        log = f"; JVM log: {handle.jvm_log}" if handle is not None else ""
+        raise ExperimentError(f"the Spark job failed: {_first_line(exc)}{log}") from exc
+    finally:
+        if failed:
+            output.discard(staging)
+        if handle is not None and spark is None:
+            handle.stop(keep_scratch=failed and not isinstance(sys.exc_info()[1],
+                                                               KeyboardInterrupt))
+
+
+def run_cancellable(spark: Any, work: Callable[[], T]) -> T:
+    """Run ``work`` (Spark jobs) in a thread; on Ctrl-C cancel its jobs, then re-raise.
+
+    PySpark's own SIGINT handler cancels the jobs over the very Py4J connection
+    the blocked call waits on, which fails noisily; from the main thread, on a
+    connection of its own, the cancel is clean.
+    """
+    outcome: dict[str, Any] = {}
+
+    def target() -> None:
+        try:
+            outcome["value"] = work()
+        except BaseException as exc:  # handed to the main thread
+            outcome["error"] = exc
+
+    thread = threading.Thread(target=target, name="kraftsim-spark-jobs", daemon=True)
+    thread.start()
+    try:
+        while thread.is_alive():
+            thread.join(0.2)
+    except KeyboardInterrupt:
+        spark.sparkContext.cancelAllJobs()
+        thread.join(60)
+        raise
+    if "error" in outcome:
+        raise outcome["error"]
+    value: T = outcome["value"]
+    return value
+
+
+def _compute(spark: Any, experiment: Experiment, specs: list[RunSpec],
+             staging: Path, stream: TextIO | None, runs_per_task: int) -> None:
+    context = spark.sparkContext
+    tasks = task_count(len(specs), context.defaultParallelism, runs_per_task)
+    grid = spark.createDataFrame(context.parallelize([grid_record(s) for s in specs], tasks),
+                                 spark_schema(GRID_COLUMNS))
+    done = context.accumulator(0)
+    rows = grid.mapInPandas(partition_runner(experiment.name, done),
+                            spark_schema(experiment.columns))
+    scenarios = len({s.scenario for s in specs})
+    order = [c.name for c in experiment.columns if c.name in
+             ("scenario", "mode", "window", "run_index")]
+    path = str(staging / "runs")
+    writer = (rows.repartition(scenarios, "experiment", "scenario")
+              .sortWithinPartitions(*order).write.partitionBy("experiment", "scenario"))
+    if stream is None:
+        writer.parquet(path)
+    else:
+        with Progress(experiment.name, len(specs), lambda: int(done.value), stream):
+            writer.parquet(path)
+    spark.read.parquet(path).createOrReplaceTempView("runs")
+
+
+def _context(specs: list[RunSpec], axes: Axes | None, master: str, out: Path,
+             wall_s: float) -> dict[str, Any]:
+    context: dict[str, Any] = {"runs": len(specs),
+                               "master seed": specs[0].master_seed if specs else None}
+    for name, values in (axes or {}).items():
+        context[f"param {name}"] = ", ".join(str(v) for v in values)
+    context["spark master"] = master
+    context["rows"] = f"{out.name}/runs/ (Parquet, partitioned by experiment and scenario)"
+    context["wall time (s)"] = round(wall_s, 1)
+    return context
+
+
+def _first_line(exc: BaseException) -> str:
+    """The most telling line of a (Py4J/Spark) exception."""
+    text = str(exc)
+    for line in text.splitlines():
+        stripped = line.strip()
+        if stripped.startswith(("ExperimentError", "ValueError", "RuntimeError",
+                                "AssertionError", "KeyError", "TypeError")):
+            return stripped
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+    return lines[0][:300] if lines else type(exc).__name__

@@ -1,0 +1,71 @@
+"""A progress display for a running sweep, on stderr.
+
+On a terminal one line is rewritten in place; otherwise a line is printed at
+every tenth of the runs. The count comes from a callable (a Spark accumulator
+read on the driver, updated as tasks finish). Wall-clock time is used here
+for display only; it never reaches a row.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from typing import TextIO
+
+
+class Progress:
+    """Polls ``done()`` from a thread and shows runs done out of ``total``."""
+
+    def __init__(self, label: str, total: int, done: Callable[[], int], stream: TextIO,
+                 interval_s: float = 0.5) -> None:
+        self.label = label
+        self.total = total
+        self.done = done
+        self.stream = stream
+        self.interval_s = interval_s
+        self.tty = stream.isatty()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._loop, name="kraftsim-progress",
+                                        daemon=True)
+        self._started = time.monotonic()
+        self._last_tenth = -1
+
+    def __enter__(self) -> Progress:
+        self._started = time.monotonic()
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+        if self.tty:
+            self.stream.write("\n")
+            self.stream.flush()
+
+    def line(self, done: int) -> str:
+        """The text shown for ``done`` runs."""
+        elapsed = time.monotonic() - self._started
+        text = (f"{self.label}: {done:,}/{self.total:,} runs "
+                f"({100 * done // max(1, self.total)}%) in {elapsed:.0f} s")
+        if 0 < done < self.total:
+            text += f", about {elapsed * (self.total - done) / done:.0f} s left"
+        return text
+
+    def _loop(self) -> None:
+        while True:
+            stopping = self._stop.wait(self.interval_s)
+            self._show(self.done())
+            if stopping:
+                return
+
+    def _show(self, done: int) -> None:
+        if self.tty:
+            self.stream.write("\r" + self.line(done).ljust(72))
+            self.stream.flush()
+            return
+        tenth = 10 * done // max(1, self.total)
+        if tenth != self._last_tenth:
+            self._last_tenth = tenth
+            self.stream.write(self.line(done) + "\n")
+            self.stream.flush()

@@ -1,0 +1,87 @@
+"""What a Spark task runs: many simulations per task, rows out as pandas frames.
+
+The grid reaches a task as pandas frames of (experiment, params, master_seed,
+run_index, seed); each run becomes one row of the experiment's columns. This
+module needs pandas but not pyspark, and :func:`run_specs` none of them, so
+the same code serves Spark, a process pool and a replay.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any
+
+from experiments.model import Column, Row, RunSpec
+from experiments.registry import get_experiment
+
+GRID_COLUMNS: tuple[Column, ...] = (
+    Column("experiment", "string", "the experiment"),
+    Column("params", "string", "the run's parameters as JSON"),
+    Column("master_seed", "long", "the sweep's seed"),
+    Column("run_index", "long", "the run's number within its cell"),
+    Column("seed", "long", "the run's seed"),
+)
+"""The columns of the grid DataFrame: one row per run."""
+
+ROWS_PER_FRAME = 50
+"""A task hands its rows to Spark in frames of this many."""
+
+
+def grid_record(spec: RunSpec) -> tuple[str, str, int, int, int]:
+    """A RunSpec as one grid row (params keep the experiment's parameter order)."""
+    return (spec.experiment, json.dumps(spec.params), spec.master_seed, spec.index, spec.seed)
+
+
+def spec_of(experiment: str, params: str, master_seed: int, index: int, seed: int) -> RunSpec:
+    """The RunSpec of a grid row."""
+    return RunSpec(experiment, json.loads(params), int(master_seed), int(index), int(seed))
+
+
+def run_spec(spec: RunSpec) -> Row:
+    """Run one spec without a trace file."""
+    return get_experiment(spec.experiment).run(spec, None)
+
+
+def run_specs(specs: Iterable[RunSpec]) -> list[Row]:
+    """Run specs one after the other."""
+    return [run_spec(spec) for spec in specs]
+
+
+def rows_to_frame(columns: tuple[Column, ...], rows: list[Row]) -> Any:
+    """Rows as a pandas DataFrame with nullable dtypes that Arrow maps to the columns' types."""
+    import pandas as pd
+
+    data: dict[str, Any] = {}
+    for column in columns:
+        values = [row[column.name] for row in rows]
+        if column.kind == "long":
+            data[column.name] = pd.array(values, dtype="Int64")
+        elif column.kind == "bool":
+            data[column.name] = pd.array(values, dtype="boolean")
+        else:
+            data[column.name] = pd.Series(values, dtype=object)
+    return pd.DataFrame(data)
+
+
+def partition_runner(experiment: str, progress: Any = None) -> Callable[[Iterator[Any]],
+                                                                        Iterator[Any]]:
+    """The function a ``mapInPandas`` task runs; ``progress`` is an accumulator of runs done."""
+    columns = get_experiment(experiment).columns
+
+    def run_partition(frames: Iterator[Any]) -> Iterator[Any]:
+        rows: list[Row] = []
+        for frame in frames:
+            for record in frame.itertuples(index=False):
+                rows.append(run_spec(spec_of(record.experiment, record.params,
+                                             record.master_seed, record.run_index,
+                                             record.seed)))
+                if progress is not None:
+                    progress.add(1)
+                if len(rows) >= ROWS_PER_FRAME:
+                    yield rows_to_frame(columns, rows)
+                    rows = []
+        if rows:
+            yield rows_to_frame(columns, rows)
+
+    return run_partition

@@ -1,0 +1,48 @@
+"""Helpers of the experiment tests: specs, the kraftsim command, rows without wall time."""
+
+from __future__ import annotations
+
+import os
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from experiments.grid import parse_params, single_run
+from experiments.model import Row, RunSpec
+from experiments.registry import get_experiment
+
+KRAFTSIM = str(Path(sys.executable).parent / "kraftsim")
+
+
+def spec(experiment: str, index: int = 0, seed: int = 1, **params: Any) -> RunSpec:
+    """One run of ``experiment`` with ``params`` (names with _ for -), the rest defaults."""
+    exp = get_experiment(experiment)
+    axes = parse_params(exp, [f"{k.replace('_', '-')}={v}" for k, v in params.items()])
+    axes = {k: v[:1] for k, v in axes.items()}
+    return single_run(exp, axes, seed, index)
+
+
+def run(spec_: RunSpec) -> Row:
+    """Run a spec without a trace."""
+    return get_experiment(spec_.experiment).run(spec_, None)
+
+
+def without_wall(row: dict[str, Any]) -> dict[str, Any]:
+    """A row without its only non-deterministic column."""
+    return {k: v for k, v in row.items() if k != "wall_ms"}
+
+
+def kraftsim(args: list[str], cwd: Path, env: dict[str, str] | None = None,
+             timeout: float = 300) -> subprocess.CompletedProcess[str]:
+    """Run the kraftsim command in a subprocess."""
+    return subprocess.run([KRAFTSIM, *args], cwd=cwd, env={**os.environ, **(env or {})},
+                          capture_output=True, text=True, timeout=timeout, check=False)
+
+
+def replay_args(command: str) -> list[str]:
+    """The arguments of a row's replay command (after ``kraftsim``)."""
+    words = shlex.split(command)
+    assert words[0] == "kraftsim"
+    return words[1:]

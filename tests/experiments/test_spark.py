@@ -1,0 +1,196 @@
+"""The Spark pipeline: sweeps, reports, reproducibility across masters, replays, Ctrl-C.
+
+One local[2] session serves the in-process sweeps; the reproducibility test
+runs the command under local[1] and on a standalone cluster it starts on
+loopback. Deselect with ``-m 'not spark'``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import signal
+import subprocess
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from experiments.grid import build_grid, parse_params
+from experiments.pipeline import SweepResult, run_sweep
+from experiments.registry import get_experiment
+from experiments.spark_env import SparkHandle, start_spark
+from tests.experiments.helpers import (
+    KRAFTSIM,
+    kraftsim,
+    replay_args,
+    run,
+    spec,
+    without_wall,
+)
+from tests.experiments.parquet_rows import parquet_rows
+from tests.experiments.standalone import standalone_cluster
+
+pytestmark = pytest.mark.spark
+
+REPRO_SWEEP = ["--runs", "32", "--seed", "7"]
+"""One run per cell of the default failover grid."""
+
+
+@pytest.fixture(scope="session")
+def spark() -> Iterator[SparkHandle]:
+    handle = start_spark("local[2]")
+    yield handle
+    handle.stop()
+
+
+def _sweep(spark: SparkHandle, name: str, out: Path, runs: int, seed: int,
+           params: list[str] | None = None) -> SweepResult:
+    experiment = get_experiment(name)
+    axes = parse_params(experiment, params or [])
+    return run_sweep(experiment, build_grid(experiment, axes, runs, seed), "local[2]", out,
+                     axes=axes, spark=spark)
+
+
+@pytest.fixture(scope="module")
+def failover(spark: SparkHandle, tmp_path_factory: pytest.TempPathFactory) -> SweepResult:
+    return _sweep(spark, "failover", tmp_path_factory.mktemp("sweep") / "failover", 32, 7)
+
+
+def test_failover_sweep_writes_parquet_report_and_plots(failover: SweepResult) -> None:
+    out = failover.out
+    scenarios = sorted(p.name for p in (out / "runs" / "experiment=failover").iterdir())
+    assert scenarios == [f"scenario={s}" for s in ("crash", "crash-unflushed", "partition",
+                                                   "resign")]
+    for folder in (out / "runs" / "experiment=failover").iterdir():
+        assert len(list(folder.glob("*.parquet"))) >= 1
+    assert [p.name for p in out.parent.iterdir()] == ["failover"]  # no staging folder left
+    for png in ("recovery_cdf.png", "outcomes.png", "partial_visibility.png"):
+        assert (out / png).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    report = (out / "report.md").read_text()
+    for heading in ("## By write mode", "## Outcome by fault window",
+                    "## Recovery time per fault and mode", "## Every cell"):
+        assert heading in report
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary == {**failover.summary}
+    assert (summary["runs"], summary["valid"], summary["invalid"], summary["unknown"]) == \
+        (32, 32, 0, 0)
+    txn, split = summary["modes"]["transactional"], summary["modes"]["non-atomic"]
+    assert txn["runs"] == split["runs"] == 16
+    assert txn["partial_visibility_runs"] == 0 and txn["aborted"] >= 4
+    assert split["partial_visibility_runs"] > 0 and split["aborted"] == 0
+    assert 0 < txn["recovery_p50_ms"] <= txn["recovery_p99_ms"]
+
+
+def test_spark_rows_are_the_pure_function_rows(failover: SweepResult) -> None:
+    rows = parquet_rows(failover.out)
+    assert len(rows) == 32
+    for row in rows[::7]:
+        params = json.loads(row["params"])
+        again = run(spec("failover", row["run_index"], 7,
+                         **{k.replace("-", "_"): v for k, v in params.items()}))
+        assert without_wall(again) == row
+
+
+def test_visibility_sweep_by_mode(spark: SparkHandle, tmp_path: Path) -> None:
+    result = _sweep(spark, "visibility", tmp_path / "visibility", 27, 3)
+    summary = result.summary
+    assert summary["invalid"] == 0 and summary["runs"] == 27
+    modes = summary["modes"]
+    assert modes["transactional"]["partial_visibility_runs"] == 0
+    assert modes["non-atomic"]["partial_visibility_runs"] > 0
+    assert modes["atomic"]["refusals"] > 0
+    assert modes["transactional"]["latency_p50_ms"] > 0
+    assert (result.out / "latency_cdf.png").exists()
+    assert "## Visibility latency" in (result.out / "report.md").read_text()
+
+
+def test_failing_rows_replay_without_spark(spark: SparkHandle, tmp_path: Path) -> None:
+    """A broken controller (no failover abort): every row is invalid, and its replay command
+    reruns it without Spark with the trace whose fingerprint the row recorded."""
+    result = _sweep(spark, "failover", tmp_path / "broken", 3, 11,
+                    ["scenario=crash", "window=inside", "mode=transactional",
+                     "mutations=forget-failover-abort"])
+    assert result.summary["invalid"] == 3
+    assert "FailoverAbortsInflight" in (result.out / "report.md").read_text()
+    fake = tmp_path / "no-spark"
+    (fake / "pyspark").mkdir(parents=True)
+    (fake / "pyspark" / "__init__.py").write_text("raise ImportError('no Spark here')\n")
+    for row in parquet_rows(result.out):
+        assert row["valid"] == "false" and row["invariant"] == "FailoverAbortsInflight"
+        assert row["replay"] in (result.out / "report.md").read_text()
+        done = kraftsim(replay_args(row["replay"]), tmp_path, {"PYTHONPATH": str(fake)})
+        assert done.returncode == 1, done.stderr
+        assert without_wall(json.loads(done.stdout)) == row
+        trace = tmp_path / replay_args(row["replay"])[-1]
+        assert hashlib.sha256(trace.read_bytes()).hexdigest()[:16] == row["fingerprint"]
+
+
+def _cli_sweep(tmp: Path, master: str, hash_seed: str) -> tuple[list[dict[str, Any]],
+                                                                  dict[str, Any]]:
+    out = tmp / f"out-{hash_seed}"
+    done = kraftsim(["experiment", "failover", *REPRO_SWEEP, "--master", master, "--out",
+                     str(out), "--json"], tmp, {"PYTHONHASHSEED": hash_seed}, timeout=400)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return parquet_rows(out), json.loads(done.stdout)
+
+
+def test_same_rows_on_local1_local2_and_a_standalone_cluster(failover: SweepResult,
+                                                             tmp_path: Path) -> None:
+    """The same sweep gives the same rows (sorted, wall time aside) in-process on
+    local[2], under local[1] with PYTHONHASHSEED=0 and on a standalone cluster with
+    PYTHONHASHSEED=1."""
+    expected = parquet_rows(failover.out)
+    local1, summary = _cli_sweep(tmp_path, "local[1]", "0")
+    assert local1 == expected
+    assert {k: summary[k] for k in ("runs", "valid", "invalid", "unknown")} == \
+        {"runs": 32, "valid": 32, "invalid": 0, "unknown": 0}
+    for mode in ("transactional", "non-atomic"):
+        assert set(summary["modes"][mode]) >= {"runs", "partial_visibility_runs", "aborted",
+                                              "committed", "recovery_p50_ms",
+                                              "recovery_p99_ms"}
+    assert summary["master"] == "local[1]"
+    with standalone_cluster(tmp_path / "cluster") as url:
+        standalone, _ = _cli_sweep(tmp_path, url, "1")
+    assert standalone == expected
+
+
+def test_ctrl_c_stops_the_job_and_leaves_nothing(tmp_path: Path) -> None:
+    out = tmp_path / "big"
+    process = subprocess.Popen(
+        [KRAFTSIM, "experiment", "failover", "--runs", "20000", "--master", "local[1]",
+         "--out", str(out)], cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        text=True, start_new_session=True)
+    lines: list[str] = []
+    started = threading.Event()
+
+    def read() -> None:
+        assert process.stderr is not None
+        for line in process.stderr:
+            lines.append(line)
+            if "runs (" in line:
+                started.set()
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    assert started.wait(180), "".join(lines)
+    time.sleep(1.0)
+    os.killpg(process.pid, signal.SIGINT)  # what a terminal's Ctrl-C does
+    assert process.wait(timeout=90) == 130
+    reader.join(timeout=10)
+    assert "kraftsim: interrupted" in "".join(lines)
+    assert "Traceback" not in "".join(lines)
+    assert list(tmp_path.iterdir()) == []  # neither the output nor its staging folder
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:  # the JVM and the Python workers are gone too
+        try:
+            os.killpg(process.pid, 0)
+        except ProcessLookupError:
+            break
+        time.sleep(0.5)
+    else:
+        pytest.fail("processes of the interrupted sweep are still running")
