@@ -23,7 +23,7 @@ experiment: $(STAMP)
 test: lint unit
 
 unit: $(STAMP)
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q -n 2 --dist loadgroup
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .

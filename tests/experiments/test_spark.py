@@ -35,7 +35,7 @@ from tests.experiments.helpers import (
 from tests.experiments.parquet_rows import parquet_rows
 from tests.experiments.standalone import standalone_cluster
 
-pytestmark = pytest.mark.spark
+pytestmark = [pytest.mark.spark, pytest.mark.xdist_group("spark")]
 
 REPRO_SWEEP = ["--runs", "32", "--seed", "7"]
 """One run per cell of the default failover grid."""

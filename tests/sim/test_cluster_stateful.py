@@ -170,7 +170,7 @@ def test_each_injected_bug_is_caught_and_shrunk(mutation: str) -> None:
 
     with pytest.raises(InvariantViolation) as caught:
         run_state_machine_as_test(Broken, settings=settings(
-            max_examples=300, stateful_step_count=8, deadline=None, database=None,
+            max_examples=300, stateful_step_count=8, deadline=None, database=None, derandomize=True,
             suppress_health_check=list(HealthCheck), report_multiple_bugs=False))
     steps = Broken.failing_steps
     print(f"{mutation}: caught as {caught.value.invariant} after {steps} steps")
