@@ -118,26 +118,7 @@ class RecoveryProbe(Monitor):
         active = cluster.active_controller()
         if active is None or active.transaction_open:
             return False
-        reference = cluster.txn_invariants.reference
-        if reference.open is not None:
-            return False
-        target = reference.last_meaningful_offset
-        if active.offsets.last_stable_offset < target:
-            return False
-        network = cluster.sim.network
-        for slot in cluster.sim.slots.values():
-            if not slot.running or slot.node_id == active.node_id:
-                continue
-            if not (network.can_deliver(active.node_id, slot.node_id)
-                    and network.can_deliver(slot.node_id, active.node_id)):
-                continue
-            controller = cluster.controller(slot.node_id)
-            if controller is not None and controller.offsets.last_committed_offset < target:
-                return False
-            loader = cluster.loader(slot.node_id)
-            if loader is not None and loader.published_offset < target:
-                return False
-        return True
+        return cluster.caught_up(active)
 
     def since_fault(self, at: int | None) -> int | None:
         """Milliseconds from the fault to ``at`` (None stays None)."""

@@ -250,16 +250,27 @@ class KRaftCluster:
             return False
         reference = self.txn_invariants.reference
         reference.advance()
+        return self.caught_up(active)
+
+    def caught_up(self, active: QuorumController) -> bool:
+        """No transaction open in the committed log and every reachable node has caught up.
+
+        ``active`` is the active controller; reachable means both ways; caught up
+        means applied (controllers) or published (brokers) every committed record
+        except trailing periodic NoOps. The reference must have been advanced.
+        """
+        reference = self.txn_invariants.reference
         if reference.open is not None:
             return False
         target = reference.last_meaningful_offset
         if active.offsets.last_stable_offset < target:
             return False
+        network = self.sim.network
         for slot in self.sim.slots.values():
             if not slot.running or slot.node_id == active.node_id:
                 continue
-            if not (self.sim.network.can_deliver(active.node_id, slot.node_id)
-                    and self.sim.network.can_deliver(slot.node_id, active.node_id)):
+            if not (network.can_deliver(active.node_id, slot.node_id)
+                    and network.can_deliver(slot.node_id, active.node_id)):
                 continue
             controller = self.controller(slot.node_id)
             if controller is not None and controller.offsets.last_committed_offset < target:
