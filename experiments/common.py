@@ -12,9 +12,26 @@ import shlex
 from typing import Any
 
 from controller import ControllerConfig, WriteMode
-from experiments.model import Column, ParamValue, RunSpec
+from experiments.model import Column, Param, ParamValue, RunSpec
 from raft import RaftConfig
 from sim.cluster import ClusterConfig, KRaftCluster
+
+MODES = ("transactional", "non-atomic", "atomic")
+"""Every write mode."""
+
+CLUSTER_PARAMS: tuple[Param, ...] = (
+    Param("batch-records", int, (10,), "records per batch (max-records-per-batch)",
+          minimum=4),
+    Param("fetch-records", int, (20,), "records a fetch carries at most", minimum=1),
+    Param("linger-ms", int, (25,), "append linger of the controller leader: its appends are "
+                                   "lost in a crash until flushed", minimum=0),
+)
+"""Parameters of the simulated cluster that every experiment takes."""
+
+MUTATIONS_PARAM = Param("mutations", str, ("none",),
+                        "deliberate bugs to switch on, joined by '+' "
+                        "(e.g. forget-failover-abort), or none")
+"""Every experiment's last parameter."""
 
 HEAD_COLUMNS: tuple[Column, ...] = (
     Column("experiment", "string", "the experiment (failover, visibility)"),

@@ -41,7 +41,10 @@ from typing import IO, Any
 from controller.handle import OperationHandle, OperationStatus
 from controller.operations import CreateTopics, NewTopic
 from experiments.common import (
+    CLUSTER_PARAMS,
     HEAD_COLUMNS,
+    MODES,
+    MUTATIONS_PARAM,
     TAIL_COLUMNS,
     cluster_config,
     head_values,
@@ -60,8 +63,6 @@ FAULTS = ("crash", "crash-unflushed", "partition", "resign")
 """The scenarios: what happens to the controller leader."""
 WINDOWS = ("before-begin", "inside", "end-appended", "committed")
 """Where in the operation the fault lands."""
-MODES = ("transactional", "non-atomic", "atomic")
-"""Every write mode."""
 FIRE_SPREAD = 8
 """The fault hits one of the first FIRE_SPREAD events of its window."""
 TOPIC = "orders"
@@ -74,18 +75,13 @@ PARAMS: tuple[Param, ...] = (
           choices=MODES),
     Param("controllers", int, (3,), "controllers (voters)", minimum=3),
     Param("brokers", int, (2,), "brokers (observers)", minimum=1),
-    Param("batch-records", int, (10,), "records per batch (max-records-per-batch)",
-          minimum=4),
-    Param("fetch-records", int, (20,), "records a fetch carries at most", minimum=1),
+    *CLUSTER_PARAMS,
     Param("batches", int, (6,), "batches the operation's records fill", minimum=1),
-    Param("linger-ms", int, (25,), "append linger: leader appends are lost in a crash until "
-                                   "flushed", minimum=0),
     Param("rejoin-ms", int, (500,), "delay from the new controller's takeover to the "
                                     "faulty node's return", minimum=0),
     Param("timeout-ms", int, (30_000,), "simulated time limit after the fault; a run that "
                                         "has not settled by then is unknown", minimum=1000),
-    Param("mutations", str, ("none",), "deliberate bugs to switch on, joined by '+' "
-                                       "(e.g. forget-failover-abort), or none"),
+    MUTATIONS_PARAM,
 )
 
 COLUMNS: tuple[Column, ...] = (

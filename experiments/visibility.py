@@ -33,7 +33,10 @@ import msgspec
 from controller.handle import OperationHandle, OperationStatus
 from controller.operations import CreateTopics, NewTopic
 from experiments.common import (
+    CLUSTER_PARAMS,
     HEAD_COLUMNS,
+    MODES,
+    MUTATIONS_PARAM,
     TAIL_COLUMNS,
     cluster_config,
     head_values,
@@ -50,17 +53,13 @@ from sim.world import Monitor, NodeSlot, Simulation
 
 SCENARIOS = ("steady", "lag", "pause")
 """The scenarios: what the brokers suffer."""
-MODES = ("transactional", "non-atomic", "atomic")
-"""Every write mode."""
 
 PARAMS: tuple[Param, ...] = (
     Param("scenario", str, SCENARIOS, "what the brokers suffer", choices=SCENARIOS),
     Param("mode", str, MODES, "write mode of the operations", choices=MODES),
     Param("controllers", int, (3,), "controllers (voters)", minimum=1),
     Param("brokers", int, (3,), "brokers (observers)", minimum=1),
-    Param("batch-records", int, (10,), "records per batch (max-records-per-batch)",
-          minimum=4),
-    Param("fetch-records", int, (20,), "records a fetch carries at most", minimum=1),
+    *CLUSTER_PARAMS,
     Param("ops", int, (4,), "operations the client submits", minimum=1),
     Param("max-batches", int, (8,), "an operation fills 1 to max-batches batches", minimum=1),
     Param("gap-max-ms", int, (300,), "the client waits up to this long between operations",
@@ -69,10 +68,9 @@ PARAMS: tuple[Param, ...] = (
           minimum=0),
     Param("pause-max-ms", int, (1000,), "pause scenario: the longest pause of a broker",
           minimum=1),
-    Param("linger-ms", int, (25,), "append linger of the controller leader", minimum=0),
     Param("timeout-ms", int, (30_000,), "simulated time limit after the last operation",
           minimum=1000),
-    Param("mutations", str, ("none",), "deliberate bugs to switch on, joined by '+', or none"),
+    MUTATIONS_PARAM,
 )
 
 COLUMNS: tuple[Column, ...] = (
