@@ -3,6 +3,9 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
+# The real Kafka files the interop tests and the file benchmark read (shared/ beside the checkout).
+KRAFTSIM_KAFKA_DATA ?= $(abspath ../shared/kafka-data)
+export KRAFTSIM_KAFKA_DATA
 
 .PHONY: demo experiment test lint unit bench bench-experiments clean
 
@@ -34,7 +37,7 @@ bench: $(STAMP)
 
 # Spark vs a process pool, local[2] vs local[1], 10,000 failover runs (several minutes).
 bench-experiments: $(STAMP)
-	$(PY) -m experiments.bench
+	$(PY) -m bench.experiments
 
 clean:
 	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache

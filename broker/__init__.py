@@ -1,7 +1,7 @@
 """Brokers: MetadataDelta buffering and atomic MetadataImage publication.
 
 ``MetadataImage`` and ``MetadataDelta`` are the shared metadata model of
-:mod:`controller.records` (one replay implementation for controllers and
+:mod:`metadata` (one replay implementation for controllers and
 brokers); this package adds the transaction-aware loading around them.
 """
 
@@ -13,8 +13,8 @@ from broker.batch_loader import (
 )
 from broker.loader import MetadataLoader, Publisher
 from broker.mutations import BrokerMutation
-from controller.records.delta import MetadataDelta
-from controller.records.image import MetadataImage
+from metadata.delta import MetadataDelta
+from metadata.image import MetadataImage
 
 __all__ = [
     "BrokerMutation",

@@ -29,9 +29,9 @@ from enum import StrEnum
 import msgspec
 
 from broker.mutations import BrokerMutation
-from controller.records.delta import MetadataDelta, ReplayError
-from controller.records.image import MetadataImage
-from controller.records.schema import (
+from metadata.delta import MetadataDelta, ReplayError
+from metadata.image import MetadataImage
+from metadata.schema import (
     AbortTransactionRecord,
     BeginTransactionRecord,
     EndTransactionRecord,

@@ -16,9 +16,9 @@ from collections.abc import Callable, Sequence
 
 from broker.batch_loader import LoaderFault, Manifest, MetadataBatchLoader
 from broker.mutations import BrokerMutation
-from controller.records.delta import MetadataDelta, ReplayError
-from controller.records.image import MetadataImage
-from controller.records.schema import is_marker
+from metadata.delta import MetadataDelta, ReplayError
+from metadata.image import MetadataImage
+from metadata.schema import is_marker
 from raft import Batch, LeaderAndEpoch, RaftNode, Snapshot
 
 Publisher = Callable[[MetadataImage, Manifest], None]

@@ -18,7 +18,7 @@ from __future__ import annotations
 import msgspec
 
 from controller.errors import ControllerFault
-from controller.records.schema import (
+from metadata.schema import (
     AbortTransactionRecord,
     BeginTransactionRecord,
     EndTransactionRecord,
@@ -26,7 +26,7 @@ from controller.records.schema import (
     MetadataRecord,
     ZkMigrationStateRecord,
 )
-from controller.records.versions import (
+from metadata.versions import (
     METADATA_VERSION_FEATURE,
     ZK_MIGRATION_RECORD,
     release_name,

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import msgspec
 
-from controller.records.versions import LATEST_PRODUCTION, parse_metadata_version
 from controller.write_mode import WriteMode
+from metadata.versions import LATEST_PRODUCTION, parse_metadata_version
 from raft.config import ConfigError
 
 

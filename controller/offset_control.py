@@ -20,7 +20,7 @@ from typing import NamedTuple
 from sortedcontainers import SortedDict
 
 from controller.errors import ControllerFault
-from controller.records.image import MetadataImage
+from metadata.image import MetadataImage
 
 _PRUNE_ABOVE = 64
 """Revert points kept before unreachable ones are dropped in bulk."""

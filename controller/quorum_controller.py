@@ -36,18 +36,18 @@ from controller.mutations import ControllerMutation
 from controller.offset_control import OffsetControlManager, RevertPoint
 from controller.operations.base import Operation, OperationContext
 from controller.operations.cluster import NoOp
-from controller.records.delta import MetadataDelta, ReplayError
-from controller.records.image import MetadataImage
-from controller.records.schema import (
+from controller.write_mode import WriteMode, default_mode, plan_batches, split
+from metadata.delta import MetadataDelta, ReplayError
+from metadata.image import MetadataImage
+from metadata.schema import (
     AbortTransactionRecord,
     BeginTransactionRecord,
     EndTransactionRecord,
     MetadataRecord,
     is_marker,
 )
-from controller.records.snapshot import image_to_records
-from controller.records.versions import NOOP_RECORDS
-from controller.write_mode import WriteMode, default_mode, plan_batches, split
+from metadata.snapshot import image_to_records
+from metadata.versions import NOOP_RECORDS
 from raft import Batch, LeaderAndEpoch, NotLeaderError, RaftNode, Snapshot
 
 FatalHandler = Callable[[ControllerFault], None]

@@ -15,12 +15,12 @@ from __future__ import annotations
 from enum import StrEnum
 
 from controller.errors import ApiError, policy_violation_too_large
-from controller.records.schema import (
+from metadata.schema import (
     BeginTransactionRecord,
     EndTransactionRecord,
     MetadataRecord,
 )
-from controller.records.versions import release_name, supports_transactions
+from metadata.versions import release_name, supports_transactions
 
 
 class WriteMode(StrEnum):

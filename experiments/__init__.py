@@ -3,7 +3,7 @@
 A run is a pure function of (scenario, parameters, seed) returning one row
 (:mod:`experiments.failover`, :mod:`experiments.visibility`); the grid, the
 seeds and the replay need no Spark. :mod:`experiments.pipeline` runs a sweep
-on Spark and writes Parquet, ``report.md`` and plots; :mod:`experiments.cli`
+on Spark and writes Parquet, ``report.md`` and plots; :mod:`experiments.sweep`
 is the logic of ``kraftsim experiment``.
 """
 

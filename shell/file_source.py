@@ -25,12 +25,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from broker.loader import MetadataLoader
-from controller.records.image import MetadataImage
-from controller.records.schema import BeginTransactionRecord, is_marker
+from kafka_format import files
+from kafka_format.batch_format import DecodedBatch
+from kafka_format.errors import DecodeFailure
+from metadata.image import MetadataImage
+from metadata.schema import BeginTransactionRecord, is_marker
 from raft.batch import Batch
-from sim.kafka_files import files
-from sim.kafka_files.batch_format import DecodedBatch
-from sim.kafka_files.errors import DecodeFailure
 
 
 class FileSource:

@@ -24,15 +24,15 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from controller.records.image import (
+from metadata.image import (
     BrokerRegistration,
     ControllerRegistration,
     MetadataImage,
     PartitionRegistration,
     TopicImage,
 )
-from controller.records.schema import BrokerEndpoint, BrokerFeature
-from controller.records.versions import METADATA_VERSION_FEATURE, release_name
+from metadata.schema import BrokerEndpoint, BrokerFeature
+from metadata.versions import METADATA_VERSION_FEATURE, release_name
 from shell.tree import Dir, File, Node, mapped_dir, static_dir, text_file
 
 CONFIG_RESOURCE_TYPES: dict[int, str] = {

@@ -15,8 +15,8 @@ from collections.abc import Callable
 
 from controller.handle import OperationHandle
 from controller.operations import Operation
-from controller.records.image import MetadataImage
 from controller.write_mode import WriteMode
+from metadata.image import MetadataImage
 from shell.errors import CommandError
 from shell.formatting import plural
 from sim.cluster import ClusterConfig, KRaftCluster

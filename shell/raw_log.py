@@ -13,9 +13,9 @@ from typing import Any
 
 import msgspec
 
-from controller.records.schema import MetadataRecord, record_to_json
+from kafka_format.control_records import control_record_name
+from metadata.schema import MetadataRecord, record_to_json
 from raft.log import RaftLog
-from sim.kafka_files.control_records import control_record_name
 
 MAX_RECORDS = 500
 """At most this many records per ``log`` command (ask for a range to see more)."""

@@ -12,12 +12,12 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from controller.records.schema import FeatureLevelRecord
-from controller.records.uuids import uuid_to_str
-from controller.records.versions import METADATA_VERSION_FEATURE, MINIMUM_KRAFT
+from kafka_format.files import write_node_log
+from kafka_format.node_state import MetaProperties, QuorumState
+from metadata.schema import FeatureLevelRecord
+from metadata.uuids import uuid_to_str
+from metadata.versions import METADATA_VERSION_FEATURE, MINIMUM_KRAFT
 from raft import Snapshot
-from sim.kafka_files.files import write_node_log
-from sim.kafka_files.node_state import MetaProperties, QuorumState
 from sim.world import NodeSlot, Simulation
 
 

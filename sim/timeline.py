@@ -12,7 +12,7 @@ from collections.abc import Sequence
 import msgspec
 
 from controller import QuorumController
-from controller.records.schema import AbortTransactionRecord
+from metadata.schema import AbortTransactionRecord
 from raft import Role
 from sim.invariants.transactions import Publication, TransactionInvariants
 from sim.world import Monitor, NodeSlot, Simulation

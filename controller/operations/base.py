@@ -7,8 +7,8 @@ from typing import Any, Protocol
 
 import msgspec
 
-from controller.records.image import MetadataImage
-from controller.records.schema import MetadataRecord
+from metadata.image import MetadataImage
+from metadata.schema import MetadataRecord
 
 
 class OperationContext(msgspec.Struct, frozen=True):

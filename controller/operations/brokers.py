@@ -12,8 +12,8 @@ import msgspec
 from controller.errors import ApiError
 from controller.operations.base import Generated, OperationContext
 from controller.operations.placement import broker_leaving, broker_returning, usable_brokers
-from controller.records.image import BrokerRegistration, MetadataImage
-from controller.records.schema import (
+from metadata.image import BrokerRegistration, MetadataImage
+from metadata.schema import (
     BrokerEndpoint,
     BrokerRegistrationChangeRecord,
     FenceBrokerRecord,
@@ -22,8 +22,8 @@ from controller.records.schema import (
     UnfenceBrokerRecord,
     UnregisterBrokerRecord,
 )
-from controller.records.uuids import random_uuid
-from controller.records.versions import BROKER_REGISTRATION_CHANGE
+from metadata.uuids import random_uuid
+from metadata.versions import BROKER_REGISTRATION_CHANGE
 
 
 def _registered(image: MetadataImage, broker_id: int) -> BrokerRegistration:

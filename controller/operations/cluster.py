@@ -6,15 +6,15 @@ import msgspec
 
 from controller.errors import ApiError
 from controller.operations.base import Generated, OperationContext
-from controller.records.image import NO_LEADER
-from controller.records.schema import (
+from metadata.image import NO_LEADER
+from metadata.schema import (
     FeatureLevelRecord,
     MetadataRecord,
     NoOpRecord,
     PartitionChangeRecord,
     ProducerIdsRecord,
 )
-from controller.records.versions import (
+from metadata.versions import (
     LEVELS,
     METADATA_VERSION_FEATURE,
     MINIMUM_KRAFT,

@@ -8,8 +8,8 @@ import msgspec
 
 from controller.errors import ApiError
 from controller.operations.base import Generated, OperationContext
-from controller.records.delta import BROKER_RESOURCE, TOPIC_RESOURCE
-from controller.records.schema import ConfigRecord, MetadataRecord
+from metadata.delta import BROKER_RESOURCE, TOPIC_RESOURCE
+from metadata.schema import ConfigRecord, MetadataRecord
 
 RESOURCE_TYPES: dict[str, int] = {"TOPIC": TOPIC_RESOURCE, "BROKER": BROKER_RESOURCE}
 """Config resource types by Kafka's name (ConfigResource.Type)."""

@@ -5,8 +5,8 @@ from __future__ import annotations
 import random  # deterministic-ok: only the seeded random.Random handed in
 
 from controller.errors import ApiError
-from controller.records.image import NO_LEADER, MetadataImage, PartitionRegistration
-from controller.records.schema import PartitionChangeRecord
+from metadata.image import NO_LEADER, MetadataImage, PartitionRegistration
+from metadata.schema import PartitionChangeRecord
 
 
 def usable_brokers(image: MetadataImage) -> list[int]:

@@ -10,15 +10,15 @@ from controller.errors import ApiError
 from controller.operations.base import Generated, OperationContext
 from controller.operations.configs import validate_config
 from controller.operations.placement import place_replicas
-from controller.records.delta import TOPIC_RESOURCE
-from controller.records.schema import (
+from metadata.delta import TOPIC_RESOURCE
+from metadata.schema import (
     ConfigRecord,
     MetadataRecord,
     PartitionRecord,
     RemoveTopicRecord,
     TopicRecord,
 )
-from controller.records.uuids import random_uuid
+from metadata.uuids import random_uuid
 
 _LEGAL_NAME = re.compile(r"[a-zA-Z0-9._-]+")
 MAX_NAME_LENGTH = 249

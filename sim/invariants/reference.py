@@ -14,9 +14,9 @@ import bisect
 import msgspec
 from sortedcontainers import SortedDict
 
-from controller.records.delta import MetadataDelta, ReplayError
-from controller.records.image import MetadataImage
-from controller.records.schema import (
+from metadata.delta import MetadataDelta, ReplayError
+from metadata.image import MetadataImage
+from metadata.schema import (
     AbortTransactionRecord,
     BeginTransactionRecord,
     EndTransactionRecord,

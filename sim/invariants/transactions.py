@@ -35,8 +35,8 @@ import msgspec
 from broker import Manifest, MetadataLoader
 from controller import QuorumController
 from controller.handle import OperationHandle
-from controller.records.image import MetadataImage
-from controller.records.schema import AbortTransactionRecord
+from metadata.image import MetadataImage
+from metadata.schema import AbortTransactionRecord
 from raft import Batch
 from sim.invariants.history import CommittedLog
 from sim.invariants.reference import ReferenceReplay

@@ -6,7 +6,7 @@ Behaviours from Kafka's MetadataBatchLoaderTest and MetadataLoaderTest.
 from __future__ import annotations
 
 from broker import BrokerMutation, Manifest, MetadataImage, MetadataLoader, TransactionState
-from controller.records.schema import (
+from metadata.schema import (
     AbortTransactionRecord,
     BeginTransactionRecord,
     ConfigRecord,
@@ -16,7 +16,7 @@ from controller.records.schema import (
     PartitionRecord,
     TopicRecord,
 )
-from controller.records.snapshot import image_to_records
+from metadata.snapshot import image_to_records
 from raft import Batch, LeaderChangeMessage, Snapshot, SnapshotId
 
 FOO, BAR = "AAAAAAAAAAAAAAAAAAAAAg", "AAAAAAAAAAAAAAAAAAAAAw"

@@ -8,7 +8,8 @@ import pytest
 
 from controller.activation import activation_records
 from controller.errors import ApiError, ControllerFault
-from controller.records.schema import (
+from controller.write_mode import WriteMode, default_mode, plan_batches
+from metadata.schema import (
     AbortTransactionRecord,
     BeginTransactionRecord,
     EndTransactionRecord,
@@ -16,8 +17,7 @@ from controller.records.schema import (
     NoOpRecord,
     ZkMigrationStateRecord,
 )
-from controller.records.versions import LEVELS
-from controller.write_mode import WriteMode, default_mode, plan_batches
+from metadata.versions import LEVELS
 
 
 @pytest.mark.parametrize(("release", "atomic", "types"), [

@@ -22,7 +22,7 @@ from controller.operations import (
     UnregisterBroker,
     UpdateFeatures,
 )
-from controller.records.delta import BROKER_RESOURCE, TOPIC_RESOURCE
+from metadata.delta import BROKER_RESOURCE, TOPIC_RESOURCE
 from sim.cluster import KRaftCluster
 from sim.faults import parse_fault
 from tests.controller.conftest import cluster

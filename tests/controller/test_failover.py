@@ -6,7 +6,7 @@ import pytest
 
 from controller import ControllerConfig, OperationHandle
 from controller.operations import CreateTopics, NewTopic
-from controller.records.schema import (
+from metadata.schema import (
     BeginTransactionRecord,
     FeatureLevelRecord,
     TopicRecord,

@@ -8,9 +8,9 @@ from __future__ import annotations
 import pytest
 
 from controller import ControllerFault, OffsetControlManager, RevertPoint
-from controller.records.delta import MetadataDelta
-from controller.records.image import MetadataImage
-from controller.records.schema import FeatureLevelRecord
+from metadata.delta import MetadataDelta
+from metadata.image import MetadataImage
+from metadata.schema import FeatureLevelRecord
 
 
 def image_at(offset: int, level: int = 1) -> MetadataImage:

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from controller.operations import CreateTopics, NewTopic
-from controller.records.schema import UnknownRecord, is_marker
-from controller.records.snapshot import image_from_records
+from metadata.schema import UnknownRecord, is_marker
+from metadata.snapshot import image_from_records
 from raft import Batch
 from tests.controller.conftest import cluster
 

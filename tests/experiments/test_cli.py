@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from shell.cli import main
+from kraftsim.cli import main
 from tests.experiments.helpers import kraftsim, run, spec, without_wall
 
 

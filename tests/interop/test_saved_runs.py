@@ -7,11 +7,11 @@ from pathlib import Path
 import pytest
 
 from controller.operations import CreateTopics, DeleteTopics, NewTopic
-from shell.cli import main
+from kafka_format import read_log_dir
+from kraftsim.cli import main
 from shell.file_source import open_files
 from sim.cluster import ClusterConfig, KRaftCluster
 from sim.demo import run_demo
-from sim.kafka_files import read_log_dir
 from sim.save import save_simulation
 from tests.controller.conftest import cluster as started_cluster
 

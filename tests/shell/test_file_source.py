@@ -9,11 +9,11 @@ import pytest
 
 from controller import ControllerConfig
 from controller.operations import CreateTopics, NewTopic
-from controller.records.versions import MINIMUM_KRAFT
-from shell.cli import main
+from kafka_format import write_node_log
+from kraftsim.cli import main
+from metadata.versions import MINIMUM_KRAFT
 from shell.file_source import open_files
 from sim.cluster import ClusterConfig, KRaftCluster
-from sim.kafka_files import write_node_log
 from tests.shell.shell_recorder import Recorder
 
 LOG = "__cluster_metadata-0/00000000000000000000.log"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from shell.cli import main
+from kraftsim.cli import main
 
 EXAMPLE = ["cluster controllers=3 brokers=2 seed=7 max-records-per-batch=50",
            "create-topic big partitions=2000", "run-until open-txn",

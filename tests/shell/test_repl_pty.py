@@ -14,7 +14,7 @@ PROMPT = r"\] /\S* >>"
 def spawn(history: Path) -> pexpect.spawn:
     env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(history.parent),
            "TERM": "xterm", "PROMPT_TOOLKIT_NO_CPR": "1", "LANG": "C.UTF-8"}
-    return pexpect.spawn(sys.executable, ["-m", "shell.cli", "shell", "--demo", "--history-file",
+    return pexpect.spawn(sys.executable, ["-m", "kraftsim.cli", "shell", "--demo", "--history-file",
                                           str(history)],
                          env=env, encoding="utf-8", timeout=30, dimensions=(40, 160),
                          cwd=str(Path(__file__).resolve().parents[2]))

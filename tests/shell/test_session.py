@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from controller import ControllerConfig
+from kraftsim.cli import main
 from raft import RaftConfig
-from shell.cli import main
 from shell.commands import COMMANDS
 from shell.completion import candidates
 from shell.lab import Lab

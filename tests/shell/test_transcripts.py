@@ -9,9 +9,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from kraftsim.run import differences, execute
 
 from shell import transcript
-from shell.run_command import differences, execute
 from shell.session import EXIT_VIOLATION
 
 TRANSCRIPTS = sorted((Path(__file__).parent / "transcripts").glob("*.txt"))

@@ -33,7 +33,7 @@ from controller.operations import (
     RegisterBroker,
     UnfenceBroker,
 )
-from controller.records.delta import TOPIC_RESOURCE
+from metadata.delta import TOPIC_RESOURCE
 from raft import RaftConfig
 from sim.cluster import ClusterConfig, KRaftCluster
 from sim.faults import FaultSpec

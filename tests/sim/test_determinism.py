@@ -32,7 +32,7 @@ def test_another_seed_gives_another_trace() -> None:
 def _trace_in_subprocess(hash_seed: str, trace: Path) -> str:
     env = {**os.environ, "PYTHONHASHSEED": hash_seed}
     out = subprocess.run(
-        [sys.executable, "-m", "shell.cli", "raft-sim", "--seed", "11", "--observers", "1",
+        [sys.executable, "-m", "kraftsim.cli", "raft-sim", "--seed", "11", "--observers", "1",
          "--duration", "12000", "--faults",
          "crash:leader@4000;restart:0@7000;restart:1@7000;restart:2@7000;"
          "partition:0|1,2,3@8000;heal@9000", "--random-faults", "2", "--json",

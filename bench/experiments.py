@@ -1,0 +1,163 @@
+"""Benchmarks of the experiment pipeline; each prints figures and asserts nothing.
+
+``python -m bench.experiments`` (or ``make bench-experiments``) measures:
+
+- the cost of one failover run, serially;
+- the JVM flags: Spark session start with kraftsim's flags and without;
+- Spark local[2] against a plain 2-process pool on the same sweep, at 1,000
+  and 10,000 failover runs (goal at 10,000: Spark <= 1.3x the pool);
+- local[2] against local[1] at 10,000 runs (goal: >= 1.7x);
+- 10,000 failover runs on this machine (goal: <= 10 minutes).
+
+The pool runs the same grid with the same batching (chunks of
+``RUNS_PER_TASK`` runs) and writes one Parquet file; Spark's time covers the
+whole sweep: session start, runs, Parquet, SQL aggregates, report and plots.
+The pool's rows are checked equal to Spark's.
+"""
+
+from __future__ import annotations
+
+import argparse
+import multiprocessing
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from experiments.grid import build_grid, parse_params
+from experiments.model import Row, RunSpec
+from experiments.pipeline import RUNS_PER_TASK, run_sweep
+from experiments.registry import get_experiment
+from experiments.tasks import run_spec, run_specs
+
+Report = Callable[[str], None]
+FAILOVER = get_experiment("failover")
+
+
+def failover_specs(runs: int, seed: int = 1) -> list[RunSpec]:
+    """The default failover grid, ``runs`` runs."""
+    return build_grid(FAILOVER, parse_params(FAILOVER, []), runs, seed)
+
+
+def bench_run_cost(report: Report, runs: int = 320) -> float:
+    """Serial cost of one failover run (ms)."""
+    specs = failover_specs(runs, seed=99)
+    started = time.perf_counter()
+    rows = run_specs(specs)
+    wall = time.perf_counter() - started
+    events = sum(int(r["events"]) for r in rows) / len(rows)
+    per_run = wall / runs * 1000
+    report(f"one failover run, serially: {per_run:.1f} ms ({events:.0f} events, "
+           f"{wall / (events * runs) * 1e6:.0f} us per event) over {runs} runs")
+    return per_run
+
+
+def bench_session_start(report: Report, repeats: int = 2) -> None:
+    """Spark session start to the first finished job: kraftsim's JVM flags with and without
+    the class-data-sharing archive, and the JVM's default flags."""
+    code = ("import time; t=time.perf_counter(); from experiments.spark_env import start_spark;"
+            "h=start_spark('local[2]'); h.session.range(10).count();"
+            "print(time.perf_counter()-t); h.stop()")
+    configs = (("kraftsim's JVM flags + class-data archive", None, "1"),
+               ("kraftsim's JVM flags, no archive", None, "0"),
+               ("default JVM flags, no archive", "", "0"))
+    for label, flags, cds in configs:
+        env = dict(os.environ, KRAFTSIM_SPARK_CDS=cds)
+        if flags is not None:
+            env["KRAFTSIM_SPARK_JVM_FLAGS"] = flags
+        times = []
+        for _ in range(repeats + (cds == "1")):  # with the archive: a first run may make it
+            done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                                  text=True, check=True)
+            times.append(float(done.stdout.strip().splitlines()[-1]))
+        report(f"Spark session start + first job, {label}: "
+               + ", ".join(f"{t:.1f} s" for t in times[-repeats:]))
+
+
+def pool_sweep(specs: list[RunSpec], out: Path, processes: int = 2) -> tuple[float, list[Row]]:
+    """The sweep on a plain process pool, rows written as one Parquet file; (wall s, rows)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    started = time.perf_counter()
+    with multiprocessing.get_context("fork").Pool(processes) as pool:
+        rows = list(pool.imap(run_spec, specs, chunksize=RUNS_PER_TASK))
+    columns = FAILOVER.columns
+    table = pa.Table.from_pylist(rows)
+    pq.write_table(table.select([c.name for c in columns]), out / "rows.parquet")
+    return time.perf_counter() - started, rows
+
+
+def spark_sweep(specs: list[RunSpec], master: str, out: Path) -> float:
+    """The whole Spark sweep (session start to report), wall seconds."""
+    started = time.perf_counter()
+    run_sweep(FAILOVER, specs, master, out)
+    return time.perf_counter() - started
+
+
+def _same_rows(pool_rows: list[Row], out: Path) -> bool:
+    import pandas as pd
+
+    frame = pd.read_parquet(out / "runs", columns=["seed", "mode", "window", "fingerprint"])
+    spark = sorted(zip(frame["seed"], frame["mode"], frame["window"], frame["fingerprint"],
+                       strict=True))
+    pool = sorted((r["seed"], r["mode"], r["window"], r["fingerprint"]) for r in pool_rows)
+    return [tuple(map(str, s)) for s in spark] == [tuple(map(str, p)) for p in pool]
+
+
+def bench_spark_vs_pool(report: Report, sizes: tuple[int, ...]) -> dict[tuple[str, int], float]:
+    """Spark local[2], local[1] and a 2-process pool on the same sweeps."""
+    times: dict[tuple[str, int], float] = {}
+    with tempfile.TemporaryDirectory(prefix="kraftsim-bench-") as tmp:
+        for runs in sizes:
+            specs = failover_specs(runs)
+            folder = Path(tmp) / str(runs)
+            folder.mkdir()
+            pool_s, rows = pool_sweep(specs, folder)
+            times[("pool", runs)] = pool_s
+            report(f"{runs:,} failover runs, 2-process pool: {pool_s:.1f} s")
+            for master in ("local[2]", "local[1]"):
+                if master == "local[1]" and runs != max(sizes):
+                    continue
+                out = folder / master.replace("[", "-").replace("]", "")
+                spark_s = spark_sweep(specs, master, out)
+                times[(master, runs)] = spark_s
+                same = _same_rows(rows, out) if master == "local[2]" else None
+                report(f"{runs:,} failover runs, Spark {master}: {spark_s:.1f} s"
+                       + ("" if same is None else
+                          f" (rows {'equal to' if same else 'DIFFERENT from'} the pool's)"))
+            ratio = times[("local[2]", runs)] / pool_s
+            report(f"  Spark local[2] / pool at {runs:,} runs: {ratio:.2f}x"
+                   + (" (goal <= 1.3x)" if runs >= 10_000 else ""))
+    big = max(sizes)
+    if ("local[1]", big) in times:
+        speedup = times[("local[1]", big)] / times[("local[2]", big)]
+        report(f"local[2] vs local[1] at {big:,} runs: {speedup:.2f}x faster (goal >= 1.7x)")
+    report(f"{big:,} failover runs on Spark local[2]: {times[('local[2]', big)]:.0f} s "
+           f"(goal <= 600 s)")
+    return times
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run every benchmark (``--sizes`` to change the sweep sizes)."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--sizes", default="1000,10000",
+                        help="sweep sizes, comma-separated (default 1000,10000)")
+    parser.add_argument("--skip-start", action="store_true",
+                        help="skip the session start comparison")
+    args = parser.parse_args(argv)
+    report: Report = lambda line: print(line, flush=True)  # noqa: E731
+    report(f"machine: {os.cpu_count()} cores, load average "
+           f"{', '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    bench_run_cost(report)
+    if not args.skip_start:
+        bench_session_start(report)
+    bench_spark_vs_pool(report, tuple(int(s) for s in args.sizes.split(",")))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,378 @@
+"""Kafka's on-disk layout of a KRaft node: the only module here that touches files.
+
+A node's metadata log directory (``metadata.log.dir``) holds::
+
+    meta.properties                    identity (node.id, cluster.id, ...)
+    bootstrap.checkpoint               bootstrap records (formatted storage)
+    __cluster_metadata-0/
+        00000000000000000000.log       log segments, named by base offset (20 digits)
+        00000000000000007205-0000000001.checkpoint
+                                       snapshots: end offset (20) - epoch (10)
+        quorum-state                   election state (JSON)
+
+Readers never raise on a damaged or missing file: each returns the good part
+and a :class:`DecodeFailure` naming the file. Kafka's index files
+(``.index``, ``.timeindex``), ``leader-epoch-checkpoint`` and
+``partition.metadata`` are not read or written: Kafka rebuilds the indexes on
+recovery and kraftsim does not need them.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from pathlib import Path
+
+import msgspec
+
+from kafka_format.batch_format import DecodedBatch, encode_batch, encode_decoded_batch
+from kafka_format.errors import DecodeError, DecodeFailure
+from kafka_format.log_codec import LogDecodeResult, decode_log, encode_log
+from kafka_format.node_state import (
+    MetaProperties,
+    QuorumState,
+    format_meta_properties,
+    format_quorum_state,
+    parse_meta_properties,
+    parse_quorum_state,
+)
+from kafka_format.record_versions import metadata_version_after
+from kafka_format.snapshot_codec import (
+    BOOTSTRAP_SNAPSHOT_ID,
+    DEFAULT_RECORDS_PER_BATCH,
+    SnapshotDecodeResult,
+    decode_snapshot,
+    encode_snapshot,
+)
+from raft.batch import Batch
+from raft.snapshot import Snapshot, SnapshotId
+
+METADATA_PARTITION_DIR = "__cluster_metadata-0"
+"""The directory of the metadata topic's single partition."""
+QUORUM_STATE_FILE = "quorum-state"
+META_PROPERTIES_FILE = "meta.properties"
+BOOTSTRAP_FILE = "bootstrap.checkpoint"
+DEFAULT_SEGMENT_BYTES = 1 << 30
+"""Kafka's default ``metadata.log.segment.bytes`` (1 GiB)."""
+
+_SEGMENT_NAME = re.compile(r"^(\d{20})\.log$")
+_SNAPSHOT_NAME = re.compile(r"^(\d{20})-(\d{10})\.checkpoint$")
+
+
+def segment_file_name(base_offset: int) -> str:
+    """``<base offset, 20 digits>.log``."""
+    return f"{base_offset:020d}.log"
+
+
+def snapshot_file_name(snapshot_id: SnapshotId) -> str:
+    """``<end offset, 20 digits>-<epoch, 10 digits>.checkpoint``."""
+    return f"{snapshot_id.end_offset:020d}-{snapshot_id.epoch:010d}.checkpoint"
+
+
+def parse_segment_name(name: str) -> int | None:
+    """The base offset in a segment file name, or ``None`` if it is not one."""
+    match = _SEGMENT_NAME.match(name)
+    return int(match.group(1)) if match else None
+
+
+def parse_snapshot_name(name: str) -> SnapshotId | None:
+    """The snapshot id in a ``.checkpoint`` file name, or ``None`` if it is not one."""
+    match = _SNAPSHOT_NAME.match(name)
+    return SnapshotId(int(match.group(1)), int(match.group(2))) if match else None
+
+
+class SegmentFile(msgspec.Struct, frozen=True, gc=False):
+    """A log segment read from disk: its base offset (from the name) and decoded batches."""
+
+    path: str
+    base_offset: int
+    result: LogDecodeResult
+
+
+class SnapshotFile(msgspec.Struct, frozen=True, gc=False):
+    """A snapshot file read from disk."""
+
+    path: str
+    snapshot_id: SnapshotId
+    result: SnapshotDecodeResult
+
+
+class MetadataLogDir(msgspec.Struct, frozen=True, gc=False):
+    """The ``__cluster_metadata-0`` directory: segments and snapshots in offset order."""
+
+    path: str
+    segments: tuple[SegmentFile, ...]
+    snapshots: tuple[SnapshotFile, ...]
+    quorum_state: QuorumState | None
+    errors: tuple[DecodeFailure, ...]
+
+    @property
+    def batches(self) -> tuple[DecodedBatch, ...]:
+        """The good batches of every segment, in offset order, up to the first damage."""
+        out: list[DecodedBatch] = []
+        for segment in self.segments:
+            out.extend(segment.result.batches)
+            if segment.result.error is not None:
+                break
+        return tuple(out)
+
+
+class NodeDir(msgspec.Struct, frozen=True, gc=False):
+    """A node's metadata log directory: identity, bootstrap records and the log."""
+
+    path: str
+    meta: MetaProperties | None
+    bootstrap: SnapshotDecodeResult | None
+    log: MetadataLogDir
+    errors: tuple[DecodeFailure, ...]
+
+
+def _unreadable(path: Path, exc: OSError | UnicodeDecodeError) -> DecodeFailure:
+    reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+    return DecodeFailure(str(path), "unreadable", reason, 0)
+
+
+def _read_bytes(path: Path) -> bytes | DecodeFailure:
+    try:
+        return path.read_bytes()
+    except OSError as exc:
+        return _unreadable(path, exc)
+
+
+def read_segment_file(path: str | Path, *, base_offset: int | None = None) -> SegmentFile:
+    """Decode a ``.log`` segment; the base offset defaults to the one in its name."""
+    path = Path(path)
+    if base_offset is None:
+        base_offset = parse_segment_name(path.name)
+    data = _read_bytes(path)
+    if isinstance(data, DecodeFailure):
+        result = LogDecodeResult((), data, 0, 0)
+    else:
+        result = decode_log(data, source=str(path), first_offset=base_offset)
+    return SegmentFile(str(path), base_offset if base_offset is not None else -1, result)
+
+
+def read_snapshot_file(path: str | Path, *, snapshot_id: SnapshotId | None = None) -> SnapshotFile:
+    """Decode a snapshot file; the id defaults to the one in its name.
+
+    ``bootstrap.checkpoint`` (or any other name) gets :data:`BOOTSTRAP_SNAPSHOT_ID`.
+    """
+    path = Path(path)
+    if snapshot_id is None:
+        snapshot_id = parse_snapshot_name(path.name) or BOOTSTRAP_SNAPSHOT_ID
+    data = _read_bytes(path)
+    if isinstance(data, DecodeFailure):
+        result = SnapshotDecodeResult(None, (), None, None, (), data)
+    else:
+        result = decode_snapshot(data, snapshot_id=snapshot_id, source=str(path))
+    return SnapshotFile(str(path), snapshot_id, result)
+
+
+def read_bootstrap_checkpoint(path: str | Path) -> SnapshotDecodeResult:
+    """Decode ``bootstrap.checkpoint`` (a file, or the directory that holds it)."""
+    path = Path(path)
+    if path.is_dir():
+        path = path / BOOTSTRAP_FILE
+    return read_snapshot_file(path, snapshot_id=BOOTSTRAP_SNAPSHOT_ID).result
+
+
+def _read_text(path: Path) -> str | DecodeFailure:
+    try:
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        return _unreadable(path, exc)
+
+
+def read_quorum_state(path: str | Path) -> QuorumState | DecodeFailure:
+    """The ``quorum-state`` file's content, or why it could not be read."""
+    path = Path(path)
+    text = _read_text(path)
+    if isinstance(text, DecodeFailure):
+        return text
+    try:
+        return parse_quorum_state(text)
+    except DecodeError as exc:
+        return DecodeFailure(str(path), exc.kind, exc.message, exc.position)
+
+
+def read_meta_properties(path: str | Path) -> MetaProperties | DecodeFailure:
+    """The ``meta.properties`` file's content, or why it could not be read."""
+    path = Path(path)
+    text = _read_text(path)
+    if isinstance(text, DecodeFailure):
+        return text
+    try:
+        return parse_meta_properties(text)
+    except DecodeError as exc:
+        return DecodeFailure(str(path), exc.kind, exc.message, exc.position)
+
+
+def write_quorum_state(path: str | Path, state: QuorumState) -> Path:
+    """Write a ``quorum-state`` file (Kafka's compact JSON); returns its path."""
+    path = Path(path)
+    path.write_text(format_quorum_state(state), encoding="utf-8")
+    return path
+
+
+def write_meta_properties(path: str | Path, meta: MetaProperties) -> Path:
+    """Write a ``meta.properties`` file; returns its path."""
+    path = Path(path)
+    path.write_text(format_meta_properties(meta), encoding="utf-8")
+    return path
+
+
+def metadata_partition_dir(path: str | Path) -> Path:
+    """``path`` itself if it is the partition directory, else its ``__cluster_metadata-0``."""
+    path = Path(path)
+    nested = path / METADATA_PARTITION_DIR
+    return nested if nested.is_dir() else path
+
+
+def read_log_dir(path: str | Path) -> MetadataLogDir:
+    """Read ``__cluster_metadata-0`` (or the node directory holding it).
+
+    Segments are ordered by base offset, snapshots by end offset; files of
+    other kinds are ignored. Damage in one file is reported in that file's
+    result; a missing directory or quorum-state goes to ``errors``.
+    """
+    directory = metadata_partition_dir(path)
+    errors: list[DecodeFailure] = []
+    try:
+        names = sorted(entry.name for entry in directory.iterdir() if entry.is_file())
+    except OSError as exc:
+        errors.append(_unreadable(directory, exc))
+        names = []
+    segments = sorted(
+        (read_segment_file(directory / name) for name in names
+         if parse_segment_name(name) is not None),
+        key=lambda segment: segment.base_offset,
+    )  # fmt: skip
+    snapshots = sorted(
+        (read_snapshot_file(directory / name) for name in names
+         if parse_snapshot_name(name) is not None),
+        key=lambda snapshot: (snapshot.snapshot_id.end_offset, snapshot.snapshot_id.epoch),
+    )  # fmt: skip
+    quorum_state: QuorumState | None = None
+    if QUORUM_STATE_FILE in names:
+        state = read_quorum_state(directory / QUORUM_STATE_FILE)
+        if isinstance(state, DecodeFailure):
+            errors.append(state)
+        else:
+            quorum_state = state
+    return MetadataLogDir(
+        str(directory), tuple(segments), tuple(snapshots), quorum_state, tuple(errors)
+    )
+
+
+def read_node_dir(path: str | Path) -> NodeDir:
+    """Read a node's metadata log directory: meta.properties, bootstrap.checkpoint, the log."""
+    path = Path(path)
+    errors: list[DecodeFailure] = []
+    meta: MetaProperties | None = None
+    if (path / META_PROPERTIES_FILE).is_file():
+        read = read_meta_properties(path / META_PROPERTIES_FILE)
+        if isinstance(read, DecodeFailure):
+            errors.append(read)
+        else:
+            meta = read
+    bootstrap = None
+    if (path / BOOTSTRAP_FILE).is_file():
+        bootstrap = read_bootstrap_checkpoint(path / BOOTSTRAP_FILE)
+    return NodeDir(str(path), meta, bootstrap, read_log_dir(path), tuple(errors))
+
+
+def _segments(
+    batches: Iterable[Batch | DecodedBatch], metadata_version: int, segment_bytes: int
+) -> list[tuple[int, list[bytes]]]:
+    segments: list[tuple[int, list[bytes]]] = []
+    size = 0
+    for batch in batches:
+        if isinstance(batch, DecodedBatch):
+            data = encode_decoded_batch(batch)
+            base_offset = batch.batch.base_offset
+        else:
+            data = encode_batch(batch, metadata_version)
+            base_offset = batch.base_offset
+            metadata_version = metadata_version_after(batch.records, metadata_version)
+        if not segments or size + len(data) > segment_bytes:
+            segments.append((base_offset, []))
+            size = 0
+        segments[-1][1].append(data)
+        size += len(data)
+    return segments
+
+
+def write_node_log(
+    directory: str | Path,
+    batches: Iterable[Batch | DecodedBatch],
+    snapshots: Iterable[Snapshot | SnapshotDecodeResult] = (),
+    *,
+    metadata_version: int,
+    quorum_state: QuorumState | None = None,
+    meta: MetaProperties | None = None,
+    bootstrap: Snapshot | SnapshotDecodeResult | None = None,
+    segment_bytes: int = DEFAULT_SEGMENT_BYTES,
+    records_per_batch: int = DEFAULT_RECORDS_PER_BATCH,
+) -> list[Path]:
+    """Write a node's log and snapshots in Kafka's layout under ``directory``.
+
+    ``batches`` (simulated :class:`Batch` es, or :class:`DecodedBatch` es
+    which are written back byte for byte) go to ``__cluster_metadata-0/``
+    segments of at most ``segment_bytes`` (a batch is never split); record
+    versions are chosen for ``metadata_version``, the level before the first
+    batch, which follows any metadata.version FeatureLevelRecord in the
+    batches (as Kafka's controller does). Each snapshot becomes a
+    ``.checkpoint`` file; ``quorum_state``, ``meta`` and ``bootstrap`` are
+    written when given. Files of the same names are replaced, other files are
+    left alone. Returns the paths written; raises ``OSError`` and
+    :class:`~kafka_format.errors.EncodeError`.
+    """
+    root = Path(directory)
+    partition = root / METADATA_PARTITION_DIR
+    partition.mkdir(parents=True, exist_ok=True)
+    written: list[Path] = []
+    for base_offset, chunks in _segments(batches, metadata_version, segment_bytes):
+        path = partition / segment_file_name(base_offset)
+        path.write_bytes(b"".join(chunks))
+        written.append(path)
+    for snapshot in snapshots:
+        written.append(write_snapshot_file(
+            partition, snapshot, metadata_version=metadata_version,
+            records_per_batch=records_per_batch,
+        ))  # fmt: skip
+    if quorum_state is not None:
+        written.append(write_quorum_state(partition / QUORUM_STATE_FILE, quorum_state))
+    if meta is not None:
+        written.append(write_meta_properties(root / META_PROPERTIES_FILE, meta))
+    if bootstrap is not None:
+        written.append(write_snapshot_file(
+            root, bootstrap, metadata_version=metadata_version, name=BOOTSTRAP_FILE,
+            records_per_batch=records_per_batch,
+        ))  # fmt: skip
+    return written
+
+
+def write_snapshot_file(
+    directory: str | Path,
+    snapshot: Snapshot | SnapshotDecodeResult,
+    *,
+    metadata_version: int,
+    name: str | None = None,
+    records_per_batch: int = DEFAULT_RECORDS_PER_BATCH,
+) -> Path:
+    """Write one snapshot into ``directory`` as ``<end offset>-<epoch>.checkpoint`` (or ``name``).
+
+    A decoded snapshot is written back byte for byte; a :class:`Snapshot` is
+    encoded with record versions for ``metadata_version``. Returns the path.
+    """
+    if isinstance(snapshot, SnapshotDecodeResult):
+        if snapshot.snapshot is None:
+            raise ValueError("cannot write a damaged snapshot")
+        snapshot_id = snapshot.snapshot.snapshot_id
+        data = encode_log(snapshot.batches)
+    else:
+        snapshot_id = snapshot.snapshot_id
+        data = encode_snapshot(snapshot, metadata_version, records_per_batch=records_per_batch)
+    path = Path(directory) / (name or snapshot_file_name(snapshot_id))
+    path.write_bytes(data)
+    return path

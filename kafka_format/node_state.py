@@ -1,0 +1,211 @@
+"""A KRaft node's small text files: ``quorum-state`` and ``meta.properties``.
+
+``quorum-state`` (in ``__cluster_metadata-0/``) is the JSON form of Kafka's
+QuorumStateData plus a ``data_version`` key: version 0 has clusterId,
+leaderId, leaderEpoch, votedId, appliedOffset, currentVoters
+(``[{"voterId": n}]``); version 1 has leaderId, leaderEpoch, votedId,
+votedDirectoryId. Kafka writes it compact, keys in that order.
+
+``meta.properties`` (in the log directory) is a Java properties file with
+``version``, ``cluster.id``, ``node.id`` and (version 1) ``directory.id``.
+This module parses and formats both as text; :mod:`kafka_format.files`
+reads and writes them.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import msgspec
+
+from kafka_format.errors import DecodeError
+from metadata.uuids import ZERO_UUID
+
+
+class QuorumState(msgspec.Struct, frozen=True, gc=False):
+    """A node's persisted election state (``quorum-state``).
+
+    Fields that a ``data_version`` does not have keep their defaults:
+    ``cluster_id``, ``applied_offset`` and ``current_voters`` are version 0
+    only, ``voted_directory_id`` is version 1 only.
+    """
+
+    leader_id: int = -1
+    leader_epoch: int = -1
+    voted_id: int = -1
+    data_version: int = 1
+    voted_directory_id: str = ZERO_UUID
+    cluster_id: str = ""
+    applied_offset: int = 0
+    current_voters: tuple[int, ...] | None = None
+
+
+def _int(data: dict[str, Any], key: str, default: int) -> int:
+    value = data.get(key, default)
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise DecodeError(f"quorum-state field {key!r} is not an integer: {value!r}", 0)
+    return value
+
+
+def parse_quorum_state(text: str) -> QuorumState:
+    """The state in a ``quorum-state`` file's text; raises :class:`DecodeError`."""
+    try:
+        data = json.loads(text)
+    except ValueError as exc:
+        raise DecodeError(f"quorum-state is not JSON: {exc}", 0) from None
+    if not isinstance(data, dict):
+        raise DecodeError("quorum-state is not a JSON object", 0)
+    if "data_version" not in data:
+        raise DecodeError("quorum-state has no data_version field", 0)
+    version = _int(data, "data_version", 0)
+    if version not in (0, 1):
+        raise DecodeError(f"quorum-state data_version {version} is not 0 or 1", 0, "unsupported")
+    voters: tuple[int, ...] | None = None
+    raw_voters = data.get("currentVoters")
+    if raw_voters is not None:
+        if not isinstance(raw_voters, list):
+            raise DecodeError("quorum-state currentVoters is not a list", 0)
+        if not all(isinstance(entry, dict) for entry in raw_voters):
+            raise DecodeError("quorum-state currentVoters holds a non-object", 0)
+        voters = tuple(_int(entry, "voterId", -1) for entry in raw_voters)
+    directory = data.get("votedDirectoryId", ZERO_UUID)
+    return QuorumState(
+        leader_id=_int(data, "leaderId", -1),
+        leader_epoch=_int(data, "leaderEpoch", -1),
+        voted_id=_int(data, "votedId", -1),
+        data_version=version,
+        voted_directory_id=str(directory),
+        cluster_id=str(data.get("clusterId", "")),
+        applied_offset=_int(data, "appliedOffset", 0),
+        current_voters=voters,
+    )
+
+
+def format_quorum_state(state: QuorumState) -> str:
+    """The ``quorum-state`` text Kafka writes for ``state`` (compact JSON, Kafka's key order)."""
+    data: dict[str, Any] = {}
+    if state.data_version == 0:
+        data["clusterId"] = state.cluster_id
+    data["leaderId"] = state.leader_id
+    data["leaderEpoch"] = state.leader_epoch
+    data["votedId"] = state.voted_id
+    if state.data_version >= 1:
+        data["votedDirectoryId"] = state.voted_directory_id
+    else:
+        data["appliedOffset"] = state.applied_offset
+        data["currentVoters"] = (
+            None if state.current_voters is None
+            else [{"voterId": voter} for voter in state.current_voters]
+        )  # fmt: skip
+    data["data_version"] = state.data_version
+    return json.dumps(data, separators=(",", ":"), ensure_ascii=False)
+
+
+class MetaProperties(msgspec.Struct, frozen=True, gc=False):
+    """``meta.properties``: the identity of a log directory.
+
+    ``comments`` are the leading ``#`` lines (Kafka writes an empty one and a
+    timestamp); keeping them lets a file be written back byte for byte.
+    """
+
+    version: int = 1
+    cluster_id: str | None = None
+    node_id: int | None = None
+    directory_id: str | None = None
+    comments: tuple[str, ...] = ("",)
+
+
+def _unescape(text: str) -> str:
+    out: list[str] = []
+    chars = iter(text)
+    for char in chars:
+        if char != "\\":
+            out.append(char)
+            continue
+        nxt = next(chars, "")
+        if nxt == "u":
+            digits = "".join(next(chars, "") for _ in range(4))
+            try:
+                out.append(chr(int(digits, 16)))
+            except ValueError:
+                raise DecodeError(f"bad \\u escape in properties: {digits!r}", 0) from None
+        else:
+            out.append({"t": "\t", "n": "\n", "r": "\r", "f": "\f"}.get(nxt, nxt))
+    return "".join(out)
+
+
+def _escape(text: str, is_key: bool) -> str:
+    out = []
+    for index, char in enumerate(text):
+        if char in "\\=:#!" or (char == " " and (is_key or index == 0)):
+            out.append("\\" + char)
+        elif char in "\t\n\r\f":
+            out.append({"\t": "\\t", "\n": "\\n", "\r": "\\r", "\f": "\\f"}[char])
+        else:
+            out.append(char)
+    return "".join(out)
+
+
+def parse_properties(text: str) -> tuple[dict[str, str], tuple[str, ...]]:
+    """A Java properties file's entries and its leading comment lines (without ``#``)."""
+    entries: dict[str, str] = {}
+    comments: list[str] = []
+    for raw_line in text.splitlines():
+        line = raw_line.lstrip()
+        if not line:
+            continue
+        if line[0] in "#!":
+            if not entries:
+                comments.append(line[1:])
+            continue
+        split = len(line)
+        index = 0
+        while index < len(line):
+            if line[index] == "\\":
+                index += 2
+                continue
+            if line[index] in "=: \t":
+                split = index
+                break
+            index += 1
+        key = line[:split]
+        value = line[split:].lstrip(" \t")
+        if value[:1] in ("=", ":"):
+            value = value[1:].lstrip(" \t")
+        entries[_unescape(key)] = _unescape(value)
+    return entries, tuple(comments)
+
+
+def parse_meta_properties(text: str) -> MetaProperties:
+    """The identity in a ``meta.properties`` file's text; raises :class:`DecodeError`."""
+    entries, comments = parse_properties(text)
+    try:
+        version = int(entries.get("version", "0"))
+        node_id = int(entries["node.id"]) if "node.id" in entries else None
+    except ValueError as exc:
+        raise DecodeError(f"meta.properties has a non-numeric value: {exc}", 0) from None
+    return MetaProperties(
+        version=version,
+        cluster_id=entries.get("cluster.id"),
+        node_id=node_id,
+        directory_id=entries.get("directory.id"),
+        comments=comments,
+    )
+
+
+def format_meta_properties(meta: MetaProperties) -> str:
+    """``meta.properties`` text; keys in the order Kafka's (hash-ordered) writer emits them."""
+    entries = {
+        "node.id": None if meta.node_id is None else str(meta.node_id),
+        "directory.id": meta.directory_id,
+        "version": str(meta.version),
+        "cluster.id": meta.cluster_id,
+    }
+    lines = [f"#{comment}" for comment in meta.comments]
+    lines.extend(
+        f"{_escape(key, True)}={_escape(value, False)}"
+        for key, value in entries.items()
+        if value is not None
+    )
+    return "\n".join(lines) + "\n"

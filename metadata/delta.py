@@ -1,0 +1,407 @@
+"""MetadataDelta: metadata records replayed on top of an image, applied at once.
+
+Replay follows Kafka's semantics (``MetadataDelta.replay`` and the controller's
+managers): PartitionChangeRecord merges with "null/-2 means unchanged";
+RemoveTopicRecord also drops the topic's configs; a ConfigRecord with a null
+value deletes the key; broker changes need the broker to exist with the same
+epoch; transaction markers are not metadata and are refused here (the loader
+and the controller handle them). :meth:`MetadataDelta.apply` builds a new
+image sharing every unchanged map with the old one; its cost is in the size
+of the change, not of the image.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from typing import Any, TypeVar
+
+import immutables
+import msgspec
+
+from metadata.image import (
+    DIGEST_MASK,
+    BrokerRegistration,
+    ConfigKey,
+    ControllerRegistration,
+    MetadataImage,
+    PartitionRegistration,
+    TopicImage,
+    digest_of,
+)
+from metadata.schema import (
+    BrokerRegistrationChangeRecord,
+    ConfigRecord,
+    FeatureLevelRecord,
+    FenceBrokerRecord,
+    MetadataRecord,
+    NoOpRecord,
+    PartitionChangeRecord,
+    PartitionRecord,
+    ProducerIdsRecord,
+    RegisterBrokerRecord,
+    RegisterControllerRecord,
+    RemoveTopicRecord,
+    TopicRecord,
+    UnfenceBrokerRecord,
+    UnregisterBrokerRecord,
+    ZkMigrationStateRecord,
+)
+from metadata.versions import METADATA_VERSION_FEATURE
+
+ConfigMap = immutables.Map[ConfigKey, immutables.Map[str, str]]
+
+TOPIC_RESOURCE = 2
+"""Kafka's ConfigResource.Type id of a topic."""
+BROKER_RESOURCE = 4
+"""Kafka's ConfigResource.Type id of a broker."""
+
+
+class ReplayError(Exception):
+    """A record that cannot be applied to the current metadata."""
+
+
+class _TopicChange:
+    """A topic created or changed in this delta."""
+
+    __slots__ = ("base", "name", "partitions", "topic_id")
+
+    def __init__(self, name: str, topic_id: str, base: TopicImage | None) -> None:
+        self.name = name
+        self.topic_id = topic_id
+        self.base = base
+        self.partitions: dict[int, PartitionRegistration] = {}
+
+    def get(self, partition_id: int) -> PartitionRegistration | None:
+        found = self.partitions.get(partition_id)
+        if found is None and self.base is not None:
+            found = self.base.partitions.get(partition_id)
+        return found
+
+
+def partition_from_record(record: PartitionRecord) -> PartitionRegistration:
+    """A PartitionRegistration as a PartitionRecord defines it."""
+    return PartitionRegistration(
+        replicas=record.replicas, isr=record.isr, leader=record.leader,
+        leader_epoch=record.leader_epoch, partition_epoch=record.partition_epoch,
+        removing_replicas=record.removing_replicas, adding_replicas=record.adding_replicas,
+        leader_recovery_state=record.leader_recovery_state, directories=record.directories,
+        eligible_leader_replicas=record.eligible_leader_replicas,
+        last_known_elr=record.last_known_elr)
+
+
+class MetadataDelta:
+    """Changes on top of ``image``; replay records, then :meth:`apply`."""
+
+    def __init__(self, image: MetadataImage) -> None:
+        self.image = image
+        self.records = 0
+        self._topics: dict[str, _TopicChange] = {}
+        self._removed: dict[str, TopicImage | None] = {}  # id -> image it had (None: new)
+        self._names: dict[str, str | None] = {}
+        self._brokers: dict[int, BrokerRegistration | None] = {}
+        self._controllers: dict[int, ControllerRegistration | None] = {}
+        self._configs: dict[ConfigKey, dict[str, str | None]] = {}
+        self._dropped_configs: set[ConfigKey] = set()
+        self._features: dict[str, int | None] = {}
+        self._next_producer_id: int | None = None
+        self._zk_migration_state: int | None = None
+
+    # ------------------------------------------------------------------ reads
+    @property
+    def is_empty(self) -> bool:
+        """True when no record has been replayed."""
+        return self.records == 0
+
+    def topic_id(self, name: str) -> str | None:
+        """The id of the live topic called ``name``, as of this delta."""
+        if name in self._names:
+            return self._names[name]
+        return self.image.topics_by_name.get(name)
+
+    def _topic(self, topic_id: str) -> _TopicChange | TopicImage | None:
+        change = self._topics.get(topic_id)
+        if change is not None:
+            return change
+        if topic_id in self._removed:
+            return None
+        return self.image.topics_by_id.get(topic_id)
+
+    def _broker(self, broker_id: int) -> BrokerRegistration | None:
+        if broker_id in self._brokers:
+            return self._brokers[broker_id]
+        return self.image.brokers.get(broker_id)
+
+    @property
+    def metadata_version(self) -> int:
+        """metadata.version as of this delta."""
+        level = self._features.get(METADATA_VERSION_FEATURE)
+        return level if level is not None else self.image.metadata_version
+
+    # ------------------------------------------------------------------ replay
+    def replay_all(self, records: Iterable[MetadataRecord]) -> None:
+        """Replay several records in order."""
+        for record in records:
+            self.replay(record)
+
+    def replay(self, record: MetadataRecord) -> None:
+        """Apply one record to the delta; raises ReplayError when it cannot apply."""
+        handler = _HANDLERS.get(type(record))
+        if handler is None:
+            raise ReplayError(f"unknown metadata record type {record.TYPE_NAME}"
+                              f" (apiKey {record.API_KEY}) cannot be applied to an image")
+        handler(self, record)
+        self.records += 1
+
+    def _replay_topic(self, record: TopicRecord) -> None:
+        if self._topic(record.topic_id) is not None:
+            raise ReplayError(f"topic id {record.topic_id} already exists")
+        self._topics[record.topic_id] = _TopicChange(record.name, record.topic_id, None)
+        self._names[record.name] = record.topic_id
+
+    def _change_for(self, topic_id: str) -> _TopicChange | None:
+        change = self._topics.get(topic_id)
+        if change is not None:
+            return change
+        topic = self._topic(topic_id)
+        if topic is None:
+            return None
+        assert isinstance(topic, TopicImage)
+        change = _TopicChange(topic.name, topic.topic_id, topic)
+        self._topics[topic_id] = change
+        return change
+
+    def _replay_partition(self, record: PartitionRecord) -> None:
+        change = self._topics.get(record.topic_id) or self._change_for(record.topic_id)
+        if change is None:
+            raise ReplayError(f"PartitionRecord {record.partition_id} for unknown topic id "
+                              f"{record.topic_id}")
+        change.partitions[record.partition_id] = partition_from_record(record)
+
+    def _replay_partition_change(self, record: PartitionChangeRecord) -> None:
+        change = self._change_for(record.topic_id)
+        if change is None:
+            raise ReplayError(f"PartitionChangeRecord {record.partition_id} for unknown topic "
+                              f"id {record.topic_id}")
+        current = change.get(record.partition_id)
+        if current is None:
+            raise ReplayError(f"PartitionChangeRecord for unknown partition "
+                              f"{change.name}-{record.partition_id}")
+        change.partitions[record.partition_id] = current.merge(record)
+
+    def _replay_remove_topic(self, record: RemoveTopicRecord) -> None:
+        topic = self._topic(record.topic_id)
+        if topic is None:
+            raise ReplayError(f"RemoveTopicRecord for unknown topic id {record.topic_id}")
+        change = self._topics.pop(record.topic_id, None)
+        self._removed[record.topic_id] = (change.base if change is not None else
+                                          topic if isinstance(topic, TopicImage) else None)
+        if self.topic_id(topic.name) == record.topic_id:
+            self._names[topic.name] = None
+        key = (TOPIC_RESOURCE, topic.name)
+        self._configs.pop(key, None)
+        self._dropped_configs.add(key)
+
+    def _replay_config(self, record: ConfigRecord) -> None:
+        key = (record.resource_type, record.resource_name)
+        self._configs.setdefault(key, {})[record.name] = record.value
+
+    def _replay_register_broker(self, record: RegisterBrokerRecord) -> None:
+        # Kafka keeps listeners and features in maps: their order in a record is not content
+        self._brokers[record.broker_id] = BrokerRegistration(
+            broker_id=record.broker_id, epoch=record.broker_epoch,
+            incarnation_id=record.incarnation_id,
+            endpoints=tuple(sorted(record.end_points, key=lambda e: e.name)),
+            features=tuple(sorted(record.features, key=lambda f: f.name)), rack=record.rack,
+            fenced=record.fenced,
+            in_controlled_shutdown=record.in_controlled_shutdown,
+            is_migrating_zk_broker=record.is_migrating_zk_broker, directories=record.log_dirs)
+
+    def _broker_with_epoch(self, broker_id: int, epoch: int, what: str) -> BrokerRegistration:
+        broker = self._broker(broker_id)
+        if broker is None:
+            raise ReplayError(f"{what}: broker {broker_id} is not registered")
+        if broker.epoch != epoch:
+            raise ReplayError(f"{what}: broker {broker_id} has epoch {broker.epoch}, "
+                              f"not {epoch}")
+        return broker
+
+    def _replay_unregister_broker(self, record: UnregisterBrokerRecord) -> None:
+        self._broker_with_epoch(record.broker_id, record.broker_epoch, "UnregisterBrokerRecord")
+        self._brokers[record.broker_id] = None
+
+    def _replay_fence(self, record: FenceBrokerRecord | UnfenceBrokerRecord) -> None:
+        broker = self._broker_with_epoch(record.id, record.epoch, record.TYPE_NAME)
+        fenced = isinstance(record, FenceBrokerRecord)
+        self._brokers[record.id] = _replace_broker(broker, fenced=fenced)
+
+    def _replay_registration_change(self, record: BrokerRegistrationChangeRecord) -> None:
+        broker = self._broker_with_epoch(record.broker_id, record.broker_epoch,
+                                         "BrokerRegistrationChangeRecord")
+        fenced = {1: True, -1: False}.get(record.fenced, broker.fenced)
+        shutdown = True if record.in_controlled_shutdown == 1 else broker.in_controlled_shutdown
+        dirs = broker.directories if record.log_dirs is None else record.log_dirs
+        self._brokers[record.broker_id] = _replace_broker(
+            broker, fenced=fenced, in_controlled_shutdown=shutdown, directories=dirs)
+
+    def _replay_register_controller(self, record: RegisterControllerRecord) -> None:
+        self._controllers[record.controller_id] = ControllerRegistration(
+            controller_id=record.controller_id, incarnation_id=record.incarnation_id,
+            zk_migration_ready=record.zk_migration_ready,
+            endpoints=tuple(sorted(record.end_points, key=lambda e: e.name)),
+            features=tuple(sorted(record.features, key=lambda f: f.name)))
+
+    def _replay_feature(self, record: FeatureLevelRecord) -> None:
+        removed = record.feature_level == 0 and record.name != METADATA_VERSION_FEATURE
+        self._features[record.name] = None if removed else record.feature_level
+
+    def _replay_producer_ids(self, record: ProducerIdsRecord) -> None:
+        current = self._next_producer_id
+        if current is None:
+            current = self.image.next_producer_id
+        if record.next_producer_id <= current:
+            raise ReplayError(f"ProducerIdsRecord next producer id {record.next_producer_id} "
+                              f"is not above the current {current}")
+        self._next_producer_id = record.next_producer_id
+
+    def _replay_zk_migration(self, record: ZkMigrationStateRecord) -> None:
+        self._zk_migration_state = record.zk_migration_state
+
+    def _replay_noop(self, record: NoOpRecord) -> None:
+        pass
+
+    # ------------------------------------------------------------------ apply
+    def apply(self, offset: int, epoch: int) -> MetadataImage:
+        """The image with every replayed change, at ``offset`` / ``epoch``."""
+        image = self.image
+        if self.records == 0:
+            return image.with_provenance(offset, epoch)
+        digest = image.digest
+        topics = image.topics_by_id.mutate()
+        for topic_id, removed in self._removed.items():
+            if removed is not None and topic_id in topics:
+                digest -= _topic_digest(removed)
+                del topics[topic_id]
+        for topic_id, change in self._topics.items():
+            digest, topics[topic_id] = _apply_topic(change, digest)
+        names = image.topics_by_name
+        if self._names:
+            by_name = names.mutate()
+            for name, named_id in self._names.items():
+                if named_id is None:
+                    by_name.pop(name, None)
+                else:
+                    by_name[name] = named_id
+            names = by_name.finish()
+        brokers, digest = _apply_entries(image.brokers, self._brokers, "b", digest)
+        controllers, digest = _apply_entries(image.controllers, self._controllers, "k", digest)
+        features, digest = _apply_entries(image.features, self._features, "f", digest)
+        configs, digest = self._apply_configs(digest)
+        next_pid = image.next_producer_id
+        if self._next_producer_id is not None:
+            digest += digest_of("p", self._next_producer_id) - digest_of("p", next_pid)
+            next_pid = self._next_producer_id
+        zk = image.zk_migration_state
+        if self._zk_migration_state is not None:
+            digest += digest_of("z", self._zk_migration_state) - digest_of("z", zk)
+            zk = self._zk_migration_state
+        return MetadataImage(
+            offset=offset, epoch=epoch, topics_by_id=topics.finish(), topics_by_name=names,
+            brokers=brokers, controllers=controllers, configs=configs, features=features,
+            next_producer_id=next_pid, zk_migration_state=zk, digest=digest & DIGEST_MASK)
+
+    def _apply_configs(self, digest: int) -> tuple[ConfigMap, int]:
+        configs = self.image.configs
+        if not self._configs and not self._dropped_configs:
+            return configs, digest
+        out = configs.mutate()
+        for key in self._dropped_configs:
+            old = out.get(key)
+            if old is not None:
+                for name, value in old.items():
+                    digest -= digest_of("c", key, name, value)
+                del out[key]
+        for key, changes in self._configs.items():
+            current = out.get(key, immutables.Map())
+            entries = current.mutate()
+            for config_name, config_value in changes.items():
+                old_value = entries.get(config_name)
+                if old_value is not None:
+                    digest -= digest_of("c", key, config_name, old_value)
+                    del entries[config_name]
+                if config_value is not None:
+                    entries[config_name] = config_value
+                    digest += digest_of("c", key, config_name, config_value)
+            updated = entries.finish()
+            if len(updated):
+                out[key] = updated
+            elif key in out:
+                del out[key]
+        return out.finish(), digest
+
+
+def _replace_broker(broker: BrokerRegistration, **changes: Any) -> BrokerRegistration:
+    return msgspec.structs.replace(broker, **changes)
+
+
+def _topic_digest(topic: TopicImage) -> int:
+    total = digest_of("t", topic.topic_id, topic.name)
+    for pid, reg in topic.partitions.items():
+        total += digest_of("p", topic.topic_id, pid, reg)
+    return total
+
+
+def _apply_topic(change: _TopicChange, digest: int) -> tuple[int, TopicImage]:
+    base = change.base
+    if base is None:
+        digest += digest_of("t", change.topic_id, change.name)
+        partitions: immutables.Map[int, PartitionRegistration] = immutables.Map(change.partitions)
+        for pid, reg in change.partitions.items():
+            digest += digest_of("p", change.topic_id, pid, reg)
+        return digest, TopicImage(change.name, change.topic_id, partitions)
+    mutation = base.partitions.mutate()
+    for pid, reg in change.partitions.items():
+        old = mutation.get(pid)
+        if old is not None:
+            digest -= digest_of("p", change.topic_id, pid, old)
+        mutation[pid] = reg
+        digest += digest_of("p", change.topic_id, pid, reg)
+    return digest, TopicImage(base.name, base.topic_id, mutation.finish())
+
+
+K = TypeVar("K")
+V = TypeVar("V")
+
+
+def _apply_entries(current: immutables.Map[K, V], changes: dict[K, V | None], tag: str,
+                   digest: int) -> tuple[immutables.Map[K, V], int]:
+    if not changes:
+        return current, digest
+    out = current.mutate()
+    for key, value in changes.items():
+        old = out.get(key)
+        if old is not None:
+            digest -= digest_of(tag, key, old)
+            del out[key]
+        if value is not None:
+            out[key] = value
+            digest += digest_of(tag, key, value)
+    return out.finish(), digest
+
+
+_HANDLERS: dict[type[MetadataRecord], Callable[[MetadataDelta, Any], None]] = {
+    TopicRecord: MetadataDelta._replay_topic,
+    PartitionRecord: MetadataDelta._replay_partition,
+    PartitionChangeRecord: MetadataDelta._replay_partition_change,
+    RemoveTopicRecord: MetadataDelta._replay_remove_topic,
+    ConfigRecord: MetadataDelta._replay_config,
+    RegisterBrokerRecord: MetadataDelta._replay_register_broker,
+    UnregisterBrokerRecord: MetadataDelta._replay_unregister_broker,
+    FenceBrokerRecord: MetadataDelta._replay_fence,
+    UnfenceBrokerRecord: MetadataDelta._replay_fence,
+    BrokerRegistrationChangeRecord: MetadataDelta._replay_registration_change,
+    RegisterControllerRecord: MetadataDelta._replay_register_controller,
+    FeatureLevelRecord: MetadataDelta._replay_feature,
+    ProducerIdsRecord: MetadataDelta._replay_producer_ids,
+    ZkMigrationStateRecord: MetadataDelta._replay_zk_migration,
+    NoOpRecord: MetadataDelta._replay_noop,
+}

@@ -1,0 +1,184 @@
+"""MetadataImage: the cluster metadata at one offset, immutable and structurally shared.
+
+Every collection is an ``immutables.Map`` (a HAMT): a new image after a small
+delta shares everything unchanged with the old one, and keeping an old image
+as a revert point costs one reference. The same model serves the controller
+(its state and revert points) and the brokers (their published images):
+Kafka keeps two replay implementations; kraftsim keeps one, so that a broker
+image and the controller's state at the same offset can be compared directly.
+
+Maps are iterated in hash order, which for string keys changes with
+PYTHONHASHSEED: anything that leaves the process (snapshots, listings, JSON)
+sorts first. ``digest`` is an order-independent checksum of the content,
+maintained incrementally, so that two images can be compared in O(1).
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+import immutables
+import msgspec
+
+from metadata.schema import BrokerEndpoint, BrokerFeature, PartitionChangeRecord
+from metadata.versions import METADATA_VERSION_FEATURE, MINIMUM_KRAFT
+
+NO_LEADER = -1
+"""Kafka's leader id for a partition without a leader."""
+NO_LEADER_CHANGE = -2
+"""PartitionChangeRecord's leader value for "unchanged"."""
+
+DIGEST_MASK = (1 << 64) - 1
+
+
+class PartitionRegistration(msgspec.Struct, frozen=True, gc=False):
+    """One partition's replicas, ISR, leader and epochs (Kafka's PartitionRegistration)."""
+
+    replicas: tuple[int, ...]
+    isr: tuple[int, ...]
+    leader: int
+    leader_epoch: int
+    partition_epoch: int
+    removing_replicas: tuple[int, ...] = ()
+    adding_replicas: tuple[int, ...] = ()
+    leader_recovery_state: int = 0
+    directories: tuple[str, ...] = ()
+    eligible_leader_replicas: tuple[int, ...] | None = None
+    last_known_elr: tuple[int, ...] | None = None
+
+    def merge(self, change: PartitionChangeRecord) -> PartitionRegistration:
+        """Apply a PartitionChangeRecord with Kafka's rules.
+
+        ``None`` lists and leader -2 keep the current value; a new leader value
+        (even the same one) bumps the leader epoch; every change bumps the
+        partition epoch.
+        """
+        leader, leader_epoch = self.leader, self.leader_epoch
+        if change.leader != NO_LEADER_CHANGE:
+            leader, leader_epoch = change.leader, leader_epoch + 1
+        return PartitionRegistration(
+            replicas=self.replicas if change.replicas is None else change.replicas,
+            isr=self.isr if change.isr is None else change.isr,
+            leader=leader,
+            leader_epoch=leader_epoch,
+            partition_epoch=self.partition_epoch + 1,
+            removing_replicas=(self.removing_replicas if change.removing_replicas is None
+                               else change.removing_replicas),
+            adding_replicas=(self.adding_replicas if change.adding_replicas is None
+                             else change.adding_replicas),
+            leader_recovery_state=(self.leader_recovery_state
+                                   if change.leader_recovery_state == -1
+                                   else change.leader_recovery_state),
+            directories=self.directories if change.directories is None else change.directories,
+            eligible_leader_replicas=(self.eligible_leader_replicas
+                                      if change.eligible_leader_replicas is None
+                                      else change.eligible_leader_replicas),
+            last_known_elr=(self.last_known_elr if change.last_known_elr is None
+                            else change.last_known_elr),
+        )
+
+    def describe(self) -> str:
+        """Kafka's PartitionRegistration text, as the metadata shell prints it."""
+        return (f"PartitionRegistration(replicas={list(self.replicas)}, "
+                f"directories={list(self.directories)}, isr={list(self.isr)}, "
+                f"removingReplicas={list(self.removing_replicas)}, "
+                f"addingReplicas={list(self.adding_replicas)}, "
+                f"elr={list(self.eligible_leader_replicas or ())}, "
+                f"lastKnownElr={list(self.last_known_elr or ())}, leader={self.leader}, "
+                f"leaderRecoveryState={'RECOVERING' if self.leader_recovery_state else 'RECOVERED'}"
+                f", leaderEpoch={self.leader_epoch}, partitionEpoch={self.partition_epoch})")
+
+
+class TopicImage(msgspec.Struct, frozen=True, gc=False):
+    """A topic: its name, id and partitions by partition id."""
+
+    name: str
+    topic_id: str
+    partitions: immutables.Map[int, PartitionRegistration]
+
+
+class BrokerRegistration(msgspec.Struct, frozen=True, gc=False):
+    """A registered broker (Kafka's BrokerRegistration)."""
+
+    broker_id: int
+    epoch: int
+    incarnation_id: str
+    endpoints: tuple[BrokerEndpoint, ...] = ()
+    features: tuple[BrokerFeature, ...] = ()
+    rack: str | None = None
+    fenced: bool = True
+    in_controlled_shutdown: bool = False
+    is_migrating_zk_broker: bool = False
+    directories: tuple[str, ...] = ()
+
+
+class ControllerRegistration(msgspec.Struct, frozen=True, gc=False):
+    """A registered controller (from RegisterControllerRecord; read for interop)."""
+
+    controller_id: int
+    incarnation_id: str
+    zk_migration_ready: bool = False
+    endpoints: tuple[BrokerEndpoint, ...] = ()
+    features: tuple[BrokerFeature, ...] = ()
+
+
+ConfigKey = tuple[int, str]
+"""A config resource: (Kafka ConfigResource type id, resource name)."""
+
+
+def digest_of(*parts: object) -> int:
+    """The checksum contribution of one entry (in-process only: ``hash`` is salted)."""
+    return hash(parts) & DIGEST_MASK
+
+
+class MetadataImage(msgspec.Struct, frozen=True, gc=False):
+    """Everything the metadata log says at ``offset`` (the last record it contains).
+
+    ``offset == -1`` is the empty image. ``epoch`` is the leader epoch of that
+    record. ``digest`` changes with any change of content and never with the
+    provenance.
+    """
+
+    EMPTY: ClassVar[MetadataImage]
+
+    offset: int
+    epoch: int
+    topics_by_id: immutables.Map[str, TopicImage]
+    topics_by_name: immutables.Map[str, str]
+    brokers: immutables.Map[int, BrokerRegistration]
+    controllers: immutables.Map[int, ControllerRegistration]
+    configs: immutables.Map[ConfigKey, immutables.Map[str, str]]
+    features: immutables.Map[str, int]
+    next_producer_id: int = 0
+    zk_migration_state: int = 0
+    digest: int = 0
+
+    @property
+    def metadata_version(self) -> int:
+        """The metadata.version feature level (3.0-IV1 = 1 when none is set)."""
+        return self.features.get(METADATA_VERSION_FEATURE, MINIMUM_KRAFT)
+
+    @property
+    def partition_count(self) -> int:
+        """How many partitions all topics have together."""
+        return sum(len(t.partitions) for t in self.topics_by_id.values())
+
+    def topic(self, name: str) -> TopicImage | None:
+        """The topic called ``name``, if any."""
+        topic_id = self.topics_by_name.get(name)
+        return None if topic_id is None else self.topics_by_id.get(topic_id)
+
+    def same_content(self, other: MetadataImage) -> bool:
+        """True when both hold the same metadata (whatever their offsets)."""
+        return self.digest == other.digest
+
+    def with_provenance(self, offset: int, epoch: int) -> MetadataImage:
+        """The same content at another offset (an empty delta, e.g. after an Abort)."""
+        return msgspec.structs.replace(self, offset=offset, epoch=epoch)
+
+
+MetadataImage.EMPTY = MetadataImage(
+    offset=-1, epoch=-1, topics_by_id=immutables.Map(), topics_by_name=immutables.Map(),
+    brokers=immutables.Map(), controllers=immutables.Map(), configs=immutables.Map(),
+    features=immutables.Map(),
+)

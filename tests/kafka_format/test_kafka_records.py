@@ -1,0 +1,195 @@
+"""Metadata and control record serde: every modelled type at every Kafka version."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from kafka_format import (
+    DecodeError,
+    EncodeError,
+    decode_metadata_record,
+    encode_metadata_record,
+    record_version,
+)
+from kafka_format.control_records import (
+    UnknownControlRecord,
+    decode_control_record,
+    encode_control_key,
+    encode_control_value,
+)
+from kafka_format.metadata_serde import supported_versions
+from metadata import schema as rec
+from metadata import versions as mv
+
+from .samples import TOPIC_A, sample_control_records, sample_record
+
+KAFKA_VERSIONS = {0: 3, 3: 2, 5: 2, 17: 2}
+"""Highest version of the multi-version types (Kafka's validVersions, October 2024)."""
+
+ALL_TYPE_VERSIONS = [
+    (api_key, version)
+    for api_key in sorted(rec.RECORD_TYPES)
+    for version in range(KAFKA_VERSIONS.get(api_key, 0) + 1)
+]
+
+
+def test_every_modelled_type_has_a_schema_with_kafkas_versions() -> None:
+    for api_key in rec.RECORD_TYPES:
+        assert supported_versions(api_key) == range(KAFKA_VERSIONS.get(api_key, 0) + 1)
+
+
+@pytest.mark.parametrize(("api_key", "version"), ALL_TYPE_VERSIONS)
+def test_round_trip_every_type_and_version(api_key: int, version: int) -> None:
+    record = sample_record(api_key, version)
+    data = encode_metadata_record(record, version)
+    assert data[:3] == bytes([1, api_key, version])  # frame version, apiKey, version
+    decoded = decode_metadata_record(data)
+    assert decoded.record == record
+    assert decoded.version == version
+    assert encode_metadata_record(decoded.record, decoded.version) == data
+
+
+def test_known_bytes_of_begin_transaction() -> None:
+    # frame 1, apiKey 23, version 0, one tagged field: tag 0, 18 bytes, compact string.
+    data = bytes.fromhex("01170001001212") + b"Bootstrap records"
+    decoded = decode_metadata_record(data)
+    assert decoded.record == rec.BeginTransactionRecord(name="Bootstrap records")
+    assert encode_metadata_record(decoded.record, 0) == data
+
+
+def test_tagged_defaults_are_not_written() -> None:
+    assert encode_metadata_record(rec.BeginTransactionRecord(), 0) == bytes([1, 23, 0, 0])
+    change = rec.PartitionChangeRecord(partition_id=1, topic_id=TOPIC_A)
+    assert encode_metadata_record(change, 0)[-1] == 0  # no tagged fields at all
+
+
+def test_unknown_tagged_fields_are_kept_and_rewritten() -> None:
+    base = encode_metadata_record(rec.TopicRecord(name="t", topic_id=TOPIC_A), 0)
+    with_tags = base[:-1] + bytes([2, 5, 2, 0xAB, 0xCD, 9, 0])
+    decoded = decode_metadata_record(with_tags)
+    assert decoded.record == rec.TopicRecord(name="t", topic_id=TOPIC_A)
+    assert decoded.unknown_tagged_fields == ((5, b"\xab\xcd"), (9, b""))
+    assert encode_metadata_record(decoded.record, 0, decoded.unknown_tagged_fields) == with_tags
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        bytes([1, 99, 0, 1, 2, 3]),  # unknown apiKey
+        bytes([1, 3, 7, 0xFF]),  # PartitionRecord at a version Kafka did not define (yet)
+        bytes([1, 11, 0]),  # UserScramCredentialRecord: not modelled
+    ],
+)
+def test_unknown_types_and_versions_round_trip_as_unknown_record(data: bytes) -> None:
+    decoded = decode_metadata_record(data)
+    assert isinstance(decoded.record, rec.UnknownRecord)
+    assert (decoded.record.api_key, decoded.record.version) == (data[1], data[2])
+    assert decoded.record.payload == data[3:]
+    assert encode_metadata_record(decoded.record, decoded.version) == data
+
+
+def test_a_version_cannot_hold_a_later_field() -> None:
+    record = sample_record(3, 2)  # has directories and ELR
+    with pytest.raises(EncodeError, match="directories"):
+        encode_metadata_record(record, 0)
+    with pytest.raises(EncodeError):
+        encode_metadata_record(rec.NoOpRecord(), 1)
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        bytes([2, 20, 0, 0]),  # frame version 2
+        bytes([1, 2, 0, 0xFF, 0xFF, 0xFF, 0x7F]),  # TopicRecord name of 268M bytes
+        bytes([1, 3, 0, 0, 0, 0, 1]),  # PartitionRecord cut short
+        bytes([1, 20, 0, 0, 0]),  # NoOpRecord with a trailing byte
+        bytes([1, 20, 0, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF]),  # varint that never ends
+        bytes([1, 20, 0, 1, 3, 0x7F]),  # tagged field longer than the value
+    ],
+)
+def test_bad_values_raise_decode_error(data: bytes) -> None:
+    with pytest.raises(DecodeError):
+        decode_metadata_record(data)
+
+
+def test_record_versions_follow_metadata_version() -> None:
+    broker = sample_record(0, 0)
+    assert [record_version(broker, level) for level in (1, 7, 8, 16, 17, 22)] == [0, 1, 2, 2, 3, 3]
+    partition = sample_record(3, 0)
+    assert [record_version(partition, level) for level in (14, 17, 22, 23)] == [0, 1, 1, 2]
+    change = sample_record(5, 0)
+    assert record_version(change, mv.ELR) == 2
+    assert record_version(rec.BrokerRegistrationChangeRecord(broker_id=1, broker_epoch=2,
+                                                             fenced=1), 22) == 0  # fmt: skip
+    assert record_version(sample_record(17, 1), 22) == 1
+    assert record_version(sample_record(17, 2), 22) == 2
+    assert record_version(rec.NoOpRecord(), 22) == 0
+    assert record_version(sample_record(27, 0), mv.LEVELS["3.7-IV0"]) == 0
+    with pytest.raises(EncodeError):
+        record_version(sample_record(27, 0), mv.LEVELS["3.6-IV2"])
+    unknown = rec.UnknownRecord(api_key=99, version=4, payload=b"")
+    assert record_version(unknown, 1) == 4
+
+
+@pytest.mark.parametrize("record", sample_control_records(), ids=lambda r: type(r).__name__)
+def test_control_records_round_trip(record: object) -> None:
+    key = encode_control_key(record)
+    value = encode_control_value(record)
+    buf = key + value
+    decoded = decode_control_record(buf, 0, len(key), len(key), len(buf))
+    assert decoded.record == record
+    assert decoded.key_version == 0
+    assert encode_control_value(decoded.record) == value
+
+
+def test_leader_change_known_bytes() -> None:
+    # version 0, leader 1, voters [{1}], granting [{1}]: as Kafka wrote it in bootstrap-txn.
+    value = bytes.fromhex("0000" "00000001" "02" "00000001" "00" "02" "00000001" "00" "00")
+    buf = bytes.fromhex("00000002") + value
+    decoded = decode_control_record(buf, 0, 4, 4, len(buf))
+    assert decoded.record.leader_id == 1
+    assert decoded.record.voters == (1,) and decoded.record.granting_voters == (1,)
+    assert encode_control_value(decoded.record) == value
+
+
+def test_unknown_control_type_is_kept_as_bytes() -> None:
+    buf = bytes.fromhex("0000" "0001") + b"\x00\x00\x00\x00\x00\x05"
+    decoded = decode_control_record(buf, 0, 4, 4, len(buf))
+    assert decoded.record == UnknownControlRecord(type=1, value=b"\x00\x00\x00\x00\x00\x05")
+    assert encode_control_key(decoded.record) == buf[:4]
+    assert encode_control_value(decoded.record) == buf[4:]
+
+
+_int32 = st.integers(-(2**31), 2**31 - 1)
+_ids = st.lists(_int32, max_size=6).map(tuple)
+_maybe_ids = st.none() | _ids
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    version=st.integers(0, 2),
+    partition_id=_int32,
+    leader=_int32,
+    isr=_maybe_ids,
+    replicas=_maybe_ids,
+    elr=_maybe_ids,
+    recovery=st.integers(-128, 127),
+)
+def test_partition_change_round_trips(
+    version: int,
+    partition_id: int,
+    leader: int,
+    isr: tuple[int, ...] | None,
+    replicas: tuple[int, ...] | None,
+    elr: tuple[int, ...] | None,
+    recovery: int,
+) -> None:
+    record = rec.PartitionChangeRecord(
+        partition_id=partition_id, topic_id=TOPIC_A, isr=isr, leader=leader, replicas=replicas,
+        leader_recovery_state=recovery, eligible_leader_replicas=elr if version >= 2 else None,
+    )  # fmt: skip
+    data = encode_metadata_record(record, version)
+    decoded = decode_metadata_record(data)
+    assert decoded.record == record and decoded.version == version

@@ -1,0 +1,123 @@
+"""Replay semantics of MetadataDelta and the structure of MetadataImage."""
+
+from __future__ import annotations
+
+import pytest
+
+from metadata.delta import BROKER_RESOURCE, TOPIC_RESOURCE, MetadataDelta, ReplayError
+from metadata.image import MetadataImage
+from metadata.schema import (
+    BeginTransactionRecord,
+    BrokerRegistrationChangeRecord,
+    ConfigRecord,
+    FeatureLevelRecord,
+    NoOpRecord,
+    PartitionChangeRecord,
+    PartitionRecord,
+    RegisterBrokerRecord,
+    RemoveTopicRecord,
+    TopicRecord,
+    UnregisterBrokerRecord,
+)
+from metadata.snapshot import image_from_records, image_to_records
+
+FOO = "AAAAAAAAAAAAAAAAAAAAAg"
+BAR = "AAAAAAAAAAAAAAAAAAAAAw"
+
+
+def image_of(*records: object, base: MetadataImage = MetadataImage.EMPTY) -> MetadataImage:
+    delta = MetadataDelta(base)
+    delta.replay_all(records)  # type: ignore[arg-type]
+    return delta.apply(base.offset + len(records), 1)
+
+
+def foo_with_partitions(n: int) -> MetadataImage:
+    return image_of(TopicRecord("foo", FOO), *[
+        PartitionRecord(partition_id=i, topic_id=FOO, replicas=(1, 2, 3), isr=(1, 2, 3),
+                        leader=1, leader_epoch=0, partition_epoch=0) for i in range(n)])
+
+
+def test_partition_change_merges_with_kafka_rules() -> None:
+    image = foo_with_partitions(1)
+    image = image_of(PartitionChangeRecord(partition_id=0, topic_id=FOO, isr=(1, 2)), base=image)
+    p = image.topics_by_id[FOO].partitions[0]
+    assert (p.isr, p.leader, p.leader_epoch, p.partition_epoch) == ((1, 2), 1, 0, 1)
+    image = image_of(PartitionChangeRecord(partition_id=0, topic_id=FOO, leader=1), base=image)
+    p = image.topics_by_id[FOO].partitions[0]
+    assert (p.leader, p.leader_epoch, p.partition_epoch) == (1, 1, 2)  # same leader still bumps
+    image = image_of(PartitionChangeRecord(partition_id=0, topic_id=FOO, leader=-1), base=image)
+    assert image.topics_by_id[FOO].partitions[0].leader == -1
+
+
+def test_config_null_deletes_and_remove_topic_drops_configs() -> None:
+    image = image_of(TopicRecord("foo", FOO),
+                     ConfigRecord(TOPIC_RESOURCE, "foo", "retention.ms", "100"),
+                     ConfigRecord(TOPIC_RESOURCE, "foo", "cleanup.policy", "compact"),
+                     ConfigRecord(BROKER_RESOURCE, "1", "log.retention.ms", "5"))
+    image = image_of(ConfigRecord(TOPIC_RESOURCE, "foo", "retention.ms", None), base=image)
+    assert dict(image.configs[(TOPIC_RESOURCE, "foo")]) == {"cleanup.policy": "compact"}
+    image = image_of(RemoveTopicRecord(FOO), base=image)
+    assert (TOPIC_RESOURCE, "foo") not in image.configs
+    assert image.topic("foo") is None and len(image.topics_by_id) == 0
+    assert (BROKER_RESOURCE, "1") in image.configs
+
+
+def test_broker_changes_need_a_matching_epoch() -> None:
+    image = image_of(RegisterBrokerRecord(broker_id=1, broker_epoch=10))
+    assert image.brokers[1].fenced
+    image = image_of(BrokerRegistrationChangeRecord(broker_id=1, broker_epoch=10, fenced=-1),
+                     base=image)
+    assert not image.brokers[1].fenced
+    with pytest.raises(ReplayError, match="epoch 10, not 11"):
+        image_of(BrokerRegistrationChangeRecord(broker_id=1, broker_epoch=11, fenced=1),
+                 base=image)
+    with pytest.raises(ReplayError, match="not registered"):
+        image_of(UnregisterBrokerRecord(broker_id=2, broker_epoch=10), base=image)
+
+
+def test_unknown_topics_and_markers_are_replay_errors() -> None:
+    with pytest.raises(ReplayError):
+        image_of(RemoveTopicRecord(FOO))
+    with pytest.raises(ReplayError):
+        image_of(PartitionRecord(partition_id=0, topic_id=FOO, replicas=(1,), isr=(1,)))
+    with pytest.raises(ReplayError, match="BEGIN_TRANSACTION_RECORD"):
+        image_of(BeginTransactionRecord("x"))
+
+
+def test_metadata_version_defaults_to_3_0_iv1() -> None:
+    assert MetadataImage.EMPTY.metadata_version == 1
+    assert image_of(FeatureLevelRecord("metadata.version", 13)).metadata_version == 13
+
+
+def test_apply_shares_unchanged_structure() -> None:
+    base = image_of(TopicRecord("bar", BAR), base=foo_with_partitions(100))
+    after = image_of(PartitionChangeRecord(partition_id=3, topic_id=FOO, isr=(1,)), base=base)
+    assert after.topics_by_id[BAR] is base.topics_by_id[BAR]
+    assert after.brokers is base.brokers and after.configs is base.configs
+    assert after.topics_by_id[FOO].partitions[4] is base.topics_by_id[FOO].partitions[4]
+
+
+def test_digest_tracks_content_not_history() -> None:
+    a = foo_with_partitions(3)
+    b = image_of(PartitionChangeRecord(partition_id=1, topic_id=FOO, isr=(1,)), base=a)
+    assert not a.same_content(b)
+    c = image_of(RemoveTopicRecord(FOO), TopicRecord("foo", FOO), *[
+        PartitionRecord(partition_id=i, topic_id=FOO, replicas=(1, 2, 3), isr=(1, 2, 3),
+                        leader=1, leader_epoch=0, partition_epoch=0) for i in range(3)], base=b)
+    assert c.same_content(a)
+    noop = image_of(NoOpRecord(), base=a)
+    assert noop.same_content(a) and noop.offset == a.offset + 1
+
+
+def test_snapshot_records_rebuild_the_same_image() -> None:
+    image = image_of(FeatureLevelRecord("metadata.version", 13),
+                     RegisterBrokerRecord(broker_id=2, broker_epoch=7, fenced=False),
+                     ConfigRecord(TOPIC_RESOURCE, "foo", "retention.ms", "100"),
+                     base=foo_with_partitions(5))
+    records = image_to_records(image)
+    assert records[0] == FeatureLevelRecord("metadata.version", 13)
+    rebuilt = image_from_records(records, image.offset, image.epoch)
+    assert rebuilt.same_content(image)
+    assert rebuilt == image
+    with pytest.raises(ReplayError, match="cannot appear within a snapshot"):
+        image_from_records([BeginTransactionRecord()], 0, 0)
