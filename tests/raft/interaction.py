@@ -33,14 +33,20 @@ Commands (ids are node ids; ``F`` is a message filter: ``1->2``, ``1->``,
     stay queued. ``stabilize`` delivers until the queue is empty.
 ``queue``
     list the queued messages.
-``partition G G ..`` / ``isolate ID`` / ``heal``
-    from now on, deliveries between groups (``1,2``) are lost; nodes not
-    named form one more group.
+``run T``
+    move the clock to T, delivering every message as soon as it is sent
+    (``stabilize`` before each timer): a network without latency.
+``partition G G ..`` / ``isolate ID`` / ``cut SRC->DST ..`` / ``heal``
+    from now on, deliveries between groups (``1,2``) or over a cut link are
+    lost; nodes not named in a partition form one more group.
 ``append ID a b ..`` / ``append ID records=a,b``, ``resign ID``,
 ``snapshot ID [end=N]``, ``flush ID``
     the state machine's requests.
 ``crash ID`` (unflushed appends and queued messages to and from ID are lost),
 ``restart ID``, ``status [ID..]``, ``log ID..``.
+
+Any command takes the word ``quiet``: it then prints only errors and the
+final state of each node that changed (for the set-up of a scenario).
 """
 
 from __future__ import annotations
@@ -182,12 +188,14 @@ class Interaction:
         self.incarnations: dict[int, int] = {}
         self.queue: list[Envelope] = []
         self.groups: dict[int, int] | None = None
+        self.cut_links: set[tuple[int, int]] = set()
         self.out: list[str] = []
         self._commands: dict[str, Callable[[Args], None]] = {
             "add-nodes": self._add_nodes, "disk": self._disk, "time": self._time,
             "tick": self._tick, "campaign": self._campaign, "deliver": self._deliver,
             "drop": self._drop, "stabilize": self._stabilize, "queue": self._queue,
             "partition": self._partition, "isolate": self._isolate, "heal": self._heal,
+            "cut": self._cut, "run": self._run,
             "append": self._append, "resign": self._resign, "snapshot": self._snapshot,
             "flush": self._flush, "crash": self._crash, "restart": self._restart,
             "status": self._status, "log": self._log,
@@ -202,12 +210,24 @@ class Interaction:
             handler = self._commands.get(args.name)
             if handler is None:
                 raise CommandError(f"unknown command {args.name!r}")
+            quiet = "quiet" in args.positional
+            if quiet:
+                args.positional.remove("quiet")
+                before = self._states()
             handler(args)
+            if quiet:
+                self._summarize(before)
         except _EXPECTED_ERRORS as exc:
             self.out.append(f"error: {type(exc).__name__}: {exc}")
         if not self.out:
             self.out.append("ok")
         return self.out
+
+    def _summarize(self, before: dict[int, str]) -> None:
+        """Replace the output by errors and the final state of each node that changed."""
+        errors = [line.strip() for line in self.out if line.strip().startswith("error:")]
+        self.out = [*errors, *(line for node_id, line in self._states().items()
+                               if before.get(node_id) != line)]
 
     def _node(self, node_id: int) -> RaftNode:
         if node_id not in self.nodes:
@@ -328,21 +348,47 @@ class Interaction:
         if target < self.now:
             raise CommandError(f"time cannot go back from {self.now} to {target}")
         for _ in range(_MAX_STEPS):
-            due: list[tuple[int, int]] = []
-            for node_id, node in self.nodes.items():
-                if node is None or (only is not None and node_id not in only):
-                    continue
-                deadline = node.next_deadline()
-                if deadline is not None and deadline <= target:
-                    due.append((max(deadline, self.now), node_id))
-            if not due:
+            due = self._next_due(target, only)
+            if due is None:
                 break
-            at, node_id = min(due)
-            self.now = at
-            node = self._node(node_id)
-            self._step(f"t={at} poll {node_id}", functools.partial(node.poll, at))
+            self._fire(*due)
         else:
             raise CommandError(f"more than {_MAX_STEPS} timers before {target}")
+        self.now = target
+
+    def _next_due(self, target: int, only: tuple[int, ...] | None) -> tuple[int, int] | None:
+        """(time, node) of the earliest timer due by ``target``; overdue ones fire now."""
+        due: list[tuple[int, int]] = []
+        for node_id, node in self.nodes.items():
+            if node is None or (only is not None and node_id not in only):
+                continue
+            deadline = node.next_deadline()
+            if deadline is not None and deadline <= target:
+                due.append((max(deadline, self.now), node_id))
+        return min(due) if due else None
+
+    def _fire(self, at: int, node_id: int) -> None:
+        self.now = at
+        node = self._node(node_id)
+        self._step(f"t={at} poll {node_id}", functools.partial(node.poll, at))
+
+    def _run(self, args: Args) -> None:
+        args.check_options(())
+        if len(args.positional) != 1:
+            raise CommandError("run: expected the time in ms")
+        target = _int(args.positional[0], "time")
+        if target < self.now:
+            raise CommandError(f"time cannot go back from {self.now} to {target}")
+        for _ in range(_MAX_STEPS):
+            if self.queue:
+                self._deliver_one(self.queue.pop(0))
+                continue
+            due = self._next_due(target, None)
+            if due is None:
+                break
+            self._fire(*due)
+        else:
+            raise CommandError(f"run: still busy after {_MAX_STEPS} steps")
         self.now = target
 
     def _campaign(self, args: Args) -> None:
@@ -380,7 +426,8 @@ class Interaction:
             self.out.append(header)
             self.out.append(f"  dropped: {env.dst} is down")
             return
-        if self.groups is not None and self.groups.get(env.src) != self.groups.get(env.dst):
+        if (self.groups is not None and self.groups.get(env.src) != self.groups.get(env.dst)) \
+                or (env.src, env.dst) in self.cut_links:
             self.out.append(header)
             self.out.append("  dropped: partitioned")
             return
@@ -425,9 +472,19 @@ class Interaction:
     def _isolate(self, args: Args) -> None:
         self._partition(Args("isolate", [str(self._one_id(args))], args.options))
 
+    def _cut(self, args: Args) -> None:
+        args.check_options(())
+        for word in args.positional:
+            src, arrow, dst = word.partition("->")
+            if not arrow:
+                raise CommandError(f"cut: expected SRC->DST, got {word!r}")
+            self.cut_links.add((_int(src, "source"), _int(dst, "destination")))
+        self.out.append("cut: " + " ".join(f"{a}->{b}" for a, b in sorted(self.cut_links)))
+
     def _heal(self, args: Args) -> None:
         args.check_options(())
         self.groups = None
+        self.cut_links = set()
         self.out.append("healed")
 
     # ------------------------------------------------------------------ requests
