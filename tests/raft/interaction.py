@@ -21,8 +21,9 @@ Commands (ids are node ids; ``F`` is a message filter: ``1->2``, ``1->``,
 [retry-backoff=..] [linger=..] [fetch-max-records=..] [pre-vote=true]``
     start nodes 1..N (all voters unless ``voters`` says otherwise; the rest
     observe) from their disks.
-``disk ID [batches=E:r+r,E:r] [flushed=N] [epoch=E] [voted=V] [leader=L]``
-    before ``add-nodes`` or while ID is down: what ID's disk holds.
+``disk ID [wipe] [batches=E:r+r,E:r] [flushed=N] [epoch=E] [voted=V] [leader=L]``
+    before ``add-nodes`` or while ID is down: what ID's disk holds (``wipe``
+    empties it first; batches are appended to the log).
 ``time T [nodes=..]`` / ``tick MS [nodes=..]``
     move the clock, firing every due timer in time order (of the listed
     nodes only, if given: the others are frozen meanwhile).
@@ -302,10 +303,16 @@ class Interaction:
 
     def _disk(self, args: Args) -> None:
         args.check_options(("batches", "flushed", "epoch", "voted", "leader"))
-        node_id = self._one_id(args)
+        if not args.positional:
+            raise CommandError("disk: expected a node id")
+        node_id = _int(args.positional[0], "node id")
         if self.nodes.get(node_id) is not None:
             raise CommandError(f"disk: node {node_id} is running")
         storage = self.storages.setdefault(node_id, RaftStorage())
+        if args.positional[1:] == ["wipe"]:
+            storage.wipe()
+        elif args.positional[1:]:
+            raise CommandError(f"disk: unexpected {' '.join(args.positional[1:])!r}")
         log = storage.log
         for spec in filter(None, args.options.get("batches", "").split(",")):
             epoch, colon, records = spec.partition(":")
