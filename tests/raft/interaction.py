@@ -34,9 +34,10 @@ Commands (ids are node ids; ``F`` is a message filter: ``1->2``, ``1->``,
     stay queued. ``stabilize`` delivers until the queue is empty.
 ``queue``
     list the queued messages.
-``run T``
+``run T [nodes=..]``
     move the clock to T, delivering every message as soon as it is sent
-    (``stabilize`` before each timer): a network without latency.
+    (``stabilize`` before each timer): a network without latency. With
+    ``nodes``, only the timers of those nodes fire.
 ``partition G G ..`` / ``isolate ID`` / ``cut SRC->DST ..`` / ``heal``
     from now on, deliveries between groups (``1,2``) or over a cut link are
     lost; nodes not named in a partition form one more group.
@@ -380,7 +381,8 @@ class Interaction:
         self._step(f"t={at} poll {node_id}", functools.partial(node.poll, at))
 
     def _run(self, args: Args) -> None:
-        args.check_options(())
+        args.check_options(("nodes",))
+        only = args.ids_option("nodes")
         if len(args.positional) != 1:
             raise CommandError("run: expected the time in ms")
         target = _int(args.positional[0], "time")
@@ -390,7 +392,7 @@ class Interaction:
             if self.queue:
                 self._deliver_one(self.queue.pop(0))
                 continue
-            due = self._next_due(target, None)
+            due = self._next_due(target, only)
             if due is None:
                 break
             self._fire(*due)
