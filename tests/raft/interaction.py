@@ -55,8 +55,7 @@ from __future__ import annotations
 
 import functools
 import random
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from collections.abc import Callable
 
 import msgspec
 
@@ -72,11 +71,7 @@ from raft import (
     RaftStorage,
 )
 from tests.raft import render
-
-
-class CommandError(Exception):
-    """A command that cannot run as written."""
-
+from tests.raft.commands import Args, CommandError, Filter, parse_ids, parse_int
 
 _EXPECTED_ERRORS = (CommandError, NotLeaderError, RaftProtocolError, RaftLogError, ValueError)
 
@@ -93,88 +88,6 @@ _CONFIG_OPTIONS = {
 }
 
 _MAX_STEPS = 10_000
-
-
-@dataclass
-class Args:
-    """A command line split into its name, positional arguments and ``key=value`` options."""
-
-    name: str
-    positional: list[str]
-    options: dict[str, str]
-
-    @classmethod
-    def parse(cls, line: str) -> Args:
-        """Split ``line``; raises CommandError on an empty line."""
-        words = line.split()
-        if not words:
-            raise CommandError("empty command")
-        positional: list[str] = []
-        options: dict[str, str] = {}
-        for word in words[1:]:
-            key, eq, value = word.partition("=")
-            if eq:
-                options[key] = value
-            else:
-                positional.append(word)
-        return cls(words[0], positional, options)
-
-    def int_option(self, key: str, default: int | None = None) -> int | None:
-        """An integer option (``default`` when absent)."""
-        if key not in self.options:
-            return default
-        return _int(self.options[key], key)
-
-    def ids_option(self, key: str) -> tuple[int, ...] | None:
-        """A comma-separated list of node ids, or None when absent."""
-        if key not in self.options:
-            return None
-        return _ids(self.options[key])
-
-    def check_options(self, allowed: Iterable[str]) -> None:
-        """Raise CommandError for an option the command does not know."""
-        unknown = sorted(set(self.options) - set(allowed))
-        if unknown:
-            raise CommandError(f"{self.name}: unknown option {unknown[0]}")
-
-
-def _int(text: str, what: str) -> int:
-    try:
-        return int(text)
-    except ValueError:
-        raise CommandError(f"{what}: not an integer: {text!r}") from None
-
-
-def _ids(text: str) -> tuple[int, ...]:
-    return tuple(_int(part, "node id") for part in text.split(",") if part)
-
-
-@dataclass
-class Filter:
-    """Which queued messages a ``deliver`` or ``drop`` takes."""
-
-    src: int | None = None
-    dst: int | None = None
-    kind: str | None = None
-    count: int | None = None
-
-    @classmethod
-    def parse(cls, args: Args) -> Filter:
-        """From ``SRC->DST`` (either side may be empty), ``type=`` and ``count=``."""
-        args.check_options(("type", "count"))
-        found = cls(kind=args.options.get("type"), count=args.int_option("count"))
-        for word in args.positional:
-            src, arrow, dst = word.partition("->")
-            if not arrow:
-                raise CommandError(f"{args.name}: expected SRC->DST, got {word!r}")
-            found.src = _int(src, "source") if src else None
-            found.dst = _int(dst, "destination") if dst else None
-        return found
-
-    def matches(self, env: Envelope) -> bool:
-        """True when ``env`` is one of the messages this filter names."""
-        return (self.src in (None, env.src) and self.dst in (None, env.dst)
-                and self.kind in (None, render.message_kind(env)))
 
 
 class Interaction:
@@ -242,7 +155,7 @@ class Interaction:
     def _one_id(self, args: Args) -> int:
         if len(args.positional) != 1:
             raise CommandError(f"{args.name}: expected one node id")
-        return _int(args.positional[0], "node id")
+        return parse_int(args.positional[0], "node id")
 
     def _states(self) -> dict[int, str]:
         return {i: render.state(n) for i, n in self.nodes.items() if n is not None}
@@ -278,7 +191,7 @@ class Interaction:
         voters = args.ids_option("voters") or tuple(range(1, count + 1))
         self.seed = args.int_option("seed", 0) or 0
         changes: dict[str, object] = {
-            field: _int(args.options[option], option)
+            field: parse_int(args.options[option], option)
             for option, field in _CONFIG_OPTIONS.items() if option in args.options
         }
         if "pre-vote" in args.options:
@@ -306,7 +219,7 @@ class Interaction:
         args.check_options(("batches", "flushed", "epoch", "voted", "leader"))
         if not args.positional:
             raise CommandError("disk: expected a node id")
-        node_id = _int(args.positional[0], "node id")
+        node_id = parse_int(args.positional[0], "node id")
         if self.nodes.get(node_id) is not None:
             raise CommandError(f"disk: node {node_id} is running")
         storage = self.storages.setdefault(node_id, RaftStorage())
@@ -319,7 +232,7 @@ class Interaction:
             epoch, colon, records = spec.partition(":")
             if not colon or not records:
                 raise CommandError(f"disk: a batch is EPOCH:RECORD+RECORD, got {spec!r}")
-            log.append(Batch(log.end_offset, _int(epoch, "epoch"), tuple(records.split("+"))),
+            log.append(Batch(log.end_offset, parse_int(epoch, "epoch"), tuple(records.split("+"))),
                        flushed=True)
         flushed = args.int_option("flushed")
         if flushed is not None:
@@ -344,13 +257,14 @@ class Interaction:
         args.check_options(("nodes",))
         if len(args.positional) != 1:
             raise CommandError("time: expected the time in ms")
-        self._advance(_int(args.positional[0], "time"), args.ids_option("nodes"))
+        self._advance(parse_int(args.positional[0], "time"), args.ids_option("nodes"))
 
     def _tick(self, args: Args) -> None:
         args.check_options(("nodes",))
         if len(args.positional) != 1:
             raise CommandError("tick: expected a duration in ms")
-        self._advance(self.now + _int(args.positional[0], "duration"), args.ids_option("nodes"))
+        duration = parse_int(args.positional[0], "duration")
+        self._advance(self.now + duration, args.ids_option("nodes"))
 
     def _advance(self, target: int, only: tuple[int, ...] | None) -> None:
         if target < self.now:
@@ -385,7 +299,7 @@ class Interaction:
         only = args.ids_option("nodes")
         if len(args.positional) != 1:
             raise CommandError("run: expected the time in ms")
-        target = _int(args.positional[0], "time")
+        target = parse_int(args.positional[0], "time")
         if target < self.now:
             raise CommandError(f"time cannot go back from {self.now} to {target}")
         for _ in range(_MAX_STEPS):
@@ -469,7 +383,7 @@ class Interaction:
         args.check_options(())
         groups: dict[int, int] = {}
         for index, group in enumerate(args.positional, start=1):
-            for node_id in _ids(group):
+            for node_id in parse_ids(group):
                 groups[node_id] = index
         for node_id in self.nodes:
             groups.setdefault(node_id, 0)
@@ -487,7 +401,7 @@ class Interaction:
             src, arrow, dst = word.partition("->")
             if not arrow:
                 raise CommandError(f"cut: expected SRC->DST, got {word!r}")
-            self.cut_links.add((_int(src, "source"), _int(dst, "destination")))
+            self.cut_links.add((parse_int(src, "source"), parse_int(dst, "destination")))
         self.out.append("cut: " + " ".join(f"{a}->{b}" for a, b in sorted(self.cut_links)))
 
     def _heal(self, args: Args) -> None:
@@ -501,7 +415,7 @@ class Interaction:
         args.check_options(("records", "epoch"))
         if not args.positional:
             raise CommandError("append: expected a node id")
-        node_id = _int(args.positional[0], "node id")
+        node_id = parse_int(args.positional[0], "node id")
         node = self._node(node_id)
         records = args.positional[1:] + [r for r in args.options.get("records", "").split(",")
                                          if r]
@@ -565,7 +479,7 @@ class Interaction:
     # ------------------------------------------------------------------ views
     def _status(self, args: Args) -> None:
         args.check_options(())
-        wanted = [_int(p, "node id") for p in args.positional] or sorted(self.nodes)
+        wanted = [parse_int(p, "node id") for p in args.positional] or sorted(self.nodes)
         for node_id in wanted:
             if node_id not in self.nodes:
                 raise CommandError(f"no node {node_id}")
@@ -577,7 +491,7 @@ class Interaction:
 
     def _log(self, args: Args) -> None:
         args.check_options(())
-        for node_id in (_int(p, "node id") for p in args.positional):
+        for node_id in (parse_int(p, "node id") for p in args.positional):
             if node_id not in self.storages:
                 raise CommandError(f"no node {node_id}")
             log = self.storages[node_id].log

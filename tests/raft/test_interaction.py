@@ -47,7 +47,7 @@ def test_transcripts_round_trip() -> None:
 
 def test_interpreter_drives_raft_alone() -> None:
     """The interpreter talks to RaftNode directly: nothing of the simulator is involved."""
-    for module in ("interaction.py", "render.py", "datadriven.py"):
+    for module in ("interaction.py", "commands.py", "render.py", "datadriven.py"):
         tree = ast.parse((HERE / module).read_text(encoding="utf-8"))
         for node in ast.walk(tree):
             names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
