@@ -76,11 +76,14 @@ IMPURE_MODULES = frozenset({
     "uuid",
 })
 
-# Exceptions, by file relative to the root. kafka_format/files.py is the one
-# module of the file format that reads and writes files (the rest of
-# kafka_format is a pure bytes <-> records codec).
+# Builtins a pure core may not use: they read or write files or the terminal.
+IMPURE_BUILTINS = frozenset({"open", "input", "breakpoint"})
+
+# Exceptions (modules or builtins), by file relative to the root.
+# kafka_format/files.py is the one module of the file format that reads and
+# writes files (the rest of kafka_format is a pure bytes <-> records codec).
 IMPURE_ALLOWED: dict[str, frozenset[str]] = {
-    "kafka_format/files.py": frozenset({"os", "pathlib"}),
+    "kafka_format/files.py": frozenset({"os", "pathlib", "open"}),
 }
 
 # Where a pure core may call hash(), by (file, enclosing function).
@@ -141,13 +144,14 @@ def _module_parts(root: Path, path: Path) -> list[str]:
     return parts
 
 
-def imports_of(root: Path, path: Path) -> Iterator[Import]:
+def imports_of(root: Path, path: Path, tree: ast.Module | None = None) -> Iterator[Import]:
     """Every import in one file, wherever it sits (functions, TYPE_CHECKING, ...).
 
     Relative imports are resolved against the file's package; calls of
     ``importlib.import_module`` / ``__import__`` with a literal name count too.
     """
-    tree = _parse(path)
+    if tree is None:
+        tree = _parse(path)
     parts = _module_parts(root, path)
     is_package = path.name == "__init__.py"
     for node in ast.walk(tree):
@@ -254,7 +258,7 @@ def check_purity(root: Path) -> list[Violation]:
             where = _relative(root, path)
             tree = _parse(path)
             exempt = IMPURE_ALLOWED.get(where, frozenset())
-            for imp in imports_of(root, path):
+            for imp in imports_of(root, path, tree):
                 if imp.top in IMPURE_MODULES and imp.top not in exempt:
                     violations.append(Violation(
                         where, imp.line,
@@ -269,6 +273,7 @@ def check_purity(root: Path) -> list[Violation]:
                                 f"(only the handed-in random.Random)"))
             violations.extend(_random_uses(where, tree))
             violations.extend(_hash_uses(where, tree))
+            violations.extend(_impure_builtins(where, tree, exempt))
     return sorted(violations)
 
 
@@ -297,6 +302,18 @@ def _random_uses(where: str, tree: ast.Module) -> Iterator[Violation]:
                 where, node.lineno,
                 f"forbidden use of the random module itself ({node.id}) in a pure core "
                 f"(only the handed-in random.Random)")
+
+
+def _impure_builtins(where: str, tree: ast.Module, exempt: frozenset[str]) -> Iterator[Violation]:
+    for node in ast.walk(tree):
+        if (
+            isinstance(node, ast.Name)
+            and node.id in IMPURE_BUILTINS - exempt
+            and isinstance(node.ctx, ast.Load)
+        ):
+            yield Violation(
+                where, node.lineno,
+                f"forbidden use of {node.id}() in a pure core (no file or terminal I/O)")
 
 
 def _hash_uses(where: str, tree: ast.Module) -> Iterator[Violation]:
@@ -356,6 +373,13 @@ def test_the_table_only_points_down() -> None:
     order = list(LAYERS)
     for package, allowed in LAYERS.items():
         assert all(order.index(other) < order.index(package) for other in allowed), package
+
+
+def test_the_architecture_doc_lists_the_same_layers_in_the_same_order() -> None:
+    text = (REPO / "docs" / "architecture.md").read_text(encoding="utf-8")
+    rows = [line.split("|")[1].strip() for line in text.splitlines()
+            if line.startswith("| `") and line.split("|")[1].strip().endswith("/`")]
+    assert rows == [f"`{package}/`" for package in LAYERS]
 
 
 def test_no_package_holds_more_than_a_quarter_of_the_source() -> None:
@@ -418,7 +442,8 @@ def test_relative_imports_are_resolved(scratch: Path) -> None:
 
 
 def test_planted_impurities_are_reported(scratch: Path) -> None:
-    _plant(scratch, "raft/planted.py", '"""Planted."""\n\nimport time\n')
+    _plant(scratch, "raft/planted.py",
+           '"""Planted."""\n\nimport time\n\nTEXT = open("x").read()\n')
     _plant(scratch, "controller/planted.py",
            '"""Planted."""\n\nimport random\n\nX = random.random()\nR = random.Random(1)\n')
     _plant(scratch, "broker/planted.py",
@@ -431,6 +456,7 @@ def test_planted_impurities_are_reported(scratch: Path) -> None:
     found = {(v.path, v.line, v.message.split(" (")[0]) for v in check_purity(scratch)}
     assert found == {
         ("raft/planted.py", 3, "forbidden import of time in a pure core"),
+        ("raft/planted.py", 5, "forbidden use of open() in a pure core"),
         ("controller/planted.py", 5, "forbidden use of random.random in a pure core"),
         ("broker/planted.py", 3, "forbidden import of random.choice in a pure core"),
         ("metadata/planted.py", 6, "forbidden use of hash() in a pure core"),
