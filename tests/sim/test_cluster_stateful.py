@@ -163,6 +163,7 @@ MUTATIONS = ["forget-failover-abort", "publish-every-commit", "abort-keeps-delta
              "leak-after-abort", "revert-to-lso"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mutation", MUTATIONS)
 def test_each_injected_bug_is_caught_and_shrunk(mutation: str) -> None:
     class Broken(ClusterWorld):
