@@ -50,8 +50,15 @@ def split_words(line: str) -> list[str]:
     ``"..."``) joins the word it touches, ``''`` is an empty word, and a
     backslash is an ordinary character, left for the glob matcher. Linear in
     the line (``shlex`` grows each word one character at a time, which is
-    quadratic). Raises CommandError when a quote is never closed.
+    quadratic). Raises CommandError when a quote is never closed or the line
+    holds a lone surrogate (an undecodable byte of the command line).
     """
+    if not line.isascii():
+        try:
+            line.encode("utf-8")
+        except UnicodeEncodeError as exc:  # bytes that were not UTF-8 (surrogateescape)
+            raise CommandError(f"cannot parse the line: character {exc.start + 1} is not "
+                               f"valid UTF-8") from None
     words: list[str] = []
     parts: list[str] = []
     in_word = False
