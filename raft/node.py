@@ -6,6 +6,14 @@ state machine's own requests (:meth:`RaftNode.append`,
 :meth:`RaftNode.create_snapshot`, :meth:`RaftNode.resign`). Outputs are the
 messages left in :attr:`RaftNode.outbox`, writes to the injected
 :class:`~raft.storage.RaftStorage`, and calls on the registered listeners.
+
+Listeners are called only at the end of a step (:meth:`RaftNode.handle`,
+:meth:`RaftNode.poll`, :meth:`RaftNode.resign`) and when one registers; a
+state machine's requests (:meth:`RaftNode.append`,
+:meth:`RaftNode.create_snapshot`) never call back, so a listener is never
+re-entered in the middle of its own write (etcd's ``Ready`` discipline: what a
+request causes is queued, here as a due timer, and happens at the next step).
+A step started from inside a listener callback is refused.
 Time is an integer of simulated milliseconds passed in; randomness comes from
 the ``random.Random`` handed in. Nothing else is consulted, so a node's
 behaviour is a function of its inputs.
@@ -17,8 +25,9 @@ but never vote, never stand, and never count towards the high watermark.
 
 from __future__ import annotations
 
+import contextlib
 import random  # deterministic-ok: only the seeded random.Random handed in
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from enum import StrEnum
 from typing import Any
 
@@ -101,6 +110,7 @@ class RaftNode:
         self.leader_state: LeaderState | None = None
         self._listeners: list[ListenerContext] = []
         self._polling_listeners = False
+        self._stepping = False
         self._timers: dict[str, int] = {}
         self._next_correlation = 0
         self._inflight: tuple[int, int] | None = None  # (correlation id, destination)
@@ -169,6 +179,11 @@ class RaftNode:
     # ------------------------------------------------------------------ inputs
     def handle(self, envelope: Envelope, now: int) -> None:
         """Process one message addressed to this node."""
+        with self._step():
+            self._handle(envelope, now)
+            self._poll_listeners()
+
+    def _handle(self, envelope: Envelope, now: int) -> None:
         msg = envelope.message
         src = envelope.src
         if isinstance(msg, FetchRequest):
@@ -191,10 +206,14 @@ class RaftNode:
             self._on_fetch_snapshot_request(src, msg, now)
         elif isinstance(msg, FetchSnapshotResponse):
             self._on_fetch_snapshot_response(src, msg, now)
-        self._poll_listeners()
 
     def poll(self, now: int) -> None:
         """Run every timer due at ``now``."""
+        with self._step():
+            self._run_timers(now)
+            self._poll_listeners()
+
+    def _run_timers(self, now: int) -> None:
         while True:
             due = sorted((t, name) for name, t in self._timers.items() if t <= now)
             if not due:
@@ -207,13 +226,14 @@ class RaftNode:
             self._parked = [(d, e) for d, e in self._parked if d > now]
             for env in expired:
                 self._answer_fetch(env, now, None)
-        self._poll_listeners()
 
     def append(self, records: Iterable[Any], epoch: int, now: int) -> int:
         """Append one batch as leader of ``epoch``; returns the offset of its last record.
 
         Raises NotLeaderError when this node is not the leader of ``epoch``.
-        The batch is durable (and fetchable) after ``append_linger_ms``.
+        The batch is durable (and fetchable) after ``append_linger_ms``: at the
+        first step at or after that time (with 0, the next step at ``now``), never
+        during this call, which calls no listener.
         """
         if self.role is not Role.LEADER or epoch != self.epoch:
             raise NotLeaderError(
@@ -227,8 +247,6 @@ class RaftNode:
         self.log.append(batch, flushed=False)
         if "flush" not in self._timers:
             self._set_timer("flush", now + self.config.append_linger_ms)
-        if self.config.append_linger_ms == 0:
-            self.poll(now)
         return batch.last_offset
 
     def create_snapshot(self, end_offset: int, records: Iterable[Any], now: int) -> Snapshot:
@@ -250,14 +268,27 @@ class RaftNode:
 
     def resign(self, now: int) -> None:
         """Give up leadership gracefully (EndQuorumEpoch to the voters); no-op otherwise."""
-        if self.role is Role.LEADER and self.leader_state is not None:
-            self._flush(now)
-            self._become_resigned(now, self.leader_state.preferred_successors())
-        self._poll_listeners()
+        with self._step():
+            if self.role is Role.LEADER and self.leader_state is not None:
+                self._flush(now)
+                self._become_resigned(now, self.leader_state.preferred_successors())
+            self._poll_listeners()
 
     def flush_all(self, now: int) -> None:
         """Flush the log now (a graceful shutdown does this before stopping)."""
         self._flush(now)
+
+    @contextlib.contextmanager
+    def _step(self) -> Iterator[None]:
+        """One input step; steps do not nest (a listener cannot drive its own node)."""
+        if self._stepping:
+            raise RuntimeError(f"node {self.id}: a step was started inside another step "
+                               f"(from a listener callback?)")
+        self._stepping = True
+        try:
+            yield
+        finally:
+            self._stepping = False
 
     # ------------------------------------------------------------------ timers
     def _set_timer(self, name: str, deadline: int) -> None:
