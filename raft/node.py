@@ -78,6 +78,9 @@ class RaftProtocolError(Exception):
 
 _NO_WAIT = 1 << 62
 
+_AWAITING_ELECTION = (Role.UNATTACHED, Role.VOTED, Role.PROSPECTIVE, Role.CANDIDATE)
+"""The roles of a voter that knows no leader and waits for its election timeout."""
+
 
 class RaftNode:
     """A voter or observer of one KRaft quorum."""
@@ -119,6 +122,7 @@ class RaftNode:
         self._votes_granted: set[int] = set()
         self._votes_rejected: set[int] = set()
         self._backing_off = False
+        self._election_deadline: int | None = None  # when the running election timeout ends
         self._fetched_from_leader_at: int | None = None
         self._discovery_index = 0
         self._resigned_leader: tuple[int, int] | None = None  # (epoch, leader) that resigned
@@ -133,7 +137,7 @@ class RaftNode:
             self._become_follower(election.epoch, election.leader_id, now)
         elif election.voted_id is not None and self.is_voter:
             self.role = Role.VOTED
-            self._set_timer("election", now + self._election_timeout())
+            self._set_election_deadline(now + self._election_timeout())
         else:
             self._become_unattached(election.epoch, now, keep_vote=True)
 
@@ -294,6 +298,11 @@ class RaftNode:
     def _set_timer(self, name: str, deadline: int) -> None:
         self._timers[name] = deadline
 
+    def _set_election_deadline(self, deadline: int) -> None:
+        """Start an election timeout (a candidate's backoff is not one: it sets the timer only)."""
+        self._election_deadline = deadline
+        self._set_timer("election", deadline)
+
     def _election_timeout(self) -> int:
         jitter = self.config.election_jitter_ms
         return self.config.election_timeout_ms + (self.rng.randrange(jitter) if jitter else 0)
@@ -371,6 +380,14 @@ class RaftNode:
             self._hw_sent = {}
 
     def _become_unattached(self, epoch: int, now: int, *, keep_vote: bool = False) -> None:
+        # Kafka's QuorumState.transitionToUnattached: a voter still waiting for an
+        # election (unattached, voted, prospective, candidate) keeps the time left on
+        # its election timeout when it learns of a higher epoch; only a node leaving a
+        # leader behind (follower, leader, resigned) draws a new one. Restarting it
+        # instead would let a stale voter that bumps the epoch again and again
+        # (without pre-vote) keep every other voter from ever standing.
+        remaining = self._election_deadline \
+            if epoch > self.epoch and self.role in _AWAITING_ELECTION else None
         if epoch != self.epoch or not keep_vote:
             self.voted_id = None
         self._leave_role()
@@ -379,7 +396,9 @@ class RaftNode:
         self.role = Role.VOTED if self.voted_id is not None else Role.UNATTACHED
         self._persist()
         if self.is_voter:
-            self._set_timer("election", now + self._election_timeout())
+            self._set_election_deadline(
+                max(remaining, now) if remaining is not None
+                else now + self._election_timeout())
         else:
             self._send_discovery_fetch(now)
 
@@ -388,7 +407,7 @@ class RaftNode:
         self.voted_id = candidate
         self.role = Role.VOTED
         self._persist()
-        self._set_timer("election", now + self._election_timeout())
+        self._set_election_deadline(now + self._election_timeout())
 
     def _become_follower(self, epoch: int, leader: int, now: int) -> None:
         if epoch != self.epoch:
@@ -414,7 +433,7 @@ class RaftNode:
         self._leave_role()
         self.role = Role.PROSPECTIVE
         self._votes_granted = {self.id}
-        self._set_timer("election", now + self._election_timeout())
+        self._set_election_deadline(now + self._election_timeout())
         self._request_votes(pre_vote=True)
 
     def _become_candidate(self, now: int) -> None:
@@ -425,7 +444,7 @@ class RaftNode:
         self.role = Role.CANDIDATE
         self._persist()
         self._votes_granted = {self.id}
-        self._set_timer("election", now + self._election_timeout())
+        self._set_election_deadline(now + self._election_timeout())
         if len(self._votes_granted) >= len(self.voters) // 2 + 1:
             self._become_leader(now)
         else:
@@ -462,7 +481,7 @@ class RaftNode:
             if voter != self.id:
                 self._send(voter, EndQuorumEpochRequest(self.epoch, self.id, successors))
         if self.is_voter:
-            self._set_timer("election", now + self._election_timeout())
+            self._set_election_deadline(now + self._election_timeout())
 
     def _observe_epoch(self, epoch: int, leader: int | None, now: int) -> bool:
         """React to the epoch and leader a message carries; False when the message is stale."""
@@ -591,7 +610,7 @@ class RaftNode:
                 backoff = 0 if position == 0 else min(
                     self.config.retry_backoff_ms << (position - 1),
                     self.config.election_backoff_max_ms)
-                self._set_timer("election", now + backoff)
+                self._set_election_deadline(now + backoff)
         self._send(src, EndQuorumEpochResponse(self.epoch, self.leader_id))
 
     # ------------------------------------------------------------------ fetch (leader side)
