@@ -841,8 +841,14 @@ class RaftNode:
             batches = self.log.read(ctx.next_offset, hw, _NO_WAIT)
             if batches:
                 ctx.next_offset = batches[-1].end_offset
+                ctx.last_high_watermark = hw
                 ctx.listener.handle_commit(batches, hw)
                 moved = True
+        if hw is not None and ctx.next_offset >= hw and (
+                ctx.last_high_watermark is None or hw > ctx.last_high_watermark):
+            ctx.last_high_watermark = hw  # nothing new to read, but the HW is news
+            ctx.listener.handle_commit((), hw)
+            moved = True
         leader = self.leader_and_epoch
         start = self.epoch_start_offset
         if ctx.last_leader != leader and leader.leader_id == self.id \
