@@ -3,7 +3,8 @@
 A state machine registers a listener with its node. The node calls it with
 committed batches in offset order, each exactly once (control batches take
 offsets but a listener just skips them), with a snapshot when the listener is
-behind the log start, and on every change of leader. A new leader's own
+new (whatever the snapshot's offset, even a bootstrap snapshot ending at 0)
+or behind the log start, and on every change of leader. A new leader's own
 listener hears of its leadership only after it has consumed every batch before
 the epoch start, so it acts on the whole committed history.
 """
@@ -52,3 +53,4 @@ class ListenerContext:
         self.next_offset = 0
         self.last_leader: LeaderAndEpoch | None = None
         self.last_high_watermark: int | None = None
+        self.loaded_snapshot = False

@@ -832,8 +832,12 @@ class RaftNode:
             ctx.listener.handle_leader_change(leader)
             moved = True
         snap = self.log.snapshot
-        if snap is not None and ctx.next_offset < self.log.start_offset:
+        # A new listener starts from the snapshot whatever its offset (Kafka: next
+        # offset 0 and a snapshot exists), so a bootstrap snapshot ending at 0 counts.
+        if snap is not None and (ctx.next_offset < self.log.start_offset or (
+                ctx.next_offset == 0 and not ctx.loaded_snapshot)):
             ctx.next_offset = snap.snapshot_id.end_offset
+            ctx.loaded_snapshot = True
             ctx.listener.handle_load_snapshot(snap)
             moved = True
         hw = self.high_watermark

@@ -6,7 +6,7 @@ import random
 
 import pytest
 
-from raft import LeaderAndEpoch, RaftConfig, RaftNode, RaftStorage, Role, Snapshot
+from raft import LeaderAndEpoch, RaftConfig, RaftNode, RaftStorage, Role, Snapshot, SnapshotId
 
 
 class Recorder:
@@ -56,3 +56,15 @@ def test_a_listener_cannot_start_a_step_of_its_own_node() -> None:
     node.register_listener(Reentrant())
     with pytest.raises(RuntimeError, match="inside another step"):
         node.poll(node.next_deadline() or 0)
+
+
+def test_a_new_listener_loads_a_snapshot_at_offset_zero() -> None:
+    storage = RaftStorage()
+    bootstrap = Snapshot(SnapshotId(0, 0), ("bootstrap",))
+    storage.log.install_snapshot(bootstrap)
+    node = RaftNode(1, (1, 2, 3), storage, random.Random(0), 0)
+    listener = Recorder()
+    node.register_listener(listener)
+    assert listener.calls.count("snapshot") == 1
+    node.poll(node.next_deadline() or 0)
+    assert listener.calls.count("snapshot") == 1  # loaded once
