@@ -38,6 +38,8 @@ class MetadataLoader:
         self.published: MetadataImage | None = None
         self.manifest: Manifest | None = None
         """Where the last image the batch loader completed comes from (None: no image yet)."""
+        self.published_manifest: Manifest | None = None
+        """The manifest of :attr:`published`."""
         self.publishers: list[Publisher] = []
         self.faults: list[LoaderFault] = []
         self.high_watermark: int | None = None
@@ -55,8 +57,14 @@ class MetadataLoader:
         return self.published.offset if self.published is not None else -1
 
     def subscribe(self, publisher: Publisher) -> None:
-        """Receive every image published from now on."""
+        """Receive the current image at once (if one was published), then every later one.
+
+        As Kafka's loader hands a newly installed publisher the whole current image,
+        a publisher that subscribes late starts from the present, not from nothing.
+        """
         self.publishers.append(publisher)
+        if self.published is not None and self.published_manifest is not None:
+            publisher(self.published, self.published_manifest)
 
     # ------------------------------------------------------------------ raft listener
     def handle_commit(self, batches: Sequence[Batch], high_watermark: int) -> None:
@@ -113,6 +121,7 @@ class MetadataLoader:
 
     def _publish(self, image: MetadataImage, manifest: Manifest) -> None:
         self.published = image
+        self.published_manifest = manifest
         self.published_count += 1
         for publisher in self.publishers:
             publisher(image, manifest)

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from broker import Manifest, MetadataImage, MetadataLoader
 from controller.operations import CreateTopics, NewTopic
+from metadata.schema import TopicRecord
+from raft import Batch
 from tests.controller.conftest import cluster
 
 
@@ -26,3 +29,26 @@ def test_a_restarted_broker_publishes_a_snapshot_at_the_log_end_without_new_comm
     assert loader.published is not None, "the restarted broker published nothing"
     assert loader.published_offset == end - 1
     assert loader.published.topic("c") is not None
+
+
+def test_a_publisher_subscribed_late_gets_the_current_image_at_once() -> None:
+    loader = MetadataLoader(1)
+    batch = Batch(0, 1, (TopicRecord("late", "AAAAAAAAAAAAAAAAAAAAAg"),))
+    loader.handle_commit((batch,), batch.end_offset)
+    assert loader.published_offset == 0
+    seen: list[tuple[MetadataImage, Manifest]] = []
+    loader.subscribe(lambda image, manifest: seen.append((image, manifest)))
+    assert len(seen) == 1
+    image, manifest = seen[0]
+    assert image is loader.published and image.topic("late") is not None
+    assert manifest.offset == 0
+    later = Batch(1, 1, (TopicRecord("later", "AAAAAAAAAAAAAAAAAAAAAw"),))
+    loader.handle_commit((later,), later.end_offset)
+    assert [i.offset for i, _ in seen] == [0, 1]
+
+
+def test_a_publisher_subscribed_before_any_image_gets_nothing_yet() -> None:
+    loader = MetadataLoader(1)
+    seen: list[MetadataImage] = []
+    loader.subscribe(lambda image, manifest: seen.append(image))
+    assert seen == []
