@@ -120,7 +120,7 @@ class QuorumController:
             handle.fail(not_controller(self.node_id, self.raft.leader_id), now)
             return handle
         try:
-            ctx = OperationContext(image, self.rng, self.raft.log.end_offset, self.node_id)
+            ctx = self._context()
             generated = operation.generate(ctx)
             batches = plan_batches(generated.records, chosen, self.config.max_records_per_batch,
                                    image.metadata_version, handle.description)
@@ -352,7 +352,8 @@ class QuorumController:
         self.claimed_epoch = None
 
     def _context(self) -> OperationContext:
-        return OperationContext(self.image, self.rng, self.raft.log.end_offset, self.node_id)
+        return OperationContext(self.image, self.rng, self.raft.log.end_offset, self.node_id,
+                                self.config.max_records_per_operation)
 
     def _maybe_snapshot(self) -> None:
         every = self.config.snapshot_every_records
