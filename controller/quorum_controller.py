@@ -247,8 +247,8 @@ class QuorumController:
         try:
             delta = MetadataDelta(MetadataImage.EMPTY)
             for record in snapshot.records:
-                if is_marker(record):
-                    self.offsets.replay_begin(last)  # raises: markers cannot be in a snapshot
+                if is_marker(record):  # raises: markers cannot be in a snapshot
+                    self.offsets.replay_marker_in_snapshot(type(record).__name__, last)
                 delta.replay(record)
         except ReplayError as exc:
             self._fatal(ControllerFault(f"Unable to apply a record from snapshot: {exc}", last))
