@@ -32,7 +32,6 @@ has taken over, the faulty node rejoins (restart, or the partition heals)
 
 from __future__ import annotations
 
-import random
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -58,6 +57,7 @@ from experiments.recovery import RecoveryProbe
 from experiments.startup import start_cluster
 from sim.cluster import KRaftCluster
 from sim.faults import FaultSpec
+from sim.seeds import named_random
 
 FAULTS = ("crash", "crash-unflushed", "partition", "resign")
 """The scenarios: what happens to the controller leader."""
@@ -132,7 +132,7 @@ class _Attempt:
 def run_failover(spec: RunSpec, trace_out: IO[bytes] | None = None) -> Row:
     """Run one failover scenario; the row's columns are :data:`COLUMNS`."""
     started = time.perf_counter()
-    rng = random.Random(f"kraftsim/{spec.seed}/failover")
+    rng = named_random(spec.seed, "failover")
     fire = rng.randrange(FIRE_SPREAD)
     attempt = _attempt(spec, trace_out, fire)
     if attempt.window_events is not None:

@@ -49,6 +49,7 @@ from experiments.outcome import acked_lost
 from experiments.startup import start_cluster
 from sim.cluster import KRaftCluster
 from sim.faults import FaultSpec
+from sim.seeds import named_random
 from sim.world import Monitor, NodeSlot, Simulation
 
 SCENARIOS = ("steady", "lag", "pause")
@@ -128,7 +129,7 @@ def run_visibility(spec: RunSpec, trace_out: IO[bytes] | None = None) -> Row:
     """Run one visibility scenario; the row's columns are :data:`COLUMNS`."""
     started = time.perf_counter()
     p = spec.params
-    rng = random.Random(f"kraftsim/{spec.seed}/visibility")
+    rng = named_random(spec.seed, "visibility")
     brokers = int(p["brokers"])
     watch = PartialWatch()
     cluster = KRaftCluster(cluster_config(spec, brokers), trace_out, [watch])

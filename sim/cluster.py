@@ -9,7 +9,6 @@ operations when the cluster starts.
 from __future__ import annotations
 
 import functools
-import random
 from collections.abc import Callable, Sequence
 from typing import IO, TypeVar
 
@@ -30,6 +29,7 @@ from sim.faults import FaultSpec, fault_nodes
 from sim.invariants import CommittedLog, RaftInvariants
 from sim.invariants.transactions import TransactionInvariants
 from sim.network import LinkConfig
+from sim.seeds import named_random
 from sim.trace import Trace
 from sim.world import App, Monitor, NodeSlot, Simulation, WorldConfig
 
@@ -138,7 +138,7 @@ class KRaftCluster:
     # ------------------------------------------------------------------ nodes
     def _apps(self, sim: Simulation, slot: NodeSlot) -> list[App]:
         assert slot.raft is not None
-        rng = random.Random(f"kraftsim/{self.config.seed}/app/{slot.node_id}/{slot.incarnation}")
+        rng = named_random(self.config.seed, "app", slot.node_id, slot.incarnation)
         if slot.is_voter:
             node_id = slot.node_id
             return [QuorumController(

@@ -8,7 +8,6 @@ summary with the trace fingerprint and a one-line replay command.
 
 from __future__ import annotations
 
-import random
 import shlex
 import time
 from typing import IO, Any
@@ -22,6 +21,7 @@ from sim.counter import ReplicatedCounter
 from sim.faults import FaultSpec, fault_nodes, random_faults
 from sim.invariants import RAFT_INVARIANTS, RaftInvariants
 from sim.network import LinkConfig
+from sim.seeds import named_random
 from sim.trace import Trace
 from sim.world import App, NodeSlot, Simulation, WorldConfig
 
@@ -72,7 +72,7 @@ class RaftSimConfig(msgspec.Struct, frozen=True, kw_only=True):
         """The configuration actually run: randomised from the seed if asked."""
         if not self.randomize:
             return self
-        rng = random.Random(f"kraftsim/{self.seed}/config")
+        rng = named_random(self.seed, "config")
         voters = rng.randint(1, 5)
         network = LinkConfig(latency_ms=rng.randint(0, 5), jitter_ms=rng.randint(0, 10),
                              drop_rate=rng.choice((0.0, 0.0, 0.01, 0.05)),
@@ -139,7 +139,7 @@ def build_raft_sim(config: RaftSimConfig, trace_out: IO[bytes] | None = None
     sim.trace.write({"ev": "config", "config": msgspec.to_builtins(config)})
     faults = config.faults
     if config.random_faults:
-        rng = random.Random(f"kraftsim/{config.seed}/faults")
+        rng = named_random(config.seed, "faults")
         faults = tuple(sorted(
             faults + random_faults(rng, config.random_faults, list(voter_ids),
                                    list(voter_ids + observer_ids), 500,

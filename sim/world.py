@@ -9,7 +9,6 @@ only randomness is ``random.Random`` instances seeded from the run's seed.
 
 from __future__ import annotations
 
-import random
 from collections.abc import Callable, Sequence
 from enum import StrEnum
 from typing import Any, Protocol
@@ -21,6 +20,7 @@ from raft.mutations import Mutation
 from sim.faults import FaultSpec
 from sim.network import LinkConfig, Network
 from sim.scheduler import EventQueue
+from sim.seeds import named_random
 from sim.trace import Trace
 
 
@@ -115,8 +115,8 @@ class Simulation:
                  monitors: Sequence[Monitor] = (), trace: Trace | None = None) -> None:
         self.config = config
         self.queue = EventQueue()
-        self.rng = random.Random(f"kraftsim/{config.seed}/world")
-        self.network = Network(random.Random(f"kraftsim/{config.seed}/network"), config.network)
+        self.rng = named_random(config.seed, "world")
+        self.network = Network(named_random(config.seed, "network"), config.network)
         self.app_factory = app_factory
         self.monitors: list[Monitor] = list(monitors)
         self.trace = trace or Trace()
@@ -352,7 +352,7 @@ class Simulation:
         slot.incarnation += 1
         slot.wake_at = None
         slot.inbox = []
-        rng = random.Random(f"kraftsim/{self.config.seed}/node/{slot.node_id}/{slot.incarnation}")
+        rng = named_random(self.config.seed, "node", slot.node_id, slot.incarnation)
         slot.raft = RaftNode(slot.node_id, self.voter_ids, slot.storage, rng, self.now,
                              config=self.config.raft, incarnation=slot.incarnation,
                              mutations=self.config.mutations)
