@@ -13,9 +13,13 @@ from __future__ import annotations
 import itertools
 from collections.abc import Iterable
 
+from experiments.common import check_operation_size
 from experiments.model import Experiment, ExperimentError, ParamValue, RunSpec
 from experiments.seeds import run_seed
-from sim.cluster import ALL_MUTATIONS
+from sim.settings import SettingError, setting
+
+MAX_RUNS = 1_000_000
+"""The most runs one sweep may have."""
 
 Axes = dict[str, tuple[ParamValue, ...]]
 """Each parameter's values."""
@@ -36,16 +40,23 @@ def parse_params(experiment: Experiment, items: Iterable[str]) -> Axes:
             for value in values:
                 _check_mutations(str(value))
         axes[param.name] = tuple(dict.fromkeys(values))
+    _check_sizes(axes)
     return axes
 
 
 def _check_mutations(text: str) -> None:
-    if text in ("", "none"):
-        return
-    unknown = sorted(set(text.split("+")) - ALL_MUTATIONS.keys())
-    if unknown:
-        raise ExperimentError(f"parameter mutations: unknown mutation(s) {', '.join(unknown)}; "
-                              f"known: {', '.join(sorted(ALL_MUTATIONS))}")
+    try:
+        setting("mutations").parse(text)
+    except SettingError as exc:
+        raise ExperimentError(f"parameter mutations: {exc.problem}") from None
+
+
+def _check_sizes(axes: Axes) -> None:
+    """Refuse, before any run, an operation larger than the experiments allow."""
+    batches = axes.get("batches") or axes.get("max-batches")
+    records = axes.get("batch-records")
+    if batches and records:
+        check_operation_size(max(int(b) for b in batches), max(int(r) for r in records))
 
 
 def cells(experiment: Experiment, axes: Axes) -> list[dict[str, ParamValue]]:
@@ -59,6 +70,8 @@ def build_grid(experiment: Experiment, axes: Axes, runs: int, master_seed: int) 
     """``runs`` RunSpecs dealt over the cells; see the module docs."""
     if runs < 1:
         raise ExperimentError(f"--runs must be at least 1, got {runs}")
+    if runs > MAX_RUNS:
+        raise ExperimentError(f"--runs must be at most {MAX_RUNS}, got {runs}")
     grid_cells = cells(experiment, axes)
     specs = []
     for i in range(runs):

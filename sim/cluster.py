@@ -20,7 +20,7 @@ from controller import ControllerConfig, QuorumController
 from controller.errors import ApiError, ControllerFault, not_controller
 from controller.handle import OperationHandle
 from controller.mutations import ControllerMutation
-from controller.operations import Operation, RegisterBroker, UnfenceBroker
+from controller.operations import Operation
 from controller.write_mode import WriteMode
 from raft import RaftConfig
 from raft.config import ConfigError
@@ -30,6 +30,7 @@ from sim.invariants import CommittedLog, RaftInvariants
 from sim.invariants.transactions import TransactionInvariants
 from sim.network import LinkConfig
 from sim.seeds import named_random
+from sim.startup import DEFAULT_START_TIMEOUT_MS, start_cluster
 from sim.trace import Trace
 from sim.world import App, Monitor, NodeSlot, Simulation, WorldConfig
 
@@ -217,24 +218,13 @@ class KRaftCluster:
         self.sim.run_until_true(lambda: self.active_controller() is not None, timeout_ms)
         return self.active_controller()
 
-    def start(self, register_brokers: bool = True, timeout_ms: int = 60_000) -> None:
-        """Start every node; register and unfence the brokers once a controller is active."""
-        self.sim.start()
-        if not register_brokers or not self.config.brokers:
-            return
-        for operation_of in (RegisterBroker, UnfenceBroker):
-            for broker_id in self.config.broker_ids:
-                self._submit_until_committed(operation_of(broker_id), timeout_ms)
+    def start(self, register_brokers: bool = True,
+              timeout_ms: int = DEFAULT_START_TIMEOUT_MS) -> bool:
+        """Start every node; register and unfence the brokers once a controller is active.
 
-    def _submit_until_committed(self, operation: Operation, timeout_ms: int) -> None:
-        deadline = self.sim.now + timeout_ms
-        while self.sim.now < deadline and self.sim.violation is None:
-            if self.run_until_active(deadline - self.sim.now) is None:
-                return
-            handle = self.submit(operation)
-            self.wait(handle, deadline - self.sim.now)
-            if handle.error is None or not handle.error.retriable:
-                return
+        The one start-up path, :func:`sim.startup.start_cluster` (see there).
+        """
+        return start_cluster(self, register_brokers=register_brokers, timeout_ms=timeout_ms)
 
     def idle(self) -> bool:
         """No operation pending, no transaction open, every reachable node caught up.

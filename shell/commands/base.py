@@ -8,7 +8,7 @@ line ends with the usage, and an unknown option gets a "did you mean".
 from __future__ import annotations
 
 import difflib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -90,7 +90,7 @@ def parse_args(command: Command, words: Sequence[str], positional: Sequence[str]
                 raise CommandError(f"{key} given twice ({command.usage()})")
             found[key] = options[key](key, text)
         elif eq and not free_pairs:
-            raise CommandError(_unknown_option(command, key, options))
+            raise CommandError(unknown_option(command, key, options))
         else:
             values.append(word)
     if len(values) < len(positional):
@@ -102,7 +102,8 @@ def parse_args(command: Command, words: Sequence[str], positional: Sequence[str]
     return values, found
 
 
-def _unknown_option(command: Command, key: str, options: dict[str, Converter]) -> str:
+def unknown_option(command: Command, key: str, options: Mapping[str, object]) -> str:
+    """The error for an option ``command`` does not take, with a "did you mean"."""
     if not options:
         return f"{command.name} takes no key=value options ({command.usage()})"
     close = difflib.get_close_matches(key, list(options), n=1)

@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from controller import ControllerConfig, WriteMode
-from raft import RaftConfig
 from raft.config import ConfigError
-from shell.commands.base import Command, choice, integer, parse_args
+from shell.commands.base import Command, integer, parse_args, unknown_option
 from shell.errors import CommandError
 from shell.formatting import plural, table, to_json
 from shell.lab import Lab
@@ -16,43 +14,31 @@ from shell.status import status_json, status_text
 from sim.cluster import ClusterConfig
 from sim.invariants import RAFT_INVARIANTS
 from sim.invariants.transactions import TRANSACTION_INVARIANTS
+from sim.settings import BY_NAME, SettingError, parse_settings
+from sim.startup import start_cluster as start
 from sim.world import NodeStatus
 
 if TYPE_CHECKING:
     from shell.session import Session
 
-MODES = tuple(m.value for m in WriteMode)
-"""The write modes by name."""
-CLUSTER_OPTIONS = {
-    "controllers": integer(1, 9), "brokers": integer(0, 50), "seed": integer(),
-    "max-records-per-batch": integer(3), "mode": choice(*MODES),
-    "fetch-max-records": integer(1), "broker-fetch-lag": integer(0, 60_000),
-}
-"""The options of ``cluster``."""
+SHELL_SETTINGS = ("controllers", "brokers", "seed", "max-records-per-batch", "mode",
+                  "fetch-max-records", "broker-fetch-lag")
+"""The settings (sim/settings.py) ``cluster`` offers, in the order its help lists them."""
+CLUSTER_OPTIONS = {name: BY_NAME[name] for name in SHELL_SETTINGS}
+"""The options of ``cluster`` (their words and bounds come from the settings table)."""
 
 
 def _id_range(ids: tuple[int, ...]) -> str:
     return "none" if not ids else str(ids[0]) if len(ids) == 1 else f"{ids[0]}-{ids[-1]}"
 
 
-def start_cluster(session: Session, options: dict[str, Any]) -> Lab:
-    """Build, start and install a cluster from ``cluster`` options (also ``--demo``)."""
-    mode = options.get("mode")
-    raft = RaftConfig()
-    if "fetch-max-records" in options:
-        raft = RaftConfig(fetch_max_records=options["fetch-max-records"])
-    config = ClusterConfig(
-        seed=options.get("seed", 0), controllers=options.get("controllers", 3),
-        brokers=options.get("brokers", 3),
-        controller=ControllerConfig(
-            max_records_per_batch=options.get("max-records-per-batch", 10_000),
-            write_mode=WriteMode(mode) if mode else None),
-        raft=raft, broker_fetch_lag_ms=options.get("broker-fetch-lag", 0))
+def start_cluster(session: Session, config: ClusterConfig) -> Lab:
+    """Build, start and install a cluster (``cluster``, also ``--demo``)."""
     try:
         lab = Lab(config)
     except ConfigError as exc:
         raise CommandError(str(exc)) from None
-    lab.cluster.start()
+    start(lab.cluster)
     session.lab, session.files = lab, None
     active = lab.cluster.active_controller()
     session.out(f"cluster of {plural(config.controllers, 'controller')} "
@@ -60,7 +46,7 @@ def start_cluster(session: Session, options: dict[str, Any]) -> Lab:
                 f"({_id_range(config.broker_ids)}), seed "
                 f"{config.seed}, at most {config.controller.max_records_per_batch} records per "
                 f"batch, {config.raft.fetch_max_records} per fetch, mode "
-                f"{mode or 'transactional'}")
+                f"{config.controller.write_mode or 'transactional'}")
     if active is None:
         raise CommandError("no controller became active within 60000 ms")
     brokers = ""
@@ -74,8 +60,18 @@ def start_cluster(session: Session, options: dict[str, Any]) -> Lab:
 
 def run_cluster(session: Session, args: list[str]) -> None:
     """``cluster [key=value...]``."""
-    _, options = parse_args(CLUSTER, args, options=CLUSTER_OPTIONS)
-    start_cluster(session, options)
+    plain = [word for word in args if "=" not in word]
+    if plain:
+        raise CommandError(f"unexpected argument {plain[0]!r} ({CLUSTER.usage()})")
+    try:
+        config = parse_settings(args, allowed=SHELL_SETTINGS)
+    except SettingError as exc:
+        if exc.kind == "unknown":
+            raise CommandError(unknown_option(CLUSTER, exc.key, CLUSTER_OPTIONS)) from None
+        if exc.kind == "twice":
+            raise CommandError(f"{exc.key} given twice ({CLUSTER.usage()})") from None
+        raise CommandError(exc.line()) from None
+    start_cluster(session, config)
 
 
 def run_seed(session: Session, args: list[str]) -> None:

@@ -22,8 +22,8 @@ from controller.operations import (
 )
 from controller.operations.configs import RESOURCE_TYPES
 from shell.commands.base import Command, Converter, choice, integer, parse_args
-from shell.commands.cluster import MODES
 from shell.errors import CommandError
+from sim.settings import MODES
 
 if TYPE_CHECKING:
     from shell.session import Session
