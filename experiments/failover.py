@@ -57,7 +57,7 @@ from experiments.model import Column, Experiment, Param, Row, RunSpec
 from experiments.outcome import acked_lost, operation_outcome
 from experiments.recovery import RecoveryProbe
 from sim.cluster import KRaftCluster
-from sim.faults import FaultSpec
+from sim.faults import Heal, Restart, parse_fault_target
 from sim.seeds import named_random
 from sim.settings import MAX_DURATION_MS
 from sim.startup import start_cluster
@@ -266,7 +266,7 @@ def _fault_and_recover(spec: RunSpec, attempt: _Attempt) -> None:
         attempt.follow_up = cluster.submit(CreateTopics((NewTopic(FOLLOW_UP, 1, 1),)))
     kind = {"crash": "crash", "crash-unflushed": "crash", "partition": "isolate",
             "resign": "shutdown"}[scenario]
-    sim.apply_fault(FaultSpec(kind, sim.now, str(node)))
+    sim.apply_fault(parse_fault_target(kind, str(node), sim.now))
 
     def taken_over() -> bool:
         active = cluster.active_controller()
@@ -276,8 +276,8 @@ def _fault_and_recover(spec: RunSpec, attempt: _Attempt) -> None:
         attempt.reason = f"no new controller within {p['timeout-ms']} ms of the fault"
         return
     sim.run_for(min(int(p["rejoin-ms"]), max(0, deadline - sim.now)))
-    sim.apply_fault(FaultSpec("heal", sim.now) if kind == "isolate"
-                    else FaultSpec("restart", sim.now, str(node)))
+    sim.apply_fault(Heal(at_ms=sim.now) if kind == "isolate"
+                    else Restart(at_ms=sim.now, node=node))
     attempt.settled = cluster.run_until(
         lambda: probe.recovered_at is not None and cluster.idle(), max(0, deadline - sim.now))
     if not attempt.settled:

@@ -49,7 +49,7 @@ from experiments.common import (
 from experiments.model import Column, Experiment, Param, Row, RunSpec
 from experiments.outcome import acked_lost
 from sim.cluster import KRaftCluster
-from sim.faults import FaultSpec
+from sim.faults import Pause
 from sim.seeds import named_random
 from sim.settings import MAX_DURATION_MS, MAX_FETCH_LAG_MS
 from sim.startup import start_cluster
@@ -198,7 +198,7 @@ def _schedule_pauses(cluster: KRaftCluster, rng: random.Random, longest: int,
         for _ in range(rng.randint(0, 2)):
             at = now + rng.randint(0, span)
             duration = rng.randint(1, longest)
-            cluster.sim.schedule_fault(FaultSpec("pause", at, str(broker), duration))
+            cluster.sim.schedule_fault(Pause(at_ms=at, node=broker, duration_ms=duration))
             end = max(end, at + duration)
     return end
 

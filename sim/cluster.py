@@ -25,7 +25,7 @@ from controller.write_mode import WriteMode
 from raft import RaftConfig
 from raft.config import ConfigError
 from raft.mutations import Mutation
-from sim.faults import FaultSpec, fault_nodes
+from sim.faults import FaultSpec, config_record
 from sim.invariants import CommittedLog, RaftInvariants
 from sim.invariants.transactions import TransactionInvariants
 from sim.network import LinkConfig
@@ -86,7 +86,7 @@ class ClusterConfig(msgspec.Struct, frozen=True, kw_only=True):
         self.network.validate()
         nodes = set(self.controller_ids) | set(self.broker_ids)
         for spec in self.faults:
-            for node in fault_nodes(spec):
+            for node in spec.nodes():
                 if node not in nodes:
                     raise ConfigError("faults", f"{spec.render()} names node {node}; the nodes "
                                                 f"are {', '.join(map(str, sorted(nodes)))}")
@@ -125,7 +125,7 @@ class KRaftCluster:
         monitors: list[Monitor] = [self.raft_invariants, self.txn_invariants,
                                    *extra_monitors]
         self.sim = Simulation(world, self._apps, monitors, Trace(trace_out))
-        self.sim.trace.write({"ev": "config", "config": msgspec.to_builtins(config)})
+        self.sim.trace.write({"ev": "config", "config": config_record(config)})
         if config.broker_fetch_lag_ms:
             lagging = msgspec.structs.replace(
                 config.network, latency_ms=config.network.latency_ms + config.broker_fetch_lag_ms)

@@ -18,7 +18,7 @@ from raft import RaftConfig
 from raft.config import ConfigError
 from raft.mutations import Mutation
 from sim.counter import ReplicatedCounter
-from sim.faults import FaultSpec, fault_nodes, random_faults
+from sim.faults import FaultSpec, config_record, random_faults
 from sim.invariants import RAFT_INVARIANTS, RaftInvariants
 from sim.network import LinkConfig
 from sim.seeds import named_random
@@ -60,7 +60,7 @@ class RaftSimConfig(msgspec.Struct, frozen=True, kw_only=True):
         self.network.validate()
         nodes = self.voters + self.observers
         for spec in self.faults:
-            for node in fault_nodes(spec):
+            for node in spec.nodes():
                 if node >= nodes:
                     raise ConfigError("faults", f"{spec.render()} names node {node}, but the "
                                                 f"nodes are 0-{nodes - 1}")
@@ -136,7 +136,7 @@ def build_raft_sim(config: RaftSimConfig, trace_out: IO[bytes] | None = None
 
     invariants = RaftInvariants()
     sim = Simulation(world, apps, [invariants], Trace(trace_out))
-    sim.trace.write({"ev": "config", "config": msgspec.to_builtins(config)})
+    sim.trace.write({"ev": "config", "config": config_record(config)})
     faults = config.faults
     if config.random_faults:
         rng = named_random(config.seed, "faults")
@@ -200,7 +200,7 @@ def format_summary(result: RaftSimResult) -> str:
         f"kraftsim raft-sim: seed {config.seed}, {config.voters} voters "
         f"(nodes 0-{config.voters - 1}), {config.observers} observers, "
         f"{config.duration_ms} ms simulated",
-        "config: " + msgspec.json.encode(config).decode(),
+        "config: " + msgspec.json.encode(config_record(config)).decode(),
         "leaders:",
     ]
     lines += [f"  epoch {epoch}: node {node} elected at {at} ms"
@@ -225,4 +225,5 @@ def format_summary(result: RaftSimResult) -> str:
 def result_to_json(result: RaftSimResult) -> dict[str, Any]:
     """The result as JSON-ready builtins."""
     out: dict[str, Any] = msgspec.to_builtins(result)
+    out["config"] = config_record(result.config)
     return out
