@@ -8,8 +8,8 @@ never a hang, a memory blow-up or a traceback.
 
 from __future__ import annotations
 
-MAX_DURATION_MS = 7 * 24 * 3_600_000
-"""The longest simulated time a run, a tick, a timeout or a fault time may name: a week."""
+MAX_DURATION_MS = 30 * 24 * 3_600_000
+"""The longest simulated time a run, a tick, a timeout or a fault time may name: 30 days."""
 MAX_NODE_ID = (1 << 31) - 1
 """Node ids are Kafka broker/controller ids: int32."""
 INT64_MIN, INT64_MAX = -(1 << 63), (1 << 63) - 1

@@ -78,6 +78,12 @@ class ClusterConfig(msgspec.Struct, frozen=True, kw_only=True):
             raise ConfigError("brokers", f"must not be negative, got {self.brokers}")
         if self.broker_fetch_lag_ms < 0:
             raise ConfigError("broker-fetch-lag-ms", "must not be negative")
+        starving = self.raft.request_timeout_ms - 2 * self.network.latency_ms
+        if self.broker_fetch_lag_ms >= starving:
+            raise ConfigError("broker-fetch-lag-ms",
+                              f"must be below {starving} (the raft request timeout minus two "
+                              f"link latencies: at or above it every fetch of a broker times "
+                              f"out), got {self.broker_fetch_lag_ms}")
         unknown = sorted(self.mutations - ALL_MUTATIONS.keys())
         if unknown:
             raise ConfigError("mutations", f"unknown mutation(s): {', '.join(unknown)}")

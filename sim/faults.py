@@ -26,7 +26,7 @@ union) with ``at_ms`` and ``render()``, the inverse of :func:`parse_fault`.
 :func:`parse_fault_target` is the one parser of a fault's target, shared by
 the fault language, the shell's fault verbs (``crash NODE``, ``partition
 A,B|C``, ...) and anything else that names nodes. Times and durations are at
-most :data:`~sim.bounds.MAX_DURATION_MS` (a week), node ids at most
+most :data:`~sim.bounds.MAX_DURATION_MS` (30 days), node ids at most
 :data:`~sim.bounds.MAX_NODE_ID` (int32).
 
 Traces and printed configurations show a fault in its original flat form
@@ -51,7 +51,7 @@ KINDS = ("crash", "shutdown", "restart", "wipe", "pause", "partition", "isolate"
 LEADER: Literal["leader"] = "leader"
 """The target that names whichever node leads when the fault fires."""
 MAX_FAULT_MS = MAX_DURATION_MS
-"""Latest fault time and longest pause: a week of simulated time."""
+"""Latest fault time and longest pause: 30 days of simulated time."""
 
 NodeRef = int | Literal["leader"]
 """A node id, or ``"leader"``."""

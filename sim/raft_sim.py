@@ -17,6 +17,14 @@ import msgspec
 from raft import RaftConfig
 from raft.config import ConfigError
 from raft.mutations import Mutation
+from sim.bounds import (
+    INT64_MAX,
+    INT64_MIN,
+    MAX_DURATION_MS,
+    MAX_OBSERVERS,
+    MAX_RANDOM_FAULTS,
+    MAX_VOTERS,
+)
 from sim.counter import ReplicatedCounter
 from sim.faults import FaultSpec, config_record, random_faults
 from sim.invariants import RAFT_INVARIANTS, RaftInvariants
@@ -26,8 +34,21 @@ from sim.trace import Trace
 from sim.world import App, NodeSlot, Simulation, WorldConfig
 
 
+def _within(name: str, value: int, minimum: int, maximum: int, why: str = "") -> None:
+    """Raise ConfigError(name, ...) unless minimum <= value <= maximum."""
+    if value < minimum:
+        raise ConfigError(name, f"{why + ': ' if why else ''}must be at least {minimum}, "
+                                f"got {value}")
+    if value > maximum:
+        raise ConfigError(name, f"must be at most {maximum}, got {value}")
+
+
 class RaftSimConfig(msgspec.Struct, frozen=True, kw_only=True):
-    """A raft-only run. Node ids: voters 0..N-1, observers N..N+M-1."""
+    """A raft-only run. Node ids: voters 0..N-1, observers N..N+M-1.
+
+    Bounds (sim/bounds.py): 1-9 voters, 0-50 observers, at most 30 days of
+    simulated time (also for fault times), at most 1000 random faults.
+    """
 
     seed: int = 0
     voters: int = 3
@@ -44,18 +65,13 @@ class RaftSimConfig(msgspec.Struct, frozen=True, kw_only=True):
 
     def validate(self) -> RaftSimConfig:
         """Return self, or raise ConfigError naming the bad field."""
-        if self.voters < 1:
-            raise ConfigError("voters", f"a quorum needs at least one voter, got {self.voters}")
-        if self.observers < 0:
-            raise ConfigError("observers", f"must not be negative, got {self.observers}")
-        if self.duration_ms <= 0:
-            raise ConfigError("duration", f"must be positive, got {self.duration_ms}")
-        if self.append_every_ms <= 0:
-            raise ConfigError("append_every_ms", f"must be positive, got {self.append_every_ms}")
-        if self.snapshot_every < 0:
-            raise ConfigError("snapshot_every", "must not be negative")
-        if self.random_faults < 0:
-            raise ConfigError("random_faults", "must not be negative")
+        _within("seed", self.seed, INT64_MIN, INT64_MAX)
+        _within("voters", self.voters, 1, MAX_VOTERS, "a quorum needs at least one voter")
+        _within("observers", self.observers, 0, MAX_OBSERVERS)
+        _within("duration", self.duration_ms, 1, MAX_DURATION_MS)
+        _within("append_every_ms", self.append_every_ms, 1, MAX_DURATION_MS)
+        _within("snapshot_every", self.snapshot_every, 0, INT64_MAX)
+        _within("random_faults", self.random_faults, 0, MAX_RANDOM_FAULTS)
         self.raft.validate()
         self.network.validate()
         nodes = self.voters + self.observers
@@ -64,8 +80,9 @@ class RaftSimConfig(msgspec.Struct, frozen=True, kw_only=True):
                 if node >= nodes:
                     raise ConfigError("faults", f"{spec.render()} names node {node}, but the "
                                                 f"nodes are 0-{nodes - 1}")
-            if spec.at_ms < 0:
-                raise ConfigError("faults", f"{spec.render()} has a negative time")
+            if not 0 <= spec.at_ms <= MAX_DURATION_MS:
+                raise ConfigError("faults", f"{spec.render()}: the time must be within 0-"
+                                            f"{MAX_DURATION_MS} ms")
         return self
 
     def resolved(self) -> RaftSimConfig:

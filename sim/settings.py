@@ -51,12 +51,9 @@ import msgspec
 
 from controller import WriteMode
 from raft.config import ConfigError
+from sim.bounds import INT64_MAX, INT64_MIN, MAX_DURATION_MS, MAX_OBSERVERS, MAX_VOTERS
 from sim.cluster import ALL_MUTATIONS, ClusterConfig
 
-INT64_MIN, INT64_MAX = -(1 << 63), (1 << 63) - 1
-"""The range of a seed (Spark's LongType, Parquet's INT64)."""
-MAX_DURATION_MS = 7 * 24 * 3_600_000
-"""The longest simulated time any command runs or schedules a fault at: one week."""
 MAX_FETCH_LAG_MS = 1997
 """Largest broker fetch lag with the default network and raft settings (see the module docs)."""
 
@@ -157,8 +154,8 @@ MODES = tuple(m.value for m in WriteMode)
 """The write modes by name."""
 
 SETTINGS: tuple[Setting, ...] = (
-    Setting("controllers", int, 3, "controllers, node ids 3000.. (voters)", 1, 9),
-    Setting("brokers", int, 3, "brokers, node ids 0.. (observers)", 0, 50),
+    Setting("controllers", int, 3, "controllers, node ids 3000.. (voters)", 1, MAX_VOTERS),
+    Setting("brokers", int, 3, "brokers, node ids 0.. (observers)", 0, MAX_OBSERVERS),
     Setting("seed", int, 0, "the seed: the same seed and commands give the same run",
             INT64_MIN, INT64_MAX),
     Setting("max-records-per-batch", int, 10_000,

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from shell.errors import CommandError
+from sim.settings import SettingError, parse_int
 
 if TYPE_CHECKING:
     from shell.session import Session
@@ -45,17 +46,12 @@ class Command:
 
 
 def integer(minimum: int | None = None, maximum: int | None = None) -> Converter:
-    """An integer option within bounds."""
+    """An integer option within bounds (checked before it is converted, however long)."""
     def convert(key: str, text: str) -> int:
         try:
-            value = int(text)
-        except ValueError:
-            raise CommandError(f"{key} must be an integer, got {text!r}") from None
-        if minimum is not None and value < minimum:
-            raise CommandError(f"{key} must be at least {minimum}, got {value}")
-        if maximum is not None and value > maximum:
-            raise CommandError(f"{key} must be at most {maximum}, got {value}")
-        return value
+            return parse_int(key, text, minimum, maximum)
+        except SettingError as exc:
+            raise CommandError(exc.line()) from None
     return convert
 
 

@@ -11,6 +11,7 @@ from shell.formatting import plural, table, to_json
 from shell.lab import Lab
 from shell.raw_log import log_lines
 from shell.status import status_json, status_text
+from sim.bounds import INT64_MAX
 from sim.cluster import ClusterConfig
 from sim.invariants import RAFT_INVARIANTS
 from sim.invariants.transactions import TRANSACTION_INVARIANTS
@@ -137,8 +138,8 @@ def run_log(session: Session, args: list[str]) -> None:
                            "'kraftsim dump-log FILE'")
     lab = session.require_lab()
     node_id = lab.resolve(values[0])
-    first = integer(0)("FROM", values[1]) if len(values) > 1 else None
-    last = integer(0)("TO", values[2]) if len(values) > 2 else None
+    first = integer(0, INT64_MAX)("FROM", values[1]) if len(values) > 1 else None
+    last = integer(0, INT64_MAX)("TO", values[2]) if len(values) > 2 else None
     if first is not None and last is not None and last < first:
         raise CommandError(f"TO ({last}) is before FROM ({first})")
     slot = lab.cluster.sim.slots[node_id]
@@ -184,16 +185,21 @@ CLUSTER = Command(
     "start a new simulated cluster",
     "Starts a new simulated cluster (replacing the current one) and runs it until a "
     "controller is active and every broker is registered and unfenced.\n\n"
-    "controllers=N   controllers, node ids 3000.. (default 3)\n"
-    "brokers=N       brokers, node ids 0.. (default 3)\n"
-    "seed=S          the seed: the same seed and commands give the same run (default 0)\n"
-    "max-records-per-batch=N  records per raft batch, markers included (default 10000)\n"
+    "controllers=N   controllers, node ids 3000.. (1-9, default 3)\n"
+    "brokers=N       brokers, node ids 0.. (0-50, default 3); with none, operations that "
+    "place replicas are refused\n"
+    "seed=S          the seed: the same seed and commands give the same run (a signed 64-bit "
+    "integer, default 0)\n"
+    "max-records-per-batch=N  records per raft batch, markers included (3-1000000, default "
+    "10000; also batch-records=N)\n"
     "mode=M          how an operation larger than one batch is written: transactional "
     "(Begin ... End, KIP-868), atomic (refused), non-atomic (split with no markers); "
     "default transactional\n"
-    "fetch-max-records=N  records a fetch response carries (default 1000): a transaction of "
-    "many batches commits over several fetch rounds\n"
-    "broker-fetch-lag=MS  extra delay on every link into a broker (lagging brokers)\n\n"
+    "fetch-max-records=N  records a fetch response carries (1-1000000, default 1000): a "
+    "transaction of many batches commits over several fetch rounds; also fetch-records=N\n"
+    "broker-fetch-lag=MS  extra delay on every link into a broker (lagging brokers), 0-1997: "
+    "a fetch answered 2000 ms (the raft request timeout) or more after it was sent has timed "
+    "out, so a larger lag would starve the brokers\n\n"
     "The view switches to the first broker (see view).\n\n"
     "Example: cluster controllers=3 brokers=2 seed=7 max-records-per-batch=50",
     run_cluster, options=tuple(CLUSTER_OPTIONS))

@@ -23,6 +23,7 @@ from controller.operations import (
 from controller.operations.configs import RESOURCE_TYPES
 from shell.commands.base import Command, Converter, choice, integer, parse_args
 from shell.errors import CommandError
+from sim.bounds import MAX_NODE_ID, MAX_PARTITIONS, MAX_REPLICATION_FACTOR
 from sim.settings import MODES
 
 if TYPE_CHECKING:
@@ -45,7 +46,8 @@ def _submit(session: Session, label: str, operation: Operation, options: dict[st
 def run_create_topic(session: Session, args: list[str]) -> None:
     """``create-topic NAME [partitions=N] [replication-factor=R]``."""
     values, options = parse_args(CREATE_TOPIC, args, positional=("NAME",), options={
-        "partitions": integer(1, 10_000_000), "replication-factor": integer(1, 100),
+        "partitions": integer(1, MAX_PARTITIONS),
+        "replication-factor": integer(1, MAX_REPLICATION_FACTOR),
         **COMMON})
     lab = session.require_lab()
     rf = options.get("replication-factor", max(1, min(3, lab.config.brokers)))
@@ -92,7 +94,7 @@ def run_register_broker(session: Session, args: list[str]) -> None:
     """``register-broker ID [rack=R]``."""
     values, options = parse_args(REGISTER_BROKER, args, positional=("ID",),
                                  options={"rack": lambda _key, text: text, **COMMON})
-    broker_id = integer(0)("ID", values[0])
+    broker_id = integer(0, MAX_NODE_ID)("ID", values[0])
     operation = RegisterBroker(broker_id, rack=options.get("rack"))
     _submit(session, f"register-broker {broker_id}", operation, options)
 
@@ -130,7 +132,8 @@ ALTER_CONFIG = Command(
 REGISTER_BROKER = Command(
     "register-broker", "register-broker ID [rack=R] [retries=N]", "register a broker",
     "Submits a broker registration (RegisterBrokerRecord): the broker appears under "
-    "/image/cluster/brokers, fenced, with the record's offset as its epoch." + _OPTIONS_TEXT
+    "/image/cluster/brokers, fenced, with the record's offset as its epoch. ID is a Kafka "
+    "broker id: 0-2147483647 (int32)." + _OPTIONS_TEXT
     + "\n\nExample: register-broker 7 rack=b", run_register_broker,
     options=("rack", "mode", "retries"))
 

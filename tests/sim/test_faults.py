@@ -65,7 +65,7 @@ def test_the_flat_trace_form_is_the_historic_one() -> None:
     "partition:0,1@5", "partition:0,,1|2@5", "partition:0|0@5", "partition:leader|1@5",
     "block:0@5", "block:leader>1@5", "crash:x@5", "crash:1@-5", "crash:1@soon", "",
     "crash:1@" + "9" * 5000, "crash:" + "9" * 5000 + "@1", "pause:1@1+" + "9" * 5000,
-    "crash:1@604800001",
+    "crash:1@2592000001",
 ])
 def test_bad_faults_are_one_line_errors(text: str) -> None:
     with pytest.raises(FaultError) as error:
