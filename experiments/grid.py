@@ -16,6 +16,7 @@ from collections.abc import Iterable
 from experiments.common import check_operation_size
 from experiments.model import Experiment, ExperimentError, ParamValue, RunSpec
 from experiments.seeds import run_seed
+from sim.bounds import INT64_MAX, INT64_MIN
 from sim.settings import SettingError, setting
 
 MAX_RUNS = 1_000_000
@@ -59,6 +60,13 @@ def _check_sizes(axes: Axes) -> None:
         check_operation_size(max(int(b) for b in batches), max(int(r) for r in records))
 
 
+def _check_seed(master_seed: int) -> None:
+    """The master seed is a row's ``master_seed`` column: a signed 64-bit integer."""
+    if not INT64_MIN <= master_seed <= INT64_MAX:
+        raise ExperimentError(f"--seed must be within {INT64_MIN} and {INT64_MAX}, got a "
+                              f"number of {len(str(abs(master_seed)))} digits")
+
+
 def cells(experiment: Experiment, axes: Axes) -> list[dict[str, ParamValue]]:
     """Every combination of the axes' values, in parameter order."""
     names = [p.name for p in experiment.params]
@@ -68,6 +76,7 @@ def cells(experiment: Experiment, axes: Axes) -> list[dict[str, ParamValue]]:
 
 def build_grid(experiment: Experiment, axes: Axes, runs: int, master_seed: int) -> list[RunSpec]:
     """``runs`` RunSpecs dealt over the cells; see the module docs."""
+    _check_seed(master_seed)
     if runs < 1:
         raise ExperimentError(f"--runs must be at least 1, got {runs}")
     if runs > MAX_RUNS:
@@ -89,8 +98,11 @@ def single_run(experiment: Experiment, axes: Axes, master_seed: int, index: int)
     if several:
         raise ExperimentError(f"--replay needs one value for each parameter; give "
                               f"--param for: {', '.join(several)}")
+    _check_seed(master_seed)
     if index < 0:
         raise ExperimentError(f"--replay must be a run index >= 0, got {index}")
+    if index > INT64_MAX:
+        raise ExperimentError(f"--replay must be at most {INT64_MAX}, got {index}")
     params = {name: values[0] for name, values in axes.items()}
     return RunSpec(experiment.name, params, master_seed, index,
                    run_seed(experiment.name, master_seed, str(params["scenario"]), index))

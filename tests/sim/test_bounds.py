@@ -75,3 +75,10 @@ def test_experiment_params_are_bounded(capsys: pytest.CaptureFixture[str], param
     assert code == 2
     assert err.startswith("kraftsim: error: parameter") and len(err.strip().splitlines()) == 1
     assert len(err) < 300
+
+
+def test_experiment_master_seed_is_a_long(capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(["experiment", "failover", "--seed", "9" * 30, "--replay", "0", "--param",
+                 "scenario=crash", "--param", "window=inside", "--param", "mode=transactional"])
+    err = capsys.readouterr().err
+    assert code == 2 and err.startswith("kraftsim: error: --seed must be within")
