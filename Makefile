@@ -23,10 +23,15 @@ experiment: $(STAMP)
 	$(VENV)/bin/kraftsim experiment failover --out out/failover
 	$(VENV)/bin/kraftsim experiment visibility --out out/visibility
 
-test: lint unit
-
-unit: $(STAMP)
+# Lint, type-check and the whole suite, Spark and the slow injected-bug searches included
+# (what .ci/run calls).
+test: lint $(STAMP)
 	$(PY) -m pytest -q -n 2 --dist loadgroup
+
+# The quick loop: the suite without Spark (marker spark) and without the slow
+# injected-bug searches (marker slow).
+unit: $(STAMP)
+	$(PY) -m pytest -q -n 2 --dist loadgroup -m 'not spark and not slow'
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .

@@ -180,11 +180,3 @@ def bench_million_partitions(report: Report, topics: int = 100,
            f"violations: {cluster.sim.violation or 0} (goal < 60 s, < 4 GiB)")
     return wall
 
-
-def run_metadata_benchmarks(report: Report = print) -> None:
-    """Every controller and broker benchmark."""
-    bench_controller_apply(report)
-    bench_rollback(report)
-    bench_publish_small_change(report)
-    bench_snapshot_load(report)
-    bench_million_partitions(report)

@@ -60,8 +60,3 @@ def bench_commit_throughput(report: Report, records: int = 1_000_000,
            f"{wall / max(events, 1) * 1e6:.1f} us per event")
     return rate
 
-
-def run_raft_benchmarks(report: Report = print) -> None:
-    """Every raft-layer benchmark."""
-    bench_idle_quorum(report)
-    bench_commit_throughput(report)

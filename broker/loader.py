@@ -37,7 +37,6 @@ class MetadataLoader:
         self.faults: list[LoaderFault] = []
         self.high_watermark: int | None = None
         self.catching_up = True
-        self.published_count = 0
         self.leader = LeaderAndEpoch(None, 0)
         self.batch_loader = MetadataBatchLoader(self.image, self._on_image, self.faults.append,
                                                 mutations)
@@ -92,7 +91,6 @@ class MetadataLoader:
                 return
             self.catching_up = False
         self.published = image
-        self.published_count += 1
         for publisher in self.publishers:
             publisher(image, manifest)
 

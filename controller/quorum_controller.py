@@ -23,7 +23,7 @@ to its fatal handler and ignores all further input, as Kafka's process exits.
 from __future__ import annotations
 
 import contextlib
-import random  # deterministic-ok: only the seeded random.Random handed in
+import random
 from collections import deque
 from collections.abc import Callable, Sequence
 from typing import Any

@@ -319,6 +319,5 @@ def _row(spec: RunSpec, attempt: _Attempt, wall_ms: int) -> Row:
 
 
 FAILOVER = Experiment(
-    name="failover", doc=__doc__ or "", params=PARAMS, columns=COLUMNS, run=run_failover,
-    recovery_column="recovery_ms")
+    name="failover", doc=__doc__ or "", params=PARAMS, columns=COLUMNS, run=run_failover)
 """The failover experiment."""

@@ -101,8 +101,6 @@ class Experiment(msgspec.Struct, frozen=True):
     params: tuple[Param, ...]
     columns: tuple[Column, ...]
     run: RunFunction
-    recovery_column: str | None = None
-    """The column summarised as "recovery time" in reports and JSON, if any."""
 
     def param(self, name: str) -> Param:
         """The parameter called ``name``; raises ExperimentError if there is none."""

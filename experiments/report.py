@@ -11,12 +11,6 @@ from experiments.failover import WINDOWS
 from experiments.model import Experiment
 from experiments.plots import cdf_grid, grouped_bars, outcome_bars
 
-PLOTS: dict[str, tuple[str, ...]] = {
-    "failover": ("recovery_cdf.png", "outcomes.png", "partial_visibility.png"),
-    "visibility": ("latency_cdf.png", "partial_visibility.png"),
-}
-"""The PNG files each experiment's report shows."""
-
 
 def _cell(value: Any) -> str:
     if value is None:

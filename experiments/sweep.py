@@ -33,7 +33,7 @@ def run_command(name: str, *, runs: int | None = None, seed: int = 1,
     axes = parse_params(experiment, params or [])
     if replay is not None:
         spec = single_run(experiment, axes, seed, replay)
-        return _replay(experiment, spec, trace, stdout)
+        return _replay(experiment, spec, trace, stdout, stderr)
     from experiments.pipeline import run_sweep
     from experiments.spark_env import check_master
 
@@ -49,9 +49,15 @@ def run_command(name: str, *, runs: int | None = None, seed: int = 1,
     return 0 if summary["invalid"] == 0 else 1
 
 
-def _replay(experiment: Experiment, spec: Any, trace: str | None, stdout: TextIO) -> int:
+def _replay(experiment: Experiment, spec: Any, trace: str | None, stdout: TextIO,
+            stderr: TextIO) -> int:
     path = Path(trace or f"{spec.experiment}-{spec.scenario}-{spec.seed}.jsonl")
-    with path.open("wb") as stream:
+    try:
+        stream = path.open("wb")
+    except OSError as exc:
+        stderr.write(f"kraftsim: error: cannot write trace {path}: {exc.strerror or exc}\n")
+        return 1
+    with stream:
         row: Row = experiment.run(spec, stream)
     stdout.write(json.dumps(row) + "\n")
     return 0 if row["valid"] == "true" else 1

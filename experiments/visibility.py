@@ -252,6 +252,5 @@ def _row(spec: RunSpec, cluster: KRaftCluster, watch: PartialWatch,
 
 
 VISIBILITY = Experiment(
-    name="visibility", doc=__doc__ or "", params=PARAMS, columns=COLUMNS, run=run_visibility,
-    recovery_column=None)
+    name="visibility", doc=__doc__ or "", params=PARAMS, columns=COLUMNS, run=run_visibility)
 """The visibility experiment."""

@@ -139,8 +139,14 @@ def _read_bytes(path: Path) -> bytes | DecodeFailure:
         return _unreadable(path, exc)
 
 
-def read_segment_file(path: str | Path, *, base_offset: int | None = None) -> SegmentFile:
-    """Decode a ``.log`` segment; the base offset defaults to the one in its name."""
+def read_segment_file(path: str | Path, *, base_offset: int | None = None,
+                      previous_epoch: int | None = None) -> SegmentFile:
+    """Decode a ``.log`` segment; the base offset defaults to the one in its name.
+
+    The batches' epochs must never decrease and change only at a leader's
+    LeaderChange control batch; ``previous_epoch`` is the epoch of the batch
+    before the segment (the previous segment's last), if any.
+    """
     path = Path(path)
     if base_offset is None:
         base_offset = parse_segment_name(path.name)
@@ -148,23 +154,29 @@ def read_segment_file(path: str | Path, *, base_offset: int | None = None) -> Se
     if isinstance(data, DecodeFailure):
         result = LogDecodeResult((), data, 0, 0)
     else:
-        result = decode_log(data, source=str(path), first_offset=base_offset)
+        result = decode_log(data, source=str(path), first_offset=base_offset,
+                            leader_epochs=True, previous_epoch=previous_epoch)
     return SegmentFile(str(path), base_offset if base_offset is not None else -1, result)
 
 
 def read_snapshot_file(path: str | Path, *, snapshot_id: SnapshotId | None = None) -> SnapshotFile:
     """Decode a snapshot file; the id defaults to the one in its name.
 
-    ``bootstrap.checkpoint`` (or any other name) gets :data:`BOOTSTRAP_SNAPSHOT_ID`.
+    ``bootstrap.checkpoint`` (or any other name) gets :data:`BOOTSTRAP_SNAPSHOT_ID`;
+    then the batches must agree on an epoch but no particular one.
     """
     path = Path(path)
+    epoch_known = True
     if snapshot_id is None:
-        snapshot_id = parse_snapshot_name(path.name) or BOOTSTRAP_SNAPSHOT_ID
+        snapshot_id = parse_snapshot_name(path.name)
+        epoch_known = snapshot_id is not None
+        snapshot_id = snapshot_id or BOOTSTRAP_SNAPSHOT_ID
     data = _read_bytes(path)
     if isinstance(data, DecodeFailure):
         result = SnapshotDecodeResult(None, (), None, None, (), data)
     else:
-        result = decode_snapshot(data, snapshot_id=snapshot_id, source=str(path))
+        result = decode_snapshot(data, snapshot_id=snapshot_id, source=str(path),
+                                 epoch_known=epoch_known)
     return SnapshotFile(str(path), snapshot_id, result)
 
 
@@ -242,11 +254,13 @@ def read_log_dir(path: str | Path) -> MetadataLogDir:
     except OSError as exc:
         errors.append(_unreadable(directory, exc))
         names = []
-    segments = sorted(
-        (read_segment_file(directory / name) for name in names
-         if parse_segment_name(name) is not None),
-        key=lambda segment: segment.base_offset,
-    )  # fmt: skip
+    segments: list[SegmentFile] = []
+    previous_epoch: int | None = None
+    for name in sorted(n for n in names if parse_segment_name(n) is not None):  # 20 digits
+        segment = read_segment_file(directory / name, previous_epoch=previous_epoch)
+        segments.append(segment)
+        if segment.result.batches:
+            previous_epoch = segment.result.batches[-1].batch.epoch
     snapshots = sorted(
         (read_snapshot_file(directory / name) for name in names
          if parse_snapshot_name(name) is not None),

@@ -59,7 +59,7 @@ from kafka_format.metadata_serde import (
     encode_metadata_record,
     fast_decoder,
 )
-from raft.batch import Batch
+from raft.batch import Batch, LeaderChangeMessage
 
 MIN_RECORD_SIZE = 7
 """The fewest bytes one record can take (length, attributes, deltas, key, value, headers)."""
@@ -363,14 +363,41 @@ def _check_header(
     raise AssertionError("a batch failed the quick check but passes every named check")
 
 
+_EPOCH_FIELD = 12
+"""Where ``partitionLeaderEpoch`` sits in a batch header (after baseOffset and length)."""
+
+
+def _check_log_epoch(epoch: int, previous: int, control: int, records: tuple[Any, ...],
+                     pos: int) -> None:
+    """A log's epoch never decreases and changes only at the new leader's first batch.
+
+    Kafka's leader starts its epoch by appending a LeaderChange control batch
+    (``KafkaRaftClient.onBecomeLeader``). The CRC does not cover
+    ``partitionLeaderEpoch``, so this is the only check a flipped epoch meets.
+    """
+    if epoch < previous:
+        raise DecodeError(f"partitionLeaderEpoch {epoch} after {previous}: a log's epochs "
+                          f"never decrease", pos + _EPOCH_FIELD)
+    if not control or not any(isinstance(r, LeaderChangeMessage) for r in records):
+        raise DecodeError(f"partitionLeaderEpoch {epoch} after {previous}: a new epoch starts "
+                          f"with its leader's LeaderChange control batch, and this batch is "
+                          f"not one", pos + _EPOCH_FIELD)
+
+
 def decode_log(
-    data: bytes, *, source: str = "<bytes>", first_offset: int | None = None
+    data: bytes, *, source: str = "<bytes>", first_offset: int | None = None,
+    leader_epochs: bool = False, previous_epoch: int | None = None,
+    snapshot_epoch: int | None = None,
 ) -> LogDecodeResult:
     """Decode consecutive batches (a ``.log`` segment or a ``.checkpoint``'s bytes).
 
     ``source`` names the input in error reports. Batches must follow each
     other without gaps; ``first_offset``, when given, is the base offset the
-    first batch must have (a segment's file name). Never raises on bad bytes.
+    first batch must have (a segment's file name). With ``leader_epochs`` (a
+    log segment) the batches' epochs never decrease and change only at a
+    LeaderChange control batch; ``previous_epoch`` is the epoch of the batch
+    before this segment's first, if any. With ``snapshot_epoch`` (a snapshot)
+    every batch carries that epoch. Never raises on bad bytes.
     """
     data = bytes(data)
     size = len(data)
@@ -389,6 +416,7 @@ def decode_log(
     min_length = HEADER_SIZE - LENGTH_PREFIX
     cacheable = HEADER_SIZE + _CACHEABLE_SECTION
     control_flag = CONTROL_FLAG
+    current_epoch = snapshot_epoch if snapshot_epoch is not None else previous_epoch
     try:
         # ``while True`` and not ``while pos < size``: CPython 3.11 only warms a code object
         # up for its specialising interpreter on calls and unconditional backward jumps,
@@ -428,6 +456,14 @@ def decode_log(
                         cache.clear()
                     cache[key] = cached
                 records, facts = cached
+            if epoch != current_epoch:
+                if snapshot_epoch is not None:
+                    raise DecodeError(
+                        f"partitionLeaderEpoch {epoch}, but every batch of a snapshot carries "
+                        f"the epoch of its file name ({snapshot_epoch})", pos + _EPOCH_FIELD)
+                if leader_epochs and current_epoch is not None:
+                    _check_log_epoch(epoch, current_epoch, control, records, pos)
+                current_epoch = epoch
             append(
                 DecodedBatch(
                     Batch(base_offset, epoch, (), records, max_ts)

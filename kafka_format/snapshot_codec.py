@@ -20,6 +20,7 @@ from typing import Any
 
 import msgspec
 
+from kafka_format import wire
 from kafka_format.batch_format import DecodedBatch, encode_batch
 from kafka_format.errors import DecodeFailure, EncodeError
 from kafka_format.log_codec import decode_log
@@ -69,14 +70,21 @@ def _failure(
 
 
 def decode_snapshot(
-    data: bytes, *, snapshot_id: SnapshotId, source: str = "<bytes>"
+    data: bytes, *, snapshot_id: SnapshotId, source: str = "<bytes>", epoch_known: bool = True
 ) -> SnapshotDecodeResult:
     """Decode a snapshot file's bytes; never raises on bad bytes.
 
     ``snapshot_id`` comes from the file name (see
-    :func:`kafka_format.files.parse_snapshot_name`).
+    :func:`kafka_format.files.parse_snapshot_name`). As Kafka writes a
+    snapshot, its first batch starts at offset 0 and every batch carries the
+    snapshot's epoch (``partitionLeaderEpoch``, which the CRC does not cover):
+    the epoch of the id, or with ``epoch_known=False`` (a file whose name
+    gives none) the first batch's.
     """
-    decoded = decode_log(data, source=source)
+    epoch = snapshot_id.epoch
+    if not epoch_known:
+        epoch = wire.INT32.unpack_from(data, 12)[0] if len(data) >= 16 else 0
+    decoded = decode_log(data, source=source, snapshot_epoch=epoch)
     batches = decoded.batches
     header: SnapshotHeaderRecord | None = None
     footer: SnapshotFooterRecord | None = None
@@ -111,6 +119,11 @@ def decode_snapshot(
             source, "missing-footer", "the last batch does not end with a SnapshotFooterRecord",
             decoded.total_bytes, batches, len(batches) - 1,
         )  # fmt: skip
+    if error is None and batches and batches[0].batch.base_offset != 0:
+        first_offset = batches[0].batch.base_offset
+        return SnapshotDecodeResult(None, (), header, footer, (), DecodeFailure(
+            source, "corrupt", f"the first batch starts at offset {first_offset}, but a "
+            f"snapshot's batches start at offset 0", 0, 0, first_offset, 0))
     snapshot = None
     if error is None and header is not None:
         snapshot = Snapshot(snapshot_id, tuple(records), header.last_contained_log_timestamp)

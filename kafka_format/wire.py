@@ -294,14 +294,6 @@ def read_compact_nullable_string(buf: bytes, pos: int, end: int) -> tuple[str | 
         raise DecodeError(f"string at byte {start} is not valid UTF-8", start) from None
 
 
-def read_compact_bytes(buf: bytes, pos: int, end: int) -> tuple[bytes | None, int]:
-    """Compact bytes that may be null."""
-    length, pos = read_compact_length(buf, pos, end, "bytes")
-    if length < 0:
-        return None, pos
-    return buf[pos : pos + length], pos + length
-
-
 def write_compact_string(out: bytearray, value: str) -> None:
     """Append a non-null compact string."""
     if value is None:
@@ -319,15 +311,6 @@ def write_compact_nullable_string(out: bytearray, value: str | None) -> None:
     data = value.encode("utf-8")
     write_uvarint(out, len(data) + 1)
     out += data
-
-
-def write_compact_bytes(out: bytearray, value: bytes | None) -> None:
-    """Append compact bytes that may be null."""
-    if value is None:
-        out.append(0)
-        return
-    write_uvarint(out, len(value) + 1)
-    out += value
 
 
 # --- tagged fields -------------------------------------------------------------------------
@@ -348,18 +331,6 @@ def read_tagged_header(buf: bytes, pos: int, end: int) -> tuple[int, int, int]:
             start,
         )
     return tag, size, pos
-
-
-def skip_tagged_fields(buf: bytes, pos: int, end: int) -> int:
-    """Skip a whole tagged-field section (of a nested struct); returns the next position."""
-    start = pos
-    count, pos = read_uvarint(buf, pos, end)
-    if count > end - pos:
-        raise DecodeError(f"tagged field count {count} at byte {start} is impossible", start)
-    for _ in range(count):
-        _tag, size, pos = read_tagged_header(buf, pos, end)
-        pos += size
-    return pos
 
 
 def write_tagged_field(out: bytearray, tag: int, payload: bytes | bytearray) -> None:

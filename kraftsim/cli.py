@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
+import os
 import sys
 from collections.abc import Callable, Sequence
 
@@ -32,8 +34,35 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+EXIT_BROKEN_PIPE = 1
+"""The exit code when the reader of the output went away (``kraftsim ... | head``)."""
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the ``kraftsim`` command; returns the exit code."""
+    """Run the ``kraftsim`` command; returns the exit code.
+
+    When the output's reader goes away (``| head``) the command stops
+    quietly, as Unix tools do: no traceback, exit code 1.
+    """
+    try:
+        code = _run(argv)
+        sys.stdout.flush()  # a broken pipe shows here, not at interpreter exit
+    except BrokenPipeError:
+        _silence_output()
+        return EXIT_BROKEN_PIPE
+    return code
+
+
+def _silence_output() -> None:
+    """Point stdout and stderr at /dev/null, so that flushing them at exit cannot fail."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(OSError, ValueError):  # not a real file (captured in a test)
+            os.dup2(devnull, stream.fileno())
+    os.close(devnull)
+
+
+def _run(argv: Sequence[str] | None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv and argv[0] == "dump-log":
         return dump_log.main(argv[1:])

@@ -44,7 +44,7 @@ def register(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Run the simulation; exit 0 when every invariant held, 2 otherwise."""
+    """Run the simulation; exit 0 when every invariant held, 2 otherwise (1: no trace file)."""
     config = RaftSimConfig(
         seed=args.seed, voters=args.voters, observers=args.observers,
         duration_ms=args.duration, faults=parse_faults(args.faults),
@@ -55,9 +55,9 @@ def run(args: argparse.Namespace) -> int:
         try:
             out = open(args.trace, "wb")  # noqa: SIM115 - closed below
         except OSError as exc:
-            print(f"kraftsim: error: cannot write trace {args.trace}: {exc.strerror}",
+            print(f"kraftsim: error: cannot write trace {args.trace}: {exc.strerror or exc}",
                   file=sys.stderr)
-            return 2
+            return 1
         with out:
             result = run_raft_sim(config, out)
     else:

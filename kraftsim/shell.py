@@ -78,6 +78,10 @@ def prepare(session: Session, args: argparse.Namespace) -> bool:
         source = open_files(args.log_dir, args.snapshot)
         for warning in source.warnings:
             print(f"kraftsim shell: warning: {warning}", file=sys.stderr)
+        for error in source.errors:
+            print(f"kraftsim shell: error: {error}", file=sys.stderr)
+        if source.errors:
+            return False
         if not source.batches and source.warnings:
             print("kraftsim shell: nothing could be read", file=sys.stderr)
             return False

@@ -107,11 +107,6 @@ class MetadataDelta:
         self._zk_migration_state: int | None = None
 
     # ------------------------------------------------------------------ reads
-    @property
-    def is_empty(self) -> bool:
-        """True when no record has been replayed."""
-        return self.records == 0
-
     def topic_id(self, name: str) -> str | None:
         """The id of the live topic called ``name``, as of this delta."""
         if name in self._names:

@@ -260,9 +260,6 @@ class UnknownRecord(MetadataRecord, frozen=True, gc=False):
     payload: bytes
 
 
-MarkerRecord = BeginTransactionRecord | EndTransactionRecord | AbortTransactionRecord
-"""The three transaction markers of KIP-868."""
-
 TRANSACTION_MARKERS: tuple[type[MetadataRecord], ...] = (
     BeginTransactionRecord,
     EndTransactionRecord,

@@ -8,7 +8,7 @@ the simulator, never from the global generator, so a seed fixes every id.
 from __future__ import annotations
 
 import base64
-import random  # deterministic-ok: only the seeded random.Random handed in
+import random
 
 ZERO_UUID = "AAAAAAAAAAAAAAAAAAAAAA"
 """Kafka's ``Uuid.ZERO_UUID``."""

@@ -17,7 +17,7 @@ but never vote, never stand, and never count towards the high watermark.
 
 from __future__ import annotations
 
-import random  # deterministic-ok: only the seeded random.Random handed in
+import random
 from collections.abc import Iterable
 from enum import StrEnum
 from typing import Any

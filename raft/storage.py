@@ -28,12 +28,10 @@ class RaftStorage:
     def __init__(self) -> None:
         self.log = RaftLog()
         self.election = ElectionState()
-        self.election_writes = 0
 
     def write_election(self, state: ElectionState) -> None:
         """Persist the election state (synchronous, like Kafka's quorum-state file)."""
         self.election = state
-        self.election_writes += 1
 
     def crash(self) -> None:
         """A hard crash: unflushed appends are lost; the election state survives."""

@@ -1,1 +1,1 @@
-"""The kraftsim command line, the metadata shell and the lab language."""
+"""The metadata shell and the lab language."""

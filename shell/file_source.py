@@ -11,11 +11,14 @@ before that transaction is shown and the open transaction is reported.
 
 ``--log-dir`` reads ``__cluster_metadata-0``: from its first segment when the
 log starts at offset 0, else from the newest snapshot that the segments
-continue (loaded as a snapshot, then the segments after it). ``--snapshot``
+continue (loaded as a snapshot, then the segments after it); a folder with
+no log, or a log whose beginning no snapshot covers, is an error. ``--snapshot``
 reads one ``.checkpoint`` file (loaded as a snapshot, so that the image has
 the snapshot's provenance; a damaged one is replayed batch by batch) or one
-``.log`` segment; given together, the snapshot comes first and the log
-continues after its end.
+``.log`` segment (at the base offset its name gives; one that does not start
+at offset 0 shows only what it adds, with a warning); given together, the
+snapshot comes first and the log continues after its end. Records the loader
+could not apply are counted in a warning.
 """
 
 from __future__ import annotations
@@ -40,6 +43,8 @@ class FileSource:
         self.path = path
         self.loader = MetadataLoader(-1)
         self.warnings: list[str] = []
+        self.errors: list[str] = []
+        """Problems that make the image wrong, not just short: nothing is shown."""
         self.batches: list[Batch] = []
         self.open_transaction: int | None = None
         self.read_to = -1
@@ -115,45 +120,93 @@ class FileSource:
             elif is_marker(record):
                 self.open_transaction = None
 
+    def note_loader_faults(self) -> None:
+        """Warn about records the loader could not apply (the image lacks their effect)."""
+        faults = self.loader.faults
+        if faults:
+            first = faults[0]
+            self.warnings.append(f"the loader could not apply {len(faults)} record"
+                                 f"{'' if len(faults) == 1 else 's'} (the first at offset "
+                                 f"{first.offset}: {first.message})")
+
     def warn(self, failure: DecodeFailure) -> None:
         """Note damage in a file (the good part before it is still shown)."""
         suffix = "" if failure.kind == "unreadable" else " (showing what comes before it)"
         self.warnings.append(failure.describe() + suffix)
 
 
+def _no_log(log_dir: str) -> str:
+    """Why ``--log-dir`` shows nothing: no log here, perhaps one level up or down."""
+    path = Path(log_dir)
+    nodes = sorted(child.name for child in path.iterdir()
+                   if (child / files.METADATA_PARTITION_DIR).is_dir()) if path.is_dir() else []
+    text = (f"{log_dir}: no KRaft metadata log here (neither a {files.METADATA_PARTITION_DIR} "
+            f"directory nor .log segments or .checkpoint snapshots)")
+    if nodes:
+        example = path / nodes[0]
+        text += (f"; it holds node directories ({', '.join(nodes)}): give one of them, "
+                 f"e.g. --log-dir {example}")
+    return text
+
+
 def open_files(log_dir: str | None, snapshot: str | None) -> FileSource:
-    """Read ``--log-dir`` and/or ``--snapshot`` into a :class:`FileSource`."""
+    """Read ``--log-dir`` and/or ``--snapshot`` into a :class:`FileSource`.
+
+    Problems that leave the image wrong rather than short (no log at all, a
+    log whose beginning is missing with no snapshot to stand for it) go to
+    :attr:`FileSource.errors` and nothing is loaded; damage after a good
+    prefix goes to :attr:`FileSource.warnings`.
+    """
     source = FileSource(" + ".join(p for p in (snapshot, log_dir) if p))
     start = 0
     if snapshot is not None and Path(snapshot).suffix == ".log":
-        segment = files.read_segment_file(Path(snapshot), base_offset=0)
+        # The base offset comes from the file's name (as dump-log takes it), else from
+        # its first batch.
+        segment = files.read_segment_file(Path(snapshot))
         if segment.result.error is not None:
             source.warn(segment.result.error)
-        source.replay(segment.result.batches)
-        start = segment.result.batches[-1].batch.end_offset if segment.result.batches else 0
+        decoded = segment.result.batches
+        first = decoded[0].batch.base_offset if decoded else 0
+        if first > 0:
+            source.warnings.append(f"{snapshot}: the segment starts at offset {first}; what "
+                                   f"came before it is not in this file, so the image holds "
+                                   f"only what the segment itself adds")
+        source.replay(decoded)
+        start = decoded[-1].batch.end_offset if decoded else 0
     elif snapshot is not None:
         snap = files.read_snapshot_file(Path(snapshot))
         source.load_snapshot(snap, as_snapshot=True)
         start = snap.snapshot_id.end_offset
-    if log_dir is None:
-        return source
+    if log_dir is not None:
+        _open_log_dir(source, log_dir, snapshot is not None, start)
+    source.note_loader_faults()
+    return source
+
+
+def _open_log_dir(source: FileSource, log_dir: str, after_snapshot: bool, start: int) -> None:
     log = files.read_log_dir(log_dir)
     for failure in log.errors:
         source.warn(failure)
+    if not log.errors and not log.segments and not log.snapshots:
+        source.errors.append(_no_log(log_dir))
+        return
     for segment in log.segments:
         if segment.result.error is not None:
             source.warn(segment.result.error)
     batches = log.batches
     first = batches[0].batch.base_offset if batches else 0
-    if snapshot is None and (first > 0 or not batches) and log.snapshots:
+    if not after_snapshot and (first > 0 or not batches) and log.snapshots:
         usable = [s for s in log.snapshots if s.snapshot_id.end_offset >= first
                   and s.result.snapshot is not None]
         if usable:
             newest = max(usable, key=lambda s: s.snapshot_id.end_offset)
             source.load_snapshot(newest, as_snapshot=True)
             start = newest.snapshot_id.end_offset
-        else:
-            source.warnings.append(f"{log.path}: the log starts at offset {first} and no "
-                                   f"snapshot covers what comes before it")
+    if batches and first > start:
+        before = "the snapshot's end" if start else "offset 0"
+        source.errors.append(f"{log.path}: the log starts at offset {first} and no snapshot "
+                             f"covers what comes before it (from {before}, {start}): the "
+                             f"records that built the state are missing, so no image can be "
+                             f"shown")
+        return
     source.replay([d for d in batches if d.batch.base_offset >= start])
-    return source

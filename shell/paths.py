@@ -4,14 +4,15 @@ A glob component may hold ``*`` (any run of characters), ``?`` (one
 character) and ``{a,b}`` (one of the alternatives, which may themselves hold
 globs); ``\\`` makes the next character literal. Globs never cross a ``/``.
 Matches come out in natural order; a pattern that matches nothing is an
-error naming the first component that found nothing.
+error naming the first component that found nothing. Matching is linear in
+the name (see :mod:`shell.glob`), so no pattern can make the shell hang.
 """
 
 from __future__ import annotations
 
 import difflib
-import re
 
+from shell.glob import Glob, GlobError, is_glob, unescape
 from shell.tree import Dir, Node
 
 Path = tuple[str, ...]
@@ -48,44 +49,12 @@ def _split(text: str) -> list[str]:
     return parts
 
 
-def _unescape(component: str) -> str:
-    return re.sub(r"\\(.)", r"\1", component)
-
-
-def is_glob(component: str) -> bool:
-    """True when the component holds an unescaped ``*``, ``?`` or ``{``."""
-    return re.search(r"(?<!\\)(?:\\\\)*[*?{]", component) is not None
-
-
-def glob_regex(component: str) -> re.Pattern[str]:
-    """The regular expression a glob component stands for; raises PathError if malformed."""
-    out: list[str] = []
-    depth = 0
-    i = 0
-    while i < len(component):
-        ch = component[i]
-        if ch == "\\" and i + 1 < len(component):
-            out.append(re.escape(component[i + 1]))
-            i += 2
-            continue
-        if ch == "*":
-            out.append(".*")
-        elif ch == "?":
-            out.append(".")
-        elif ch == "{":
-            depth += 1
-            out.append("(?:")
-        elif ch == "}" and depth:
-            depth -= 1
-            out.append(")")
-        elif ch == "," and depth:
-            out.append("|")
-        else:
-            out.append(re.escape(ch))
-        i += 1
-    if depth:
-        raise PathError(f"unbalanced '{{' in {component!r}")
-    return re.compile("".join(out), re.DOTALL)
+def glob_matcher(component: str) -> Glob:
+    """The compiled glob a component stands for; raises PathError if malformed."""
+    try:
+        return Glob(component)
+    except GlobError as exc:
+        raise PathError(str(exc)) from None
 
 
 def normalize(cwd: Path, text: str) -> Path:
@@ -99,7 +68,7 @@ def normalize(cwd: Path, text: str) -> Path:
             if path:
                 path.pop()
             continue
-        path.append(_unescape(part))
+        path.append(unescape(part))
     return tuple(path)
 
 
@@ -151,22 +120,22 @@ def expand(root: Dir, cwd: Path, text: str) -> list[tuple[Path, Node]]:
             current = _dedupe([(p[:-1], _must(root, p[:-1], text)) for p, _ in current])
             continue
         following: list[tuple[Path, Node]] = []
+        glob = glob_matcher(part) if is_glob(part) else None
         for path, node in current:
             if not isinstance(node, Dir):
                 continue
-            if is_glob(part):
-                regex = glob_regex(part)
+            if glob is not None:
                 following.extend(((*path, name), child) for name in node.names()
-                                 if regex.fullmatch(name)
+                                 if glob.matches(name)
                                  and (child := node.child(name)) is not None)
             else:
-                name = _unescape(part)
+                name = unescape(part)
                 child = node.child(name)
                 if child is not None:
                     following.append(((*path, name), child))
         if not following:
-            if len(current) == 1 and isinstance(current[0][1], Dir) and not is_glob(part):
-                raise _missing(text, current[0][1], current[0][0], _unescape(part))
+            if len(current) == 1 and isinstance(current[0][1], Dir) and glob is None:
+                raise _missing(text, current[0][1], current[0][0], unescape(part))
             if len(current) == 1 and not isinstance(current[0][1], Dir):
                 raise PathError(f"{text}: {render(current[0][0])} is not a directory")
             raise PathError(f"{text}: no such file or directory")

@@ -13,7 +13,6 @@ invariant violation is reported once.
 from __future__ import annotations
 
 import difflib
-import shlex
 from collections.abc import Callable
 from importlib import metadata
 
@@ -40,16 +39,53 @@ def kraftsim_version() -> str:
         return "unknown"
 
 
+_BLANKS = " \t\r\n"
+_QUOTES = "'\""
+
+
 def split_words(line: str) -> list[str]:
-    """Words of a command line: blanks separate, quotes group, backslashes stay (globs)."""
-    lexer = shlex.shlex(line, posix=True)
-    lexer.whitespace_split = True
-    lexer.escape = ""
-    lexer.commenters = ""
-    try:
-        return list(lexer)
-    except ValueError as exc:
-        raise CommandError(f"cannot parse the line: {str(exc).lower()}") from None
+    """Words of a command line: blanks separate, quotes group, backslashes stay (globs).
+
+    POSIX-shell quoting without escapes: a quoted run (``'...'`` or
+    ``"..."``) joins the word it touches, ``''`` is an empty word, and a
+    backslash is an ordinary character, left for the glob matcher. Linear in
+    the line (``shlex`` grows each word one character at a time, which is
+    quadratic). Raises CommandError when a quote is never closed or the line
+    holds a lone surrogate (an undecodable byte of the command line).
+    """
+    if not line.isascii():
+        try:
+            line.encode("utf-8")
+        except UnicodeEncodeError as exc:  # bytes that were not UTF-8 (surrogateescape)
+            raise CommandError(f"cannot parse the line: character {exc.start + 1} is not "
+                               f"valid UTF-8") from None
+    words: list[str] = []
+    parts: list[str] = []
+    in_word = False
+    i, n = 0, len(line)
+    while i < n:
+        ch = line[i]
+        if ch in _BLANKS:
+            if in_word:
+                words.append("".join(parts))
+                parts, in_word = [], False
+            i += 1
+        elif ch in _QUOTES:
+            close = line.find(ch, i + 1)
+            if close < 0:
+                raise CommandError("cannot parse the line: no closing quotation")
+            parts.append(line[i + 1:close])
+            in_word = True
+            i = close + 1
+        else:
+            start = i
+            while i < n and line[i] not in _BLANKS and line[i] not in _QUOTES:
+                i += 1
+            parts.append(line[start:i])
+            in_word = True
+    if in_word:
+        words.append("".join(parts))
+    return words
 
 
 class Session:

@@ -52,9 +52,6 @@ class Network:
         self.default = default.validate()
         self.links: dict[tuple[int, int], LinkConfig] = {}
         self.blocked: set[tuple[int, int]] = set()
-        self.sent = 0
-        self.dropped = 0
-        self.duplicated = 0
 
     def set_link(self, src: int, dst: int, config: LinkConfig) -> None:
         """Give the directed link src -> dst its own behaviour."""
@@ -63,15 +60,12 @@ class Network:
     def transmit(self, src: int, dst: int, now: int) -> list[int]:
         """Arrival times of one message sent now (empty: lost; two: duplicated)."""
         link = self.links.get((src, dst), self.default)
-        self.sent += 1
         rng = self.rng
         if link.drop_rate and rng.random() < link.drop_rate:
-            self.dropped += 1
             return []
         copies = 1
         if link.duplicate_rate and rng.random() < link.duplicate_rate:
             copies = 2
-            self.duplicated += 1
         times = []
         for _ in range(copies):
             delay = link.latency_ms

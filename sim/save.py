@@ -22,8 +22,8 @@ from sim.world import NodeSlot, Simulation
 
 
 def cluster_id(seed: int) -> str:
-    """A stable Kafka cluster id for a seed."""
-    return uuid_to_str(seed.to_bytes(8, "big") * 2)
+    """A stable Kafka cluster id for a seed (any int: taken modulo 2**64)."""
+    return uuid_to_str((seed % 2**64).to_bytes(8, "big") * 2)
 
 
 def _metadata_version_of(snapshot: Snapshot | None) -> int:
@@ -40,7 +40,13 @@ def node_directory_name(slot: NodeSlot) -> str:
 
 
 def save_simulation(sim: Simulation, directory: str | Path) -> list[Path]:
-    """Write every node's disk under ``directory``; returns the node directories."""
+    """Write every node's disk under ``directory``; returns the node directories.
+
+    Raises FileExistsError when ``directory`` holds something, OSError when it
+    cannot be written, and :class:`kafka_format.errors.EncodeError` when a
+    record does not fit Kafka's format (e.g. a broker id beyond int32); in
+    every case nothing is left behind.
+    """
     target = Path(directory)
     if target.exists() and any(target.iterdir()):
         raise FileExistsError(f"{target} exists and is not empty")
@@ -48,6 +54,18 @@ def save_simulation(sim: Simulation, directory: str | Path) -> list[Path]:
     if staging.exists():
         shutil.rmtree(staging)
     staging.mkdir(parents=True)
+    try:
+        _write_nodes(sim, staging)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    if target.exists():
+        target.rmdir()
+    staging.rename(target)
+    return [target / node_directory_name(sim.slots[n]) for n in sorted(sim.slots)]
+
+
+def _write_nodes(sim: Simulation, staging: Path) -> None:
     cid = cluster_id(sim.config.seed)
     for node_id in sorted(sim.slots):
         slot = sim.slots[node_id]
@@ -62,7 +80,3 @@ def save_simulation(sim: Simulation, directory: str | Path) -> list[Path]:
                        [log.snapshot] if log.snapshot is not None else [],
                        metadata_version=_metadata_version_of(log.snapshot), quorum_state=state,
                        meta=MetaProperties(cluster_id=cid, node_id=node_id))
-    if target.exists():
-        target.rmdir()
-    staging.rename(target)
-    return [target / node_directory_name(sim.slots[n]) for n in sorted(sim.slots)]

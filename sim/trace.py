@@ -13,9 +13,6 @@ from typing import IO, Any
 
 import msgspec
 
-TRACE_SCHEMA_VERSION = 1
-"""Bumped whenever a field of a trace line changes meaning."""
-
 _encoder = msgspec.json.Encoder()
 
 

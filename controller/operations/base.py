@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import random  # deterministic-ok: only the seeded random.Random handed in
+import random
 from typing import Any, Protocol
 
 import msgspec

@@ -31,6 +31,8 @@ if TYPE_CHECKING:
 
 COMMON: dict[str, Converter] = {"mode": choice(*MODES), "retries": integer(0, 100)}
 """Options every operation takes."""
+MAX_BROKER_ID = MAX_NODE_ID
+"""Kafka's broker ids are int32s: a larger one could not be written to a Kafka log."""
 
 
 def _submit(session: Session, label: str, operation: Operation, options: dict[str, Any]) -> None:
@@ -94,7 +96,7 @@ def run_register_broker(session: Session, args: list[str]) -> None:
     """``register-broker ID [rack=R]``."""
     values, options = parse_args(REGISTER_BROKER, args, positional=("ID",),
                                  options={"rack": lambda _key, text: text, **COMMON})
-    broker_id = integer(0, MAX_NODE_ID)("ID", values[0])
+    broker_id = integer(0, MAX_BROKER_ID)("ID", values[0])
     operation = RegisterBroker(broker_id, rack=options.get("rack"))
     _submit(session, f"register-broker {broker_id}", operation, options)
 

@@ -140,8 +140,3 @@ class ReferenceReplay:
         """"end" or "abort": how the last transaction closed at or before ``offset``."""
         i = bisect.bisect_right(self.boundaries, (offset, "~")) - 1
         return self.boundaries[i][1] if i >= 0 else None
-
-    def forget_before(self, offset: int) -> None:
-        """Drop saved states before ``offset`` (no node can ask for them any more)."""
-        while len(self.points) > 1 and self.points.peekitem(1)[0] <= offset:
-            self.points.popitem(0)

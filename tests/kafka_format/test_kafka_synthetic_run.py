@@ -58,7 +58,10 @@ def simulated_run(level: int) -> tuple[list[Batch], Snapshot]:
         batches.append(Batch(offset, 1, tuple(records[start : start + 4]), (), 2_000 + offset))
         offset = batches[-1].end_offset
     batches.append(Batch(offset, 1, (rec.EndTransactionRecord(),), (), 3_000))
-    batches.append(Batch(batches[-1].end_offset, 2, (), tuple(sample_control_records()[3:]), 4_000))
+    # A new leader's epoch starts with one control batch: LeaderChange, then (with
+    # kraft.version 1) KRaftVersion and Voters, as Kafka's LeaderState writes it.
+    controls = sample_control_records()
+    batches.append(Batch(batches[-1].end_offset, 2, (), (controls[0], *controls[3:]), 4_000))
     abort = rec.AbortTransactionRecord(reason="Controller failover")
     batches.append(Batch(batches[-1].end_offset, 2, (abort,), (), 5_000))
     first_noop = batches[-1].end_offset

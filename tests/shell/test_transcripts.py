@@ -9,8 +9,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from kraftsim.run import differences, execute
 
+from kraftsim.run import differences, execute
 from shell import transcript
 from shell.session import EXIT_VIOLATION
 

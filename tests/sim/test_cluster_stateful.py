@@ -1,5 +1,10 @@
 """The system Hypothesis stateful test: operations and faults as rules, every invariant online.
 
+Besides the online invariants, the machine checks that acknowledged means
+durable: once a client is told "committed", the operation's batches stay in
+the committed history and in the log of every node that has committed past
+them, whatever faults follow.
+
 The mutation tests switch on one deliberately broken behaviour of the controller or the
 broker loader and require this same state machine to catch it and shrink the failing
 sequence to at most 15 steps.
@@ -22,6 +27,7 @@ from hypothesis.stateful import (
 )
 
 from controller import ControllerConfig
+from controller.handle import OperationHandle, OperationStatus
 from controller.operations import (
     ConfigChange,
     CreateTopics,
@@ -35,6 +41,7 @@ from controller.operations import (
 )
 from metadata.delta import TOPIC_RESOURCE
 from raft import RaftConfig
+from raft.batch import Batch
 from sim.cluster import ClusterConfig, KRaftCluster
 from sim.faults import Heal, Isolate, parse_fault_target
 from sim.world import InvariantViolation
@@ -53,6 +60,8 @@ class ClusterWorld(RuleBasedStateMachine):
         self.cluster: KRaftCluster
         self.steps = 0
         self.topics = 0
+        self.pending: list[OperationHandle] = []
+        self.acknowledged: list[tuple[OperationHandle, tuple[Batch, ...]]] = []
 
     @initialize(seed=st.integers(min_value=0, max_value=15))
     def start(self, seed: int) -> None:
@@ -69,7 +78,7 @@ class ClusterWorld(RuleBasedStateMachine):
 
     def _submit(self, op: Operation) -> None:
         self.steps += 1
-        self.cluster.submit(op)
+        self.pending.append(self.cluster.submit(op))
 
     def _mid_transaction(self) -> bool:
         """Run until a transaction is open and a broker has loaded part of it."""
@@ -153,6 +162,45 @@ class ClusterWorld(RuleBasedStateMachine):
             type(self).failing_steps = self.steps
             raise violation
 
+    @precondition(lambda self: hasattr(self, "cluster"))
+    @invariant()
+    def acknowledged_operations_are_durable(self) -> None:
+        """An operation acknowledged as committed never loses a batch (acknowledged = durable)."""
+        history = self.cluster.history
+        for handle in [h for h in self.pending if h.status is OperationStatus.COMMITTED]:
+            self.pending.remove(handle)
+            batches: list[Batch] = []
+            offset = handle.first_offset
+            while 0 <= offset <= handle.last_offset:
+                batch = history.get(offset)
+                self._durable(batch is not None, f"{handle!r} acknowledged but offset {offset} "
+                                                 f"is not committed")
+                assert batch is not None
+                batches.append(batch)
+                offset = batch.end_offset
+            self.acknowledged.append((handle, tuple(batches)))
+        self.pending = [h for h in self.pending if not h.done]
+        for handle, batches in self.acknowledged:
+            for batch in batches:
+                self._durable(history.get(batch.base_offset) == batch,
+                              f"{handle!r}: committed batch at {batch.base_offset} replaced")
+                for slot in self.sim.slots.values():
+                    raft = slot.raft
+                    if raft is None or not slot.running or raft.high_watermark is None:
+                        continue
+                    log = raft.log
+                    if raft.high_watermark <= batch.last_offset or batch.base_offset < (
+                            log.start_offset):
+                        continue  # not committed there yet, or folded into its snapshot
+                    held = log.batches[log.index_of(batch.base_offset)]
+                    self._durable(held == batch, f"{handle!r}: node {slot.node_id} holds another "
+                                                 f"batch at {batch.base_offset}")
+
+    def _durable(self, ok: bool, message: str) -> None:
+        if not ok:
+            type(self).failing_steps = self.steps
+            raise InvariantViolation("AcknowledgedDurable", message)
+
 
 ClusterWorld.TestCase.settings = settings(max_examples=40, stateful_step_count=25,
                                           deadline=None,
@@ -163,6 +211,7 @@ MUTATIONS = ["forget-failover-abort", "publish-every-commit", "abort-keeps-delta
              "leak-after-abort", "revert-to-lso"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mutation", MUTATIONS)
 def test_each_injected_bug_is_caught_and_shrunk(mutation: str) -> None:
     class Broken(ClusterWorld):
@@ -175,3 +224,21 @@ def test_each_injected_bug_is_caught_and_shrunk(mutation: str) -> None:
     steps = Broken.failing_steps
     print(f"{mutation}: caught as {caught.value.invariant} after {steps} steps")
     assert steps is not None and steps <= 15
+
+
+def test_a_lost_acknowledged_batch_is_reported() -> None:
+    world = ClusterWorld()
+    world.start(seed=1)
+    world.create_topic(partitions=5, failover=None)
+    world.tick(2_000)
+    world.acknowledged_operations_are_durable()
+    handle, batches = world.acknowledged[-1]
+    assert handle.status is OperationStatus.COMMITTED
+    slot = world.sim.slots[3001]
+    assert slot.raft is not None
+    log = slot.raft.log
+    index = log.index_of(batches[0].base_offset)
+    log._batches[index] = Batch(batches[0].base_offset, batches[0].epoch)  # a bit flip on disk
+    with pytest.raises(InvariantViolation, match="node 3001 holds another batch"):
+        world.acknowledged_operations_are_durable()
+    world.teardown()

@@ -120,6 +120,7 @@ RaftWorld.TestCase.settings = settings(max_examples=200, stateful_step_count=40,
 TestRaftWorld = RaftWorld.TestCase
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mutation", list(Mutation))
 def test_each_injected_raft_bug_is_caught(mutation: Mutation) -> None:
     class Broken(RaftWorld):
