@@ -13,7 +13,9 @@ MAX_DURATION_MS = 30 * 24 * 3_600_000
 MAX_NODE_ID = (1 << 31) - 1
 """Node ids are Kafka broker/controller ids: int32."""
 INT64_MIN, INT64_MAX = -(1 << 63), (1 << 63) - 1
-"""The range of a seed (Spark's LongType, Parquet's INT64)."""
+"""A signed 64-bit integer (Spark's LongType, Parquet's INT64): an experiment's seeds."""
+MAX_SEED = 10**40 - 1
+"""A run's seed only names its random streams: any integer of up to 40 digits."""
 MAX_VOTERS = 9
 """Controllers (voters) of one quorum."""
 MAX_OBSERVERS = 50

@@ -19,10 +19,10 @@ from raft.config import ConfigError
 from raft.mutations import Mutation
 from sim.bounds import (
     INT64_MAX,
-    INT64_MIN,
     MAX_DURATION_MS,
     MAX_OBSERVERS,
     MAX_RANDOM_FAULTS,
+    MAX_SEED,
     MAX_VOTERS,
 )
 from sim.counter import ReplicatedCounter
@@ -65,7 +65,7 @@ class RaftSimConfig(msgspec.Struct, frozen=True, kw_only=True):
 
     def validate(self) -> RaftSimConfig:
         """Return self, or raise ConfigError naming the bad field."""
-        _within("seed", self.seed, INT64_MIN, INT64_MAX)
+        _within("seed", self.seed, -MAX_SEED, MAX_SEED)
         _within("voters", self.voters, 1, MAX_VOTERS, "a quorum needs at least one voter")
         _within("observers", self.observers, 0, MAX_OBSERVERS)
         _within("duration", self.duration_ms, 1, MAX_DURATION_MS)

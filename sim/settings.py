@@ -13,7 +13,7 @@ setting (aliases)           bounds                       default
 ==========================  ===========================  =====================
 ``controllers``             1 - 9                        3
 ``brokers``                 0 - 50                       3
-``seed``                    a signed 64-bit integer      0
+``seed``                    an integer of <= 40 digits   0
 ``max-records-per-batch``   3 - 1,000,000                10,000
 (``batch-records``)
 ``mode``                    transactional, atomic,       by metadata.version
@@ -51,7 +51,7 @@ import msgspec
 
 from controller import WriteMode
 from raft.config import ConfigError
-from sim.bounds import INT64_MAX, INT64_MIN, MAX_DURATION_MS, MAX_OBSERVERS, MAX_VOTERS
+from sim.bounds import MAX_DURATION_MS, MAX_OBSERVERS, MAX_SEED, MAX_VOTERS
 from sim.cluster import ALL_MUTATIONS, ClusterConfig
 
 MAX_FETCH_LAG_MS = 1997
@@ -157,7 +157,7 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("controllers", int, 3, "controllers, node ids 3000.. (voters)", 1, MAX_VOTERS),
     Setting("brokers", int, 3, "brokers, node ids 0.. (observers)", 0, MAX_OBSERVERS),
     Setting("seed", int, 0, "the seed: the same seed and commands give the same run",
-            INT64_MIN, INT64_MAX),
+            -MAX_SEED, MAX_SEED),
     Setting("max-records-per-batch", int, 10_000,
             "records per raft batch, markers included", 3, 1_000_000,
             aliases=("batch-records",)),
