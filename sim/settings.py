@@ -34,6 +34,12 @@ round trip is the lag plus two link latencies (1 ms each at least), so a lag of
 1998 ms or more makes every fetch time out and the broker never catches up;
 :meth:`ClusterConfig.validate` checks the bound against the actual latencies.
 
+The shell's ``cluster`` offers the first seven settings; the experiments take
+``controllers``, ``brokers``, ``batch-records``, ``fetch-records``,
+``linger-ms``, ``mode`` and ``mutations`` (an experiment may narrow a bound,
+e.g. a failover needs three controllers) and keep writing those names into
+their rows and replay commands; the demo is :data:`sim.demo.DEMO_SETTINGS`.
+
 Errors are :class:`SettingError` s: one line naming the setting, the bound it
 breaks and the bad value. A number is checked against its bounds before it is
 used, so that no size, however many digits it has, starts any work.
