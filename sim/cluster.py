@@ -9,7 +9,6 @@ operations when the cluster starts.
 from __future__ import annotations
 
 import functools
-import random
 from collections.abc import Callable, Sequence
 from typing import IO, TypeVar
 
@@ -21,16 +20,18 @@ from controller import ControllerConfig, QuorumController
 from controller.errors import ApiError, ControllerFault, not_controller
 from controller.handle import OperationHandle
 from controller.mutations import ControllerMutation
-from controller.operations import Operation, RegisterBroker, UnfenceBroker
+from controller.operations import Operation
 from controller.write_mode import WriteMode
 from metadata.snapshot import image_from_records
 from raft import RaftConfig, Snapshot
 from raft.config import ConfigError
 from raft.mutations import Mutation
-from sim.faults import FaultSpec, fault_nodes
+from sim.faults import FaultSpec, config_record
 from sim.invariants import CommittedLog, RaftInvariants
 from sim.invariants.transactions import TransactionInvariants
 from sim.network import LinkConfig
+from sim.seeds import named_random
+from sim.startup import DEFAULT_START_TIMEOUT_MS, start_cluster
 from sim.trace import Trace
 from sim.world import App, Monitor, NodeSlot, Simulation, WorldConfig
 
@@ -78,6 +79,12 @@ class ClusterConfig(msgspec.Struct, frozen=True, kw_only=True):
             raise ConfigError("brokers", f"must not be negative, got {self.brokers}")
         if self.broker_fetch_lag_ms < 0:
             raise ConfigError("broker-fetch-lag-ms", "must not be negative")
+        starving = self.raft.request_timeout_ms - 2 * self.network.latency_ms
+        if self.broker_fetch_lag_ms >= starving:
+            raise ConfigError("broker-fetch-lag-ms",
+                              f"must be below {starving} (the raft request timeout minus two "
+                              f"link latencies: at or above it every fetch of a broker times "
+                              f"out), got {self.broker_fetch_lag_ms}")
         unknown = sorted(self.mutations - ALL_MUTATIONS.keys())
         if unknown:
             raise ConfigError("mutations", f"unknown mutation(s): {', '.join(unknown)}")
@@ -86,7 +93,7 @@ class ClusterConfig(msgspec.Struct, frozen=True, kw_only=True):
         self.network.validate()
         nodes = set(self.controller_ids) | set(self.broker_ids)
         for spec in self.faults:
-            for node in fault_nodes(spec):
+            for node in spec.nodes():
                 if node not in nodes:
                     raise ConfigError("faults", f"{spec.render()} names node {node}; the nodes "
                                                 f"are {', '.join(map(str, sorted(nodes)))}")
@@ -136,7 +143,7 @@ class KRaftCluster:
                 slot.storage.log.install_snapshot(initial_snapshot)
             self.txn_invariants.reference.start_from(image_from_records(
                 initial_snapshot.records, -1, initial_snapshot.snapshot_id.epoch))
-        self.sim.trace.write({"ev": "config", "config": msgspec.to_builtins(config)})
+        self.sim.trace.write({"ev": "config", "config": config_record(config)})
         if config.broker_fetch_lag_ms:
             lagging = msgspec.structs.replace(
                 config.network, latency_ms=config.network.latency_ms + config.broker_fetch_lag_ms)
@@ -150,7 +157,7 @@ class KRaftCluster:
     # ------------------------------------------------------------------ nodes
     def _apps(self, sim: Simulation, slot: NodeSlot) -> list[App]:
         assert slot.raft is not None
-        rng = random.Random(f"kraftsim/{self.config.seed}/app/{slot.node_id}/{slot.incarnation}")
+        rng = named_random(self.config.seed, "app", slot.node_id, slot.incarnation)
         if slot.is_voter:
             node_id = slot.node_id
             return [QuorumController(
@@ -229,24 +236,13 @@ class KRaftCluster:
         self.sim.run_until_true(lambda: self.active_controller() is not None, timeout_ms)
         return self.active_controller()
 
-    def start(self, register_brokers: bool = True, timeout_ms: int = 60_000) -> None:
-        """Start every node; register and unfence the brokers once a controller is active."""
-        self.sim.start()
-        if not register_brokers or not self.config.brokers:
-            return
-        for operation_of in (RegisterBroker, UnfenceBroker):
-            for broker_id in self.config.broker_ids:
-                self._submit_until_committed(operation_of(broker_id), timeout_ms)
+    def start(self, register_brokers: bool = True,
+              timeout_ms: int = DEFAULT_START_TIMEOUT_MS) -> bool:
+        """Start every node; register and unfence the brokers once a controller is active.
 
-    def _submit_until_committed(self, operation: Operation, timeout_ms: int) -> None:
-        deadline = self.sim.now + timeout_ms
-        while self.sim.now < deadline and self.sim.violation is None:
-            if self.run_until_active(deadline - self.sim.now) is None:
-                return
-            handle = self.submit(operation)
-            self.wait(handle, deadline - self.sim.now)
-            if handle.error is None or not handle.error.retriable:
-                return
+        The one start-up path, :func:`sim.startup.start_cluster` (see there).
+        """
+        return start_cluster(self, register_brokers=register_brokers, timeout_ms=timeout_ms)
 
     def idle(self) -> bool:
         """No operation pending, no transaction open, every reachable node caught up.

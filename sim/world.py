@@ -9,7 +9,6 @@ only randomness is ``random.Random`` instances seeded from the run's seed.
 
 from __future__ import annotations
 
-import random
 from collections.abc import Callable, Sequence
 from enum import StrEnum
 from typing import Any, Protocol
@@ -18,9 +17,22 @@ import msgspec
 
 from raft import Envelope, RaftConfig, RaftNode, RaftProtocolError, RaftStorage, Role
 from raft.mutations import Mutation
-from sim.faults import FaultSpec
+from sim.faults import (
+    LEADER,
+    Block,
+    Crash,
+    FaultSpec,
+    Heal,
+    Isolate,
+    NodeRef,
+    Partition,
+    Restart,
+    Shutdown,
+    Wipe,
+)
 from sim.network import LinkConfig, Network
 from sim.scheduler import EventQueue
+from sim.seeds import named_random
 from sim.trace import Trace
 
 
@@ -115,8 +127,8 @@ class Simulation:
                  monitors: Sequence[Monitor] = (), trace: Trace | None = None) -> None:
         self.config = config
         self.queue = EventQueue()
-        self.rng = random.Random(f"kraftsim/{config.seed}/world")
-        self.network = Network(random.Random(f"kraftsim/{config.seed}/network"), config.network)
+        self.rng = named_random(config.seed, "world")
+        self.network = Network(named_random(config.seed, "network"), config.network)
         self.app_factory = app_factory
         self.monitors: list[Monitor] = list(monitors)
         self.trace = trace or Trace()
@@ -352,7 +364,7 @@ class Simulation:
         slot.incarnation += 1
         slot.wake_at = None
         slot.inbox = []
-        rng = random.Random(f"kraftsim/{self.config.seed}/node/{slot.node_id}/{slot.incarnation}")
+        rng = named_random(self.config.seed, "node", slot.node_id, slot.incarnation)
         slot.raft = RaftNode(slot.node_id, self.voter_ids, slot.storage, rng, self.now,
                              config=self.config.raft, incarnation=slot.incarnation,
                              mutations=self.config.mutations)
@@ -458,9 +470,9 @@ class Simulation:
         return slot.node_id if slot else None
 
     # ------------------------------------------------------------------ faults
-    def resolve(self, target: str) -> int | None:
-        """A node id from a fault target (``leader`` resolves to the current leader)."""
-        if target == "leader":
+    def resolve(self, target: NodeRef) -> int | None:
+        """A node id from a fault's node (``leader`` resolves to the current leader)."""
+        if target == LEADER:
             return self.leader_id()
         node_id = int(target)
         if node_id not in self.slots:
@@ -477,30 +489,28 @@ class Simulation:
             self.act(f"fault {spec.render()}", lambda: self.apply_fault(spec))
             return
         all_nodes = list(self.slots)
-        if spec.kind == "heal":
+        if isinstance(spec, Heal):
             self.network.heal()
-        elif spec.kind == "partition":
-            groups = [[int(n) for n in g.split(",")] for g in spec.target.split("|")]
-            self.network.partition(groups, all_nodes)
-        elif spec.kind == "block":
-            src, dst = (int(n) for n in spec.target.split(">"))
-            self.network.block(src, dst)
+        elif isinstance(spec, Partition):
+            self.network.partition([list(group) for group in spec.groups], all_nodes)
+        elif isinstance(spec, Block):
+            self.network.block(spec.src, spec.dst)
         else:
-            node = self.resolve(spec.target)
+            node = self.resolve(spec.node)
             if node is None:
                 self.faults_applied.append(f"{spec.render()} (skipped: no leader)")
                 return
-            if spec.kind == "crash":
+            if isinstance(spec, Crash):
                 self.crash(node)
-            elif spec.kind == "shutdown":
+            elif isinstance(spec, Shutdown):
                 self.shutdown(node)
-            elif spec.kind == "restart":
+            elif isinstance(spec, Restart):
                 self.restart(node)
-            elif spec.kind == "wipe":
+            elif isinstance(spec, Wipe):
                 self.wipe(node)
-            elif spec.kind == "isolate":
+            elif isinstance(spec, Isolate):
                 self.network.isolate(node, all_nodes)
-            elif spec.kind == "pause":
+            else:
                 self.pause(node)
                 self.schedule(self.now + spec.duration_ms, lambda: self.resume(node),
                               f"resume {node}")

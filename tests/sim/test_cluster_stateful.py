@@ -43,7 +43,7 @@ from metadata.delta import TOPIC_RESOURCE
 from raft import RaftConfig
 from raft.batch import Batch
 from sim.cluster import ClusterConfig, KRaftCluster
-from sim.faults import FaultSpec
+from sim.faults import Heal, Isolate, parse_fault_target
 from sim.world import InvariantViolation
 
 NODES = [0, 1, 3000, 3001, 3002]
@@ -101,7 +101,7 @@ class ClusterWorld(RuleBasedStateMachine):
         self._submit(CreateTopics((NewTopic(f"t{self.topics}", partitions, 2),)))
         if failover is not None and self._mid_transaction():
             old = self.sim.leader_id()
-            self.sim.apply_fault(FaultSpec(failover, self.sim.now, "leader"))
+            self.sim.apply_fault(parse_fault_target(failover, "leader", self.sim.now))
             self.cluster.run_until(lambda: (a := self.cluster.active_controller()) is not None
                                    and a.node_id != old, 15_000)
             self.cluster.run_until(self.cluster.idle, 5_000)
@@ -142,12 +142,12 @@ class ClusterWorld(RuleBasedStateMachine):
     @rule(node=st.sampled_from(NODES))
     def isolate(self, node: int) -> None:
         self.steps += 1
-        self.sim.apply_fault(FaultSpec("isolate", self.sim.now, str(node)))
+        self.sim.apply_fault(Isolate(at_ms=self.sim.now, node=node))
 
     @rule()
     def heal(self) -> None:
         self.steps += 1
-        self.sim.apply_fault(FaultSpec("heal", self.sim.now))
+        self.sim.apply_fault(Heal(at_ms=self.sim.now))
 
     # ------------------------------------------------------------------ invariants
     @precondition(lambda self: hasattr(self, "cluster"))
