@@ -26,6 +26,7 @@ from controller.write_mode import WriteMode
 from raft import RaftConfig
 from raft.config import ConfigError
 from raft.mutations import Mutation
+from sim.brokers import BrokerSettings, broker_apps, controller_apps
 from sim.faults import FaultSpec, fault_nodes
 from sim.invariants import CommittedLog, RaftInvariants
 from sim.invariants.transactions import TransactionInvariants
@@ -67,6 +68,8 @@ class ClusterConfig(msgspec.Struct, frozen=True, kw_only=True):
     broker_fetch_lag_ms: int = 0
     """Extra delay on every link into a broker (a lagging broker)."""
     mutations: frozenset[str] = frozenset()
+    brokers_settings: BrokerSettings = BrokerSettings()
+    """Broker lifecycles (registration, heartbeats, fencing) and broker configs."""
 
     def validate(self) -> ClusterConfig:
         """Return self, or raise ConfigError naming the bad field."""
@@ -81,6 +84,7 @@ class ClusterConfig(msgspec.Struct, frozen=True, kw_only=True):
         if unknown:
             raise ConfigError("mutations", f"unknown mutation(s): {', '.join(unknown)}")
         self.controller.validate()
+        self.brokers_settings.validate()
         self.raft.validate()
         self.network.validate()
         nodes = set(self.controller_ids) | set(self.broker_ids)
@@ -139,14 +143,17 @@ class KRaftCluster:
     def _apps(self, sim: Simulation, slot: NodeSlot) -> list[App]:
         assert slot.raft is not None
         rng = random.Random(f"kraftsim/{self.config.seed}/app/{slot.node_id}/{slot.incarnation}")
+        settings = self.config.brokers_settings
         if slot.is_voter:
             node_id = slot.node_id
-            return [QuorumController(
+            controller = QuorumController(
                 node_id, slot.raft, rng, lambda: sim.now, self.config.controller,
                 fatal_handler=lambda fault: self._on_fatal(node_id, fault),
-                mutations=self.config.layer_mutations(ControllerMutation))]
-        return [MetadataLoader(slot.node_id, slot.raft,
-                               mutations=self.config.layer_mutations(BrokerMutation))]
+                mutations=self.config.layer_mutations(ControllerMutation))
+            return [controller, *controller_apps(settings, controller, lambda: sim.now)]
+        loader = MetadataLoader(slot.node_id, slot.raft,
+                                mutations=self.config.layer_mutations(BrokerMutation))
+        return [loader, *broker_apps(settings, slot.node_id, loader, rng, sim.now)]
 
     def _on_fatal(self, node_id: int, fault: ControllerFault) -> None:
         """A controller hit a fatal fault: its process exits (crashes) right away."""
@@ -218,9 +225,17 @@ class KRaftCluster:
         return self.active_controller()
 
     def start(self, register_brokers: bool = True, timeout_ms: int = 60_000) -> None:
-        """Start every node; register and unfence the brokers once a controller is active."""
+        """Start every node; register and unfence the brokers once a controller is active.
+
+        With broker lifecycles the brokers register themselves: this runs until
+        every broker is unfenced in the committed metadata (``register_brokers``
+        False: just start).
+        """
         self.sim.start()
         if not register_brokers or not self.config.brokers:
+            return
+        if self.config.brokers_settings.lifecycle:
+            self.run_until(self.brokers_unfenced, timeout_ms)
             return
         for operation_of in (RegisterBroker, UnfenceBroker):
             for broker_id in self.config.broker_ids:
@@ -235,6 +250,15 @@ class KRaftCluster:
             self.wait(handle, deadline - self.sim.now)
             if handle.error is None or not handle.error.retriable:
                 return
+
+    def brokers_unfenced(self) -> bool:
+        """Every broker is registered and unfenced in the active controller's committed state."""
+        active = self.active_controller()
+        if active is None:
+            return False
+        brokers = active.committed_image().brokers
+        return all((b := brokers.get(i)) is not None and not b.fenced
+                   for i in self.config.broker_ids)
 
     def idle(self) -> bool:
         """No operation pending, no transaction open, every reachable node caught up.

@@ -13,6 +13,7 @@ from shell.formatting import plural, table, to_json
 from shell.lab import Lab
 from shell.raw_log import log_lines
 from shell.status import status_json, status_text
+from sim.brokers import BrokerSettings
 from sim.cluster import ClusterConfig
 from sim.invariants import RAFT_INVARIANTS
 from sim.invariants.transactions import TRANSACTION_INVARIANTS
@@ -27,6 +28,7 @@ CLUSTER_OPTIONS = {
     "controllers": integer(1, 9), "brokers": integer(0, 50), "seed": integer(),
     "max-records-per-batch": integer(3), "mode": choice(*MODES),
     "fetch-max-records": integer(1), "broker-fetch-lag": integer(0, 60_000),
+    "heartbeats": choice("on", "off"),
 }
 """The options of ``cluster``."""
 
@@ -47,7 +49,9 @@ def start_cluster(session: Session, options: dict[str, Any]) -> Lab:
         controller=ControllerConfig(
             max_records_per_batch=options.get("max-records-per-batch", 10_000),
             write_mode=WriteMode(mode) if mode else None),
-        raft=raft, broker_fetch_lag_ms=options.get("broker-fetch-lag", 0))
+        raft=raft, broker_fetch_lag_ms=options.get("broker-fetch-lag", 0),
+        # brokers heartbeat (and get fenced) only when asked: the transcripts script membership
+        brokers_settings=BrokerSettings(lifecycle=options.get("heartbeats", "off") == "on"))
     try:
         lab = Lab(config)
     except ConfigError as exc:
