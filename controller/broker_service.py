@@ -68,8 +68,9 @@ class ControllerBrokerService:
     """Answers broker RPCs on one controller node; see the module docs."""
 
     def __init__(self, controller: QuorumController, clock: Callable[[], int],
-                 config: BrokerServiceConfig | None = None) -> None:
+                 config: BrokerServiceConfig | None = None, keep_leaders: bool = False) -> None:
         self.controller = controller
+        self.keep_leaders = keep_leaders  # the fence-keeps-leader mutation
         self.clock = clock
         self.config = config or BrokerServiceConfig()
         self.outbox: list[NodeMessage] = []
@@ -128,7 +129,7 @@ class ControllerBrokerService:
 
     def _fence(self, broker_id: int) -> OperationHandle:
         self.fencing.add(broker_id)
-        handle = self.controller.submit(FenceBroker(broker_id))
+        handle = self.controller.submit(FenceBroker(broker_id, self.keep_leaders))
         handle.on_done(lambda _h: self.fencing.discard(broker_id))
         return handle
 

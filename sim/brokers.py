@@ -20,7 +20,9 @@ import msgspec
 from broker.config import BrokerConfig
 from broker.lifecycle import BrokerLifecycleManager
 from broker.loader import MetadataLoader
-from controller import QuorumController
+from broker.mutations import BrokerMutation
+from broker.replica_manager import ReplicaManager
+from controller import ControllerMutation, QuorumController
 from controller.broker_service import (
     BROKER_SESSION_TIMEOUT_MS,
     BrokerServiceConfig,
@@ -49,11 +51,14 @@ class BrokerSettings(msgspec.Struct, frozen=True, kw_only=True):
 
 
 def broker_apps(settings: BrokerSettings, node_id: int, loader: MetadataLoader,
-                rng: random.Random, now: int) -> list[App]:
-    """The apps of a broker node besides its loader."""
+                rng: random.Random, now: int,
+                mutations: frozenset[BrokerMutation] = frozenset()) -> list[App]:
+    """The apps of a broker node besides its loader: lifecycle and replicas."""
     if not settings.lifecycle:
         return []
-    return [BrokerLifecycleManager(node_id, loader, rng, now, settings.config)]
+    lifecycle = BrokerLifecycleManager(node_id, loader, rng, now, settings.config)
+    return [lifecycle, ReplicaManager(node_id, loader, lifecycle, now, settings.config,
+                                      mutations)]
 
 
 def controller_apps(settings: BrokerSettings, controller: QuorumController,
@@ -62,4 +67,5 @@ def controller_apps(settings: BrokerSettings, controller: QuorumController,
     if not settings.lifecycle:
         return []
     return [ControllerBrokerService(controller, clock, BrokerServiceConfig(
-        session_timeout_ms=settings.session_timeout_ms))]
+        session_timeout_ms=settings.session_timeout_ms),
+        keep_leaders=ControllerMutation.FENCE_KEEPS_LEADER in controller.mutations)]

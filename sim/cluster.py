@@ -17,6 +17,7 @@ import msgspec
 
 from broker.loader import MetadataLoader
 from broker.mutations import BrokerMutation
+from broker.replica_manager import ReplicaManager
 from controller import ControllerConfig, QuorumController
 from controller.errors import ApiError, ControllerFault, not_controller
 from controller.handle import OperationHandle
@@ -153,7 +154,8 @@ class KRaftCluster:
             return [controller, *controller_apps(settings, controller, lambda: sim.now)]
         loader = MetadataLoader(slot.node_id, slot.raft,
                                 mutations=self.config.layer_mutations(BrokerMutation))
-        return [loader, *broker_apps(settings, slot.node_id, loader, rng, sim.now)]
+        return [loader, *broker_apps(settings, slot.node_id, loader, rng, sim.now,
+                                     self.config.layer_mutations(BrokerMutation))]
 
     def _on_fatal(self, node_id: int, fault: ControllerFault) -> None:
         """A controller hit a fatal fault: its process exits (crashes) right away."""
@@ -174,6 +176,31 @@ class KRaftCluster:
         if slot is None:
             return None
         return next((a for a in slot.apps if isinstance(a, MetadataLoader)), None)
+
+    def replica_manager(self, node_id: int | None) -> ReplicaManager | None:
+        """The replica manager of broker ``node_id``, if it runs (with broker lifecycles)."""
+        slot = self.sim.slots.get(node_id) if node_id is not None else None
+        if slot is None or not slot.running:
+            return None
+        return next((a for a in slot.apps if isinstance(a, ReplicaManager)), None)
+
+    def any_running_broker(self) -> int | None:
+        """The lowest running broker id whose loader has published (a client's bootstrap)."""
+        for broker_id in self.config.broker_ids:
+            slot = self.sim.slots[broker_id]
+            loader = self.loader(broker_id)
+            if slot.running and loader is not None and loader.published is not None:
+                return broker_id
+        return None
+
+    def partition_leader(self, topic: str, partition: int) -> int | None:
+        """The leader a client's metadata names: from a running broker's published image."""
+        broker = self.any_running_broker()
+        loader = self.loader(broker) if broker is not None else None
+        image = loader.published if loader is not None else None
+        found = image.topic(topic) if image is not None else None
+        reg = found.partitions.get(partition) if found is not None else None
+        return reg.leader if reg is not None and reg.leader >= 0 else None
 
     def active_controller(self) -> QuorumController | None:
         """The controller that has claimed leadership in the newest epoch, if any."""

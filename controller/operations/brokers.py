@@ -21,6 +21,7 @@ from metadata.schema import (
     BrokerRegistrationChangeRecord,
     FenceBrokerRecord,
     MetadataRecord,
+    PartitionChangeRecord,
     RegisterBrokerRecord,
     UnfenceBrokerRecord,
     UnregisterBrokerRecord,
@@ -93,6 +94,8 @@ class FenceBroker(msgspec.Struct, frozen=True):
     """Fence a broker (as when its session expires)."""
 
     broker_id: int
+    keep_leadership: bool = False
+    """Test-only (the fence-keeps-leader mutation): leave the broker leader where it leads."""
 
     def describe(self) -> str:
         """E.g. ``FenceBroker(1)``."""
@@ -108,8 +111,11 @@ class FenceBroker(msgspec.Struct, frozen=True):
             fence = BrokerRegistrationChangeRecord(self.broker_id, broker.epoch, fenced=1)
         else:
             fence = FenceBrokerRecord(self.broker_id, broker.epoch)
-        return Generated([fence, *_leaving_changes(ctx.image, self.broker_id)],
-                         {"brokerId": self.broker_id, "fenced": True})
+        changes = _leaving_changes(ctx.image, self.broker_id)
+        if self.keep_leadership:
+            changes = [msgspec.structs.replace(c, leader=-2) for c in changes
+                       if isinstance(c, PartitionChangeRecord) and c.isr is not None]
+        return Generated([fence, *changes], {"brokerId": self.broker_id, "fenced": True})
 
 
 class UnfenceBroker(msgspec.Struct, frozen=True):
