@@ -149,6 +149,7 @@ class Producer:
             ack = Acknowledged(self.topic, self.partition, result.first_offset, tuple(batch),
                                self.acks, sim.now)
             self.acknowledged.append(ack)
+            self.cluster.broker_invariants.acknowledge(sim, ack)
             if self.on_ack is not None:
                 self.on_ack(ack)
         if self.idempotent:

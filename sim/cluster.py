@@ -30,6 +30,7 @@ from raft.mutations import Mutation
 from sim.brokers import BrokerSettings, broker_apps, controller_apps
 from sim.faults import FaultSpec, fault_nodes
 from sim.invariants import CommittedLog, RaftInvariants
+from sim.invariants.brokers import BrokerInvariants
 from sim.invariants.transactions import TransactionInvariants
 from sim.network import LinkConfig
 from sim.trace import Trace
@@ -126,8 +127,11 @@ class KRaftCluster:
         self.raft_invariants = RaftInvariants(self.history)
         self.txn_invariants = TransactionInvariants(self.history)
         self.controller_faults: list[tuple[int, int, str]] = []
+        self.broker_invariants = BrokerInvariants()
         monitors: list[Monitor] = [self.raft_invariants, self.txn_invariants,
                                    *extra_monitors]
+        if config.brokers_settings.lifecycle:
+            monitors.insert(2, self.broker_invariants)
         self.sim = Simulation(world, self._apps, monitors, Trace(trace_out))
         self.sim.trace.write({"ev": "config", "config": msgspec.to_builtins(config)})
         if config.broker_fetch_lag_ms:
