@@ -37,8 +37,11 @@ def _registered(image: MetadataImage, broker_id: int) -> BrokerRegistration:
     return broker
 
 
-def _leaving_changes(image: MetadataImage, broker_id: int) -> list[MetadataRecord]:
-    return list(leaving_changes(image, broker_id))
+def _leaving_changes(image: MetadataImage, broker_id: int,
+                     out: list[MetadataRecord] | None = None) -> list[MetadataRecord]:
+    out = [] if out is None else out
+    out.extend(leaving_changes(image, broker_id))
+    return out
 
 
 class RegisterBroker(msgspec.Struct, frozen=True):
@@ -85,7 +88,7 @@ class UnregisterBroker(msgspec.Struct, frozen=True):
     def generate(self, ctx: OperationContext) -> Generated:
         """ISR and leader changes away from the broker, then UnregisterBrokerRecord."""
         broker = _registered(ctx.image, self.broker_id)
-        records = _leaving_changes(ctx.image, self.broker_id)
+        records = _leaving_changes(ctx.image, self.broker_id, ctx.records())
         records.append(UnregisterBrokerRecord(self.broker_id, broker.epoch))
         return Generated(records, {"brokerId": self.broker_id})
 
