@@ -16,6 +16,7 @@ import msgspec
 
 from broker.loader import MetadataLoader
 from broker.mutations import BrokerMutation
+from broker.replica_manager import ReplicaManager
 from controller import ControllerConfig, QuorumController
 from controller.errors import ApiError, ControllerFault, not_controller
 from controller.handle import OperationHandle
@@ -26,8 +27,10 @@ from metadata.snapshot import image_from_records
 from raft import RaftConfig, Snapshot
 from raft.config import ConfigError
 from raft.mutations import Mutation
+from sim.brokers import BrokerSettings, broker_apps, controller_apps
 from sim.faults import FaultSpec, config_record
 from sim.invariants import CommittedLog, RaftInvariants
+from sim.invariants.brokers import BrokerInvariants
 from sim.invariants.transactions import TransactionInvariants
 from sim.network import LinkConfig
 from sim.seeds import named_random
@@ -69,6 +72,8 @@ class ClusterConfig(msgspec.Struct, frozen=True, kw_only=True):
     broker_fetch_lag_ms: int = 0
     """Extra delay on every link into a broker (a lagging broker)."""
     mutations: frozenset[str] = frozenset()
+    brokers_settings: BrokerSettings = BrokerSettings()
+    """Broker lifecycles (registration, heartbeats, fencing) and broker configs."""
 
     def validate(self) -> ClusterConfig:
         """Return self, or raise ConfigError naming the bad field."""
@@ -89,6 +94,7 @@ class ClusterConfig(msgspec.Struct, frozen=True, kw_only=True):
         if unknown:
             raise ConfigError("mutations", f"unknown mutation(s): {', '.join(unknown)}")
         self.controller.validate()
+        self.brokers_settings.validate()
         self.raft.validate()
         self.network.validate()
         nodes = set(self.controller_ids) | set(self.broker_ids)
@@ -133,8 +139,11 @@ class KRaftCluster:
         self.raft_invariants = RaftInvariants(self.history)
         self.txn_invariants = TransactionInvariants(self.history)
         self.controller_faults: list[tuple[int, int, str]] = []
+        self.broker_invariants = BrokerInvariants()
         monitors: list[Monitor] = [self.raft_invariants, self.txn_invariants,
                                    *extra_monitors]
+        if config.brokers_settings.lifecycle:
+            monitors.insert(2, self.broker_invariants)
         self.sim = Simulation(world, self._apps, monitors, Trace(trace_out))
         if initial_snapshot is not None:
             if initial_snapshot.snapshot_id.end_offset != 0:
@@ -158,14 +167,18 @@ class KRaftCluster:
     def _apps(self, sim: Simulation, slot: NodeSlot) -> list[App]:
         assert slot.raft is not None
         rng = named_random(self.config.seed, "app", slot.node_id, slot.incarnation)
+        settings = self.config.brokers_settings
         if slot.is_voter:
             node_id = slot.node_id
-            return [QuorumController(
+            controller = QuorumController(
                 node_id, slot.raft, rng, lambda: sim.now, self.config.controller,
                 fatal_handler=lambda fault: self._on_fatal(node_id, fault),
-                mutations=self.config.layer_mutations(ControllerMutation))]
-        return [MetadataLoader(slot.node_id, slot.raft,
-                               mutations=self.config.layer_mutations(BrokerMutation))]
+                mutations=self.config.layer_mutations(ControllerMutation))
+            return [controller, *controller_apps(settings, controller, lambda: sim.now)]
+        loader = MetadataLoader(slot.node_id, slot.raft,
+                                mutations=self.config.layer_mutations(BrokerMutation))
+        return [loader, *broker_apps(settings, slot.node_id, loader, rng, sim.now,
+                                     self.config.layer_mutations(BrokerMutation))]
 
     def _on_fatal(self, node_id: int, fault: ControllerFault) -> None:
         """A controller hit a fatal fault: its process exits (crashes) right away."""
@@ -186,6 +199,31 @@ class KRaftCluster:
         if slot is None:
             return None
         return next((a for a in slot.apps if isinstance(a, MetadataLoader)), None)
+
+    def replica_manager(self, node_id: int | None) -> ReplicaManager | None:
+        """The replica manager of broker ``node_id``, if it runs (with broker lifecycles)."""
+        slot = self.sim.slots.get(node_id) if node_id is not None else None
+        if slot is None or not slot.running:
+            return None
+        return next((a for a in slot.apps if isinstance(a, ReplicaManager)), None)
+
+    def any_running_broker(self) -> int | None:
+        """The lowest running broker id whose loader has published (a client's bootstrap)."""
+        for broker_id in self.config.broker_ids:
+            slot = self.sim.slots[broker_id]
+            loader = self.loader(broker_id)
+            if slot.running and loader is not None and loader.published is not None:
+                return broker_id
+        return None
+
+    def partition_leader(self, topic: str, partition: int) -> int | None:
+        """The leader a client's metadata names: from a running broker's published image."""
+        broker = self.any_running_broker()
+        loader = self.loader(broker) if broker is not None else None
+        image = loader.published if loader is not None else None
+        found = image.topic(topic) if image is not None else None
+        reg = found.partitions.get(partition) if found is not None else None
+        return reg.leader if reg is not None and reg.leader >= 0 else None
 
     def active_controller(self) -> QuorumController | None:
         """The controller that has claimed leadership in the newest epoch, if any."""
@@ -243,6 +281,15 @@ class KRaftCluster:
         The one start-up path, :func:`sim.startup.start_cluster` (see there).
         """
         return start_cluster(self, register_brokers=register_brokers, timeout_ms=timeout_ms)
+
+    def brokers_unfenced(self) -> bool:
+        """Every broker is registered and unfenced in the active controller's committed state."""
+        active = self.active_controller()
+        if active is None:
+            return False
+        brokers = active.committed_image().brokers
+        return all((b := brokers.get(i)) is not None and not b.fenced
+                   for i in self.config.broker_ids)
 
     def idle(self) -> bool:
         """No operation pending, no transaction open, every reachable node caught up.

@@ -25,6 +25,7 @@ setting (aliases)           bounds                       default
 ``linger-ms``               0 - 10,000                   25
 (``append-linger-ms``)
 ``mutations``               names joined by ``+``        none
+``heartbeats``              on, off                      off
 ==========================  ===========================  =====================
 
 The broker fetch lag delays every response a broker gets from a controller.
@@ -34,7 +35,14 @@ round trip is the lag plus two link latencies (1 ms each at least), so a lag of
 1998 ms or more makes every fetch time out and the broker never catches up;
 :meth:`ClusterConfig.validate` checks the bound against the actual latencies.
 
-The shell's ``cluster`` offers the first seven settings; the experiments take
+``heartbeats=on`` gives brokers their own lifecycle: they register, heartbeat
+and are fenced by the controller when their session expires
+(:mod:`sim.brokers`). The words default to ``off`` (brokers registered by the
+cluster at start and never fenced), so runs stay comparable with those made
+before broker lifecycles; a :class:`~sim.cluster.ClusterConfig` built in code
+has them on.
+
+The shell's ``cluster`` offers the first seven settings and ``heartbeats``; the experiments take
 ``controllers``, ``brokers``, ``batch-records``, ``fetch-records``,
 ``linger-ms``, ``mode`` and ``mutations`` (an experiment may narrow a bound,
 e.g. a failover needs three controllers) and keep writing those names into
@@ -182,6 +190,9 @@ SETTINGS: tuple[Setting, ...] = (
             aliases=("append-linger-ms",)),
     Setting("mutations", str, "none", "deliberate bugs to switch on, joined by '+' "
                                       "(test-only), or none"),
+    Setting("heartbeats", str, "off", "brokers register, heartbeat and are fenced when their "
+                                      "session expires (on), or are registered by the cluster "
+                                      "at start and never fenced (off)", choices=("on", "off")),
 )
 """Every cluster setting, in the order help texts list them."""
 
@@ -263,6 +274,9 @@ def build_config(values: Mapping[str, Any], base: ClusterConfig | None = None
             raft["fetch_max_records"] = int(value)
         elif name == "linger-ms":
             raft["append_linger_ms"] = int(value)
+        elif name == "heartbeats":
+            top["brokers_settings"] = msgspec.structs.replace(
+                config.brokers_settings, lifecycle=value == "on")
     if controller:
         top["controller"] = msgspec.structs.replace(config.controller, **controller)
     if raft:
@@ -275,9 +289,12 @@ def parse_settings(words: Iterable[str], allowed: Sequence[str] | None = None
                    ) -> ClusterConfig:
     """The :class:`~sim.cluster.ClusterConfig` the ``key=value`` words describe.
 
+    Settings not given take the table's defaults (``heartbeats`` too: off).
     Raises SettingError (one line: the setting, its bound, the bad value).
     """
-    return build_config(parse_setting_words(words, allowed))
+    values = parse_setting_words(words, allowed)
+    values.setdefault("heartbeats", BY_NAME["heartbeats"].default)
+    return build_config(values)
 
 
 def settings_help(names: Sequence[str] | None = None) -> list[str]:

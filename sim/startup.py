@@ -1,8 +1,11 @@
 """Bringing a cluster up: one start-up path for the shell, the demo, the experiments.
 
 :func:`start_cluster` starts every node, runs until a controller is active,
-then registers and unfences every broker through operations (kraftsim has no
-heartbeat RPCs). Two orders exist, both deterministic:
+then brings every broker in: with broker lifecycles on
+(``BrokerSettings.lifecycle``, ``heartbeats=on``) the brokers register and
+heartbeat by themselves and start-up runs until each is unfenced; off, the
+cluster registers and unfences each one through operations. Two orders
+exist, both deterministic:
 
 - *together* (the default: ``cluster``, ``kraftsim demo``, tests): every node
   starts at once; each broker is registered, then each is unfenced, one
@@ -46,11 +49,19 @@ def start_cluster(cluster: KRaftCluster, *, quorum_first: bool = False,
         return False
     if not cluster.config.brokers:
         cluster.run_until_active(timeout_ms)
+    if cluster.config.brokers_settings.lifecycle:
+        return _self_registered(cluster, timeout_ms)
     ok = True
     for operation_of in (RegisterBroker, UnfenceBroker):
         for broker_id in cluster.config.broker_ids:
             ok = _submit_until_committed(cluster, operation_of(broker_id), timeout_ms) and ok
     return ok and cluster.active_controller() is not None and sim.violation is None
+
+
+def _self_registered(cluster: KRaftCluster, timeout_ms: int) -> bool:
+    """Run until every broker has registered itself and is unfenced."""
+    ok = cluster.run_until(cluster.brokers_unfenced, timeout_ms)
+    return ok and cluster.active_controller() is not None and cluster.sim.violation is None
 
 
 def _submit_until_committed(cluster: KRaftCluster, operation: Operation,
@@ -79,6 +90,8 @@ def _quorum_first(cluster: KRaftCluster, timeout_ms: int) -> bool:
         sim.resume(broker)
     if active is None:
         return False
+    if cluster.config.brokers_settings.lifecycle:
+        return _self_registered(cluster, deadline - sim.now)
     for operation_of in (RegisterBroker, UnfenceBroker):
         operations: list[Operation] = [operation_of(b) for b in brokers]
         if not _commit_all(cluster, operations, deadline):

@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from shell.session import Session
 
 SHELL_SETTINGS = ("controllers", "brokers", "seed", "max-records-per-batch", "mode",
-                  "fetch-max-records", "broker-fetch-lag")
+                  "fetch-max-records", "broker-fetch-lag", "heartbeats")
 """The settings (sim/settings.py) ``cluster`` offers, in the order its help lists them."""
 CLUSTER_OPTIONS = {name: BY_NAME[name] for name in SHELL_SETTINGS}
 """The options of ``cluster`` (their words and bounds come from the settings table)."""

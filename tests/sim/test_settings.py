@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from controller import WriteMode
+from sim.brokers import BrokerSettings
 from sim.cluster import ClusterConfig
 from sim.demo import demo_config
 from sim.settings import (
@@ -43,7 +44,9 @@ def test_each_setting_reaches_the_config() -> None:
 
 
 def test_no_words_is_the_default_config_and_mode_is_left_to_the_version() -> None:
-    assert parse_settings([]) == ClusterConfig()
+    scripted = ClusterConfig(brokers_settings=BrokerSettings(lifecycle=False))
+    assert parse_settings([]) == scripted
+    assert parse_settings(["heartbeats=on"]) == ClusterConfig()
     assert parse_settings([]).controller.write_mode is None
     assert parse_settings(["mutations=none"]).mutations == frozenset()
 
