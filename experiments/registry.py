@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+from experiments.broker_failover import BROKER_FAILOVER
 from experiments.failover import FAILOVER
 from experiments.model import Experiment, ExperimentError
 from experiments.visibility import VISIBILITY
 
-EXPERIMENTS: dict[str, Experiment] = {e.name: e for e in (FAILOVER, VISIBILITY)}
+EXPERIMENTS: dict[str, Experiment] = {e.name: e for e in (FAILOVER, VISIBILITY, BROKER_FAILOVER)}
 """The experiments, by name."""
 
 
