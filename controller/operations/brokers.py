@@ -10,6 +10,8 @@ visited, through the image's broker index.
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 import msgspec
 
 from controller.errors import ApiError
@@ -96,6 +98,9 @@ class UnregisterBroker(msgspec.Struct, frozen=True):
 class FenceBroker(msgspec.Struct, frozen=True):
     """Fence a broker (as when its session expires)."""
 
+    splits_when_atomic: ClassVar[bool] = True
+    """Kafka writes a fence as a non-atomic result (split over batches when large), so
+    ``atomic`` mode, Kafka as built, does not refuse it (see controller/write_mode.py)."""
     broker_id: int
     keep_leadership: bool = False
     """Test-only (the fence-keeps-leader mutation): leave the broker leader where it leads."""
@@ -147,6 +152,8 @@ class UnfenceBroker(msgspec.Struct, frozen=True):
 class ControlledShutdown(msgspec.Struct, frozen=True):
     """A broker asked to shut down (wantShutDown): it leaves its ISRs and leaderships."""
 
+    splits_when_atomic: ClassVar[bool] = True
+    """Like :class:`FenceBroker`: a non-atomic result in Kafka."""
     broker_id: int
 
     def describe(self) -> str:
