@@ -4,7 +4,10 @@ For long campaigns on a small machine Spark's per-task and JVM costs buy
 nothing; the rows are the same as a sweep's (each a pure function of its
 spec). ``python -m experiments.campaign --runs-per-mode N --seed S --workers W
 --out FILE`` writes one JSON row per line as runs finish (in grid order), then
-prints the summary (:func:`experiments.swarm_report.summarize_rows`).
+prints the summary (:func:`experiments.swarm_report.summarize_rows`);
+``--summarize FILE`` prints the summary of the rows in FILE (e.g. of a
+campaign stopped early: the grid deals the modes in turn, so any prefix of
+the rows is spread evenly over them).
 """
 
 from __future__ import annotations
@@ -60,7 +63,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--param", action="append", default=[])
     parser.add_argument("--out", default="out/swarm-campaign.jsonl")
+    parser.add_argument("--summarize", metavar="FILE", default=None,
+                        help="only print the summary of the rows already in FILE")
     args = parser.parse_args(argv)
+    if args.summarize is not None:
+        with open(args.summarize) as rows:
+            summary = summarize_rows(json.loads(line) for line in rows if line.strip())
+        sys.stdout.write(json.dumps(summary, indent=2, sort_keys=True) + "\n")
+        return 0
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     specs = campaign_specs(args.runs_per_mode, args.seed, args.param)
