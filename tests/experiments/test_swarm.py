@@ -12,7 +12,6 @@ import msgspec
 import pytest
 
 from experiments.model import ExperimentError
-from experiments.sweep import run_command
 from experiments.swarm_report import summarize_rows
 from experiments.swarm_setup import (
     FAULT_KINDS,
@@ -22,9 +21,10 @@ from experiments.swarm_setup import (
     encode_faults,
     setup_params,
 )
+from experiments.sweep import run_command
 from tests.experiments.helpers import run, spec, without_wall
 
-QUIET = {"shrink": "off"}
+QUIET: dict[str, Any] = {"shrink": "off"}
 """Rows without shrinking (the shrink tests switch it on)."""
 
 CRASH_LEADER_OFTEN = ";".join(
@@ -32,7 +32,7 @@ CRASH_LEADER_OFTEN = ";".join(
     for t in range(200, 8000, 900))
 """Crash whoever leads every 900 ms (and restart every controller 400 ms later)."""
 
-MUTATED = dict(mode="transactional", controllers=3, brokers=2, batch_records=4,
+MUTATED: dict[str, Any] = dict(mode="transactional", controllers=3, brokers=2, batch_records=4,
                fetch_records=3, linger_ms=25, pre_vote="on", noop_ms=500, snapshot_every=0,
                horizon_ms=8000, faults=CRASH_LEADER_OFTEN, mutations="forget-failover-abort")
 """A run (index 1, seed 1) that fails FailoverAbortsInflight with the deliberate bug."""
@@ -160,3 +160,25 @@ def test_bad_parameters_are_refused() -> None:
                  **QUIET))
     with pytest.raises(ExperimentError):
         run(spec("swarm", 0, mode="transactional", pre_vote="maybe", **QUIET))
+
+
+def test_the_final_state_check_finds_a_lost_acknowledged_create() -> None:
+    from controller.handle import OperationHandle
+    from experiments.swarm_run import _op_problem
+    from experiments.swarm_setup import WorkOp
+    from metadata.image import MetadataImage
+
+    setup = draw_setup(1, {"ops": "0", "faults": "none"})
+    acked = OperationHandle(1, "CreateTopics(t0)", 3000, 0, "transactional")
+    acked.commit(10)
+    acked.first_offset = 5
+    submitted = [(WorkOp("create", 0, "t0", batches=2), acked)]
+    found = _op_problem(MetadataImage.EMPTY, setup, "transactional", submitted, 0, set())
+    assert found is not None and found[0] == "AcknowledgedDurable"
+    assert _op_problem(MetadataImage.EMPTY, setup, "transactional", submitted, 0,
+                       {"t0"}) is None  # a delete of it may have applied
+    alter = OperationHandle(2, "IncrementalAlterConfigs(BROKER:)", 3000, 0, "transactional")
+    alter.commit(12)
+    submitted.append((WorkOp("alter-broker", 1, value=1001), alter))
+    found = _op_problem(MetadataImage.EMPTY, setup, "transactional", submitted, 1, set())
+    assert found is not None and "log.retention.ms" in found[1]
