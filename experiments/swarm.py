@@ -30,7 +30,14 @@ from experiments.common import replay_command as common_replay
 from experiments.model import Column, Experiment, Param, Row, RunSpec
 from experiments.shrink import ShrinkResult, shrink, size
 from experiments.swarm_run import Outcome, simulate
-from experiments.swarm_setup import DRAWN, draw_setup, encode_faults, setup_params
+from experiments.swarm_setup import (
+    DRAWN,
+    MAX_BROKERS,
+    MAX_CONTROLLERS,
+    draw_setup,
+    encode_faults,
+    setup_params,
+)
 
 PARAMS: tuple[Param, ...] = (
     Param("scenario", str, ("swarm",), "the one scenario", choices=("swarm",)),
@@ -132,6 +139,19 @@ def run_swarm(spec: RunSpec, trace_out: IO[bytes] | None = None) -> Row:
         model = "in (shrunk: " + model + ")"
     wall_ms = round((time.perf_counter() - started) * 1000)
     return _row(spec, setup, outcome, shrunk, verdict, model, wall_ms)
+
+
+def check_axes(axes: dict[str, tuple[Any, ...]]) -> None:
+    """Raise ExperimentError for a given value that cannot be used (before Spark starts)."""
+    for name in ("controllers", "brokers", "batch-records", "fetch-records", "linger-ms",
+                 "pre-vote", "noop-ms", "snapshot-every", "horizon-ms", "ops", "faults"):
+        for value in axes.get(name, ()):
+            if value != DRAWN:
+                params = {name: value}
+                if name == "faults":
+                    params["controllers"] = str(MAX_CONTROLLERS)
+                    params["brokers"] = str(MAX_BROKERS)
+                draw_setup(0, params)
 
 
 def shrunk_spec(spec: RunSpec, result: ShrinkResult) -> RunSpec:

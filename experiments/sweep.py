@@ -37,6 +37,11 @@ def run_command(name: str, *, runs: int | None = None, seed: int = 1,
     from experiments.pipeline import run_sweep
     from experiments.spark_env import check_master
 
+    if name == "swarm":
+        from experiments.swarm import check_axes
+
+        check_axes(axes)
+
     check_master(master)
     specs = build_grid(experiment, axes, DEFAULT_RUNS[name] if runs is None else runs, seed)
     result = run_sweep(experiment, specs, master, Path(out or f"out/{name}"), axes=axes,

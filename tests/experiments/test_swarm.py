@@ -182,3 +182,9 @@ def test_the_final_state_check_finds_a_lost_acknowledged_create() -> None:
     submitted.append((WorkOp("alter-broker", 1, value=1001), alter))
     found = _op_problem(MetadataImage.EMPTY, setup, "transactional", submitted, 1, set())
     assert found is not None and "log.retention.ms" in found[1]
+
+
+def test_a_sweep_refuses_bad_values_before_spark_starts() -> None:
+    with pytest.raises(ExperimentError, match="faults"):
+        run_command("swarm", runs=1, params=["faults=explode:3000@1"], master="local[1]",
+                    stdout=io.StringIO(), stderr=io.StringIO())
