@@ -27,15 +27,11 @@ from tests.experiments.helpers import run, spec, without_wall
 QUIET: dict[str, Any] = {"shrink": "off"}
 """Rows without shrinking (the shrink tests switch it on)."""
 
-CRASH_LEADER_OFTEN = ";".join(
-    f"crash:leader@{t};restart:3000@{t + 400};restart:3001@{t + 400};restart:3002@{t + 400}"
-    for t in range(200, 8000, 900))
-"""Crash whoever leads every 900 ms (and restart every controller 400 ms later)."""
-
 MUTATED: dict[str, Any] = dict(mode="transactional", controllers=3, brokers=2, batch_records=4,
-               fetch_records=3, linger_ms=25, pre_vote="on", noop_ms=500, snapshot_every=0,
-               horizon_ms=8000, faults=CRASH_LEADER_OFTEN, mutations="forget-failover-abort")
-"""A run (index 1, seed 1) that fails FailoverAbortsInflight with the deliberate bug."""
+                               fetch_records=1, pre_vote="on", linger_ms=25,
+                               mutations="publish-every-commit")
+"""Index 5 of seed 1 (12 drawn faults, 6 operations) with a broker that publishes inside
+transactions: fetching one record at a time, it shows part of a multi-batch create."""
 
 
 def _replay(command: str, trace: Path) -> dict[str, Any]:
@@ -101,19 +97,21 @@ def test_replay_reruns_the_row(index: int, tmp_path: Path) -> None:
 
 
 def test_a_deliberate_bug_is_found_and_shrunk(tmp_path: Path) -> None:
-    clean = run(spec("swarm", 1, **{**MUTATED, "mutations": "none"}, **QUIET))
+    clean = run(spec("swarm", 5, **{**MUTATED, "mutations": "none"}, **QUIET))
     assert clean["verdict"] == "ok"
-    row = run(spec("swarm", 1, **MUTATED, shrink_budget=40))
+    row = run(spec("swarm", 5, **MUTATED, shrink_budget=40))
     assert row["verdict"] == "violation"
-    assert row["invariant"] == "FailoverAbortsInflight"
+    assert row["invariant"] == "TxnAtomicVisibility"
     original = row["fault_count"] + row["operations"] + row["controllers"] + row["brokers"]
     assert 0 < row["shrink_runs"] <= 40
     assert row["shrunk_size"] < original
-    assert len(decode_faults(row["shrunk_faults"])) < row["fault_count"]
+    assert decode_faults(row["shrunk_faults"]) == ()  # no fault is needed
     reproduced = _replay(row["shrunk_replay"], tmp_path / "shrunk.jsonl")
-    assert reproduced["invariant"] == "FailoverAbortsInflight"
+    assert reproduced["invariant"] == "TxnAtomicVisibility"
     assert reproduced["shrink_runs"] == 0
     assert reproduced["replay"] == row["shrunk_replay"]
+    assert reproduced["fault_count"] + reproduced["operations"] + reproduced["controllers"] \
+        + reproduced["brokers"] == row["shrunk_size"]
 
 
 @pytest.mark.parametrize(("controllers", "faults"), [
