@@ -22,7 +22,7 @@ def register(sub: Any) -> None:
     p.add_argument("experiment", metavar="EXPERIMENT", help="failover, visibility or swarm")
     p.add_argument("--runs", type=int, default=None,
                    help="runs in the sweep, dealt over the grid's cells (default: 640 "
-                        "failover, 360 visibility)")
+                        "failover, 360 visibility, 300 swarm)")
     p.add_argument("--seed", type=int, default=1, help="the sweep's master seed (default 1)")
     p.add_argument("--param", action="append", default=[], metavar="NAME=V1[,V2...]",
                    help="a parameter's value(s); several values make it an axis of the grid "
