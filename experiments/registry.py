@@ -5,9 +5,11 @@ from __future__ import annotations
 from experiments.broker_failover import BROKER_FAILOVER
 from experiments.failover import FAILOVER
 from experiments.model import Experiment, ExperimentError
+from experiments.swarm import SWARM
 from experiments.visibility import VISIBILITY
 
-EXPERIMENTS: dict[str, Experiment] = {e.name: e for e in (FAILOVER, VISIBILITY, BROKER_FAILOVER)}
+EXPERIMENTS: dict[str, Experiment] = {e.name: e for e in (FAILOVER, VISIBILITY, SWARM,
+                                                             BROKER_FAILOVER)}
 """The experiments, by name."""
 
 
