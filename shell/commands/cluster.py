@@ -191,7 +191,8 @@ def run_invariants(session: Session, args: list[str]) -> None:
 CLUSTER = Command(
     "cluster",
     "cluster [controllers=N] [brokers=N] [seed=S] [max-records-per-batch=N] "
-    "[mode=transactional|atomic|non-atomic] [fetch-max-records=N] [broker-fetch-lag=MS]",
+    "[mode=transactional|atomic|non-atomic] [fetch-max-records=N] [broker-fetch-lag=MS] "
+    "[heartbeats=on|off]",
     "start a new simulated cluster",
     "Starts a new simulated cluster (replacing the current one) and runs it until a "
     "controller is active and every broker is registered and unfenced.\n\n"
@@ -209,7 +210,11 @@ CLUSTER = Command(
     "transaction of many batches commits over several fetch rounds; also fetch-records=N\n"
     "broker-fetch-lag=MS  extra delay on every link into a broker (lagging brokers), 0-1997: "
     "a fetch answered 2000 ms (the raft request timeout) or more after it was sent has timed "
-    "out, so a larger lag would starve the brokers\n\n"
+    "out, so a larger lag would starve the brokers\n"
+    "heartbeats=on|off  on: brokers register, heartbeat every 2000 ms and are fenced by the "
+    "controller when their session expires (9000 ms); they host partition replicas, so "
+    "produce, consume and log BROKER TOPIC/PARTITION work. off (default): brokers are "
+    "registered at start and never fenced\n\n"
     "The view switches to the first broker (see view).\n\n"
     "Example: cluster controllers=3 brokers=2 seed=7 max-records-per-batch=50",
     run_cluster, options=tuple(CLUSTER_OPTIONS))
