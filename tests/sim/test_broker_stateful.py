@@ -21,7 +21,7 @@ from __future__ import annotations
 from typing import ClassVar
 
 import pytest
-from hypothesis import HealthCheck, settings
+from hypothesis import HealthCheck, Phase, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import (
     RuleBasedStateMachine,
@@ -125,7 +125,10 @@ def _run(machine: type[BrokerCore], examples: int, steps: int) -> None:
     run_state_machine_as_test(machine, settings=settings(
         max_examples=examples, stateful_step_count=steps, deadline=None, derandomize=True,
         database=None, suppress_health_check=list(HealthCheck), print_blob=False,
-        report_multiple_bugs=False))
+        report_multiple_bugs=False,
+        # no explain phase: it replays the failing example many more times, at the cost
+        # of a cluster start each, to annotate a sequence that is already short
+        phases=[Phase.explicit, Phase.reuse, Phase.generate, Phase.shrink]))
 
 
 def test_brokers_hold_their_invariants_under_faults() -> None:
