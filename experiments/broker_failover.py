@@ -110,8 +110,10 @@ COLUMNS: tuple[Column, ...] = (
     Column("acked", "long", "records acknowledged to the producers"),
     Column("produce_failures", "long", "batches that failed after their retries"),
     Column("records_lost", "long", "acknowledged records missing from the final logs "
-                                   "(must be 0)"),
-    Column("duplicates", "long", "records present twice in the final logs (must be 0)"),
+                                   "(must be 0; null when an invariant stopped the run "
+                                   "before it finished)", nullable=True),
+    Column("duplicates", "long", "records present twice in the final logs (must be 0; "
+                                 "null when an invariant stopped the run)", nullable=True),
     *TAIL_COLUMNS,
 )
 
@@ -287,12 +289,14 @@ def _final_logs(cluster: KRaftCluster, producers: list[Producer]) -> tuple[int, 
 def _row(spec: RunSpec, cluster: KRaftCluster, watch: FenceWatch, producers: list[Producer],
          failed: tuple[int, ...], moved: int, changes: int, settled: tuple[bool, str],
          wall_ms: int) -> Row:
-    lost, duplicates = _final_logs(cluster, producers)
+    stopped = cluster.sim.violation is not None
+    lost, duplicates = (None, None) if stopped else _final_logs(cluster, producers)
     fault_at = watch.fault_at
     gaps = [_unavailable(pr, fault_at, cluster.sim.now) for pr in producers] \
         if fault_at >= 0 else []
     valid = verdict(cluster, settled[0], 0, settled[1])
     if valid[0] != "false" and (lost or duplicates):
+        assert lost is not None and duplicates is not None
         valid = ("false", "AckedWriteDurable" if lost else "NoDuplicates",
                  f"{lost} acknowledged record(s) lost, {duplicates} duplicate(s) in the "
                  f"final logs")
