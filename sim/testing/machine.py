@@ -297,6 +297,10 @@ def find_failure(machine: type[RuleBasedStateMachine], *, max_examples: int = 30
                  steps: int = 8, **overrides: Any) -> Failure | None:
     """Search ``machine`` for a broken invariant; the shrunk failing run, or None.
 
+    A failure is an :class:`~sim.world.InvariantViolation` (the catalogue's,
+    or one of :meth:`ClusterMachine.fail`) or an ``AssertionError`` of your
+    own invariants; anything else propagates.
+
     Deterministic (``derandomize``, no example database) so that a test using
     it gives the same answer on every machine. ``steps`` bounds the rules per
     run; other Hypothesis ``settings`` may be passed as keywords.
@@ -307,10 +311,12 @@ def find_failure(machine: type[RuleBasedStateMachine], *, max_examples: int = 30
     options.update(overrides)
     try:
         run_state_machine_as_test(machine, settings=settings(**options))
-    except InvariantViolation as violation:
-        notes = getattr(violation, "__notes__", [])
+    except (InvariantViolation, AssertionError) as failure:
+        notes = getattr(failure, "__notes__", [])
         lines = [line.strip() for note in notes for line in str(note).splitlines()]
         shown = tuple(line for line in lines if line.startswith("state.")
                       and not _is_invariant(machine, line))
-        return Failure(violation.invariant, violation.message, shown)
+        if isinstance(failure, InvariantViolation):
+            return Failure(failure.invariant, failure.message, shown)
+        return Failure(type(failure).__name__, str(failure), shown)
     return None
