@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed
 KRAFTSIM_KAFKA_DATA ?= $(abspath ../shared/kafka-data)
 export KRAFTSIM_KAFKA_DATA
 
-.PHONY: demo experiment test lint unit bench bench-experiments clean
+.PHONY: demo experiment test lint unit bench bench-experiments clean chromium
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -25,8 +25,15 @@ experiment: $(STAMP)
 
 # Lint, type-check and the whole suite, Spark and the slow injected-bug searches included
 # (what .ci/run calls).
-test: lint $(STAMP)
+test: lint $(STAMP) chromium
 	$(PY) -m pytest -q -n 2 --dist loadgroup
+
+# The timeline.html browser test needs headless Chromium (Debian's chromium package);
+# install it when missing (as root, else through sudo).
+chromium:
+	@command -v chromium >/dev/null 2>&1 || { \
+	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq chromium; }
 
 # The quick loop: the suite without Spark (marker spark) and without the slow
 # injected-bug searches (marker slow).

@@ -30,6 +30,7 @@ from sim.faults import FaultSpec, fault_nodes
 from sim.invariants import CommittedLog, RaftInvariants
 from sim.invariants.transactions import TransactionInvariants
 from sim.network import LinkConfig
+from sim.timeline import TraceNotes
 from sim.trace import Trace
 from sim.world import App, Monitor, NodeSlot, Simulation, WorldConfig
 
@@ -123,6 +124,8 @@ class KRaftCluster:
         self.controller_faults: list[tuple[int, int, str]] = []
         monitors: list[Monitor] = [self.raft_invariants, self.txn_invariants,
                                    *extra_monitors]
+        if trace_out is not None:  # notes for timeline.html; they leave the fingerprint alone
+            monitors.append(TraceNotes(self.txn_invariants))
         self.sim = Simulation(world, self._apps, monitors, Trace(trace_out))
         self.sim.trace.write({"ev": "config", "config": msgspec.to_builtins(config)})
         if config.broker_fetch_lag_ms:
