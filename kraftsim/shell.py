@@ -96,6 +96,7 @@ def prepare(session: Session, args: argparse.Namespace) -> bool:
         except CommandError as exc:
             print(f"kraftsim shell: {exc}", file=sys.stderr)
             return False
+        session.flush_text("--demo")
     return True
 
 
