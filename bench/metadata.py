@@ -157,7 +157,8 @@ def bench_million_partitions(report: Report, topics: int = 100,
     rss_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     config = ClusterConfig(seed=1, controllers=3, brokers=3,
                            controller=ControllerConfig(max_records_per_batch=1_000,
-                                                       noop_interval_ms=0),
+                                                       noop_interval_ms=0,
+                                                       max_records_per_operation=partitions + 1),
                            raft=RaftConfig(fetch_max_records=20_000))
     cluster = KRaftCluster(config)
     cluster.start()

@@ -7,7 +7,10 @@ transaction in flight. Publishers (the shell, the invariant checkers, a
 broker's components) subscribe to the images; nothing reaches them while the
 loader is still catching up to the high watermark it knows (Kafka's
 ``stillNeedToCatchUp``): a broker that starts while a long transaction is open
-at the log tail publishes only once that transaction ends.
+at the log tail publishes only once that transaction ends. The check is made
+again whenever the loader learns a higher high watermark, even with nothing
+new to load: a broker that caught up from a snapshot at the log end publishes
+the snapshot's image as soon as it knows the high watermark.
 """
 
 from __future__ import annotations
@@ -33,6 +36,10 @@ class MetadataLoader:
         self.node_id = node_id
         self.image = MetadataImage.EMPTY
         self.published: MetadataImage | None = None
+        self.manifest: Manifest | None = None
+        """Where the last image the batch loader completed comes from (None: no image yet)."""
+        self.published_manifest: Manifest | None = None
+        """The manifest of :attr:`published`."""
         self.publishers: list[Publisher] = []
         self.faults: list[LoaderFault] = []
         self.high_watermark: int | None = None
@@ -49,8 +56,14 @@ class MetadataLoader:
         return self.published.offset if self.published is not None else -1
 
     def subscribe(self, publisher: Publisher) -> None:
-        """Receive every image published from now on."""
+        """Receive the current image at once (if one was published), then every later one.
+
+        As Kafka's loader hands a newly installed publisher the whole current image,
+        a publisher that subscribes late starts from the present, not from nothing.
+        """
         self.publishers.append(publisher)
+        if self.published is not None and self.published_manifest is not None:
+            publisher(self.published, self.published_manifest)
 
     # ------------------------------------------------------------------ raft listener
     def handle_commit(self, batches: Sequence[Batch], high_watermark: int) -> None:
@@ -59,6 +72,7 @@ class MetadataLoader:
         for batch in batches:
             self.batch_loader.load_batch(batch)
         self.batch_loader.maybe_flush_batches()
+        self._maybe_finish_catching_up()
 
     def handle_load_snapshot(self, snapshot: Snapshot) -> None:
         """Replace the image by the snapshot's; a transaction in flight is dropped."""
@@ -85,12 +99,28 @@ class MetadataLoader:
     # ------------------------------------------------------------------ publication
     def _on_image(self, image: MetadataImage, manifest: Manifest) -> None:
         self.image = image
+        self.manifest = manifest
         if self.catching_up:
-            hw = self.high_watermark
-            if hw is None or hw - 1 > image.offset:
+            if not self._caught_up(image):
                 return
             self.catching_up = False
+        self._publish(image, manifest)
+
+    def _caught_up(self, image: MetadataImage) -> bool:
+        hw = self.high_watermark
+        return hw is not None and hw - 1 <= image.offset
+
+    def _maybe_finish_catching_up(self) -> None:
+        """Publish the image already loaded once the high watermark shows it is current."""
+        manifest = self.manifest
+        if not self.catching_up or manifest is None or not self._caught_up(self.image):
+            return
+        self.catching_up = False
+        self._publish(self.image, manifest)
+
+    def _publish(self, image: MetadataImage, manifest: Manifest) -> None:
         self.published = image
+        self.published_manifest = manifest
         for publisher in self.publishers:
             publisher(image, manifest)
 

@@ -23,6 +23,11 @@ class ControllerConfig(msgspec.Struct, frozen=True, kw_only=True):
     (0: never; only at metadata.version >= 3.3-IV1)."""
     snapshot_every_records: int = 0
     """Make a snapshot after this many committed records (0: never)."""
+    max_records_per_operation: int = 10_000
+    """Kafka's MAX_RECORDS_PER_USER_OP: an operation is refused with POLICY_VIOLATION
+    ("Unable to perform excessively large batch operation.") as soon as it generates
+    more records than this, before the rest are generated. Markers do not count.
+    Raise it to let the transactional mode write operations larger than Kafka allows."""
 
     def validate(self) -> ControllerConfig:
         """Return self, or raise ConfigError naming the bad setting."""
@@ -32,6 +37,9 @@ class ControllerConfig(msgspec.Struct, frozen=True, kw_only=True):
                               f"{self.max_records_per_batch}")
         if self.noop_interval_ms < 0:
             raise ConfigError("noop-interval-ms", "must not be negative")
+        if self.max_records_per_operation < 1:
+            raise ConfigError("max-records-per-operation",
+                              f"must be positive, got {self.max_records_per_operation}")
         if self.snapshot_every_records < 0:
             raise ConfigError("snapshot-every-records", "must not be negative")
         try:

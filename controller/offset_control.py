@@ -3,7 +3,11 @@
 A revert point is the controller's whole state at an offset: the image and the
 open transaction's start (-1: none). Points live in a SortedDict keyed by
 offset (Kafka's SnapshotRegistry): one at every batch end, one at Begin-1.
-Reverting to an offset takes the newest point at or before it.
+Reverting to an offset takes the newest point at or before it. As the LSO
+advances, every point before the newest one at or below it is deleted (Kafka's
+deleteSnapshotsUpTo): what stays is exactly what a revert can reach, the
+state at the LSO (Begin-1 of a transaction still open in the committed log, else
+the last committed offset) and the uncommitted points above it.
 
 The last stable offset (LSO) is what reads and acknowledgements may expose:
 the last committed offset, or Begin-1 while the committed log has a
@@ -21,9 +25,6 @@ from sortedcontainers import SortedDict
 
 from controller.errors import ControllerFault
 from metadata.image import MetadataImage
-
-_PRUNE_ABOVE = 64
-"""Revert points kept before unreachable ones are dropped in bulk."""
 
 
 class RevertPoint(NamedTuple):
@@ -100,18 +101,17 @@ class OffsetControlManager:
         if lso <= self.last_stable_offset:
             return False
         self.last_stable_offset = lso
-        if len(self.registry) > _PRUNE_ABOVE:
-            self._prune_below(lso)
+        self._prune_below(lso)
         return True
 
     def _prune_below(self, lso: int) -> None:
-        """Drop the points no revert can reach (all before the one at or before the LSO).
+        """Drop the points no revert can reach: all before the newest one at or below the LSO.
 
-        Done in bulk once enough have gathered, so that a commit (an Abort's included)
-        costs O(1) whatever the size of what it closes.
+        Each point is dropped once, so the cost is O(log n) per batch, amortised.
         """
-        while len(self.registry) > 1 and self.registry.peekitem(1)[0] <= lso:
-            self.registry.popitem(0)
+        registry = self.registry
+        while len(registry) > 1 and registry.peekitem(1)[0] <= lso:
+            registry.popitem(0)
 
     # -- markers ------------------------------------------------------------------
     def replay_begin(self, offset: int) -> None:
@@ -146,6 +146,13 @@ class OffsetControlManager:
         if self.loading_snapshot:
             raise ControllerFault(f"{name} cannot appear within a snapshot", offset)
 
+    def replay_marker_in_snapshot(self, name: str, offset: int) -> None:
+        """A transaction marker (``name``: its record type) read from a snapshot: raises."""
+        if not self.loading_snapshot:
+            raise ControllerFault(f"{name} read from a snapshot while none is being loaded",
+                                  offset)
+        self._not_in_snapshot(name, offset)
+
     # -- snapshots ----------------------------------------------------------------
     def begin_load_snapshot(self) -> None:
         """Loading a snapshot drops every offset and any open transaction."""
@@ -161,7 +168,10 @@ class OffsetControlManager:
         """The snapshot is loaded: committed = LSO = its last contained offset.
 
         (Kafka sets them to the snapshot's exclusive end offset, one too far.)
+        Raises ControllerFault when no snapshot is being loaded.
         """
+        if not self.loading_snapshot:
+            raise ControllerFault("cannot end a snapshot load: no snapshot is being loaded")
         self.loading_snapshot = False
         self.last_committed_offset = self.last_stable_offset = last_contained_offset
         self.last_committed_epoch = epoch

@@ -16,13 +16,16 @@ committed offset (Kafka reverts to the LSO, which loses the committed records
 of an open transaction that a later leader completes).
 
 A replay fault (a Begin inside a transaction, End/Abort without one, a marker
-in a snapshot, an unknown record) stops the controller: it reports the fault
-to its fatal handler and ignores all further input, as Kafka's process exits.
+in a snapshot, an unknown record, a record that cannot apply) stops the
+controller: it reports the fault to its fatal handler and ignores all further
+input, as Kafka's process exits. On the active controller the record is
+replayed before it is appended, so the batch at fault is never appended and
+the operation's handle fails with UNKNOWN_SERVER_ERROR; another controller
+takes over.
 """
 
 from __future__ import annotations
 
-import contextlib
 import random
 from collections import deque
 from collections.abc import Callable, Sequence
@@ -117,7 +120,7 @@ class QuorumController:
             handle.fail(not_controller(self.node_id, self.raft.leader_id), now)
             return handle
         try:
-            ctx = OperationContext(image, self.rng, self.raft.log.end_offset, self.node_id)
+            ctx = self._context()
             generated = operation.generate(ctx)
             batches = plan_batches(generated.records, chosen, self.config.max_records_per_batch,
                                    image.metadata_version, handle.description)
@@ -132,6 +135,13 @@ class QuorumController:
             handle.first_offset, handle.last_offset = self._write(batches)
         except ApiError as error:
             handle.fail(error, now)
+            return handle
+        except ControllerFault as fault:
+            # Kafka: a replay error before the append is fatal; the batch that failed
+            # is never appended, the write fails and the process stops (failover).
+            handle.fail(ApiError("UNKNOWN_SERVER_ERROR",
+                                 f"controller {self.node_id} stopped: {fault}"), now)
+            self._fatal(fault)
             return handle
         handle.record_count = sum(len(b) for b in batches)
         handle.batch_count = len(batches)
@@ -237,8 +247,8 @@ class QuorumController:
         try:
             delta = MetadataDelta(MetadataImage.EMPTY)
             for record in snapshot.records:
-                if is_marker(record):
-                    self.offsets.replay_begin(last)  # raises: markers cannot be in a snapshot
+                if is_marker(record):  # raises: markers cannot be in a snapshot
+                    self.offsets.replay_marker_in_snapshot(type(record).__name__, last)
                 delta.replay(record)
         except ReplayError as exc:
             self._fatal(ControllerFault(f"Unable to apply a record from snapshot: {exc}", last))
@@ -326,8 +336,12 @@ class QuorumController:
             return
         self.next_noop_at = now + self.config.noop_interval_ms
         if self.image.metadata_version >= NOOP_RECORDS:
-            with contextlib.suppress(ApiError):  # lost leadership: the renounce handles it
+            try:
                 self._write([list(NoOp().generate(self._context()).records)])
+            except ApiError:
+                pass  # lost leadership: the renounce handles it
+            except ControllerFault as fault:
+                self._fatal(fault)
 
     def close(self, now: int) -> None:
         """The process stops: pending operations fail (their client loses the connection)."""
@@ -338,7 +352,8 @@ class QuorumController:
         self.claimed_epoch = None
 
     def _context(self) -> OperationContext:
-        return OperationContext(self.image, self.rng, self.raft.log.end_offset, self.node_id)
+        return OperationContext(self.image, self.rng, self.raft.log.end_offset, self.node_id,
+                                self.config.max_records_per_operation)
 
     def _maybe_snapshot(self) -> None:
         every = self.config.snapshot_every_records

@@ -6,6 +6,14 @@ state machine's own requests (:meth:`RaftNode.append`,
 :meth:`RaftNode.create_snapshot`, :meth:`RaftNode.resign`). Outputs are the
 messages left in :attr:`RaftNode.outbox`, writes to the injected
 :class:`~raft.storage.RaftStorage`, and calls on the registered listeners.
+
+Listeners are called only at the end of a step (:meth:`RaftNode.handle`,
+:meth:`RaftNode.poll`, :meth:`RaftNode.resign`) and when one registers; a
+state machine's requests (:meth:`RaftNode.append`,
+:meth:`RaftNode.create_snapshot`) never call back, so a listener is never
+re-entered in the middle of its own write (etcd's ``Ready`` discipline: what a
+request causes is queued, here as a due timer, and happens at the next step).
+A step started from inside a listener callback is refused.
 Time is an integer of simulated milliseconds passed in; randomness comes from
 the ``random.Random`` handed in. Nothing else is consulted, so a node's
 behaviour is a function of its inputs.
@@ -17,8 +25,9 @@ but never vote, never stand, and never count towards the high watermark.
 
 from __future__ import annotations
 
+import contextlib
 import random
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from enum import StrEnum
 from typing import Any
 
@@ -69,6 +78,9 @@ class RaftProtocolError(Exception):
 
 _NO_WAIT = 1 << 62
 
+_AWAITING_ELECTION = (Role.UNATTACHED, Role.VOTED, Role.PROSPECTIVE, Role.CANDIDATE)
+"""The roles of a voter that knows no leader and waits for its election timeout."""
+
 
 class RaftNode:
     """A voter or observer of one KRaft quorum."""
@@ -101,6 +113,7 @@ class RaftNode:
         self.leader_state: LeaderState | None = None
         self._listeners: list[ListenerContext] = []
         self._polling_listeners = False
+        self._stepping = False
         self._timers: dict[str, int] = {}
         self._next_correlation = 0
         self._inflight: tuple[int, int] | None = None  # (correlation id, destination)
@@ -109,6 +122,7 @@ class RaftNode:
         self._votes_granted: set[int] = set()
         self._votes_rejected: set[int] = set()
         self._backing_off = False
+        self._election_deadline: int | None = None  # when the running election timeout ends
         self._fetched_from_leader_at: int | None = None
         self._discovery_index = 0
         self._resigned_leader: tuple[int, int] | None = None  # (epoch, leader) that resigned
@@ -123,7 +137,7 @@ class RaftNode:
             self._become_follower(election.epoch, election.leader_id, now)
         elif election.voted_id is not None and self.is_voter:
             self.role = Role.VOTED
-            self._set_timer("election", now + self._election_timeout())
+            self._set_election_deadline(now + self._election_timeout())
         else:
             self._become_unattached(election.epoch, now, keep_vote=True)
 
@@ -169,6 +183,11 @@ class RaftNode:
     # ------------------------------------------------------------------ inputs
     def handle(self, envelope: Envelope, now: int) -> None:
         """Process one message addressed to this node."""
+        with self._step():
+            self._handle(envelope, now)
+            self._poll_listeners()
+
+    def _handle(self, envelope: Envelope, now: int) -> None:
         msg = envelope.message
         src = envelope.src
         if isinstance(msg, FetchRequest):
@@ -191,10 +210,14 @@ class RaftNode:
             self._on_fetch_snapshot_request(src, msg, now)
         elif isinstance(msg, FetchSnapshotResponse):
             self._on_fetch_snapshot_response(src, msg, now)
-        self._poll_listeners()
 
     def poll(self, now: int) -> None:
         """Run every timer due at ``now``."""
+        with self._step():
+            self._run_timers(now)
+            self._poll_listeners()
+
+    def _run_timers(self, now: int) -> None:
         while True:
             due = sorted((t, name) for name, t in self._timers.items() if t <= now)
             if not due:
@@ -207,13 +230,14 @@ class RaftNode:
             self._parked = [(d, e) for d, e in self._parked if d > now]
             for env in expired:
                 self._answer_fetch(env, now, None)
-        self._poll_listeners()
 
     def append(self, records: Iterable[Any], epoch: int, now: int) -> int:
         """Append one batch as leader of ``epoch``; returns the offset of its last record.
 
         Raises NotLeaderError when this node is not the leader of ``epoch``.
-        The batch is durable (and fetchable) after ``append_linger_ms``.
+        The batch is durable (and fetchable) after ``append_linger_ms``: at the
+        first step at or after that time (with 0, the next step at ``now``), never
+        during this call, which calls no listener.
         """
         if self.role is not Role.LEADER or epoch != self.epoch:
             raise NotLeaderError(
@@ -227,8 +251,6 @@ class RaftNode:
         self.log.append(batch, flushed=False)
         if "flush" not in self._timers:
             self._set_timer("flush", now + self.config.append_linger_ms)
-        if self.config.append_linger_ms == 0:
-            self.poll(now)
         return batch.last_offset
 
     def create_snapshot(self, end_offset: int, records: Iterable[Any], now: int) -> Snapshot:
@@ -250,18 +272,36 @@ class RaftNode:
 
     def resign(self, now: int) -> None:
         """Give up leadership gracefully (EndQuorumEpoch to the voters); no-op otherwise."""
-        if self.role is Role.LEADER and self.leader_state is not None:
-            self._flush(now)
-            self._become_resigned(now, self.leader_state.preferred_successors())
-        self._poll_listeners()
+        with self._step():
+            if self.role is Role.LEADER and self.leader_state is not None:
+                self._flush(now)
+                self._become_resigned(now, self.leader_state.preferred_successors())
+            self._poll_listeners()
 
     def flush_all(self, now: int) -> None:
         """Flush the log now (a graceful shutdown does this before stopping)."""
         self._flush(now)
 
+    @contextlib.contextmanager
+    def _step(self) -> Iterator[None]:
+        """One input step; steps do not nest (a listener cannot drive its own node)."""
+        if self._stepping:
+            raise RuntimeError(f"node {self.id}: a step was started inside another step "
+                               f"(from a listener callback?)")
+        self._stepping = True
+        try:
+            yield
+        finally:
+            self._stepping = False
+
     # ------------------------------------------------------------------ timers
     def _set_timer(self, name: str, deadline: int) -> None:
         self._timers[name] = deadline
+
+    def _set_election_deadline(self, deadline: int) -> None:
+        """Start an election timeout (a candidate's backoff is not one: it sets the timer only)."""
+        self._election_deadline = deadline
+        self._set_timer("election", deadline)
 
     def _election_timeout(self) -> int:
         jitter = self.config.election_jitter_ms
@@ -340,6 +380,14 @@ class RaftNode:
             self._hw_sent = {}
 
     def _become_unattached(self, epoch: int, now: int, *, keep_vote: bool = False) -> None:
+        # Kafka's QuorumState.transitionToUnattached: a voter still waiting for an
+        # election (unattached, voted, prospective, candidate) keeps the time left on
+        # its election timeout when it learns of a higher epoch; only a node leaving a
+        # leader behind (follower, leader, resigned) draws a new one. Restarting it
+        # instead would let a stale voter that bumps the epoch again and again
+        # (without pre-vote) keep every other voter from ever standing.
+        remaining = self._election_deadline \
+            if epoch > self.epoch and self.role in _AWAITING_ELECTION else None
         if epoch != self.epoch or not keep_vote:
             self.voted_id = None
         self._leave_role()
@@ -348,7 +396,9 @@ class RaftNode:
         self.role = Role.VOTED if self.voted_id is not None else Role.UNATTACHED
         self._persist()
         if self.is_voter:
-            self._set_timer("election", now + self._election_timeout())
+            self._set_election_deadline(
+                max(remaining, now) if remaining is not None
+                else now + self._election_timeout())
         else:
             self._send_discovery_fetch(now)
 
@@ -357,7 +407,7 @@ class RaftNode:
         self.voted_id = candidate
         self.role = Role.VOTED
         self._persist()
-        self._set_timer("election", now + self._election_timeout())
+        self._set_election_deadline(now + self._election_timeout())
 
     def _become_follower(self, epoch: int, leader: int, now: int) -> None:
         if epoch != self.epoch:
@@ -383,7 +433,7 @@ class RaftNode:
         self._leave_role()
         self.role = Role.PROSPECTIVE
         self._votes_granted = {self.id}
-        self._set_timer("election", now + self._election_timeout())
+        self._set_election_deadline(now + self._election_timeout())
         self._request_votes(pre_vote=True)
 
     def _become_candidate(self, now: int) -> None:
@@ -394,7 +444,7 @@ class RaftNode:
         self.role = Role.CANDIDATE
         self._persist()
         self._votes_granted = {self.id}
-        self._set_timer("election", now + self._election_timeout())
+        self._set_election_deadline(now + self._election_timeout())
         if len(self._votes_granted) >= len(self.voters) // 2 + 1:
             self._become_leader(now)
         else:
@@ -431,7 +481,7 @@ class RaftNode:
             if voter != self.id:
                 self._send(voter, EndQuorumEpochRequest(self.epoch, self.id, successors))
         if self.is_voter:
-            self._set_timer("election", now + self._election_timeout())
+            self._set_election_deadline(now + self._election_timeout())
 
     def _observe_epoch(self, epoch: int, leader: int | None, now: int) -> bool:
         """React to the epoch and leader a message carries; False when the message is stale."""
@@ -560,7 +610,7 @@ class RaftNode:
                 backoff = 0 if position == 0 else min(
                     self.config.retry_backoff_ms << (position - 1),
                     self.config.election_backoff_max_ms)
-                self._set_timer("election", now + backoff)
+                self._set_election_deadline(now + backoff)
         self._send(src, EndQuorumEpochResponse(self.epoch, self.leader_id))
 
     # ------------------------------------------------------------------ fetch (leader side)
@@ -782,8 +832,12 @@ class RaftNode:
             ctx.listener.handle_leader_change(leader)
             moved = True
         snap = self.log.snapshot
-        if snap is not None and ctx.next_offset < self.log.start_offset:
+        # A new listener starts from the snapshot whatever its offset (Kafka: next
+        # offset 0 and a snapshot exists), so a bootstrap snapshot ending at 0 counts.
+        if snap is not None and (ctx.next_offset < self.log.start_offset or (
+                ctx.next_offset == 0 and not ctx.loaded_snapshot)):
             ctx.next_offset = snap.snapshot_id.end_offset
+            ctx.loaded_snapshot = True
             ctx.listener.handle_load_snapshot(snap)
             moved = True
         hw = self.high_watermark
@@ -791,8 +845,14 @@ class RaftNode:
             batches = self.log.read(ctx.next_offset, hw, _NO_WAIT)
             if batches:
                 ctx.next_offset = batches[-1].end_offset
+                ctx.last_high_watermark = hw
                 ctx.listener.handle_commit(batches, hw)
                 moved = True
+        if hw is not None and ctx.next_offset >= hw and (
+                ctx.last_high_watermark is None or hw > ctx.last_high_watermark):
+            ctx.last_high_watermark = hw  # nothing new to read, but the HW is news
+            ctx.listener.handle_commit((), hw)
+            moved = True
         leader = self.leader_and_epoch
         start = self.epoch_start_offset
         if ctx.last_leader != leader and leader.leader_id == self.id \

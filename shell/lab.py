@@ -116,6 +116,9 @@ class Lab:
             controller = self.cluster.controller(node_id)
             if controller is None:
                 raise CommandError(f"{self.node_name(node_id)} runs no controller")
+            if controller.fault is not None:
+                raise CommandError(f"{self.node_name(node_id)} stopped on a fault: "
+                                   f"{controller.fault}")
             return controller.committed_image()
         loader = self.cluster.loader(node_id)
         if loader is None:

@@ -33,7 +33,8 @@ def _node(lab: Lab, node_id: int) -> dict[str, Any]:
     controller = cluster.controller(node_id)
     if controller is not None:
         row["lastStableOffset"] = controller.offsets.last_stable_offset
-        row["imageOffset"] = controller.committed_image().offset
+        if controller.fault is None:  # a stopped controller's state may be half-loaded
+            row["imageOffset"] = controller.committed_image().offset
         row["active"] = controller.active
     loader = cluster.loader(node_id)
     if loader is not None:

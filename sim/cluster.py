@@ -23,7 +23,8 @@ from controller.handle import OperationHandle
 from controller.mutations import ControllerMutation
 from controller.operations import Operation, RegisterBroker, UnfenceBroker
 from controller.write_mode import WriteMode
-from raft import RaftConfig
+from metadata.snapshot import image_from_records
+from raft import RaftConfig, Snapshot
 from raft.config import ConfigError
 from raft.mutations import Mutation
 from sim.faults import FaultSpec, fault_nodes
@@ -112,7 +113,11 @@ class KRaftCluster:
     """Controllers and brokers on a simulated network, with every invariant checked online."""
 
     def __init__(self, config: ClusterConfig, trace_out: IO[bytes] | None = None,
-                 extra_monitors: Sequence[Monitor] = ()) -> None:
+                 extra_monitors: Sequence[Monitor] = (),
+                 initial_snapshot: Snapshot | None = None) -> None:
+        """``initial_snapshot``: a snapshot ending at offset 0 on every node's disk
+        before the start (Kafka's formatted ``0-0`` checkpoint); its records are
+        the cluster's first state and no bootstrap records are written."""
         self.config = config.validate()
         world = WorldConfig(seed=config.seed, voter_ids=config.controller_ids,
                             observer_ids=config.broker_ids, raft=config.raft,
@@ -127,6 +132,13 @@ class KRaftCluster:
         if trace_out is not None:  # notes for timeline.html; they leave the fingerprint alone
             monitors.append(TraceNotes(self.txn_invariants))
         self.sim = Simulation(world, self._apps, monitors, Trace(trace_out))
+        if initial_snapshot is not None:
+            if initial_snapshot.snapshot_id.end_offset != 0:
+                raise ValueError("an initial snapshot ends at offset 0")
+            for slot in self.sim.slots.values():
+                slot.storage.log.install_snapshot(initial_snapshot)
+            self.txn_invariants.reference.start_from(image_from_records(
+                initial_snapshot.records, -1, initial_snapshot.snapshot_id.epoch))
         self.sim.trace.write({"ev": "config", "config": msgspec.to_builtins(config)})
         if config.broker_fetch_lag_ms:
             lagging = msgspec.structs.replace(

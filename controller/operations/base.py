@@ -7,6 +7,7 @@ from typing import Any, Protocol
 
 import msgspec
 
+from controller.operations.bounded import MAX_RECORDS_PER_USER_OP, BoundedRecords
 from metadata.image import MetadataImage
 from metadata.schema import MetadataRecord
 
@@ -16,13 +17,21 @@ class OperationContext(msgspec.Struct, frozen=True):
 
     ``image`` is the controller's latest in-memory state, uncommitted records
     included (as in Kafka); ``next_offset`` is where its first record will be;
-    ``rng`` is the controller's seeded generator (topic ids, placement).
+    ``rng`` is the controller's seeded generator (topic ids, placement);
+    ``max_records`` bounds the records one operation may generate (see
+    :meth:`records`).
     """
 
     image: MetadataImage
     rng: random.Random
     next_offset: int
     node_id: int
+    max_records: int = MAX_RECORDS_PER_USER_OP
+
+    def records(self) -> BoundedRecords:
+        """An empty list for the operation's records that raises POLICY_VIOLATION as soon as
+        more than ``max_records`` are added (Kafka's BoundedList)."""
+        return BoundedRecords(self.max_records)
 
 
 class Generated(msgspec.Struct, frozen=True):

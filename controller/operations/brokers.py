@@ -33,9 +33,10 @@ def _registered(image: MetadataImage, broker_id: int) -> BrokerRegistration:
     return broker
 
 
-def _leaving_changes(image: MetadataImage, broker_id: int) -> list[MetadataRecord]:
+def _leaving_changes(image: MetadataImage, broker_id: int,
+                     out: list[MetadataRecord] | None = None) -> list[MetadataRecord]:
     usable = set(usable_brokers(image)) - {broker_id}
-    out: list[MetadataRecord] = []
+    out = [] if out is None else out
     for topic_id in sorted(image.topics_by_id):
         topic = image.topics_by_id[topic_id]
         for pid in sorted(topic.partitions):
@@ -80,7 +81,7 @@ class UnregisterBroker(msgspec.Struct, frozen=True):
     def generate(self, ctx: OperationContext) -> Generated:
         """ISR and leader changes away from the broker, then UnregisterBrokerRecord."""
         broker = _registered(ctx.image, self.broker_id)
-        records = _leaving_changes(ctx.image, self.broker_id)
+        records = _leaving_changes(ctx.image, self.broker_id, ctx.records())
         records.append(UnregisterBrokerRecord(self.broker_id, broker.epoch))
         return Generated(records, {"brokerId": self.broker_id})
 

@@ -9,7 +9,6 @@ from controller.operations.base import Generated, OperationContext
 from metadata.image import NO_LEADER
 from metadata.schema import (
     FeatureLevelRecord,
-    MetadataRecord,
     NoOpRecord,
     PartitionChangeRecord,
     ProducerIdsRecord,
@@ -53,7 +52,7 @@ class UpdateFeatures(msgspec.Struct, frozen=True):
 
     def generate(self, ctx: OperationContext) -> Generated:
         """One FeatureLevelRecord per update, after range and downgrade checks."""
-        records: list[MetadataRecord] = []
+        records = ctx.records()
         for update in self.updates:
             highest = KNOWN_FEATURES.get(update.name)
             if highest is None:

@@ -9,7 +9,7 @@ import msgspec
 from controller.errors import ApiError
 from controller.operations.base import Generated, OperationContext
 from metadata.delta import BROKER_RESOURCE, TOPIC_RESOURCE
-from metadata.schema import ConfigRecord, MetadataRecord
+from metadata.schema import ConfigRecord
 
 RESOURCE_TYPES: dict[str, int] = {"TOPIC": TOPIC_RESOURCE, "BROKER": BROKER_RESOURCE}
 """Config resource types by Kafka's name (ConfigResource.Type)."""
@@ -141,7 +141,7 @@ class IncrementalAlterConfigs(msgspec.Struct, frozen=True):
                            f"broker id must be a number, not {self.resource_name!r}")
         if not self.changes:
             raise ApiError("INVALID_REQUEST", "no config change given")
-        records: list[MetadataRecord] = []
+        records = ctx.records()
         for change in self.changes:
             if change.op not in ("SET", "DELETE"):
                 raise ApiError("INVALID_REQUEST", f"unsupported config operation {change.op}")

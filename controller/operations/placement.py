@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+from collections.abc import Iterator
 
 from controller.errors import ApiError
 from metadata.image import NO_LEADER, MetadataImage, PartitionRegistration
@@ -16,10 +17,13 @@ def usable_brokers(image: MetadataImage) -> list[int]:
 
 
 def place_replicas(image: MetadataImage, rng: random.Random, partitions: int,
-                   replication_factor: int, first_partition: int = 0) -> list[tuple[int, ...]]:
+                   replication_factor: int, first_partition: int = 0
+                   ) -> Iterator[tuple[int, ...]]:
     """Replica lists for ``partitions`` new partitions, striped over the usable brokers.
 
-    Raises INVALID_REPLICATION_FACTOR when there are not enough usable brokers.
+    Lazy, so that an operation's bounded record list can stop a huge request
+    early; the checks (and the draw from ``rng``) happen at the call. Raises
+    INVALID_REPLICATION_FACTOR when there are not enough usable brokers.
     """
     brokers = usable_brokers(image)
     if replication_factor < 1:
@@ -32,8 +36,8 @@ def place_replicas(image: MetadataImage, rng: random.Random, partitions: int,
                        f"because only {len(brokers)} broker(s) are registered.")
     n = len(brokers)
     start = rng.randrange(n)
-    return [tuple(brokers[(start + first_partition + p + j) % n]
-                  for j in range(replication_factor)) for p in range(partitions)]
+    return (tuple(brokers[(start + first_partition + p + j) % n]
+                  for j in range(replication_factor)) for p in range(partitions))
 
 
 def broker_leaving(topic_id: str, partition_id: int, reg: PartitionRegistration,

@@ -13,7 +13,6 @@ from controller.operations.placement import place_replicas
 from metadata.delta import TOPIC_RESOURCE
 from metadata.schema import (
     ConfigRecord,
-    MetadataRecord,
     PartitionRecord,
     RemoveTopicRecord,
     TopicRecord,
@@ -60,7 +59,7 @@ class CreateTopics(msgspec.Struct, frozen=True):
 
     def generate(self, ctx: OperationContext) -> Generated:
         """Validate every topic, then place replicas and emit the records."""
-        records: list[MetadataRecord] = []
+        records = ctx.records()
         created = []
         image = ctx.image
         seen: set[str] = set()
@@ -103,7 +102,7 @@ class DeleteTopics(msgspec.Struct, frozen=True):
 
     def generate(self, ctx: OperationContext) -> Generated:
         """Refuse unknown topics; otherwise remove them."""
-        records: list[MetadataRecord] = []
+        records = ctx.records()
         for name in self.names:
             topic_id = ctx.image.topics_by_name.get(name)
             if topic_id is None:
@@ -137,8 +136,9 @@ class CreatePartitions(msgspec.Struct, frozen=True):
                            f"equal to the requested {self.count}.")
         rf = self.replication_factor or len(next(iter(topic.partitions.values())).replicas)
         replicas = place_replicas(ctx.image, ctx.rng, self.count - current, rf, current)
-        records: list[MetadataRecord] = [
+        records = ctx.records()
+        records.extend(
             PartitionRecord(partition_id=current + i, topic_id=topic.topic_id, replicas=r,
                             isr=r, leader=r[0], leader_epoch=0, partition_epoch=0)
-            for i, r in enumerate(replicas)]
+            for i, r in enumerate(replicas))
         return Generated(records, {"name": self.name, "count": self.count})

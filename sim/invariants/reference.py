@@ -52,6 +52,14 @@ class ReferenceReplay:
         self.boundaries: list[tuple[int, str]] = []  # (offset, "end" | "abort")
         self.gap = False
 
+    def start_from(self, image: MetadataImage) -> None:
+        """Begin from a snapshot ending at offset 0 (a bootstrap snapshot): its state
+        comes before every record of the log. Only before anything was replayed."""
+        if self.next_offset != 0:
+            raise ValueError("the reference already replayed part of the log")
+        self.image = image
+        self.points[-1] = image
+
     def advance(self) -> list[tuple[str, str]]:
         """Consume newly committed batches; returns violations as (invariant, message)."""
         problems: list[tuple[str, str]] = []

@@ -33,7 +33,7 @@ from collections.abc import Sequence
 import msgspec
 
 from broker import Manifest, MetadataLoader
-from controller import QuorumController
+from controller import ControllerFault, QuorumController
 from controller.handle import OperationHandle
 from metadata.image import MetadataImage
 from metadata.schema import AbortTransactionRecord
@@ -190,10 +190,18 @@ class TransactionInvariants(Monitor):
         return offset
 
     def _check_controller(self, node_id: int, controller: QuorumController) -> None:
+        if controller.fault is not None:
+            return  # stopped: the fault is reported by its fatal handler, the node exits
         offsets = controller.offsets
-        state = controller.committed_state()
+        try:
+            state = controller.committed_state()
+        except ControllerFault as fault:
+            self._fail("ControllerMatchesLog",
+                       f"controller {node_id} has no state at its committed offset "
+                       f"{offsets.last_committed_offset}: {fault}")
+            return
         seen = (offsets.last_committed_offset, offsets.last_stable_offset, state.image.digest)
-        if self._controller_seen.get(node_id) == seen or controller.fault is not None:
+        if self._controller_seen.get(node_id) == seen:
             return
         self._controller_seen[node_id] = seen
         lso = offsets.last_stable_offset
