@@ -35,6 +35,9 @@ def run_command(name: str, *, runs: int | None = None, seed: int = 1,
     if replay is not None:
         spec = single_run(experiment, axes, seed, replay)
         return _replay(experiment, spec, trace, timeline, stdout, stderr)
+    from experiments import preflight
+
+    preflight.check()
     from experiments.pipeline import run_sweep
     from experiments.spark_env import check_master
 
