@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from enum import StrEnum
 from typing import Any
 
@@ -35,6 +36,19 @@ class OperationHandle:
         self.batch_count = 0
         self.transactional = False
         self.completed_at: int | None = None
+        self._callbacks: list[Callable[[OperationHandle], None]] = []
+
+    def on_done(self, callback: Callable[[OperationHandle], None]) -> None:
+        """Call ``callback(handle)`` once the operation is done (now, if it already is)."""
+        if self.done:
+            callback(self)
+        else:
+            self._callbacks.append(callback)
+
+    def _finished(self) -> None:
+        callbacks, self._callbacks = self._callbacks, []
+        for callback in callbacks:
+            callback(self)
 
     @property
     def done(self) -> bool:
@@ -45,12 +59,14 @@ class OperationHandle:
         """The operation's records are committed and visible (below the LSO)."""
         self.status = OperationStatus.COMMITTED
         self.completed_at = now
+        self._finished()
 
     def fail(self, error: ApiError, now: int) -> None:
         """The operation is refused or lost (e.g. NOT_CONTROLLER after a failover)."""
         self.status = OperationStatus.FAILED
         self.error = error
         self.completed_at = now
+        self._finished()
 
     def outcome(self) -> str:
         """``committed`` or the error name, or ``pending``."""

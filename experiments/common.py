@@ -11,26 +11,43 @@ import json
 import shlex
 from typing import Any
 
-from controller import ControllerConfig, WriteMode
-from experiments.model import Column, Param, ParamValue, RunSpec
-from raft import RaftConfig
+from experiments.model import Column, ExperimentError, Param, ParamValue, RunSpec
 from sim.cluster import ClusterConfig, KRaftCluster
+from sim.settings import SettingError, parse_settings, setting
 
 MODES = ("transactional", "non-atomic", "atomic")
 """Every write mode."""
 
+MAX_OPERATION_RECORDS = 1_000_000
+"""The most records one operation of an experiment may write (batches x batch-records)."""
+
+
+def cluster_param(name: str, default: tuple[ParamValue, ...], doc: str | None = None,
+                  minimum: int | None = None) -> Param:
+    """An experiment parameter that is a cluster setting (sim/settings.py): its type,
+    bounds and help come from the settings table; ``minimum`` may only narrow them."""
+    found = setting(name)
+    low = found.minimum if minimum is None or found.minimum is None else \
+        max(minimum, found.minimum)
+    return Param(name, found.kind, default, doc or found.help, choices=found.choices,
+                 minimum=low, maximum=found.maximum)
+
+
 CLUSTER_PARAMS: tuple[Param, ...] = (
-    Param("batch-records", int, (10,), "records per batch (max-records-per-batch)",
-          minimum=4),
-    Param("fetch-records", int, (20,), "records a fetch carries at most", minimum=1),
-    Param("linger-ms", int, (25,), "append linger of the controller leader: its appends are "
-                                   "lost in a crash until flushed", minimum=0),
+    cluster_param("batch-records", (10,), "records per batch (max-records-per-batch)",
+                  minimum=4),
+    cluster_param("fetch-records", (20,), "records a fetch carries at most"),
+    cluster_param("linger-ms", (25,)),
 )
 """Parameters of the simulated cluster that every experiment takes."""
 
-MUTATIONS_PARAM = Param("mutations", str, ("none",),
-                        "deliberate bugs to switch on, joined by '+' "
-                        "(e.g. forget-failover-abort), or none")
+CLUSTER_SETTING_PARAMS = ("controllers", "brokers", "batch-records", "fetch-records",
+                          "linger-ms", "mode", "mutations")
+"""The experiments' parameters that are cluster settings, by the names rows carry."""
+
+MUTATIONS_PARAM = cluster_param("mutations", ("none",),
+                                "deliberate bugs to switch on, joined by '+' "
+                                "(e.g. forget-failover-abort), or none")
 """Every experiment's last parameter."""
 
 HEAD_COLUMNS: tuple[Column, ...] = (
@@ -81,22 +98,23 @@ def replay_command(spec: RunSpec) -> str:
     return shlex.join(words)
 
 
-def mutations_of(params: dict[str, ParamValue]) -> frozenset[str]:
-    """The deliberate bugs a run switches on (``mutations=a+b``; ``none``: none)."""
-    text = str(params.get("mutations", "none"))
-    return frozenset() if text in ("", "none") else frozenset(text.split("+"))
-
-
 def cluster_config(spec: RunSpec, brokers: int) -> ClusterConfig:
-    """The cluster of a run: sizes, batch and fetch sizes, linger, mutations, seed."""
-    p = spec.params
-    return ClusterConfig(
-        seed=spec.seed, controllers=int(p["controllers"]), brokers=brokers,
-        controller=ControllerConfig(max_records_per_batch=int(p["batch-records"]),
-                                    write_mode=WriteMode(str(p["mode"]))),
-        raft=RaftConfig(fetch_max_records=int(p["fetch-records"]),
-                        append_linger_ms=int(p["linger-ms"])),
-        mutations=mutations_of(p))
+    """The cluster of a run: its cluster parameters, ``brokers`` and its seed, read by the
+    one settings parser (sim/settings.py)."""
+    words = [f"{name}={spec.params[name]}" for name in CLUSTER_SETTING_PARAMS
+             if name != "brokers" and name in spec.params]
+    try:
+        return parse_settings([*words, f"brokers={brokers}", f"seed={spec.seed}"])
+    except SettingError as exc:
+        raise ExperimentError(f"parameter {exc.key}: {exc.problem}") from None
+
+
+def check_operation_size(batches: int, batch_records: int) -> None:
+    """Refuse, before any run, an operation of more than MAX_OPERATION_RECORDS records."""
+    if batches * batch_records > MAX_OPERATION_RECORDS:
+        raise ExperimentError(f"parameters batches x batch-records: an operation may write "
+                              f"at most {MAX_OPERATION_RECORDS} records, got {batches} x "
+                              f"{batch_records}")
 
 
 def partitions_for(batches: int, batch_records: int) -> int:

@@ -32,7 +32,6 @@ has taken over, the faulty node rejoins (restart, or the partition heals)
 
 from __future__ import annotations
 
-import random
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -43,10 +42,12 @@ from controller.operations import CreateTopics, NewTopic
 from experiments.common import (
     CLUSTER_PARAMS,
     HEAD_COLUMNS,
+    MAX_OPERATION_RECORDS,
     MODES,
     MUTATIONS_PARAM,
     TAIL_COLUMNS,
     cluster_config,
+    cluster_param,
     head_values,
     partitions_for,
     tail_values,
@@ -55,9 +56,11 @@ from experiments.common import (
 from experiments.model import Column, Experiment, Param, Row, RunSpec
 from experiments.outcome import acked_lost, operation_outcome
 from experiments.recovery import RecoveryProbe
-from experiments.startup import start_cluster
 from sim.cluster import KRaftCluster
-from sim.faults import FaultSpec
+from sim.faults import Heal, Restart, parse_fault_target
+from sim.seeds import named_random
+from sim.settings import MAX_DURATION_MS
+from sim.startup import start_cluster
 
 FAULTS = ("crash", "crash-unflushed", "partition", "resign")
 """The scenarios: what happens to the controller leader."""
@@ -73,14 +76,17 @@ PARAMS: tuple[Param, ...] = (
     Param("window", str, WINDOWS, "where in the operation the fault lands", choices=WINDOWS),
     Param("mode", str, ("transactional", "non-atomic"), "write mode of the operation",
           choices=MODES),
-    Param("controllers", int, (3,), "controllers (voters)", minimum=3),
-    Param("brokers", int, (2,), "brokers (observers)", minimum=1),
+    cluster_param("controllers", (3,), "controllers (voters)", minimum=3),
+    cluster_param("brokers", (2,), "brokers (observers)", minimum=1),
     *CLUSTER_PARAMS,
-    Param("batches", int, (6,), "batches the operation's records fill", minimum=1),
+    Param("batches", int, (6,), "batches the operation's records fill (batches x "
+                                "batch-records at most 1,000,000)", minimum=1,
+          maximum=MAX_OPERATION_RECORDS),
     Param("rejoin-ms", int, (500,), "delay from the new controller's takeover to the "
-                                    "faulty node's return", minimum=0),
+                                    "faulty node's return", minimum=0, maximum=MAX_DURATION_MS),
     Param("timeout-ms", int, (30_000,), "simulated time limit after the fault; a run that "
-                                        "has not settled by then is unknown", minimum=1000),
+                                        "has not settled by then is unknown", minimum=1000,
+          maximum=MAX_DURATION_MS),
     MUTATIONS_PARAM,
 )
 
@@ -132,7 +138,7 @@ class _Attempt:
 def run_failover(spec: RunSpec, trace_out: IO[bytes] | None = None) -> Row:
     """Run one failover scenario; the row's columns are :data:`COLUMNS`."""
     started = time.perf_counter()
-    rng = random.Random(f"kraftsim/{spec.seed}/failover")
+    rng = named_random(spec.seed, "failover")
     fire = rng.randrange(FIRE_SPREAD)
     attempt = _attempt(spec, trace_out, fire)
     if attempt.window_events is not None:
@@ -149,7 +155,7 @@ def _attempt(spec: RunSpec, trace_out: IO[bytes] | None, fire: int) -> _Attempt:
     cluster = KRaftCluster(cluster_config(spec, int(p["brokers"])), trace_out, [probe])
     probe.attach(cluster)
     attempt = _Attempt(cluster, probe)
-    active = cluster.active_controller() if start_cluster(cluster) else None
+    active = cluster.active_controller() if start_cluster(cluster, quorum_first=True) else None
     if active is None:
         attempt.reason = "the cluster did not start (no active controller, or brokers not " \
                          "registered)"
@@ -260,7 +266,7 @@ def _fault_and_recover(spec: RunSpec, attempt: _Attempt) -> None:
         attempt.follow_up = cluster.submit(CreateTopics((NewTopic(FOLLOW_UP, 1, 1),)))
     kind = {"crash": "crash", "crash-unflushed": "crash", "partition": "isolate",
             "resign": "shutdown"}[scenario]
-    sim.apply_fault(FaultSpec(kind, sim.now, str(node)))
+    sim.apply_fault(parse_fault_target(kind, str(node), sim.now))
 
     def taken_over() -> bool:
         active = cluster.active_controller()
@@ -270,8 +276,8 @@ def _fault_and_recover(spec: RunSpec, attempt: _Attempt) -> None:
         attempt.reason = f"no new controller within {p['timeout-ms']} ms of the fault"
         return
     sim.run_for(min(int(p["rejoin-ms"]), max(0, deadline - sim.now)))
-    sim.apply_fault(FaultSpec("heal", sim.now) if kind == "isolate"
-                    else FaultSpec("restart", sim.now, str(node)))
+    sim.apply_fault(Heal(at_ms=sim.now) if kind == "isolate"
+                    else Restart(at_ms=sim.now, node=node))
     attempt.settled = cluster.run_until(
         lambda: probe.recovered_at is not None and cluster.idle(), max(0, deadline - sim.now))
     if not attempt.settled:

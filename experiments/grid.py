@@ -13,9 +13,14 @@ from __future__ import annotations
 import itertools
 from collections.abc import Iterable
 
+from experiments.common import check_operation_size
 from experiments.model import Experiment, ExperimentError, ParamValue, RunSpec
 from experiments.seeds import run_seed
-from sim.cluster import ALL_MUTATIONS
+from sim.bounds import INT64_MAX, INT64_MIN
+from sim.settings import SettingError, setting
+
+MAX_RUNS = 1_000_000
+"""The most runs one sweep may have."""
 
 Axes = dict[str, tuple[ParamValue, ...]]
 """Each parameter's values."""
@@ -36,16 +41,30 @@ def parse_params(experiment: Experiment, items: Iterable[str]) -> Axes:
             for value in values:
                 _check_mutations(str(value))
         axes[param.name] = tuple(dict.fromkeys(values))
+    _check_sizes(axes)
     return axes
 
 
 def _check_mutations(text: str) -> None:
-    if text in ("", "none"):
-        return
-    unknown = sorted(set(text.split("+")) - ALL_MUTATIONS.keys())
-    if unknown:
-        raise ExperimentError(f"parameter mutations: unknown mutation(s) {', '.join(unknown)}; "
-                              f"known: {', '.join(sorted(ALL_MUTATIONS))}")
+    try:
+        setting("mutations").parse(text)
+    except SettingError as exc:
+        raise ExperimentError(f"parameter mutations: {exc.problem}") from None
+
+
+def _check_sizes(axes: Axes) -> None:
+    """Refuse, before any run, an operation larger than the experiments allow."""
+    batches = axes.get("batches") or axes.get("max-batches")
+    records = axes.get("batch-records")
+    if batches and records:
+        check_operation_size(max(int(b) for b in batches), max(int(r) for r in records))
+
+
+def _check_seed(master_seed: int) -> None:
+    """The master seed is a row's ``master_seed`` column: a signed 64-bit integer."""
+    if not INT64_MIN <= master_seed <= INT64_MAX:
+        raise ExperimentError(f"--seed must be within {INT64_MIN} and {INT64_MAX}, got a "
+                              f"number of {len(str(abs(master_seed)))} digits")
 
 
 def cells(experiment: Experiment, axes: Axes) -> list[dict[str, ParamValue]]:
@@ -57,8 +76,11 @@ def cells(experiment: Experiment, axes: Axes) -> list[dict[str, ParamValue]]:
 
 def build_grid(experiment: Experiment, axes: Axes, runs: int, master_seed: int) -> list[RunSpec]:
     """``runs`` RunSpecs dealt over the cells; see the module docs."""
+    _check_seed(master_seed)
     if runs < 1:
         raise ExperimentError(f"--runs must be at least 1, got {runs}")
+    if runs > MAX_RUNS:
+        raise ExperimentError(f"--runs must be at most {MAX_RUNS}, got {runs}")
     grid_cells = cells(experiment, axes)
     specs = []
     for i in range(runs):
@@ -76,8 +98,11 @@ def single_run(experiment: Experiment, axes: Axes, master_seed: int, index: int)
     if several:
         raise ExperimentError(f"--replay needs one value for each parameter; give "
                               f"--param for: {', '.join(several)}")
+    _check_seed(master_seed)
     if index < 0:
         raise ExperimentError(f"--replay must be a run index >= 0, got {index}")
+    if index > INT64_MAX:
+        raise ExperimentError(f"--replay must be at most {INT64_MAX}, got {index}")
     params = {name: values[0] for name, values in axes.items()}
     return RunSpec(experiment.name, params, master_seed, index,
                    run_seed(experiment.name, master_seed, str(params["scenario"]), index))

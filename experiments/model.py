@@ -12,6 +12,8 @@ from typing import IO, Any
 
 import msgspec
 
+from sim.settings import SettingError, parse_int, shown
+
 Row = dict[str, Any]
 """One result row: column name -> value (int, str, bool, list of int, or None)."""
 
@@ -50,19 +52,19 @@ class Param(msgspec.Struct, frozen=True):
     doc: str
     choices: tuple[str, ...] = ()
     minimum: int | None = None
+    maximum: int | None = None
+    """Integers: the bounds, checked before any run starts (every number has a maximum)."""
 
     def parse(self, text: str) -> ParamValue:
         """One value from its text; raises ExperimentError naming the parameter."""
         if self.kind is int:
             try:
-                number = int(text)
-            except ValueError:
-                raise ExperimentError(f"parameter {self.name}: {text!r} is not an integer") \
-                    from None
-            if self.minimum is not None and number < self.minimum:
-                raise ExperimentError(f"parameter {self.name}: must be at least "
-                                      f"{self.minimum}, got {number}")
-            return number
+                return parse_int(self.name, text, self.minimum, self.maximum)
+            except SettingError as exc:
+                if exc.problem.startswith("must be an integer"):
+                    raise ExperimentError(f"parameter {self.name}: {shown(text)} is not an "
+                                          f"integer") from None
+                raise ExperimentError(f"parameter {self.name}: {exc.problem}") from None
         if self.choices and text not in self.choices:
             what = "scenario" if self.name == "scenario" else f"value for {self.name}"
             raise ExperimentError(f"unknown {what} {text!r}; choose from "

@@ -35,10 +35,12 @@ from controller.operations import CreateTopics, NewTopic
 from experiments.common import (
     CLUSTER_PARAMS,
     HEAD_COLUMNS,
+    MAX_OPERATION_RECORDS,
     MODES,
     MUTATIONS_PARAM,
     TAIL_COLUMNS,
     cluster_config,
+    cluster_param,
     head_values,
     partitions_for,
     tail_values,
@@ -46,30 +48,39 @@ from experiments.common import (
 )
 from experiments.model import Column, Experiment, Param, Row, RunSpec
 from experiments.outcome import acked_lost
-from experiments.startup import start_cluster
 from sim.cluster import KRaftCluster
-from sim.faults import FaultSpec
+from sim.faults import Pause
+from sim.seeds import named_random
+from sim.settings import MAX_DURATION_MS, MAX_FETCH_LAG_MS
+from sim.startup import start_cluster
 from sim.world import Monitor, NodeSlot, Simulation
 
+MAX_OPS = 1000
+"""The most operations one visibility run submits."""
+MAX_GAP_MS = 3_600_000
+"""The longest wait between operations, and the longest pause: an hour."""
 SCENARIOS = ("steady", "lag", "pause")
 """The scenarios: what the brokers suffer."""
 
 PARAMS: tuple[Param, ...] = (
     Param("scenario", str, SCENARIOS, "what the brokers suffer", choices=SCENARIOS),
     Param("mode", str, MODES, "write mode of the operations", choices=MODES),
-    Param("controllers", int, (3,), "controllers (voters)", minimum=1),
-    Param("brokers", int, (3,), "brokers (observers)", minimum=1),
+    cluster_param("controllers", (3,), "controllers (voters)"),
+    cluster_param("brokers", (3,), "brokers (observers)", minimum=1),
     *CLUSTER_PARAMS,
-    Param("ops", int, (4,), "operations the client submits", minimum=1),
-    Param("max-batches", int, (8,), "an operation fills 1 to max-batches batches", minimum=1),
+    Param("ops", int, (4,), "operations the client submits", minimum=1, maximum=MAX_OPS),
+    Param("max-batches", int, (8,), "an operation fills 1 to max-batches batches "
+                                    "(max-batches x batch-records at most 1,000,000)",
+          minimum=1, maximum=MAX_OPERATION_RECORDS),
     Param("gap-max-ms", int, (300,), "the client waits up to this long between operations",
-          minimum=0),
-    Param("max-lag-ms", int, (200,), "lag scenario: the largest fetch lag of a broker",
-          minimum=0),
+          minimum=0, maximum=MAX_GAP_MS),
+    Param("max-lag-ms", int, (200,), "lag scenario: the largest fetch lag of a broker (below "
+                                     "the lag at which every fetch times out)",
+          minimum=0, maximum=MAX_FETCH_LAG_MS),
     Param("pause-max-ms", int, (1000,), "pause scenario: the longest pause of a broker",
-          minimum=1),
+          minimum=1, maximum=MAX_GAP_MS),
     Param("timeout-ms", int, (30_000,), "simulated time limit after the last operation",
-          minimum=1000),
+          minimum=1000, maximum=MAX_DURATION_MS),
     MUTATIONS_PARAM,
 )
 
@@ -128,7 +139,7 @@ def run_visibility(spec: RunSpec, trace_out: IO[bytes] | None = None) -> Row:
     """Run one visibility scenario; the row's columns are :data:`COLUMNS`."""
     started = time.perf_counter()
     p = spec.params
-    rng = random.Random(f"kraftsim/{spec.seed}/visibility")
+    rng = named_random(spec.seed, "visibility")
     brokers = int(p["brokers"])
     watch = PartialWatch()
     cluster = KRaftCluster(cluster_config(spec, brokers), trace_out, [watch])
@@ -137,7 +148,7 @@ def run_visibility(spec: RunSpec, trace_out: IO[bytes] | None = None) -> Row:
     if spec.scenario == "lag":
         lags = _apply_lag(cluster, rng, int(p["max-lag-ms"]))
     submitted: list[_Submitted] = []
-    if start_cluster(cluster):
+    if start_cluster(cluster, quorum_first=True):
         settled = _workload(spec, cluster, rng, submitted)
         reason = f"the cluster did not settle within {p['timeout-ms']} ms"
     else:
@@ -187,7 +198,7 @@ def _schedule_pauses(cluster: KRaftCluster, rng: random.Random, longest: int,
         for _ in range(rng.randint(0, 2)):
             at = now + rng.randint(0, span)
             duration = rng.randint(1, longest)
-            cluster.sim.schedule_fault(FaultSpec("pause", at, str(broker), duration))
+            cluster.sim.schedule_fault(Pause(at_ms=at, node=broker, duration_ms=duration))
             end = max(end, at + duration)
     return end
 

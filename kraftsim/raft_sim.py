@@ -19,16 +19,21 @@ def register(sub: Any) -> None:
         description="Run N voters and M observers replicating a counter, apply faults, "
                     "check every raft invariant after every event, and print a summary.",
     )
-    p.add_argument("--seed", type=int, default=0, help="the run's seed (default 0)")
-    p.add_argument("--voters", type=int, default=3, help="number of voters (default 3)")
-    p.add_argument("--observers", type=int, default=0, help="number of observers (default 0)")
+    p.add_argument("--seed", type=int, default=0,
+                   help="the run's seed (default 0)")
+    p.add_argument("--voters", type=int, default=3,
+                   help="number of voters, 1-9 (default 3)")
+    p.add_argument("--observers", type=int, default=0,
+                   help="number of observers, 0-50 (default 0)")
     p.add_argument("--duration", type=int, default=10_000, metavar="MS",
-                   help="simulated milliseconds to run (default 10000)")
+                   help="simulated milliseconds to run, at most 2592000000 (30 days; "
+                        "default 10000)")
     p.add_argument("--faults", action="append", default=[], metavar="SPEC",
                    help="faults, e.g. 'crash:leader@3000;restart:1@6000' (repeatable; "
-                        "kinds: crash shutdown restart wipe pause partition isolate block heal)")
+                        "kinds: crash shutdown restart wipe pause partition isolate block heal; "
+                        "times at most 2592000000 ms)")
     p.add_argument("--random-faults", type=int, default=0, metavar="N",
-                   help="also draw N faults from the seed")
+                   help="also draw N faults from the seed, 0-1000")
     p.add_argument("--randomize", action="store_true",
                    help="draw the configuration (sizes, network, faults) from the seed")
     p.add_argument("--trace", metavar="FILE", help="write the JSON-lines trace to FILE")

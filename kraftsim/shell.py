@@ -22,12 +22,8 @@ from shell.commands.cluster import start_cluster
 from shell.errors import CommandError
 from shell.file_source import open_files
 from shell.session import EXIT_FAILED, Session
-from sim.demo import DEMO_BATCH, DEMO_FETCH, DEMO_PARTITIONS, DEMO_TOPIC
+from sim.demo import DEMO_PARTITIONS, DEMO_TOPIC, demo_config
 
-DEMO_OPTIONS: dict[str, Any] = {"controllers": 3, "brokers": 3, "seed": 7,
-                                "max-records-per-batch": DEMO_BATCH,
-                                "fetch-max-records": DEMO_FETCH}
-"""The demo cluster (``kraftsim demo``'s settings)."""
 DEMO_HINT = (f"try: create-topic {DEMO_TOPIC} partitions={DEMO_PARTITIONS}; run-until open-txn; "
              f"ls /image/topics/byName; log leader 0 20; crash leader; run-until idle; status")
 
@@ -98,7 +94,7 @@ def prepare(session: Session, args: argparse.Namespace) -> bool:
         session.files = source
     if args.demo:
         try:
-            start_cluster(session, DEMO_OPTIONS)
+            start_cluster(session, demo_config())
         except CommandError as exc:
             print(f"kraftsim shell: {exc}", file=sys.stderr)
             return False

@@ -18,6 +18,7 @@ from typing import Any, TypeVar
 import immutables
 import msgspec
 
+from metadata.broker_index import update_index
 from metadata.image import (
     DIGEST_MASK,
     BrokerRegistration,
@@ -271,6 +272,10 @@ class MetadataDelta:
         if self.records == 0:
             return image.with_provenance(offset, epoch)
         digest = image.digest
+        index = update_index(
+            image.partitions_by_broker,
+            [t for t in self._removed.values() if t is not None],
+            [(tid, c.base, c.partitions) for tid, c in self._topics.items()])
         topics = image.topics_by_id.mutate()
         for topic_id, removed in self._removed.items():
             if removed is not None and topic_id in topics:
@@ -302,7 +307,8 @@ class MetadataDelta:
         return MetadataImage(
             offset=offset, epoch=epoch, topics_by_id=topics.finish(), topics_by_name=names,
             brokers=brokers, controllers=controllers, configs=configs, features=features,
-            next_producer_id=next_pid, zk_migration_state=zk, digest=digest & DIGEST_MASK)
+            next_producer_id=next_pid, zk_migration_state=zk, digest=digest & DIGEST_MASK,
+            partitions_by_broker=index)
 
     def _apply_configs(self, digest: int) -> tuple[ConfigMap, int]:
         configs = self.image.configs

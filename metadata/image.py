@@ -152,6 +152,10 @@ class MetadataImage(msgspec.Struct, frozen=True, gc=False):
     next_producer_id: int = 0
     zk_migration_state: int = 0
     digest: int = 0
+    partitions_by_broker: immutables.Map[int, immutables.Map[str, tuple[int, ...]]] = \
+        msgspec.field(default_factory=immutables.Map)
+    """Derived index, broker -> topic id -> partition ids it is a replica of (not in the
+    digest); see :mod:`metadata.broker_index`."""
 
     @property
     def metadata_version(self) -> int:

@@ -9,7 +9,6 @@ operations when the cluster starts.
 from __future__ import annotations
 
 import functools
-import random
 from collections.abc import Callable, Sequence
 from typing import IO, TypeVar
 
@@ -17,20 +16,25 @@ import msgspec
 
 from broker.loader import MetadataLoader
 from broker.mutations import BrokerMutation
+from broker.replica_manager import ReplicaManager
 from controller import ControllerConfig, QuorumController
 from controller.errors import ApiError, ControllerFault, not_controller
 from controller.handle import OperationHandle
 from controller.mutations import ControllerMutation
-from controller.operations import Operation, RegisterBroker, UnfenceBroker
+from controller.operations import Operation
 from controller.write_mode import WriteMode
 from metadata.snapshot import image_from_records
 from raft import RaftConfig, Snapshot
 from raft.config import ConfigError
 from raft.mutations import Mutation
-from sim.faults import FaultSpec, fault_nodes
+from sim.brokers import BrokerSettings, broker_apps, controller_apps
+from sim.faults import FaultSpec, config_record
 from sim.invariants import CommittedLog, RaftInvariants
+from sim.invariants.brokers import BrokerInvariants
 from sim.invariants.transactions import TransactionInvariants
 from sim.network import LinkConfig
+from sim.seeds import named_random
+from sim.startup import DEFAULT_START_TIMEOUT_MS, start_cluster
 from sim.timeline import TraceNotes
 from sim.trace import Trace
 from sim.world import App, Monitor, NodeSlot, Simulation, WorldConfig
@@ -69,6 +73,8 @@ class ClusterConfig(msgspec.Struct, frozen=True, kw_only=True):
     broker_fetch_lag_ms: int = 0
     """Extra delay on every link into a broker (a lagging broker)."""
     mutations: frozenset[str] = frozenset()
+    brokers_settings: BrokerSettings = BrokerSettings()
+    """Broker lifecycles (registration, heartbeats, fencing) and broker configs."""
 
     def validate(self) -> ClusterConfig:
         """Return self, or raise ConfigError naming the bad field."""
@@ -79,15 +85,22 @@ class ClusterConfig(msgspec.Struct, frozen=True, kw_only=True):
             raise ConfigError("brokers", f"must not be negative, got {self.brokers}")
         if self.broker_fetch_lag_ms < 0:
             raise ConfigError("broker-fetch-lag-ms", "must not be negative")
+        starving = self.raft.request_timeout_ms - 2 * self.network.latency_ms
+        if self.broker_fetch_lag_ms >= starving:
+            raise ConfigError("broker-fetch-lag-ms",
+                              f"must be below {starving} (the raft request timeout minus two "
+                              f"link latencies: at or above it every fetch of a broker times "
+                              f"out), got {self.broker_fetch_lag_ms}")
         unknown = sorted(self.mutations - ALL_MUTATIONS.keys())
         if unknown:
             raise ConfigError("mutations", f"unknown mutation(s): {', '.join(unknown)}")
         self.controller.validate()
+        self.brokers_settings.validate()
         self.raft.validate()
         self.network.validate()
         nodes = set(self.controller_ids) | set(self.broker_ids)
         for spec in self.faults:
-            for node in fault_nodes(spec):
+            for node in spec.nodes():
                 if node not in nodes:
                     raise ConfigError("faults", f"{spec.render()} names node {node}; the nodes "
                                                 f"are {', '.join(map(str, sorted(nodes)))}")
@@ -127,8 +140,11 @@ class KRaftCluster:
         self.raft_invariants = RaftInvariants(self.history)
         self.txn_invariants = TransactionInvariants(self.history)
         self.controller_faults: list[tuple[int, int, str]] = []
+        self.broker_invariants = BrokerInvariants()
         monitors: list[Monitor] = [self.raft_invariants, self.txn_invariants,
                                    *extra_monitors]
+        if config.brokers_settings.lifecycle:
+            monitors.insert(2, self.broker_invariants)
         if trace_out is not None:  # notes for timeline.html; they leave the fingerprint alone
             monitors.append(TraceNotes(self.txn_invariants))
         self.sim = Simulation(world, self._apps, monitors, Trace(trace_out))
@@ -139,7 +155,7 @@ class KRaftCluster:
                 slot.storage.log.install_snapshot(initial_snapshot)
             self.txn_invariants.reference.start_from(image_from_records(
                 initial_snapshot.records, -1, initial_snapshot.snapshot_id.epoch))
-        self.sim.trace.write({"ev": "config", "config": msgspec.to_builtins(config)})
+        self.sim.trace.write({"ev": "config", "config": config_record(config)})
         if config.broker_fetch_lag_ms:
             lagging = msgspec.structs.replace(
                 config.network, latency_ms=config.network.latency_ms + config.broker_fetch_lag_ms)
@@ -153,15 +169,19 @@ class KRaftCluster:
     # ------------------------------------------------------------------ nodes
     def _apps(self, sim: Simulation, slot: NodeSlot) -> list[App]:
         assert slot.raft is not None
-        rng = random.Random(f"kraftsim/{self.config.seed}/app/{slot.node_id}/{slot.incarnation}")
+        rng = named_random(self.config.seed, "app", slot.node_id, slot.incarnation)
+        settings = self.config.brokers_settings
         if slot.is_voter:
             node_id = slot.node_id
-            return [QuorumController(
+            controller = QuorumController(
                 node_id, slot.raft, rng, lambda: sim.now, self.config.controller,
                 fatal_handler=lambda fault: self._on_fatal(node_id, fault),
-                mutations=self.config.layer_mutations(ControllerMutation))]
-        return [MetadataLoader(slot.node_id, slot.raft,
-                               mutations=self.config.layer_mutations(BrokerMutation))]
+                mutations=self.config.layer_mutations(ControllerMutation))
+            return [controller, *controller_apps(settings, controller, lambda: sim.now)]
+        loader = MetadataLoader(slot.node_id, slot.raft,
+                                mutations=self.config.layer_mutations(BrokerMutation))
+        return [loader, *broker_apps(settings, slot.node_id, loader, rng, sim.now,
+                                     self.config.layer_mutations(BrokerMutation))]
 
     def _on_fatal(self, node_id: int, fault: ControllerFault) -> None:
         """A controller hit a fatal fault: its process exits (crashes) right away."""
@@ -182,6 +202,31 @@ class KRaftCluster:
         if slot is None:
             return None
         return next((a for a in slot.apps if isinstance(a, MetadataLoader)), None)
+
+    def replica_manager(self, node_id: int | None) -> ReplicaManager | None:
+        """The replica manager of broker ``node_id``, if it runs (with broker lifecycles)."""
+        slot = self.sim.slots.get(node_id) if node_id is not None else None
+        if slot is None or not slot.running:
+            return None
+        return next((a for a in slot.apps if isinstance(a, ReplicaManager)), None)
+
+    def any_running_broker(self) -> int | None:
+        """The lowest running broker id whose loader has published (a client's bootstrap)."""
+        for broker_id in self.config.broker_ids:
+            slot = self.sim.slots[broker_id]
+            loader = self.loader(broker_id)
+            if slot.running and loader is not None and loader.published is not None:
+                return broker_id
+        return None
+
+    def partition_leader(self, topic: str, partition: int) -> int | None:
+        """The leader a client's metadata names: from a running broker's published image."""
+        broker = self.any_running_broker()
+        loader = self.loader(broker) if broker is not None else None
+        image = loader.published if loader is not None else None
+        found = image.topic(topic) if image is not None else None
+        reg = found.partitions.get(partition) if found is not None else None
+        return reg.leader if reg is not None and reg.leader >= 0 else None
 
     def active_controller(self) -> QuorumController | None:
         """The controller that has claimed leadership in the newest epoch, if any."""
@@ -232,24 +277,22 @@ class KRaftCluster:
         self.sim.run_until_true(lambda: self.active_controller() is not None, timeout_ms)
         return self.active_controller()
 
-    def start(self, register_brokers: bool = True, timeout_ms: int = 60_000) -> None:
-        """Start every node; register and unfence the brokers once a controller is active."""
-        self.sim.start()
-        if not register_brokers or not self.config.brokers:
-            return
-        for operation_of in (RegisterBroker, UnfenceBroker):
-            for broker_id in self.config.broker_ids:
-                self._submit_until_committed(operation_of(broker_id), timeout_ms)
+    def start(self, register_brokers: bool = True,
+              timeout_ms: int = DEFAULT_START_TIMEOUT_MS) -> bool:
+        """Start every node; register and unfence the brokers once a controller is active.
 
-    def _submit_until_committed(self, operation: Operation, timeout_ms: int) -> None:
-        deadline = self.sim.now + timeout_ms
-        while self.sim.now < deadline and self.sim.violation is None:
-            if self.run_until_active(deadline - self.sim.now) is None:
-                return
-            handle = self.submit(operation)
-            self.wait(handle, deadline - self.sim.now)
-            if handle.error is None or not handle.error.retriable:
-                return
+        The one start-up path, :func:`sim.startup.start_cluster` (see there).
+        """
+        return start_cluster(self, register_brokers=register_brokers, timeout_ms=timeout_ms)
+
+    def brokers_unfenced(self) -> bool:
+        """Every broker is registered and unfenced in the active controller's committed state."""
+        active = self.active_controller()
+        if active is None:
+            return False
+        brokers = active.committed_image().brokers
+        return all((b := brokers.get(i)) is not None and not b.fenced
+                   for i in self.config.broker_ids)
 
     def idle(self) -> bool:
         """No operation pending, no transaction open, every reachable node caught up.

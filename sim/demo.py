@@ -17,12 +17,13 @@ from typing import Any
 
 import msgspec
 
-from controller import ControllerConfig, WriteMode
+from controller import WriteMode
 from controller.handle import OperationHandle
 from controller.operations import CreateTopics, NewTopic
-from raft import RaftConfig
 from sim.cluster import ClusterConfig, KRaftCluster
 from sim.demo_gaps import StateLog, explain_gaps
+from sim.settings import parse_settings
+from sim.startup import start_cluster
 from sim.timeline import Timeline
 from sim.world import Simulation
 
@@ -30,6 +31,18 @@ DEMO_TOPIC = "orders"
 DEMO_PARTITIONS = 1000
 DEMO_BATCH = 100
 DEMO_FETCH = 250  # records a fetch carries: the transaction commits over several rounds
+DEMO_SEED = 7
+DEMO_SETTINGS = ("controllers=3", "brokers=3", f"max-records-per-batch={DEMO_BATCH}",
+                 f"fetch-max-records={DEMO_FETCH}")
+"""The demo cluster in the words of ``cluster`` (sim/settings.py), seed and mode aside."""
+
+
+def demo_config(seed: int = DEMO_SEED, mode: WriteMode | None = None) -> ClusterConfig:
+    """The demo cluster with ``seed``; ``mode`` None leaves it to metadata.version."""
+    words = [*DEMO_SETTINGS, f"seed={seed}"]
+    if mode is not None:
+        words.append(f"mode={mode.value}")
+    return parse_settings(words)
 
 
 class DemoResult(msgspec.Struct, kw_only=True):
@@ -78,19 +91,17 @@ def _note_brokers(cluster: KRaftCluster, timeline: Timeline) -> None:
                       f"{loader.batch_loader.delta.records} records buffered")
 
 
-def run_demo(seed: int = 7, mode: WriteMode = WriteMode.TRANSACTIONAL,
+def run_demo(seed: int = DEMO_SEED, mode: WriteMode = WriteMode.TRANSACTIONAL,
              after: Callable[[Simulation], object] | None = None) -> DemoResult:
     """Run the demo; see the module docs. ``after`` sees the simulation once it is over."""
-    config = ClusterConfig(seed=seed, controllers=3, brokers=3, controller=ControllerConfig(
-        max_records_per_batch=DEMO_BATCH, write_mode=mode),
-        raft=RaftConfig(fetch_max_records=DEMO_FETCH))
+    config = demo_config(seed, mode)
     cluster = KRaftCluster(config)
     timeline = Timeline(cluster.txn_invariants)
     states = StateLog()
     cluster.sim.monitors.extend([timeline, states])
     names = {n: f"controller {n}" for n in config.controller_ids}
     names.update({n: f"broker {n}" for n in config.broker_ids})
-    cluster.start()
+    start_cluster(cluster)
     create = CreateTopics((NewTopic(DEMO_TOPIC, DEMO_PARTITIONS, 3),))
     handle = cluster.submit(create)
     timeline.note(cluster.sim.now, handle.controller_id,

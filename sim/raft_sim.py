@@ -8,7 +8,6 @@ summary with the trace fingerprint and a one-line replay command.
 
 from __future__ import annotations
 
-import random
 import shlex
 import time
 from typing import IO, Any
@@ -18,16 +17,38 @@ import msgspec
 from raft import RaftConfig
 from raft.config import ConfigError
 from raft.mutations import Mutation
+from sim.bounds import (
+    INT64_MAX,
+    MAX_DURATION_MS,
+    MAX_OBSERVERS,
+    MAX_RANDOM_FAULTS,
+    MAX_SEED,
+    MAX_VOTERS,
+)
 from sim.counter import ReplicatedCounter
-from sim.faults import FaultSpec, fault_nodes, random_faults
+from sim.faults import FaultSpec, config_record, random_faults
 from sim.invariants import RAFT_INVARIANTS, RaftInvariants
 from sim.network import LinkConfig
+from sim.seeds import named_random
 from sim.trace import Trace
 from sim.world import App, NodeSlot, Simulation, WorldConfig
 
 
+def _within(name: str, value: int, minimum: int, maximum: int, why: str = "") -> None:
+    """Raise ConfigError(name, ...) unless minimum <= value <= maximum."""
+    if value < minimum:
+        raise ConfigError(name, f"{why + ': ' if why else ''}must be at least {minimum}, "
+                                f"got {value}")
+    if value > maximum:
+        raise ConfigError(name, f"must be at most {maximum}, got {value}")
+
+
 class RaftSimConfig(msgspec.Struct, frozen=True, kw_only=True):
-    """A raft-only run. Node ids: voters 0..N-1, observers N..N+M-1."""
+    """A raft-only run. Node ids: voters 0..N-1, observers N..N+M-1.
+
+    Bounds (sim/bounds.py): 1-9 voters, 0-50 observers, at most 30 days of
+    simulated time (also for fault times), at most 1000 random faults.
+    """
 
     seed: int = 0
     voters: int = 3
@@ -44,35 +65,31 @@ class RaftSimConfig(msgspec.Struct, frozen=True, kw_only=True):
 
     def validate(self) -> RaftSimConfig:
         """Return self, or raise ConfigError naming the bad field."""
-        if self.voters < 1:
-            raise ConfigError("voters", f"a quorum needs at least one voter, got {self.voters}")
-        if self.observers < 0:
-            raise ConfigError("observers", f"must not be negative, got {self.observers}")
-        if self.duration_ms <= 0:
-            raise ConfigError("duration", f"must be positive, got {self.duration_ms}")
-        if self.append_every_ms <= 0:
-            raise ConfigError("append_every_ms", f"must be positive, got {self.append_every_ms}")
-        if self.snapshot_every < 0:
-            raise ConfigError("snapshot_every", "must not be negative")
-        if self.random_faults < 0:
-            raise ConfigError("random_faults", "must not be negative")
+        _within("seed", self.seed, -MAX_SEED, MAX_SEED)
+        _within("voters", self.voters, 1, MAX_VOTERS, "a quorum needs at least one voter")
+        _within("observers", self.observers, 0, MAX_OBSERVERS)
+        _within("duration", self.duration_ms, 1, MAX_DURATION_MS)
+        _within("append_every_ms", self.append_every_ms, 1, MAX_DURATION_MS)
+        _within("snapshot_every", self.snapshot_every, 0, INT64_MAX)
+        _within("random_faults", self.random_faults, 0, MAX_RANDOM_FAULTS)
         self.raft.validate()
         self.network.validate()
         nodes = self.voters + self.observers
         for spec in self.faults:
-            for node in fault_nodes(spec):
+            for node in spec.nodes():
                 if node >= nodes:
                     raise ConfigError("faults", f"{spec.render()} names node {node}, but the "
                                                 f"nodes are 0-{nodes - 1}")
-            if spec.at_ms < 0:
-                raise ConfigError("faults", f"{spec.render()} has a negative time")
+            if not 0 <= spec.at_ms <= MAX_DURATION_MS:
+                raise ConfigError("faults", f"{spec.render()}: the time must be within 0-"
+                                            f"{MAX_DURATION_MS} ms")
         return self
 
     def resolved(self) -> RaftSimConfig:
         """The configuration actually run: randomised from the seed if asked."""
         if not self.randomize:
             return self
-        rng = random.Random(f"kraftsim/{self.seed}/config")
+        rng = named_random(self.seed, "config")
         voters = rng.randint(1, 5)
         network = LinkConfig(latency_ms=rng.randint(0, 5), jitter_ms=rng.randint(0, 10),
                              drop_rate=rng.choice((0.0, 0.0, 0.01, 0.05)),
@@ -136,10 +153,10 @@ def build_raft_sim(config: RaftSimConfig, trace_out: IO[bytes] | None = None
 
     invariants = RaftInvariants()
     sim = Simulation(world, apps, [invariants], Trace(trace_out))
-    sim.trace.write({"ev": "config", "config": msgspec.to_builtins(config)})
+    sim.trace.write({"ev": "config", "config": config_record(config)})
     faults = config.faults
     if config.random_faults:
-        rng = random.Random(f"kraftsim/{config.seed}/faults")
+        rng = named_random(config.seed, "faults")
         faults = tuple(sorted(
             faults + random_faults(rng, config.random_faults, list(voter_ids),
                                    list(voter_ids + observer_ids), 500,
@@ -200,7 +217,7 @@ def format_summary(result: RaftSimResult) -> str:
         f"kraftsim raft-sim: seed {config.seed}, {config.voters} voters "
         f"(nodes 0-{config.voters - 1}), {config.observers} observers, "
         f"{config.duration_ms} ms simulated",
-        "config: " + msgspec.json.encode(config).decode(),
+        "config: " + msgspec.json.encode(config_record(config)).decode(),
         "leaders:",
     ]
     lines += [f"  epoch {epoch}: node {node} elected at {at} ms"
@@ -225,4 +242,5 @@ def format_summary(result: RaftSimResult) -> str:
 def result_to_json(result: RaftSimResult) -> dict[str, Any]:
     """The result as JSON-ready builtins."""
     out: dict[str, Any] = msgspec.to_builtins(result)
+    out["config"] = config_record(result.config)
     return out

@@ -9,18 +9,31 @@ only randomness is ``random.Random`` instances seeded from the run's seed.
 
 from __future__ import annotations
 
-import random
 from collections.abc import Callable, Sequence
 from enum import StrEnum
 from typing import Any, Protocol
 
 import msgspec
 
+from metadata.requests import NodeMessage
 from raft import Envelope, RaftConfig, RaftNode, RaftProtocolError, RaftStorage, Role
 from raft.mutations import Mutation
-from sim.faults import FaultSpec
+from sim.faults import (
+    LEADER,
+    Block,
+    Crash,
+    FaultSpec,
+    Heal,
+    Isolate,
+    NodeRef,
+    Partition,
+    Restart,
+    Shutdown,
+    Wipe,
+)
 from sim.network import LinkConfig, Network
 from sim.scheduler import EventQueue
+from sim.seeds import named_random
 from sim.trace import Trace
 
 
@@ -34,7 +47,14 @@ class NodeStatus(StrEnum):
 
 
 class App(Protocol):
-    """A state machine hosted on a node, with timers of its own."""
+    """A state machine hosted on a node, with timers of its own.
+
+    An app that talks to other nodes' apps (brokers and the controller's broker
+    service) also has ``handle_message(NodeMessage, now)`` and
+    ``drain_outbox() -> list[NodeMessage]``; the world delivers those messages
+    over the same simulated network as raft's, so partitions and crashes act on
+    them too.
+    """
 
     def next_deadline(self) -> int | None:
         """The earliest simulated time at which :meth:`poll` has work."""
@@ -83,6 +103,7 @@ class NodeSlot:
         self.wake_at: int | None = None
         self.wipe_count = 0
         self.crash_fence = 0  # messages sent by incarnations below this died in a crash
+        self.shutting_down = False  # a controlled shutdown is under way
 
     @property
     def running(self) -> bool:
@@ -108,6 +129,14 @@ class WorldConfig(msgspec.Struct, frozen=True, kw_only=True):
 _DELIVER, _WAKE, _ACTION = 0, 1, 2
 
 
+def _deliver_to_apps(slot: NodeSlot, env: NodeMessage, now: int) -> None:
+    """Hand a non-raft message to every app of the node that takes messages."""
+    for app in slot.apps:
+        handle = getattr(app, "handle_message", None)
+        if handle is not None:
+            handle(env, now)
+
+
 class Simulation:
     """A deterministic world of raft nodes; see the module docs."""
 
@@ -115,8 +144,8 @@ class Simulation:
                  monitors: Sequence[Monitor] = (), trace: Trace | None = None) -> None:
         self.config = config
         self.queue = EventQueue()
-        self.rng = random.Random(f"kraftsim/{config.seed}/world")
-        self.network = Network(random.Random(f"kraftsim/{config.seed}/network"), config.network)
+        self.rng = named_random(config.seed, "world")
+        self.network = Network(named_random(config.seed, "network"), config.network)
         self.app_factory = app_factory
         self.monitors: list[Monitor] = list(monitors)
         self.trace = trace or Trace()
@@ -247,7 +276,10 @@ class Simulation:
         if slot.raft is None or slot.status is not NodeStatus.RUNNING:
             self._line["lost"] = "down"
             return
-        self._call(slot, lambda: slot.raft.handle(env, now) if slot.raft else None)
+        if isinstance(env, NodeMessage):
+            self._call(slot, lambda: _deliver_to_apps(slot, env, now))
+        else:
+            self._call(slot, lambda: slot.raft.handle(env, now) if slot.raft else None)
         self.touch(slot)
 
     def _wake(self, node_id: int, incarnation: int, now: int) -> bool:
@@ -291,6 +323,14 @@ class Simulation:
                 continue
             if raft.outbox:
                 self._send(slot, raft.drain_outbox(), now)
+            for app in slot.apps:
+                drain = getattr(app, "drain_outbox", None)
+                if drain is not None:
+                    self._send(slot, drain(), now)
+            if slot.shutting_down and any(getattr(app, "shutdown_complete", False)
+                                          for app in slot.apps):
+                self._stop(slot)
+                continue
             self._schedule_wake(slot)
         line = self._line if label is None else {"ev": label, **(extra or {})}
         self._line = {}
@@ -311,7 +351,8 @@ class Simulation:
                               "invariant": self.violation.invariant,
                               "message": self.violation.message})
 
-    def _send(self, slot: NodeSlot, envelopes: list[Envelope], now: int) -> None:
+    def _send(self, slot: NodeSlot, envelopes: Sequence[Envelope | NodeMessage],
+              now: int) -> None:
         for env in envelopes:
             dst = self.slots.get(env.dst)
             if dst is None:
@@ -352,7 +393,7 @@ class Simulation:
         slot.incarnation += 1
         slot.wake_at = None
         slot.inbox = []
-        rng = random.Random(f"kraftsim/{self.config.seed}/node/{slot.node_id}/{slot.incarnation}")
+        rng = named_random(self.config.seed, "node", slot.node_id, slot.incarnation)
         slot.raft = RaftNode(slot.node_id, self.voter_ids, slot.storage, rng, self.now,
                              config=self.config.raft, incarnation=slot.incarnation,
                              mutations=self.config.mutations)
@@ -371,6 +412,7 @@ class Simulation:
         slot.apps = []
         slot.status = status
         slot.inbox = []
+        slot.shutting_down = False
         slot.incarnation += 1  # every connection of the old process is gone
 
     def crash(self, node_id: int) -> None:
@@ -385,11 +427,25 @@ class Simulation:
             slot.crash_fence = slot.incarnation
 
     def shutdown(self, node_id: int) -> None:
-        """Graceful shutdown: a leader resigns, the log is flushed, then the process stops."""
+        """Graceful shutdown: a leader resigns, the log is flushed, then the process stops.
+
+        A node with an app that shuts down in a controlled way (a broker: its
+        leaderships move first) stops once that app says it is done.
+        """
         if not self._in_event:
             self.act(f"shutdown {node_id}", lambda: self.shutdown(node_id))
             return
         slot = self.slots[node_id]
+        if slot.status is NodeStatus.RUNNING and not slot.shutting_down:
+            for app in slot.apps:
+                begin = getattr(app, "begin_controlled_shutdown", None)
+                if begin is not None and begin(self.now):
+                    slot.shutting_down = True
+                    self.touch(slot)
+                    return
+        self._stop(slot)
+
+    def _stop(self, slot: NodeSlot) -> None:
         if slot.raft is not None and slot.status is NodeStatus.RUNNING:
             slot.raft.resign(self.now)
             slot.raft.flush_all(self.now)
@@ -458,9 +514,9 @@ class Simulation:
         return slot.node_id if slot else None
 
     # ------------------------------------------------------------------ faults
-    def resolve(self, target: str) -> int | None:
-        """A node id from a fault target (``leader`` resolves to the current leader)."""
-        if target == "leader":
+    def resolve(self, target: NodeRef) -> int | None:
+        """A node id from a fault's node (``leader`` resolves to the current leader)."""
+        if target == LEADER:
             return self.leader_id()
         node_id = int(target)
         if node_id not in self.slots:
@@ -477,30 +533,28 @@ class Simulation:
             self.act(f"fault {spec.render()}", lambda: self.apply_fault(spec))
             return
         all_nodes = list(self.slots)
-        if spec.kind == "heal":
+        if isinstance(spec, Heal):
             self.network.heal()
-        elif spec.kind == "partition":
-            groups = [[int(n) for n in g.split(",")] for g in spec.target.split("|")]
-            self.network.partition(groups, all_nodes)
-        elif spec.kind == "block":
-            src, dst = (int(n) for n in spec.target.split(">"))
-            self.network.block(src, dst)
+        elif isinstance(spec, Partition):
+            self.network.partition([list(group) for group in spec.groups], all_nodes)
+        elif isinstance(spec, Block):
+            self.network.block(spec.src, spec.dst)
         else:
-            node = self.resolve(spec.target)
+            node = self.resolve(spec.node)
             if node is None:
                 self.faults_applied.append(f"{spec.render()} (skipped: no leader)")
                 return
-            if spec.kind == "crash":
+            if isinstance(spec, Crash):
                 self.crash(node)
-            elif spec.kind == "shutdown":
+            elif isinstance(spec, Shutdown):
                 self.shutdown(node)
-            elif spec.kind == "restart":
+            elif isinstance(spec, Restart):
                 self.restart(node)
-            elif spec.kind == "wipe":
+            elif isinstance(spec, Wipe):
                 self.wipe(node)
-            elif spec.kind == "isolate":
+            elif isinstance(spec, Isolate):
                 self.network.isolate(node, all_nodes)
-            elif spec.kind == "pause":
+            else:
                 self.pause(node)
                 self.schedule(self.now + spec.duration_ms, lambda: self.resume(node),
                               f"resume {node}")

@@ -2,6 +2,7 @@
 
 from controller.operations.base import Generated, Operation, OperationContext
 from controller.operations.brokers import (
+    ControlledShutdown,
     FenceBroker,
     RegisterBroker,
     UnfenceBroker,
@@ -21,6 +22,7 @@ __all__ = [
     "AllocateProducerIds",
     "AlterPartition",
     "ConfigChange",
+    "ControlledShutdown",
     "CreatePartitions",
     "CreateTopics",
     "DeleteTopics",

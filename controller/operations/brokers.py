@@ -1,8 +1,11 @@
-"""RegisterBroker, UnregisterBroker, FenceBroker and UnfenceBroker.
+"""RegisterBroker, UnregisterBroker, FenceBroker, UnfenceBroker and ControlledShutdown.
 
-Fencing and unregistering take the broker out of every ISR it is in and move
-leadership away from it; unfencing gives it the leadership of leaderless
-partitions it is in the ISR of (Kafka's generateLeaderAndIsrUpdates).
+Fencing, unregistering, a controlled shutdown and a re-registration under a
+new incarnation take the broker out of every ISR it is in and move leadership
+away from it; unfencing gives it the leadership of leaderless partitions it is
+in the ISR of (Kafka's generateLeaderAndIsrUpdates; the rules are in
+:mod:`controller.operations.leadership`). Only the broker's own partitions are
+visited, through the image's broker index.
 """
 
 from __future__ import annotations
@@ -11,13 +14,14 @@ import msgspec
 
 from controller.errors import ApiError
 from controller.operations.base import Generated, OperationContext
-from controller.operations.placement import broker_leaving, broker_returning, usable_brokers
+from controller.operations.leadership import leaving_changes, returning_changes
 from metadata.image import BrokerRegistration, MetadataImage
 from metadata.schema import (
     BrokerEndpoint,
     BrokerRegistrationChangeRecord,
     FenceBrokerRecord,
     MetadataRecord,
+    PartitionChangeRecord,
     RegisterBrokerRecord,
     UnfenceBrokerRecord,
     UnregisterBrokerRecord,
@@ -35,14 +39,8 @@ def _registered(image: MetadataImage, broker_id: int) -> BrokerRegistration:
 
 def _leaving_changes(image: MetadataImage, broker_id: int,
                      out: list[MetadataRecord] | None = None) -> list[MetadataRecord]:
-    usable = set(usable_brokers(image)) - {broker_id}
     out = [] if out is None else out
-    for topic_id in sorted(image.topics_by_id):
-        topic = image.topics_by_id[topic_id]
-        for pid in sorted(topic.partitions):
-            change = broker_leaving(topic_id, pid, topic.partitions[pid], broker_id, usable)
-            if change is not None:
-                out.append(change)
+    out.extend(leaving_changes(image, broker_id))
     return out
 
 
@@ -53,20 +51,29 @@ class RegisterBroker(msgspec.Struct, frozen=True):
     rack: str | None = None
     host: str = "localhost"
     port: int = 9092
+    incarnation_id: str | None = None
+    """The broker process's id (None: a fresh random one, as an operator's tool would)."""
 
     def describe(self) -> str:
         """E.g. ``RegisterBroker(1)``."""
         return f"RegisterBroker({self.broker_id})"
 
     def generate(self, ctx: OperationContext) -> Generated:
-        """One RegisterBrokerRecord."""
+        """A new incarnation first leaves its partitions (Kafka's unclean-shutdown handling
+        of a re-registration), then one RegisterBrokerRecord at the next offset."""
         if self.broker_id < 0:
             raise ApiError("INVALID_REQUEST", f"broker id must not be negative: {self.broker_id}")
-        record = RegisterBrokerRecord(
-            broker_id=self.broker_id, incarnation_id=random_uuid(ctx.rng),
-            broker_epoch=ctx.next_offset, rack=self.rack, fenced=True,
-            end_points=(BrokerEndpoint("PLAINTEXT", self.host, self.port, 0),))
-        return Generated([record], {"brokerId": self.broker_id, "brokerEpoch": ctx.next_offset})
+        incarnation = self.incarnation_id or random_uuid(ctx.rng)
+        records: list[MetadataRecord] = []
+        existing = ctx.image.brokers.get(self.broker_id)
+        if existing is not None and existing.incarnation_id != incarnation:
+            records.extend(leaving_changes(ctx.image, self.broker_id))
+        epoch = ctx.next_offset + len(records)
+        records.append(RegisterBrokerRecord(
+            broker_id=self.broker_id, incarnation_id=incarnation,
+            broker_epoch=epoch, rack=self.rack, fenced=True,
+            end_points=(BrokerEndpoint("PLAINTEXT", self.host, self.port, 0),)))
+        return Generated(records, {"brokerId": self.broker_id, "brokerEpoch": epoch})
 
 
 class UnregisterBroker(msgspec.Struct, frozen=True):
@@ -90,6 +97,8 @@ class FenceBroker(msgspec.Struct, frozen=True):
     """Fence a broker (as when its session expires)."""
 
     broker_id: int
+    keep_leadership: bool = False
+    """Test-only (the fence-keeps-leader mutation): leave the broker leader where it leads."""
 
     def describe(self) -> str:
         """E.g. ``FenceBroker(1)``."""
@@ -105,8 +114,11 @@ class FenceBroker(msgspec.Struct, frozen=True):
             fence = BrokerRegistrationChangeRecord(self.broker_id, broker.epoch, fenced=1)
         else:
             fence = FenceBrokerRecord(self.broker_id, broker.epoch)
-        return Generated([fence, *_leaving_changes(ctx.image, self.broker_id)],
-                         {"brokerId": self.broker_id, "fenced": True})
+        changes = _leaving_changes(ctx.image, self.broker_id)
+        if self.keep_leadership:
+            changes = [msgspec.structs.replace(c, leader=-2) for c in changes
+                       if isinstance(c, PartitionChangeRecord) and c.isr is not None]
+        return Generated([fence, *changes], {"brokerId": self.broker_id, "fenced": True})
 
 
 class UnfenceBroker(msgspec.Struct, frozen=True):
@@ -128,12 +140,33 @@ class UnfenceBroker(msgspec.Struct, frozen=True):
             unfence = BrokerRegistrationChangeRecord(self.broker_id, broker.epoch, fenced=-1)
         else:
             unfence = UnfenceBrokerRecord(self.broker_id, broker.epoch)
-        records: list[MetadataRecord] = [unfence]
-        image = ctx.image
-        for topic_id in sorted(image.topics_by_id):
-            topic = image.topics_by_id[topic_id]
-            for pid in sorted(topic.partitions):
-                change = broker_returning(topic_id, pid, topic.partitions[pid], self.broker_id)
-                if change is not None:
-                    records.append(change)
+        records: list[MetadataRecord] = [unfence, *returning_changes(ctx.image, self.broker_id)]
         return Generated(records, {"brokerId": self.broker_id, "fenced": False})
+
+
+class ControlledShutdown(msgspec.Struct, frozen=True):
+    """A broker asked to shut down (wantShutDown): it leaves its ISRs and leaderships."""
+
+    broker_id: int
+
+    def describe(self) -> str:
+        """E.g. ``ControlledShutdown(1)``."""
+        return f"ControlledShutdown({self.broker_id})"
+
+    def generate(self, ctx: OperationContext) -> Generated:
+        """BrokerRegistrationChangeRecord(inControlledShutdown), then the partition changes.
+
+        Below metadata.version 3.3-IV2 (no registration change record) the broker is
+        fenced instead, as the only record that version can write.
+        """
+        broker = _registered(ctx.image, self.broker_id)
+        if broker.fenced or broker.in_controlled_shutdown:
+            return Generated([], {"brokerId": self.broker_id})
+        first: MetadataRecord
+        if ctx.image.metadata_version >= BROKER_REGISTRATION_CHANGE:
+            first = BrokerRegistrationChangeRecord(self.broker_id, broker.epoch,
+                                                   in_controlled_shutdown=1)
+        else:
+            first = FenceBrokerRecord(self.broker_id, broker.epoch)
+        return Generated([first, *_leaving_changes(ctx.image, self.broker_id)],
+                         {"brokerId": self.broker_id})

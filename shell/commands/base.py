@@ -8,11 +8,12 @@ line ends with the usage, and an unknown option gets a "did you mean".
 from __future__ import annotations
 
 import difflib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from shell.errors import CommandError
+from sim.settings import SettingError, parse_int
 
 if TYPE_CHECKING:
     from shell.session import Session
@@ -45,17 +46,12 @@ class Command:
 
 
 def integer(minimum: int | None = None, maximum: int | None = None) -> Converter:
-    """An integer option within bounds."""
+    """An integer option within bounds (checked before it is converted, however long)."""
     def convert(key: str, text: str) -> int:
         try:
-            value = int(text)
-        except ValueError:
-            raise CommandError(f"{key} must be an integer, got {text!r}") from None
-        if minimum is not None and value < minimum:
-            raise CommandError(f"{key} must be at least {minimum}, got {value}")
-        if maximum is not None and value > maximum:
-            raise CommandError(f"{key} must be at most {maximum}, got {value}")
-        return value
+            return parse_int(key, text, minimum, maximum)
+        except SettingError as exc:
+            raise CommandError(exc.line()) from None
     return convert
 
 
@@ -90,7 +86,7 @@ def parse_args(command: Command, words: Sequence[str], positional: Sequence[str]
                 raise CommandError(f"{key} given twice ({command.usage()})")
             found[key] = options[key](key, text)
         elif eq and not free_pairs:
-            raise CommandError(_unknown_option(command, key, options))
+            raise CommandError(unknown_option(command, key, options))
         else:
             values.append(word)
     if len(values) < len(positional):
@@ -102,7 +98,8 @@ def parse_args(command: Command, words: Sequence[str], positional: Sequence[str]
     return values, found
 
 
-def _unknown_option(command: Command, key: str, options: dict[str, Converter]) -> str:
+def unknown_option(command: Command, key: str, options: Mapping[str, object]) -> str:
+    """The error for an option ``command`` does not take, with a "did you mean"."""
     if not options:
         return f"{command.name} takes no key=value options ({command.usage()})"
     close = difflib.get_close_matches(key, list(options), n=1)

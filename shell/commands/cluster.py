@@ -2,57 +2,44 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from controller import ControllerConfig, WriteMode
-from raft import RaftConfig
 from raft.config import ConfigError
-from shell.commands.base import Command, choice, integer, parse_args
+from shell.commands.base import Command, integer, parse_args, unknown_option
 from shell.errors import CommandError
 from shell.formatting import plural, table, to_json
 from shell.lab import Lab
 from shell.raw_log import log_lines
 from shell.status import status_json, status_text
+from sim.bounds import INT64_MAX
 from sim.cluster import ClusterConfig
 from sim.invariants import RAFT_INVARIANTS
 from sim.invariants.transactions import TRANSACTION_INVARIANTS
+from sim.settings import BY_NAME, SettingError, parse_settings
+from sim.startup import start_cluster as start
 from sim.world import NodeStatus
 
 if TYPE_CHECKING:
     from shell.session import Session
 
-MODES = tuple(m.value for m in WriteMode)
-"""The write modes by name."""
-CLUSTER_OPTIONS = {
-    "controllers": integer(1, 9), "brokers": integer(0, 50), "seed": integer(),
-    "max-records-per-batch": integer(3), "mode": choice(*MODES),
-    "fetch-max-records": integer(1), "broker-fetch-lag": integer(0, 60_000),
-}
-"""The options of ``cluster``."""
+SHELL_SETTINGS = ("controllers", "brokers", "seed", "max-records-per-batch", "mode",
+                  "fetch-max-records", "broker-fetch-lag", "heartbeats")
+"""The settings (sim/settings.py) ``cluster`` offers, in the order its help lists them."""
+CLUSTER_OPTIONS = {name: BY_NAME[name] for name in SHELL_SETTINGS}
+"""The options of ``cluster`` (their words and bounds come from the settings table)."""
 
 
 def _id_range(ids: tuple[int, ...]) -> str:
     return "none" if not ids else str(ids[0]) if len(ids) == 1 else f"{ids[0]}-{ids[-1]}"
 
 
-def start_cluster(session: Session, options: dict[str, Any]) -> Lab:
-    """Build, start and install a cluster from ``cluster`` options (also ``--demo``)."""
-    mode = options.get("mode")
-    raft = RaftConfig()
-    if "fetch-max-records" in options:
-        raft = RaftConfig(fetch_max_records=options["fetch-max-records"])
-    config = ClusterConfig(
-        seed=options.get("seed", 0), controllers=options.get("controllers", 3),
-        brokers=options.get("brokers", 3),
-        controller=ControllerConfig(
-            max_records_per_batch=options.get("max-records-per-batch", 10_000),
-            write_mode=WriteMode(mode) if mode else None),
-        raft=raft, broker_fetch_lag_ms=options.get("broker-fetch-lag", 0))
+def start_cluster(session: Session, config: ClusterConfig) -> Lab:
+    """Build, start and install a cluster (``cluster``, also ``--demo``)."""
     try:
         lab = Lab(config)
     except ConfigError as exc:
         raise CommandError(str(exc)) from None
-    lab.cluster.start()
+    start(lab.cluster)
     session.lab, session.files = lab, None
     active = lab.cluster.active_controller()
     session.out(f"cluster of {plural(config.controllers, 'controller')} "
@@ -60,7 +47,7 @@ def start_cluster(session: Session, options: dict[str, Any]) -> Lab:
                 f"({_id_range(config.broker_ids)}), seed "
                 f"{config.seed}, at most {config.controller.max_records_per_batch} records per "
                 f"batch, {config.raft.fetch_max_records} per fetch, mode "
-                f"{mode or 'transactional'}")
+                f"{config.controller.write_mode or 'transactional'}")
     if active is None:
         raise CommandError("no controller became active within 60000 ms")
     brokers = ""
@@ -74,8 +61,18 @@ def start_cluster(session: Session, options: dict[str, Any]) -> Lab:
 
 def run_cluster(session: Session, args: list[str]) -> None:
     """``cluster [key=value...]``."""
-    _, options = parse_args(CLUSTER, args, options=CLUSTER_OPTIONS)
-    start_cluster(session, options)
+    plain = [word for word in args if "=" not in word]
+    if plain:
+        raise CommandError(f"unexpected argument {plain[0]!r} ({CLUSTER.usage()})")
+    try:
+        config = parse_settings(args, allowed=SHELL_SETTINGS)
+    except SettingError as exc:
+        if exc.kind == "unknown":
+            raise CommandError(unknown_option(CLUSTER, exc.key, CLUSTER_OPTIONS)) from None
+        if exc.kind == "twice":
+            raise CommandError(f"{exc.key} given twice ({CLUSTER.usage()})") from None
+        raise CommandError(exc.line()) from None
+    start_cluster(session, config)
 
 
 def run_seed(session: Session, args: list[str]) -> None:
@@ -141,8 +138,8 @@ def run_log(session: Session, args: list[str]) -> None:
                            "'kraftsim dump-log FILE'")
     lab = session.require_lab()
     node_id = lab.resolve(values[0])
-    first = integer(0)("FROM", values[1]) if len(values) > 1 else None
-    last = integer(0)("TO", values[2]) if len(values) > 2 else None
+    first = integer(0, INT64_MAX)("FROM", values[1]) if len(values) > 1 else None
+    last = integer(0, INT64_MAX)("TO", values[2]) if len(values) > 2 else None
     if first is not None and last is not None and last < first:
         raise CommandError(f"TO ({last}) is before FROM ({first})")
     slot = lab.cluster.sim.slots[node_id]
@@ -188,16 +185,21 @@ CLUSTER = Command(
     "start a new simulated cluster",
     "Starts a new simulated cluster (replacing the current one) and runs it until a "
     "controller is active and every broker is registered and unfenced.\n\n"
-    "controllers=N   controllers, node ids 3000.. (default 3)\n"
-    "brokers=N       brokers, node ids 0.. (default 3)\n"
-    "seed=S          the seed: the same seed and commands give the same run (default 0)\n"
-    "max-records-per-batch=N  records per raft batch, markers included (default 10000)\n"
+    "controllers=N   controllers, node ids 3000.. (1-9, default 3)\n"
+    "brokers=N       brokers, node ids 0.. (0-50, default 3); with none, operations that "
+    "place replicas are refused\n"
+    "seed=S          the seed: the same seed and commands give the same run (an integer of "
+    "up to 40 digits, default 0)\n"
+    "max-records-per-batch=N  records per raft batch, markers included (3-1000000, default "
+    "10000; also batch-records=N)\n"
     "mode=M          how an operation larger than one batch is written: transactional "
     "(Begin ... End, KIP-868), atomic (refused), non-atomic (split with no markers); "
     "default transactional\n"
-    "fetch-max-records=N  records a fetch response carries (default 1000): a transaction of "
-    "many batches commits over several fetch rounds\n"
-    "broker-fetch-lag=MS  extra delay on every link into a broker (lagging brokers)\n\n"
+    "fetch-max-records=N  records a fetch response carries (1-1000000, default 1000): a "
+    "transaction of many batches commits over several fetch rounds; also fetch-records=N\n"
+    "broker-fetch-lag=MS  extra delay on every link into a broker (lagging brokers), 0-1997: "
+    "a fetch answered 2000 ms (the raft request timeout) or more after it was sent has timed "
+    "out, so a larger lag would starve the brokers\n\n"
     "The view switches to the first broker (see view).\n\n"
     "Example: cluster controllers=3 brokers=2 seed=7 max-records-per-batch=50",
     run_cluster, options=tuple(CLUSTER_OPTIONS))

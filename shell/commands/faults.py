@@ -7,7 +7,17 @@ from typing import TYPE_CHECKING
 from shell.commands.base import Command, integer, parse_args
 from shell.errors import CommandError
 from shell.lab import Lab
-from sim.faults import FaultSpec
+from sim.faults import (
+    Crash,
+    FaultError,
+    FaultSpec,
+    Heal,
+    Isolate,
+    Partition,
+    Restart,
+    parse_fault_target,
+    parse_groups,
+)
 from sim.world import NodeStatus
 
 if TYPE_CHECKING:
@@ -71,12 +81,25 @@ def run_run_until(session: Session, args: list[str]) -> None:
                     f"{active.claimed_epoch}")
 
 
+def _parse(lab: Lab, kind: str, target: str) -> FaultSpec:
+    """The shell verb's fault, by the one fault parser (sim/faults.py), at the current time."""
+    try:
+        return parse_fault_target(kind, target, lab.now, resolve=lab.resolve)
+    except FaultError as exc:
+        raise CommandError(exc.message) from None
+
+
+def _node(fault: FaultSpec) -> int:
+    assert isinstance(fault, Crash | Restart)
+    return int(fault.node)  # the shell resolves ``leader`` to a node id when parsing
+
+
 def run_crash(session: Session, args: list[str]) -> None:
     """``crash NODE``."""
     values, _ = parse_args(CRASH, args, positional=("NODE",))
     lab = session.require_lab()
     _stopped(lab)
-    node_id = lab.resolve(values[0])
+    node_id = _node(_parse(lab, "crash", values[0]))
     status = lab.status_of(node_id)
     if status in (NodeStatus.CRASHED, NodeStatus.STOPPED):
         raise CommandError(f"{lab.node_name(node_id)} is already {status.value}")
@@ -94,7 +117,7 @@ def run_restart(session: Session, args: list[str]) -> None:
     values, _ = parse_args(RESTART, args, positional=("NODE",))
     lab = session.require_lab()
     _stopped(lab)
-    node_id = lab.resolve(values[0])
+    node_id = _node(_parse(lab, "restart", values[0]))
     status = lab.status_of(node_id)
     if status not in (NodeStatus.CRASHED, NodeStatus.STOPPED):
         raise CommandError(f"{lab.node_name(node_id)} is {status.value}, not down")
@@ -110,19 +133,12 @@ def run_partition(session: Session, args: list[str]) -> None:
     lab = session.require_lab()
     _stopped(lab)
     text = values[0]
-    groups: list[list[int]] = []
-    seen: set[int] = set()
-    for part in text.split("|"):
-        group = []
-        for token in part.split(","):
-            if not token:
-                raise CommandError(f"empty node in {text!r}: write e.g. 3000,0|3001,3002,1")
-            node_id = lab.resolve(token)
-            if node_id in seen:
-                raise CommandError(f"node {node_id} is in two groups of {text!r}")
-            seen.add(node_id)
-            group.append(node_id)
-        groups.append(sorted(group))
+    try:
+        groups = [sorted(g) for g in parse_groups(text, lab.resolve,
+                                                  example="3000,0|3001,3002,1")]
+    except FaultError as exc:
+        raise CommandError(exc.message) from None
+    seen = {n for g in groups for n in g}
     everyone = sorted(lab.cluster.sim.slots)
     rest = [n for n in everyone if n not in seen]
     if rest:
@@ -131,10 +147,9 @@ def run_partition(session: Session, args: list[str]) -> None:
         raise CommandError(f"{text!r} names every node: nothing to cut")
     sim = lab.cluster.sim
     if len(groups) == 2 and len(groups[0]) == 1 and "|" not in text:
-        sim.apply_fault(FaultSpec("isolate", sim.now, str(groups[0][0])))
+        sim.apply_fault(Isolate(at_ms=sim.now, node=groups[0][0]))
     else:
-        sim.apply_fault(FaultSpec("partition", sim.now,
-                                  "|".join(",".join(map(str, g)) for g in groups)))
+        sim.apply_fault(Partition(at_ms=sim.now, groups=tuple(tuple(g) for g in groups)))
     shown = " | ".join(",".join(map(str, g)) for g in groups)
     session.out(f"partitioned at {lab.now} ms: {shown} (links between groups are cut)")
 
@@ -144,7 +159,7 @@ def run_heal(session: Session, args: list[str]) -> None:
     parse_args(HEAL, args)
     lab = session.require_lab()
     _stopped(lab)
-    lab.cluster.sim.apply_fault(FaultSpec("heal", lab.now))
+    lab.cluster.sim.apply_fault(Heal(at_ms=lab.now))
     session.out(f"healed at {lab.now} ms: every link works again")
 
 

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 from shell.commands.base import Command, integer, parse_args
 from shell.errors import CommandError
 from shell.formatting import table
+from sim.bounds import INT64_MAX
 
 if TYPE_CHECKING:
     from shell.session import Session
@@ -63,7 +64,7 @@ def run_history(session: Session, args: list[str]) -> None:
     entries = session.history
     first = 0
     if values:
-        count = integer(minimum=1)("N", values[0])
+        count = integer(1, INT64_MAX)("N", values[0])
         first = max(0, len(entries) - count)
     for number, line in enumerate(entries[first:], start=first + 1):
         session.out(f"{number:5d}  {line}")

@@ -22,15 +22,16 @@ from controller.operations import (
 )
 from controller.operations.configs import RESOURCE_TYPES
 from shell.commands.base import Command, Converter, choice, integer, parse_args
-from shell.commands.cluster import MODES
 from shell.errors import CommandError
+from sim.bounds import MAX_NODE_ID, MAX_PARTITIONS, MAX_REPLICATION_FACTOR
+from sim.settings import MODES
 
 if TYPE_CHECKING:
     from shell.session import Session
 
 COMMON: dict[str, Converter] = {"mode": choice(*MODES), "retries": integer(0, 100)}
 """Options every operation takes."""
-MAX_BROKER_ID = 2**31 - 1
+MAX_BROKER_ID = MAX_NODE_ID
 """Kafka's broker ids are int32s: a larger one could not be written to a Kafka log."""
 
 
@@ -47,7 +48,8 @@ def _submit(session: Session, label: str, operation: Operation, options: dict[st
 def run_create_topic(session: Session, args: list[str]) -> None:
     """``create-topic NAME [partitions=N] [replication-factor=R]``."""
     values, options = parse_args(CREATE_TOPIC, args, positional=("NAME",), options={
-        "partitions": integer(1, 10_000_000), "replication-factor": integer(1, 100),
+        "partitions": integer(1, MAX_PARTITIONS),
+        "replication-factor": integer(1, MAX_REPLICATION_FACTOR),
         **COMMON})
     lab = session.require_lab()
     rf = options.get("replication-factor", max(1, min(3, lab.config.brokers)))
@@ -132,7 +134,8 @@ ALTER_CONFIG = Command(
 REGISTER_BROKER = Command(
     "register-broker", "register-broker ID [rack=R] [retries=N]", "register a broker",
     "Submits a broker registration (RegisterBrokerRecord): the broker appears under "
-    "/image/cluster/brokers, fenced, with the record's offset as its epoch." + _OPTIONS_TEXT
+    "/image/cluster/brokers, fenced, with the record's offset as its epoch. ID is a Kafka "
+    "broker id: 0-2147483647 (int32)." + _OPTIONS_TEXT
     + "\n\nExample: register-broker 7 rack=b", run_register_broker,
     options=("rack", "mode", "retries"))
 

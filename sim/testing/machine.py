@@ -50,7 +50,7 @@ from metadata.delta import TOPIC_RESOURCE
 from raft import RaftConfig
 from raft.batch import Batch
 from sim.cluster import ClusterConfig, KRaftCluster
-from sim.faults import FaultSpec
+from sim.faults import Heal, Isolate, parse_fault_target
 from sim.testing import strategies
 from sim.world import InvariantViolation, Simulation
 
@@ -151,7 +151,7 @@ class ClusterMachine(RuleBasedStateMachine):
         self.submit(CreateTopics((NewTopic(f"t{self.topics}", partitions, 2),)))
         if failover is not None and self._mid_transaction():
             old = self.sim.leader_id()
-            self.sim.apply_fault(FaultSpec(failover, self.sim.now, "leader"))
+            self.sim.apply_fault(parse_fault_target(failover, "leader", self.sim.now))
             self.cluster.run_until(lambda: (a := self.cluster.active_controller()) is not None
                                    and a.node_id != old, 15_000)
             self.cluster.run_until(self.cluster.idle, 5_000)
@@ -200,13 +200,13 @@ class ClusterMachine(RuleBasedStateMachine):
     def isolate(self, node: int) -> None:
         """Cut every link to and from a node."""
         self.steps += 1
-        self.sim.apply_fault(FaultSpec("isolate", self.sim.now, str(self.node(node))))
+        self.sim.apply_fault(Isolate(at_ms=self.sim.now, node=self.node(node)))
 
     @rule()
     def heal(self) -> None:
         """Restore every link."""
         self.steps += 1
-        self.sim.apply_fault(FaultSpec("heal", self.sim.now))
+        self.sim.apply_fault(Heal(at_ms=self.sim.now))
 
     # ------------------------------------------------------------------ invariants
     def fail(self, invariant_name: str, message: str) -> None:

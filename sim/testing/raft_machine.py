@@ -19,7 +19,7 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, pr
 from raft import RaftConfig
 from raft.mutations import Mutation
 from sim.counter import ReplicatedCounter
-from sim.faults import FaultSpec
+from sim.faults import Heal, Isolate, Partition
 from sim.invariants import RaftInvariants
 from sim.raft_sim import RaftSimConfig, build_raft_sim
 from sim.world import Simulation
@@ -101,7 +101,7 @@ class RaftMachine(RuleBasedStateMachine):
     @rule()
     def isolate_leader(self) -> None:
         """Cut the leader off."""
-        self.sim.apply_fault(FaultSpec("isolate", self.sim.now, "leader"))
+        self.sim.apply_fault(Isolate(at_ms=self.sim.now, node="leader"))
 
     @rule(node=NODES)
     def restart(self, node: int) -> None:
@@ -116,14 +116,13 @@ class RaftMachine(RuleBasedStateMachine):
     @rule(cut=st.integers(min_value=1, max_value=5), order=st.permutations(list(range(6))))
     def partition(self, cut: int, order: list[int]) -> None:
         """Split the nodes in two groups."""
-        groups = ",".join(map(str, sorted(order[:cut]))) + "|" + \
-            ",".join(map(str, sorted(order[cut:])))
-        self.sim.apply_fault(FaultSpec("partition", self.sim.now, groups))
+        groups = (tuple(sorted(order[:cut])), tuple(sorted(order[cut:])))
+        self.sim.apply_fault(Partition(at_ms=self.sim.now, groups=groups))
 
     @rule()
     def heal(self) -> None:
         """Restore every link."""
-        self.sim.apply_fault(FaultSpec("heal", self.sim.now))
+        self.sim.apply_fault(Heal(at_ms=self.sim.now))
 
     @precondition(lambda self: hasattr(self, "sim"))
     @invariant()

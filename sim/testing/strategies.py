@@ -31,7 +31,17 @@ from controller.operations import (
 from metadata.delta import TOPIC_RESOURCE
 from raft import RaftConfig
 from sim.cluster import ClusterConfig
-from sim.faults import FaultSpec
+from sim.faults import (
+    LEADER,
+    Crash,
+    FaultSpec,
+    Heal,
+    Isolate,
+    NodeRef,
+    Pause,
+    Restart,
+    Shutdown,
+)
 
 SEEDS = st.integers(min_value=0, max_value=15)
 """The seeds the cluster machine starts from (a few: the rules supply the variety)."""
@@ -110,15 +120,16 @@ def fault_schedules(nodes: Sequence[int], *, max_faults: int = 4, start_ms: int 
     """
     if not nodes:
         raise ValueError("fault_schedules needs at least one node")
-    targets = st.sampled_from([*map(str, nodes), "leader"])
-    numbered = st.sampled_from([str(n) for n in nodes])
+    targets: st.SearchStrategy[NodeRef] = st.sampled_from([*nodes, LEADER])
+    numbered = st.sampled_from(list(nodes))
     times = st.integers(min_value=start_ms, max_value=max(start_ms, horizon_ms - 1))
-    fault = st.one_of(
-        st.builds(FaultSpec, st.sampled_from(["crash", "shutdown", "isolate"]), times, targets),
-        st.builds(lambda at, node: FaultSpec("restart", at, node), times, numbered),
-        st.builds(lambda at, node, d: FaultSpec("pause", at, node, d), times, targets,
+    on_node = st.sampled_from([Crash, Shutdown, Isolate])
+    fault: st.SearchStrategy[FaultSpec] = st.one_of(
+        st.builds(lambda kind, at, node: kind(at_ms=at, node=node), on_node, times, targets),
+        st.builds(lambda at, node: Restart(at_ms=at, node=node), times, numbered),
+        st.builds(lambda at, node, d: Pause(at_ms=at, node=node, duration_ms=d), times, targets,
                   st.integers(min_value=1, max_value=5_000)),
-        times.map(lambda at: FaultSpec("heal", at)),
+        times.map(lambda at: Heal(at_ms=at)),
     )
     return st.lists(fault, max_size=max_faults).map(
         lambda specs: tuple(sorted(specs, key=lambda f: (f.at_ms, f.render()))))

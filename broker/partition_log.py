@@ -1,0 +1,196 @@
+"""PartitionLog: one replica's log of a partition, its leader epochs and producer state.
+
+The log is a list of :class:`LogEntry` from offset 0 (no retention); the
+log end offset (LEO) is its length. The leader-epoch cache maps each leader
+epoch to its first offset (Kafka's ``LeaderEpochFileCache``) so that
+``end_offset_for_epoch`` answers a follower's divergence check
+(OffsetsForLeaderEpoch, KIP-101/KIP-279). The high watermark never goes down
+and never past the LEO.
+
+Producer state (Kafka's ``ProducerStateManager``): per producer id, its epoch
+and the metadata of its last 5 batches (first and last sequence, offsets). A
+leader checks each idempotent batch against it:
+
+- a batch equal to one of the last 5 is a duplicate: nothing is written, the
+  original offsets are returned;
+- an older producer epoch is INVALID_PRODUCER_EPOCH;
+- a new epoch must start at sequence 0; a producer with no state must start at
+  sequence 0, else UNKNOWN_PRODUCER_ID (as Kafka answers a producer whose
+  state it lost);
+- otherwise the first sequence must follow the last one, else
+  OUT_OF_ORDER_SEQUENCE_NUMBER.
+
+Followers and truncation rebuild the same state from the entries, so a new
+leader knows every producer whose batches it holds.
+"""
+
+from __future__ import annotations
+
+import bisect
+
+import msgspec
+
+MAX_BATCHES_PER_PRODUCER = 5
+"""Kafka's ProducerStateEntry.NUM_BATCHES_TO_RETAIN."""
+
+
+class LogEntry(msgspec.Struct, frozen=True, gc=False):
+    """One record: written by the leader of ``leader_epoch``; idempotent ones carry the
+    producer id, epoch, the batch's first sequence and the record's sequence."""
+
+    offset: int
+    leader_epoch: int
+    value: str
+    producer_id: int = -1
+    producer_epoch: int = -1
+    base_sequence: int = -1
+    sequence: int = -1
+    batch_size: int = 1
+
+
+class BatchMetadata(msgspec.Struct, frozen=True, gc=False):
+    """Where one idempotent batch went."""
+
+    first_sequence: int
+    last_sequence: int
+    first_offset: int
+    last_offset: int
+
+
+class ProducerEntry(msgspec.Struct, gc=False):
+    """One producer's epoch and last batches."""
+
+    epoch: int
+    batches: list[BatchMetadata]
+
+
+class SequenceError(Exception):
+    """An idempotent batch refused with a Kafka error name."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(f"{code}: {message}")
+        self.code = code
+
+
+class PartitionLog:
+    """One replica's log; see the module docs."""
+
+    def __init__(self, check_sequences: bool = True) -> None:
+        self.entries: list[LogEntry] = []
+        self.high_watermark = 0
+        self.epoch_starts: list[tuple[int, int]] = []  # (leader epoch, first offset)
+        self.producers: dict[int, ProducerEntry] = {}
+        self.truncations = 0
+        self.check_sequences = check_sequences
+
+    @property
+    def end_offset(self) -> int:
+        """The log end offset (LEO)."""
+        return len(self.entries)
+
+    @property
+    def last_epoch(self) -> int:
+        """The leader epoch of the last entry (-1: empty)."""
+        return self.entries[-1].leader_epoch if self.entries else -1
+
+    def update_high_watermark(self, offset: int) -> None:
+        """Raise the HW towards ``offset`` (never down, never past the LEO)."""
+        self.high_watermark = max(self.high_watermark, min(offset, self.end_offset))
+
+    # ------------------------------------------------------------------ epochs
+    def end_offset_for_epoch(self, epoch: int) -> tuple[int, int]:
+        """(largest epoch <= ``epoch``, its end offset), Kafka's OffsetsForLeaderEpoch.
+
+        The end offset is the first offset of the next higher epoch, or the LEO;
+        (-1, -1) when no epoch <= ``epoch`` is known.
+        """
+        i = bisect.bisect_right(self.epoch_starts, (epoch, 1 << 62)) - 1
+        if i < 0:
+            return -1, -1
+        found = self.epoch_starts[i][0]
+        end = self.epoch_starts[i + 1][1] if i + 1 < len(self.epoch_starts) else self.end_offset
+        return found, end
+
+    def _note_epoch(self, epoch: int, offset: int) -> None:
+        if not self.epoch_starts or self.epoch_starts[-1][0] < epoch:
+            self.epoch_starts.append((epoch, offset))
+
+    # ------------------------------------------------------------------ appends
+    def check_batch(self, producer_id: int, producer_epoch: int, first_sequence: int,
+                    count: int) -> tuple[int, int] | None:
+        """The offsets of the duplicate it is, None for a new batch; raises SequenceError."""
+        if not self.check_sequences:
+            return None
+        entry = self.producers.get(producer_id)
+        last_sequence = first_sequence + count - 1
+        if entry is not None:
+            if producer_epoch < entry.epoch:
+                raise SequenceError("INVALID_PRODUCER_EPOCH",
+                                    f"epoch {producer_epoch} is older than {entry.epoch}")
+            if producer_epoch == entry.epoch:
+                for batch in entry.batches:
+                    if batch.first_sequence == first_sequence and \
+                            batch.last_sequence == last_sequence:
+                        return batch.first_offset, batch.last_offset
+        if entry is None:
+            if first_sequence != 0:
+                raise SequenceError("UNKNOWN_PRODUCER_ID",
+                                    f"no state for producer {producer_id}, sequence "
+                                    f"{first_sequence}")
+        elif producer_epoch > entry.epoch:
+            if first_sequence != 0:
+                raise SequenceError("OUT_OF_ORDER_SEQUENCE_NUMBER",
+                                    f"new epoch {producer_epoch} must start at sequence 0")
+        elif not entry.batches or first_sequence != entry.batches[-1].last_sequence + 1:
+            last = entry.batches[-1].last_sequence if entry.batches else -1
+            raise SequenceError("OUT_OF_ORDER_SEQUENCE_NUMBER",
+                                f"sequence {first_sequence} does not follow {last}")
+        return None
+
+    def append_as_leader(self, values: list[str], leader_epoch: int, producer_id: int = -1,
+                         producer_epoch: int = -1, first_sequence: int = -1) -> tuple[int, int]:
+        """Append one batch; returns its (first, last) offset."""
+        first = self.end_offset
+        n = len(values)
+        self.append_entries([LogEntry(first + i, leader_epoch, value, producer_id,
+                                      producer_epoch, first_sequence,
+                                      first_sequence + i if first_sequence >= 0 else -1, n)
+                             for i, value in enumerate(values)])
+        return first, first + n - 1
+
+    def append_entries(self, entries: list[LogEntry]) -> None:
+        """Append entries that continue the log (a follower's fetch, or the leader's batch)."""
+        for entry in entries:
+            if entry.offset != self.end_offset:
+                raise ValueError(f"entry at {entry.offset} does not follow LEO {self.end_offset}")
+            self.entries.append(entry)
+            self._note_epoch(entry.leader_epoch, entry.offset)
+            self._track_producer(entry)
+
+    def _track_producer(self, entry: LogEntry) -> None:
+        if entry.producer_id < 0 or entry.sequence != entry.base_sequence + entry.batch_size - 1:
+            return  # state changes once per batch, at its last record
+        state = self.producers.get(entry.producer_id)
+        if state is None or entry.producer_epoch > state.epoch:
+            state = ProducerEntry(entry.producer_epoch, [])
+            self.producers[entry.producer_id] = state
+        state.batches.append(BatchMetadata(entry.base_sequence, entry.sequence,
+                                           entry.offset - entry.batch_size + 1, entry.offset))
+        del state.batches[:-MAX_BATCHES_PER_PRODUCER]
+
+    def truncate_to(self, offset: int) -> None:
+        """Drop every entry at ``offset`` and above (never below the HW)."""
+        offset = max(offset, self.high_watermark)
+        if offset >= self.end_offset:
+            return
+        del self.entries[offset:]
+        self.truncations += 1
+        self.epoch_starts = [(e, s) for e, s in self.epoch_starts if s < offset]
+        self.producers = {}
+        for entry in self.entries:
+            self._track_producer(entry)
+
+    def read(self, offset: int, max_records: int, up_to: int | None = None) -> list[LogEntry]:
+        """Entries from ``offset``, at most ``max_records``, below ``up_to`` (default LEO)."""
+        end = self.end_offset if up_to is None else min(up_to, self.end_offset)
+        return self.entries[offset:min(end, offset + max_records)]

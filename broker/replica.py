@@ -1,0 +1,166 @@
+"""Replica: one partition as hosted on one broker, leader or follower (Kafka's Partition).
+
+The role, leader, ISR and epochs come from the broker's *published* image
+only (``become``). As leader it serves follower fetches, tracks each
+follower's LEO and when it was last caught up, and moves the high watermark
+to the minimum LEO over the maximal ISR (the image's ISR plus a pending
+expansion, so a shrink counts only once the controller has written it —
+Kafka's ``PartitionState.maximalIsr``). It proposes ISR changes with
+AlterPartition: a follower not caught up for ``replica.lag.time.max.ms``
+leaves, a follower caught up to the HW (and to this leader's epoch start)
+comes back; one proposal at a time.
+"""
+
+from __future__ import annotations
+
+import msgspec
+
+from broker.fetch_messages import FetchedPartition, FetchPartition
+from broker.partition_log import PartitionLog
+from metadata.image import PartitionRegistration
+
+
+class FollowerState(msgspec.Struct, gc=False):
+    """What the leader knows of one follower."""
+
+    end_offset: int = -1
+    caught_up_at: int = 0
+    last_fetch_at: int = -1
+    leo_at_last_fetch: int = -1
+
+
+class Replica:
+    """One partition on one broker; see the module docs."""
+
+    def __init__(self, broker_id: int, topic_id: str, topic: str, partition_id: int,
+                 log: PartitionLog) -> None:
+        self.broker_id = broker_id
+        self.topic_id = topic_id
+        self.topic = topic
+        self.partition_id = partition_id
+        self.log = log
+        self.leader = -1
+        self.leader_epoch = -1
+        self.partition_epoch = -1
+        self.isr: tuple[int, ...] = ()
+        self.replicas: tuple[int, ...] = ()
+        self.followers: dict[int, FollowerState] = {}
+        self.pending_isr: tuple[int, ...] | None = None
+        self.leader_epoch_start = 0
+        self.hw_ignores_isr = False  # the hw-ignores-isr mutation
+
+    @property
+    def is_leader(self) -> bool:
+        """True while the published image makes this broker the leader."""
+        return self.leader == self.broker_id
+
+    def become(self, reg: PartitionRegistration, now: int) -> bool:
+        """Take the image's registration; True when the leader epoch changed."""
+        new_epoch = reg.leader_epoch != self.leader_epoch
+        self.leader, self.leader_epoch = reg.leader, reg.leader_epoch
+        self.isr, self.replicas = reg.isr, reg.replicas
+        if reg.partition_epoch != self.partition_epoch:
+            self.partition_epoch = reg.partition_epoch
+            self.pending_isr = None
+        if new_epoch and self.is_leader:
+            self.leader_epoch_start = self.log.end_offset
+            self.followers = {r: FollowerState(caught_up_at=now)
+                              for r in reg.replicas if r != self.broker_id}
+        elif not self.is_leader:
+            self.followers = {}
+        if self.is_leader:
+            self.maybe_advance_high_watermark()
+        return new_epoch
+
+    # ------------------------------------------------------------------ leader
+    def maximal_isr(self) -> tuple[int, ...]:
+        """The ISR the HW must respect: the image's, plus a pending expansion."""
+        if self.pending_isr is None:
+            return self.isr
+        return tuple(sorted(set(self.isr) | set(self.pending_isr)))
+
+    def maybe_advance_high_watermark(self) -> bool:
+        """HW = min LEO over the maximal ISR; True when it moved."""
+        hw = self.log.end_offset
+        for member in () if self.hw_ignores_isr else self.maximal_isr():
+            if member == self.broker_id:
+                continue
+            state = self.followers.get(member)
+            hw = min(hw, state.end_offset if state is not None else -1)
+        before = self.log.high_watermark
+        self.log.update_high_watermark(hw)
+        return self.log.high_watermark != before
+
+    def serve_fetch(self, replica_id: int, req: FetchPartition, now: int,
+                    max_records: int) -> FetchedPartition:
+        """Answer one partition of a follower's fetch (and learn its LEO)."""
+        def error(code: str) -> FetchedPartition:
+            return FetchedPartition(self.topic_id, self.partition_id, code)
+
+        if not self.is_leader:
+            return error("NOT_LEADER_OR_FOLLOWER")
+        if req.current_leader_epoch < self.leader_epoch:
+            return error("FENCED_LEADER_EPOCH")
+        if req.current_leader_epoch > self.leader_epoch:
+            return error("UNKNOWN_LEADER_EPOCH")
+        log = self.log
+        if req.last_fetched_epoch >= 0:
+            epoch, end = log.end_offset_for_epoch(req.last_fetched_epoch)
+            if epoch != req.last_fetched_epoch or end < req.fetch_offset:
+                return FetchedPartition(self.topic_id, self.partition_id, "NONE",
+                                        log.high_watermark, diverging=True,
+                                        diverging_epoch=epoch,
+                                        diverging_end_offset=end)
+        state = self.followers.setdefault(replica_id, FollowerState(caught_up_at=now))
+        offset = min(req.fetch_offset, log.end_offset)
+        if offset >= log.end_offset:
+            state.caught_up_at = now
+        elif offset >= state.leo_at_last_fetch >= 0:
+            state.caught_up_at = max(state.caught_up_at, state.last_fetch_at)
+        state.end_offset = offset
+        state.last_fetch_at, state.leo_at_last_fetch = now, log.end_offset
+        self.maybe_advance_high_watermark()
+        return FetchedPartition(self.topic_id, self.partition_id, "NONE", log.high_watermark,
+                                tuple(log.read(offset, max_records)))
+
+    def isr_proposal(self, now: int, lag_max_ms: int) -> tuple[int, ...] | None:
+        """A new ISR to ask the controller for, or None (nothing to change, or one pending)."""
+        if not self.is_leader or self.pending_isr is not None:
+            return None
+        out = [r for r in self.isr if r != self.broker_id
+               and now - self.followers.get(r, FollowerState()).caught_up_at > lag_max_ms]
+        if out:
+            return tuple(r for r in self.isr if r not in out)
+        hw = self.log.high_watermark
+        back = [r for r, s in sorted(self.followers.items()) if r not in self.isr
+                and r in self.replicas and s.end_offset >= max(hw, self.leader_epoch_start)
+                and s.last_fetch_at >= 0]
+        if back:
+            return (*self.isr, *back)
+        return None
+
+    # ------------------------------------------------------------------ follower
+    def fetch_position(self) -> FetchPartition:
+        """What a follower asks its leader for next."""
+        return FetchPartition(self.topic_id, self.partition_id, self.leader_epoch,
+                              self.log.end_offset, self.log.last_epoch)
+
+    def apply_fetched(self, part: FetchedPartition) -> bool:
+        """Take a leader's answer; True when records arrived."""
+        log = self.log
+        if part.error != "NONE" or self.is_leader:
+            return False
+        if part.diverging:
+            epoch, mine = log.end_offset_for_epoch(part.diverging_epoch)
+            target = part.diverging_end_offset
+            if epoch == part.diverging_epoch and mine >= 0:
+                target = min(target, mine)
+            log.truncate_to(max(target, 0))  # never below the HW: truncate_to clamps
+            return False
+        if part.entries:
+            first = part.entries[0].offset
+            if first != log.end_offset:
+                return False
+            log.append_entries(list(part.entries))
+        log.update_high_watermark(part.high_watermark)
+        return bool(part.entries)

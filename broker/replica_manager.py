@@ -1,0 +1,332 @@
+"""ReplicaManager: the partitions a broker hosts, as its published image assigns them.
+
+A publisher of the broker's :class:`~broker.loader.MetadataLoader`: each
+published image (and nothing else) decides which replicas exist here, who
+leads them and with which epochs; only the topics whose image changed are
+visited (through the image's broker index). Followers fetch from the leader
+their image names (one request per leader broker, again at once after
+records, after ``replica.fetch.backoff`` when idle); leaders answer, move the
+high watermark, and propose ISR changes to the controller with AlterPartition.
+
+Clients call :meth:`produce`, :meth:`fetch` and :meth:`init_producer_id`
+in-process; a produce with acks=all waits until the high watermark passes its
+last offset (or fails NOT_LEADER_OR_FOLLOWER when leadership moves,
+REQUEST_TIMED_OUT after ``request.timeout.ms``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import immutables
+import msgspec
+
+from broker.batch_loader import Manifest
+from broker.config import BrokerConfig
+from broker.fetch_messages import FetchedPartition, ReplicaFetchRequest, ReplicaFetchResponse
+from broker.lifecycle import BrokerLifecycleManager
+from broker.loader import MetadataLoader
+from broker.mutations import BrokerMutation
+from broker.partition_log import PartitionLog, SequenceError
+from broker.producer_ids import ProducerIdManager
+from broker.replica import Replica
+from metadata.delta import BROKER_RESOURCE, TOPIC_RESOURCE
+from metadata.image import MetadataImage
+from metadata.requests import AlterPartitionRequest, AlterPartitionResponse, NodeMessage
+
+MIN_INSYNC_REPLICAS = "min.insync.replicas"
+"""Kafka's topic config."""
+
+
+class ProduceResult(msgspec.Struct, frozen=True):
+    """A produce's answer: NONE with the batch's offsets, or a Kafka error name."""
+
+    error: str
+    first_offset: int = -1
+    last_offset: int = -1
+    duplicate: bool = False
+
+
+ProduceCallback = Callable[[ProduceResult], None]
+
+
+class _Pending(msgspec.Struct):
+    replica: Replica
+    leader_epoch: int
+    result: ProduceResult
+    deadline: int
+    callback: ProduceCallback
+
+
+class ReplicaManager:
+    """The replicas of one broker; see the module docs."""
+
+    def __init__(self, broker_id: int, loader: MetadataLoader,
+                 lifecycle: BrokerLifecycleManager | None, now: int,
+                 config: BrokerConfig | None = None,
+                 mutations: frozenset[BrokerMutation] = frozenset()) -> None:
+        self.broker_id = broker_id
+        self.loader = loader
+        self.lifecycle = lifecycle
+        self.config = config or BrokerConfig()
+        self.mutations = mutations
+        self.now = now
+        self.image: MetadataImage | None = None
+        self.replicas: dict[tuple[str, int], Replica] = {}
+        self.outbox: list[NodeMessage] = []
+        self.pending: list[_Pending] = []
+        self._correlation = 0
+        self._fetch_due: dict[int, int] = {}       # leader broker -> next fetch time
+        self._in_flight: dict[int, tuple[int, int]] = {}  # leader -> (correlation, sent at)
+        self._alter_in_flight: dict[int, tuple[str, int]] = {}
+        self._next_isr_check = now
+        self.producer_ids = ProducerIdManager(broker_id, self._send_to_controller)
+        loader.subscribe(self._on_image)
+
+    # ------------------------------------------------------------------ image
+    def _on_image(self, image: MetadataImage, manifest: Manifest) -> None:
+        previous, self.image = self.image, image
+        empty: immutables.Map[str, tuple[int, ...]] = immutables.Map()
+        mine = image.partitions_by_broker.get(self.broker_id, empty)
+        before = previous.partitions_by_broker.get(self.broker_id, empty) if previous \
+            else empty
+        for topic_id in sorted(set(mine) | set(before)):
+            topic = image.topics_by_id.get(topic_id)
+            if previous is not None and topic is previous.topics_by_id.get(topic_id) \
+                    and mine.get(topic_id) == before.get(topic_id):
+                continue
+            pids = set(mine.get(topic_id, ()))
+            for key in [k for k in self.replicas if k[0] == topic_id and k[1] not in pids]:
+                del self.replicas[key]
+            if topic is None:
+                continue
+            for pid in sorted(pids):
+                reg = topic.partitions.get(pid)
+                if reg is None:
+                    continue
+                replica = self.replicas.get((topic_id, pid))
+                if replica is None:
+                    replica = Replica(self.broker_id, topic_id, topic.name, pid, PartitionLog(
+                        check_sequences=BrokerMutation.SEQUENCE_CHECK_OFF not in self.mutations))
+                    replica.hw_ignores_isr = BrokerMutation.HW_IGNORES_ISR in self.mutations
+                    self.replicas[(topic_id, pid)] = replica
+                replica.become(reg, self.now)
+                if not replica.is_leader and replica.leader >= 0:
+                    self._fetch_due.setdefault(replica.leader, self.now)
+        self._complete_produces()
+
+    def min_insync(self, topic: str) -> int:
+        """min.insync.replicas of ``topic``: topic config, cluster default, broker config."""
+        image = self.image
+        if image is not None:
+            for key in ((TOPIC_RESOURCE, topic), (BROKER_RESOURCE, "")):
+                configs = image.configs.get(key)
+                if configs is not None and MIN_INSYNC_REPLICAS in configs:
+                    return int(configs[MIN_INSYNC_REPLICAS])
+        return self.config.min_insync_replicas
+
+    # ------------------------------------------------------------------ app
+    def drain_outbox(self) -> list[NodeMessage]:
+        """Fetches, fetch answers and AlterPartitions to send."""
+        out, self.outbox = self.outbox, []
+        return out
+
+    def next_deadline(self) -> int | None:
+        """The next fetch, ISR check or produce deadline."""
+        times = [self._next_isr_check]
+        times += [due for leader, due in self._fetch_due.items() if leader not in self._in_flight]
+        times += [sent + self.config.request_timeout_ms // 10 for _, sent in
+                  self._in_flight.values()]
+        times += [p.deadline for p in self.pending]
+        return min(times)
+
+    def poll(self, now: int) -> None:
+        """Send due fetches, check ISRs, time produces out."""
+        self.now = now
+        for leader, (_, sent) in list(self._in_flight.items()):
+            if now >= sent + self.config.request_timeout_ms // 10:
+                del self._in_flight[leader]  # lost: fetch again
+                self._fetch_due[leader] = now
+        for leader, due in sorted(self._fetch_due.items()):
+            if due <= now and leader not in self._in_flight:
+                self._send_fetch(leader, now)
+        if now >= self._next_isr_check:
+            self._next_isr_check = now + self.config.replica_lag_time_max_ms // 2
+            self._check_isrs(now)
+        self._complete_produces()
+
+    def close(self, now: int) -> None:
+        """The process stops: waiting produces fail as a lost connection."""
+        pending, self.pending = self.pending, []
+        for p in pending:
+            p.callback(ProduceResult("NETWORK_EXCEPTION"))
+
+    def _broker_epoch(self) -> int:
+        return self.lifecycle.broker_epoch if self.lifecycle is not None else -1
+
+    def _send_to_controller(self, message: object) -> bool:
+        controller = self.loader.leader.leader_id
+        if controller is None:
+            return False
+        self.outbox.append(NodeMessage(self.broker_id, controller, message))
+        return True
+
+    # ------------------------------------------------------------------ replication
+    def _send_fetch(self, leader: int, now: int) -> None:
+        parts = tuple(r.fetch_position() for _, r in sorted(self.replicas.items())
+                      if r.leader == leader and not r.is_leader)
+        if not parts:
+            del self._fetch_due[leader]
+            return
+        self._correlation += 1
+        self._in_flight[leader] = (self._correlation, now)
+        self._fetch_due[leader] = now + self.config.replica_fetch_backoff_ms
+        self.outbox.append(NodeMessage(self.broker_id, leader, ReplicaFetchRequest(
+            self._correlation, self.broker_id, self._broker_epoch(), parts)))
+
+    def handle_message(self, env: NodeMessage, now: int) -> None:
+        """Fetches from followers, answers from leaders and from the controller."""
+        self.now = now
+        msg = env.message
+        if isinstance(msg, ReplicaFetchRequest):
+            answers = []
+            for part in msg.partitions:
+                replica = self.replicas.get((part.topic_id, part.partition_id))
+                if replica is None:
+                    answers.append(_unknown(part.topic_id, part.partition_id))
+                    continue
+                answers.append(replica.serve_fetch(msg.replica_id, part, now,
+                                                   self.config.replica_fetch_max_records))
+            self.outbox.append(NodeMessage(self.broker_id, env.src, ReplicaFetchResponse(
+                msg.correlation_id, -1, tuple(answers))))
+            self._complete_produces()
+        elif isinstance(msg, ReplicaFetchResponse):
+            self._on_fetch_response(env.src, msg, now)
+        elif isinstance(msg, AlterPartitionResponse):
+            self._on_alter_response(msg)
+        else:
+            self.producer_ids.handle_message(msg)
+
+    def _on_fetch_response(self, leader: int, msg: ReplicaFetchResponse, now: int) -> None:
+        flight = self._in_flight.get(leader)
+        if flight is None or flight[0] != msg.correlation_id:
+            return
+        del self._in_flight[leader]
+        more = False
+        for part in msg.partitions:
+            replica = self.replicas.get((part.topic_id, part.partition_id))
+            if replica is not None and replica.leader == leader:
+                more |= replica.apply_fetched(part) or part.diverging
+        if more:
+            self._fetch_due[leader] = now
+
+    def _check_isrs(self, now: int) -> None:
+        for key, replica in sorted(self.replicas.items()):
+            self._propose(key, replica, now)
+
+    def _propose(self, key: tuple[str, int], replica: Replica, now: int) -> None:
+        proposal = replica.isr_proposal(now, self.config.replica_lag_time_max_ms)
+        if proposal is None or self._broker_epoch() < 0:
+            return
+        self._correlation += 1
+        request = AlterPartitionRequest(self._correlation, self.broker_id, self._broker_epoch(),
+                                        replica.topic_id, replica.partition_id,
+                                        replica.leader_epoch, replica.partition_epoch, proposal)
+        if self._send_to_controller(request):
+            replica.pending_isr = proposal
+            self._alter_in_flight[self._correlation] = key
+
+    def _on_alter_response(self, msg: AlterPartitionResponse) -> None:
+        key = self._alter_in_flight.pop(msg.correlation_id, None)
+        replica = self.replicas.get(key) if key is not None else None
+        if replica is not None and msg.error != "NONE":
+            replica.pending_isr = None  # the image will tell; propose again next check
+
+    # ------------------------------------------------------------------ clients
+    def leader_replica(self, topic: str, partition: int) -> Replica | str:
+        """The replica this broker leads, or the Kafka error for the client."""
+        image = self.image
+        topic_id = image.topics_by_name.get(topic) if image is not None else None
+        if topic_id is None:
+            return "UNKNOWN_TOPIC_OR_PARTITION"
+        replica = self.replicas.get((topic_id, partition))
+        if replica is None or not replica.is_leader:
+            return "NOT_LEADER_OR_FOLLOWER"
+        return replica
+
+    def produce(self, topic: str, partition: int, values: list[str], acks: int,
+                callback: ProduceCallback, producer_id: int = -1, producer_epoch: int = -1,
+                first_sequence: int = -1) -> None:
+        """Append a batch as leader; ``callback`` gets the answer (now, or at the HW)."""
+        found = self.leader_replica(topic, partition)
+        if isinstance(found, str):
+            callback(ProduceResult(found))
+            return
+        replica = found
+        if acks == -1 and len(replica.isr) < self.min_insync(topic):
+            callback(ProduceResult("NOT_ENOUGH_REPLICAS"))
+            return
+        log = replica.log
+        duplicate: tuple[int, int] | None = None
+        if producer_id >= 0:
+            try:
+                duplicate = log.check_batch(producer_id, producer_epoch, first_sequence,
+                                            len(values))
+            except SequenceError as exc:
+                callback(ProduceResult(exc.code))
+                return
+        if duplicate is not None:
+            result = ProduceResult("NONE", duplicate[0], duplicate[1], duplicate=True)
+        else:
+            first, last = log.append_as_leader(values, replica.leader_epoch, producer_id,
+                                               producer_epoch, first_sequence)
+            result = ProduceResult("NONE", first, last)
+            replica.maybe_advance_high_watermark()
+        if acks != -1:
+            callback(result)
+            return
+        self.pending.append(_Pending(replica, replica.leader_epoch, result,
+                                     self.now + self.config.request_timeout_ms, callback))
+        self._complete_produces()
+
+    def _complete_produces(self) -> None:
+        if not self.pending:
+            return
+        keep = []
+        for p in self.pending:
+            replica = p.replica
+            current = self.replicas.get((replica.topic_id, replica.partition_id))
+            if current is not replica or not replica.is_leader or \
+                    replica.leader_epoch != p.leader_epoch:
+                p.callback(ProduceResult("NOT_LEADER_OR_FOLLOWER"))
+            elif self._hw_passed(replica, p.result.last_offset):
+                if len(replica.isr) < self.min_insync(replica.topic):
+                    p.callback(ProduceResult("NOT_ENOUGH_REPLICAS_AFTER_APPEND"))
+                else:
+                    p.callback(p.result)
+            elif self.now >= p.deadline:
+                p.callback(ProduceResult("REQUEST_TIMED_OUT"))
+            else:
+                keep.append(p)
+        self.pending = keep
+
+    def _hw_passed(self, replica: Replica, offset: int) -> bool:
+        return replica.log.high_watermark > offset
+
+    def fetch(self, topic: str, partition: int, offset: int, max_records: int = 500
+              ) -> tuple[str, list[object], int]:
+        """A consumer's fetch from the leader: (error, entries below the HW, HW)."""
+        found = self.leader_replica(topic, partition)
+        if isinstance(found, str):
+            return found, [], -1
+        log = found.log
+        return "NONE", list(log.read(offset, max_records, log.high_watermark)), \
+            log.high_watermark
+
+    def init_producer_id(self) -> tuple[str, int]:
+        """An idempotent producer's id: (NONE, id) or (COORDINATOR_LOAD_IN_PROGRESS, -1)."""
+        return self.producer_ids.next_id(self._broker_epoch())
+
+
+def _unknown(topic_id: str, partition_id: int) -> FetchedPartition:
+    return FetchedPartition(topic_id, partition_id, "NOT_LEADER_OR_FOLLOWER")

@@ -1,0 +1,284 @@
+"""The controller's side of the broker RPCs: registration, heartbeats, fencing, AlterPartition.
+
+Kafka's ClusterControlManager, BrokerHeartbeatManager and the RPC entry
+points of ReplicationControlManager and ProducerIdControlManager, hosted on a
+controller node beside its :class:`QuorumController`. Every write goes
+through ``QuorumController.submit``, so it takes the same write path and write
+modes as any operation (a fence that moves thousands of leaders is a
+transaction in transactional mode). A response leaves once the write is
+committed (below the LSO), or at once when nothing had to be written.
+
+Sessions live only in memory of the active controller, as in Kafka: each
+heartbeat (and registration) renews the broker's session; a registered,
+unfenced broker whose session is older than ``broker.session.timeout.ms``
+(9,000 ms) is fenced. A newly active controller starts every session afresh.
+
+A broker is unfenced once it asks to be (wantFence false) and the offset of
+its published image has reached its own registration record (its broker
+epoch), as Kafka's ``BrokerHeartbeatManager.calculateNextBrokerState`` does.
+wantShutDown moves the broker's leaderships away (ControlledShutdown); once it
+leads nothing and has seen that change, it is fenced and told to shut down.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import msgspec
+
+from controller.handle import OperationHandle
+from controller.operations import (
+    AllocateProducerIds,
+    ControlledShutdown,
+    FenceBroker,
+    RegisterBroker,
+    UnfenceBroker,
+)
+from controller.operations.alter_partition import AlterPartitionOp
+from controller.operations.base import Operation
+from controller.operations.leadership import leads_any
+from controller.quorum_controller import QuorumController
+from metadata.requests import (
+    AllocateProducerIdsRequest,
+    AllocateProducerIdsResponse,
+    AlterPartitionRequest,
+    AlterPartitionResponse,
+    BrokerHeartbeatRequest,
+    BrokerHeartbeatResponse,
+    BrokerRegistrationRequest,
+    BrokerRegistrationResponse,
+    NodeMessage,
+)
+
+BROKER_SESSION_TIMEOUT_MS = 9_000
+"""Kafka's broker.session.timeout.ms."""
+
+
+class BrokerServiceConfig(msgspec.Struct, frozen=True, kw_only=True):
+    """Timing of the controller's broker sessions."""
+
+    session_timeout_ms: int = BROKER_SESSION_TIMEOUT_MS
+    """broker.session.timeout.ms: an unfenced broker silent this long is fenced."""
+    check_interval_ms: int = 1_000
+    """How often the active controller looks for expired sessions."""
+
+
+class ControllerBrokerService:
+    """Answers broker RPCs on one controller node; see the module docs."""
+
+    def __init__(self, controller: QuorumController, clock: Callable[[], int],
+                 config: BrokerServiceConfig | None = None, keep_leaders: bool = False) -> None:
+        self.controller = controller
+        self.keep_leaders = keep_leaders  # the fence-keeps-leader mutation
+        self.clock = clock
+        self.config = config or BrokerServiceConfig()
+        self.outbox: list[NodeMessage] = []
+        self.last_contact: dict[int, int] = {}
+        self.session_epoch: int | None = None
+        self.fencing: set[int] = set()
+        self.shutdown_offsets: dict[int, int] = {}
+        self.fenced_by_timeout: list[tuple[int, int]] = []  # (broker, time)
+
+    # ------------------------------------------------------------------ sessions
+    def _sessions(self, now: int) -> dict[int, int]:
+        """Contact times, reset whenever this controller becomes active anew."""
+        epoch = self.controller.claimed_epoch if self.controller.active else None
+        if epoch != self.session_epoch:
+            self.session_epoch = epoch
+            self.last_contact = {b: now for b in self.controller.image.brokers}
+            self.fencing.clear()
+        return self.last_contact
+
+    def has_valid_session(self, broker_id: int, now: int) -> bool:
+        """True while the broker's last contact is within the session timeout."""
+        seen = self._sessions(now).get(broker_id)
+        return seen is not None and now - seen <= self.config.session_timeout_ms
+
+    # ------------------------------------------------------------------ app
+    def drain_outbox(self) -> list[NodeMessage]:
+        """Responses to send."""
+        out, self.outbox = self.outbox, []
+        return out
+
+    def next_deadline(self) -> int | None:
+        """The next session check while active."""
+        if not self.controller.active:
+            return None
+        now = self.clock()
+        return now - now % self.config.check_interval_ms + self.config.check_interval_ms
+
+    def poll(self, now: int) -> None:
+        """Fence every unfenced broker whose session expired."""
+        if not self.controller.active:
+            return
+        sessions = self._sessions(now)
+        image = self.controller.image
+        for broker_id in sorted(image.brokers):
+            broker = image.brokers[broker_id]
+            if broker.fenced or broker_id in self.fencing:
+                continue
+            seen = sessions.setdefault(broker_id, now)
+            if now - seen > self.config.session_timeout_ms:
+                self.fenced_by_timeout.append((broker_id, now))
+                self._fence(broker_id)
+
+    def close(self, now: int) -> None:
+        """Nothing waits here; pending writes fail with the controller's."""
+        self.outbox.clear()
+
+    def _fence(self, broker_id: int) -> OperationHandle:
+        self.fencing.add(broker_id)
+        handle = self.controller.submit(FenceBroker(broker_id, self.keep_leaders))
+        handle.on_done(lambda _h: self.fencing.discard(broker_id))
+        return handle
+
+    # ------------------------------------------------------------------ requests
+    def handle_message(self, env: NodeMessage, now: int) -> None:
+        """Answer one broker request (other messages are not for this app)."""
+        msg = env.message
+        if isinstance(msg, BrokerHeartbeatRequest):
+            self._on_heartbeat(env.src, msg, now)
+        elif isinstance(msg, BrokerRegistrationRequest):
+            self._on_registration(env.src, msg, now)
+        elif isinstance(msg, AlterPartitionRequest):
+            self._on_alter_partition(env.src, msg)
+        elif isinstance(msg, AllocateProducerIdsRequest):
+            self._on_allocate(env.src, msg)
+
+    def _reply(self, dst: int, response: Any) -> None:
+        self.outbox.append(NodeMessage(self.controller.node_id, dst, response))
+
+    def _not_active(self) -> str | None:
+        if self.controller.fault is not None:
+            return "UNKNOWN_SERVER_ERROR"
+        return None if self.controller.active else "NOT_CONTROLLER"
+
+    def _submit_then(self, operation: Operation,
+                     reply: Callable[[OperationHandle], None]) -> None:
+        self.controller.submit(operation).on_done(reply)
+
+    def _on_registration(self, src: int, req: BrokerRegistrationRequest, now: int) -> None:
+        cid = req.correlation_id
+        error = self._not_active()
+        if error is not None:
+            self._reply(src, BrokerRegistrationResponse(cid, error))
+            return
+        existing = self.controller.image.brokers.get(req.broker_id)
+        if existing is not None and existing.incarnation_id != req.incarnation_id and \
+                not existing.fenced and self.has_valid_session(req.broker_id, now):
+            self._reply(src, BrokerRegistrationResponse(cid, "DUPLICATE_BROKER_REGISTRATION"))
+            return
+
+        def reply(handle: OperationHandle) -> None:
+            if handle.error is not None:
+                self._reply(src, BrokerRegistrationResponse(cid, handle.error.code))
+                return
+            self.last_contact[req.broker_id] = self.clock()
+            self._reply(src, BrokerRegistrationResponse(cid, "NONE",
+                                                        handle.response["brokerEpoch"]))
+
+        self._sessions(now)[req.broker_id] = now
+        self._submit_then(RegisterBroker(req.broker_id, req.rack, req.host, req.port,
+                                         incarnation_id=req.incarnation_id), reply)
+
+    def _on_heartbeat(self, src: int, req: BrokerHeartbeatRequest, now: int) -> None:
+        cid = req.correlation_id
+        error = self._not_active()
+        broker = self.controller.image.brokers.get(req.broker_id)
+        if error is None and (broker is None or broker.epoch != req.broker_epoch):
+            error = "STALE_BROKER_EPOCH" if broker is not None else "BROKER_ID_NOT_REGISTERED"
+        if error is not None or broker is None:
+            self._reply(src, BrokerHeartbeatResponse(cid, error or "BROKER_ID_NOT_REGISTERED"))
+            return
+        self._sessions(now)[req.broker_id] = now
+        caught_up = req.current_metadata_offset >= broker.epoch
+
+        def answer(fenced: bool, shut_down: bool = False) -> Callable[[OperationHandle], None]:
+            def reply(handle: OperationHandle) -> None:
+                code = handle.error.code if handle.error is not None else "NONE"
+                self._reply(src, BrokerHeartbeatResponse(cid, code, caught_up, fenced,
+                                                         shut_down))
+            return reply
+
+        if req.want_shut_down:
+            self._shutdown_step(src, req, broker.fenced, broker.in_controlled_shutdown)
+            return
+        if broker.fenced and not req.want_fence and caught_up \
+                and req.broker_id not in self.fencing:
+            self._submit_then(UnfenceBroker(req.broker_id), answer(False))
+            return
+        if not broker.fenced and req.want_fence and req.broker_id not in self.fencing:
+            self._fence(req.broker_id).on_done(answer(True))
+            return
+        self._reply(src, BrokerHeartbeatResponse(cid, "NONE", caught_up, broker.fenced))
+
+    def _shutdown_step(self, src: int, req: BrokerHeartbeatRequest, fenced: bool,
+                       in_shutdown: bool) -> None:
+        """Controlled shutdown: move leaderships away, then fence and say shut down."""
+        cid = req.correlation_id
+        broker_id = req.broker_id
+
+        def reply(should: bool) -> Callable[[OperationHandle], None]:
+            def send(handle: OperationHandle) -> None:
+                code = handle.error.code if handle.error is not None else "NONE"
+                if code == "NONE" and not should and handle.last_offset >= 0:
+                    self.shutdown_offsets[broker_id] = handle.last_offset
+                self._reply(src, BrokerHeartbeatResponse(cid, code, True, fenced or should,
+                                                         should and code == "NONE"))
+            return send
+
+        if fenced:
+            self._reply(src, BrokerHeartbeatResponse(cid, "NONE", True, True, True))
+            return
+        if not in_shutdown:
+            self._submit_then(ControlledShutdown(broker_id), reply(False))
+            return
+        seen = req.current_metadata_offset >= self.shutdown_offsets.get(broker_id, -1)
+        if seen and not leads_any(self.controller.image, broker_id) \
+                and broker_id not in self.fencing:
+            self._fence(broker_id).on_done(reply(True))
+            return
+        self._reply(src, BrokerHeartbeatResponse(cid, "NONE", True, False, False))
+
+    def _on_alter_partition(self, src: int, req: AlterPartitionRequest) -> None:
+        cid = req.correlation_id
+        error = self._not_active()
+        if error is not None:
+            self._reply(src, AlterPartitionResponse(cid, error))
+            return
+
+        def reply(handle: OperationHandle) -> None:
+            if handle.error is not None:
+                self._reply(src, AlterPartitionResponse(cid, handle.error.code, req.topic_id,
+                                                        req.partition_id))
+                return
+            reg = handle.response
+            self._reply(src, AlterPartitionResponse(
+                cid, "NONE", req.topic_id, req.partition_id, reg.leader, reg.leader_epoch,
+                reg.isr, reg.partition_epoch))
+
+        self._submit_then(AlterPartitionOp(req.broker_id, req.broker_epoch, req.topic_id,
+                                           req.partition_id, req.leader_epoch,
+                                           req.partition_epoch, req.new_isr), reply)
+
+    def _on_allocate(self, src: int, req: AllocateProducerIdsRequest) -> None:
+        cid = req.correlation_id
+        error = self._not_active()
+        broker = self.controller.image.brokers.get(req.broker_id)
+        if error is None and (broker is None or broker.epoch != req.broker_epoch):
+            error = "STALE_BROKER_EPOCH"
+        if error is not None:
+            self._reply(src, AllocateProducerIdsResponse(cid, error))
+            return
+
+        def reply(handle: OperationHandle) -> None:
+            if handle.error is not None:
+                self._reply(src, AllocateProducerIdsResponse(cid, handle.error.code))
+                return
+            block = handle.response
+            self._reply(src, AllocateProducerIdsResponse(
+                cid, "NONE", block["producerIdStart"], block["producerIdLen"]))
+
+        self._submit_then(AllocateProducerIds(req.broker_id), reply)
+

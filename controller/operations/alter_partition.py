@@ -1,0 +1,83 @@
+"""AlterPartitionOp: a partition leader's ISR change, with Kafka's epoch checks.
+
+Checked against the controller's latest state when the operation runs (Kafka's
+``ReplicationControlManager.alterPartition``), in this order:
+
+- the requesting broker is registered with that broker epoch, else
+  STALE_BROKER_EPOCH;
+- the partition exists, else UNKNOWN_TOPIC_OR_PARTITION;
+- the request's leader epoch is the partition's, else FENCED_LEADER_EPOCH
+  (the leader was replaced);
+- the requester is the leader, else NOT_LEADER_OR_FOLLOWER;
+- the request's partition epoch is the partition's, else INVALID_UPDATE_VERSION
+  (another change came first);
+- the new ISR holds the leader and only replicas, else INVALID_REQUEST;
+- every member the ISR gains is an active broker (registered, unfenced, not in
+  controlled shutdown), else INELIGIBLE_REPLICA (KIP-841).
+
+An unchanged ISR writes nothing and answers the current state. The response
+is the partition registration after the change.
+"""
+
+from __future__ import annotations
+
+import msgspec
+
+from controller.errors import ApiError
+from controller.operations.base import Generated, OperationContext
+from controller.operations.leadership import active
+from metadata.schema import PartitionChangeRecord
+
+
+class AlterPartitionOp(msgspec.Struct, frozen=True):
+    """The ISR a partition leader asks for (Kafka's AlterPartition request, one partition)."""
+
+    broker_id: int
+    broker_epoch: int
+    topic_id: str
+    partition_id: int
+    leader_epoch: int
+    partition_epoch: int
+    new_isr: tuple[int, ...]
+
+    def describe(self) -> str:
+        """E.g. ``AlterPartition(Xyz-0 isr=[1, 2])``."""
+        return (f"AlterPartition({self.topic_id}-{self.partition_id} "
+                f"isr={list(self.new_isr)})")
+
+    def generate(self, ctx: OperationContext) -> Generated:
+        """One PartitionChangeRecord with the new ISR, after the checks above."""
+        image = ctx.image
+        broker = image.brokers.get(self.broker_id)
+        if broker is None or broker.epoch != self.broker_epoch:
+            raise ApiError("STALE_BROKER_EPOCH",
+                           f"broker {self.broker_id} epoch {self.broker_epoch} is not current")
+        topic = image.topics_by_id.get(self.topic_id)
+        reg = topic.partitions.get(self.partition_id) if topic is not None else None
+        if reg is None:
+            raise ApiError("UNKNOWN_TOPIC_OR_PARTITION",
+                           f"no partition {self.topic_id}-{self.partition_id}")
+        if self.leader_epoch != reg.leader_epoch:
+            raise ApiError("FENCED_LEADER_EPOCH",
+                           f"leader epoch {self.leader_epoch}, the partition is at "
+                           f"{reg.leader_epoch}")
+        if reg.leader != self.broker_id:
+            raise ApiError("NOT_LEADER_OR_FOLLOWER",
+                           f"broker {self.broker_id} does not lead the partition")
+        if self.partition_epoch != reg.partition_epoch:
+            raise ApiError("INVALID_UPDATE_VERSION",
+                           f"partition epoch {self.partition_epoch}, the partition is at "
+                           f"{reg.partition_epoch}")
+        if self.broker_id not in self.new_isr or not set(self.new_isr) <= set(reg.replicas):
+            raise ApiError("INVALID_REQUEST",
+                           f"ISR {list(self.new_isr)} lacks the leader or is not within the "
+                           f"replicas {list(reg.replicas)}")
+        for replica in self.new_isr:
+            if replica not in reg.isr and not active(image, replica):
+                raise ApiError("INELIGIBLE_REPLICA",
+                               f"replica {replica} is fenced, shutting down or unregistered")
+        if tuple(self.new_isr) == reg.isr:
+            return Generated([], reg)
+        change = PartitionChangeRecord(partition_id=self.partition_id, topic_id=self.topic_id,
+                                       isr=tuple(self.new_isr))
+        return Generated([change], reg.merge(change))

@@ -1,0 +1,103 @@
+"""Partition leadership when brokers leave or return (Kafka's PartitionChangeBuilder rules).
+
+- A broker that is fenced, shuts down in a controlled way, or re-registers
+  with a new incarnation leaves the ISR of every partition it is in (KIP-841:
+  the ISR holds only active brokers), unless it is the last member (the
+  partition then keeps it and has no leader: clean election only).
+- A new leader is the first replica, in replica order, that is in the new ISR
+  and active (registered, unfenced, not in controlled shutdown). When there is
+  none and the topic's ``unclean.leader.election.enable`` is true, the first
+  active replica leads and the ISR becomes just it (it may lack acknowledged
+  records: that is what unclean means).
+- An unfenced broker leads leaderless partitions whose ISR holds it.
+
+Setting a leader bumps the leader epoch and every change bumps the partition
+epoch (:meth:`metadata.image.PartitionRegistration.merge`). Only the leaving
+broker's partitions are visited, through the image's broker index.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from metadata.broker_index import partitions_of
+from metadata.delta import BROKER_RESOURCE, TOPIC_RESOURCE
+from metadata.image import NO_LEADER, MetadataImage, PartitionRegistration
+from metadata.schema import PartitionChangeRecord
+
+UNCLEAN_LEADER_ELECTION = "unclean.leader.election.enable"
+"""Kafka's topic config; false by default."""
+
+
+def unclean_allowed(image: MetadataImage, topic_name: str) -> bool:
+    """The topic's unclean.leader.election.enable, else the cluster default, else false."""
+    for key in ((TOPIC_RESOURCE, topic_name), (BROKER_RESOURCE, "")):
+        configs = image.configs.get(key)
+        if configs is not None and UNCLEAN_LEADER_ELECTION in configs:
+            return configs[UNCLEAN_LEADER_ELECTION].strip().lower() == "true"
+    return False
+
+
+def active(image: MetadataImage, broker_id: int, leaving: int = NO_LEADER) -> bool:
+    """Registered, unfenced, not in controlled shutdown, and not ``leaving``."""
+    broker = image.brokers.get(broker_id)
+    return (broker is not None and broker_id != leaving and not broker.fenced
+            and not broker.in_controlled_shutdown)
+
+
+def leaving_change(image: MetadataImage, topic_id: str, partition_id: int,
+                   reg: PartitionRegistration, broker_id: int,
+                   unclean: bool) -> PartitionChangeRecord | None:
+    """The change when ``broker_id`` leaves: out of the ISR, a new leader if it led."""
+    if broker_id not in reg.isr and reg.leader != broker_id:
+        return None
+    isr = tuple(r for r in reg.isr if r != broker_id) or reg.isr
+    leader = reg.leader
+    if leader in (broker_id, NO_LEADER):
+        leader = NO_LEADER
+        for replica in reg.replicas:
+            if replica in isr and active(image, replica, broker_id):
+                leader = replica
+                break
+        if leader == NO_LEADER and unclean:
+            for replica in reg.replicas:
+                if active(image, replica, broker_id):
+                    leader, isr = replica, (replica,)
+                    break
+    if isr == reg.isr and leader == reg.leader:
+        return None
+    return PartitionChangeRecord(
+        partition_id=partition_id, topic_id=topic_id, isr=None if isr == reg.isr else isr,
+        leader=leader if leader != reg.leader else -2)
+
+
+def leaving_changes(image: MetadataImage, broker_id: int) -> Iterator[PartitionChangeRecord]:
+    """Changes for every partition of ``broker_id``, in (topic id, partition) order."""
+    for topic_id, pid in partitions_of(image.partitions_by_broker, broker_id):
+        topic = image.topics_by_id.get(topic_id)
+        reg = topic.partitions.get(pid) if topic is not None else None
+        if topic is None or reg is None:
+            continue
+        change = leaving_change(image, topic_id, pid, reg, broker_id,
+                                unclean_allowed(image, topic.name))
+        if change is not None:
+            yield change
+
+
+def returning_changes(image: MetadataImage, broker_id: int) -> Iterator[PartitionChangeRecord]:
+    """Leadership of leaderless partitions whose ISR holds ``broker_id``."""
+    for topic_id, pid in partitions_of(image.partitions_by_broker, broker_id):
+        topic = image.topics_by_id.get(topic_id)
+        reg = topic.partitions.get(pid) if topic is not None else None
+        if reg is not None and reg.leader == NO_LEADER and broker_id in reg.isr:
+            yield PartitionChangeRecord(partition_id=pid, topic_id=topic_id, leader=broker_id)
+
+
+def leads_any(image: MetadataImage, broker_id: int) -> bool:
+    """True while ``broker_id`` leads at least one partition."""
+    for topic_id, pid in partitions_of(image.partitions_by_broker, broker_id):
+        topic = image.topics_by_id.get(topic_id)
+        reg = topic.partitions.get(pid) if topic is not None else None
+        if reg is not None and reg.leader == broker_id:
+            return True
+    return False

@@ -1,0 +1,158 @@
+"""The broker-to-controller RPCs, as frozen Structs (Kafka's ``clients`` request schemas).
+
+Both sides import them: the controller answers them, the broker sends them,
+and the broker package may not import the controller. Names and fields follow
+Kafka's BrokerRegistration, BrokerHeartbeat, AlterPartition and
+AllocateProducerIds APIs, reduced to what the simulation needs. Every request
+carries a ``correlation_id`` that its response echoes; a response to anything
+but the outstanding request is ignored. ``epoch`` on each message is only for
+the trace (the broker epoch, or -1).
+
+:class:`NodeMessage` is the envelope of these and of the brokers' own replica
+fetches on the simulated network (raft keeps its own ``Envelope``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+
+
+class NodeMessage(msgspec.Struct, frozen=True, gc=False):
+    """A message between two nodes that is not a raft RPC."""
+
+    src: int
+    dst: int
+    message: Any
+
+
+class BrokerRegistrationRequest(msgspec.Struct, frozen=True, gc=False):
+    """A broker (re)registers with a fresh ``incarnation_id`` (Kafka's BrokerRegistration)."""
+
+    correlation_id: int
+    broker_id: int
+    incarnation_id: str
+    rack: str | None = None
+    host: str = "localhost"
+    port: int = 9092
+    previous_broker_epoch: int = -1
+
+    @property
+    def epoch(self) -> int:
+        """The broker epoch the broker had before (trace only)."""
+        return self.previous_broker_epoch
+
+
+class BrokerRegistrationResponse(msgspec.Struct, frozen=True, gc=False):
+    """``broker_epoch`` is the offset of the RegisterBrokerRecord (-1 on error)."""
+
+    correlation_id: int
+    error: str
+    broker_epoch: int = -1
+
+    @property
+    def epoch(self) -> int:
+        """The new broker epoch (trace only)."""
+        return self.broker_epoch
+
+
+class BrokerHeartbeatRequest(msgspec.Struct, frozen=True, gc=False):
+    """Sent every broker.heartbeat.interval.ms; ``current_metadata_offset`` is the offset
+    of the broker's published image."""
+
+    correlation_id: int
+    broker_id: int
+    broker_epoch: int
+    current_metadata_offset: int
+    want_fence: bool = False
+    want_shut_down: bool = False
+
+    @property
+    def epoch(self) -> int:
+        """The broker epoch (trace only)."""
+        return self.broker_epoch
+
+
+class BrokerHeartbeatResponse(msgspec.Struct, frozen=True, gc=False):
+    """What the controller decided: caught up, fenced, shutting down now."""
+
+    correlation_id: int
+    error: str
+    is_caught_up: bool = False
+    is_fenced: bool = True
+    should_shut_down: bool = False
+
+    @property
+    def epoch(self) -> int:
+        """-1 (trace only)."""
+        return -1
+
+
+class AlterPartitionRequest(msgspec.Struct, frozen=True, gc=False):
+    """A partition leader proposes a new ISR for one partition."""
+
+    correlation_id: int
+    broker_id: int
+    broker_epoch: int
+    topic_id: str
+    partition_id: int
+    leader_epoch: int
+    partition_epoch: int
+    new_isr: tuple[int, ...]
+
+    @property
+    def epoch(self) -> int:
+        """The broker epoch (trace only)."""
+        return self.broker_epoch
+
+
+class AlterPartitionResponse(msgspec.Struct, frozen=True, gc=False):
+    """The partition as the controller wrote it, or an error (INVALID_UPDATE_VERSION,
+    FENCED_LEADER_EPOCH, STALE_BROKER_EPOCH, INELIGIBLE_REPLICA, NOT_CONTROLLER, ...)."""
+
+    correlation_id: int
+    error: str
+    topic_id: str = ""
+    partition_id: int = -1
+    leader: int = -1
+    leader_epoch: int = -1
+    isr: tuple[int, ...] = ()
+    partition_epoch: int = -1
+
+    @property
+    def epoch(self) -> int:
+        """The partition's leader epoch (trace only)."""
+        return self.leader_epoch
+
+
+class AllocateProducerIdsRequest(msgspec.Struct, frozen=True, gc=False):
+    """A broker asks for the next block of producer ids."""
+
+    correlation_id: int
+    broker_id: int
+    broker_epoch: int
+
+    @property
+    def epoch(self) -> int:
+        """The broker epoch (trace only)."""
+        return self.broker_epoch
+
+
+class AllocateProducerIdsResponse(msgspec.Struct, frozen=True, gc=False):
+    """A block ``[producer_id_start, producer_id_start + producer_id_len)``."""
+
+    correlation_id: int
+    error: str
+    producer_id_start: int = -1
+    producer_id_len: int = 0
+
+    @property
+    def epoch(self) -> int:
+        """-1 (trace only)."""
+        return -1
+
+
+CONTROLLER_REQUESTS = (BrokerRegistrationRequest, BrokerHeartbeatRequest, AlterPartitionRequest,
+                       AllocateProducerIdsRequest)
+"""The requests a controller answers."""

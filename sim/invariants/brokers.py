@@ -1,0 +1,171 @@
+"""Broker invariants, checked online after every event (only the brokers an event touched).
+
+- SingleLeaderPerEpoch: at most one broker acts as leader of a partition in a
+  given leader epoch (Kafka's leader epochs, KIP-101; Raft §5.2 applied to
+  partition leadership).
+- FencedNotLeader: no published image names a fenced broker as leader of a
+  partition (Kafka ReplicationControlManager.handleBrokerFenced; KIP-841).
+- ReplicasAgree: every replica holds the same record at every offset below its
+  high watermark (Kafka's replication protocol, KIP-101/KIP-279).
+- AckedWriteDurable: an acks=all batch acknowledged with the ISR at or above
+  min.insync.replicas is, at its offsets, what every replica holds below its
+  high watermark (Kafka's acks=all guarantee; not with unclean election).
+- NoDuplicates: with idempotence, one (producer id, sequence) is at one offset
+  of a partition only (KIP-98 idempotent producer).
+- ActsOnPublishedImage: a broker's replicas follow its loader's published image
+  and nothing else (Kafka's MetadataPublisher contract).
+
+Topics with ``unclean.leader.election.enable`` are exempt from the agreement
+and durability checks: losing acknowledged records is what unclean means.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from broker.partition_log import LogEntry
+from broker.replica_manager import ReplicaManager
+from controller.operations.leadership import unclean_allowed
+from metadata.broker_index import partitions_of
+from metadata.image import MetadataImage
+from sim.clients import Acknowledged
+from sim.world import InvariantViolation, Monitor, NodeSlot, Simulation
+
+BROKER_INVARIANTS: dict[str, str] = {
+    "SingleLeaderPerEpoch": "at most one leader per partition and leader epoch (KIP-101)",
+    "FencedNotLeader": "no committed image makes a fenced broker a partition leader "
+                       "(Kafka handleBrokerFenced; KIP-841)",
+    "ReplicasAgree": "replicas agree on every offset below the high watermark (KIP-101/279)",
+    "AckedWriteDurable": "an acks=all write acknowledged with min ISR met is never lost "
+                         "(Kafka acks=all; clean election only)",
+    "NoDuplicates": "with idempotence no (producer, sequence) twice in a partition (KIP-98)",
+    "ActsOnPublishedImage": "a broker's replicas follow its published image only "
+                            "(Kafka MetadataPublisher)",
+}
+"""Every broker invariant with its source."""
+
+
+class BrokerInvariants(Monitor):
+    """The broker catalogue above, fed by the replica managers and the producers' acks."""
+
+    def __init__(self) -> None:
+        self.leaders: dict[tuple[str, int, int], int] = {}
+        self.committed: dict[tuple[str, int], dict[int, tuple[int, str]]] = {}
+        self.acked: dict[tuple[str, int], dict[int, str]] = {}
+        self.sequences: dict[tuple[str, int], dict[tuple[int, int], int]] = {}
+        self.checked: dict[tuple[int, int, str, int], int] = {}
+        self._fence_checked: dict[int, tuple[object, object]] = {}
+        self._violation: InvariantViolation | None = None
+
+    # ------------------------------------------------------------------ inputs
+    def acknowledge(self, sim: Simulation, ack: Acknowledged, min_isr_met: bool = True) -> None:
+        """A producer was told an acks=all batch is written: remember its offsets."""
+        if ack.acks != -1 or not min_isr_met:
+            return
+        manager = None
+        for slot in sim.slots.values():
+            manager = next((a for a in slot.apps if isinstance(a, ReplicaManager)), None)
+            if manager is not None and manager.image is not None:
+                break
+        image = manager.image if manager is not None else None
+        topic_id = image.topics_by_name.get(ack.topic) if image is not None else None
+        if topic_id is None or image is None or unclean_allowed(image, ack.topic):
+            return
+        expected = self.acked.setdefault((topic_id, ack.partition), {})
+        committed = self.committed.get((topic_id, ack.partition), {})
+        for i, value in enumerate(ack.values):
+            offset = ack.first_offset + i
+            expected[offset] = value
+            held = committed.get(offset)
+            if held is not None and held[1] != value and self._violation is None:
+                self._violation = InvariantViolation(
+                    "AckedWriteDurable", f"{ack.topic}-{ack.partition} offset {offset}: "
+                                         f"acknowledged {value!r}, replicas hold {held[1]!r}")
+
+    # ------------------------------------------------------------------ checks
+    def check(self, sim: Simulation, touched: Sequence[NodeSlot]) -> None:
+        """Check the touched brokers' replicas and images."""
+        if self._violation is not None:
+            raise self._violation
+        for slot in touched:
+            for app in slot.apps:
+                if isinstance(app, ReplicaManager):
+                    self._check_manager(slot, app)
+
+    def _check_manager(self, slot: NodeSlot, manager: ReplicaManager) -> None:
+        loader = manager.loader
+        if manager.image is not loader.published:
+            raise InvariantViolation("ActsOnPublishedImage",
+                                     f"broker {manager.broker_id} acts on image at "
+                                     f"{manager.image.offset if manager.image else -1}, "
+                                     f"published {loader.published_offset}")
+        image = manager.image
+        if image is None:
+            return
+        self._check_fenced(manager.broker_id, image)
+        for (topic_id, pid), replica in manager.replicas.items():
+            if replica.is_leader:
+                key = (topic_id, pid, replica.leader_epoch)
+                holder = self.leaders.setdefault(key, manager.broker_id)
+                if holder != manager.broker_id:
+                    raise InvariantViolation(
+                        "SingleLeaderPerEpoch",
+                        f"{replica.topic}-{pid} has leaders {holder} and {manager.broker_id} "
+                        f"in leader epoch {replica.leader_epoch}")
+            if unclean_allowed(image, replica.topic):
+                continue
+            ckey = (slot.node_id, slot.incarnation, topic_id, pid)
+            start = self.checked.get(ckey, 0)
+            hw = replica.log.high_watermark
+            if hw <= start:
+                continue
+            self._check_entries(replica.topic, topic_id, pid, replica.log.entries, start, hw,
+                                manager.broker_id)
+            self.checked[ckey] = hw
+
+    def _check_entries(self, topic: str, topic_id: str, pid: int, entries: Sequence[LogEntry],
+                       start: int, hw: int, broker: int) -> None:
+        committed = self.committed.setdefault((topic_id, pid), {})
+        acked = self.acked.get((topic_id, pid), {})
+        seqs = self.sequences.setdefault((topic_id, pid), {})
+        for offset in range(start, hw):
+            entry = entries[offset]
+            value, epoch = entry.value, entry.leader_epoch
+            expected = acked.get(offset)
+            if expected is not None and expected != value:
+                raise InvariantViolation("AckedWriteDurable",
+                                         f"{topic}-{pid} offset {offset}: acknowledged "
+                                         f"{expected!r}, broker {broker} holds {value!r} "
+                                         f"below its HW {hw}")
+            held = committed.get(offset)
+            if held is None:
+                committed[offset] = (epoch, value)
+                producer = entry.producer_id
+                if producer >= 0:
+                    seq_key = (producer, entry.sequence)
+                    other = seqs.setdefault(seq_key, offset)
+                    if other != offset:
+                        raise InvariantViolation(
+                            "NoDuplicates", f"{topic}-{pid}: producer {producer} sequence "
+                                            f"{seq_key[1]} at offsets {other} and {offset}")
+            elif held != (epoch, value):
+                raise InvariantViolation("ReplicasAgree",
+                                         f"{topic}-{pid} offset {offset}: broker {broker} "
+                                         f"holds {value!r} (epoch {epoch}) below its HW, "
+                                         f"another replica {held[1]!r} (epoch {held[0]})")
+
+    def _check_fenced(self, broker_id: int, image: MetadataImage) -> None:
+        seen = self._fence_checked.get(broker_id)
+        if seen is not None and seen[0] is image.brokers and seen[1] is image.topics_by_id:
+            return
+        self._fence_checked[broker_id] = (image.brokers, image.topics_by_id)
+        for fenced_id, broker in image.brokers.items():
+            if not broker.fenced:
+                continue
+            for topic_id, pid in partitions_of(image.partitions_by_broker, fenced_id):
+                reg = image.topics_by_id[topic_id].partitions[pid]
+                if reg.leader == fenced_id:
+                    raise InvariantViolation(
+                        "FencedNotLeader",
+                        f"broker {broker_id}'s image at {image.offset}: fenced broker "
+                        f"{fenced_id} leads {image.topics_by_id[topic_id].name}-{pid}")

@@ -1,0 +1,166 @@
+"""Brokers register and heartbeat by themselves; the controller fences, unfences, elects.
+
+Kafka's ClusterControlManager / BrokerHeartbeatManager / ReplicationControlManager
+behaviour over the simulated network: a crashed or partitioned broker is fenced
+after broker.session.timeout.ms, its leaderships move to the ISR, a restart
+registers a new incarnation and is unfenced once caught up, and a controlled
+shutdown moves leaderships away before the broker stops.
+"""
+
+from __future__ import annotations
+
+from controller import ControllerConfig, WriteMode
+from controller.operations import CreateTopics, IncrementalAlterConfigs, NewTopic
+from controller.operations.configs import ConfigChange
+from metadata.broker_index import partitions_of
+from metadata.delta import TOPIC_RESOURCE
+from metadata.image import NO_LEADER, MetadataImage
+from metadata.schema import BeginTransactionRecord, PartitionChangeRecord
+from sim.brokers import BrokerSettings
+from sim.cluster import ClusterConfig, KRaftCluster
+from sim.faults import parse_fault
+from sim.world import NodeStatus
+
+
+def _cluster(brokers: int = 3, seed: int = 3, **kwargs: object) -> KRaftCluster:
+    cluster = KRaftCluster(ClusterConfig(seed=seed, controllers=3, brokers=brokers, **kwargs))  # type: ignore[arg-type]
+    cluster.start()
+    assert cluster.brokers_unfenced()
+    return cluster
+
+
+def _image(cluster: KRaftCluster) -> MetadataImage:
+    active = cluster.active_controller()
+    assert active is not None
+    return active.committed_image()
+
+
+def _record_at(cluster: KRaftCluster, offset: int) -> object:
+    batch = cluster.history.batch_containing(offset)
+    assert batch is not None
+    return batch.records[offset - batch.base_offset]
+
+
+def _create(cluster: KRaftCluster, name: str, partitions: int, rf: int) -> None:
+    handle = cluster.submit(CreateTopics((NewTopic(name, partitions, rf),)))
+    assert cluster.wait(handle) and handle.error is None
+
+
+def test_brokers_register_with_their_record_offset_as_epoch() -> None:
+    cluster = _cluster()
+    image = _image(cluster)
+    for broker_id in (0, 1, 2):
+        broker = image.brokers[broker_id]
+        assert not broker.fenced
+        record = _record_at(cluster, broker.epoch)
+        assert type(record).__name__ == "RegisterBrokerRecord"
+
+
+def test_crashed_broker_is_fenced_after_the_session_timeout_and_loses_leadership() -> None:
+    cluster = _cluster()
+    _create(cluster, "t", 12, 3)
+    before = _image(cluster).topic("t")
+    assert before is not None
+    cluster.sim.crash(1)
+    crashed_at = cluster.sim.now
+    assert cluster.run_until(lambda: _image(cluster).brokers[1].fenced, 20_000)
+    waited = cluster.sim.now - crashed_at
+    assert 9_000 - 2_000 <= waited <= 9_000 + 1_000  # last heartbeat + session, checked each s
+    topic = _image(cluster).topic("t")
+    assert topic is not None
+    for pid, reg in topic.partitions.items():
+        old = before.partitions[pid]
+        assert reg.leader != 1 and 1 not in reg.isr
+        if old.leader == 1:
+            assert reg.leader_epoch == old.leader_epoch + 1
+            assert reg.leader == next(r for r in old.replicas if r != 1)
+        assert reg.partition_epoch == old.partition_epoch + 1
+    assert cluster.sim.violation is None
+
+
+def test_partitioned_broker_is_fenced_and_comes_back_when_healed() -> None:
+    cluster = _cluster()
+    cluster.sim.apply_fault(parse_fault(f"isolate:2@{cluster.sim.now}"))
+    assert cluster.run_until(lambda: _image(cluster).brokers[2].fenced, 20_000)
+    cluster.sim.apply_fault(parse_fault(f"heal@{cluster.sim.now}"))
+    assert cluster.run_until(lambda: not _image(cluster).brokers[2].fenced, 20_000)
+
+
+def test_restart_registers_a_new_incarnation_and_is_unfenced_once_caught_up() -> None:
+    cluster = _cluster()
+    old = _image(cluster).brokers[0]
+    cluster.sim.crash(0)
+    cluster.sim.run_for(1_000)
+    cluster.sim.restart(0)
+    assert cluster.run_until(lambda: (b := _image(cluster).brokers[0]).incarnation_id !=
+                             old.incarnation_id and not b.fenced, 30_000)
+    assert _image(cluster).brokers[0].epoch > old.epoch
+
+
+def test_controlled_shutdown_moves_leaders_before_stopping() -> None:
+    cluster = _cluster()
+    _create(cluster, "t", 9, 3)
+    cluster.sim.shutdown(2)
+    assert cluster.sim.slots[2].status is NodeStatus.RUNNING  # waits for the controller
+    assert cluster.run_until(lambda: cluster.sim.slots[2].status is NodeStatus.STOPPED, 10_000)
+    image = _image(cluster)
+    assert image.brokers[2].fenced and image.brokers[2].in_controlled_shutdown
+    topic = image.topic("t")
+    assert topic is not None
+    assert all(reg.leader != 2 and 2 not in reg.isr for reg in topic.partitions.values())
+
+
+def test_last_isr_member_fenced_leaves_the_partition_leaderless_unless_unclean() -> None:
+    cluster = _cluster(brokers=2)
+    _create(cluster, "clean", 2, 1)
+    _create(cluster, "unclean", 2, 2)
+    topic = _image(cluster).topic("clean")
+    assert topic is not None
+    victim = topic.partitions[0].leader
+    # shrink the unclean topic's ISR to the victim, so only an unclean election can help
+    change = cluster.submit(IncrementalAlterConfigs(
+        TOPIC_RESOURCE, "unclean", (ConfigChange("unclean.leader.election.enable", "true"),)))
+    assert cluster.wait(change)
+    cluster.sim.crash(victim)
+    assert cluster.run_until(lambda: _image(cluster).brokers[victim].fenced, 20_000)
+    clean = _image(cluster).topic("clean")
+    assert clean is not None
+    reg = clean.partitions[0]
+    assert reg.leader == NO_LEADER and reg.isr == (victim,)
+    cluster.sim.restart(victim)
+    assert cluster.run_until(lambda: _image(cluster).topic("clean").partitions[0].leader  # type: ignore[union-attr]
+                             == victim, 30_000)
+
+
+def test_a_large_fence_is_one_transaction_in_transactional_mode() -> None:
+    cluster = _cluster(controller=ControllerConfig(max_records_per_batch=20,
+                                                   write_mode=WriteMode.TRANSACTIONAL))
+    _create(cluster, "big", 90, 3)
+    start = cluster.history.end
+    cluster.sim.crash(0)
+    assert cluster.run_until(lambda: _image(cluster).brokers[0].fenced, 20_000)
+    cluster.run_until(cluster.idle, 10_000)
+    written = [_record_at(cluster, o) for o in range(start, cluster.history.end)]
+    begins = [r for r in written if isinstance(r, BeginTransactionRecord)]
+    changes = [r for r in written if isinstance(r, PartitionChangeRecord)]
+    assert len(changes) == 90  # RF 3 of 3 brokers: broker 0 is in every ISR
+    assert [b.name for b in begins] == ["FenceBroker(0)"]
+    assert cluster.sim.violation is None
+
+
+def test_the_broker_index_holds_exactly_each_brokers_replicas() -> None:
+    cluster = _cluster(brokers=4)
+    _create(cluster, "a", 7, 2)
+    _create(cluster, "b", 5, 3)
+    image = _image(cluster)
+    for broker_id in range(4):
+        expected = sorted((t.topic_id, pid) for t in image.topics_by_id.values()
+                          for pid, reg in t.partitions.items() if broker_id in reg.replicas)
+        assert list(partitions_of(image.partitions_by_broker, broker_id)) == expected
+
+
+def test_legacy_start_still_registers_by_operation() -> None:
+    cluster = _cluster(brokers_settings=BrokerSettings(lifecycle=False))
+    cluster.sim.crash(1)
+    cluster.sim.run_for(20_000)
+    assert not _image(cluster).brokers[1].fenced  # nobody watches sessions

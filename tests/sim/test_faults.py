@@ -1,0 +1,85 @@
+"""Faults as typed values: one parser, ``render()`` its inverse, one-line errors."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from sim.faults import (
+    KINDS,
+    Block,
+    Crash,
+    FaultError,
+    FaultSpec,
+    Heal,
+    Isolate,
+    Partition,
+    Pause,
+    Restart,
+    Shutdown,
+    Wipe,
+    fault_record,
+    parse_fault,
+    parse_fault_target,
+    parse_faults,
+    random_faults,
+)
+
+EVERY_KIND: list[FaultSpec] = [
+    Crash(at_ms=5, node=1), Crash(at_ms=0, node="leader"), Shutdown(at_ms=7, node="leader"),
+    Restart(at_ms=9, node=2), Wipe(at_ms=11, node=3000), Pause(at_ms=3, node=1, duration_ms=40),
+    Pause(at_ms=3, node="leader", duration_ms=0),
+    Partition(at_ms=100, groups=((0, 1), (2,))), Partition(at_ms=1, groups=((2,), (1,), (0, 3))),
+    Isolate(at_ms=4, node="leader"), Block(at_ms=6, src=0, dst=1), Heal(at_ms=8),
+]
+
+
+@pytest.mark.parametrize("fault", EVERY_KIND, ids=lambda f: f.render())
+def test_parse_is_the_inverse_of_render(fault: FaultSpec) -> None:
+    assert parse_fault(fault.render()) == fault
+    assert parse_fault_target(fault.kind, fault.target(), fault.at_ms,
+                              fault.duration_ms if isinstance(fault, Pause) else None) == fault
+
+
+def test_every_kind_is_covered_and_documented_texts_parse() -> None:
+    assert {f.kind for f in EVERY_KIND} == set(KINDS)
+    assert parse_fault("crash:leader@3000") == Crash(at_ms=3000, node="leader")
+    assert parse_fault("pause:1@2000+500") == Pause(at_ms=2000, node=1, duration_ms=500)
+    assert parse_fault("partition:0,1|2@4000").groups == ((0, 1), (2,))
+    assert parse_fault(" block:0>1@100 ") == Block(at_ms=100, src=0, dst=1)
+    assert parse_faults(["crash:1@9;heal@2", "restart:1@5"]) == (
+        Heal(at_ms=2), Restart(at_ms=5, node=1), Crash(at_ms=9, node=1))
+
+
+def test_the_flat_trace_form_is_the_historic_one() -> None:
+    assert fault_record(Pause(at_ms=3, node=1, duration_ms=40)) == \
+        {"kind": "pause", "at_ms": 3, "target": "1", "duration_ms": 40}
+    assert fault_record(Heal(at_ms=8)) == {"kind": "heal", "at_ms": 8, "target": "",
+                                           "duration_ms": 0}
+    assert fault_record(Partition(at_ms=1, groups=((0, 1), (2,))))["target"] == "0,1|2"
+
+
+@pytest.mark.parametrize("text", [
+    "crash:1", "explode:1@100", "pause:1@100", "crash:1@100+5", "heal:1@3", "restart:leader@1",
+    "partition:0,1@5", "partition:0,,1|2@5", "partition:0|0@5", "partition:leader|1@5",
+    "block:0@5", "block:leader>1@5", "crash:x@5", "crash:1@-5", "crash:1@soon", "",
+    "crash:1@" + "9" * 5000, "crash:" + "9" * 5000 + "@1", "pause:1@1+" + "9" * 5000,
+    "crash:1@2592000001",
+])
+def test_bad_faults_are_one_line_errors(text: str) -> None:
+    with pytest.raises(FaultError) as error:
+        parse_fault(text)
+    line = str(error.value)
+    assert line.startswith("faults: ") and "\n" not in line and len(line) < 200
+
+
+def test_random_faults_are_typed_and_deterministic() -> None:
+    drawn = random_faults(random.Random("kraftsim/3/faults"), 4, [0, 1, 2], [0, 1, 2], 500,
+                          7500)
+    again = random_faults(random.Random("kraftsim/3/faults"), 4, [0, 1, 2], [0, 1, 2], 500,
+                          7500)
+    assert drawn == again
+    assert [f.render() for f in drawn] == [
+        "shutdown:1@918", "crash:2@946", "restart:2@1566", "restart:1@1988",
+        "partition:0|1,2@2642", "isolate:2@2946", "heal@3652", "heal@4609"]

@@ -1,0 +1,110 @@
+"""The cluster settings table and its one parser."""
+
+from __future__ import annotations
+
+import pytest
+
+from controller import WriteMode
+from sim.brokers import BrokerSettings
+from sim.cluster import ClusterConfig
+from sim.demo import demo_config
+from sim.settings import (
+    ALIASES,
+    BY_NAME,
+    MAX_FETCH_LAG_MS,
+    SETTINGS,
+    SettingError,
+    parse_int,
+    parse_setting_words,
+    parse_settings,
+    settings_help,
+)
+
+
+def test_every_setting_has_a_name_type_default_bounds_and_help() -> None:
+    for s in SETTINGS:
+        assert s.help and s.name == s.name.lower()
+        if s.kind is int:
+            assert s.minimum is not None and s.maximum is not None
+            assert s.minimum <= int(s.default) <= s.maximum
+    assert len(settings_help()) == len(SETTINGS)
+
+
+def test_each_setting_reaches_the_config() -> None:
+    config = parse_settings(["controllers=5", "brokers=0", "seed=-4", "max-records-per-batch=7",
+                             "mode=non-atomic", "fetch-max-records=9", "broker-fetch-lag=30",
+                             "linger-ms=3", "mutations=forget-failover-abort"])
+    assert (config.controllers, config.brokers, config.seed) == (5, 0, -4)
+    assert config.controller.max_records_per_batch == 7
+    assert config.controller.write_mode is WriteMode.NON_ATOMIC
+    assert config.raft.fetch_max_records == 9 and config.raft.append_linger_ms == 3
+    assert config.broker_fetch_lag_ms == 30
+    assert config.mutations == frozenset({"forget-failover-abort"})
+    config.validate()
+
+
+def test_no_words_is_the_default_config_and_mode_is_left_to_the_version() -> None:
+    scripted = ClusterConfig(brokers_settings=BrokerSettings(lifecycle=False))
+    assert parse_settings([]) == scripted
+    assert parse_settings(["heartbeats=on"]) == ClusterConfig()
+    assert parse_settings([]).controller.write_mode is None
+    assert parse_settings(["mutations=none"]).mutations == frozenset()
+
+
+@pytest.mark.parametrize(("alias", "canonical"), sorted(ALIASES.items()))
+def test_aliases_are_the_same_setting(alias: str, canonical: str) -> None:
+    value = "12" if BY_NAME[canonical].kind is int else "none"
+    assert parse_setting_words([f"{alias}={value}"]) == \
+        parse_setting_words([f"{canonical}={value}"])
+    with pytest.raises(SettingError, match="given twice"):
+        parse_setting_words([f"{alias}={value}", f"{canonical}={value}"])
+
+
+@pytest.mark.parametrize("s", [s for s in SETTINGS if s.kind is int], ids=lambda s: s.name)
+def test_bounds_are_enforced_with_one_line(s: object) -> None:
+    from sim.settings import Setting
+
+    assert isinstance(s, Setting) and s.minimum is not None and s.maximum is not None
+    assert s.parse(str(s.maximum)) == s.maximum
+    with pytest.raises(SettingError) as high:
+        s.parse(str(s.maximum + 1))
+    assert high.value.line().startswith(f"{s.name} must be at most {s.maximum}, got ")
+    with pytest.raises(SettingError) as low:
+        s.parse(str(s.minimum - 1))
+    assert low.value.line().startswith(f"{s.name} must be at least {s.minimum}, got ")
+    with pytest.raises(SettingError) as huge:
+        s.parse("9" * 5000)
+    assert "\n" not in huge.value.line() and len(huge.value.line()) < 150
+    assert f"at most {s.maximum}" in huge.value.line()
+
+
+def test_bad_words() -> None:
+    with pytest.raises(SettingError, match=r"must be one of transactional"):
+        parse_settings(["mode=transactionl"])
+    with pytest.raises(SettingError, match="did you mean brokers="):
+        parse_settings(["brokes=3"])
+    with pytest.raises(SettingError, match="unknown mutation"):
+        parse_settings(["mutations=nope"])
+    assert parse_settings(["seed=-5"]).seed == -5
+    assert parse_settings([f"seed={2**70}"]).seed == 2**70
+    with pytest.raises(SettingError, match="must be an integer, got 'x'"):
+        parse_settings(["seed=x"])
+    with pytest.raises(SettingError, match="is no setting here"):
+        parse_settings(["linger-ms=3"], allowed=("controllers",))
+    with pytest.raises(SettingError, match="must be at least 1, got a number"):
+        parse_int("n", "-" + "9" * 100, 1, 5)
+
+
+def test_fetch_lag_bound_is_below_the_request_timeout() -> None:
+    config = ClusterConfig()
+    assert MAX_FETCH_LAG_MS + 2 * config.network.latency_ms < config.raft.request_timeout_ms
+    assert MAX_FETCH_LAG_MS + 1 + 2 * config.network.latency_ms >= \
+        config.raft.request_timeout_ms
+
+
+def test_demo_cluster_is_spelled_in_settings() -> None:
+    config = demo_config(7, WriteMode.TRANSACTIONAL)
+    assert (config.controllers, config.brokers, config.seed) == (3, 3, 7)
+    assert config.controller.max_records_per_batch == 100
+    assert config.raft.fetch_max_records == 250
+    assert demo_config().controller.write_mode is None
