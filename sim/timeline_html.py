@@ -220,8 +220,8 @@ def render_timeline(lines: Iterable[dict[str, Any]], title: str = "") -> str:
 <h1>{heading}</h1>
 <p class="sub">{run.end_ms} simulated ms, {run.events} events; {html.escape(verdict)}.
 Cursor: <span id="cursor-time">-</span></p>
-<svg id="timeline" xmlns="http://www.w3.org/2000/svg" width="{_LEFT + _WIDTH + 20}"
- height="{height}" viewBox="0 0 {_LEFT + _WIDTH + 20} {height}">
+<svg id="timeline" xmlns="http://www.w3.org/2000/svg" width="{_LEFT + _WIDTH + 130}"
+ height="{height}" viewBox="0 0 {_LEFT + _WIDTH + 130} {height}">
 {body}
 </svg>
 <div class="legend">{legend}<span>| publication: tick on a broker lane;
@@ -281,12 +281,17 @@ def _node_lanes(svg: _Svg, run: _Run, nodes: list[int], names: dict[int, str],
 
 
 def _faults_and_clients(svg: _Svg, run: _Run, y: float, height: int) -> None:
+    free = [0.0, 0.0]  # where each of the two label rows is free again (labels never overlap)
     for t, what in run.faults:
         x = svg.x(t)
         svg.add(f'<line x1="{x}" x2="{x}" y1="{y}" y2="{height - 20}" stroke="#d32f2f" '
                 f'stroke-dasharray="4 3"><title>fault at {t} ms: {html.escape(what)}</title>'
                 f'</line>')
-        svg.text(x + 3, y + 12, what.split(" (")[0], "small", "#d32f2f")
+        label = what.split(" (")[0]
+        row = 0 if free[0] <= x else 1 if free[1] <= x else None
+        if row is not None:
+            svg.text(x + 3, y + 11 + 11 * row, label, "small", "#d32f2f")
+            free[row] = x + 6 + 5.5 * len(label)
     for t, what in run.submits:
         svg.add(f'<circle cx="{svg.x(t)}" cy="{y + _LANE - 7}" r="3" fill="#6a1b9a">'
                 f'<title>client submits {html.escape(what)} at {t} ms</title></circle>')
