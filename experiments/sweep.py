@@ -15,6 +15,7 @@ from typing import Any, TextIO
 from experiments.grid import build_grid, parse_params, single_run
 from experiments.model import Experiment, Row
 from experiments.registry import get_experiment
+from sim.gc_policy import simulation_gc
 
 DEFAULT_RUNS = {"failover": 640, "visibility": 360}
 """Runs of a sweep without ``--runs``: a small sweep of about half a minute each."""
@@ -57,7 +58,7 @@ def _replay(experiment: Experiment, spec: Any, trace: str | None, stdout: TextIO
     except OSError as exc:
         stderr.write(f"kraftsim: error: cannot write trace {path}: {exc.strerror or exc}\n")
         return 1
-    with stream:
+    with stream, simulation_gc():
         row: Row = experiment.run(spec, stream)
     stdout.write(json.dumps(row) + "\n")
     return 0 if row["valid"] == "true" else 1
