@@ -8,6 +8,7 @@ from collections.abc import Callable
 from typing import Any
 
 from bench import kafka_format as file_bench
+from bench.floors import floors_line
 from bench.metadata import (
     bench_controller_apply,
     bench_million_partitions,
@@ -49,6 +50,7 @@ def run(args: argparse.Namespace) -> int:
         chosen = [*SUITES, "files"]
     for suite in chosen:
         print(f"== {suite} ==", flush=True)
+        print(floors_line(), flush=True)
         if suite == "files":
             data = ["--data", args.data] if args.data else []
             if file_bench.main(["--repeat", "5", *data]) != 0:
