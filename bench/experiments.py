@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 import experiments.failover as failover_module
+from bench.floors import floors_line
 from experiments.common import cluster_config
 from experiments.grid import build_grid, parse_params
 from experiments.model import Row, RunSpec
@@ -198,6 +199,7 @@ def main(argv: list[str] | None = None) -> int:
     report: Report = lambda line: print(line, flush=True)  # noqa: E731
     report(f"machine: {os.cpu_count()} cores, load average "
            f"{', '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    report(floors_line())
     bench_run_cost(report)
     if not args.skip_start:
         bench_session_start(report)
