@@ -26,12 +26,19 @@ import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
+import experiments.failover as failover_module
+from bench.floors import floors_line
+from experiments.common import cluster_config
 from experiments.grid import build_grid, parse_params
 from experiments.model import Row, RunSpec
 from experiments.pipeline import RUNS_PER_TASK, run_sweep
 from experiments.registry import get_experiment
 from experiments.tasks import run_spec, run_specs
+from sim.cluster import KRaftCluster
+from sim.startup import start_cluster
+from sim.world import Simulation
 
 Report = Callable[[str], None]
 FAILOVER = get_experiment("failover")
@@ -42,16 +49,56 @@ def failover_specs(runs: int, seed: int = 1) -> list[RunSpec]:
     return build_grid(FAILOVER, parse_params(FAILOVER, []), runs, seed)
 
 
+class _CountingCluster(KRaftCluster):
+    """A KRaftCluster that remembers every instance (every attempt of every run)."""
+
+    made: list[Simulation] = []
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        _CountingCluster.made.append(self.sim)
+
+
+def idle_event_us(seconds: int = 120, repeats: int = 3) -> float:
+    """CPU us per event of an idle failover cluster (3 controllers, 2 brokers, started)."""
+    spec = failover_specs(1, seed=99)[0]
+    best = float("inf")
+    for _ in range(repeats):
+        cluster = KRaftCluster(cluster_config(spec, int(spec.params["brokers"])))
+        start_cluster(cluster, quorum_first=True)
+        events = cluster.sim.events
+        started = time.process_time()
+        cluster.sim.run_for(seconds * 1000)
+        best = min(best, (time.process_time() - started) / (cluster.sim.events - events) * 1e6)
+    return best
+
+
 def bench_run_cost(report: Report, runs: int = 320) -> float:
-    """Serial cost of one failover run (ms)."""
+    """Serial cost of one failover run (ms), per event of every attempt vs an idle event."""
     specs = failover_specs(runs, seed=99)
-    started = time.perf_counter()
-    rows = run_specs(specs)
-    wall = time.perf_counter() - started
-    events = sum(int(r["events"]) for r in rows) / len(rows)
+    _CountingCluster.made = []
+    namespace = vars(failover_module)  # the failover runs build their clusters from here
+    original = namespace["KRaftCluster"]
+    namespace["KRaftCluster"] = _CountingCluster
+    try:
+        started = time.perf_counter()
+        cpu_started = time.process_time()
+        rows = run_specs(specs)
+        wall = time.perf_counter() - started
+        cpu = time.process_time() - cpu_started
+    finally:
+        namespace["KRaftCluster"] = original
+    events = sum(sim.events for sim in _CountingCluster.made)
+    attempts = len(_CountingCluster.made)
+    _CountingCluster.made = []
+    idle = idle_event_us()
     per_run = wall / runs * 1000
-    report(f"one failover run, serially: {per_run:.1f} ms ({events:.0f} events, "
-           f"{wall / (events * runs) * 1e6:.0f} us per event) over {runs} runs")
+    per_event = cpu / events * 1e6
+    report(f"one failover run, serially: {per_run:.1f} ms wall, {cpu / runs * 1000:.1f} ms CPU "
+           f"({events / runs:.0f} events over {attempts / runs:.2f} attempts per run, start-up "
+           f"included) over {runs} runs = {per_event:.0f} us CPU per event vs {idle:.0f} us per "
+           f"event of an idle cluster: {per_event / idle:.2f}x (goal <= 1.5x; "
+           f"{rows[0]['experiment']} rows)")
     return per_run
 
 
@@ -152,6 +199,7 @@ def main(argv: list[str] | None = None) -> int:
     report: Report = lambda line: print(line, flush=True)  # noqa: E731
     report(f"machine: {os.cpu_count()} cores, load average "
            f"{', '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    report(floors_line())
     bench_run_cost(report)
     if not args.skip_start:
         bench_session_start(report)

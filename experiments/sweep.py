@@ -15,6 +15,7 @@ from typing import Any, TextIO
 from experiments.grid import build_grid, parse_params, single_run
 from experiments.model import Experiment, Row
 from experiments.registry import get_experiment
+from sim.gc_policy import simulation_gc
 from sim.timeline_html import write_timeline
 
 DEFAULT_RUNS = {"failover": 640, "visibility": 360, "swarm": 300, "broker-failover": 120}
@@ -70,7 +71,7 @@ def _replay(experiment: Experiment, spec: Any, trace: str | None, timeline: str 
     except OSError as exc:
         stderr.write(f"kraftsim: error: cannot write trace {path}: {exc.strerror or exc}\n")
         return 1
-    with stream:
+    with stream, simulation_gc():
         row: Row = experiment.run(spec, stream)
     page = Path(timeline) if timeline else path.with_name("timeline.html")
     title = f"kraftsim {spec.experiment} {spec.scenario}: seed {spec.seed} (run {spec.index})"

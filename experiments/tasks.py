@@ -14,6 +14,7 @@ from typing import Any
 
 from experiments.model import Column, Row, RunSpec
 from experiments.registry import get_experiment
+from sim.gc_policy import simulation_gc
 
 GRID_COLUMNS: tuple[Column, ...] = (
     Column("experiment", "string", "the experiment"),
@@ -39,8 +40,9 @@ def spec_of(experiment: str, params: str, master_seed: int, index: int, seed: in
 
 
 def run_spec(spec: RunSpec) -> Row:
-    """Run one spec without a trace file."""
-    return get_experiment(spec.experiment).run(spec, None)
+    """Run one spec without a trace file, under the simulations' gc policy."""
+    with simulation_gc():
+        return get_experiment(spec.experiment).run(spec, None)
 
 
 def run_specs(specs: Iterable[RunSpec]) -> list[Row]:

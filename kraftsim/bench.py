@@ -9,6 +9,7 @@ from typing import Any
 
 from bench import kafka_format as file_bench
 from bench.broker_fence import bench_fence_one_broker
+from bench.floors import floors_line
 from bench.metadata import (
     bench_controller_apply,
     bench_million_partitions,
@@ -51,6 +52,7 @@ def run(args: argparse.Namespace) -> int:
         chosen = [*SUITES, "files"]
     for suite in chosen:
         print(f"== {suite} ==", flush=True)
+        print(floors_line(), flush=True)
         if suite == "files":
             data = ["--data", args.data] if args.data else []
             if file_bench.main(["--repeat", "5", *data]) != 0:

@@ -64,6 +64,11 @@ def update_index(index: BrokerIndex, removed: Iterable[TopicImage],
         topics = out.get(broker, immutables.Map()).mutate()
         for topic_id, added, dropped, removed_topic in entries:
             current = () if removed_topic else topics.get(topic_id, ())
+            if added and not dropped and (not current or min(added) > current[-1]):
+                # New partitions after the last one (a topic created over many
+                # batches): appended, O(added) rather than O(the topic's size).
+                topics[topic_id] = current + tuple(sorted(added))
+                continue
             pids = (set(current) | added) - dropped
             if pids:
                 topics[topic_id] = tuple(sorted(pids))

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING
 
 from controller.handle import OperationHandle
 from controller.operations import Operation, RegisterBroker, UnfenceBroker
+from sim.gc_policy import freeze_setup
 
 if TYPE_CHECKING:
     from sim.cluster import KRaftCluster
@@ -39,8 +40,16 @@ def start_cluster(cluster: KRaftCluster, *, quorum_first: bool = False,
                   timeout_ms: int = DEFAULT_START_TIMEOUT_MS) -> bool:
     """Start ``cluster``; True once a controller is active and every broker is unfenced.
 
-    ``register_brokers=False`` only starts the nodes (no time passes).
+    ``register_brokers=False`` only starts the nodes (no time passes). Inside
+    :func:`sim.gc_policy.simulation_gc` what start-up built is then frozen.
     """
+    started = _start(cluster, quorum_first, register_brokers, timeout_ms)
+    freeze_setup()
+    return started
+
+
+def _start(cluster: KRaftCluster, quorum_first: bool, register_brokers: bool,
+           timeout_ms: int) -> bool:
     sim = cluster.sim
     if quorum_first:
         return _quorum_first(cluster, timeout_ms)

@@ -103,6 +103,7 @@ class BrokerInvariants(Monitor):
         if image is None:
             return
         self._check_fenced(manager.broker_id, image)
+        unclean: dict[str, bool] = {}  # per topic: the image's setting, read once per check
         for (topic_id, pid), replica in manager.replicas.items():
             if replica.is_leader:
                 key = (topic_id, pid, replica.leader_epoch)
@@ -112,7 +113,10 @@ class BrokerInvariants(Monitor):
                         "SingleLeaderPerEpoch",
                         f"{replica.topic}-{pid} has leaders {holder} and {manager.broker_id} "
                         f"in leader epoch {replica.leader_epoch}")
-            if unclean_allowed(image, replica.topic):
+            allowed = unclean.get(replica.topic)
+            if allowed is None:
+                allowed = unclean[replica.topic] = unclean_allowed(image, replica.topic)
+            if allowed:
                 continue
             ckey = (slot.node_id, slot.incarnation, topic_id, pid)
             start = self.checked.get(ckey, 0)

@@ -1,0 +1,78 @@
+"""The simulations' garbage-collection policy changes no result, and leaves gc as it found it."""
+
+from __future__ import annotations
+
+import gc
+from collections.abc import Iterator
+
+import pytest
+
+from controller.operations import CreateTopics, NewTopic
+from experiments.tasks import run_spec
+from sim import gc_policy
+from sim.cluster import ClusterConfig, KRaftCluster
+from tests.experiments.helpers import spec, without_wall
+
+
+@pytest.fixture
+def policy_restored() -> Iterator[None]:
+    """Whatever a test sets, the policy is on again afterwards."""
+    was = gc_policy.enabled()
+    yield
+    gc_policy.set_enabled(was)
+
+
+def _cluster_fingerprint() -> tuple[str, int]:
+    """A small cluster's run, with full collections forced in the middle of it."""
+    with gc_policy.simulation_gc():
+        cluster = KRaftCluster(ClusterConfig(seed=3, controllers=3, brokers=2))
+        cluster.start()
+        handles = [cluster.submit(CreateTopics((NewTopic(f"t{i}", 40, 2),))) for i in range(3)]
+        gc.collect()  # a full collection inside the run: its survivors are frozen
+        for handle in handles:
+            cluster.wait(handle)
+        cluster.run_until(cluster.idle, 60_000)
+        return cluster.sim.trace.fingerprint, cluster.sim.events
+
+
+@pytest.mark.parametrize("experiment,params", [
+    ("failover", {"scenario": "crash", "window": "inside", "mode": "transactional"}),
+    ("failover", {"scenario": "partition", "window": "end-appended", "mode": "non-atomic"}),
+    ("visibility", {"scenario": "steady", "mode": "transactional"}),
+])
+def test_rows_are_the_same_with_the_policy_on_or_off(
+        policy_restored: None, experiment: str, params: dict[str, str]) -> None:
+    run = spec(experiment, index=3, seed=5, **params)
+    gc_policy.set_enabled(True)
+    on = without_wall(run_spec(run))
+    gc_policy.set_enabled(False)
+    off = without_wall(run_spec(run))
+    assert on == off
+
+
+def test_cluster_trace_is_the_same_with_the_policy_on_or_off(policy_restored: None) -> None:
+    gc_policy.set_enabled(True)
+    on = _cluster_fingerprint()
+    gc_policy.set_enabled(False)
+    assert _cluster_fingerprint() == on
+
+
+def test_the_scope_restores_thresholds_and_unfreezes(policy_restored: None) -> None:
+    gc_policy.set_enabled(True)
+    thresholds = gc.get_threshold()
+    frozen = gc.get_freeze_count()
+    with gc_policy.simulation_gc():
+        assert gc.get_threshold() == gc_policy.RUN_THRESHOLDS
+        with gc_policy.simulation_gc():  # nested: acts as the outermost one
+            gc_policy.freeze_setup()
+            assert gc.get_freeze_count() > frozen
+        assert gc.get_threshold() == gc_policy.RUN_THRESHOLDS
+    assert gc.get_threshold() == thresholds
+    assert gc.get_freeze_count() == 0
+    assert gc_policy._freeze_survivors not in gc.callbacks
+
+
+def test_freeze_setup_outside_a_scope_does_nothing() -> None:
+    before = gc.get_freeze_count()
+    gc_policy.freeze_setup()
+    assert gc.get_freeze_count() == before

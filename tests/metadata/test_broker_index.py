@@ -1,0 +1,52 @@
+"""The broker index built batch by batch equals the index built at once."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from metadata.delta import MetadataDelta
+from metadata.image import MetadataImage
+from metadata.schema import MetadataRecord, PartitionChangeRecord, PartitionRecord, TopicRecord
+
+
+def _records(seed: int) -> list[MetadataRecord]:
+    """Two topics whose partitions arrive out of order, with reassignments in between."""
+    rng = random.Random(seed)
+    records: list[MetadataRecord] = []
+    topics = ["AAAAAAAAAAAAAAAAAAAAAA", "BBBBBBBBBBBBBBBBBBBBBB"]
+    for i, topic_id in enumerate(topics):
+        records.append(TopicRecord(f"t{i}", topic_id))
+    pids = {t: list(range(40)) for t in topics}
+    for t in topics:
+        rng.shuffle(pids[t])
+    for n in range(80):
+        topic_id = topics[n % 2]
+        replicas = tuple(rng.sample(range(5), 3))
+        records.append(PartitionRecord(partition_id=pids[topic_id].pop(), topic_id=topic_id,
+                                       replicas=replicas, isr=replicas, leader=replicas[0],
+                                       leader_epoch=0, partition_epoch=0))
+        if n % 7 == 6:
+            moved = tuple(rng.sample(range(5), 3))
+            records.append(PartitionChangeRecord(partition_id=0, topic_id=topic_id,
+                                                 replicas=moved, isr=moved, leader=moved[0]))
+    return [r for r in records if not isinstance(r, PartitionChangeRecord)
+            or any(isinstance(p, PartitionRecord) and p.partition_id == 0
+                   and p.topic_id == r.topic_id
+                   for p in records[:records.index(r)])]
+
+
+@pytest.mark.parametrize("seed", range(8))
+@pytest.mark.parametrize("batch", [1, 3, 10])
+def test_index_batch_by_batch_equals_index_at_once(seed: int, batch: int) -> None:
+    records = _records(seed)
+    at_once = MetadataDelta(MetadataImage.EMPTY)
+    at_once.replay_all(records)
+    expected = at_once.apply(len(records) - 1, 1).partitions_by_broker
+    image = MetadataImage.EMPTY
+    for start in range(0, len(records), batch):
+        delta = MetadataDelta(image)
+        delta.replay_all(records[start:start + batch])
+        image = delta.apply(start + batch - 1, 1)
+    assert image.partitions_by_broker == expected
