@@ -142,6 +142,11 @@ class TransactionCoordinator:
         self.next_abort_check = 0
 
     # ------------------------------------------------------------------ ownership
+    @staticmethod
+    def partition_of_id(transactional_id: str, config: TxnCoordinatorConfig) -> int:
+        """The ``__transaction_state`` partition of ``transactional_id`` under ``config``."""
+        return partition_for(transactional_id, config.num_partitions)
+
     def partition_of(self, transactional_id: str) -> int:
         """The ``__transaction_state`` partition of ``transactional_id``."""
         return partition_for(transactional_id, self.config.num_partitions)

@@ -1,0 +1,85 @@
+"""Transactional producers against a simulated cluster: commit, abort, fencing, failover."""
+
+from __future__ import annotations
+
+from broker.txn.coordinator import TRANSACTION_STATE_TOPIC
+from broker.txn.fetch import READ_COMMITTED, fetch_log, filter_committed
+from controller.operations import CreateTopics, NewTopic
+from sim.cluster import ClusterConfig, KRaftCluster
+from sim.txn_clients import TransactionalProducer, TxnProducerState
+from sim.txn_cluster import TxnCluster
+
+
+def _world(seed: int = 1) -> TxnCluster:
+    cluster = KRaftCluster(ClusterConfig(seed=seed, controllers=3, brokers=3))
+    cluster.start()
+    assert cluster.wait(cluster.submit(CreateTopics((NewTopic("t", 2, 3),))))
+    txns = TxnCluster(cluster)
+    assert txns.start()
+    cluster.sim.run_for(1_000)
+    return txns
+
+
+def committed_values(txns: TxnCluster, topic: str, partition: int) -> list[str]:
+    """What a read_committed consumer of the partition leader returns."""
+    c = txns.cluster
+    manager = c.replica_manager(c.partition_leader(topic, partition))
+    assert manager is not None
+    replica = manager.leader_replica(topic, partition)
+    assert not isinstance(replica, str)
+    result = fetch_log(replica.log, 0, 100_000, READ_COMMITTED)
+    return [e.value for e in filter_committed(result.entries, result.aborted_transactions)]
+
+
+def _until_idle(txns: TxnCluster, *producers: TransactionalProducer) -> None:
+    assert txns.cluster.sim.run_until_true(lambda: all(p.idle for p in producers), 60_000)
+    txns.cluster.sim.run_for(1_000)
+
+
+def test_commit_and_abort_are_visible_to_read_committed_as_such() -> None:
+    txns = _world()
+    p = TransactionalProducer(txns, "app", "app-1")
+    p.init_transactions()
+    _until_idle(txns, p)
+    assert p.state == TxnProducerState.READY and p.producer_epoch == 0
+    assert p.transaction([("t", 0, 2), ("t", 1, 1)], commit=True)
+    _until_idle(txns, p)
+    assert p.transaction([("t", 0, 3)], commit=False)
+    _until_idle(txns, p)
+    assert p.committed == [1] and p.aborted == [2]
+    assert committed_values(txns, "t", 0) == ["app/app-1/1/0", "app/app-1/1/1"]
+    assert committed_values(txns, "t", 1) == ["app/app-1/1/0"]
+
+
+def test_a_new_instance_fences_the_old_one() -> None:
+    txns = _world()
+    old = TransactionalProducer(txns, "app", "app-1")
+    old.init_transactions()
+    _until_idle(txns, old)
+    new = TransactionalProducer(txns, "app", "app-2")
+    new.init_transactions()
+    _until_idle(txns, new)
+    assert new.producer_epoch == 1
+    assert old.transaction([("t", 0, 1)], commit=True)
+    _until_idle(txns, old)
+    assert old.state == TxnProducerState.FATAL_ERROR and old.fatal == "PRODUCER_FENCED"
+    assert committed_values(txns, "t", 0) == []
+
+
+def test_a_coordinator_failover_completes_the_transaction() -> None:
+    txns = _world()
+    p = TransactionalProducer(txns, "app", "app-1")
+    p.init_transactions()
+    _until_idle(txns, p)
+    assert p.transaction([("t", 0, 2)], commit=True)
+    sim = txns.cluster.sim
+    sim.run_for(20)
+    coordinator = txns.find_coordinator("app")
+    assert coordinator is not None
+    sim.crash(coordinator)
+    _until_idle(txns, p)
+    sim.run_for(5_000)
+    assert p.state == TxnProducerState.READY
+    assert committed_values(txns, "t", 0) == ["app/app-1/1/0", "app/app-1/1/1"]
+    assert txns.find_coordinator("app") not in (None, coordinator)
+    assert TRANSACTION_STATE_TOPIC == "__transaction_state"
