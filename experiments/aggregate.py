@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from experiments.model import Experiment
+from experiments.swarm_report import SWARM_QUERIES, summarize_tables
 
 
 def _flag(condition: str) -> str:
@@ -117,7 +118,8 @@ VISIBILITY_QUERIES: dict[str, str] = {
 """The visibility tables."""
 
 QUERIES: dict[str, dict[str, str]] = {"failover": FAILOVER_QUERIES,
-                                      "visibility": VISIBILITY_QUERIES}
+                                      "visibility": VISIBILITY_QUERIES,
+                                      "swarm": SWARM_QUERIES}
 
 
 @dataclass
@@ -151,6 +153,8 @@ def _number(value: Any) -> float | int | None:
 def summarize(aggregates: Aggregates) -> dict[str, Any]:
     """The JSON summary: verdict counts, then per mode runs, partial-visibility runs,
     aborted, committed and the p50/p99 of recovery time (visibility: of latency)."""
+    if aggregates.experiment == "swarm":
+        return summarize_tables(aggregates.tables)
     overall = aggregates.tables["overall"].iloc[0]
     summary: dict[str, Any] = {
         "experiment": aggregates.experiment,

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from experiments.failover import FAILOVER
 from experiments.model import Experiment, ExperimentError
+from experiments.swarm import SWARM
 from experiments.visibility import VISIBILITY
 
-EXPERIMENTS: dict[str, Experiment] = {e.name: e for e in (FAILOVER, VISIBILITY)}
+EXPERIMENTS: dict[str, Experiment] = {e.name: e for e in (FAILOVER, VISIBILITY, SWARM)}
 """The experiments, by name."""
 
 

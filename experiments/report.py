@@ -10,6 +10,7 @@ from experiments.aggregate import Aggregates
 from experiments.failover import WINDOWS
 from experiments.model import Experiment
 from experiments.plots import cdf_grid, grouped_bars, outcome_bars
+from experiments.swarm_report import report_section
 
 
 def _cell(value: Any) -> str:
@@ -56,6 +57,8 @@ def write_report(folder: Path, experiment: Experiment, aggregates: Aggregates,
     tables = aggregates.tables
     if experiment.name == "failover":
         body = _failover(folder, tables)
+    elif experiment.name == "swarm":
+        body = report_section(tables, markdown_table)
     else:
         body = _visibility(folder, tables)
     summary = aggregates.summary
@@ -66,6 +69,11 @@ def write_report(folder: Path, experiment: Experiment, aggregates: Aggregates,
         f"checked after every event).", "",
         "| setting | value |", "|---|---|",
     ]
+    if experiment.name == "swarm":
+        head[2] = (f"{summary['runs']:,} runs: **{summary['violations']:,} violations, "
+                   f"{summary['outside_model']:,} outside the model, "
+                   f"{summary['non_terminating']:,} non-terminating**, {summary['ok']:,} ok "
+                   f"(every raft and transaction invariant checked after every event).")
     head += [f"| {key} | {_cell(value)} |" for key, value in context.items()]
     columns = ["", "## Columns of the rows (`runs/`, Parquet)", "",
                "| column | type | meaning |", "|---|---|---|"]

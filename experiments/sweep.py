@@ -16,7 +16,7 @@ from experiments.grid import build_grid, parse_params, single_run
 from experiments.model import Experiment, Row
 from experiments.registry import get_experiment
 
-DEFAULT_RUNS = {"failover": 640, "visibility": 360}
+DEFAULT_RUNS = {"failover": 640, "visibility": 360, "swarm": 300}
 """Runs of a sweep without ``--runs``: a small sweep of about half a minute each."""
 DEFAULT_MASTER = "local[*]"
 
@@ -37,6 +37,11 @@ def run_command(name: str, *, runs: int | None = None, seed: int = 1,
     from experiments.pipeline import run_sweep
     from experiments.spark_env import check_master
 
+    if name == "swarm":
+        from experiments.swarm import check_axes
+
+        check_axes(axes)
+
     check_master(master)
     specs = build_grid(experiment, axes, DEFAULT_RUNS[name] if runs is None else runs, seed)
     result = run_sweep(experiment, specs, master, Path(out or f"out/{name}"), axes=axes,
@@ -44,6 +49,8 @@ def run_command(name: str, *, runs: int | None = None, seed: int = 1,
     summary = {**result.summary, "wall_s": round(result.wall_s, 1), "master": master}
     if as_json:
         stdout.write(json.dumps(summary, sort_keys=True) + "\n")
+    elif name == "swarm":
+        stdout.write(format_swarm_summary(summary) + "\n")
     else:
         stdout.write(format_summary(summary) + "\n")
     return 0 if summary["invalid"] == 0 else 1
@@ -83,6 +90,23 @@ def format_summary(summary: dict[str, Any]) -> str:
         lines[1] = lines[1].replace("recovery p50", " latency p50")
         lines.append("  (visibility: committed/aborted count operations and transactions; "
                      "latency = submit -> published on a broker)")
+    out = Path(summary["out"])
+    lines.append(f"report: {out / 'report.md'}; rows: {out / 'runs'}/")
+    return "\n".join(lines)
+
+
+def format_swarm_summary(summary: dict[str, Any]) -> str:
+    """The swarm sweep's summary as a few lines of text."""
+    lines = [f"swarm: {summary['runs']:,} runs on {summary['master']} in {summary['wall_s']} s: "
+             f"{summary['violations']:,} violations, {summary['outside_model']:,} outside the "
+             f"model, {summary['non_terminating']:,} non-terminating"]
+    lines.append(f"  {'mode':<14}{'runs':>7}{'ok':>7}{'violations':>12}{'outside':>9}"
+                 f"{'non-term':>10}")
+    for mode, entry in summary["modes"].items():
+        lines.append(f"  {mode:<14}{entry['runs']:>7}{entry['ok']:>7}{entry['violations']:>12}"
+                     f"{entry['outside_model']:>9}{entry['non_terminating']:>10}")
+    for invariant, count in summary.get("invariants", {}).items():
+        lines.append(f"  violated {invariant}: {count} run(s)")
     out = Path(summary["out"])
     lines.append(f"report: {out / 'report.md'}; rows: {out / 'runs'}/")
     return "\n".join(lines)

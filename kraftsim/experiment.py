@@ -1,4 +1,4 @@
-"""``kraftsim experiment``: sweeps of failover and visibility runs on Spark.
+"""``kraftsim experiment``: sweeps of failover, visibility and swarm runs on Spark.
 
 Only the options live here; the work is in ``experiments/`` (imported when the
 command runs, so the other commands never load pandas or pyspark).
@@ -14,15 +14,15 @@ from typing import Any
 def register(sub: Any) -> None:
     """Add the subcommand to the ``kraftsim`` parser."""
     p = sub.add_parser(
-        "experiment", help="sweep seeded failover or visibility runs on Spark; Parquet, "
+        "experiment", help="sweep seeded failover, visibility or swarm runs on Spark; Parquet, "
                            "report.md and plots",
         description="Run a grid of seeded simulations as Spark tasks, write the rows as "
                     "Parquet, aggregate them with Spark SQL and write report.md with plots. "
                     "With --replay, rerun one row without Spark and write its trace.")
-    p.add_argument("experiment", metavar="EXPERIMENT", help="failover or visibility")
+    p.add_argument("experiment", metavar="EXPERIMENT", help="failover, visibility or swarm")
     p.add_argument("--runs", type=int, default=None,
                    help="runs in the sweep, dealt over the grid's cells (default: 640 "
-                        "failover, 360 visibility)")
+                        "failover, 360 visibility, 300 swarm)")
     p.add_argument("--seed", type=int, default=1, help="the sweep's master seed (default 1)")
     p.add_argument("--param", action="append", default=[], metavar="NAME=V1[,V2...]",
                    help="a parameter's value(s); several values make it an axis of the grid "

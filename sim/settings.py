@@ -213,6 +213,11 @@ def setting(key: str) -> Setting:
     return found
 
 
+def mutation_names(text: str) -> frozenset[str]:
+    """The mutation names of a ``mutations`` value (``a+b``; ``none`` or empty: none)."""
+    return frozenset() if text in ("", "none") else frozenset(text.split("+"))
+
+
 def _check_mutations(key: str, text: str) -> None:
     if text in ("", "none"):
         return
@@ -263,9 +268,7 @@ def build_config(values: Mapping[str, Any], base: ClusterConfig | None = None
         elif name == "broker-fetch-lag":
             top["broker_fetch_lag_ms"] = int(value)
         elif name == "mutations":
-            text = str(value)
-            top["mutations"] = frozenset() if text in ("", "none") else \
-                frozenset(text.split("+"))
+            top["mutations"] = mutation_names(str(value))
         elif name == "max-records-per-batch":
             controller["max_records_per_batch"] = int(value)
         elif name == "mode":
@@ -309,5 +312,5 @@ def settings_help(names: Sequence[str] | None = None) -> list[str]:
 
 
 __all__ = ["ALIASES", "BY_NAME", "MAX_DURATION_MS", "MAX_FETCH_LAG_MS",
-           "SETTINGS", "Setting", "SettingError", "build_config", "parse_int",
+           "SETTINGS", "Setting", "SettingError", "build_config", "mutation_names", "parse_int",
            "parse_setting_words", "parse_settings", "setting", "settings_help"]

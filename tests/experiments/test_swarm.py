@@ -1,0 +1,188 @@
+"""The swarm experiment without Spark: drawing, replay, shrinking, outside-model, summary."""
+
+from __future__ import annotations
+
+import io
+import json
+import shlex
+from pathlib import Path
+from typing import Any
+
+import msgspec
+import pytest
+
+from experiments.model import ExperimentError
+from experiments.swarm_report import summarize_rows
+from experiments.swarm_setup import (
+    FAULT_KINDS,
+    SwarmFault,
+    decode_faults,
+    draw_setup,
+    encode_faults,
+    setup_params,
+)
+from experiments.sweep import run_command
+from tests.experiments.helpers import run, spec, without_wall
+
+QUIET: dict[str, Any] = {"shrink": "off"}
+"""Rows without shrinking (the shrink tests switch it on)."""
+
+MUTATED: dict[str, Any] = dict(mode="transactional", controllers=3, brokers=2, batch_records=4,
+                               fetch_records=1, pre_vote="on", linger_ms=25,
+                               mutations="publish-every-commit")
+"""Index 5 of seed 1 (12 drawn faults, 6 operations) with a broker that publishes inside
+transactions: fetching one record at a time, it shows part of a multi-batch create."""
+
+
+def _replay(command: str, trace: Path) -> dict[str, Any]:
+    """Run a row's replay command in-process; returns the printed row."""
+    words = shlex.split(command)
+    assert words[:3] == ["kraftsim", "experiment", "swarm"]
+    args: dict[str, Any] = {"params": []}
+    i = 3
+    while i < len(words):
+        flag, value = words[i], words[i + 1]
+        if flag == "--seed":
+            args["seed"] = int(value)
+        elif flag == "--replay":
+            args["replay"] = int(value)
+        elif flag == "--param":
+            args["params"].append(value)
+        i += 2
+    out = io.StringIO()
+    run_command("swarm", trace=str(trace), stdout=out, **args)
+    row: dict[str, Any] = json.loads(out.getvalue())
+    return row
+
+
+def test_faults_round_trip_through_the_parameter() -> None:
+    faults = (SwarmFault("partition", 10, "3000,0|3001"), SwarmFault("pause", 20, "leader", 5),
+              SwarmFault("crash", 30, "3001"), SwarmFault("heal", 40))
+    text = encode_faults(faults)
+    assert "," not in text
+    assert decode_faults(text) == faults
+    assert decode_faults("none") == ()
+    with pytest.raises(ExperimentError):
+        decode_faults("explode:3000@1")
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3, 99])
+def test_explicit_parameters_give_the_drawn_setup(seed: int) -> None:
+    drawn = draw_setup(seed, {})
+    assert 1 <= drawn.controllers <= 7 and 0 <= drawn.brokers <= 5
+    assert set(drawn.kinds) <= set(FAULT_KINDS)
+    given = draw_setup(seed, setup_params(drawn))
+    assert msgspec.structs.replace(given, kinds=drawn.kinds) == drawn
+
+
+def test_swarm_draws_varied_worlds() -> None:
+    setups = [draw_setup(seed, {}) for seed in range(60)]
+    assert {s.controllers for s in setups} == set(range(1, 8))
+    assert {s.brokers for s in setups} == set(range(6))
+    assert any(s.snapshot_every == 1 for s in setups) and any(s.linger_ms == 0 for s in setups)
+    assert {s.pre_vote for s in setups} == {True, False}
+    assert any(not s.kinds for s in setups) and any(len(s.kinds) >= 5 for s in setups)
+
+
+@pytest.mark.parametrize("index", [0, 2])
+def test_replay_reruns_the_row(index: int, tmp_path: Path) -> None:
+    first = run(spec("swarm", index, mode="transactional", **QUIET))
+    again = run(spec("swarm", index, mode="transactional", **QUIET))
+    assert without_wall(first) == without_wall(again)
+    trace = tmp_path / "trace.jsonl"
+    replayed = _replay(first["replay"], trace)
+    assert without_wall(replayed) == without_wall(first)
+    assert trace.stat().st_size > 0
+    assert first["verdict"] in ("ok", "violation", "outside_model", "non_terminating")
+
+
+def test_a_deliberate_bug_is_found_and_shrunk(tmp_path: Path) -> None:
+    clean = run(spec("swarm", 5, **{**MUTATED, "mutations": "none"}, **QUIET))
+    assert clean["verdict"] == "ok"
+    row = run(spec("swarm", 5, **MUTATED, shrink_budget=40))
+    assert row["verdict"] == "violation"
+    assert row["invariant"] == "TxnAtomicVisibility"
+    original = row["fault_count"] + row["operations"] + row["controllers"] + row["brokers"]
+    assert 0 < row["shrink_runs"] <= 40
+    assert row["shrunk_size"] < original
+    assert decode_faults(row["shrunk_faults"]) == ()  # no fault is needed
+    reproduced = _replay(row["shrunk_replay"], tmp_path / "shrunk.jsonl")
+    assert reproduced["invariant"] == "TxnAtomicVisibility"
+    assert reproduced["shrink_runs"] == 0
+    assert reproduced["replay"] == row["shrunk_replay"]
+    assert reproduced["fault_count"] + reproduced["operations"] + reproduced["controllers"] \
+        + reproduced["brokers"] == row["shrunk_size"]
+
+
+@pytest.mark.parametrize(("controllers", "faults"), [
+    (3, "wipe:3000@100;wipe:3001@200"),
+    (1, "wipe:3000@100;restart:3000@300"),
+    (2, "wipe:3001@100;restart:3001@150"),
+])
+def test_wiping_more_controllers_than_tolerated_is_outside_the_model(
+        controllers: int, faults: str) -> None:
+    row = run(spec("swarm", 0, mode="transactional", controllers=controllers, brokers=1,
+                   faults=faults, horizon_ms=1000, **QUIET))
+    assert row["verdict"] == "outside_model"
+    assert row["model"].startswith("wiped")
+    assert row["wiped_controllers"] >= 1
+
+
+def test_wiping_a_broker_stays_inside_the_model() -> None:
+    row = run(spec("swarm", 0, mode="transactional", controllers=3, brokers=2, snapshot_every=0,
+                   faults="wipe:1@100;restart:1@600", horizon_ms=2000, **QUIET))
+    assert row["model"] == "in"
+    assert row["wiped_controllers"] == 0
+
+
+def test_the_summary_counts_every_verdict_per_mode() -> None:
+    rows = [run(spec("swarm", i, mode=mode, **QUIET)) for i in range(3)
+            for mode in ("transactional", "non-atomic", "atomic")]
+    rows.append({**rows[0], "verdict": "violation", "invariant": "SingleLeader"})
+    summary = summarize_rows(rows)
+    keys = ("runs", "violations", "outside_model", "non_terminating")
+    assert all(key in summary for key in keys)
+    assert summary["runs"] == len(rows)
+    assert summary["runs"] == sum(summary[k] for k in ("ok", "violations", "outside_model",
+                                                       "non_terminating"))
+    assert set(summary["modes"]) == {"transactional", "non-atomic", "atomic"}
+    for key in keys:
+        assert sum(m[key] for m in summary["modes"].values()) == summary[key]
+    assert summary["invariants"].get("SingleLeader", 0) >= 1
+    assert summary["invalid"] == summary["violations"]
+
+
+def test_bad_parameters_are_refused() -> None:
+    with pytest.raises(ExperimentError):
+        run(spec("swarm", 0, mode="transactional", faults="crash:4000@10", controllers=1,
+                 **QUIET))
+    with pytest.raises(ExperimentError):
+        run(spec("swarm", 0, mode="transactional", pre_vote="maybe", **QUIET))
+
+
+def test_the_final_state_check_finds_a_lost_acknowledged_create() -> None:
+    from controller.handle import OperationHandle
+    from experiments.swarm_run import _op_problem
+    from experiments.swarm_setup import WorkOp
+    from metadata.image import MetadataImage
+
+    setup = draw_setup(1, {"ops": "0", "faults": "none"})
+    acked = OperationHandle(1, "CreateTopics(t0)", 3000, 0, "transactional")
+    acked.commit(10)
+    acked.first_offset = 5
+    submitted = [(WorkOp("create", 0, "t0", batches=2), acked)]
+    found = _op_problem(MetadataImage.EMPTY, setup, "transactional", submitted, 0, set())
+    assert found is not None and found[0] == "AcknowledgedDurable"
+    assert _op_problem(MetadataImage.EMPTY, setup, "transactional", submitted, 0,
+                       {"t0"}) is None  # a delete of it may have applied
+    alter = OperationHandle(2, "IncrementalAlterConfigs(BROKER:)", 3000, 0, "transactional")
+    alter.commit(12)
+    submitted.append((WorkOp("alter-broker", 1, value=1001), alter))
+    found = _op_problem(MetadataImage.EMPTY, setup, "transactional", submitted, 1, set())
+    assert found is not None and "log.retention.ms" in found[1]
+
+
+def test_a_sweep_refuses_bad_values_before_spark_starts() -> None:
+    with pytest.raises(ExperimentError, match="faults"):
+        run_command("swarm", runs=1, params=["faults=explode:3000@1"], master="local[1]",
+                    stdout=io.StringIO(), stderr=io.StringIO())

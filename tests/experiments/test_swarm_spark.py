@@ -1,0 +1,30 @@
+"""A tiny swarm sweep on Spark: Parquet rows, report.md and the JSON summary."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+import pytest
+
+from experiments.sweep import run_command
+
+pytestmark = [pytest.mark.spark, pytest.mark.xdist_group("spark")]
+
+
+def test_a_tiny_swarm_sweep(tmp_path: Path) -> None:
+    out = tmp_path / "swarm"
+    stdout = io.StringIO()
+    code = run_command("swarm", runs=6, seed=3, params=["shrink-budget=5"], master="local[1]",
+                       out=str(out), as_json=True, stdout=stdout, stderr=io.StringIO())
+    summary = json.loads(stdout.getvalue())
+    for key in ("runs", "violations", "outside_model", "non_terminating"):
+        assert isinstance(summary[key], int)
+        assert sum(m[key] for m in summary["modes"].values()) == summary[key]
+    assert summary["runs"] == 6
+    assert set(summary["modes"]) == {"transactional", "non-atomic", "atomic"}
+    assert code == (1 if summary["violations"] else 0)
+    report = (out / "report.md").read_text()
+    assert "## Shortest reproductions" in report and "## By fault kind" in report
+    assert list((out / "runs").glob("experiment=swarm/scenario=swarm/*.parquet"))
