@@ -68,7 +68,8 @@ class TransactionalProducer:
     def __init__(self, txns: TxnCluster, transactional_id: str, instance: str,
                  txn_timeout_ms: int = 10_000,
                  on_initialized: Callable[[TransactionalProducer], None] | None = None,
-                 on_sent: Callable[[str, int], None] | None = None) -> None:
+                 on_sent: Callable[[str, int], None] | None = None,
+                 on_committed: Callable[[str], None] | None = None) -> None:
         self.txns = txns
         self.sim = txns.cluster.sim
         self.transactional_id = transactional_id
@@ -76,6 +77,7 @@ class TransactionalProducer:
         self.txn_timeout_ms = txn_timeout_ms
         self.on_initialized = on_initialized
         self.on_sent = on_sent
+        self.on_committed = on_committed
         self.state = P.UNINITIALIZED
         self.producer_id = -1
         self.producer_epoch = -1
@@ -282,6 +284,8 @@ class TransactionalProducer:
         self._flush()
 
     def _finish(self, commit: bool) -> None:
+        if commit and self.added and self.on_committed is not None:
+            self.on_committed(f"{self.transactional_id}/{self.instance}/{self.transactions}")
         (self.committed if commit else self.aborted).append(self.transactions)
         self.added = set()
         self.state = P.READY

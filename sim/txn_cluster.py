@@ -156,6 +156,9 @@ class TxnCluster:
                          f"WriteTxnMarkers answer to {broker}")
 
         def deliver() -> None:
+            slot = self.cluster.sim.slots[broker]
+            if not slot.running or slot.incarnation != incarnation:
+                return  # the request died with its sender (as the world's crash fence)
             leader = self.cluster.partition_leader(request.topic, request.partition)
             manager = self.cluster.replica_manager(leader)
             if manager is None:
