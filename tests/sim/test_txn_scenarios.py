@@ -83,3 +83,26 @@ def test_a_coordinator_failover_completes_the_transaction() -> None:
     assert committed_values(txns, "t", 0) == ["app/app-1/1/0", "app/app-1/1/1"]
     assert txns.find_coordinator("app") not in (None, coordinator)
     assert TRANSACTION_STATE_TOPIC == "__transaction_state"
+
+
+def test_kip360_unknown_producer_id_aborts_then_bumps_the_epoch() -> None:
+    txns = _world()
+    p = TransactionalProducer(txns, "app", "app-1")
+    p.init_transactions()
+    _until_idle(txns, p)
+    assert p.transaction([("t", 0, 2)], commit=True)
+    _until_idle(txns, p)
+    for broker in txns.cluster.config.broker_ids:   # the partition forgets the producer
+        manager = txns.cluster.replica_manager(broker)
+        assert manager is not None
+        for replica in manager.replicas.values():
+            replica.log.producers = {}
+    assert p.transaction([("t", 0, 1)], commit=True)
+    _until_idle(txns, p)
+    assert p.errors.get("UNKNOWN_PRODUCER_ID") == 1
+    assert p.state == TxnProducerState.READY and p.producer_epoch == 1
+    assert p.committed == [1] and p.aborted == [2]
+    assert p.transaction([("t", 0, 1)], commit=True)
+    _until_idle(txns, p)
+    assert p.committed == [1, 3]
+    assert committed_values(txns, "t", 0) == ["app/app-1/1/0", "app/app-1/1/1", "app/app-1/3/0"]
