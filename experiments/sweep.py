@@ -15,6 +15,7 @@ from typing import Any, TextIO
 from experiments.grid import build_grid, parse_params, single_run
 from experiments.model import Experiment, Row
 from experiments.registry import get_experiment
+from sim.timeline_html import write_timeline
 
 DEFAULT_RUNS = {"failover": 640, "visibility": 360, "swarm": 300}
 """Runs of a sweep without ``--runs``: a small sweep of about half a minute each."""
@@ -24,8 +25,8 @@ DEFAULT_MASTER = "local[*]"
 def run_command(name: str, *, runs: int | None = None, seed: int = 1,
                 params: list[str] | None = None, master: str = DEFAULT_MASTER,
                 out: str | None = None, as_json: bool = False, replay: int | None = None,
-                trace: str | None = None, stdout: TextIO | None = None,
-                stderr: TextIO | None = None) -> int:
+                trace: str | None = None, timeline: str | None = None,
+                stdout: TextIO | None = None, stderr: TextIO | None = None) -> int:
     """Run ``kraftsim experiment NAME``; returns the exit code (0: every run valid)."""
     stdout = stdout or sys.stdout
     stderr = stderr or sys.stderr
@@ -33,7 +34,10 @@ def run_command(name: str, *, runs: int | None = None, seed: int = 1,
     axes = parse_params(experiment, params or [])
     if replay is not None:
         spec = single_run(experiment, axes, seed, replay)
-        return _replay(experiment, spec, trace, stdout, stderr)
+        return _replay(experiment, spec, trace, timeline, stdout, stderr)
+    from experiments import preflight
+
+    preflight.check()
     from experiments.pipeline import run_sweep
     from experiments.spark_env import check_master
 
@@ -56,8 +60,10 @@ def run_command(name: str, *, runs: int | None = None, seed: int = 1,
     return 0 if summary["invalid"] == 0 else 1
 
 
-def _replay(experiment: Experiment, spec: Any, trace: str | None, stdout: TextIO,
-            stderr: TextIO) -> int:
+def _replay(experiment: Experiment, spec: Any, trace: str | None, timeline: str | None,
+            stdout: TextIO, stderr: TextIO) -> int:
+    """Rerun one row: its trace, its ``timeline.html`` (beside the trace unless given), the
+    row as JSON on stdout; what was written goes to stderr."""
     path = Path(trace or f"{spec.experiment}-{spec.scenario}-{spec.seed}.jsonl")
     try:
         stream = path.open("wb")
@@ -66,6 +72,15 @@ def _replay(experiment: Experiment, spec: Any, trace: str | None, stdout: TextIO
         return 1
     with stream:
         row: Row = experiment.run(spec, stream)
+    page = Path(timeline) if timeline else path.with_name("timeline.html")
+    title = f"kraftsim {spec.experiment} {spec.scenario}: seed {spec.seed} (run {spec.index})"
+    try:
+        write_timeline(path, page, title)
+    except OSError as exc:
+        stderr.write(f"kraftsim: error: cannot write timeline {page}: "
+                     f"{exc.strerror or exc}\n")
+        return 1
+    stderr.write(f"trace: {path}\ntimeline: {page}\n")
     stdout.write(json.dumps(row) + "\n")
     return 0 if row["valid"] == "true" else 1
 

@@ -2,11 +2,18 @@
 
 Reads ``.log`` segments, ``.checkpoint`` snapshots (and ``bootstrap.checkpoint``),
 ``quorum-state`` and ``meta.properties``, as written by Kafka or by kraftsim,
-and prints each batch (base and last offset, epoch, CRC verdict, control or
-data, position, size) and each record (offset, type, version, fields with
-Kafka's camelCase names). A damaged or missing file prints what could be read,
-then one line on stderr naming the file, the batch, its base offset and the
-byte position; the exit status is then 1. Run as ``python -m kraftsim.dump_log``.
+and prints each batch and each record with ``kafka-dump-log``'s key names
+(``baseOffset: … partitionLeaderEpoch: … isControl: … position: … CreateTime:
+… size: … magic: 2 compresscodec: … crc: … isvalid: true``, then
+``| offset: … CreateTime: … keySize: … valueSize: … sequence: … headerKeys: []
+payload: {"type":…,"version":…,"data":{…}}``, or the control record's JSON).
+Kafka's flags are accepted: ``--files F1,F2`` (besides positional files), and
+``--cluster-metadata-decoder``, ``--print-data-log``, ``--deep-iteration``
+and ``--skip-record-metadata``, which kraftsim needs not (it always decodes
+the metadata records) and ignores, apart from the last. A damaged or missing
+file prints what could be read, then one line on stderr naming the file, the
+batch, its base offset and the byte position; the exit status is then 1. Run as
+``python -m kraftsim.dump_log``.
 """
 
 from __future__ import annotations
@@ -22,12 +29,20 @@ from typing import Any, TextIO
 import msgspec
 
 from kafka_format import files
-from kafka_format.batch_format import DecodedBatch
-from kafka_format.control_records import UnknownControlRecord, control_record_name
+from kafka_format.batch_format import DecodedBatch, RecordFacts
+from kafka_format.control_records import (
+    UnknownControlRecord,
+    control_record_name,
+    encode_control_key,
+    encode_control_value,
+)
 from kafka_format.errors import DecodeFailure
+from kafka_format.metadata_serde import write_metadata_value
 from metadata.schema import MetadataRecord, record_to_json
 
 PROG = "kraftsim dump-log"
+DELETE_HORIZON_FLAG = 0x40
+"""The batch attribute bit saying that the base timestamp is a delete horizon."""
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -40,7 +55,17 @@ def build_parser() -> argparse.ArgumentParser:
             "quorum-state and meta.properties. Exits 1 if any file is missing or damaged."
         ),
     )
-    parser.add_argument("files", nargs="+", metavar="FILE", help="the files to print")
+    parser.add_argument("paths", nargs="*", metavar="FILE", help="the files to print")
+    parser.add_argument("--files", action="append", default=[], metavar="F1[,F2...]",
+                        help="the files to print, comma-separated (kafka-dump-log's flag)")
+    for flag, what in (("--cluster-metadata-decoder", "decodes metadata records"),
+                       ("--print-data-log", "prints the records"),
+                       ("--deep-iteration", "reads every record")):
+        parser.add_argument(flag, action="store_true",
+                            help=f"accepted for kafka-dump-log's sake: kraftsim always {what}")
+    parser.add_argument("--skip-record-metadata", action="store_true",
+                        help="print each record's payload without its offset, time, sizes "
+                             "and headers (as kafka-dump-log)")
     parser.add_argument(
         "--format",
         choices=("text", "json"),
@@ -68,55 +93,116 @@ def record_json(record: Any, version: int) -> dict[str, Any]:
             "data": msgspec.to_builtins(record)}  # fmt: skip
 
 
-def batch_json(decoded: DecodedBatch, with_records: bool) -> dict[str, Any]:
-    """A batch's facts, and its records unless ``with_records`` is false."""
+def _sizes(record: Any, facts: RecordFacts, control: bool) -> tuple[int, int]:
+    """keySize and valueSize of a record as stored (-1: no key)."""
+    key = facts.key
+    if key is None and control:
+        key = encode_control_key(record, facts.version)
+    value = facts.raw_value
+    if value is None:
+        if control:
+            value = encode_control_value(record, facts.unknown_tagged_fields)
+        else:
+            out = bytearray()
+            write_metadata_value(out, record, facts.version, facts.unknown_tagged_fields)
+            value = bytes(out)
+    return (-1 if key is None else len(key)), len(value)
+
+
+def _batch_facts(decoded: DecodedBatch) -> dict[str, Any]:
+    """A batch's facts under kafka-dump-log's key names, in its order."""
     batch = decoded.batch
-    out: dict[str, Any] = {
+    count = len(decoded.facts)
+    base_sequence = decoded.base_sequence
+    horizon = decoded.attributes & DELETE_HORIZON_FLAG
+    return {
         "baseOffset": batch.base_offset,
         "lastOffset": decoded.last_offset,
-        "count": len(decoded.facts),
-        "epoch": batch.epoch,
-        "isControl": decoded.is_control,
-        "position": decoded.position,
-        "size": decoded.size,
-        "appendTime": batch.append_time_ms,
-        "crc": decoded.crc,
-        "crcValid": True,
-        "compression": decoded.header.compression,
+        "count": count,
+        "baseSequence": base_sequence,
+        "lastSequence": -1 if base_sequence < 0 else base_sequence + count - 1,
         "producerId": decoded.producer_id,
+        "producerEpoch": decoded.producer_epoch,
+        "partitionLeaderEpoch": batch.epoch,
+        "isTransactional": decoded.header.is_transactional,
+        "isControl": decoded.is_control,
+        "deleteHorizonMs": f"OptionalLong[{decoded.base_timestamp}]" if horizon
+        else "OptionalLong.empty",
+        "position": decoded.position,
+        "CreateTime": batch.append_time_ms,
+        "size": decoded.size,
+        "magic": 2,
+        "compresscodec": decoded.header.compression,
+        "crc": decoded.crc,
+        "isvalid": True,
     }
+
+
+def _record_facts(decoded: DecodedBatch, index: int, record: Any,
+                  facts: RecordFacts) -> dict[str, Any]:
+    """One record's facts under kafka-dump-log's key names."""
+    key_size, value_size = _sizes(record, facts, decoded.is_control)
+    sequence = decoded.base_sequence
+    return {
+        "offset": decoded.batch.base_offset + index,
+        "CreateTime": decoded.base_timestamp + facts.timestamp_delta,
+        "keySize": key_size,
+        "valueSize": value_size,
+        "sequence": -1 if sequence < 0 else sequence + index,
+        "headerKeys": [key.decode("utf-8", "replace") for key, _ in facts.headers],
+    }
+
+
+def batch_json(decoded: DecodedBatch, with_records: bool) -> dict[str, Any]:
+    """A batch's facts (kafka-dump-log's names), and its records unless ``with_records``
+    is false."""
+    out = _batch_facts(decoded)
     if with_records:
         pairs = zip(decoded.records, decoded.facts, strict=True)
         out["records"] = [
-            {"offset": batch.base_offset + index, **record_json(record, facts.version)}
+            {**_record_facts(decoded, index, record, facts), **record_json(record, facts.version)}
             for index, (record, facts) in enumerate(pairs)
         ]
     return out
 
 
-def _batch_lines(decoded: DecodedBatch, with_records: bool) -> Iterator[str]:
-    batch = decoded.batch
-    yield (
-        f"baseOffset: {batch.base_offset} lastOffset: {decoded.last_offset} "
-        f"count: {len(decoded.facts)} epoch: {batch.epoch} "
-        f"isControl: {str(decoded.is_control).lower()} position: {decoded.position} "
-        f"size: {decoded.size} appendTime: {batch.append_time_ms} crc: {decoded.crc} "
-        f"crcValid: true compression: {decoded.header.compression}"
-    )
+def _text(value: Any) -> str:
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, list):
+        return "[" + ",".join(value) + "]"
+    return str(value)
+
+
+_CONTROL_LABELS = {"LeaderChange": "LeaderChange:", "SnapshotHeader": "SnapshotHeader",
+                   "SnapshotFooter": "SnapshotFooter", "KRaftVersion": "KRaftVersion",
+                   "KRaftVoters": "KRaftVoters"}
+
+
+def _batch_lines(decoded: DecodedBatch, with_records: bool,
+                 skip_record_metadata: bool = False) -> Iterator[str]:
+    yield " ".join(f"{key}: {_text(value)}" for key, value in _batch_facts(decoded).items())
     if not with_records:
         return
     for index, (record, facts) in enumerate(zip(decoded.records, decoded.facts, strict=True)):
         shown = record_json(record, facts.version)
-        data = json.dumps(shown["data"], separators=(",", ":"), ensure_ascii=False)
-        yield (
-            f"| offset: {batch.base_offset + index} {shown['type']} "
-            f"version: {shown['version']} {data}"
-        )
+        words = [] if skip_record_metadata else [
+            f"{key}: {_text(value)}"
+            for key, value in _record_facts(decoded, index, record, facts).items()]
+        if decoded.is_control:
+            data = json.dumps(shown["data"], separators=(",", ":"), ensure_ascii=False)
+            label = _CONTROL_LABELS.get(shown["type"])
+            words.append(f"{label} {data}" if label else f"controlType: {shown['type']}")
+        else:
+            payload = json.dumps(shown, separators=(",", ":"), ensure_ascii=False)
+            words.append(f"payload: {payload}")
+        yield "| " + " ".join(words)
 
 
 def _dump_batches(
     path: str, kind: str, batches: tuple[DecodedBatch, ...], extra: dict[str, Any],
     error: DecodeFailure | None, fmt: str, with_records: bool, out: TextIO,
+    skip_record_metadata: bool = False,
 ) -> None:
     if fmt == "json":
         document = {"file": path, "kind": kind, **extra,
@@ -130,11 +216,12 @@ def _dump_batches(
     for key, value in extra.items():
         out.write(f"{key}: {value}\n")
     for batch in batches:
-        for line in _batch_lines(batch, with_records):
+        for line in _batch_lines(batch, with_records, skip_record_metadata):
             out.write(line + "\n")
 
 
-def dump_file(path: str, fmt: str, with_records: bool, out: TextIO) -> DecodeFailure | None:
+def dump_file(path: str, fmt: str, with_records: bool, out: TextIO,
+              skip_record_metadata: bool = False) -> DecodeFailure | None:
     """Print one file; returns what stopped it, if anything did."""
     name = Path(path).name
     if name == files.QUORUM_STATE_FILE or name == files.META_PROPERTIES_FILE:
@@ -152,23 +239,29 @@ def dump_file(path: str, fmt: str, with_records: bool, out: TextIO) -> DecodeFai
         segment = files.read_segment_file(path)
         result = segment.result
         _dump_batches(path, "log segment", result.batches, {}, result.error, fmt, with_records,
-                      out)  # fmt: skip
+                      out, skip_record_metadata)  # fmt: skip
         return result.error
     snapshot = files.read_snapshot_file(path)
     snapshot_id = snapshot.snapshot_id
     extra = {"snapshotEndOffset": snapshot_id.end_offset, "snapshotEpoch": snapshot_id.epoch}
     decoded = snapshot.result
-    _dump_batches(path, "snapshot", decoded.batches, extra, decoded.error, fmt, with_records, out)
+    _dump_batches(path, "snapshot", decoded.batches, extra, decoded.error, fmt, with_records, out,
+                  skip_record_metadata)
     return decoded.error
 
 
 def main(argv: list[str] | None = None) -> int:
     """Run ``dump-log``; returns the exit status (0 when every file decoded whole)."""
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    paths = [*args.paths, *(p for item in args.files for p in item.split(",") if p.strip())]
+    if not paths:
+        parser.error("no file to print: give FILE... or --files F1[,F2...]")
     status = 0
     try:
-        for path in args.files:
-            failure = dump_file(path, args.format, not args.batches_only, sys.stdout)
+        for path in paths:
+            failure = dump_file(path.strip(), args.format, not args.batches_only, sys.stdout,
+                                args.skip_record_metadata)
             if failure is not None:
                 sys.stdout.flush()
                 print(f"{PROG}: error: {failure.describe()}", file=sys.stderr)

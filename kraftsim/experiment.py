@@ -18,7 +18,8 @@ def register(sub: Any) -> None:
                            "report.md and plots",
         description="Run a grid of seeded simulations as Spark tasks, write the rows as "
                     "Parquet, aggregate them with Spark SQL and write report.md with plots. "
-                    "With --replay, rerun one row without Spark and write its trace.")
+                    "With --replay, rerun one row without Spark and write its trace and "
+                    "timeline.html.")
     p.add_argument("experiment", metavar="EXPERIMENT", help="failover, visibility or swarm")
     p.add_argument("--runs", type=int, default=None,
                    help="runs in the sweep, dealt over the grid's cells (default: 640 "
@@ -35,6 +36,9 @@ def register(sub: Any) -> None:
                    help="rerun run INDEX of the cell given by --param, without Spark")
     p.add_argument("--trace", default=None, metavar="FILE",
                    help="with --replay: where to write the trace (JSON lines)")
+    p.add_argument("--timeline", default=None, metavar="FILE",
+                   help="with --replay: where to write the run's timeline page (default "
+                        "timeline.html beside the trace); self-contained HTML")
     p.set_defaults(handler=run)
 
 
@@ -47,7 +51,8 @@ def run(args: argparse.Namespace) -> int:
     try:
         return run_command(args.experiment, runs=args.runs, seed=args.seed, params=args.param,
                            master=args.master, out=args.out, as_json=args.json,
-                           replay=args.replay, trace=args.trace)
+                           replay=args.replay, trace=args.trace,
+                           timeline=args.timeline)
     except ExperimentError as exc:
         print(f"kraftsim: error: {exc}", file=sys.stderr)
         return 2

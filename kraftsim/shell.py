@@ -3,7 +3,9 @@
 With ``-c CMD`` (repeatable), ``-f FILE`` or a script on standard input the
 commands run in order, output on stdout and one-line errors on stderr; the
 exit code is 0 when all went well, 1 when a command failed, 2 when an
-invariant was violated. Otherwise the interactive shell starts. ``--demo``
+invariant was violated. As with Kafka's ``kafka-metadata-shell --snapshot FILE
+COMMAND...``, words after the options are one more command, run last.
+Otherwise the interactive shell starts. ``--demo``
 starts on the demo cluster; ``--log-dir``/``--snapshot`` open real Kafka files.
 """
 
@@ -11,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shlex
 import sys
 from pathlib import Path
 from typing import Any
@@ -48,6 +51,9 @@ def register(sub: Any) -> None:
     p.add_argument("--history-file", metavar="PATH", type=Path,
                    help="the interactive history (default $KRAFTSIM_HISTORY, else "
                         "$XDG_STATE_HOME/kraftsim/history)")
+    p.add_argument("words", nargs="*", metavar="COMMAND",
+                   help="one command to run (after any -c/-f), then exit, as "
+                        "kafka-metadata-shell takes it: kraftsim shell --snapshot FILE ls /image")
     p.set_defaults(handler=run)
 
 
@@ -92,12 +98,13 @@ def prepare(session: Session, args: argparse.Namespace) -> bool:
         except CommandError as exc:
             print(f"kraftsim shell: {exc}", file=sys.stderr)
             return False
+        session.flush_text("--demo")
     return True
 
 
 def run(args: argparse.Namespace) -> int:
     """Run the shell; see the module docs."""
-    interactive = not args.command and not args.file and sys.stdin.isatty()
+    interactive = not args.command and not args.file and not args.words and sys.stdin.isatty()
     session = Session(_print, output_format=args.format, interactive=interactive)
     if not prepare(session, args):
         return EXIT_FAILED
@@ -113,8 +120,10 @@ def run(args: argparse.Namespace) -> int:
         if script is None:
             return EXIT_FAILED
         lines.extend(script)
-    elif not args.command:
+    elif not args.command and not args.words:
         lines.extend(sys.stdin.read().splitlines())
+    if args.words:
+        lines.append(shlex.join(args.words))
     for line in lines:
         session.execute(line)
         if session.exit_requested:

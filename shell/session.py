@@ -8,11 +8,18 @@ one line: an unknown command, a bad argument or any failure prints one line
 and marks the session failed; nothing escapes as a traceback. After each
 command the lab reports operations whose outcome became known, and the first
 invariant violation is reported once.
+
+With ``--format json`` every output line is one JSON value: what a command
+prints as JSON (``cat``, ``ls``, ``find``, ``status``, ...) passes as it is,
+and its text lines (and the reports that follow it) are gathered into one
+object ``{"command": LINE, "output": [TEXT, ...]}`` printed after them.
+Errors stay one text line each on the error stream.
 """
 
 from __future__ import annotations
 
 import difflib
+import json
 from collections.abc import Callable
 from importlib import metadata
 
@@ -88,6 +95,17 @@ def split_words(line: str) -> list[str]:
     return words
 
 
+def _is_json(text: str) -> bool:
+    """Whether ``text`` is one JSON object or array on one line (a command's JSON output)."""
+    if not text.startswith(("{", "[")) or "\n" in text:
+        return False
+    try:
+        json.loads(text)
+    except ValueError:
+        return False
+    return True
+
+
 class Session:
     """State shared by the commands; see the module docs."""
 
@@ -104,12 +122,26 @@ class Session:
         self.failed = False
         self.violation_reported = False
         self.exit_requested = False
+        self._text: list[str] = []  # --format json: the running command's text lines
 
     # ------------------------------------------------------------------ output
     def out(self, text: str = "") -> None:
-        """Print lines of output."""
+        """Print lines of output (with ``--format json``: see the module docs)."""
+        if self.format == "json":
+            if _is_json(text):
+                self.sink(text, False)
+            else:
+                self._text.extend(text.split("\n"))
+            return
         for line in text.split("\n"):
             self.sink(line, False)
+
+    def flush_text(self, command: str) -> None:
+        """With ``--format json``: print the text lines gathered so far as one object."""
+        if self._text:
+            lines, self._text = self._text, []
+            self.sink(json.dumps({"command": command, "output": lines}, ensure_ascii=False),
+                      False)
 
     def error(self, text: str) -> None:
         """Print one error line and mark the session failed."""
@@ -170,6 +202,7 @@ class Session:
             self._dispatch(text)
         finally:
             self._after_command()
+            self.flush_text(text)
             ok = not self.failed
             self.failed = failed_before or self.failed
         return ok

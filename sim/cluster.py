@@ -35,6 +35,7 @@ from sim.invariants.transactions import TransactionInvariants
 from sim.network import LinkConfig
 from sim.seeds import named_random
 from sim.startup import DEFAULT_START_TIMEOUT_MS, start_cluster
+from sim.timeline import TraceNotes
 from sim.trace import Trace
 from sim.world import App, Monitor, NodeSlot, Simulation, WorldConfig
 
@@ -144,6 +145,8 @@ class KRaftCluster:
                                    *extra_monitors]
         if config.brokers_settings.lifecycle:
             monitors.insert(2, self.broker_invariants)
+        if trace_out is not None:  # notes for timeline.html; they leave the fingerprint alone
+            monitors.append(TraceNotes(self.txn_invariants))
         self.sim = Simulation(world, self._apps, monitors, Trace(trace_out))
         if initial_snapshot is not None:
             if initial_snapshot.snapshot_id.end_offset != 0:

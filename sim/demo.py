@@ -21,6 +21,7 @@ from controller import WriteMode
 from controller.handle import OperationHandle
 from controller.operations import CreateTopics, NewTopic
 from sim.cluster import ClusterConfig, KRaftCluster
+from sim.demo_gaps import StateLog, explain_gaps
 from sim.settings import parse_settings
 from sim.startup import start_cluster
 from sim.timeline import Timeline
@@ -59,6 +60,7 @@ class DemoResult(msgspec.Struct, kw_only=True):
     crashed_leader: int | None
     topic_on_brokers: dict[int, int | None]
     timeline: list[str]
+    gaps: list[str]
     events: int
     simulated_ms: int
     fingerprint: str
@@ -95,7 +97,8 @@ def run_demo(seed: int = DEMO_SEED, mode: WriteMode = WriteMode.TRANSACTIONAL,
     config = demo_config(seed, mode)
     cluster = KRaftCluster(config)
     timeline = Timeline(cluster.txn_invariants)
-    cluster.sim.monitors.append(timeline)
+    states = StateLog()
+    cluster.sim.monitors.extend([timeline, states])
     names = {n: f"controller {n}" for n in config.controller_ids}
     names.update({n: f"broker {n}" for n in config.broker_ids})
     start_cluster(cluster)
@@ -107,6 +110,7 @@ def run_demo(seed: int = DEMO_SEED, mode: WriteMode = WriteMode.TRANSACTIONAL,
                      f"{handle.first_offset}-{handle.last_offset}" if handle.error is None
                      else f"refused: {handle.error}"))
     crashed: int | None = None
+    crash_ms = old_epoch = 0
     if handle.error is None:
         cluster.run_until(lambda: _crash_window(cluster, handle) or handle.done, 30_000)
         if not handle.done:
@@ -115,6 +119,8 @@ def run_demo(seed: int = DEMO_SEED, mode: WriteMode = WriteMode.TRANSACTIONAL,
             timeline.note(cluster.sim.now, crashed,
                           f"crashes with offsets {cluster.history.end}-{handle.last_offset} "
                           f"of the operation not yet committed")
+            raft = cluster.sim.slots[crashed].raft
+            crash_ms, old_epoch = cluster.sim.now, raft.epoch if raft is not None else 0
             cluster.sim.crash(crashed)
         cluster.wait(handle, 30_000)
         timeline.note(cluster.sim.now, None, f"client sees {handle.description}: "
@@ -133,11 +139,29 @@ def run_demo(seed: int = DEMO_SEED, mode: WriteMode = WriteMode.TRANSACTIONAL,
     cluster.sim.run_for(1000)
     if after is not None:
         after(cluster.sim)
-    return _result(cluster, timeline, names, seed, mode, crashed)
+    gaps = _gaps(cluster, states, crashed, crash_ms, old_epoch) if crashed is not None else []
+    return _result(cluster, timeline, names, seed, mode, crashed, gaps)
+
+
+def _gaps(cluster: KRaftCluster, states: StateLog, crashed: int, crash_ms: int,
+          old_epoch: int) -> list[str]:
+    """The explanation of each gap after the crash (see :mod:`sim.demo_gaps`)."""
+    committed = [h.completed_at for h in cluster.handles
+                 if h.outcome() == "committed" and h.completed_at is not None
+                 and h.completed_at >= crash_ms]
+    first_shown: dict[int, int] = {}
+    for pub in cluster.txn_invariants.on_publish:
+        if committed and pub.at_ms >= committed[0] and pub.image.topic(DEMO_TOPIC) is not None:
+            first_shown.setdefault(pub.node_id, pub.at_ms)
+    return explain_gaps(states, crashed=crashed, crash_ms=crash_ms, old_epoch=old_epoch,
+                        controllers=cluster.config.controller_ids,
+                        brokers=cluster.config.broker_ids, raft=cluster.config.raft,
+                        committed_ms=committed[0] if committed else None,
+                        published_ms=max(first_shown.values()) if first_shown else None)
 
 
 def _result(cluster: KRaftCluster, timeline: Timeline, names: dict[int, str], seed: int,
-            mode: WriteMode, crashed: int | None) -> DemoResult:
+            mode: WriteMode, crashed: int | None, gaps: list[str]) -> DemoResult:
     reference = cluster.txn_invariants.reference
     violation = cluster.sim.violation
     topic_sizes: dict[int, int | None] = {}
@@ -161,6 +185,7 @@ def _result(cluster: KRaftCluster, timeline: Timeline, names: dict[int, str], se
         crashed_leader=crashed,
         topic_on_brokers=topic_sizes,
         timeline=timeline.render(names),
+        gaps=gaps,
         events=cluster.sim.events,
         simulated_ms=cluster.sim.now,
         fingerprint=cluster.sim.trace.fingerprint,
@@ -174,6 +199,9 @@ def format_demo(result: DemoResult) -> str:
              f"partitions, at most {DEMO_BATCH} records per batch and {DEMO_FETCH} per fetch",
              "", "timeline:"]
     lines += ["  " + line for line in result.timeline]
+    if result.gaps:
+        lines += ["", "why the gaps:"]
+        lines += ["  - " + gap for gap in result.gaps]
     lines.append("")
     lines.append("summary:")
     epochs = ", ".join(f"{e['epoch']} (controller {e['leader']})" for e in result.leader_epochs)

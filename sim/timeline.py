@@ -18,6 +18,78 @@ from sim.invariants.transactions import Publication, TransactionInvariants
 from sim.world import Monitor, NodeSlot, Simulation
 
 
+class TraceNotes(Monitor):
+    """Writes notes into a cluster run's trace file for :mod:`sim.timeline_html`.
+
+    After every event: a ``node`` note when a node's status, raft role, epoch
+    or leader changed; ``txn`` notes when a Begin, End or Abort commits;
+    ``active`` when a controller activates (with its first writes);
+    ``publish`` when a broker publishes an image; ``fault`` when a fault is
+    applied (with the node it resolved to). Notes do not enter the trace's
+    fingerprint (see :mod:`sim.trace`).
+    """
+
+    def __init__(self, txn: TransactionInvariants) -> None:
+        self.txn = txn
+        self._nodes: dict[int, tuple[str, str, int, int | None]] = {}
+        self._transactions_seen = 0
+        self._closed_seen = 0
+        self._publications_seen = 0
+        self._faults_seen = 0
+        self._activations: dict[int, int] = {}
+
+    def check(self, sim: Simulation, touched: Sequence[NodeSlot]) -> None:
+        """Note what the last event changed."""
+        trace, now = sim.trace, sim.now
+        for slot in sim.slots.values():
+            raft = slot.raft
+            state = (slot.status.value, raft.role.value if raft else "", raft.epoch if raft else -1,
+                     raft.leader_id if raft else None)
+            if self._nodes.get(slot.node_id) != state:
+                self._nodes[slot.node_id] = state
+                trace.note({"t": now, "note": "node", "node": slot.node_id, "status": state[0],
+                            "role": state[1], "epoch": state[2], "leader": state[3]})
+            for app in slot.apps:
+                if isinstance(app, QuorumController):
+                    self._activated(sim, slot.node_id, app)
+        while self._faults_seen < len(sim.faults_applied):
+            trace.note({"t": now, "note": "fault",
+                        "what": sim.faults_applied[self._faults_seen]})
+            self._faults_seen += 1
+        self._markers(sim)
+        publications = self.txn.on_publish
+        for pub in publications[self._publications_seen:]:
+            trace.note({"t": pub.at_ms, "note": "publish", "node": pub.node_id,
+                        "offset": pub.image.offset, "topics": len(pub.image.topics_by_name)})
+        self._publications_seen = len(publications)
+
+    def _activated(self, sim: Simulation, node_id: int, controller: QuorumController) -> None:
+        seen = self._activations.get(node_id, 0)
+        for epoch, records in controller.activations[seen:]:
+            kinds = sorted({type(r).__name__ for r in records})
+            sim.trace.note({"t": sim.now, "note": "active", "node": node_id, "epoch": epoch,
+                            "writes": kinds})
+        self._activations[node_id] = len(controller.activations)
+
+    def _markers(self, sim: Simulation) -> None:
+        transactions = self.txn.reference.transactions
+        notes: list[tuple[int, dict[str, object]]] = []
+        for txn in transactions[self._transactions_seen:]:
+            notes.append((txn.begin_offset, {"marker": "begin", "offset": txn.begin_offset,
+                                             "name": txn.name}))
+        self._transactions_seen = len(transactions)
+        closed = [t for t in transactions if t.close_offset is not None]
+        for txn in closed[self._closed_seen:]:
+            assert txn.close_offset is not None
+            notes.append((txn.close_offset, {
+                "marker": "end" if txn.outcome == "committed" else "abort",
+                "offset": txn.close_offset, "name": txn.name, "begin": txn.begin_offset,
+                "records": txn.records}))
+        self._closed_seen = len(closed)
+        for _, note in sorted(notes, key=lambda n: n[0]):
+            sim.trace.note({"t": sim.now, "note": "txn", **note})
+
+
 class TimelineEntry(msgspec.Struct, frozen=True):
     """One line of the timeline."""
 

@@ -4,6 +4,12 @@ One line per processed event, keys in a fixed order, simulated time only, so
 that the same seed gives a byte-identical trace in any process (whatever its
 PYTHONHASHSEED). The fingerprint is the SHA-256 of every line; it is computed
 even when no trace file is written.
+
+Notes (:meth:`Trace.note`, lines with a ``"note"`` key) annotate a written
+trace with what the events did: node status and role changes, transaction
+markers as they commit, broker publications, faults. They are written only
+to a trace file and are not part of the fingerprint, which is therefore the
+same with and without a file. :mod:`sim.timeline_html` draws a trace.
 """
 
 from __future__ import annotations
@@ -31,6 +37,16 @@ class Trace:
         self.lines += 1
         if self.out is not None:
             self.out.write(data)
+
+    @property
+    def recording(self) -> bool:
+        """Whether lines go to a file (notes are only worth making then)."""
+        return self.out is not None
+
+    def note(self, line: dict[str, Any]) -> None:
+        """Add an annotation to the file only: not counted, not in the fingerprint."""
+        if self.out is not None:
+            self.out.write(_encoder.encode(line) + b"\n")
 
     @property
     def fingerprint(self) -> str:

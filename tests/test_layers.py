@@ -59,7 +59,8 @@ THIRD_PARTY: dict[str, frozenset[str]] = {
     "kafka_format": frozenset({"msgspec", "google_crc32c"}),
     "controller": frozenset({"msgspec", "sortedcontainers", "immutables"}),
     "broker": frozenset({"msgspec", "immutables"}),
-    "sim": frozenset({"msgspec", "sortedcontainers", "immutables"}),
+    # hypothesis and pytest: sim/testing only (the kraftsim[testing] extra)
+    "sim": frozenset({"msgspec", "sortedcontainers", "immutables", "hypothesis", "pytest"}),
     "shell": frozenset({"msgspec", "prompt_toolkit"}),
     "experiments": frozenset({"msgspec", "pyspark", "pandas", "pyarrow", "matplotlib"}),
     "bench": frozenset({"msgspec", "google_crc32c", "pandas", "pyarrow"}),
@@ -468,3 +469,12 @@ def test_planted_impurities_are_reported(scratch: Path) -> None:
 def test_a_violation_names_file_line_and_import() -> None:
     violation = Violation("broker/planted.py", 3, "forbidden import of controller")
     assert str(violation) == "broker/planted.py:3: forbidden import of controller"
+
+
+def test_only_sim_testing_uses_the_test_libraries() -> None:
+    """hypothesis and pytest are the optional ``testing`` extra: sim/testing/ alone uses them."""
+    found = [f"{_relative(REPO, path)}:{imp.line}: {imp.module}"
+             for path in source_files(REPO, "sim")
+             if "testing" not in path.relative_to(REPO / "sim").parts
+             for imp in imports_of(REPO, path) if imp.top in {"hypothesis", "pytest"}]
+    assert not found, "\n".join(found)

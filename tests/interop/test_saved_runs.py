@@ -49,7 +49,8 @@ def test_the_shell_opens_a_saved_demo_with_its_abort(tmp_path: Path,
     assert main(["dump-log", str(tmp_path / "d" / "controller-3001" / "__cluster_metadata-0" /
                                  "00000000000000000000.log")]) == 0
     out = capsys.readouterr().out
-    assert 'ABORT_TRANSACTION_RECORD version: 0 {"reason":"Controller failover"}' in out
+    assert ('payload: {"type":"ABORT_TRANSACTION_RECORD","version":0,'
+            '"data":{"reason":"Controller failover"}}') in out
 
 
 def test_save_refuses_a_non_empty_directory(tmp_path: Path) -> None:

@@ -23,11 +23,34 @@ def test_text_output(kafka_data: Path, capsys: pytest.CaptureFixture[str]) -> No
     out, err = capsys.readouterr()
     assert err == ""
     lines = out.splitlines()
-    assert lines[1].startswith("baseOffset: 0 lastOffset: 0 count: 1 epoch: 1 isControl: true")
-    assert "crcValid: true" in lines[1]
-    assert "| offset: 0 LeaderChange version: 0" in lines[2]
-    assert '| offset: 1 BEGIN_TRANSACTION_RECORD version: 0 {"name":"Bootstrap records"}' in out
+    # kafka-dump-log's key names, in its order
+    assert lines[1] == (
+        "baseOffset: 0 lastOffset: 0 count: 1 baseSequence: -1 lastSequence: -1 producerId: -1 "
+        "producerEpoch: -1 partitionLeaderEpoch: 1 isTransactional: false isControl: true "
+        "deleteHorizonMs: OptionalLong.empty position: 0 CreateTime: 1738908227548 size: 91 "
+        "magic: 2 compresscodec: none crc: 3440531446 isvalid: true")
+    assert lines[2] == (
+        "| offset: 0 CreateTime: 1738908227548 keySize: 4 valueSize: 19 sequence: -1 "
+        'headerKeys: [] LeaderChange: {"leaderId":1,"voters":[1],"grantingVoters":[1],'
+        '"version":0}')
+    assert ('| offset: 1 CreateTime: 1738908227638 keySize: -1 valueSize: 24 sequence: -1 '
+            'headerKeys: [] payload: {"type":"BEGIN_TRANSACTION_RECORD","version":0,'
+            '"data":{"name":"Bootstrap records"}}') in lines
     assert '{"name":"metadata.version","featureLevel":20}' in out
+
+
+def test_kafkas_flags_are_accepted(kafka_data: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    log = bootstrap_log(kafka_data)
+    assert main([str(log)]) == 0
+    expected = capsys.readouterr().out
+    assert main(["--files", str(log), "--cluster-metadata-decoder", "--print-data-log",
+                 "--deep-iteration"]) == 0
+    assert capsys.readouterr().out == expected
+    checkpoint = log.parent.parent / "bootstrap.checkpoint"
+    assert main(["--files", f"{log},{checkpoint}", "--skip-record-metadata"]) == 0
+    out = capsys.readouterr().out
+    assert f"Dumping {checkpoint}" in out
+    assert '| payload: {"type":"BEGIN_TRANSACTION_RECORD"' in out
 
 
 def test_json_output(kafka_data: Path, capsys: pytest.CaptureFixture[str]) -> None:
