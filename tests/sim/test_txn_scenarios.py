@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from broker.txn.coordinator import TRANSACTION_STATE_TOPIC
 from broker.txn.fetch import READ_COMMITTED, fetch_log, filter_committed
+from broker.txn.mutations import TxnMutation
 from controller.operations import CreateTopics, NewTopic
 from sim.cluster import ClusterConfig, KRaftCluster
+from sim.invariants.producer_txn import ProducerTxnInvariants
 from sim.txn_clients import TransactionalProducer, TxnProducerState
 from sim.txn_cluster import TxnCluster
 
@@ -106,3 +108,64 @@ def test_kip360_unknown_producer_id_aborts_then_bumps_the_epoch() -> None:
     _until_idle(txns, p)
     assert p.committed == [1, 3]
     assert committed_values(txns, "t", 0) == ["app/app-1/1/0", "app/app-1/1/1", "app/app-1/3/0"]
+
+
+# ---------------------------------------------------------------- each mutation, scripted
+def _mutated(mutation: TxnMutation) -> tuple[TxnCluster, ProducerTxnInvariants]:
+    monitor = ProducerTxnInvariants()
+    cluster = KRaftCluster(ClusterConfig(seed=1, controllers=3, brokers=3),
+                           extra_monitors=[monitor])
+    cluster.start()
+    assert cluster.wait(cluster.submit(CreateTopics((NewTopic("t", 2, 3),))))
+    txns = TxnCluster(cluster, mutations=frozenset({mutation}),
+                      on_transition=lambda b, t, x, y: monitor.transition(b, t, x, y))
+    assert txns.start()
+    cluster.sim.run_for(1_000)
+    return txns, monitor
+
+
+def _producer(txns: TxnCluster, monitor: ProducerTxnInvariants, instance: str
+              ) -> TransactionalProducer:
+    p = TransactionalProducer(
+        txns, "app", instance,
+        on_initialized=lambda q: monitor.initialized(q.transactional_id, q.instance,
+                                                     txns.cluster.sim.now),
+        on_sent=monitor.sent, on_committed=monitor.commit_acknowledged)
+    p.init_transactions()
+    txns.cluster.sim.run_until_true(lambda: p.idle, 30_000)
+    return p
+
+
+def _violation(txns: TxnCluster) -> str | None:
+    txns.cluster.sim.run_for(30_000)
+    violation = txns.cluster.sim.violation
+    return violation.invariant if violation is not None else None
+
+
+def test_lso_ignoring_open_transactions_is_caught() -> None:
+    txns, monitor = _mutated(TxnMutation.LSO_IGNORES_OPEN_TXN)
+    p = _producer(txns, monitor, "app-1")
+    p.transaction([("t", 0, 2)], commit=False)
+    assert _violation(txns) == "ReadCommittedOnlyCommitted"
+
+
+def test_an_unbumped_fence_lets_the_zombie_commit() -> None:
+    txns, monitor = _mutated(TxnMutation.EPOCH_NOT_BUMPED_ON_FENCE)
+    old = _producer(txns, monitor, "app-1")
+    new = _producer(txns, monitor, "app-2")
+    assert new.producer_epoch == old.producer_epoch
+    old.transaction([("t", 0, 1)], commit=True)
+    assert _violation(txns) == "ZombieNeverCommits"
+
+
+def test_markers_before_a_durable_prepare_lose_an_acknowledged_commit() -> None:
+    txns, monitor = _mutated(TxnMutation.MARKERS_BEFORE_PREPARE_DURABLE)
+    p = _producer(txns, monitor, "app-1")
+    sim = txns.cluster.sim
+    p.transaction([("t", 0, 1), ("t", 1, 1)], commit=True)
+    assert sim.run_until_true(lambda: p.state == TxnProducerState.COMMITTING_TRANSACTION,
+                              30_000)
+    coordinator = txns.find_coordinator("app")
+    assert coordinator is not None
+    sim.crash(coordinator)
+    assert _violation(txns) == "AckedCommitNeverAborts"
