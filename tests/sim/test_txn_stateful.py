@@ -112,7 +112,8 @@ class TxnWorld(RuleBasedStateMachine):
     def new_instance(self, which: str) -> None:
         old = self.current[which]
         self.zombies[which].append(old)
-        self.current[which] = self._instance(which)
+        self.current[which] = new = self._instance(which)
+        self.cluster.sim.run_until_true(lambda: new.idle, 10_000)  # the app restarts
         self._step()
 
     @rule(which=st.sampled_from(IDS), parts=PARTS)
@@ -125,6 +126,7 @@ class TxnWorld(RuleBasedStateMachine):
     @rule(which=st.sampled_from(IDS))
     def crash_coordinator_after_end_txn(self, which: str) -> None:
         producer = self.current[which]
+        producer.transaction([("t", 0, 1), ("t", 1, 1)], True)
         sim = self.cluster.sim
         sim.run_until_true(lambda: producer.state in (
             TxnProducerState.COMMITTING_TRANSACTION, TxnProducerState.ABORTING_TRANSACTION),
@@ -155,6 +157,10 @@ class TxnWorld(RuleBasedStateMachine):
 
     @rule(ms=st.sampled_from([10, 300, 3_000, 20_000]))
     def run(self, ms: int) -> None:
+        """Every ready producer, zombies included, keeps transacting while time passes."""
+        for txn_id in IDS:
+            for producer in (*self.zombies[txn_id][-1:], self.current[txn_id]):
+                producer.transaction([("t", producer.transactions % 2, 1)], True)
         self.cluster.sim.run_for(ms)
         self._step()
 
@@ -186,5 +192,5 @@ def test_transactions_hold_their_invariants_longer() -> None:
 def test_an_injected_transaction_bug_is_caught_and_shrunk(mutation: TxnMutation) -> None:
     TxnWorld.failing_steps = None
     with pytest.raises(InvariantViolation):
-        _run(frozenset({mutation}), examples=80, steps=25)
-    assert TxnWorld.failing_steps is None or TxnWorld.failing_steps <= 25
+        _run(frozenset({mutation}), examples=100, steps=15)
+    assert TxnWorld.failing_steps is None or TxnWorld.failing_steps <= 15
