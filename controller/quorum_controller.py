@@ -110,6 +110,8 @@ class QuorumController:
         self._next_op_id += 1
         image = self.image
         chosen = mode or self.config.write_mode or default_mode(image.metadata_version)
+        if chosen is WriteMode.ATOMIC and getattr(operation, "splits_when_atomic", False):
+            chosen = WriteMode.NON_ATOMIC
         handle = OperationHandle(self._next_op_id, operation.describe(), self.node_id, now,
                                  chosen.value)
         if self.fault is not None:

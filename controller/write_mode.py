@@ -5,7 +5,11 @@
   Begin(name), the records, End, split into batches of at most
   ``max_records_per_batch`` records (markers included).
 - ``atomic`` (Kafka as built for most operations): one batch, or
-  POLICY_VIOLATION and nothing written when the records do not fit.
+  POLICY_VIOLATION and nothing written when the records do not fit. Operations
+  that Kafka writes as non-atomic results (a broker's fence and controlled
+  shutdown, whose PartitionChangeRecords can be many) say so with a class
+  attribute ``splits_when_atomic = True`` and are written non-atomically in
+  this mode: refusing them would leave a dead broker unfenced and leader.
 - ``non-atomic`` (Kafka as built for some operations): split into batches
   without markers, so a failover can commit a prefix.
 """

@@ -117,9 +117,40 @@ VISIBILITY_QUERIES: dict[str, str] = {
 }
 """The visibility tables."""
 
+BROKER_FAILOVER_QUERIES: dict[str, str] = {
+    "overall": f"SELECT {_VERDICTS}, sum(records_lost) AS records_lost, "
+               f"sum(duplicates) AS duplicates FROM runs",
+    "by_mode": f"""
+        SELECT mode, count(*) AS runs, {_flag("valid = 'false'")} AS invalid,
+               {_flag("valid = 'unknown'")} AS unknown,
+               {_flag("fence_ms IS NULL")} AS never_fenced,
+               percentile(fence_ms, 0.5) AS fence_p50_ms, max(fence_ms) AS fence_max_ms,
+               percentile(leaders_ms, 0.5) AS leaders_p50_ms, max(leaders_ms) AS leaders_max_ms,
+               percentile(unavailable_max_ms, 0.5) AS unavailable_p50_ms,
+               percentile(unavailable_max_ms, 0.99) AS unavailable_p99_ms,
+               round(avg(partition_changes), 1) AS partition_changes_mean,
+               sum(records_lost) AS records_lost, sum(duplicates) AS duplicates
+        FROM runs GROUP BY mode ORDER BY mode""",
+    "by_cell": f"""
+        SELECT scenario, mode, count(*) AS runs,
+               percentile(fence_ms, 0.5) AS fence_p50_ms,
+               percentile(leaders_ms, 0.5) AS leaders_p50_ms,
+               percentile(unavailable_max_ms, 0.5) AS unavailable_p50_ms,
+               max(unavailable_max_ms) AS unavailable_max_ms,
+               round(avg(partition_changes), 1) AS partition_changes_mean,
+               sum(records_lost) AS records_lost, sum(duplicates) AS duplicates,
+               {_flag("valid = 'false'")} AS invalid, {_flag("valid = 'unknown'")} AS unknown
+        FROM runs GROUP BY scenario, mode ORDER BY scenario, mode""",
+    "failures": """
+        SELECT scenario, mode, valid, invariant, message, replay
+        FROM runs WHERE valid <> 'true' ORDER BY valid, scenario, mode, run_index LIMIT 20""",
+}
+"""The broker-failover tables."""
+
 QUERIES: dict[str, dict[str, str]] = {"failover": FAILOVER_QUERIES,
                                       "visibility": VISIBILITY_QUERIES,
-                                      "swarm": SWARM_QUERIES}
+                                      "swarm": SWARM_QUERIES,
+                                      "broker-failover": BROKER_FAILOVER_QUERIES}
 
 
 @dataclass
@@ -156,6 +187,8 @@ def summarize(aggregates: Aggregates) -> dict[str, Any]:
     if aggregates.experiment == "swarm":
         return summarize_tables(aggregates.tables)
     overall = aggregates.tables["overall"].iloc[0]
+    if aggregates.experiment == "broker-failover":
+        return _broker_summary(aggregates, overall)
     summary: dict[str, Any] = {
         "experiment": aggregates.experiment,
         "runs": int(overall["runs"]),
@@ -180,4 +213,34 @@ def summarize(aggregates: Aggregates) -> dict[str, Any]:
             entry["latency_p99_ms"] = _number(row["latency_p99_ms"])
             entry["refusals"] = int(row["refusals"] or 0)
         summary["modes"][str(row["mode"])] = entry
+    return summary
+
+
+def _broker_summary(aggregates: Aggregates, overall: Any) -> dict[str, Any]:
+    """broker-failover: verdicts (``violations`` = invalid runs), records lost and
+    duplicates, and per mode the fence, new-leader and unavailability times."""
+    summary: dict[str, Any] = {
+        "experiment": aggregates.experiment,
+        "runs": int(overall["runs"]),
+        "valid": int(overall["valid"] or 0),
+        "invalid": int(overall["invalid"] or 0),
+        "violations": int(overall["invalid"] or 0),
+        "unknown": int(overall["unknown"] or 0),
+        "records_lost": int(overall["records_lost"] or 0),
+        "duplicates": int(overall["duplicates"] or 0),
+        "modes": {},
+    }
+    for _, row in aggregates.tables["by_mode"].iterrows():
+        summary["modes"][str(row["mode"])] = {
+            "runs": int(row["runs"]), "invalid": int(row["invalid"] or 0),
+            "unknown": int(row["unknown"] or 0),
+            "never_fenced": int(row["never_fenced"] or 0),
+            "fence_p50_ms": _number(row["fence_p50_ms"]),
+            "leaders_p50_ms": _number(row["leaders_p50_ms"]),
+            "unavailable_p50_ms": _number(row["unavailable_p50_ms"]),
+            "unavailable_p99_ms": _number(row["unavailable_p99_ms"]),
+            "partition_changes_mean": _number(row["partition_changes_mean"]),
+            "records_lost": int(row["records_lost"] or 0),
+            "duplicates": int(row["duplicates"] or 0),
+        }
     return summary

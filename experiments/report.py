@@ -59,6 +59,8 @@ def write_report(folder: Path, experiment: Experiment, aggregates: Aggregates,
         body = _failover(folder, tables)
     elif experiment.name == "swarm":
         body = report_section(tables, markdown_table)
+    elif experiment.name == "broker-failover":
+        body = _broker_failover(tables)
     else:
         body = _visibility(folder, tables)
     summary = aggregates.summary
@@ -82,6 +84,15 @@ def write_report(folder: Path, experiment: Experiment, aggregates: Aggregates,
     path = folder / "report.md"
     path.write_text("\n".join([*head, "", *body, *columns]) + "\n")
     return path
+
+
+def _broker_failover(tables: dict[str, Any]) -> list[str]:
+    lines = ["## By write mode", "",
+             "Times are from the fault, in simulated ms; unavailability is the longest wait "
+             "of a partition's producer for an acknowledgement (the worst partition of a run).",
+             "", markdown_table(tables["by_mode"]), "",
+             "## By scenario and write mode", "", markdown_table(tables["by_cell"]), ""]
+    return [*lines, *_failures(tables["failures"])]
 
 
 def _failures(frame: Any) -> list[str]:

@@ -17,7 +17,7 @@ from experiments.model import Experiment, Row
 from experiments.registry import get_experiment
 from sim.timeline_html import write_timeline
 
-DEFAULT_RUNS = {"failover": 640, "visibility": 360, "swarm": 300}
+DEFAULT_RUNS = {"failover": 640, "visibility": 360, "swarm": 300, "broker-failover": 120}
 """Runs of a sweep without ``--runs``: a small sweep of about half a minute each."""
 DEFAULT_MASTER = "local[*]"
 
@@ -87,6 +87,8 @@ def _replay(experiment: Experiment, spec: Any, trace: str | None, timeline: str 
 
 def format_summary(summary: dict[str, Any]) -> str:
     """The sweep's summary as a few lines of text."""
+    if summary["experiment"] == "broker-failover":
+        return _broker_summary_text(summary)
     lines = [f"{summary['experiment']}: {summary['runs']:,} runs on {summary['master']} in "
              f"{summary['wall_s']} s: {summary['valid']:,} valid, {summary['invalid']:,} "
              f"invalid, {summary['unknown']:,} unknown"]
@@ -105,6 +107,23 @@ def format_summary(summary: dict[str, Any]) -> str:
         lines[1] = lines[1].replace("recovery p50", " latency p50")
         lines.append("  (visibility: committed/aborted count operations and transactions; "
                      "latency = submit -> published on a broker)")
+    out = Path(summary["out"])
+    lines.append(f"report: {out / 'report.md'}; rows: {out / 'runs'}/")
+    return "\n".join(lines)
+
+
+def _broker_summary_text(summary: dict[str, Any]) -> str:
+    lines = [f"broker-failover: {summary['runs']:,} runs on {summary['master']} in "
+             f"{summary['wall_s']} s: {summary['valid']:,} valid, {summary['invalid']:,} "
+             f"invalid, {summary['unknown']:,} unknown; records lost {summary['records_lost']:,}"
+             f", duplicates {summary['duplicates']:,}",
+             f"  {'mode':<14}{'runs':>7}{'fence p50':>11}{'leaders p50':>13}"
+             f"{'unavail p50':>13}{'p99':>8}{'PartChange':>12}{'lost':>6}{'dup':>5}"]
+    for mode, e in summary["modes"].items():
+        lines.append(f"  {mode:<14}{e['runs']:>7}{_ms(e['fence_p50_ms']):>11}"
+                     f"{_ms(e['leaders_p50_ms']):>13}{_ms(e['unavailable_p50_ms']):>13}"
+                     f"{_ms(e['unavailable_p99_ms']):>8}{_ms(e['partition_changes_mean']):>12}"
+                     f"{e['records_lost']:>6}{e['duplicates']:>5}")
     out = Path(summary["out"])
     lines.append(f"report: {out / 'report.md'}; rows: {out / 'runs'}/")
     return "\n".join(lines)

@@ -8,6 +8,7 @@ from collections.abc import Callable
 from typing import Any
 
 from bench import kafka_format as file_bench
+from bench.broker_fence import bench_fence_one_broker
 from bench.metadata import (
     bench_controller_apply,
     bench_million_partitions,
@@ -20,7 +21,8 @@ from bench.raft import bench_commit_throughput, bench_idle_quorum
 SUITES: dict[str, list[Callable[[Callable[[str], None]], object]]] = {
     "raft": [bench_idle_quorum, bench_commit_throughput],
     "controller": [bench_controller_apply, bench_rollback],
-    "broker": [bench_publish_small_change, bench_snapshot_load, bench_million_partitions],
+    "broker": [bench_publish_small_change, bench_snapshot_load, bench_million_partitions,
+               bench_fence_one_broker],
 }
 """Benchmark functions by layer (``files`` runs the Kafka file codec benchmark)."""
 

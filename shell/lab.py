@@ -19,6 +19,7 @@ from controller.write_mode import WriteMode
 from metadata.image import MetadataImage
 from shell.errors import CommandError
 from shell.formatting import plural
+from sim.clients import Producer
 from sim.cluster import ClusterConfig, KRaftCluster
 from sim.world import NodeStatus
 
@@ -57,6 +58,21 @@ def describe_submission(handle: OperationHandle) -> str:
             f"{handle.first_offset}-{handle.last_offset}")
 
 
+class LabProducer:
+    """A ``produce`` command's producer and what of it was reported."""
+
+    def __init__(self, number: int, producer: Producer) -> None:
+        self.number = number
+        self.producer = producer
+        self.acks_reported = 0
+        self.failures_reported = 0
+
+    @property
+    def name(self) -> str:
+        """``produce 2 (orders/0)``."""
+        return f"produce {self.number} ({self.producer.topic}/{self.producer.partition})"
+
+
 class Lab:
     """A :class:`KRaftCluster` with the shell's bookkeeping; see the module docs."""
 
@@ -64,6 +80,7 @@ class Lab:
         self.config = config
         self.cluster = KRaftCluster(config)
         self.ops: list[LabOperation] = []
+        self.producers: list[LabProducer] = []
         self.reports: list[str] = []
         self.view = config.broker_ids[0] if config.brokers else config.controller_ids[0]
 
@@ -180,15 +197,45 @@ class Lab:
                 op.reported = True
                 self.reports.append(f"{op.name}: failed: {handle.error}")
 
+    def produce(self, topic: str, partition: int, count: int, acks: int,
+                idempotent: bool) -> int:
+        """Hand ``count`` records to a new producer as one batch; returns its number."""
+        number = len(self.producers) + 1
+        producer = Producer(self.cluster, f"prod{number}", topic, partition, acks=acks,
+                            idempotent=idempotent, batch_size=count)
+        self.producers.append(LabProducer(number, producer))
+        producer.send(count)
+        return number
+
+    def _service_producers(self) -> None:
+        for lab_producer in self.producers:
+            producer = lab_producer.producer
+            for ack in producer.acknowledged[lab_producer.acks_reported:]:
+                last = ack.first_offset + len(ack.values) - 1
+                where = "(not waited for: acks=0)" if ack.first_offset < 0 else \
+                    f"at offsets {ack.first_offset}-{last}"
+                self.reports.append(f"{lab_producer.name}: {plural(len(ack.values), 'record')}"
+                                    f" acknowledged {where} at {ack.at_ms} ms")
+            lab_producer.acks_reported = len(producer.acknowledged)
+            for values, error in producer.failed[lab_producer.failures_reported:]:
+                self.reports.append(f"{lab_producer.name}: failed: {error} "
+                                    f"({plural(len(values), 'record')} not written)")
+            lab_producer.failures_reported = len(producer.failed)
+
     def drain_reports(self) -> list[str]:
-        """Lines about operations since the last call."""
+        """Lines about operations and producers since the last call."""
         self.service()
+        self._service_producers()
         out, self.reports = self.reports, []
         return out
 
     def pending_operations(self) -> int:
         """Operations submitted from the shell that are not finished yet."""
         return sum(1 for op in self.ops if not op.handle.done or op.waiting_retry)
+
+    def pending_produces(self) -> int:
+        """``produce`` batches not yet acknowledged or failed."""
+        return sum(1 for p in self.producers if not p.producer.idle)
 
     # ------------------------------------------------------------------ time
     def run_until(self, predicate: Callable[[], bool], timeout_ms: int) -> bool:

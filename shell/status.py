@@ -43,6 +43,25 @@ def _node(lab: Lab, node_id: int) -> dict[str, Any]:
     return row
 
 
+def brokers_json(lab: Lab) -> list[dict[str, Any]] | None:
+    """The brokers' registrations (Kafka's BrokerRegistration fields) as the active
+    controller's committed state holds them; None without broker lifecycles."""
+    if not lab.config.brokers_settings.lifecycle:
+        return None
+    cluster = lab.cluster
+    active = cluster.active_controller()
+    image = active.committed_image() if active is not None and active.fault is None else None
+    if image is None:
+        broker = cluster.any_running_broker()
+        loader = cluster.loader(broker) if broker is not None else None
+        image = loader.published if loader is not None else None
+    if image is None:
+        return []
+    return [{"brokerId": b, "brokerEpoch": reg.epoch, "fenced": reg.fenced,
+             "inControlledShutdown": reg.in_controlled_shutdown}
+            for b, reg in sorted(image.brokers.items())]
+
+
 def status_json(lab: Lab) -> dict[str, Any]:
     """The status as one JSON object."""
     cluster = lab.cluster
@@ -64,6 +83,7 @@ def status_json(lab: Lab) -> dict[str, Any]:
         "view": lab.view,
         "violation": str(cluster.sim.violation) if cluster.sim.violation else None,
         "nodes": [_node(lab, n) for n in sorted(cluster.sim.slots)],
+        **({} if (brokers := brokers_json(lab)) is None else {"brokers": brokers}),
     }
 
 
@@ -99,6 +119,15 @@ def status_text(lab: Lab) -> list[str]:
              _cell(n["lastStableOffset"])) for n in data["nodes"]]
     lines.extend(table(("node", "kind", "status", "role", "epoch", "log-end", "HW", "image",
                         "LSO"), rows))
+    brokers = data.get("brokers")
+    if brokers is not None:
+        def state(b: dict[str, Any]) -> str:
+            word = "fenced" if b["fenced"] else "unfenced"
+            if b["inControlledShutdown"]:
+                word += ", in controlled shutdown"
+            return f"{b['brokerId']} {word} (epoch {b['brokerEpoch']})"
+        lines.append("brokers (committed registrations): " +
+                     ("; ".join(state(b) for b in brokers) or "none registered"))
     lines.append(f"viewing {lab.view_label(lab.view)}")
     if data["violation"]:
         lines.append(f"INVARIANT VIOLATED: {data['violation']}")

@@ -63,7 +63,7 @@ THIRD_PARTY: dict[str, frozenset[str]] = {
     "sim": frozenset({"msgspec", "sortedcontainers", "immutables", "hypothesis", "pytest"}),
     "shell": frozenset({"msgspec", "prompt_toolkit"}),
     "experiments": frozenset({"msgspec", "pyspark", "pandas", "pyarrow", "matplotlib"}),
-    "bench": frozenset({"msgspec", "google_crc32c", "pandas", "pyarrow"}),
+    "bench": frozenset({"msgspec", "google_crc32c", "pandas", "pyarrow", "immutables"}),
     "kraftsim": frozenset({"msgspec"}),
 }
 

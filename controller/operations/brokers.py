@@ -10,6 +10,8 @@ visited, through the image's broker index.
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 import msgspec
 
 from controller.errors import ApiError
@@ -96,6 +98,9 @@ class UnregisterBroker(msgspec.Struct, frozen=True):
 class FenceBroker(msgspec.Struct, frozen=True):
     """Fence a broker (as when its session expires)."""
 
+    splits_when_atomic: ClassVar[bool] = True
+    """Kafka writes a fence as a non-atomic result (split over batches when large), so
+    ``atomic`` mode, Kafka as built, does not refuse it (see controller/write_mode.py)."""
     broker_id: int
     keep_leadership: bool = False
     """Test-only (the fence-keeps-leader mutation): leave the broker leader where it leads."""
@@ -105,7 +110,9 @@ class FenceBroker(msgspec.Struct, frozen=True):
         return f"FenceBroker({self.broker_id})"
 
     def generate(self, ctx: OperationContext) -> Generated:
-        """The fence record, then ISR and leader changes away from the broker."""
+        """ISR and leader changes away from the broker, then the fence record (last, as
+        Kafka's handleBrokerFenced orders them: a prefix of a fence split over batches
+        never shows a fenced broker as a partition leader)."""
         broker = _registered(ctx.image, self.broker_id)
         if broker.fenced:
             return Generated([], {"brokerId": self.broker_id, "fenced": True})
@@ -118,7 +125,7 @@ class FenceBroker(msgspec.Struct, frozen=True):
         if self.keep_leadership:
             changes = [msgspec.structs.replace(c, leader=-2) for c in changes
                        if isinstance(c, PartitionChangeRecord) and c.isr is not None]
-        return Generated([fence, *changes], {"brokerId": self.broker_id, "fenced": True})
+        return Generated([*changes, fence], {"brokerId": self.broker_id, "fenced": True})
 
 
 class UnfenceBroker(msgspec.Struct, frozen=True):
@@ -147,6 +154,8 @@ class UnfenceBroker(msgspec.Struct, frozen=True):
 class ControlledShutdown(msgspec.Struct, frozen=True):
     """A broker asked to shut down (wantShutDown): it leaves its ISRs and leaderships."""
 
+    splits_when_atomic: ClassVar[bool] = True
+    """Like :class:`FenceBroker`: a non-atomic result in Kafka."""
     broker_id: int
 
     def describe(self) -> str:
@@ -154,7 +163,8 @@ class ControlledShutdown(msgspec.Struct, frozen=True):
         return f"ControlledShutdown({self.broker_id})"
 
     def generate(self, ctx: OperationContext) -> Generated:
-        """BrokerRegistrationChangeRecord(inControlledShutdown), then the partition changes.
+        """The partition changes, then BrokerRegistrationChangeRecord(inControlledShutdown)
+        (last, as for a fence).
 
         Below metadata.version 3.3-IV2 (no registration change record) the broker is
         fenced instead, as the only record that version can write.
@@ -168,5 +178,5 @@ class ControlledShutdown(msgspec.Struct, frozen=True):
                                                    in_controlled_shutdown=1)
         else:
             first = FenceBrokerRecord(self.broker_id, broker.epoch)
-        return Generated([first, *_leaving_changes(ctx.image, self.broker_id)],
+        return Generated([*_leaving_changes(ctx.image, self.broker_id), first],
                          {"brokerId": self.broker_id})

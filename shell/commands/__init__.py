@@ -2,6 +2,7 @@
 
 from shell.commands.base import Command
 from shell.commands.cluster import CLUSTER_COMMANDS
+from shell.commands.data import DATA_COMMANDS
 from shell.commands.faults import FAULT_COMMANDS
 from shell.commands.meta import META
 from shell.commands.navigation import NAVIGATION
@@ -9,7 +10,8 @@ from shell.commands.operations import OPERATIONS
 
 COMMANDS: dict[str, Command] = {
     command.name: command
-    for command in (*NAVIGATION, *META, *CLUSTER_COMMANDS, *OPERATIONS, *FAULT_COMMANDS)
+    for command in (*NAVIGATION, *META, *CLUSTER_COMMANDS, *OPERATIONS, *DATA_COMMANDS,
+                    *FAULT_COMMANDS)
 }
 """Every command by name."""
 

@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING
 
 from raft.config import ConfigError
 from shell.commands.base import Command, integer, parse_args, unknown_option
+from shell.commands.data import partition_log_lines
 from shell.errors import CommandError
 from shell.formatting import plural, table, to_json
 from shell.lab import Lab
@@ -14,6 +15,7 @@ from shell.status import status_json, status_text
 from sim.bounds import INT64_MAX
 from sim.cluster import ClusterConfig
 from sim.invariants import RAFT_INVARIANTS
+from sim.invariants.brokers import BROKER_INVARIANTS
 from sim.invariants.transactions import TRANSACTION_INVARIANTS
 from sim.settings import BY_NAME, SettingError, parse_settings
 from sim.startup import start_cluster as start
@@ -131,13 +133,17 @@ def run_view(session: Session, args: list[str]) -> None:
 
 
 def run_log(session: Session, args: list[str]) -> None:
-    """``log NODE [FROM [TO]]``."""
+    """``log NODE [FROM [TO]]`` or ``log BROKER TOPIC/PARTITION``."""
     values, _ = parse_args(LOG, args, positional=("NODE",), optional=("FROM", "TO"))
     if session.lab is None and session.files is not None:
         raise CommandError("there is no simulation: for the raw records of Kafka files use "
                            "'kraftsim dump-log FILE'")
     lab = session.require_lab()
     node_id = lab.resolve(values[0])
+    if len(values) == 2 and "/" in values[1]:
+        for line in partition_log_lines(lab, node_id, values[1]):
+            session.out(line)
+        return
     first = integer(0, INT64_MAX)("FROM", values[1]) if len(values) > 1 else None
     last = integer(0, INT64_MAX)("TO", values[2]) if len(values) > 2 else None
     if first is not None and last is not None and last < first:
@@ -158,7 +164,11 @@ def run_invariants(session: Session, args: list[str]) -> None:
     cluster = lab.cluster
     violation = cluster.sim.violation
     rows = []
-    for group, catalogue in (("raft", RAFT_INVARIANTS), ("transactions", TRANSACTION_INVARIANTS)):
+    groups: list[tuple[str, dict[str, str]]] = [("raft", RAFT_INVARIANTS),
+                                                ("transactions", TRANSACTION_INVARIANTS)]
+    if lab.config.brokers_settings.lifecycle:
+        groups.append(("brokers", BROKER_INVARIANTS))
+    for group, catalogue in groups:
         for name in catalogue:
             verdict = "held"
             if violation is not None and violation.invariant == name:
@@ -181,7 +191,8 @@ def run_invariants(session: Session, args: list[str]) -> None:
 CLUSTER = Command(
     "cluster",
     "cluster [controllers=N] [brokers=N] [seed=S] [max-records-per-batch=N] "
-    "[mode=transactional|atomic|non-atomic] [fetch-max-records=N] [broker-fetch-lag=MS]",
+    "[mode=transactional|atomic|non-atomic] [fetch-max-records=N] [broker-fetch-lag=MS] "
+    "[heartbeats=on|off]",
     "start a new simulated cluster",
     "Starts a new simulated cluster (replacing the current one) and runs it until a "
     "controller is active and every broker is registered and unfenced.\n\n"
@@ -199,7 +210,11 @@ CLUSTER = Command(
     "transaction of many batches commits over several fetch rounds; also fetch-records=N\n"
     "broker-fetch-lag=MS  extra delay on every link into a broker (lagging brokers), 0-1997: "
     "a fetch answered 2000 ms (the raft request timeout) or more after it was sent has timed "
-    "out, so a larger lag would starve the brokers\n\n"
+    "out, so a larger lag would starve the brokers\n"
+    "heartbeats=on|off  on: brokers register, heartbeat every 2000 ms and are fenced by the "
+    "controller when their session expires (9000 ms); they host partition replicas, so "
+    "produce, consume and log BROKER TOPIC/PARTITION work. off (default): brokers are "
+    "registered at start and never fenced\n\n"
     "The view switches to the first broker (see view).\n\n"
     "Example: cluster controllers=3 brokers=2 seed=7 max-records-per-batch=50",
     run_cluster, options=tuple(CLUSTER_OPTIONS))
@@ -222,11 +237,18 @@ VIEW = Command(
     "crashed node shows nothing until it restarts.\n\nExample: view 3001", run_view,
     completes="node")
 LOG = Command(
-    "log", "log NODE [FROM [TO]]", "print a node's raw log (markers, uncommitted records)",
+    "log", "log NODE [FROM [TO]]  or  log BROKER TOPIC/PARTITION",
+    "print a node's raw metadata log, or a broker's replica of a partition",
     "Prints the batches and records NODE's replicated log holds, between offsets FROM and "
     "TO: transaction markers, records of open or aborted transactions and records not "
     "committed yet included. This is the raw log, not what any node publishes. At most "
-    "500 records per command.\n\nExample: log leader 0 20", run_log, completes="node")
+    "500 records per command.\n\n"
+    "With TOPIC/PARTITION (cluster heartbeats=on): the replica of that partition on BROKER: "
+    "its role (leader, or follower of whom), leader and partition epochs and ISR as its "
+    "published image gives them, log end offset and high watermark, and every record with "
+    "the leader epoch that wrote it and its producer id, epoch and sequence (idempotent "
+    "producers); records at or above the high watermark are marked.\n\n"
+    "Examples: log leader 0 20; log 1 orders/0", run_log, completes="node")
 INVARIANTS = Command(
     "invariants", "invariants", "the invariants checked after every event",
     "Lists every raft and transaction invariant with its verdict, the number of images "

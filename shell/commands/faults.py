@@ -182,7 +182,11 @@ CRASH = Command(
     "crash", "crash NODE", "crash a node (unflushed writes are lost)",
     "Crashes NODE at once: its process stops, its unflushed log writes are lost, whatever "
     "waited on it fails (an active controller's pending operations get NOT_CONTROLLER). "
-    "NODE may be 'leader'.\n\nExample: crash leader", run_crash, completes="node")
+    "NODE may be 'leader' or any node id, a broker's too: with heartbeats=on a crashed "
+    "broker stops heartbeating, and once broker.session.timeout.ms (9000) has passed the "
+    "active controller fences it and moves its partition leaderships to in-sync replicas "
+    "(see status and cat /image/topics/byName/TOPIC/PARTITION).\n\nExample: crash leader",
+    run_crash, completes="node")
 RESTART = Command(
     "restart", "restart NODE", "restart a crashed node from its disk",
     "Starts a crashed node again from what its disk holds; it catches up by fetching from "
