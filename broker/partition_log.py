@@ -22,6 +22,13 @@ leader checks each idempotent batch against it:
 
 Followers and truncation rebuild the same state from the entries, so a new
 leader knows every producer whose batches it holds.
+
+Transactions (KIP-98): transactional records open a producer's transaction
+at their first offset; a control record (COMMIT or ABORT marker, written by
+WriteTxnMarkers) closes it. ``txns`` (:class:`broker.txn.log_state.TxnLogState`)
+keeps the ongoing transactions, the completed ones not yet below the HW and
+the abort index, from which the first unstable offset and the last stable
+offset (LSO) follow.
 """
 
 from __future__ import annotations
@@ -29,6 +36,8 @@ from __future__ import annotations
 import bisect
 
 import msgspec
+
+from broker.txn.log_state import TxnLogState
 
 MAX_BATCHES_PER_PRODUCER = 5
 """Kafka's ProducerStateEntry.NUM_BATCHES_TO_RETAIN."""
@@ -46,6 +55,10 @@ class LogEntry(msgspec.Struct, frozen=True, gc=False):
     base_sequence: int = -1
     sequence: int = -1
     batch_size: int = 1
+    transactional: bool = False
+    control: int = -1
+    """-1: a data record; a control record (transaction marker): 0 ABORT, 1 COMMIT."""
+    coordinator_epoch: int = -1
 
 
 class BatchMetadata(msgspec.Struct, frozen=True, gc=False):
@@ -82,6 +95,8 @@ class PartitionLog:
         self.producers: dict[int, ProducerEntry] = {}
         self.truncations = 0
         self.check_sequences = check_sequences
+        self.txns = TxnLogState()
+        self.coordinator_epochs: dict[int, int] = {}  # producer id -> last marker's
 
     @property
     def end_offset(self) -> int:
@@ -148,15 +163,43 @@ class PartitionLog:
         return None
 
     def append_as_leader(self, values: list[str], leader_epoch: int, producer_id: int = -1,
-                         producer_epoch: int = -1, first_sequence: int = -1) -> tuple[int, int]:
+                         producer_epoch: int = -1, first_sequence: int = -1,
+                         transactional: bool = False) -> tuple[int, int]:
         """Append one batch; returns its (first, last) offset."""
         first = self.end_offset
         n = len(values)
         self.append_entries([LogEntry(first + i, leader_epoch, value, producer_id,
                                       producer_epoch, first_sequence,
-                                      first_sequence + i if first_sequence >= 0 else -1, n)
+                                      first_sequence + i if first_sequence >= 0 else -1, n,
+                                      transactional)
                              for i, value in enumerate(values)])
         return first, first + n - 1
+
+    def check_marker(self, producer_id: int, producer_epoch: int,
+                     coordinator_epoch: int) -> None:
+        """Raise SequenceError if a marker must be refused (Kafka's appendEndTxnMarker).
+
+        INVALID_PRODUCER_EPOCH for an epoch older than the producer's,
+        TRANSACTION_COORDINATOR_FENCED for an older coordinator epoch.
+        """
+        entry = self.producers.get(producer_id)
+        if entry is not None and producer_epoch < entry.epoch:
+            raise SequenceError("INVALID_PRODUCER_EPOCH",
+                                f"marker epoch {producer_epoch} is older than {entry.epoch}")
+        if coordinator_epoch < self.coordinator_epochs.get(producer_id, -1):
+            raise SequenceError("TRANSACTION_COORDINATOR_FENCED",
+                                f"coordinator epoch {coordinator_epoch} is older than "
+                                f"{self.coordinator_epochs[producer_id]}")
+
+    def append_marker(self, leader_epoch: int, producer_id: int, producer_epoch: int,
+                      commit: bool, coordinator_epoch: int) -> int:
+        """Append a COMMIT or ABORT control record as leader; returns its offset."""
+        offset = self.end_offset
+        self.append_entries([LogEntry(offset, leader_epoch, "COMMIT" if commit else "ABORT",
+                                      producer_id, producer_epoch, transactional=True,
+                                      control=1 if commit else 0,
+                                      coordinator_epoch=coordinator_epoch)])
+        return offset
 
     def append_entries(self, entries: list[LogEntry]) -> None:
         """Append entries that continue the log (a follower's fetch, or the leader's batch)."""
@@ -168,6 +211,15 @@ class PartitionLog:
             self._track_producer(entry)
 
     def _track_producer(self, entry: LogEntry) -> None:
+        if entry.control >= 0:
+            state = self.producers.get(entry.producer_id)
+            if state is None or entry.producer_epoch > state.epoch:
+                self.producers[entry.producer_id] = ProducerEntry(entry.producer_epoch, [])
+            self.coordinator_epochs[entry.producer_id] = entry.coordinator_epoch
+            self.txns.on_marker(entry.producer_id, entry.offset, entry.control == 1)
+            return
+        if entry.transactional:
+            self.txns.on_data(entry.producer_id, entry.offset)
         if entry.producer_id < 0 or entry.sequence != entry.base_sequence + entry.batch_size - 1:
             return  # state changes once per batch, at its last record
         state = self.producers.get(entry.producer_id)
@@ -187,6 +239,8 @@ class PartitionLog:
         self.truncations += 1
         self.epoch_starts = [(e, s) for e, s in self.epoch_starts if s < offset]
         self.producers = {}
+        self.coordinator_epochs = {}
+        self.txns = TxnLogState(self.txns.ignore_open)
         for entry in self.entries:
             self._track_producer(entry)
 

@@ -256,7 +256,7 @@ class ReplicaManager:
 
     def produce(self, topic: str, partition: int, values: list[str], acks: int,
                 callback: ProduceCallback, producer_id: int = -1, producer_epoch: int = -1,
-                first_sequence: int = -1) -> None:
+                first_sequence: int = -1, transactional: bool = False) -> None:
         """Append a batch as leader; ``callback`` gets the answer (now, or at the HW)."""
         found = self.leader_replica(topic, partition)
         if isinstance(found, str):
@@ -279,15 +279,38 @@ class ReplicaManager:
             result = ProduceResult("NONE", duplicate[0], duplicate[1], duplicate=True)
         else:
             first, last = log.append_as_leader(values, replica.leader_epoch, producer_id,
-                                               producer_epoch, first_sequence)
+                                               producer_epoch, first_sequence, transactional)
             result = ProduceResult("NONE", first, last)
             replica.maybe_advance_high_watermark()
         if acks != -1:
             callback(result)
             return
+        self.await_high_watermark(replica, result, callback)
+
+    def await_high_watermark(self, replica: Replica, result: ProduceResult,
+                             callback: ProduceCallback) -> None:
+        """Answer ``result`` once the HW passes its last offset (acks=all), or fail."""
         self.pending.append(_Pending(replica, replica.leader_epoch, result,
                                      self.now + self.config.request_timeout_ms, callback))
         self._complete_produces()
+
+    def write_txn_marker(self, topic: str, partition: int, producer_id: int,
+                         producer_epoch: int, commit: bool, coordinator_epoch: int,
+                         callback: ProduceCallback) -> None:
+        """WriteTxnMarkers for one partition: append the control record, answer at the HW."""
+        found = self.leader_replica(topic, partition)
+        if isinstance(found, str):
+            callback(ProduceResult(found))
+            return
+        try:
+            found.log.check_marker(producer_id, producer_epoch, coordinator_epoch)
+        except SequenceError as exc:
+            callback(ProduceResult(exc.code))
+            return
+        offset = found.log.append_marker(found.leader_epoch, producer_id, producer_epoch,
+                                         commit, coordinator_epoch)
+        found.maybe_advance_high_watermark()
+        self.await_high_watermark(found, ProduceResult("NONE", offset, offset), callback)
 
     def _complete_produces(self) -> None:
         if not self.pending:

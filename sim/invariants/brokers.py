@@ -52,7 +52,7 @@ class BrokerInvariants(Monitor):
         self.leaders: dict[tuple[str, int, int], int] = {}
         self.committed: dict[tuple[str, int], dict[int, tuple[int, str]]] = {}
         self.acked: dict[tuple[str, int], dict[int, str]] = {}
-        self.sequences: dict[tuple[str, int], dict[tuple[int, int], int]] = {}
+        self.sequences: dict[tuple[str, int], dict[tuple[int, int, int], int]] = {}
         self.checked: dict[tuple[int, int, str, int], int] = {}
         self._fence_checked: dict[int, tuple[object, object]] = {}
         self._violation: InvariantViolation | None = None
@@ -145,13 +145,14 @@ class BrokerInvariants(Monitor):
             if held is None:
                 committed[offset] = (epoch, value)
                 producer = entry.producer_id
-                if producer >= 0:
-                    seq_key = (producer, entry.sequence)
+                if producer >= 0 and entry.control < 0:  # markers carry no sequence
+                    seq_key = (producer, entry.producer_epoch, entry.sequence)
                     other = seqs.setdefault(seq_key, offset)
                     if other != offset:
                         raise InvariantViolation(
-                            "NoDuplicates", f"{topic}-{pid}: producer {producer} sequence "
-                                            f"{seq_key[1]} at offsets {other} and {offset}")
+                            "NoDuplicates", f"{topic}-{pid}: producer {producer} epoch "
+                                            f"{seq_key[1]} sequence {seq_key[2]} at offsets "
+                                            f"{other} and {offset}")
             elif held != (epoch, value):
                 raise InvariantViolation("ReplicasAgree",
                                          f"{topic}-{pid} offset {offset}: broker {broker} "

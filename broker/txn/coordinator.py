@@ -1,0 +1,482 @@
+"""TransactionCoordinator: Kafka's transaction coordinator on one broker (KIP-98, KIP-360).
+
+The coordinator of a transactional id is the leader of ``__transaction_state``
+partition ``abs(javaHashCode(transactional.id)) % transaction.state.log.num.partitions``;
+its coordinator epoch is that partition's leader epoch. State lives in that
+replicated partition as :class:`~broker.txn.state.TransactionLogValue`
+records; every change is prepared (pending state), appended with acks=all and
+only taken once the ISR has it. A broker that becomes leader of such a
+partition loads it (:meth:`become_leader`), sends the markers of every
+PrepareCommit/PrepareAbort it finds, and its periodic check aborts Ongoing
+transactions past their timeout.
+
+Requests follow Kafka's check order and error codes (the transaction
+version TV1 paths: EndTxn keeps the epoch; see the reference, sections
+1.3-1.7): InitProducerId (KIP-360 expected producer id/epoch, fencing an
+Ongoing transaction by an epoch bump and answering CONCURRENT_TRANSACTIONS
+until its abort completes, producer-id rotation at epoch 32,766),
+AddPartitionsToTxn and EndTxn. WriteTxnMarkers requests leave through
+:meth:`drain_outbox`; the answers come back through :meth:`on_marker_result`.
+
+Pure: time is passed in, the log append and producer-id allocation are
+handed-in callables.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import msgspec
+
+from broker.txn.mutations import TxnMutation
+from broker.txn.state import (
+    EXHAUSTED_EPOCH,
+    MAX_EPOCH,
+    TopicPartition,
+    TransactionMetadata,
+    TransactionState,
+    TxnTransitMetadata,
+    decode_record,
+    encode_record,
+)
+
+S = TransactionState
+TRANSACTION_STATE_TOPIC = "__transaction_state"
+"""Kafka's internal topic of transaction state."""
+
+
+def java_string_hash(text: str) -> int:
+    """Java's ``String.hashCode`` (UTF-16 code units, 32-bit signed arithmetic)."""
+    h = 0
+    data = text.encode("utf-16-be")
+    for i in range(0, len(data), 2):
+        h = (31 * h + ((data[i] << 8) | data[i + 1])) & 0xFFFFFFFF
+    return h - (1 << 32) if h >= 1 << 31 else h
+
+
+def partition_for(transactional_id: str, num_partitions: int) -> int:
+    """Kafka's partitionFor: ``Utils.abs(hashCode) % numPartitions`` (abs(MIN_VALUE) = 0)."""
+    h = java_string_hash(transactional_id)
+    return (0 if h == -(1 << 31) else abs(h)) % num_partitions
+
+
+class TxnCoordinatorConfig(msgspec.Struct, frozen=True, kw_only=True):
+    """The coordinator's settings with Kafka's names and defaults."""
+
+    num_partitions: int = 50
+    """transaction.state.log.num.partitions."""
+    max_timeout_ms: int = 900_000
+    """transaction.max.timeout.ms."""
+    abort_timed_out_interval_ms: int = 10_000
+    """transaction.abort.timed.out.transaction.cleanup.interval.ms."""
+    marker_retry_backoff_ms: int = 100
+    """Back-off before a failed WriteTxnMarkers partition is sent again."""
+
+
+class TxnResult(msgspec.Struct, frozen=True):
+    """A coordinator's answer: a Kafka error name and, for InitProducerId, the producer."""
+
+    error: str
+    producer_id: int = -1
+    producer_epoch: int = -1
+
+
+class MarkerRequest(msgspec.Struct, frozen=True):
+    """One partition of WriteTxnMarkers, to that partition's leader."""
+
+    transactional_id: str
+    coordinator_epoch: int
+    producer_id: int
+    producer_epoch: int
+    commit: bool
+    topic: str
+    partition: int
+
+
+class _Completion(msgspec.Struct):
+    coordinator_epoch: int
+    producer_id: int
+    producer_epoch: int
+    commit: bool
+    remaining: set[TopicPartition]
+    writing: bool = False
+
+
+Callback = Callable[[TxnResult], None]
+Append = Callable[[int, str, Callable[[str], None]], None]
+"""append(state partition, record text, on_done(error name)): acks=all."""
+
+RETRY_MARKER = frozenset({"UNKNOWN_TOPIC_OR_PARTITION", "NOT_LEADER_OR_FOLLOWER",
+                          "NOT_ENOUGH_REPLICAS", "NOT_ENOUGH_REPLICAS_AFTER_APPEND",
+                          "REQUEST_TIMED_OUT", "KAFKA_STORAGE_ERROR", "NETWORK_EXCEPTION"})
+"""Marker errors after which the coordinator sends that partition again."""
+_APPEND_ERRORS = {"UNKNOWN_TOPIC_OR_PARTITION": "COORDINATOR_NOT_AVAILABLE",
+                  "NOT_ENOUGH_REPLICAS": "COORDINATOR_NOT_AVAILABLE",
+                  "NOT_ENOUGH_REPLICAS_AFTER_APPEND": "COORDINATOR_NOT_AVAILABLE",
+                  "REQUEST_TIMED_OUT": "COORDINATOR_NOT_AVAILABLE",
+                  "NOT_LEADER_OR_FOLLOWER": "NOT_COORDINATOR",
+                  "KAFKA_STORAGE_ERROR": "NOT_COORDINATOR",
+                  "NETWORK_EXCEPTION": "NOT_COORDINATOR"}
+"""Kafka's TransactionStateManager mapping of log-append errors."""
+
+
+class TransactionCoordinator:
+    """The transaction coordinator of one broker; see the module docs."""
+
+    def __init__(self, broker_id: int, config: TxnCoordinatorConfig, append: Append,
+                 allocate_pid: Callable[[], tuple[str, int]],
+                 mutations: frozenset[TxnMutation] = frozenset(),
+                 on_transition: Callable[[str, TransactionState, TransactionState], None]
+                 | None = None) -> None:
+        self.broker_id = broker_id
+        self.config = config
+        self.append = append
+        self.allocate_pid = allocate_pid
+        self.mutations = mutations
+        self.on_transition = on_transition
+        self.owned: dict[int, int] = {}  # state partition -> coordinator epoch
+        self.txns: dict[str, TransactionMetadata] = {}
+        self.completions: dict[str, _Completion] = {}
+        self.outbox: list[MarkerRequest] = []
+        self.retries: list[tuple[int, MarkerRequest]] = []
+        self.next_abort_check = 0
+
+    # ------------------------------------------------------------------ ownership
+    @staticmethod
+    def partition_of_id(transactional_id: str, config: TxnCoordinatorConfig) -> int:
+        """The ``__transaction_state`` partition of ``transactional_id`` under ``config``."""
+        return partition_for(transactional_id, config.num_partitions)
+
+    def partition_of(self, transactional_id: str) -> int:
+        """The ``__transaction_state`` partition of ``transactional_id``."""
+        return partition_for(transactional_id, self.config.num_partitions)
+
+    def become_leader(self, partition: int, coordinator_epoch: int, records: list[str],
+                      now: int) -> None:
+        """Load ``partition`` (its records in log order) and complete what was prepared."""
+        self.resign(partition)
+        self.owned[partition] = coordinator_epoch
+        loaded: dict[str, TransactionMetadata] = {}
+        for text in records:
+            record = decode_record(text)
+            if record.Value is None:
+                loaded.pop(record.TransactionalId, None)
+            else:
+                loaded[record.TransactionalId] = TransactionMetadata.from_log(
+                    record.TransactionalId, record.Value)
+        for txn_id, meta in sorted(loaded.items()):
+            self.txns[txn_id] = meta
+            if meta.state in (S.PREPARE_COMMIT, S.PREPARE_ABORT):
+                self._send_markers(meta, now)
+
+    def resign(self, partition: int) -> None:
+        """Stop coordinating ``partition`` (leadership moved, or the broker stops)."""
+        if self.owned.pop(partition, None) is None:
+            return
+        for txn_id in [t for t in self.txns if self.partition_of(t) == partition]:
+            del self.txns[txn_id]
+            self.completions.pop(txn_id, None)
+
+    def _coordinator_error(self, transactional_id: str) -> str | None:
+        if self.partition_of(transactional_id) not in self.owned:
+            return "NOT_COORDINATOR"
+        return None
+
+    # ------------------------------------------------------------------ appends
+    def _write(self, meta: TransactionMetadata, transit: TxnTransitMetadata,
+               on_success: Callable[[], None], on_error: Callable[[str], None]) -> None:
+        partition = self.partition_of(meta.transactional_id)
+        epoch = self.owned[partition]
+        before = meta.state
+
+        def done(error: str) -> None:
+            if self.owned.get(partition) != epoch or \
+                    self.txns.get(meta.transactional_id) is not meta:
+                on_error("NOT_COORDINATOR")
+                return
+            if error != "NONE":
+                meta.fail_transition()
+                on_error(_APPEND_ERRORS.get(error, "UNKNOWN_SERVER_ERROR"))
+                return
+            meta.complete_transition_to(transit)
+            if self.on_transition is not None:
+                self.on_transition(meta.transactional_id, before, transit.state)
+            on_success()
+
+        self.append(partition, encode_record(meta.transactional_id, transit), done)
+
+    # ------------------------------------------------------------------ InitProducerId
+    def handle_init_producer_id(self, transactional_id: str | None, txn_timeout_ms: int,
+                                expected: tuple[int, int] | None, now: int,
+                                callback: Callback) -> None:
+        """InitProducerId in Kafka's check order (reference 1.3, TV1 fencing)."""
+        if transactional_id is None:
+            error, pid = self.allocate_pid()
+            callback(TxnResult(error, pid, 0) if error == "NONE" else TxnResult(error))
+            return
+        if transactional_id == "":
+            callback(TxnResult("INVALID_REQUEST"))
+            return
+        if not 0 < txn_timeout_ms <= self.config.max_timeout_ms:
+            callback(TxnResult("INVALID_TRANSACTION_TIMEOUT"))
+            return
+        not_coordinator = self._coordinator_error(transactional_id)
+        if not_coordinator is not None:
+            callback(TxnResult(not_coordinator))
+            return
+        meta = self.txns.get(transactional_id)
+        if meta is None:
+            error, pid = self.allocate_pid()
+            if error != "NONE":
+                callback(TxnResult(error))
+                return
+            meta = TransactionMetadata(transactional_id, pid, txn_timeout_ms, now)
+            self.txns[transactional_id] = meta
+        if meta.pending_state is not None:
+            callback(TxnResult("CONCURRENT_TRANSACTIONS"))
+            return
+        if expected is not None and not (
+                meta.producer_epoch == -1 or expected[0] == meta.producer_id
+                or (expected[0] == meta.prev_producer_id and expected[1] >= EXHAUSTED_EPOCH)):
+            callback(TxnResult("PRODUCER_FENCED"))
+            return
+        state = meta.state
+        if state in (S.PREPARE_COMMIT, S.PREPARE_ABORT):
+            callback(TxnResult("CONCURRENT_TRANSACTIONS"))
+        elif state in (S.EMPTY, S.COMPLETE_COMMIT, S.COMPLETE_ABORT):
+            self._init_from_idle(meta, txn_timeout_ms, expected, now, callback)
+        elif state == S.ONGOING:
+            self._fence(meta, now, lambda error: callback(
+                TxnResult("CONCURRENT_TRANSACTIONS" if error == "NONE" else error)))
+        else:
+            callback(TxnResult("UNKNOWN_SERVER_ERROR"))
+
+    def _init_from_idle(self, meta: TransactionMetadata, txn_timeout_ms: int,
+                        expected: tuple[int, int] | None, now: int, callback: Callback) -> None:
+        epoch = meta.producer_epoch
+        no_bump = TxnMutation.EPOCH_NOT_BUMPED_ON_FENCE in self.mutations
+        pid = meta.producer_id
+        if epoch >= EXHAUSTED_EPOCH and (expected is None or expected[1] == epoch):
+            error, pid = self.allocate_pid()
+            if error != "NONE":
+                callback(TxnResult(error))
+                return
+            new_epoch, last = 0, (epoch if expected is not None else -1)
+        elif expected is None:
+            new_epoch, last = epoch + 1, -1
+        elif expected[1] == epoch or epoch == -1:
+            new_epoch, last = epoch + 1, epoch
+        elif expected[1] == meta.last_producer_epoch:
+            callback(TxnResult("NONE", meta.producer_id, meta.producer_epoch))  # a retry
+            return
+        else:
+            callback(TxnResult("PRODUCER_FENCED"))
+            return
+        if no_bump and epoch >= 0 and pid == meta.producer_id:
+            new_epoch = epoch
+        transit = meta.transit(S.EMPTY, now, producer_id=pid, producer_epoch=new_epoch,
+                               last_producer_epoch=last, txn_timeout_ms=txn_timeout_ms,
+                               topic_partitions=frozenset(), txn_start_timestamp=-1)
+        self._write(meta, transit,
+                    lambda: callback(TxnResult("NONE", transit.producer_id,
+                                               transit.producer_epoch)),
+                    lambda error: callback(TxnResult(error)))
+
+    def _fence(self, meta: TransactionMetadata, now: int,
+               done: Callable[[str], None]) -> None:
+        """Kafka's prepareFenceProducerEpoch, then a server-side abort."""
+        bump = not meta.has_failed_epoch_fence and meta.producer_epoch < MAX_EPOCH and \
+            TxnMutation.EPOCH_NOT_BUMPED_ON_FENCE not in self.mutations
+        fenced_epoch = meta.producer_epoch + 1 if bump else meta.producer_epoch
+        meta.transit(S.PREPARE_EPOCH_FENCE, now, producer_epoch=fenced_epoch)
+        self._end(meta, False, fenced_epoch, False, now, done)
+
+    # ------------------------------------------------------------------ AddPartitionsToTxn
+    def handle_add_partitions(self, transactional_id: str, producer_id: int,
+                              producer_epoch: int, partitions: frozenset[TopicPartition],
+                              now: int, callback: Callable[[str], None]) -> None:
+        """AddPartitionsToTxn in Kafka's order (reference 1.4)."""
+        if not transactional_id:
+            callback("INVALID_REQUEST")
+            return
+        error = self._coordinator_error(transactional_id)
+        meta = self.txns.get(transactional_id)
+        if error is None and meta is None:
+            error = "INVALID_PRODUCER_ID_MAPPING"
+        elif meta is not None and error is None:
+            if meta.pending_state is not None:
+                error = "CONCURRENT_TRANSACTIONS"
+            elif producer_id != meta.producer_id:
+                error = "INVALID_PRODUCER_ID_MAPPING"
+            elif producer_epoch != meta.producer_epoch:
+                error = "PRODUCER_FENCED"
+            elif meta.state in (S.PREPARE_COMMIT, S.PREPARE_ABORT):
+                error = "CONCURRENT_TRANSACTIONS"
+            elif meta.state == S.ONGOING and partitions <= meta.topic_partitions:
+                error = "NONE"
+        if error is not None or meta is None:
+            callback(error or "UNKNOWN_SERVER_ERROR")
+            return
+        start = meta.txn_start_timestamp if meta.state == S.ONGOING else now
+        transit = meta.transit(S.ONGOING, now, topic_partitions=meta.topic_partitions | partitions,
+                               txn_start_timestamp=start)
+        self._write(meta, transit, lambda: callback("NONE"), callback)
+
+    # ------------------------------------------------------------------ EndTxn
+    def handle_end_txn(self, transactional_id: str, producer_id: int, producer_epoch: int,
+                       commit: bool, now: int, callback: Callable[[str], None]) -> None:
+        """EndTxn (TV1) in Kafka's order (reference 1.5)."""
+        if not transactional_id:
+            callback("INVALID_REQUEST")
+            return
+        error = self._coordinator_error(transactional_id)
+        if error is not None:
+            callback(error)
+            return
+        meta = self.txns.get(transactional_id)
+        if meta is None or meta.producer_id != producer_id:
+            callback("INVALID_PRODUCER_ID_MAPPING")
+            return
+        self._end(meta, commit, producer_epoch, True, now, callback)
+
+    def _end(self, meta: TransactionMetadata, commit: bool, epoch: int, from_client: bool,
+             now: int, callback: Callable[[str], None]) -> None:
+        fencing = meta.pending_state == S.PREPARE_EPOCH_FENCE
+        if from_client and epoch != meta.producer_epoch:
+            callback("PRODUCER_FENCED")
+            return
+        if meta.pending_state is not None and not fencing:
+            callback("CONCURRENT_TRANSACTIONS")
+            return
+        state = meta.state
+        if state == S.ONGOING:
+            target = S.PREPARE_COMMIT if commit else S.PREPARE_ABORT
+            if fencing:
+                meta.pending_state = None
+                transit = meta.transit(target, now, producer_epoch=epoch, last_producer_epoch=-1)
+            else:
+                transit = meta.transit(target, now)
+            early = TxnMutation.MARKERS_BEFORE_PREPARE_DURABLE in self.mutations
+
+            def on_error(error: str) -> None:
+                if fencing and error != "NOT_COORDINATOR":
+                    meta.producer_epoch = epoch
+                    meta.has_failed_epoch_fence = True
+                if not early:
+                    callback(error)
+
+            def on_success() -> None:
+                if not early:
+                    callback("NONE")
+                    self._send_markers(meta, now)
+
+            if early:
+                self._start_completion(meta.transactional_id, transit, now)
+                callback("NONE")
+            self._write(meta, transit, on_success, on_error)
+        elif fencing:
+            meta.pending_state = None
+            callback("CONCURRENT_TRANSACTIONS")
+        elif (state, commit) in ((S.COMPLETE_COMMIT, True), (S.COMPLETE_ABORT, False)):
+            callback("NONE")
+        elif state in (S.PREPARE_COMMIT, S.PREPARE_ABORT):
+            callback("CONCURRENT_TRANSACTIONS" if (state == S.PREPARE_COMMIT) == commit
+                     else "INVALID_TXN_STATE")
+        else:
+            callback("INVALID_TXN_STATE")
+
+    # ------------------------------------------------------------------ markers
+    def _send_markers(self, meta: TransactionMetadata, now: int) -> None:
+        transit = TxnTransitMetadata(meta.producer_id, meta.prev_producer_id,
+                                     meta.next_producer_id, meta.producer_epoch,
+                                     meta.last_producer_epoch, meta.txn_timeout_ms, meta.state,
+                                     meta.topic_partitions, meta.txn_start_timestamp, now)
+        self._start_completion(meta.transactional_id, transit, now)
+
+    def _start_completion(self, txn_id: str, transit: TxnTransitMetadata, now: int) -> None:
+        epoch = self.owned.get(self.partition_of(txn_id))
+        if epoch is None:
+            return
+        completion = _Completion(epoch, transit.producer_id, transit.producer_epoch,
+                                 transit.state == S.PREPARE_COMMIT,
+                                 set(transit.topic_partitions))
+        self.completions[txn_id] = completion
+        for topic, partition in sorted(completion.remaining):
+            self.outbox.append(self._marker(txn_id, completion, topic, partition))
+        self._maybe_complete(txn_id, now)
+
+    @staticmethod
+    def _marker(txn_id: str, c: _Completion, topic: str, partition: int) -> MarkerRequest:
+        return MarkerRequest(txn_id, c.coordinator_epoch, c.producer_id, c.producer_epoch,
+                             c.commit, topic, partition)
+
+    def on_marker_result(self, request: MarkerRequest, error: str, now: int) -> None:
+        """One partition's WriteTxnMarkers answer (reference 1.6)."""
+        completion = self.completions.get(request.transactional_id)
+        if completion is None or completion.coordinator_epoch != request.coordinator_epoch \
+                or self.owned.get(self.partition_of(request.transactional_id)) != \
+                completion.coordinator_epoch:
+            return
+        key = (request.topic, request.partition)
+        if key not in completion.remaining:
+            return
+        if error in RETRY_MARKER:
+            self.retries.append((now + self.config.marker_retry_backoff_ms, request))
+            return
+        if error in ("INVALID_PRODUCER_EPOCH", "TRANSACTION_COORDINATOR_FENCED"):
+            del self.completions[request.transactional_id]  # stop sending for this txn
+            return
+        completion.remaining.discard(key)
+        self._maybe_complete(request.transactional_id, now)
+
+    def _maybe_complete(self, txn_id: str, now: int) -> None:
+        completion = self.completions.get(txn_id)
+        meta = self.txns.get(txn_id)
+        if completion is None or meta is None or completion.remaining or completion.writing \
+                or meta.pending_state is not None \
+                or meta.state not in (S.PREPARE_COMMIT, S.PREPARE_ABORT):
+            return
+        completion.writing = True
+        target = S.COMPLETE_COMMIT if meta.state == S.PREPARE_COMMIT else S.COMPLETE_ABORT
+        transit = meta.transit(target, now, topic_partitions=frozenset())
+
+        def on_error(error: str) -> None:
+            completion.writing = False  # poll retries while we still coordinate
+
+        def on_success() -> None:
+            if self.completions.get(txn_id) is completion:
+                del self.completions[txn_id]
+
+        self._write(meta, transit, on_success, on_error)
+
+    # ------------------------------------------------------------------ time
+    def drain_outbox(self) -> list[MarkerRequest]:
+        """WriteTxnMarkers partitions to send now."""
+        out, self.outbox = self.outbox, []
+        return out
+
+    def next_deadline(self) -> int:
+        """The next timeout check or marker retry."""
+        return min([self.next_abort_check, *(due for due, _ in self.retries)])
+
+    def poll(self, now: int) -> None:
+        """Resend due markers, retry completions, abort timed-out transactions."""
+        due = [r for at, r in self.retries if at <= now]
+        self.retries = [(at, r) for at, r in self.retries if at > now]
+        for request in due:
+            completion = self.completions.get(request.transactional_id)
+            if completion is not None and completion.coordinator_epoch == \
+                    request.coordinator_epoch:
+                self.outbox.append(request)
+        for txn_id in sorted(self.completions):
+            self._maybe_complete(txn_id, now)
+        if now >= self.next_abort_check:
+            self.next_abort_check = now + self.config.abort_timed_out_interval_ms
+            self.abort_timed_out(now)
+
+    def abort_timed_out(self, now: int) -> None:
+        """Fence and abort every Ongoing transaction past its timeout (reference 1.7)."""
+        for meta in [self.txns[txn_id] for txn_id in sorted(self.txns)]:
+            if meta.state == S.ONGOING and meta.pending_state is None and \
+                    meta.txn_start_timestamp + meta.txn_timeout_ms < now:
+                self._fence(meta, now, lambda error: None)

@@ -1,0 +1,19 @@
+"""Deliberate transaction bugs, switched on only by the mutation tests."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+
+class TxnMutation(StrEnum):
+    """A deliberately broken coordinator or data-partition behaviour."""
+
+    MARKERS_BEFORE_PREPARE_DURABLE = "markers-before-prepare-durable"
+    """EndTxn sends the markers (and answers) as soon as PrepareCommit/PrepareAbort is
+    pending, before the ISR has the record: a coordinator failover can then abort a
+    transaction some partitions already committed."""
+    LSO_IGNORES_OPEN_TXN = "lso-ignores-open-txn"
+    """The last stable offset is the high watermark, open transactions or not."""
+    EPOCH_NOT_BUMPED_ON_FENCE = "epoch-not-bumped-on-fence"
+    """InitProducerId hands out the current epoch instead of a bumped one, so the old
+    producer instance (the zombie) is not fenced."""

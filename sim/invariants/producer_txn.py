@@ -1,0 +1,203 @@
+"""Producer-transaction invariants, checked online after every event.
+
+- TxnAllOrNothing: a transaction's markers agree on every partition it
+  wrote: COMMIT everywhere or ABORT everywhere (KIP-98, "atomic writes across
+  multiple partitions").
+- ReadCommittedOnlyCommitted: a read_committed consumer of a partition leader
+  (fetch capped at the LSO, Kafka's aborted-transactions filter) returns a
+  transactional record only if its transaction's COMMIT marker is below the
+  high watermark (KIP-98 read_committed; Kafka's LSO and abort index).
+- ZombieNeverCommits: a record sent by a producer instance after a newer
+  instance with the same transactional id finished InitProducerId is never
+  committed (KIP-98 zombie fencing by producer epoch).
+- AckedCommitNeverAborts: a transaction whose EndTxn(COMMIT) the coordinator
+  acknowledged is never aborted on any partition (KIP-98: commitTransaction
+  returning means the transaction is committed).
+- CoordinatorTransitionsValid: every state a coordinator takes has the
+  previous state in Kafka's valid-previous-state table
+  (``TransactionState.java``).
+- LsoBounded: with every broker up, the LSO of a partition leader stays
+  behind one open transaction no longer than the transaction timeout, the
+  coordinator's abort interval and a marker-delivery allowance, counted from
+  the last fault (KIP-98 "transaction.timeout.ms"; Kafka's
+  abortTimedOutTransactions).
+
+Records are ``<transactional id>/<instance>/<transaction>/<n>`` (see
+:mod:`sim.txn_clients`): a transaction's key is the first three parts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from broker.replica_manager import ReplicaManager
+from broker.txn.coordinator import TRANSACTION_STATE_TOPIC
+from broker.txn.fetch import READ_COMMITTED, fetch_log, filter_committed
+from broker.txn.state import VALID_PREVIOUS, TransactionState
+from sim.world import InvariantViolation, Monitor, NodeSlot, Simulation
+
+PRODUCER_TXN_INVARIANTS: dict[str, str] = {
+    "TxnAllOrNothing": "a transaction commits on all its partitions or aborts on all (KIP-98)",
+    "ReadCommittedOnlyCommitted": "read_committed returns only committed transactional "
+                                  "records (KIP-98; Kafka LSO and abort index)",
+    "ZombieNeverCommits": "a fenced producer instance's later writes never commit (KIP-98)",
+    "AckedCommitNeverAborts": "an acknowledged commit is never aborted on any partition "
+                              "(KIP-98 commitTransaction)",
+    "CoordinatorTransitionsValid": "coordinator states follow Kafka's valid-previous table "
+                                   "(TransactionState.java)",
+    "LsoBounded": "the LSO stays behind an open transaction at most its timeout plus the "
+                  "abort interval and marker delivery (KIP-98; abortTimedOutTransactions)",
+}
+"""Every producer-transaction invariant with its source."""
+
+
+def txn_key(value: str) -> str:
+    """The transaction a record value belongs to."""
+    return value.rsplit("/", 1)[0]
+
+
+class _Scan:
+    """What one leader replica's log below the HW has shown so far."""
+
+    def __init__(self) -> None:
+        self.offset = 0
+        self.open: dict[int, list[str]] = {}
+        self.read_committed_at = 0
+
+
+class ProducerTxnInvariants(Monitor):
+    """The catalogue above; fed by the coordinators' transitions and the producers."""
+
+    def __init__(self, lso_bound_ms: int = 45_000) -> None:
+        self.lso_bound_ms = lso_bound_ms
+        self.outcomes: dict[str, dict[tuple[str, int], bool]] = {}
+        self.sent_at: dict[str, int] = {}
+        self.fenced_at: dict[str, int] = {}
+        self.instances: dict[str, list[str]] = {}
+        self.scans: dict[tuple[int, int, str, int], _Scan] = {}
+        self.unstable_since: dict[tuple[str, int, int], int] = {}
+        self.disturbed_at = 0
+        self.transitions = 0
+        self.acked_commits: set[str] = set()
+        self._violation: InvariantViolation | None = None
+
+    # ------------------------------------------------------------------ inputs
+    def initialized(self, transactional_id: str, instance: str, now: int) -> None:
+        """``instance`` finished InitProducerId: every older instance is now a zombie."""
+        known = self.instances.setdefault(transactional_id, [])
+        for other in known:
+            if other != instance:
+                self.fenced_at.setdefault(other, now)
+        if instance not in known:
+            known.append(instance)
+
+    def sent(self, value: str, now: int) -> None:
+        """A producer sent ``value`` at ``now``."""
+        self.sent_at.setdefault(value, now)
+
+    def commit_acknowledged(self, txn: str) -> None:
+        """The coordinator answered NONE to the EndTxn(COMMIT) of transaction ``txn``."""
+        self.acked_commits.add(txn)
+        if False in self.outcomes.get(txn, {}).values() and self._violation is None:
+            self._violation = self._aborted(txn)
+
+    def _aborted(self, txn: str) -> InvariantViolation:
+        where = sorted(f"{t}-{p}" for (t, p), c in self.outcomes[txn].items() if not c)
+        return InvariantViolation("AckedCommitNeverAborts",
+                                  f"transaction {txn}: commit acknowledged, aborted on "
+                                  f"{', '.join(where)}")
+
+    def disturbed(self, now: int) -> None:
+        """A fault happened: the LSO bound counts from here."""
+        self.disturbed_at = now
+
+    def transition(self, broker: int, transactional_id: str, before: TransactionState,
+                   after: TransactionState) -> None:
+        """A coordinator completed a state change."""
+        self.transitions += 1
+        if before not in VALID_PREVIOUS[after] and self._violation is None:
+            self._violation = InvariantViolation(
+                "CoordinatorTransitionsValid",
+                f"coordinator {broker}: {transactional_id} {before.kafka_name} -> "
+                f"{after.kafka_name}")
+
+    # ------------------------------------------------------------------ checks
+    def check(self, sim: Simulation, touched: Sequence[NodeSlot]) -> None:
+        """Check the leaders of the touched brokers."""
+        if self._violation is not None:
+            raise self._violation
+        for slot in touched:
+            for app in slot.apps:
+                if isinstance(app, ReplicaManager):
+                    self._check_manager(sim, slot, app)
+
+    def _check_manager(self, sim: Simulation, slot: NodeSlot, manager: ReplicaManager) -> None:
+        all_up = all(s.running for s in sim.slots.values())
+        for (topic_id, partition), replica in sorted(manager.replicas.items()):
+            if not replica.is_leader or replica.topic == TRANSACTION_STATE_TOPIC:
+                continue
+            key = (slot.node_id, slot.incarnation, topic_id, partition)
+            scan = self.scans.get(key)
+            if scan is None:
+                scan = self.scans[key] = _Scan()
+            log = replica.log
+            tp = (replica.topic, partition)
+            hw = log.high_watermark
+            for entry in log.entries[scan.offset:hw]:
+                if entry.control >= 0:
+                    for txn in sorted(set(scan.open.pop(entry.producer_id, []))):
+                        self._outcome(txn, tp, entry.control == 1)
+                elif entry.transactional:
+                    scan.open.setdefault(entry.producer_id, []).append(txn_key(entry.value))
+            scan.offset = max(scan.offset, hw)
+            lso = log.txns.last_stable_offset(hw)
+            if lso > scan.read_committed_at:
+                fetched = fetch_log(log, scan.read_committed_at, lso - scan.read_committed_at,
+                                    READ_COMMITTED)
+                for entry in filter_committed(fetched.entries, fetched.aborted_transactions):
+                    if entry.transactional and \
+                            self.outcomes.get(txn_key(entry.value), {}).get(tp) is not True:
+                        raise InvariantViolation(
+                            "ReadCommittedOnlyCommitted",
+                            f"{tp[0]}-{tp[1]} on broker {slot.node_id}: read_committed "
+                            f"returns {entry.value!r} at {entry.offset} (LSO {lso}, HW {hw}) "
+                            f"without a COMMIT marker")
+                scan.read_committed_at = lso
+            self._check_lso(sim.now, all_up, tp, topic_id, partition,
+                            log.txns.first_unstable_offset(hw), hw)
+
+    def _outcome(self, txn: str, tp: tuple[str, int], commit: bool) -> None:
+        outcomes = self.outcomes.setdefault(txn, {})
+        outcomes[tp] = commit
+        if len(set(outcomes.values())) > 1:
+            raise InvariantViolation(
+                "TxnAllOrNothing",
+                f"transaction {txn}: " + ", ".join(
+                    f"{t}-{p} {'COMMIT' if c else 'ABORT'}"
+                    for (t, p), c in sorted(outcomes.items())))
+        if not commit and txn in self.acked_commits:
+            raise self._aborted(txn)
+        if commit:
+            instance = txn.split("/")[1]
+            fenced = self.fenced_at.get(instance)
+            if fenced is None:
+                return
+            late = sorted(v for v, at in self.sent_at.items()
+                          if at >= fenced and txn_key(v) == txn)
+            if late:
+                raise InvariantViolation(
+                    "ZombieNeverCommits",
+                    f"{tp[0]}-{tp[1]}: {late[0]!r} sent at {self.sent_at[late[0]]} by "
+                    f"{instance}, fenced at {fenced}, was committed")
+
+    def _check_lso(self, now: int, all_up: bool, tp: tuple[str, int], topic_id: str,
+                   partition: int, first_unstable: int | None, hw: int) -> None:
+        if first_unstable is None or first_unstable >= hw:
+            return
+        since = self.unstable_since.setdefault((topic_id, partition, first_unstable), now)
+        age = now - max(since, self.disturbed_at)
+        if all_up and age > self.lso_bound_ms:
+            raise InvariantViolation(
+                "LsoBounded",
+                f"{tp[0]}-{tp[1]}: LSO held at {first_unstable} (HW {hw}) for {age} ms "
+                f"(bound {self.lso_bound_ms} ms)")

@@ -1,0 +1,296 @@
+"""A transactional producer in the simulated world, with the Java client's state machine.
+
+States (Kafka's ``TransactionManager.State``): UNINITIALIZED, INITIALIZING,
+READY, IN_TRANSACTION, COMMITTING_TRANSACTION, ABORTING_TRANSACTION,
+ABORTABLE_ERROR, FATAL_ERROR. The application queues operations
+(:meth:`init_transactions`, :meth:`transaction`) that run one request at a
+time; retriable errors (NOT_COORDINATOR, COORDINATOR_NOT_AVAILABLE,
+COORDINATOR_LOAD_IN_PROGRESS, CONCURRENT_TRANSACTIONS, leader changes) are
+retried after ``retry.backoff.ms`` with FindCoordinator / metadata refreshed.
+
+- A partition is added with AddPartitionsToTxn before its first record of a
+  transaction (TV1); records are idempotent, transactional, acks=all.
+- PRODUCER_FENCED (and INVALID_PRODUCER_EPOCH from the coordinator) is fatal:
+  this instance is a zombie and stops.
+- KIP-360: UNKNOWN_PRODUCER_ID, INVALID_PRODUCER_EPOCH or
+  OUT_OF_ORDER_SEQUENCE_NUMBER on a produce make the transaction abortable;
+  the abort is followed by InitProducerId carrying the current (producer id,
+  epoch), which bumps the epoch (or rotates the producer id at 32,766)
+  instead of failing the producer.
+
+Record values are ``<transactional id>/<instance>/<transaction>/<n>`` so that
+invariants can tell which instance and transaction wrote them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from enum import StrEnum
+
+from broker.replica_manager import ProduceResult
+from broker.txn.coordinator import TransactionCoordinator, TxnResult
+from sim.txn_cluster import TxnCluster
+
+RETRY_BACKOFF_MS = 100
+"""Kafka's retry.backoff.ms."""
+RETRIABLE = frozenset({
+    "NOT_COORDINATOR", "COORDINATOR_NOT_AVAILABLE", "COORDINATOR_LOAD_IN_PROGRESS",
+    "CONCURRENT_TRANSACTIONS", "NETWORK_EXCEPTION", "NOT_LEADER_OR_FOLLOWER",
+    "NOT_ENOUGH_REPLICAS", "NOT_ENOUGH_REPLICAS_AFTER_APPEND", "REQUEST_TIMED_OUT",
+    "UNKNOWN_TOPIC_OR_PARTITION", "LEADER_NOT_AVAILABLE",
+})
+"""Errors after which the client sends the same request again."""
+BUMP_EPOCH = frozenset({"UNKNOWN_PRODUCER_ID", "INVALID_PRODUCER_EPOCH",
+                        "OUT_OF_ORDER_SEQUENCE_NUMBER"})
+"""Produce errors that make the transaction abortable and bump the epoch (KIP-360)."""
+
+
+class TxnProducerState(StrEnum):
+    """The Java client's TransactionManager states."""
+
+    UNINITIALIZED = "UNINITIALIZED"
+    INITIALIZING = "INITIALIZING"
+    READY = "READY"
+    IN_TRANSACTION = "IN_TRANSACTION"
+    COMMITTING_TRANSACTION = "COMMITTING_TRANSACTION"
+    ABORTING_TRANSACTION = "ABORTING_TRANSACTION"
+    ABORTABLE_ERROR = "ABORTABLE_ERROR"
+    FATAL_ERROR = "FATAL_ERROR"
+
+
+P = TxnProducerState
+Op = tuple[str, object]
+
+
+class TransactionalProducer:
+    """One producer instance (process) with a transactional id; see the module docs."""
+
+    def __init__(self, txns: TxnCluster, transactional_id: str, instance: str,
+                 txn_timeout_ms: int = 10_000,
+                 on_initialized: Callable[[TransactionalProducer], None] | None = None,
+                 on_sent: Callable[[str, int], None] | None = None,
+                 on_committed: Callable[[str], None] | None = None) -> None:
+        self.txns = txns
+        self.sim = txns.cluster.sim
+        self.transactional_id = transactional_id
+        self.instance = instance
+        self.txn_timeout_ms = txn_timeout_ms
+        self.on_initialized = on_initialized
+        self.on_sent = on_sent
+        self.on_committed = on_committed
+        self.state = P.UNINITIALIZED
+        self.producer_id = -1
+        self.producer_epoch = -1
+        self.sequences: dict[tuple[str, int], int] = {}
+        self.added: set[tuple[str, int]] = set()
+        self.ops: list[Op] = []
+        self.busy = False
+        self.attempt = 0
+        self.transactions = 0
+        self.bump_needed = False
+        self.committed: list[int] = []
+        self.aborted: list[int] = []
+        self.errors: dict[str, int] = {}
+        self.fatal: str | None = None
+
+    @property
+    def idle(self) -> bool:
+        """No operation queued or running."""
+        return not self.ops and not self.busy
+
+    # ------------------------------------------------------------------ application
+    def init_transactions(self) -> None:
+        """initTransactions(): InitProducerId until this instance has its epoch."""
+        self._queue(("init", None))
+
+    def transaction(self, sends: list[tuple[str, int, int]], commit: bool) -> bool:
+        """begin, send ``count`` records to each (topic, partition, count), commit or abort.
+
+        False (nothing queued) unless the producer is READY and idle.
+        """
+        if self.state != P.READY or not self.idle:
+            return False
+        self.ops += [("begin", None), *(("send", s) for s in sends), ("end", commit)]
+        self._kick()
+        return True
+
+    def _queue(self, op: Op) -> None:
+        self.ops.append(op)
+        self._kick()
+
+    def _kick(self) -> None:
+        if not self.busy and self.ops:
+            self.busy = True
+            self.sim.schedule(self.sim.now, self._run, f"txn producer {self.instance}")
+
+    def _later(self, action: Callable[[], None], delay: int = RETRY_BACKOFF_MS) -> None:
+        self.sim.schedule(self.sim.now + delay, action, f"txn producer {self.instance}")
+
+    def _done(self) -> None:
+        self.ops.pop(0)
+        self.busy = False
+        self._kick()
+
+    def _count(self, error: str) -> None:
+        self.errors[error] = self.errors.get(error, 0) + 1
+
+    def _fail(self, error: str) -> None:
+        self.state, self.fatal = P.FATAL_ERROR, error
+        self.ops, self.busy = [], False
+
+    # ------------------------------------------------------------------ the loop
+    def _run(self) -> None:
+        if self.state == P.FATAL_ERROR or not self.ops:
+            self.busy = False
+            return
+        kind, arg = self.ops[0]
+        self.attempt += 1
+        if kind == "init":
+            self._init(arg)
+        elif kind == "begin":
+            self.transactions += 1
+            self.added = set()
+            self.state = P.IN_TRANSACTION
+            self._done()
+        elif kind == "send":
+            if self.state == P.ABORTABLE_ERROR:
+                self._done()
+                return
+            assert isinstance(arg, tuple)
+            self._send(arg[0], arg[1], arg[2])
+        else:
+            self._end(bool(arg) and self.state != P.ABORTABLE_ERROR)
+
+    def _answer(self, attempt: int, handle: Callable[[str, TxnResult], None]
+                ) -> Callable[[TxnResult], None]:
+        def receive(result: TxnResult) -> None:
+            if attempt == self.attempt and self.state != P.FATAL_ERROR:
+                self.sim.schedule(self.sim.now, lambda: handle(result.error, result),
+                                  f"txn producer {self.instance} answer")
+        return receive
+
+    def _coordinator(self) -> TransactionCoordinator | None:
+        """FindCoordinator, then the coordinator if its broker runs and leads the partition."""
+        broker = self.txns.find_coordinator(self.transactional_id)
+        return self.txns.sync(broker) if broker is not None else None
+
+    def _retry_or(self, error: str, otherwise: Callable[[], None]) -> None:
+        self._count(error)
+        if error in RETRIABLE:
+            self._later(self._run)
+        else:
+            otherwise()
+
+    def _init(self, expected: object) -> None:
+        self.state = P.INITIALIZING
+        coordinator = self._coordinator()
+        if coordinator is None:
+            self._retry_or("COORDINATOR_NOT_AVAILABLE", lambda: None)
+            return
+        want = (self.producer_id, self.producer_epoch) if self.producer_id >= 0 else None
+
+        def handle(error: str, result: TxnResult) -> None:
+            if error != "NONE":
+                self._retry_or(error, lambda: self._fail(error))
+                return
+            self.producer_id, self.producer_epoch = result.producer_id, result.producer_epoch
+            self.sequences, self.bump_needed = {}, False
+            self.state = P.READY
+            if self.on_initialized is not None:
+                self.on_initialized(self)
+            self._done()
+
+        coordinator.handle_init_producer_id(self.transactional_id, self.txn_timeout_ms, want,
+                                            self.sim.now, self._answer(self.attempt, handle))
+        self._flush()
+
+    def _flush(self) -> None:
+        broker = self.txns.find_coordinator(self.transactional_id)
+        if broker is not None:
+            self.txns.flush(broker)
+
+    def _send(self, topic: str, partition: int, count: int) -> None:
+        tp = (topic, partition)
+        if tp not in self.added:
+            coordinator = self._coordinator()
+            if coordinator is None:
+                self._retry_or("COORDINATOR_NOT_AVAILABLE", lambda: None)
+                return
+
+            def added(error: str, _: TxnResult) -> None:
+                if error == "NONE":
+                    self.added.add(tp)
+                    self._later(self._run, 0)
+                else:
+                    self._retry_or(error, lambda: self._fail(error))
+
+            coordinator.handle_add_partitions(
+                self.transactional_id, self.producer_id, self.producer_epoch, frozenset({tp}),
+                self.sim.now, lambda e: self._answer(self.attempt, added)(TxnResult(e)))
+            return
+        leader = self.txns.cluster.partition_leader(topic, partition)
+        manager = self.txns.cluster.replica_manager(leader)
+        if manager is None:
+            self._retry_or("NOT_LEADER_OR_FOLLOWER", lambda: None)
+            return
+        first = self.sequences.get(tp, 0)
+        values = [f"{self.transactional_id}/{self.instance}/{self.transactions}/{first + i}"
+                  for i in range(count)]
+        if self.on_sent is not None:
+            for value in values:
+                self.on_sent(value, self.sim.now)
+
+        def produced(error: str, _: TxnResult) -> None:
+            if error == "NONE":
+                self.sequences[tp] = first + count
+                self._done()
+            elif error in BUMP_EPOCH:
+                self._count(error)
+                self.state, self.bump_needed = P.ABORTABLE_ERROR, True
+                self._done()
+            else:
+                self._retry_or(error, lambda: self._abortable(error))
+
+        receive = self._answer(self.attempt, produced)
+        def on_produce(result: ProduceResult) -> None:
+            receive(TxnResult(result.error))
+
+        manager.produce(topic, partition, values, -1, on_produce,
+                        self.producer_id, self.producer_epoch, first, transactional=True)
+
+    def _abortable(self, error: str) -> None:
+        self.state = P.ABORTABLE_ERROR
+        self._done()
+
+    def _end(self, commit: bool) -> None:
+        self.state = P.COMMITTING_TRANSACTION if commit else P.ABORTING_TRANSACTION
+        if not self.added:
+            self._finish(commit)
+            return
+        coordinator = self._coordinator()
+        if coordinator is None:
+            self._retry_or("COORDINATOR_NOT_AVAILABLE", lambda: None)
+            return
+
+        def ended(error: str, _: TxnResult) -> None:
+            if error == "NONE":
+                self._finish(commit)
+            else:
+                self._retry_or(error, lambda: self._fail(error))
+
+        coordinator.handle_end_txn(self.transactional_id, self.producer_id, self.producer_epoch,
+                                   commit, self.sim.now,
+                                   lambda e: self._answer(self.attempt, ended)(TxnResult(e)))
+        self._flush()
+
+    def _finish(self, commit: bool) -> None:
+        if commit and self.added and self.on_committed is not None:
+            self.on_committed(f"{self.transactional_id}/{self.instance}/{self.transactions}")
+        (self.committed if commit else self.aborted).append(self.transactions)
+        self.added = set()
+        self.state = P.READY
+        self.ops.pop(0)
+        if self.bump_needed:
+            self.ops.insert(0, ("init", None))  # KIP-360: bump with the current (pid, epoch)
+        self.busy = False
+        self._kick()

@@ -1,0 +1,182 @@
+"""Transaction coordinators in a simulated cluster, and the WriteTxnMarkers path between brokers.
+
+:class:`TxnCluster` hosts one :class:`~broker.txn.coordinator.TransactionCoordinator`
+per running broker incarnation (a crash loses it; the restarted broker starts
+a new one), creates ``__transaction_state`` (``num_partitions`` partitions,
+RF up to 3, min.insync.replicas 2) and, every ``tick_ms``:
+
+- hands each coordinator the ``__transaction_state`` partitions its broker now
+  leads (it loads them from the local log: coordinator epoch = leader epoch)
+  and takes away those it lost;
+- polls it (marker retries, timed-out transactions) and delivers its
+  WriteTxnMarkers partitions to the partition leader a client's metadata
+  names, after ``marker_delay_ms`` each way.
+
+Clients call the coordinator in-process, as the sim's producers call the
+replica managers; FindCoordinator is :meth:`find_coordinator`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from broker.replica_manager import ProduceResult, ReplicaManager
+from broker.txn.coordinator import (
+    TRANSACTION_STATE_TOPIC,
+    MarkerRequest,
+    TransactionCoordinator,
+    TxnCoordinatorConfig,
+)
+from broker.txn.mutations import TxnMutation
+from broker.txn.state import TransactionState
+from controller.operations import CreateTopics, IncrementalAlterConfigs, NewTopic
+from controller.operations.configs import ConfigChange
+from metadata.delta import TOPIC_RESOURCE
+
+if TYPE_CHECKING:
+    from sim.cluster import KRaftCluster
+
+SMALL_CONFIG = TxnCoordinatorConfig(num_partitions=3)
+"""Three ``__transaction_state`` partitions: enough for tests and demos."""
+
+TransitionHook = Callable[[int, str, TransactionState, TransactionState], None]
+"""(broker, transactional id, from, to): every state change a coordinator takes."""
+
+
+class TxnCluster:
+    """See the module docs."""
+
+    def __init__(self, cluster: KRaftCluster,
+                 config: TxnCoordinatorConfig = SMALL_CONFIG,
+                 mutations: frozenset[TxnMutation] = frozenset(), marker_delay_ms: int = 5,
+                 tick_ms: int = 100, on_transition: TransitionHook | None = None) -> None:
+        self.cluster = cluster
+        self.config = config
+        self.mutations = mutations
+        self.marker_delay_ms = marker_delay_ms
+        self.tick_ms = tick_ms
+        self.on_transition = on_transition
+        self.coordinators: dict[int, tuple[int, TransactionCoordinator]] = {}
+        self.markers_sent = 0
+
+    def start(self) -> bool:
+        """Create ``__transaction_state`` and start ticking; False if the topic failed."""
+        c = self.cluster
+        rf = min(3, len(c.config.broker_ids))
+        ok = c.wait(c.submit(CreateTopics((NewTopic(TRANSACTION_STATE_TOPIC,
+                                                    self.config.num_partitions, rf),))))
+        ok = ok and c.wait(c.submit(IncrementalAlterConfigs(
+            TOPIC_RESOURCE, TRANSACTION_STATE_TOPIC,
+            (ConfigChange("min.insync.replicas", str(min(2, rf))),))))
+        c.sim.schedule(c.sim.now + self.tick_ms, self._tick, "txn coordinators tick")
+        return ok
+
+    # ------------------------------------------------------------------ coordinators
+    def coordinator(self, broker: int | None) -> TransactionCoordinator | None:
+        """The coordinator of running broker ``broker`` (made on first use per incarnation)."""
+        manager = self.cluster.replica_manager(broker)
+        if broker is None or manager is None:
+            return None
+        slot = self.cluster.sim.slots[broker]
+        held = self.coordinators.get(broker)
+        if held is None or held[0] != slot.incarnation:
+            coordinator = TransactionCoordinator(
+                broker, self.config, self._appender(manager),
+                manager.init_producer_id, self.mutations, self._hook(broker))
+            self.coordinators[broker] = (slot.incarnation, coordinator)
+            return coordinator
+        return held[1]
+
+    def _hook(self, broker: int) -> Callable[[str, TransactionState, TransactionState], None]:
+        def hook(txn_id: str, before: TransactionState, after: TransactionState) -> None:
+            if self.on_transition is not None:
+                self.on_transition(broker, txn_id, before, after)
+        return hook
+
+    @staticmethod
+    def _appender(manager: ReplicaManager) -> Callable[[int, str, Callable[[str], None]], None]:
+        def append(partition: int, text: str, done: Callable[[str], None]) -> None:
+            manager.produce(TRANSACTION_STATE_TOPIC, partition, [text], -1,
+                            lambda result: done(result.error))
+        return append
+
+    def find_coordinator(self, transactional_id: str) -> int | None:
+        """FindCoordinator: the leader of the id's ``__transaction_state`` partition."""
+        partition = TransactionCoordinator.partition_of_id(transactional_id, self.config)
+        return self.cluster.partition_leader(TRANSACTION_STATE_TOPIC, partition)
+
+    def sync(self, broker: int) -> TransactionCoordinator | None:
+        """Match the coordinator's partitions to what its broker leads now; flush markers."""
+        coordinator = self.coordinator(broker)
+        manager = self.cluster.replica_manager(broker)
+        if coordinator is None or manager is None:
+            return None
+        now = self.cluster.sim.now
+        led: dict[int, int] = {}
+        for replica in manager.replicas.values():
+            if TxnMutation.LSO_IGNORES_OPEN_TXN in self.mutations:
+                replica.log.txns.ignore_open = True
+            if replica.topic == TRANSACTION_STATE_TOPIC and replica.is_leader:
+                led[replica.partition_id] = replica.leader_epoch
+                if coordinator.owned.get(replica.partition_id) != replica.leader_epoch:
+                    coordinator.become_leader(replica.partition_id, replica.leader_epoch,
+                                              [e.value for e in replica.log.entries], now)
+        for partition in [p for p in coordinator.owned if p not in led]:
+            coordinator.resign(partition)
+        self.flush(broker)
+        return coordinator
+
+    def flush(self, broker: int) -> None:
+        """Send the coordinator's WriteTxnMarkers partitions."""
+        held = self.coordinators.get(broker)
+        if held is None:
+            return
+        incarnation, coordinator = held
+        for request in coordinator.drain_outbox():
+            self.markers_sent += 1
+            self._send_marker(broker, incarnation, request)
+
+    def _tick(self) -> None:
+        sim = self.cluster.sim
+        for broker in self.cluster.config.broker_ids:
+            coordinator = self.sync(broker)
+            if coordinator is not None:
+                coordinator.poll(sim.now)
+                self.flush(broker)
+        sim.schedule(sim.now + self.tick_ms, self._tick, "txn coordinators tick")
+
+    # ------------------------------------------------------------------ markers
+    def _send_marker(self, broker: int, incarnation: int, request: MarkerRequest) -> None:
+        sim = self.cluster.sim
+
+        def answer(result: ProduceResult) -> None:
+            sim.schedule(sim.now + self.marker_delay_ms,
+                         lambda: self._on_answer(broker, incarnation, request, result.error),
+                         f"WriteTxnMarkers answer to {broker}")
+
+        def deliver() -> None:
+            slot = self.cluster.sim.slots[broker]
+            if not slot.running or slot.incarnation != incarnation:
+                return  # the request died with its sender (as the world's crash fence)
+            leader = self.cluster.partition_leader(request.topic, request.partition)
+            manager = self.cluster.replica_manager(leader)
+            if manager is None:
+                answer(ProduceResult("NOT_LEADER_OR_FOLLOWER"))
+                return
+            manager.write_txn_marker(request.topic, request.partition, request.producer_id,
+                                     request.producer_epoch, request.commit,
+                                     request.coordinator_epoch, answer)
+
+        sim.schedule(sim.now + self.marker_delay_ms, deliver,
+                     f"WriteTxnMarkers {request.topic}-{request.partition}")
+
+    def _on_answer(self, broker: int, incarnation: int, request: MarkerRequest,
+                   error: str) -> None:
+        held = self.coordinators.get(broker)
+        slot = self.cluster.sim.slots[broker]
+        if held is None or held[0] != incarnation or not slot.running or \
+                slot.incarnation != incarnation:
+            return
+        held[1].on_marker_result(request, error, self.cluster.sim.now)
+        self.flush(broker)

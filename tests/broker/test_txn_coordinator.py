@@ -1,0 +1,280 @@
+"""The transaction coordinator alone: Kafka's state table and its test vectors (reference §3)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+
+from broker.txn.coordinator import (
+    MarkerRequest,
+    TransactionCoordinator,
+    TxnCoordinatorConfig,
+    TxnResult,
+    java_string_hash,
+    partition_for,
+)
+from broker.txn.state import (
+    VALID_PREVIOUS,
+    IllegalTransition,
+    TransactionMetadata,
+    TransactionState,
+    decode_record,
+)
+
+S = TransactionState
+
+
+class Harness:
+    """A coordinator of every partition with a log that acknowledges on demand."""
+
+    def __init__(self, auto_ack: bool = True, first_pid: int = 11) -> None:
+        self.auto_ack = auto_ack
+        self.log: list[str] = []
+        self.waiting: list[Callable[[str], None]] = []
+        self.next_pid = first_pid
+        self.fail_next: list[str] = []
+        self.coordinator = TransactionCoordinator(0, TxnCoordinatorConfig(num_partitions=1),
+                                                  self._append, self._pid)
+        self.coordinator.become_leader(0, 0, [], 0)
+        self.results: list[TxnResult | str] = []
+
+    def _pid(self) -> tuple[str, int]:
+        self.next_pid += 1
+        return "NONE", self.next_pid - 1
+
+    def _append(self, partition: int, text: str, done: Callable[[str], None]) -> None:
+        if self.fail_next:
+            done(self.fail_next.pop(0))
+            return
+        self.log.append(text)
+        if self.auto_ack:
+            done("NONE")
+        else:
+            self.waiting.append(done)
+
+    def put(self, meta: TransactionMetadata) -> None:
+        self.coordinator.txns[meta.transactional_id] = meta
+
+    def init(self, expected: tuple[int, int] | None = None, txn_id: str | None = "t"
+             ) -> TxnResult:
+        out: list[TxnResult] = []
+        self.coordinator.handle_init_producer_id(txn_id, 60_000, expected, 5, out.append)
+        return out[0]
+
+    def add(self, pid: int, epoch: int, *parts: tuple[str, int]) -> str:
+        out: list[str] = []
+        self.coordinator.handle_add_partitions("t", pid, epoch, frozenset(parts), 5, out.append)
+        return out[0]
+
+    def end(self, pid: int, epoch: int, commit: bool) -> str:
+        out: list[str] = []
+        self.coordinator.handle_end_txn("t", pid, epoch, commit, 5, out.append)
+        return out[0] if out else "WAITING"
+
+    def deliver_markers(self, error: str = "NONE") -> list[MarkerRequest]:
+        sent = self.coordinator.drain_outbox()
+        for request in sent:
+            self.coordinator.on_marker_result(request, error, 10)
+        return sent
+
+    @property
+    def meta(self) -> TransactionMetadata:
+        return self.coordinator.txns["t"]
+
+
+def _meta(state: TransactionState = S.EMPTY, epoch: int = 10, last: int = 9, pid: int = 10,
+          prev: int = -1) -> TransactionMetadata:
+    meta = TransactionMetadata("t", pid, 60_000, 0, epoch, last, prev, state)
+    if state in (S.ONGOING, S.PREPARE_COMMIT, S.PREPARE_ABORT):
+        meta.topic_partitions = frozenset({("a", 0)})
+        meta.txn_start_timestamp = 0
+    return meta
+
+
+def test_java_string_hash_and_partition_for() -> None:
+    assert java_string_hash("") == 0
+    assert java_string_hash("a") == 97
+    assert java_string_hash("hello") == 99162322
+    assert java_string_hash("polygenelubricants") == -2147483648  # Integer.MIN_VALUE
+    assert partition_for("polygenelubricants", 50) == 0
+    assert partition_for("hello", 50) == 99162322 % 50
+
+
+def test_the_valid_previous_state_table_is_kafkas() -> None:
+    assert VALID_PREVIOUS[S.PREPARE_ABORT] == {S.ONGOING, S.PREPARE_EPOCH_FENCE, S.EMPTY,
+                                               S.COMPLETE_COMMIT, S.COMPLETE_ABORT}
+    assert VALID_PREVIOUS[S.COMPLETE_COMMIT] == {S.PREPARE_COMMIT}
+    meta = _meta(S.EMPTY)
+    with pytest.raises(IllegalTransition):
+        meta.transit(S.PREPARE_COMMIT, 1)
+    meta.transit(S.ONGOING, 1)
+    with pytest.raises(IllegalTransition):
+        meta.transit(S.ONGOING, 1)  # one pending state at a time
+    assert S.PREPARE_EPOCH_FENCE.kafka_name == "PrepareEpochFence"
+
+
+# ---------------------------------------------------------------- reference 3.1
+def test_vectors_1_2_21_new_ids() -> None:
+    h = Harness()
+    assert h.init() == TxnResult("NONE", 11, 0)
+    assert h.meta.state == S.EMPTY and h.meta.producer_epoch == 0
+    h = Harness()
+    assert h.init((10, 1)) == TxnResult("NONE", 11, 0)
+    assert h.init(txn_id=None) == TxnResult("NONE", 12, 0)
+    assert h.init(txn_id=None) == TxnResult("NONE", 13, 0)
+
+
+def test_vectors_3_to_6_epoch_bumps_and_retries() -> None:
+    h = Harness()
+    h.put(_meta())
+    assert h.init((10, 10)) == TxnResult("NONE", 10, 11)
+    assert h.meta.last_producer_epoch == 10
+    assert h.init((10, 10)) == TxnResult("NONE", 10, 11)   # #4 a retry
+    h = Harness()
+    h.put(_meta())
+    assert h.init() == TxnResult("NONE", 10, 11)           # #5
+    assert h.meta.last_producer_epoch == -1
+    assert h.init((10, 10)).error == "PRODUCER_FENCED"     # #6
+
+
+def test_vectors_7_to_12_rotation() -> None:
+    h = Harness()
+    h.put(_meta(epoch=32766, last=32765))
+    assert h.init((10, 32766)) == TxnResult("NONE", 11, 0)               # #7
+    m = h.meta
+    assert (m.producer_id, m.prev_producer_id, m.last_producer_epoch) == (11, 10, 32766)
+    assert h.init((10, 32766)) == TxnResult("NONE", 11, 0)               # #8 retry
+    assert h.init((10, 32765)).error == "PRODUCER_FENCED"                # #9
+    h = Harness()
+    h.put(_meta(pid=11, prev=10, epoch=1))
+    assert h.init((10, 1)).error == "PRODUCER_FENCED"                    # #10
+    h = Harness()
+    h.put(_meta(epoch=2, last=-1))
+    assert h.init((10, 1)).error == "PRODUCER_FENCED"                    # #11
+    h = Harness()
+    h.put(_meta(epoch=32766))
+    assert h.init() == TxnResult("NONE", 11, 0)                          # #12
+
+
+def test_vectors_13_14_concurrent_transactions() -> None:
+    for state in (S.PREPARE_COMMIT, S.PREPARE_ABORT):
+        h = Harness()
+        h.put(_meta(state))
+        assert h.init().error == "CONCURRENT_TRANSACTIONS"
+    h = Harness()
+    h.put(_meta())
+    h.meta.pending_state = S.ONGOING
+    assert h.init().error == "CONCURRENT_TRANSACTIONS"
+
+
+def test_vector_15_fencing_an_ongoing_transaction() -> None:
+    h = Harness()
+    h.put(_meta(S.ONGOING, epoch=1, last=-1))
+    assert h.init().error == "CONCURRENT_TRANSACTIONS"
+    assert (h.meta.state, h.meta.producer_epoch, h.meta.last_producer_epoch) == \
+        (S.PREPARE_ABORT, 2, -1)
+    [marker] = h.deliver_markers()
+    assert (marker.producer_epoch, marker.commit) == (2, False)
+    assert (h.meta.state, h.meta.producer_epoch) == (S.COMPLETE_ABORT, 2)
+    assert h.init() == TxnResult("NONE", 10, 3)
+
+
+def test_vector_16_a_failed_fence_does_not_bump_twice() -> None:
+    h = Harness()
+    h.put(_meta(S.ONGOING, epoch=1, last=-1))
+    h.fail_next = ["NOT_ENOUGH_REPLICAS", "NOT_ENOUGH_REPLICAS"]
+    assert h.init().error == "COORDINATOR_NOT_AVAILABLE"
+    assert h.init().error == "COORDINATOR_NOT_AVAILABLE"
+    assert h.init().error == "CONCURRENT_TRANSACTIONS"
+    assert h.meta.producer_epoch == 2
+
+
+def test_vector_19_fence_at_the_last_epoch_then_rotate() -> None:
+    h = Harness()
+    h.put(_meta(S.ONGOING, epoch=32766, last=-1))
+    assert h.init().error == "CONCURRENT_TRANSACTIONS"
+    assert h.meta.producer_epoch == 32767
+    h.deliver_markers()
+    assert h.init() == TxnResult("NONE", 11, 0)
+
+
+def test_vector_20_empty_transactional_id() -> None:
+    assert Harness().init(txn_id="").error == "INVALID_REQUEST"
+
+
+# ---------------------------------------------------------------- add partitions, end txn
+def test_a_commit_prepares_sends_markers_then_completes() -> None:
+    h = Harness()
+    pid, epoch = h.init().producer_id, 0
+    assert h.add(pid, epoch, ("a", 0), ("b", 1)) == "NONE"
+    assert h.meta.state == S.ONGOING
+    assert h.add(pid, epoch, ("a", 0)) == "NONE"   # subset: no write
+    writes = len(h.log)
+    assert h.end(pid, epoch, True) == "NONE"
+    assert len(h.log) == writes + 1 and h.meta.state == S.PREPARE_COMMIT
+    assert h.end(pid, epoch, True) == "CONCURRENT_TRANSACTIONS"
+    assert h.end(pid, epoch, False) == "INVALID_TXN_STATE"
+    assert h.add(pid, epoch, ("c", 0)) == "CONCURRENT_TRANSACTIONS"
+    sent = h.deliver_markers()
+    assert {(m.topic, m.partition) for m in sent} == {("a", 0), ("b", 1)}
+    assert h.meta.state == S.COMPLETE_COMMIT and h.meta.topic_partitions == frozenset()
+    assert h.end(pid, epoch, True) == "NONE"                    # idempotent retry
+    assert h.end(pid, epoch, False) == "INVALID_TXN_STATE"
+    assert h.end(pid, epoch + 1, True) == "PRODUCER_FENCED"
+    assert h.end(pid + 5, epoch, True) == "INVALID_PRODUCER_ID_MAPPING"
+    assert h.add(pid, epoch + 1, ("a", 0)) == "PRODUCER_FENCED"
+    assert h.add(pid + 5, epoch, ("a", 0)) == "INVALID_PRODUCER_ID_MAPPING"
+    record = decode_record(h.log[-1])
+    assert record.Value is not None and record.Value.TransactionStatus == 4
+
+
+def test_state_changes_only_once_the_log_acknowledges() -> None:
+    h = Harness(auto_ack=False)
+    out: list[TxnResult] = []
+    h.coordinator.handle_init_producer_id("t", 60_000, None, 0, out.append)
+    assert out == [] and h.meta.producer_epoch == -1
+    assert h.init().error == "CONCURRENT_TRANSACTIONS"
+    h.waiting.pop()("NONE")
+    assert out == [TxnResult("NONE", 11, 0)]
+    assert h.meta.producer_epoch == 0 and h.meta.pending_state is None
+
+
+def test_a_new_coordinator_loads_the_log_and_completes_prepared_transactions() -> None:
+    h = Harness()
+    pid = h.init().producer_id
+    h.add(pid, 0, ("a", 0))
+    h.end(pid, 0, True)
+    h.coordinator.drain_outbox()   # lost with the old coordinator
+    new = Harness()
+    new.coordinator.become_leader(0, 1, h.log, 100)
+    assert new.meta.state == S.PREPARE_COMMIT
+    [marker] = new.deliver_markers()
+    assert (marker.coordinator_epoch, marker.commit) == (1, True)
+    assert new.meta.state == S.COMPLETE_COMMIT
+
+
+def test_timed_out_transactions_are_fenced_and_aborted() -> None:
+    h = Harness()
+    pid = h.init().producer_id
+    h.add(pid, 0, ("a", 0))
+    h.coordinator.poll(60_000)          # not yet past start + timeout
+    assert h.meta.state == S.ONGOING
+    h.coordinator.next_abort_check = 0
+    h.coordinator.poll(60_006)
+    assert (h.meta.state, h.meta.producer_epoch) == (S.PREPARE_ABORT, 1)
+    h.deliver_markers()
+    assert h.meta.state == S.COMPLETE_ABORT
+    assert h.end(pid, 0, True) == "PRODUCER_FENCED"
+
+
+def test_marker_retries_and_fenced_markers() -> None:
+    h = Harness()
+    pid = h.init().producer_id
+    h.add(pid, 0, ("a", 0))
+    h.end(pid, 0, False)
+    h.deliver_markers("NOT_LEADER_OR_FOLLOWER")
+    assert h.coordinator.drain_outbox() == []
+    h.coordinator.poll(10 + 100)
+    assert len(h.deliver_markers()) == 1
+    assert h.meta.state == S.COMPLETE_ABORT

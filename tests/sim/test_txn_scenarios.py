@@ -1,0 +1,171 @@
+"""Transactional producers against a simulated cluster: commit, abort, fencing, failover."""
+
+from __future__ import annotations
+
+from broker.txn.coordinator import TRANSACTION_STATE_TOPIC
+from broker.txn.fetch import READ_COMMITTED, fetch_log, filter_committed
+from broker.txn.mutations import TxnMutation
+from controller.operations import CreateTopics, NewTopic
+from sim.cluster import ClusterConfig, KRaftCluster
+from sim.invariants.producer_txn import ProducerTxnInvariants
+from sim.txn_clients import TransactionalProducer, TxnProducerState
+from sim.txn_cluster import TxnCluster
+
+
+def _world(seed: int = 1) -> TxnCluster:
+    cluster = KRaftCluster(ClusterConfig(seed=seed, controllers=3, brokers=3))
+    cluster.start()
+    assert cluster.wait(cluster.submit(CreateTopics((NewTopic("t", 2, 3),))))
+    txns = TxnCluster(cluster)
+    assert txns.start()
+    cluster.sim.run_for(1_000)
+    return txns
+
+
+def committed_values(txns: TxnCluster, topic: str, partition: int) -> list[str]:
+    """What a read_committed consumer of the partition leader returns."""
+    c = txns.cluster
+    manager = c.replica_manager(c.partition_leader(topic, partition))
+    assert manager is not None
+    replica = manager.leader_replica(topic, partition)
+    assert not isinstance(replica, str)
+    result = fetch_log(replica.log, 0, 100_000, READ_COMMITTED)
+    return [e.value for e in filter_committed(result.entries, result.aborted_transactions)]
+
+
+def _until_idle(txns: TxnCluster, *producers: TransactionalProducer) -> None:
+    assert txns.cluster.sim.run_until_true(lambda: all(p.idle for p in producers), 60_000)
+    txns.cluster.sim.run_for(1_000)
+
+
+def test_commit_and_abort_are_visible_to_read_committed_as_such() -> None:
+    txns = _world()
+    p = TransactionalProducer(txns, "app", "app-1")
+    p.init_transactions()
+    _until_idle(txns, p)
+    assert p.state == TxnProducerState.READY and p.producer_epoch == 0
+    assert p.transaction([("t", 0, 2), ("t", 1, 1)], commit=True)
+    _until_idle(txns, p)
+    assert p.transaction([("t", 0, 3)], commit=False)
+    _until_idle(txns, p)
+    assert p.committed == [1] and p.aborted == [2]
+    assert committed_values(txns, "t", 0) == ["app/app-1/1/0", "app/app-1/1/1"]
+    assert committed_values(txns, "t", 1) == ["app/app-1/1/0"]
+
+
+def test_a_new_instance_fences_the_old_one() -> None:
+    txns = _world()
+    old = TransactionalProducer(txns, "app", "app-1")
+    old.init_transactions()
+    _until_idle(txns, old)
+    new = TransactionalProducer(txns, "app", "app-2")
+    new.init_transactions()
+    _until_idle(txns, new)
+    assert new.producer_epoch == 1
+    assert old.transaction([("t", 0, 1)], commit=True)
+    _until_idle(txns, old)
+    assert old.state == TxnProducerState.FATAL_ERROR and old.fatal == "PRODUCER_FENCED"
+    assert committed_values(txns, "t", 0) == []
+
+
+def test_a_coordinator_failover_completes_the_transaction() -> None:
+    txns = _world()
+    p = TransactionalProducer(txns, "app", "app-1")
+    p.init_transactions()
+    _until_idle(txns, p)
+    assert p.transaction([("t", 0, 2)], commit=True)
+    sim = txns.cluster.sim
+    sim.run_for(20)
+    coordinator = txns.find_coordinator("app")
+    assert coordinator is not None
+    sim.crash(coordinator)
+    _until_idle(txns, p)
+    sim.run_for(5_000)
+    assert p.state == TxnProducerState.READY
+    assert committed_values(txns, "t", 0) == ["app/app-1/1/0", "app/app-1/1/1"]
+    assert txns.find_coordinator("app") not in (None, coordinator)
+    assert TRANSACTION_STATE_TOPIC == "__transaction_state"
+
+
+def test_kip360_unknown_producer_id_aborts_then_bumps_the_epoch() -> None:
+    txns = _world()
+    p = TransactionalProducer(txns, "app", "app-1")
+    p.init_transactions()
+    _until_idle(txns, p)
+    assert p.transaction([("t", 0, 2)], commit=True)
+    _until_idle(txns, p)
+    for broker in txns.cluster.config.broker_ids:   # the partition forgets the producer
+        manager = txns.cluster.replica_manager(broker)
+        assert manager is not None
+        for replica in manager.replicas.values():
+            replica.log.producers = {}
+    assert p.transaction([("t", 0, 1)], commit=True)
+    _until_idle(txns, p)
+    assert p.errors.get("UNKNOWN_PRODUCER_ID") == 1
+    assert p.state == TxnProducerState.READY and p.producer_epoch == 1
+    assert p.committed == [1] and p.aborted == [2]
+    assert p.transaction([("t", 0, 1)], commit=True)
+    _until_idle(txns, p)
+    assert p.committed == [1, 3]
+    assert committed_values(txns, "t", 0) == ["app/app-1/1/0", "app/app-1/1/1", "app/app-1/3/0"]
+
+
+# ---------------------------------------------------------------- each mutation, scripted
+def _mutated(mutation: TxnMutation) -> tuple[TxnCluster, ProducerTxnInvariants]:
+    monitor = ProducerTxnInvariants()
+    cluster = KRaftCluster(ClusterConfig(seed=1, controllers=3, brokers=3),
+                           extra_monitors=[monitor])
+    cluster.start()
+    assert cluster.wait(cluster.submit(CreateTopics((NewTopic("t", 2, 3),))))
+    txns = TxnCluster(cluster, mutations=frozenset({mutation}),
+                      on_transition=lambda b, t, x, y: monitor.transition(b, t, x, y))
+    assert txns.start()
+    cluster.sim.run_for(1_000)
+    return txns, monitor
+
+
+def _producer(txns: TxnCluster, monitor: ProducerTxnInvariants, instance: str
+              ) -> TransactionalProducer:
+    p = TransactionalProducer(
+        txns, "app", instance,
+        on_initialized=lambda q: monitor.initialized(q.transactional_id, q.instance,
+                                                     txns.cluster.sim.now),
+        on_sent=monitor.sent, on_committed=monitor.commit_acknowledged)
+    p.init_transactions()
+    txns.cluster.sim.run_until_true(lambda: p.idle, 30_000)
+    return p
+
+
+def _violation(txns: TxnCluster) -> str | None:
+    txns.cluster.sim.run_for(30_000)
+    violation = txns.cluster.sim.violation
+    return violation.invariant if violation is not None else None
+
+
+def test_lso_ignoring_open_transactions_is_caught() -> None:
+    txns, monitor = _mutated(TxnMutation.LSO_IGNORES_OPEN_TXN)
+    p = _producer(txns, monitor, "app-1")
+    p.transaction([("t", 0, 2)], commit=False)
+    assert _violation(txns) == "ReadCommittedOnlyCommitted"
+
+
+def test_an_unbumped_fence_lets_the_zombie_commit() -> None:
+    txns, monitor = _mutated(TxnMutation.EPOCH_NOT_BUMPED_ON_FENCE)
+    old = _producer(txns, monitor, "app-1")
+    new = _producer(txns, monitor, "app-2")
+    assert new.producer_epoch == old.producer_epoch
+    old.transaction([("t", 0, 1)], commit=True)
+    assert _violation(txns) == "ZombieNeverCommits"
+
+
+def test_markers_before_a_durable_prepare_lose_an_acknowledged_commit() -> None:
+    txns, monitor = _mutated(TxnMutation.MARKERS_BEFORE_PREPARE_DURABLE)
+    p = _producer(txns, monitor, "app-1")
+    sim = txns.cluster.sim
+    p.transaction([("t", 0, 1), ("t", 1, 1)], commit=True)
+    assert sim.run_until_true(lambda: p.state == TxnProducerState.COMMITTING_TRANSACTION,
+                              30_000)
+    coordinator = txns.find_coordinator("app")
+    assert coordinator is not None
+    sim.crash(coordinator)
+    assert _violation(txns) == "AckedCommitNeverAborts"
