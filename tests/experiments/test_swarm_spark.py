@@ -2,23 +2,24 @@
 
 from __future__ import annotations
 
-import io
 import json
 from pathlib import Path
 
 import pytest
 
-from experiments.sweep import run_command
+from tests.experiments.helpers import kraftsim
 
 pytestmark = [pytest.mark.spark, pytest.mark.xdist_group("spark")]
 
 
 def test_a_tiny_swarm_sweep(tmp_path: Path) -> None:
     out = tmp_path / "swarm"
-    stdout = io.StringIO()
-    code = run_command("swarm", runs=6, seed=3, params=["shrink-budget=5"], master="local[1]",
-                       out=str(out), as_json=True, stdout=stdout, stderr=io.StringIO())
-    summary = json.loads(stdout.getvalue())
+    # its own process: the session's SparkContext of test_spark.py may live in this worker
+    done = kraftsim(["experiment", "swarm", "--runs", "6", "--seed", "3", "--param",
+                     "shrink-budget=5", "--master", "local[1]", "--out", str(out), "--json"],
+                    tmp_path, timeout=600)
+    code = done.returncode
+    summary = json.loads(done.stdout.splitlines()[-1])
     for key in ("runs", "violations", "outside_model", "non_terminating"):
         assert isinstance(summary[key], int)
         assert sum(m[key] for m in summary["modes"].values()) == summary[key]
