@@ -46,7 +46,7 @@ chromium:
 
 # The quick loop: the suite without Spark (marker spark) and without the slow
 # injected-bug searches (marker slow).
-unit: $(STAMP)
+unit: $(STAMP) chromium
 	$(PY) -m pytest -q -n 2 --dist loadgroup -m 'not spark and not slow'
 
 lint: $(STAMP)
