@@ -94,7 +94,7 @@ class ProducerTxnInvariants(Monitor):
         self.acked_commits: set[str] = set()
         self.two_pc_ids: set[str] = set()
         self.prepared: dict[str, tuple[str, int, int]] = {}  # txn id -> (txn, pid, epoch)
-        self.decisions: dict[str, bool] = {}  # prepared txn -> its completion's outcome
+        self.decisions: dict[str, bool | None] = {}  # prepared txn -> outcome (None: either)
         self._violation: InvariantViolation | None = None
 
     # ------------------------------------------------------------------ inputs
@@ -162,8 +162,9 @@ class ProducerTxnInvariants(Monitor):
     def force_terminated(self, transactional_id: str) -> None:
         """An admin's forceTerminateTransaction: the prepared transaction may abort."""
         held = self.prepared.get(transactional_id)
-        if held is not None:
-            self.decisions[held[0]] = False
+        if held is not None and held[0] not in self.outcomes:
+            # racing a completeTransaction, either outcome is legitimate
+            self.decisions[held[0]] = False if held[0] not in self.decisions else None
 
     def _fail(self, name: str, text: str) -> None:
         if self._violation is None:
@@ -262,8 +263,8 @@ class ProducerTxnInvariants(Monitor):
         held = self.prepared.get(tid)
         if held is None or held[0] != txn:
             return  # not prepared: an ordinary commit or abort
-        decision = self.decisions.get(txn)
-        if decision is None or decision != commit:
+        if txn not in self.decisions or self.decisions[txn] not in (None, commit):
+            decision = self.decisions.get(txn)
             raise InvariantViolation(
                 "PreparedTxnSurvives",
                 f"{tp[0]}-{tp[1]}: prepared 2PC transaction {txn} got "

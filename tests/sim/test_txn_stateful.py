@@ -11,6 +11,13 @@ raft, metadata-transaction and broker ones) is checked after every event.
 The mutation searches switch on one deliberately broken behaviour
 (:class:`broker.txn.mutations.TxnMutation`) and require this machine to catch
 it and shrink the failing sequence.
+
+:class:`TwoPcWorld` adds a KIP-939 two-phase-commit producer (transactional
+id ``c``): it prepares transactions, its application restarts with
+KeepPreparedTxn and completes what the external transaction manager recorded
+(or a state it did not record: an abort), an admin force-terminates it;
+PreparedTxnSurvives is checked with everything else. Its searches catch the
+2PC mutations.
 """
 
 from __future__ import annotations
@@ -29,21 +36,23 @@ from hypothesis.stateful import (
 )
 
 from broker.txn.coordinator import TxnCoordinatorConfig
-from broker.txn.mutations import TxnMutation
+from broker.txn.mutations import TWO_PC_MUTATIONS, TxnMutation
 from controller.operations import CreateTopics, IncrementalAlterConfigs, NewTopic
 from controller.operations.configs import ConfigChange
 from metadata.delta import TOPIC_RESOURCE
 from sim.cluster import ClusterConfig, KRaftCluster
 from sim.faults import parse_fault
 from sim.invariants.producer_txn import ProducerTxnInvariants
-from sim.txn_clients import TransactionalProducer, TxnProducerState
+from sim.txn_admin import TxnAdmin
+from sim.txn_clients import PreparedTxnState, TransactionalProducer, TxnProducerState
 from sim.txn_cluster import TxnCluster
 from sim.world import InvariantViolation
 
 BROKERS = [0, 1, 2]
 IDS = ["a", "b"]
 TXN_TIMEOUT_MS = 5_000
-CONFIG = TxnCoordinatorConfig(num_partitions=3, abort_timed_out_interval_ms=1_000)
+CONFIG = TxnCoordinatorConfig(num_partitions=3, abort_timed_out_interval_ms=1_000,
+                              two_phase_commit_enable=True, max_timeout_ms=10_000)
 PARTS = st.lists(st.tuples(st.integers(0, 1), st.integers(1, 3)), min_size=1, max_size=2,
                  unique_by=lambda x: x[0])
 
@@ -175,8 +184,76 @@ class TxnWorld(RuleBasedStateMachine):
             raise violation
 
 
-def _run(mutations: frozenset[TxnMutation], examples: int, steps: int) -> None:
-    machine = type("Mutated", (TxnWorld,), {"mutations": mutations})
+class TwoPcWorld(TxnWorld):
+    """TxnWorld with a KIP-939 two-phase-commit producer; see the module docs."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.two_pc: TransactionalProducer | None = None
+        self.recorded: PreparedTxnState | None = None  # the external transaction manager
+
+    def _two_pc_instance(self, keep: bool) -> TransactionalProducer:
+        self.instances += 1
+        m, sim = self.monitor, self.cluster.sim
+
+        def initialized(p: TransactionalProducer) -> None:
+            m.initialized(p.transactional_id, p.instance, sim.now)
+            if p.kept_init:
+                state = p.prepared_state or PreparedTxnState()
+                m.kept(p.transactional_id, (state.producer_id, state.epoch))
+
+        m.two_phase("c")
+        producer = TransactionalProducer(
+            self.txns, "c", f"c{self.instances}", TXN_TIMEOUT_MS, enable_2pc=True,
+            on_initialized=initialized, on_sent=m.sent, on_committed=m.commit_acknowledged,
+            on_prepared=lambda q, st: m.prepared_txn(
+                "c", f"c/{q.instance}/{q.transactions}", st.producer_id, st.epoch),
+            on_complete=lambda q, st, c: m.completing("c", (st.producer_id, st.epoch), c))
+        producer.init_transactions(keep_prepared_txn=keep)
+        return producer
+
+    def _producer_2pc(self) -> TransactionalProducer:
+        if self.two_pc is None:
+            self.two_pc = self._two_pc_instance(keep=True)
+        return self.two_pc
+
+    @rule(parts=PARTS)
+    def prepare_2pc(self, parts: list[tuple[int, int]]) -> None:
+        producer = self._producer_2pc()
+        sim = self.cluster.sim
+        if producer.transaction_prepared([("t", p, n) for p, n in parts]):
+            sim.run_until_true(lambda: producer.idle, 10_000)
+            if producer.state == TxnProducerState.PREPARED_TRANSACTION:
+                self.recorded = producer.prepared_state
+        self._step()
+
+    @rule()
+    def restart_2pc_application(self) -> None:
+        self.two_pc = new = self._two_pc_instance(keep=True)
+        self.cluster.sim.run_until_true(lambda: new.idle, 10_000)
+        self._step()
+
+    @rule(matching=st.booleans())
+    def complete_2pc(self, matching: bool) -> None:
+        producer = self._producer_2pc()
+        if producer.state == TxnProducerState.PREPARED_TRANSACTION and producer.idle:
+            state = self.recorded if matching and self.recorded is not None \
+                else PreparedTxnState(-7, -7)
+            producer.complete_transaction(state)
+            self.cluster.sim.run_for(300)
+        self._step()
+
+    @rule()
+    def force_terminate_2pc(self) -> None:
+        self.monitor.force_terminated("c")
+        TxnAdmin(self.txns).force_terminate_transaction("c", lambda error: None)
+        self.cluster.sim.run_for(300)
+        self._step()
+
+
+def _run(mutations: frozenset[TxnMutation], examples: int, steps: int,
+         world: type[TxnWorld] = TxnWorld) -> None:
+    machine = type("Mutated", (world,), {"mutations": mutations})
     run_state_machine_as_test(machine, settings=settings(
         max_examples=examples, stateful_step_count=steps, deadline=None, derandomize=True,
         suppress_health_check=list(HealthCheck), print_blob=False, report_multiple_bugs=False))
@@ -191,8 +268,21 @@ def test_transactions_hold_their_invariants_longer() -> None:
     _run(frozenset(), examples=25, steps=40)
 
 
+def test_two_phase_commit_holds_its_invariants_under_faults() -> None:
+    _run(frozenset(), examples=2, steps=20, world=TwoPcWorld)
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize("mutation", list(TxnMutation))
+@pytest.mark.parametrize("mutation", sorted(TWO_PC_MUTATIONS))
+def test_an_injected_2pc_bug_is_caught_and_shrunk(mutation: TxnMutation) -> None:
+    TxnWorld.failing_steps = None
+    with pytest.raises(InvariantViolation):
+        _run(frozenset({mutation}), examples=100, steps=15, world=TwoPcWorld)
+    assert TxnWorld.failing_steps is None or TxnWorld.failing_steps <= 15
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("mutation", [m for m in TxnMutation if m not in TWO_PC_MUTATIONS])
 def test_an_injected_transaction_bug_is_caught_and_shrunk(mutation: TxnMutation) -> None:
     TxnWorld.failing_steps = None
     with pytest.raises(InvariantViolation):
