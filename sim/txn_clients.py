@@ -92,6 +92,8 @@ class TransactionalProducer:
         self.aborted: list[int] = []
         self.errors: dict[str, int] = {}
         self.fatal: str | None = None
+        self.completed: list[tuple[Op, str, int]] = []
+        """Every operation that finished, in order: its error (NONE if it worked), its time."""
 
     @property
     def idle(self) -> bool:
@@ -114,6 +116,18 @@ class TransactionalProducer:
         self._kick()
         return True
 
+    def begin_transaction(self) -> None:
+        """beginTransaction(), queued after what runs (local: no request)."""
+        self._queue(("begin", None))
+
+    def send(self, topic: str, partition: int, count: int) -> None:
+        """Queue ``count`` records for ``topic``/``partition`` in the current transaction."""
+        self._queue(("send", (topic, partition, count)))
+
+    def end_transaction(self, commit: bool) -> None:
+        """commitTransaction() or abortTransaction(), queued after what runs."""
+        self._queue(("end", commit))
+
     def _queue(self, op: Op) -> None:
         self.ops.append(op)
         self._kick()
@@ -126,8 +140,8 @@ class TransactionalProducer:
     def _later(self, action: Callable[[], None], delay: int = RETRY_BACKOFF_MS) -> None:
         self.sim.schedule(self.sim.now + delay, action, f"txn producer {self.instance}")
 
-    def _done(self) -> None:
-        self.ops.pop(0)
+    def _done(self, error: str = "NONE") -> None:
+        self.completed.append((self.ops.pop(0), error, self.sim.now))
         self.busy = False
         self._kick()
 
@@ -154,7 +168,7 @@ class TransactionalProducer:
             self._done()
         elif kind == "send":
             if self.state == P.ABORTABLE_ERROR:
-                self._done()
+                self._done("ABORTABLE_ERROR")
                 return
             assert isinstance(arg, tuple)
             self._send(arg[0], arg[1], arg[2])
@@ -247,7 +261,7 @@ class TransactionalProducer:
             elif error in BUMP_EPOCH:
                 self._count(error)
                 self.state, self.bump_needed = P.ABORTABLE_ERROR, True
-                self._done()
+                self._done(error)
             else:
                 self._retry_or(error, lambda: self._abortable(error))
 
@@ -260,7 +274,7 @@ class TransactionalProducer:
 
     def _abortable(self, error: str) -> None:
         self.state = P.ABORTABLE_ERROR
-        self._done()
+        self._done(error)
 
     def _end(self, commit: bool) -> None:
         self.state = P.COMMITTING_TRANSACTION if commit else P.ABORTING_TRANSACTION
@@ -289,7 +303,9 @@ class TransactionalProducer:
         (self.committed if commit else self.aborted).append(self.transactions)
         self.added = set()
         self.state = P.READY
-        self.ops.pop(0)
+        op = self.ops.pop(0)
+        self.completed.append((op, "NONE" if bool(op[1]) == commit else "ABORTABLE_ERROR",
+                               self.sim.now))
         if self.bump_needed:
             self.ops.insert(0, ("init", None))  # KIP-360: bump with the current (pid, epoch)
         self.busy = False
