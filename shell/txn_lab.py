@@ -121,9 +121,9 @@ class TxnLab:
         if p.planned != wanted:
             hint = {P.UNINITIALIZED: "init first", P.READY: "begin first",
                     P.IN_TRANSACTION: "commit or abort first"}.get(p.planned, "")
-            raise CommandError(f"cannot {verb}: {p.label} will be {p.planned.value} "
-                               f"(invalid transition from {p.planned.value} to {target}); "
-                               f"{hint}")
+            raise CommandError(f"cannot {verb}: {p.label} is {p.planned.value} once its "
+                               f"queued calls have run (invalid transition from "
+                               f"{p.planned.value} to {target}); {hint}")
 
     def begin(self, name: str) -> LabTxnProducer:
         """beginTransaction()."""

@@ -107,9 +107,9 @@ def run_consume(session: Session, args: list[str]) -> None:
                     f"{plural(aborted, 'aborted transaction')} filtered")
     else:
         records = [e for e in fetched.entries if e.control < 0]
-        how = ", read_uncommitted" if isolation else ""
+        how = "read_uncommitted from" if isolation else "read from"
         session.out(f"{topic}/{partition}: {plural(len(records), 'record')} below the high "
-                    f"watermark{how}, read from leader broker {leader}")
+                    f"watermark, {how} leader broker {leader}")
     for entry in records:
         session.out(f"  {entry.offset}: {entry.value}")
 
