@@ -21,6 +21,7 @@ Pure: bytes in, bytes out. Damage yields the good prefix and a
 
 from __future__ import annotations
 
+import re
 import struct
 from collections.abc import Iterable
 
@@ -50,6 +51,9 @@ TXN_INDEX_ENTRY = struct.Struct(">hqqqq")
 """One ``.txnindex`` entry: version, producerId, firstOffset, lastOffset, lastStableOffset."""
 TXN_INDEX_ENTRY_SIZE = TXN_INDEX_ENTRY.size
 """34 bytes."""
+TXN_INDEX_SUFFIX = ".txnindex"
+_TXN_INDEX_NAME = re.compile(r"^(\d{20})\.txnindex$")
+_PARTITION_DIR = re.compile(r"^(.+)-(\d+)$")
 _MARKER_KEY = struct.Struct(">hh")
 _MARKER_VALUE = struct.Struct(">hi")
 
@@ -306,7 +310,7 @@ def encode_txn_index(entries: Iterable[AbortedTxnEntry]) -> bytes:
 def decode_txn_index(data: bytes, source: str = "<bytes>") -> TxnIndexDecodeResult:
     """The entries of a ``.txnindex``; a cut last entry is reported, the rest kept."""
     whole = len(data) - len(data) % TXN_INDEX_ENTRY_SIZE
-    entries = []
+    entries: list[AbortedTxnEntry] = []
     for pos in range(0, whole, TXN_INDEX_ENTRY_SIZE):
         version, producer_id, first, last, lso = TXN_INDEX_ENTRY.unpack_from(data, pos)
         if version != 0:
@@ -319,3 +323,27 @@ def decode_txn_index(data: bytes, source: str = "<bytes>") -> TxnIndexDecodeResu
             source, "truncated", f"{len(data) - whole} bytes after the last whole "
             f"{TXN_INDEX_ENTRY_SIZE}-byte entry", whole, len(entries)))
     return TxnIndexDecodeResult(tuple(entries), None)
+
+
+# --- names -------------------------------------------------------------------------------------
+
+
+def partition_dir_name(topic: str, partition: int) -> str:
+    """``orders-0``: a partition replica's directory in a broker's log directory."""
+    return f"{topic}-{partition}"
+
+
+def parse_partition_dir_name(name: str) -> tuple[str, int] | None:
+    """(topic, partition) of a ``<topic>-<partition>`` directory name, or None."""
+    match = _PARTITION_DIR.match(name)
+    return (match.group(1), int(match.group(2))) if match else None
+
+
+def txn_index_file_name(base_offset: int) -> str:
+    """``<base offset, 20 digits>.txnindex``."""
+    return f"{base_offset:020d}{TXN_INDEX_SUFFIX}"
+
+
+def is_txn_index_name(name: str) -> bool:
+    """Whether ``name`` is a ``.txnindex`` file's name."""
+    return _TXN_INDEX_NAME.match(name) is not None or name.endswith(TXN_INDEX_SUFFIX)

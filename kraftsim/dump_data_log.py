@@ -22,15 +22,15 @@ from typing import Any, TextIO
 
 import msgspec
 
-from kafka_format.data_log import DataBatch, DataRecord, decode_marker
-from kafka_format.errors import DecodeError, DecodeFailure
-from kafka_format.files import METADATA_PARTITION_DIR
-from kafka_format.partition_files import (
+from kafka_format.data_log import (
+    DataBatch,
+    DataRecord,
+    decode_marker,
     is_txn_index_name,
     parse_partition_dir_name,
-    read_data_segment,
-    read_txn_index,
 )
+from kafka_format.errors import DecodeError, DecodeFailure
+from kafka_format.files import METADATA_PARTITION_DIR, read_data_segment, read_txn_index
 from kafka_format.transaction_log import decode_key, decode_value, value_json
 
 TRANSACTION_STATE_TOPIC = "__transaction_state"

@@ -30,12 +30,6 @@ from typing import Any, TextIO
 import msgspec
 
 from kafka_format import files
-from kraftsim.dump_data_log import (
-    dump_data_segment,
-    dump_txn_index,
-    is_data_segment,
-    is_txn_index_name,
-)
 from kafka_format.batch_format import DecodedBatch, RecordFacts
 from kafka_format.control_records import (
     UnknownControlRecord,
@@ -45,6 +39,12 @@ from kafka_format.control_records import (
 )
 from kafka_format.errors import DecodeFailure
 from kafka_format.metadata_serde import write_metadata_value
+from kraftsim.dump_data_log import (
+    dump_data_segment,
+    dump_txn_index,
+    is_data_segment,
+    is_txn_index_name,
+)
 from metadata.schema import MetadataRecord, record_to_json
 
 PROG = "kraftsim dump-log"

@@ -26,8 +26,9 @@ from kafka_format.data_log import (
     DataBatch,
     DataRecord,
     marker_record,
+    partition_dir_name,
 )
-from kafka_format.partition_files import partition_dir_name, write_partition_dir
+from kafka_format.files import write_partition_dir
 from kafka_format.transaction_log import TxnLogValue, encode_key, encode_value
 from sim.world import NodeSlot
 
