@@ -22,7 +22,12 @@ from shell.errors import CommandError
 from shell.formatting import plural
 from sim.cluster import KRaftCluster
 from sim.invariants.producer_txn import ProducerTxnInvariants
-from sim.txn_clients import TransactionalProducer, TxnProducerState
+from sim.txn_clients import (
+    PreparedTxnState,
+    TransactionalProducer,
+    TxnClientError,
+    TxnProducerState,
+)
 from sim.txn_cluster import TxnCluster
 
 DEFAULT_TXN_TIMEOUT_MS = 60_000
@@ -87,8 +92,13 @@ class TxnLab:
                                f"producer {name} init")
         return found
 
-    def init(self, name: str, transactional_id: str, timeout_ms: int) -> LabTxnProducer:
-        """A new instance ``name`` with ``transactional_id``; initTransactions() queued."""
+    def init(self, name: str, transactional_id: str, timeout_ms: int, enable_2pc: bool = False,
+             keep_prepared_txn: bool = False) -> LabTxnProducer:
+        """A new instance ``name`` with ``transactional_id``; initTransactions() queued.
+
+        ``enable_2pc`` is KIP-939's transaction.two.phase.commit.enable;
+        ``keep_prepared_txn`` keeps a prepared transaction of an earlier instance.
+        """
         if name in self.producers:
             old = self.producers[name]
             raise CommandError(f"producer {name} exists (transactional.id "
@@ -100,15 +110,34 @@ class TxnLab:
         monitor = self.monitor
         producer = TransactionalProducer(
             txns, transactional_id, name, txn_timeout_ms=timeout_ms,
-            on_initialized=None if monitor is None else
-            (lambda p: monitor.initialized(p.transactional_id, p.instance, p.sim.now)),
+            on_initialized=None if monitor is None else self._initialized,
             on_sent=None if monitor is None else monitor.sent,
-            on_committed=None if monitor is None else monitor.commit_acknowledged)
+            on_committed=None if monitor is None else monitor.commit_acknowledged,
+            enable_2pc=enable_2pc,
+            on_prepared=None if monitor is None else
+            (lambda q, st: monitor.prepared_txn(q.transactional_id,
+                                                f"{q.transactional_id}/{q.instance}/"
+                                                f"{q.transactions}", st.producer_id,
+                                                st.epoch)),
+            on_complete=None if monitor is None else
+            (lambda q, st, commit: monitor.completing(q.transactional_id,
+                                                      (st.producer_id, st.epoch), commit)))
+        if enable_2pc and monitor is not None:
+            monitor.two_phase(transactional_id)
         lab_producer = LabTxnProducer(name, producer)
         self.producers[name] = lab_producer
-        producer.init_transactions()
+        producer.init_transactions(keep_prepared_txn=keep_prepared_txn)
         lab_producer.planned = P.READY
         return lab_producer
+
+    def _initialized(self, p: TransactionalProducer) -> None:
+        monitor = self.monitor
+        if monitor is None:
+            return
+        monitor.initialized(p.transactional_id, p.instance, p.sim.now)
+        if p.kept_init:
+            state = p.prepared_state or PreparedTxnState()
+            monitor.kept(p.transactional_id, (state.producer_id, state.epoch))
 
     @staticmethod
     def _require(p: LabTxnProducer, verb: str, wanted: TxnProducerState, target: str) -> None:
@@ -149,6 +178,53 @@ class TxnLab:
         p.producer.end_transaction(commit)
         p.planned = P.READY
         return p
+
+    def prepare(self, name: str) -> PreparedTxnState:
+        """prepareTransaction() (KIP-939): the producer must have flushed (be idle)."""
+        p = self.get(name)
+        self._require(p, "prepare", P.IN_TRANSACTION, "PREPARED_TRANSACTION")
+        producer = p.producer
+        if not producer.enable_2pc:
+            raise CommandError(f"cannot prepare: {p.label} was not initialized with "
+                               f"transaction.two.phase.commit.enable=true (KIP-939)")
+        if not producer.idle:
+            raise CommandError(f"cannot prepare yet: {p.label} has calls to finish "
+                               f"(prepareTransaction flushes first: run-until idle, then "
+                               f"prepare)")
+        try:
+            state = producer.prepare_transaction()
+        except TxnClientError as exc:
+            raise CommandError(f"cannot prepare: {exc}") from None
+        p.planned = P.PREPARED_TRANSACTION
+        return state
+
+    def complete(self, name: str, given: str | None) -> PreparedTxnState:
+        """completeTransaction(state) (KIP-939): commits if ``given`` (default: the
+        producer's own prepared state) is the prepared transaction's, else aborts."""
+        p = self.get(name)
+        producer = p.producer
+        if producer.state == P.FATAL_ERROR:
+            self._require(p, "complete", P.PREPARED_TRANSACTION, "COMMITTING_TRANSACTION")
+        if not producer.idle:
+            raise CommandError(f"cannot complete yet: {p.label} has calls to finish "
+                               f"(run-until idle first)")
+        if given is None:
+            state = producer.prepared_state
+            if state is None:
+                raise CommandError(f"cannot complete: {p.label} has no prepared transaction "
+                                   f"(state {producer.state.value})")
+        else:
+            try:
+                state = PreparedTxnState.parse(given)
+            except ValueError:
+                raise CommandError(f"{given!r} is not a prepared state: give "
+                                   f"PRODUCERID:EPOCH as prepare printed it") from None
+        try:
+            producer.complete_transaction(state)
+        except TxnClientError as exc:
+            raise CommandError(f"cannot complete: {exc}") from None
+        p.planned = P.READY
+        return state
 
     # ------------------------------------------------------------------ reports
     def pending(self) -> int:
@@ -193,8 +269,11 @@ class TxnLab:
         kind, arg = op
         producer = p.producer
         if kind == "init":
+            kept = "" if producer.prepared_state is None or \
+                producer.state != P.PREPARED_TRANSACTION else \
+                f"; kept the prepared transaction {producer.prepared_state} (complete it)"
             return (f"initialized transactional.id {producer.transactional_id}: producer id "
-                    f"{producer.producer_id}, epoch {producer.producer_epoch}")
+                    f"{producer.producer_id}, epoch {producer.producer_epoch}{kept}")
         if kind == "begin":
             return None
         if kind == "send" and isinstance(arg, tuple):
@@ -202,11 +281,17 @@ class TxnLab:
             if error == "NONE":
                 return f"{what} written (transaction {p.reported_transaction})"
             return f"{what} not written: {error} (the transaction can only abort)"
+        number = p.reported_transaction
+        aborted = number in producer.aborted
         if kind == "end":
-            number = p.reported_transaction
             if error == "NONE":
                 return f"transaction {number} {'committed' if arg else 'aborted'}"
             return f"transaction {number} aborted instead of committed ({error})"
+        if kind == "complete":
+            return f"prepared transaction {arg} {'aborted' if aborted else 'committed'} " \
+                   f"(completeTransaction)"
+        if kind == "prepare" and aborted:
+            return f"transaction {number} aborted instead of prepared (an abortable error)"
         return f"{kind} done" if error == "NONE" else f"{kind} failed: {error}"
 
 

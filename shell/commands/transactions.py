@@ -12,7 +12,7 @@ import difflib
 from typing import TYPE_CHECKING
 
 from broker.txn.coordinator import TRANSACTION_STATE_TOPIC, TransactionCoordinator
-from shell.commands.base import Command, integer, parse_args
+from shell.commands.base import Command, choice, integer, parse_args
 from shell.commands.data import (
     MAX_PRODUCE_COUNT,
     check_partition,
@@ -31,8 +31,10 @@ VERBS = ("init", "begin", "send", "commit", "abort", "prepare", "complete")
 """What ``producer NAME`` does."""
 MAX_TXN_TIMEOUT_MS = 900_000
 """Kafka's transaction.max.timeout.ms default: the coordinator refuses a longer timeout."""
-TWO_PHASE = ("prepare_transaction", "complete_transaction")
-"""The KIP-939 client calls ``prepare`` and ``complete`` need."""
+TWO_PC = "transaction.two.phase.commit.enable"
+"""KIP-939's producer config."""
+KEEP_PREPARED = "keepPreparedTxn"
+"""KIP-939's initTransactions(keepPreparedTxn) argument."""
 
 
 def _list(session: Session) -> None:
@@ -72,21 +74,33 @@ def run_producer(session: Session, args: list[str]) -> None:
     if verb == "init":
         _, options = parse_args(PRODUCER, rest, options={
             "transactional.id": _transactional_id,
-            "transaction.timeout.ms": integer(1, MAX_TXN_TIMEOUT_MS)})
+            "transaction.timeout.ms": integer(1, MAX_TXN_TIMEOUT_MS),
+            TWO_PC: choice("true", "false"), KEEP_PREPARED: choice("true", "false")})
         txn_id = options.get("transactional.id", name)
         timeout = options.get("transaction.timeout.ms", DEFAULT_TXN_TIMEOUT_MS)
-        txn.init(name, txn_id, timeout)
-        session.out(f"producer {name}: initTransactions() for transactional.id {txn_id} "
-                    f"(transaction.timeout.ms={timeout}) queued; coordinator: "
-                    f"{_coordinator(lab, txn_id)}")
+        two_pc = options.get(TWO_PC, "false") == "true"
+        keep = options.get(KEEP_PREPARED, "false") == "true"
+        if keep and not two_pc:
+            raise CommandError(f"{KEEP_PREPARED}=true needs {TWO_PC}=true (KIP-939)")
+        txn.init(name, txn_id, timeout, two_pc, keep)
+        what = f"initTransactions({'true' if keep else ''})"
+        how = f"{TWO_PC}=true, no transaction timeout" if two_pc else \
+            f"transaction.timeout.ms={timeout}"
+        session.out(f"producer {name}: {what} for transactional.id {txn_id} ({how}) queued; "
+                    f"coordinator: {_coordinator(lab, txn_id)}")
         return
-    if verb in ("prepare", "complete"):
-        found = txn.get(name)
-        method = TWO_PHASE[0] if verb == "prepare" else TWO_PHASE[1]
-        if not hasattr(found.producer, method):
-            raise CommandError(f"{verb} is not available yet: this build's producer client "
-                               f"has no KIP-939 two-phase commit ({method})")
-        raise CommandError(f"{verb} is not wired to the shell yet")
+    if verb == "prepare":
+        parse_args(PRODUCER, rest)
+        state = txn.prepare(name)
+        session.out(f"producer {name}: prepareTransaction() = PreparedTxnState {state} "
+                    f"(record it: 'producer {name} complete {state}' commits it, any other "
+                    f"state aborts it)")
+        return
+    if verb == "complete":
+        values, _ = parse_args(PRODUCER, rest, optional=("STATE",))
+        state = txn.complete(name, values[0] if values else None)
+        session.out(f"producer {name}: completeTransaction({state}) queued")
+        return
     if verb == "send":
         values, _ = parse_args(PRODUCER, rest, positional=("TOPIC/PARTITION", "COUNT"))
         topic, partition = parse_partition(values[0])
@@ -127,9 +141,10 @@ def _coordinator(lab: Lab, transactional_id: str) -> str:
 
 PRODUCER = Command(
     "producer",
-    "producer [NAME init [transactional.id=ID] [transaction.timeout.ms=MS] | NAME begin | "
+    "producer [NAME init [transactional.id=ID] [transaction.timeout.ms=MS] "
+    "[transaction.two.phase.commit.enable=true] [keepPreparedTxn=true] | NAME begin | "
     "NAME send TOPIC/PARTITION COUNT | NAME commit | NAME abort | NAME prepare | "
-    "NAME complete]",
+    "NAME complete [PRODUCERID:EPOCH]]",
     "transactional producers: init, begin, send, commit, abort (needs heartbeats=on)",
     "Drives a transactional producer instance called NAME (Kafka's Java client's state "
     "machine: UNINITIALIZED, READY, IN_TRANSACTION, COMMITTING_TRANSACTION, "
@@ -148,14 +163,20 @@ PRODUCER = Command(
     "commit     commitTransaction(): EndTxn(COMMIT); the coordinator writes PrepareCommit, "
     "then COMMIT markers to every partition, then CompleteCommit\n"
     "abort      abortTransaction(): the same with ABORT markers\n"
-    "prepare, complete  KIP-939 two-phase commit (prepareTransaction, completeTransaction): "
-    "only when the producer client has them\n\n"
+    "prepare    KIP-939 prepareTransaction(), for a producer initialized with "
+    "transaction.two.phase.commit.enable=true (no transaction timeout): once its sends are "
+    "flushed (run-until idle), prints the PreparedTxnState PRODUCERID:EPOCH an external "
+    "transaction manager records; the transaction stays open\n"
+    "complete [PRODUCERID:EPOCH]  completeTransaction(state): commits the prepared "
+    "transaction if STATE is its state (default: the one this instance prepared), aborts it "
+    "otherwise. A restarted instance (init keepPreparedTxn=true) keeps the prepared "
+    "transaction and completes it\n\n"
     "'producer' alone lists the producers. See also: consume T/P isolation=read_committed, "
     "log BROKER T/P (markers), ls /transactions.\n\n"
     "Example: producer p1 init transactional.id=app; producer p1 begin; "
     "producer p1 send orders/0 2; producer p1 commit",
     run_producer, completes="producer", verbs=VERBS,
-    options=("transactional.id", "transaction.timeout.ms"))
+    options=("transactional.id", "transaction.timeout.ms", TWO_PC, KEEP_PREPARED))
 
 TRANSACTION_COMMANDS = (PRODUCER,)
 """The producer command."""

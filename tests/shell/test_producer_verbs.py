@@ -30,8 +30,8 @@ def test_completion_offers_verbs_names_and_options(lab: Recorder) -> None:
     assert "producer" in candidates(session, "prod")
     assert candidates(session, "producer p") == ["p1"]
     assert candidates(session, "producer p1 c") == ["commit", "complete"]
-    assert candidates(session, "producer p2 init trans") == ["transactional.id=",
-                                                             "transaction.timeout.ms="]
+    assert candidates(session, "producer p2 init trans") == [
+        "transactional.id=", "transaction.timeout.ms=", "transaction.two.phase.commit.enable="]
     assert candidates(session, "consume t/0 iso") == ["isolation="]
 
 
@@ -76,8 +76,10 @@ def test_refusals_are_one_clear_line(lab: Recorder) -> None:
         "producer p4 init transactional.id=": "must not be empty",
         "producer p4 init transaction.timeout.ms=900001": "transaction.timeout.ms",
         "producer p4 init bogus=1": "unknown option 'bogus'",
-        "producer p1 prepare": "not available yet",
-        "producer p1 complete": "not available yet",
+        "producer p1 prepare": "invalid transition from READY to PREPARED_TRANSACTION",
+        "producer p1 complete": "has no prepared transaction",
+        "producer p1 complete 7": "is not a prepared state",
+        "producer p4 init keepPreparedTxn=true": "needs transaction.two.phase.commit.enable",
         "consume t/0 isolation=committed": "isolation must be one of",
     }
     for command, words in errors.items():
@@ -86,6 +88,25 @@ def test_refusals_are_one_clear_line(lab: Recorder) -> None:
         assert lines[0].startswith(("ERR producer: ", "ERR consume: ")), (command, lines)
         if words is not None:
             assert words in lines[0], (command, lines)
+
+
+def test_prepare_needs_two_phase_commit_and_a_flush() -> None:
+    shell = Recorder()
+    shell.run(*START, "producer p1 init", "producer p1 begin", "producer p1 send t/0 1",
+              "producer p2 init transactional.id=db transaction.two.phase.commit.enable=true",
+              "producer p2 begin", "producer p2 send t/0 1")
+    (line,) = shell.run("producer p2 prepare")
+    assert "has calls to finish" in line and line.startswith("ERR ")
+    shell.run("run-until idle")
+    (line,) = shell.run("producer p1 prepare")
+    assert "not initialized with transaction.two.phase.commit.enable=true" in line
+    (line,) = shell.run("producer p2 prepare")
+    assert shell.session.lab is not None
+    p2 = shell.session.lab.txn.producers["p2"].producer
+    assert line.startswith(f"producer p2: prepareTransaction() = PreparedTxnState "
+                           f"{p2.producer_id}:{p2.producer_epoch} ")
+    (line,) = shell.run("producer p2 begin")
+    assert "invalid transition from PREPARED_TRANSACTION to IN_TRANSACTION" in line
 
 
 def test_needs_broker_replicas() -> None:
