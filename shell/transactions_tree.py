@@ -28,7 +28,7 @@ import msgspec
 from broker.txn.coordinator import TRANSACTION_STATE_TOPIC
 from broker.txn.state import TransactionLogRecord
 from shell.tree import Dir, File, Node, mapped_dir, static_dir, text_file
-from shell.txn_lab import state_name, transaction_records
+from shell.txn_lab import state_name
 
 if TYPE_CHECKING:
     from shell.lab import Lab
@@ -64,7 +64,7 @@ def transactions_dir(lab: Lab) -> Dir:
     txns = lab.txn.txns
 
     def records() -> dict[str, tuple[int, int, int, TransactionLogRecord]]:
-        return {} if txns is None else transaction_records(lab.cluster, txns)
+        return {} if txns is None else lab.txn.records()
 
     def build(name: str) -> Node | None:
         found = records().get(name)

@@ -62,6 +62,8 @@ class TxnLab:
         self.txns: TxnCluster | None = None
         self.producers: dict[str, LabTxnProducer] = {}
         self.reports: list[str] = []
+        self._records_key: tuple[tuple[int, int, int], ...] | None = None
+        self._records: dict[str, tuple[int, int, int, TransactionLogRecord]] = {}
 
     # ------------------------------------------------------------------ coordinators
     def start(self) -> TxnCluster:
@@ -234,12 +236,22 @@ class TxnLab:
                    if not p.producer.idle and p.producer.state != P.FATAL_ERROR)
         return busy + len(self.completing())
 
+    def records(self) -> dict[str, tuple[int, int, int, TransactionLogRecord]]:
+        """:func:`transaction_records`, decoded again only when a partition moved."""
+        txns = self.txns
+        if txns is None:
+            return {}
+        key = tuple(_position(self.cluster, partition)
+                    for partition in range(txns.config.num_partitions))
+        if key != self._records_key:
+            self._records_key, self._records = key, transaction_records(self.cluster, txns)
+        return self._records
+
     def completing(self) -> list[str]:
         """Transactional ids in PrepareCommit or PrepareAbort (markers being written)."""
         if self.txns is None:
             return []
-        return sorted(txn_id for txn_id, (_, _, _, record)
-                      in transaction_records(self.cluster, self.txns).items()
+        return sorted(txn_id for txn_id, (_, _, _, record) in self.records().items()
                       if record.Value is not None and record.Value.TransactionStatus in
                       (TransactionState.PREPARE_COMMIT, TransactionState.PREPARE_ABORT))
 
@@ -312,6 +324,18 @@ def transaction_records(cluster: KRaftCluster, txns: TxnCluster
             record = decode_record(entry.value)
             out[record.TransactionalId] = (partition, entry.offset, leader, record)
     return out
+
+
+def _position(cluster: KRaftCluster, partition: int) -> tuple[int, int, int]:
+    """(leader, its incarnation, high watermark) of a ``__transaction_state`` partition."""
+    leader = cluster.partition_leader(TRANSACTION_STATE_TOPIC, partition)
+    manager = cluster.replica_manager(leader)
+    if leader is None or manager is None:
+        return (-1, -1, -1)
+    replica = manager.leader_replica(TRANSACTION_STATE_TOPIC, partition)
+    if isinstance(replica, str):
+        return (leader, -1, -1)
+    return (leader, cluster.sim.slots[leader].incarnation, replica.log.high_watermark)
 
 
 def state_name(status: int) -> str:

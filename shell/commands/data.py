@@ -12,7 +12,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from broker.replica import Replica
+from broker.txn.coordinator import TRANSACTION_STATE_TOPIC
 from broker.txn.fetch import READ_COMMITTED, READ_UNCOMMITTED, fetch_log, filter_committed
+from broker.txn.state import TransactionState, decode_record
 from shell.commands.base import Command, choice, integer, parse_args
 from shell.errors import CommandError
 from shell.formatting import plural, table
@@ -123,7 +125,8 @@ def replica_lines(replica: Replica) -> list[str]:
     """
     log = replica.log
     role = "leader" if replica.is_leader else f"follower of {replica.leader}"
-    transactional = any(entry.transactional for entry in log.entries)
+    transactional = replica.topic == TRANSACTION_STATE_TOPIC or \
+        any(entry.transactional for entry in log.entries)
     lso = f", last stable offset {log.txns.last_stable_offset(log.high_watermark)}" \
         if transactional else ""
     lines = [f"broker {replica.broker_id} {replica.topic}/{replica.partition_id}: {role}, "
@@ -143,6 +146,8 @@ def replica_lines(replica: Replica) -> list[str]:
             f"{'COMMIT' if entry.control == 1 else 'ABORT'} coordinatorEpoch " \
             f"{entry.coordinator_epoch}"
         value = "(marker)" if entry.control >= 0 else entry.value
+        if replica.topic == TRANSACTION_STATE_TOPIC:
+            value = transaction_log_summary(entry.value)
         rows.append((entry.offset, entry.leader_epoch, value, producer,
                      "true" if entry.transactional else "false", control, mark))
     header: tuple[str, ...] = ("offset", "epoch", "value", "producer/epoch/seq", "")
@@ -157,6 +162,21 @@ def replica_lines(replica: Replica) -> list[str]:
                      f"{a.last_offset} lastStableOffset {a.last_stable_offset}"
                      for a in aborted)
     return lines
+
+
+def transaction_log_summary(text: str) -> str:
+    """A ``__transaction_state`` record in one short phrase: id, state, producer, partitions."""
+    try:
+        record = decode_record(text)
+    except ValueError:
+        return text
+    value = record.Value
+    if value is None:
+        return f"{record.TransactionalId}: tombstone"
+    parts = ",".join(f"{t}-{p}" for t, p in value.TransactionPartitions)
+    state = TransactionState(value.TransactionStatus).kafka_name
+    return (f"{record.TransactionalId}: {state} {value.ProducerId}/{value.ProducerEpoch}"
+            + (f" [{parts}]" if parts else ""))
 
 
 def partition_log_lines(lab: Lab, broker_id: int, text: str) -> list[str]:
