@@ -10,7 +10,8 @@ Both are version-prefixed (an int16 version, then the message):
   array of int32, tagged fields}), TransactionLastUpdateTimestampMs int64,
   TransactionStartTimestampMs int64, then tagged fields: 0
   PreviousProducerId int64, 1 NextProducerId int64, 2
-  ClientTransactionVersion int16 (written when not their defaults -1, -1, 0).
+  ClientTransactionVersion int16, 3 NextProducerEpoch int16 (KIP-939; trunk's
+  schema, PR #18316), each written when not its default (-1, -1, 0, -1).
   Version 0 is the same without the compact encodings and tags. A null value
   is a tombstone (an expired transactional id).
 
@@ -45,6 +46,7 @@ class TxnLogValue(msgspec.Struct, frozen=True, gc=False):
     PreviousProducerId: int = -1
     NextProducerId: int = -1
     ClientTransactionVersion: int = 0
+    NextProducerEpoch: int = -1
 
 
 def encode_key(transactional_id: str) -> bytes:
@@ -98,6 +100,8 @@ def encode_value(value: TxnLogValue) -> bytes:
             tags.append((1, struct.pack(">q", value.NextProducerId)))
         if value.ClientTransactionVersion != 0:
             tags.append((2, struct.pack(">h", value.ClientTransactionVersion)))
+        if value.NextProducerEpoch != -1:
+            tags.append((3, struct.pack(">h", value.NextProducerEpoch)))
     except struct.error as exc:
         raise EncodeError(f"TransactionLogValue: {exc}") from None
     wire.write_uvarint(out, len(tags))
@@ -143,7 +147,7 @@ def decode_value(data: bytes) -> TxnLogValue:
         raise wire.truncated("TransactionLogValue timestamps", pos, _TIMES.size, end)
     last_update, start = _TIMES.unpack_from(data, pos)
     pos += _TIMES.size
-    previous, following, client_version = -1, -1, 0
+    previous, following, client_version, next_epoch = -1, -1, 0, -1
     if flexible:
         tag_count, pos = wire.read_uvarint(data, pos, end)
         for _ in range(tag_count):
@@ -154,10 +158,12 @@ def decode_value(data: bytes) -> TxnLogValue:
                 following = struct.unpack_from(">q", data, pos)[0]
             elif tag == 2 and size == 2:
                 client_version = struct.unpack_from(">h", data, pos)[0]
+            elif tag == 3 and size == 2:
+                next_epoch = struct.unpack_from(">h", data, pos)[0]
             pos += size
     return TxnLogValue(producer_id, epoch, timeout, status,
                        None if partitions is None else tuple(partitions), last_update, start,
-                       previous, following, client_version)
+                       previous, following, client_version, next_epoch)
 
 
 def _skip_tags(data: bytes, pos: int, end: int) -> int:
@@ -187,4 +193,6 @@ def value_json(value: TxnLogValue) -> dict[str, object]:
     })
     if value.ClientTransactionVersion != 0:
         out["clientTransactionVersion"] = value.ClientTransactionVersion
+    if value.NextProducerEpoch != -1:
+        out["nextProducerEpoch"] = value.NextProducerEpoch
     return out

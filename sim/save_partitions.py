@@ -53,7 +53,8 @@ def _record(topic: str, entry: LogEntry) -> DataRecord:
     kafka_value = TxnLogValue(
         value.ProducerId, value.ProducerEpoch, value.TransactionTimeoutMs,
         value.TransactionStatus, partitions, value.TransactionLastUpdateTimestampMs,
-        value.TransactionStartTimestampMs, value.PreviousProducerId, value.NextProducerId)
+        value.TransactionStartTimestampMs, value.PreviousProducerId, value.NextProducerId,
+        value.ClientTransactionVersion, value.NextProducerEpoch)
     return DataRecord(encode_key(record.TransactionalId), encode_value(kafka_value))
 
 

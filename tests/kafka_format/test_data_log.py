@@ -102,7 +102,8 @@ def test_transaction_log_records_round_trip() -> None:
     assert decode_key(key) == "app"
     ongoing = TxnLogValue(4, 2, 60000, 1, (("orders", (0, 1)), ("t", (3,))), 50, 40, 4, -1)
     empty = TxnLogValue(4, 3, 60000, 0, None, 70, -1)
-    for value in (ongoing, empty):
+    two_phase = TxnLogValue(4, 5, 2**31 - 1, 1, (("t", (0,)),), 80, 75, 4, 9, 2, 0)
+    for value in (ongoing, empty, two_phase):
         data = encode_value(value)
         assert data[:2] == b"\x00\x01"  # version 1 (flexible)
         assert decode_value(data) == value

@@ -79,9 +79,18 @@ def test_every_replica_reads_back_as_its_log(saved: tuple[Session, Path]) -> Non
                     assert decode_key(record.key) == stored.TransactionalId
                     value = decode_value(record.value)
                     assert stored.Value is not None
-                    assert (value.ProducerId, value.ProducerEpoch, value.TransactionStatus) \
-                        == (stored.Value.ProducerId, stored.Value.ProducerEpoch,
-                            stored.Value.TransactionStatus)
+                    want = stored.Value
+                    assert (value.ProducerId, value.ProducerEpoch, value.TransactionStatus,
+                            value.TransactionTimeoutMs, value.TransactionStartTimestampMs,
+                            value.TransactionLastUpdateTimestampMs, value.PreviousProducerId,
+                            value.NextProducerId) == \
+                        (want.ProducerId, want.ProducerEpoch, want.TransactionStatus,
+                         want.TransactionTimeoutMs, want.TransactionStartTimestampMs,
+                         want.TransactionLastUpdateTimestampMs, want.PreviousProducerId,
+                         want.NextProducerId)
+                    parts = sorted((t, p) for t, ids in value.TransactionPartitions or ()
+                                   for p in ids)
+                    assert parts == sorted((t, p) for t, p in want.TransactionPartitions)
                 else:
                     assert record.key is None and record.value == entry.value.encode()
                     assert batch.base_sequence + (entry.offset - batch.base_offset) \
