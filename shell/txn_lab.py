@@ -33,6 +33,10 @@ from sim.txn_cluster import TxnCluster
 DEFAULT_TXN_TIMEOUT_MS = 60_000
 """Kafka's producer default transaction.timeout.ms."""
 P = TxnProducerState
+_SETTLED = {P.READY: P.READY, P.IN_TRANSACTION: P.IN_TRANSACTION,
+            P.ABORTABLE_ERROR: P.IN_TRANSACTION,  # abort (a commit aborts too)
+            P.PREPARED_TRANSACTION: P.PREPARED_TRANSACTION}
+"""A settled client state -> the state the shell's verbs check against."""
 
 
 class LabTxnProducer:
@@ -149,12 +153,16 @@ class TxnLab:
                                f"failed instance can do nothing more; start a new one with "
                                f"producer NAME init transactional.id="
                                f"{producer.transactional_id}")
+        if producer.idle:  # nothing queued: the client's own state is the truth
+            p.planned = _SETTLED.get(producer.state, p.planned)
         if p.planned != wanted:
             hint = {P.UNINITIALIZED: "init first", P.READY: "begin first",
-                    P.IN_TRANSACTION: "commit or abort first"}.get(p.planned, "")
-            raise CommandError(f"cannot {verb}: {p.label} is {p.planned.value} once its "
-                               f"queued calls have run (invalid transition from "
-                               f"{p.planned.value} to {target}); {hint}")
+                    P.IN_TRANSACTION: "commit or abort first",
+                    P.PREPARED_TRANSACTION: "complete first"}.get(p.planned, "")
+            when = "" if producer.idle else " once its queued calls have run"
+            raise CommandError(f"cannot {verb}: {p.label} is {p.planned.value}{when} "
+                               f"(invalid transition from {p.planned.value} to {target}); "
+                               f"{hint}")
 
     def begin(self, name: str) -> LabTxnProducer:
         """beginTransaction()."""

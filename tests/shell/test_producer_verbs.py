@@ -107,6 +107,14 @@ def test_prepare_needs_two_phase_commit_and_a_flush() -> None:
                            f"{p2.producer_id}:{p2.producer_epoch} ")
     (line,) = shell.run("producer p2 begin")
     assert "invalid transition from PREPARED_TRANSACTION to IN_TRANSACTION" in line
+    shell.run("producer p3 init transactional.id=db transaction.two.phase.commit.enable=true "
+              "keepPreparedTxn=true", "run-until idle")
+    (line,) = shell.run("producer p3 begin")  # it kept p2's prepared transaction
+    assert "invalid transition from PREPARED_TRANSACTION to IN_TRANSACTION); complete first" \
+        in line
+    (line,) = shell.run("producer p3 complete")
+    assert line == f"producer p3: completeTransaction({p2.producer_id}:{p2.producer_epoch}) " \
+        f"queued"
 
 
 def test_needs_broker_replicas() -> None:
