@@ -20,7 +20,7 @@ from shell.commands.data import (
     require_replicas,
 )
 from shell.errors import CommandError
-from shell.formatting import plural, table
+from shell.formatting import plural, table, to_json
 from shell.lab import Lab
 from shell.txn_lab import DEFAULT_TXN_TIMEOUT_MS
 
@@ -42,6 +42,14 @@ def _list(session: Session) -> None:
     producers = lab.txn.producers
     if not producers:
         session.out("no transactional producers yet (start one with: producer NAME init)")
+        return
+    if session.format == "json":
+        session.out(to_json([
+            {"name": name, "transactionalId": p.producer.transactional_id,
+             "state": p.producer.state.value, "producerId": p.producer.producer_id,
+             "producerEpoch": p.producer.producer_epoch,
+             "committed": len(p.producer.committed), "aborted": len(p.producer.aborted),
+             "error": p.producer.fatal} for name, p in producers.items()]))
         return
     rows = []
     for name, p in producers.items():
@@ -171,8 +179,9 @@ PRODUCER = Command(
     "transaction if STATE is its state (default: the one this instance prepared), aborts it "
     "otherwise. A restarted instance (init keepPreparedTxn=true) keeps the prepared "
     "transaction and completes it\n\n"
-    "'producer' alone lists the producers. See also: consume T/P isolation=read_committed, "
-    "log BROKER T/P (markers), ls /transactions.\n\n"
+    "'producer' alone lists the producers (with --format json: transactionalId, state, "
+    "producerId, producerEpoch, committed, aborted, error). See also: consume T/P "
+    "isolation=read_committed, log BROKER T/P (markers), ls /transactions.\n\n"
     "Example: producer p1 init transactional.id=app; producer p1 begin; "
     "producer p1 send orders/0 2; producer p1 commit",
     run_producer, completes="producer", verbs=VERBS,

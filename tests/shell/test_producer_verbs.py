@@ -61,6 +61,11 @@ def test_transactions_tree_in_json() -> None:
     record = files["/transactions/p1/record"]
     assert record["topic"] == "__transaction_state" and record["value"]["ProducerEpoch"] == 0
     assert files["/transactions/p1/state"] == "Empty"
+    (line,) = shell.run("producer")
+    assert json.loads(line) == [{"name": "p1", "transactionalId": "p1", "state": "READY",
+                                 "producerId": record["value"]["ProducerId"],
+                                 "producerEpoch": 0, "committed": 0, "aborted": 0,
+                                 "error": None}]
 
 
 def test_refusals_are_one_clear_line(lab: Recorder) -> None:
