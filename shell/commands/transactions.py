@@ -153,7 +153,7 @@ PRODUCER = Command(
     "[transaction.two.phase.commit.enable=true] [keepPreparedTxn=true] | NAME begin | "
     "NAME send TOPIC/PARTITION COUNT | NAME commit | NAME abort | NAME prepare | "
     "NAME complete [PRODUCERID:EPOCH]]",
-    "transactional producers: init, begin, send, commit, abort (needs heartbeats=on)",
+    "transactional producers: init, begin, send, commit, abort, prepare, complete",
     "Drives a transactional producer instance called NAME (Kafka's Java client's state "
     "machine: UNINITIALIZED, READY, IN_TRANSACTION, COMMITTING_TRANSACTION, "
     "ABORTING_TRANSACTION, ABORTABLE_ERROR, FATAL_ERROR). Each verb is queued and returns at "
@@ -165,7 +165,7 @@ PRODUCER = Command(
     "becomes a zombie that can do nothing more). transaction.timeout.ms=MS (default 60000, "
     "at most 900000): the coordinator aborts a transaction open longer.\n"
     "begin      beginTransaction() (local)\n"
-    "send T/P N N records to partition T/P in the transaction: AddPartitionsToTxn before the "
+    "send T/P N  N records to partition T/P in the transaction: AddPartitionsToTxn before the "
     "first record of a partition, then a transactional, idempotent acks=all produce. Values "
     "are ID/NAME/TRANSACTION/N\n"
     "commit     commitTransaction(): EndTxn(COMMIT); the coordinator writes PrepareCommit, "
