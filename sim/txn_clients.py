@@ -136,6 +136,8 @@ class TransactionalProducer:
         self.aborted: list[int] = []
         self.errors: dict[str, int] = {}
         self.fatal: str | None = None
+        self.completed: list[tuple[Op, str, int]] = []
+        """Every operation that finished, in order: its error (NONE if it worked), its time."""
         self.enable_2pc = enable_2pc
         self.on_prepared = on_prepared
         self.on_complete = on_complete
@@ -214,6 +216,18 @@ class TransactionalProducer:
         self._kick()
         return True
 
+    def begin_transaction(self) -> None:
+        """beginTransaction(), queued after what runs (local: no request)."""
+        self._queue(("begin", None))
+
+    def send(self, topic: str, partition: int, count: int) -> None:
+        """Queue ``count`` records for ``topic``/``partition`` in the current transaction."""
+        self._queue(("send", (topic, partition, count)))
+
+    def end_transaction(self, commit: bool) -> None:
+        """commitTransaction() or abortTransaction(), queued after what runs."""
+        self._queue(("end", commit))
+
     def _queue(self, op: Op) -> None:
         self.ops.append(op)
         self._kick()
@@ -226,8 +240,8 @@ class TransactionalProducer:
     def _later(self, action: Callable[[], None], delay: int = RETRY_BACKOFF_MS) -> None:
         self.sim.schedule(self.sim.now + delay, action, f"txn producer {self.instance}")
 
-    def _done(self) -> None:
-        self.ops.pop(0)
+    def _done(self, error: str = "NONE") -> None:
+        self.completed.append((self.ops.pop(0), error, self.sim.now))
         self.busy = False
         self._kick()
 
@@ -266,7 +280,7 @@ class TransactionalProducer:
             self._done()
         elif kind == "send":
             if self.state == P.ABORTABLE_ERROR:
-                self._done()
+                self._done("ABORTABLE_ERROR")
                 return
             assert isinstance(arg, tuple)
             self._send(arg[0], arg[1], arg[2])
@@ -367,7 +381,7 @@ class TransactionalProducer:
             elif error in BUMP_EPOCH:
                 self._count(error)
                 self.state, self.bump_needed = P.ABORTABLE_ERROR, True
-                self._done()
+                self._done(error)
             else:
                 self._retry_or(error, lambda: self._abortable(error))
 
@@ -380,7 +394,7 @@ class TransactionalProducer:
 
     def _abortable(self, error: str) -> None:
         self.state = P.ABORTABLE_ERROR
-        self._done()
+        self._done(error)
 
     def _end(self, commit: bool, always: bool = False) -> None:
         completing = always or self.state == P.PREPARED_TRANSACTION
@@ -431,7 +445,9 @@ class TransactionalProducer:
         (self.committed if commit else self.aborted).append(self.transactions)
         self.added = set()
         self.state = P.READY
-        self.ops.pop(0)
+        op = self.ops.pop(0)
+        turned = op[0] == "end" and bool(op[1]) != commit  # a commit that had to abort
+        self.completed.append((op, "ABORTABLE_ERROR" if turned else "NONE", self.sim.now))
         if self.bump_needed:
             self.ops.insert(0, ("init", None))  # KIP-360: bump with the current (pid, epoch)
         self.busy = False
