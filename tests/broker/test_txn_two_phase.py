@@ -1,4 +1,4 @@
-"""KIP-939 two-phase commit at the coordinator: the seed's epoch-overflow walkthroughs, step by step.
+"""KIP-939 two-phase commit at the coordinator: the seed's epoch-overflow walkthroughs.
 
 Every (ProducerId, ProducerEpoch), PrevProducerId, (NextProducerId,
 NextProducerEpoch) and response pair the KIP lists is asserted, both in
