@@ -214,7 +214,8 @@ class TwoPcWorld(TxnWorld):
 
     def _producer_2pc(self) -> TransactionalProducer:
         if self.two_pc is None:
-            self.two_pc = self._two_pc_instance(keep=True)
+            self.two_pc = new = self._two_pc_instance(keep=True)
+            self.cluster.sim.run_until_true(lambda: new.idle, 10_000)
         return self.two_pc
 
     @rule(parts=PARTS)
