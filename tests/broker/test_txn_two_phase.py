@@ -7,6 +7,8 @@ memory and in the ``__transaction_state`` record just written.
 
 from __future__ import annotations
 
+from typing import Any
+
 from broker.txn.coordinator import TransactionCoordinator, TxnCoordinatorConfig, TxnResult
 from broker.txn.state import (
     MAX_EPOCH,
@@ -187,3 +189,28 @@ def test_a_new_coordinator_loads_the_kept_transaction() -> None:
     other.handle_init_producer_id("t", 1, None, 10**12, out.append, enable_2pc=True,
                                   keep_prepared_txn=True)
     assert out == [TxnResult("NONE", 42, 9, 42, 7)]
+
+
+def test_list_transactions_filters_by_state_producer_id_and_running_time() -> None:
+    from broker.txn.admin import describe_transactions, list_transactions
+
+    h = _harness(first_pid=11)
+    _empty_at(h, 10, 3)
+    assert add(h, 10, 3) == "NONE"                      # started at 5
+    h.put(TransactionMetadata("idle", 20, 60_000, 0, 0))
+    c = h.coordinator
+
+    def ids(**filters: Any) -> list[tuple[str, int, str]]:
+        result = list_transactions(c, 1_005, **filters)
+        return [(t.TransactionalId, t.ProducerId, t.TransactionState)
+                for t in result.TransactionStates]
+
+    assert ids() == [("idle", 20, "Empty"), ("t", 10, "Ongoing")]
+    assert ids(states_filter=["Ongoing"]) == [("t", 10, "Ongoing")]
+    assert ids(producer_id_filter=[20]) == [("idle", 20, "Empty")]
+    assert ids(states_filter=["Ongoing"], duration_filter_ms=999) == [("t", 10, "Ongoing")]
+    assert ids(states_filter=["Ongoing"], duration_filter_ms=1_000) == []  # not longer
+    assert list_transactions(c, 0, ["Bogus"]).UnknownStateFilters == ["Bogus"]
+    described = describe_transactions(c, ["t", "nope"])
+    assert [(d.ErrorCode, d.TransactionState, d.ProducerId, d.Topics) for d in described] == [
+        ("NONE", "Ongoing", 10, [("a", [0])]), ("TRANSACTIONAL_ID_NOT_FOUND", "", -1, [])]
