@@ -95,6 +95,7 @@ class ProducerTxnInvariants(Monitor):
         self.two_pc_ids: set[str] = set()
         self.prepared: dict[str, tuple[str, int, int]] = {}  # txn id -> (txn, pid, epoch)
         self.decisions: dict[str, bool | None] = {}  # prepared txn -> outcome (None: either)
+        self.terminated: set[str] = set()  # prepared txns an admin force-terminated
         self._violation: InvariantViolation | None = None
 
     # ------------------------------------------------------------------ inputs
@@ -145,13 +146,16 @@ class ProducerTxnInvariants(Monitor):
                        f"{transactional_id}: prepared transaction {held[0]} "
                        f"({held[1]}:{held[2]}) lost; the restarted client sees "
                        f"{ongoing[0]}:{ongoing[1]}")
-        elif ongoing == held[1:]:
+        elif ongoing == held[1:] and held[0] not in self.terminated:
             self.decisions.pop(held[0], None)  # a completion that never arrived: undecided
 
     def completing(self, transactional_id: str, given: tuple[int, int], commit: bool) -> None:
         """completeTransaction(``given``) sends EndTxn(``commit``)."""
         held = self.prepared.get(transactional_id)
         if held is None:
+            return
+        if held[0] in self.terminated:
+            self.decisions[held[0]] = None
             return
         if commit and given != held[1:]:
             self._fail("PreparedTxnSurvives",
@@ -165,6 +169,7 @@ class ProducerTxnInvariants(Monitor):
         if held is not None and held[0] not in self.outcomes:
             # racing a completeTransaction, either outcome is legitimate
             self.decisions[held[0]] = False if held[0] not in self.decisions else None
+            self.terminated.add(held[0])
 
     def _fail(self, name: str, text: str) -> None:
         if self._violation is None:

@@ -228,6 +228,12 @@ class TwoPcWorld(TxnWorld):
                 self.recorded = producer.prepared_state
         self._step()
 
+    @rule(parts=PARTS)
+    def restart_2pc_application_after_prepare(self, parts: list[tuple[int, int]]) -> None:
+        """The key 2PC moment: the application dies right after prepareTransaction."""
+        self.prepare_2pc(parts)
+        self.restart_2pc_application()
+
     @rule()
     def restart_2pc_application(self) -> None:
         self.two_pc = new = self._two_pc_instance(keep=True)
