@@ -280,6 +280,11 @@ def test_two_phase_commit_holds_its_invariants_under_faults() -> None:
 
 
 @pytest.mark.slow
+def test_two_phase_commit_holds_its_invariants_longer() -> None:
+    _run(frozenset(), examples=12, steps=30, world=TwoPcWorld)
+
+
+@pytest.mark.slow
 @pytest.mark.parametrize("mutation", sorted(TWO_PC_MUTATIONS))
 def test_an_injected_2pc_bug_is_caught_and_shrunk(mutation: TxnMutation) -> None:
     TxnWorld.failing_steps = None
