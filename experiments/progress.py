@@ -1,7 +1,8 @@
 """A progress display for a running sweep, on stderr.
 
 On a terminal one line is rewritten in place; otherwise a line is printed at
-every tenth of the runs. The count comes from a callable (a Spark accumulator
+every tenth of the runs. Once every run is done, a line says what Spark does
+until the job ends (``after``: writing the rows). The count comes from a callable (a Spark accumulator
 read on the driver, updated as tasks finish). Wall-clock time is used here
 for display only; it never reaches a row.
 """
@@ -18,8 +19,10 @@ class Progress:
     """Polls ``done()`` from a thread and shows runs done out of ``total``."""
 
     def __init__(self, label: str, total: int, done: Callable[[], int], stream: TextIO,
-                 interval_s: float = 0.5) -> None:
+                 interval_s: float = 0.5, after: str | None = None) -> None:
         self.label = label
+        self.after = after
+        self._after_shown = False
         self.total = total
         self.done = done
         self.stream = stream
@@ -60,12 +63,17 @@ class Progress:
                 return
 
     def _show(self, done: int) -> None:
+        if self._after_shown:
+            return
         if self.tty:
             self.stream.write("\r" + self.line(done).ljust(72))
-            self.stream.flush()
-            return
-        tenth = 10 * done // max(1, self.total)
-        if tenth != self._last_tenth:
-            self._last_tenth = tenth
-            self.stream.write(self.line(done) + "\n")
-            self.stream.flush()
+        else:
+            tenth = 10 * done // max(1, self.total)
+            if tenth != self._last_tenth:
+                self._last_tenth = tenth
+                self.stream.write(self.line(done) + "\n")
+        if done >= self.total and self.after and not self._after_shown:
+            self._after_shown = True
+            self.stream.write(("\n" if self.tty else "") + f"{self.label}: {self.after}"
+                              + ("" if self.tty else "\n"))
+        self.stream.flush()
