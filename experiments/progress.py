@@ -2,9 +2,9 @@
 
 On a terminal one line is rewritten in place; otherwise a line is printed at
 every tenth of the runs. Once every run is done, a line says what Spark does
-until the job ends (``after``: writing the rows). The count comes from a callable (a Spark accumulator
-read on the driver, updated as tasks finish). Wall-clock time is used here
-for display only; it never reaches a row.
+until the job ends (``after``: writing the rows). The count comes from a
+callable (a Spark accumulator read on the driver, updated as tasks finish).
+Wall-clock time is used here for display only; it never reaches a row.
 """
 
 from __future__ import annotations
