@@ -225,6 +225,12 @@ def _first_line(exc: BaseException) -> str:
     if missing:
         return (f"an executor's Python cannot import {missing.group(1)}: install kraftsim's "
                 f"dependencies on every worker (README, real clusters)")
+    mismatch = re.search(r"Python in worker has different version:? ?(\S+) than that in "
+                         r"driver:? ?(\S+?),", text)
+    if mismatch:
+        return (f"the workers run Python {mismatch.group(1)}, the driver Python "
+                f"{mismatch.group(2)}: PySpark needs the same minor version on both (set "
+                f"PYSPARK_PYTHON to the workers' matching interpreter)")
     for line in text.splitlines():
         stripped = line.strip()
         if stripped.startswith(("ExperimentError", "ValueError", "RuntimeError",

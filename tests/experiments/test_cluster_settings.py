@@ -14,6 +14,7 @@ import pytest
 
 from experiments.code_zip import PACKAGES, build_zip, worker_requirements
 from experiments.model import ExperimentError
+from experiments.pipeline import _check_rows_complete, _first_line
 from experiments.spark_env import SparkSettings, environment, parse_conf, spark_conf_pairs
 from kraftsim.cli import main
 
@@ -107,3 +108,22 @@ def test_worker_requirements_pin_this_environment() -> None:
 
     assert pins["pyspark"] == pyspark.__version__
     assert set(pins) >= {"pandas", "pyarrow", "msgspec", "immutables", "google-crc32c"}
+
+
+def test_rows_on_disks_the_driver_cannot_see_stop_the_sweep() -> None:
+    _check_rows_complete({"runs": 8}, 8, "file:///shared/runs")
+    with pytest.raises(ExperimentError, match=r"the rows at file:///tmp/x/runs hold 3 of 8 "
+                                              r"runs: the executors wrote them to their own "
+                                              r"disks; .* give --rows on a shared filesystem"):
+        _check_rows_complete({"runs": 3}, 8, "file:///tmp/x/runs")
+
+
+def test_executor_failures_name_the_fix() -> None:
+    missing = RuntimeError("Traceback ...\nModuleNotFoundError: No module named 'msgspec'\n")
+    assert _first_line(missing) == ("an executor's Python cannot import msgspec: install "
+                                    "kraftsim's dependencies on every worker (README, real "
+                                    "clusters)")
+    mismatch = RuntimeError("[PYTHON_VERSION_MISMATCH] Python in worker has different "
+                            "version: 3.12 than that in driver: 3.11, PySpark cannot run")
+    assert _first_line(mismatch).startswith("the workers run Python 3.12, the driver Python "
+                                            "3.11: PySpark needs the same minor version")
