@@ -89,6 +89,7 @@ def run_sweep(experiment: Experiment, specs: list[RunSpec], master: str | SparkS
     """
     started = time.monotonic()
     settings = master if isinstance(master, SparkSettings) else SparkSettings(master)
+    rows = rows_location(rows)
     out = out.absolute()
     staging = output.prepare(out)
     handle: SparkHandle | None = spark
@@ -134,6 +135,13 @@ def run_sweep(experiment: Experiment, specs: list[RunSpec], master: str | SparkS
         if handle is not None and spark is None:
             handle.stop(keep_scratch=failed and not isinstance(sys.exc_info()[1],
                                                                KeyboardInterrupt))
+
+
+def rows_location(rows: str | None) -> str | None:
+    """``--rows`` as Spark gets it: a URI as given, a plain path as an absolute file URI."""
+    if rows is None or re.match(r"[A-Za-z][A-Za-z0-9+.\-]*:", rows):
+        return rows
+    return Path(rows).absolute().as_uri()
 
 
 def _say(stream: TextIO | None, text: str) -> None:

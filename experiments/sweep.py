@@ -114,7 +114,7 @@ def format_summary(summary: dict[str, Any]) -> str:
         lines.append("  (visibility: committed/aborted count operations and transactions; "
                      "latency = submit -> published on a broker)")
     out = Path(summary["out"])
-    lines.append(f"report: {out / 'report.md'}; rows: {out / 'runs'}/")
+    lines.append(f"report: {out / 'report.md'}; rows: {summary.get('rows', out / 'runs')}/")
     return "\n".join(lines)
 
 
@@ -131,7 +131,7 @@ def _broker_summary_text(summary: dict[str, Any]) -> str:
                      f"{_ms(e['unavailable_p99_ms']):>8}{_ms(e['partition_changes_mean']):>12}"
                      f"{e['records_lost']:>6}{e['duplicates']:>5}")
     out = Path(summary["out"])
-    lines.append(f"report: {out / 'report.md'}; rows: {out / 'runs'}/")
+    lines.append(f"report: {out / 'report.md'}; rows: {summary.get('rows', out / 'runs')}/")
     return "\n".join(lines)
 
 
@@ -148,7 +148,7 @@ def format_swarm_summary(summary: dict[str, Any]) -> str:
     for invariant, count in summary.get("invariants", {}).items():
         lines.append(f"  violated {invariant}: {count} run(s)")
     out = Path(summary["out"])
-    lines.append(f"report: {out / 'report.md'}; rows: {out / 'runs'}/")
+    lines.append(f"report: {out / 'report.md'}; rows: {summary.get('rows', out / 'runs')}/")
     return "\n".join(lines)
 
 

@@ -14,7 +14,7 @@ import pytest
 
 from experiments.code_zip import PACKAGES, build_zip, worker_requirements
 from experiments.model import ExperimentError
-from experiments.pipeline import _check_rows_complete, _first_line
+from experiments.pipeline import _check_rows_complete, _first_line, rows_location
 from experiments.spark_env import SparkSettings, environment, parse_conf, spark_conf_pairs
 from kraftsim.cli import main
 
@@ -127,3 +127,12 @@ def test_executor_failures_name_the_fix() -> None:
                             "version: 3.12 than that in driver: 3.11, PySpark cannot run")
     assert _first_line(mismatch).startswith("the workers run Python 3.12, the driver Python "
                                             "3.11: PySpark needs the same minor version")
+
+
+def test_rows_paths_become_absolute_file_uris(tmp_path: Path,
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    assert rows_location("shared/runs") == (tmp_path / "shared" / "runs").as_uri()
+    assert rows_location("s3a://bucket/runs") == "s3a://bucket/runs"
+    assert rows_location("file:///mnt/runs") == "file:///mnt/runs"
+    assert rows_location(None) is None
