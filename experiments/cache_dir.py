@@ -72,7 +72,12 @@ def _describe(path: Path) -> tuple[str, str]:
     elif name.endswith(".jsa"):
         kind = "class-data archive of the Spark driver JVM"
     elif name.endswith(".lock"):
-        kind = "lock of an archive being written"
+        try:
+            owner = path.read_text().strip()
+        except OSError:
+            owner = ""
+        running = not owner.isdigit() or pid_alive(int(owner))
+        kind = "lock of an archive being written" if running else "lock of a killed run"
     elif name.endswith(".json") and name.startswith("spark-"):
         kind = "description of an archive"
     else:
@@ -96,6 +101,10 @@ def entries(folder: Path | None = None) -> list[Entry]:
     return sorted(found, key=lambda e: (e.environment, e.path.name))
 
 
+KILLED = ("partial archive of a killed run", "lock of a killed run")
+"""Kinds of files left by sessions that died; every clean removes them."""
+
+
 def _tree_size(folder: Path) -> int:
     return sum(p.stat().st_size for p in folder.rglob("*") if p.is_file())
 
@@ -112,14 +121,13 @@ def _inside(environment: str, checkout: Path) -> bool:
 
 def clean(checkout: Path | None = None, folder: Path | None = None) -> list[Entry]:
     """Remove the cache (or, with ``checkout``, the entries of environments inside it, and
-    partial files of killed runs); returns what was removed. Files being written by a
-    running session are kept."""
+    files of killed runs); returns what was removed. Files a running session is writing
+    are kept."""
     removed = []
     for entry in entries(folder):
-        if entry.kind in ("archive being written", "lock of an archive being written") and \
-                checkout is not None:
-            continue
-        if checkout is not None and entry.kind != "partial archive of a killed run" and \
+        if entry.kind in ("archive being written", "lock of an archive being written"):
+            continue  # a running session's; it removes them itself
+        if checkout is not None and entry.kind not in KILLED and \
                 not _inside(entry.environment, checkout):
             continue
         if entry.path.is_dir():

@@ -114,13 +114,13 @@ def driver_options(jvm_flags: str) -> tuple[str, Path | None, Path | None]:
     archive = archive_path(jvm_flags)
     if archive is None:
         return "", None, None
+    remove_orphans(archive.parent)
     if archive.exists():
         if not archive.with_suffix(".json").exists():  # made before descriptions
             describe(archive, jvm_flags)
         return f"-XX:SharedArchiveFile={archive}", None, None
     try:
         archive.parent.mkdir(parents=True, exist_ok=True)
-        remove_orphans(archive.parent)
         if not _take_lock(_lock_of(archive)):
             return "", None, None  # another session is writing it
     except OSError:

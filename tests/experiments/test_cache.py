@@ -113,3 +113,30 @@ def test_a_new_archive_gets_its_description(cache: Path) -> None:
     assert described["environment"] == sys.prefix
     assert described["jvm_flags"] == "-XX:+UseSerialGC"
     assert [e.environment for e in cache_dir.entries()] == [sys.prefix, sys.prefix]
+
+
+def test_clean_keeps_what_a_running_session_writes(cache: Path, tmp_path: Path) -> None:
+    running = cache / f"spark-4.3.0-ffff.jsa.partial-{os.getpid()}"
+    running.write_bytes(b"\0")
+    lock = cache / "spark-4.3.0-ffff.jsa.lock"
+    lock.write_text(str(os.getpid()))
+    stale = cache / "spark-4.3.0-gggg.jsa.lock"
+    stale.write_text(str(_dead_pid()))
+    _archive(cache, "aaaa", tmp_path / "env", 10)
+    removed = {e.path.name for e in cache_dir.clean()}
+    assert removed == {stale.name, "spark-4.3.0-aaaa.jsa", "spark-4.3.0-aaaa.json"}
+    assert running.exists() and lock.exists()
+
+
+def test_a_session_start_removes_killed_runs_files(cache: Path,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("KRAFTSIM_SPARK_CDS", raising=False)
+    archive = jvm_cache.archive_path("-XX:+UseSerialGC")
+    assert archive is not None
+    archive.write_bytes(b"\0")  # this environment's archive is there already
+    killed = cache / f"spark-4.3.0-other.jsa.partial-{_dead_pid()}"
+    killed.write_bytes(b"\0" * 100)
+    extra, partial, _ = jvm_cache.driver_options("-XX:+UseSerialGC")
+    assert extra == f"-XX:SharedArchiveFile={archive}" and partial is None
+    assert not killed.exists()
+    assert archive.with_suffix(".json").exists()  # described on first use
