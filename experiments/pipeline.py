@@ -207,8 +207,12 @@ def _compute(spark: Any, experiment: Experiment, specs: list[RunSpec],
     if stream is None:
         writer.parquet(path)
     else:
+        stall = None if context.master.startswith("local") else (
+            "is a worker registered with the master, with free cores and memory for this "
+            "job? (the workers' logs and the JVM log say more)")
         with Progress(experiment.name, len(specs), lambda: int(done.value), stream,
-                      after="every run done; Spark writes the rows (Parquet) ..."):
+                      after="every run done; Spark writes the rows (Parquet) ...",
+                      stall=stall):
             writer.parquet(path)
     spark.read.parquet(path).createOrReplaceTempView("runs")
 

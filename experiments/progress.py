@@ -2,7 +2,9 @@
 
 On a terminal one line is rewritten in place; otherwise a line is printed at
 every tenth of the runs. Once every run is done, a line says what Spark does
-until the job ends (``after``: writing the rows). The count comes from a
+until the job ends (``after``: writing the rows); when no run is done after
+``stall_s``, a line says what may be wrong (``stall``: on a cluster, no
+worker with free cores). The count comes from a
 callable (a Spark accumulator read on the driver, updated as tasks finish).
 Wall-clock time is used here for display only; it never reaches a row.
 """
@@ -19,10 +21,14 @@ class Progress:
     """Polls ``done()`` from a thread and shows runs done out of ``total``."""
 
     def __init__(self, label: str, total: int, done: Callable[[], int], stream: TextIO,
-                 interval_s: float = 0.5, after: str | None = None) -> None:
+                 interval_s: float = 0.5, after: str | None = None,
+                 stall: str | None = None, stall_s: float = 60.0) -> None:
         self.label = label
         self.after = after
         self._after_shown = False
+        self.stall = stall
+        self.stall_s = stall_s
+        self._stall_shown = False
         self.total = total
         self.done = done
         self.stream = stream
@@ -65,6 +71,11 @@ class Progress:
     def _show(self, done: int) -> None:
         if self._after_shown:
             return
+        if done == 0 and self.stall and not self._stall_shown and \
+                time.monotonic() - self._started >= self.stall_s:
+            self._stall_shown = True
+            self.stream.write(("\n" if self.tty else "") + f"{self.label}: no run done after "
+                              f"{self.stall_s:.0f} s; {self.stall}\n")
         if self.tty:
             self.stream.write("\r" + self.line(done).ljust(72))
         else:

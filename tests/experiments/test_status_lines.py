@@ -101,3 +101,12 @@ def test_a_sweep_speaks_from_its_first_second_to_its_end(tmp_path: Path) -> None
     positions = [next(i for i, t in enumerate(texts) if t.startswith(p)) for p in order]
     assert positions == sorted(positions), texts
     assert out.count("\n") == 1 and out.startswith("{")  # --json: stdout is JSON only
+
+
+def test_a_sweep_that_does_not_start_says_what_may_be_wrong() -> None:
+    stream = io.StringIO()
+    with Progress("failover", 4, lambda: 0, stream, interval_s=0.01, stall="is a worker "
+                  "registered?", stall_s=0.05):
+        time.sleep(0.2)
+    stalls = [line for line in stream.getvalue().splitlines() if "no run done" in line]
+    assert stalls == ["failover: no run done after 0 s; is a worker registered?"]
