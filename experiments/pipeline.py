@@ -37,7 +37,14 @@ from experiments.aggregate import Aggregates, aggregate
 from experiments.grid import Axes
 from experiments.model import Column, Experiment, ExperimentError, RunSpec
 from experiments.progress import Progress
-from experiments.spark_env import SparkHandle, SparkSettings, path_exists, say, start_spark
+from experiments.spark_env import (
+    SparkHandle,
+    SparkSettings,
+    delete_path,
+    path_exists,
+    say,
+    start_spark,
+)
 from experiments.tasks import GRID_COLUMNS, grid_record, partition_runner
 
 T = TypeVar("T")
@@ -95,6 +102,7 @@ def run_sweep(experiment: Experiment, specs: list[RunSpec], master: str | SparkS
     handle: SparkHandle | None = spark
     failed = True
     location = rows or (staging / "runs").as_uri()
+    ours: str | None = None
     try:
         if handle is None:
             _say(stream, f"starting Spark ({settings.master}) ...")
@@ -104,6 +112,7 @@ def run_sweep(experiment: Experiment, specs: list[RunSpec], master: str | SparkS
         session = handle.session
         if rows is not None and path_exists(session, rows):
             raise ExperimentError(f"--rows {rows}: already exists; choose a new location")
+        ours = rows  # from here on a failed sweep removes what it wrote there
 
         def work() -> Aggregates:
             _compute(session, experiment, specs, location, stream, runs_per_task)
@@ -132,6 +141,8 @@ def run_sweep(experiment: Experiment, specs: list[RunSpec], master: str | SparkS
     finally:
         if failed:
             output.discard(staging)
+            if ours is not None and handle is not None:
+                delete_path(handle.session, ours)
         if handle is not None and spark is None:
             handle.stop(keep_scratch=failed and not isinstance(sys.exc_info()[1],
                                                                KeyboardInterrupt))

@@ -404,3 +404,13 @@ def path_exists(session: Any, location: str) -> bool:
     except Exception as exc:
         raise ExperimentError(f"--rows {location}: Spark cannot use it ({_short(exc)})") \
             from None
+
+
+def delete_path(session: Any, location: str) -> None:
+    """Remove ``location`` and what is under it, through Spark's Hadoop file systems (best
+    effort: after a failure the JVM may be gone)."""
+    context = session.sparkContext
+    with contextlib.suppress(Exception):
+        jvm = context._jvm
+        path = jvm.org.apache.hadoop.fs.Path(location)
+        path.getFileSystem(context._jsc.hadoopConfiguration()).delete(path, True)

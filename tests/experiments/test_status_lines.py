@@ -7,6 +7,7 @@ the Spark test runs the command and reads its status lines as they come.
 from __future__ import annotations
 
 import io
+import json
 import os
 import subprocess
 import time
@@ -19,6 +20,7 @@ from experiments import jvm_cache
 from experiments.progress import Progress
 from experiments.spark_env import SparkHandle
 from tests.experiments.helpers import KRAFTSIM
+from tests.experiments.parquet_rows import parquet_rows
 
 
 def test_progress_says_what_follows_the_last_run() -> None:
@@ -84,7 +86,8 @@ def test_a_sweep_speaks_from_its_first_second_to_its_end(tmp_path: Path) -> None
     started = time.monotonic()
     process = subprocess.Popen(
         [KRAFTSIM, "experiment", "failover", "--runs", "2", "--master", "local[1]", "--out",
-         str(tmp_path / "out"), "--json"], cwd=tmp_path, stdout=subprocess.PIPE,
+         str(tmp_path / "out"), "--json", "--rows", "kept/runs"], cwd=tmp_path,
+        stdout=subprocess.PIPE,
         stderr=subprocess.PIPE, text=True, env={**os.environ, "KRAFTSIM_SPARK_CDS": "0"})
     assert process.stderr is not None and process.stdout is not None
     lines: list[tuple[float, str]] = []
@@ -101,6 +104,17 @@ def test_a_sweep_speaks_from_its_first_second_to_its_end(tmp_path: Path) -> None
     positions = [next(i for i, t in enumerate(texts) if t.startswith(p)) for p in order]
     assert positions == sorted(positions), texts
     assert out.count("\n") == 1 and out.startswith("{")  # --json: stdout is JSON only
+    rows = tmp_path / "kept" / "runs"
+    assert json.loads(out)["rows"] == rows.as_uri()
+    assert len(parquet_rows(rows.parent)) == 2
+    again = subprocess.run(
+        [KRAFTSIM, "experiment", "failover", "--runs", "2", "--master", "local[1]", "--out",
+         str(tmp_path / "out2"), "--rows", rows.as_uri()], cwd=tmp_path, capture_output=True,
+        text=True, env={**os.environ, "KRAFTSIM_SPARK_CDS": "0"}, timeout=600)
+    assert again.returncode == 2
+    assert again.stderr.splitlines()[-1] == (f"kraftsim: error: --rows {rows.as_uri()}: "
+                                             f"already exists; choose a new location")
+    assert not (tmp_path / "out2").exists() and len(parquet_rows(rows.parent)) == 2
 
 
 def test_a_sweep_that_does_not_start_says_what_may_be_wrong() -> None:
