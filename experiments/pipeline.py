@@ -36,7 +36,7 @@ from experiments import output
 from experiments.aggregate import Aggregates, aggregate
 from experiments.grid import Axes
 from experiments.model import Column, Experiment, ExperimentError, RunSpec
-from experiments.progress import Progress
+from experiments.progress import Progress, heartbeat
 from experiments.spark_env import (
     SparkHandle,
     SparkSettings,
@@ -106,7 +106,8 @@ def run_sweep(experiment: Experiment, specs: list[RunSpec], master: str | SparkS
     try:
         if handle is None:
             _say(stream, f"starting Spark ({settings.master}) ...")
-            handle = start_spark(settings, stream)
+            with heartbeat(stream, "still starting Spark"):
+                handle = start_spark(settings, stream)
             _say(stream, f"Spark {handle.session.version} started in "
                          f"{time.monotonic() - started:.1f} s")
         session = handle.session

@@ -11,9 +11,10 @@ Wall-clock time is used here for display only; it never reaches a row.
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import TextIO
 
 
@@ -88,3 +89,27 @@ class Progress:
             self.stream.write(("\n" if self.tty else "") + f"{self.label}: {self.after}"
                               + ("" if self.tty else "\n"))
         self.stream.flush()
+
+
+@contextlib.contextmanager
+def heartbeat(stream: TextIO | None, text: str, every_s: float = 10.0) -> Iterator[None]:
+    """While the block runs, print ``text (N s)`` every ``every_s`` seconds (a step with no
+    count of its own, such as the JVM starting, still shows that it is alive)."""
+    if stream is None:
+        yield
+        return
+    stop = threading.Event()
+    started = time.monotonic()
+
+    def beat() -> None:
+        while not stop.wait(every_s):
+            stream.write(f"{text} ({time.monotonic() - started:.0f} s)\n")
+            stream.flush()
+
+    thread = threading.Thread(target=beat, name="kraftsim-heartbeat", daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        thread.join()

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from experiments import jvm_cache
-from experiments.progress import Progress
+from experiments.progress import Progress, heartbeat
 from experiments.spark_env import SparkHandle
 from tests.experiments.helpers import KRAFTSIM
 from tests.experiments.parquet_rows import parquet_rows
@@ -95,7 +95,7 @@ def test_a_sweep_speaks_from_its_first_second_to_its_end(tmp_path: Path) -> None
         lines.append((time.monotonic() - started, line.rstrip("\n")))
     out: Any = process.stdout.read()
     assert process.wait(timeout=600) == 0, lines
-    texts = [text for _, text in lines]
+    texts = [text for _, text in lines if not text.startswith("still starting Spark (")]
     assert texts[0] == "starting Spark (local[1]) ..."
     assert lines[0][0] < 10  # before the JVM: 1-2 s here, the JVM takes 6-20 s more
     assert texts[1].startswith("Spark 4") and " started in " in texts[1]
@@ -124,3 +124,17 @@ def test_a_sweep_that_does_not_start_says_what_may_be_wrong() -> None:
         time.sleep(0.2)
     stalls = [line for line in stream.getvalue().splitlines() if "no run done" in line]
     assert stalls == ["failover: no run done after 0 s; is a worker registered?"]
+
+
+def test_a_step_without_a_count_shows_it_is_alive() -> None:
+    stream = io.StringIO()
+    with heartbeat(stream, "still starting Spark", every_s=0.05):
+        time.sleep(0.18)
+    lines = stream.getvalue().splitlines()
+    assert 2 <= len(lines) <= 4
+    assert all(line.startswith("still starting Spark (") and line.endswith(" s)")
+               for line in lines)
+    quiet = io.StringIO()
+    with heartbeat(quiet, "still starting Spark", every_s=5):
+        pass
+    assert quiet.getvalue() == ""
