@@ -228,10 +228,14 @@ class TwoPcWorld(TxnWorld):
                 self.recorded = producer.prepared_state
         self._step()
 
-    @rule(parts=PARTS)
-    def restart_2pc_application_after_prepare(self, parts: list[tuple[int, int]]) -> None:
-        """The key 2PC moment: the application dies right after prepareTransaction."""
+    @rule(parts=PARTS, down_ms=st.sampled_from([100, 20_000]))
+    def restart_2pc_application_after_prepare(self, parts: list[tuple[int, int]],
+                                              down_ms: int) -> None:
+        """The key 2PC moment: the application dies right after prepareTransaction and
+        comes back ``down_ms`` later (past the producer's timeout: no matter for 2PC)."""
         self.prepare_2pc(parts)
+        self.cluster.sim.run_for(down_ms)
+        self._step()
         self.restart_2pc_application()
 
     @rule()
