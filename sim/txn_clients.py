@@ -20,6 +20,15 @@ retried after ``retry.backoff.ms`` with FindCoordinator / metadata refreshed.
 
 Record values are ``<transactional id>/<instance>/<transaction>/<n>`` so that
 invariants can tell which instance and transaction wrote them.
+
+``protocol="pre-registration"`` selects the variant of seed 002
+(:mod:`broker.txn.prereg`): begin sends one AddPartitionsToTxn with every
+output partition (and the group id) and waits there while the previous
+transaction completes; a send to a partition not registered fails with
+UNKNOWN_TOPIC_OR_PARTITION (the transaction becomes abortable); EndTxn names
+the partitions a produce was sent to. Both protocols count ``round_trips``
+(every request: coordinator and produce), ``coordinator_round_trips``,
+``concurrent_transactions_bounces`` and the latencies of commits.
 """
 
 from __future__ import annotations
@@ -28,11 +37,16 @@ from collections.abc import Callable
 from enum import StrEnum
 
 from broker.replica_manager import ProduceResult
+from broker.txn import prereg
 from broker.txn.coordinator import TransactionCoordinator, TxnResult
 from sim.txn_cluster import TxnCluster
 
 RETRY_BACKOFF_MS = 100
 """Kafka's retry.backoff.ms."""
+REQUEST_TIMEOUT_MS = 30_000
+"""Kafka's request.timeout.ms: a request unanswered this long is sent again."""
+PROTOCOLS = ("classic", "pre-registration")
+"""The transaction protocols a producer can speak."""
 RETRIABLE = frozenset({
     "NOT_COORDINATOR", "COORDINATOR_NOT_AVAILABLE", "COORDINATOR_LOAD_IN_PROGRESS",
     "CONCURRENT_TRANSACTIONS", "NETWORK_EXCEPTION", "NOT_LEADER_OR_FOLLOWER",
@@ -69,7 +83,19 @@ class TransactionalProducer:
                  txn_timeout_ms: int = 10_000,
                  on_initialized: Callable[[TransactionalProducer], None] | None = None,
                  on_sent: Callable[[str, int], None] | None = None,
-                 on_committed: Callable[[str], None] | None = None) -> None:
+                 on_committed: Callable[[str], None] | None = None,
+                 protocol: str = "classic", group_id: str | None = None,
+                 request_timeout_ms: int = REQUEST_TIMEOUT_MS,
+                 on_request: Callable[[str], None] | None = None) -> None:
+        if protocol not in PROTOCOLS:
+            raise ValueError(f"unknown transaction protocol {protocol!r}: "
+                             f"choose one of {', '.join(PROTOCOLS)}")
+        self.protocol = protocol
+        self.group_id = group_id
+        """The consumer group registered at begin (pre-registration)."""
+        self.request_timeout_ms = request_timeout_ms
+        self.on_request = on_request
+        """Told each request's name as it is sent (``EndTxn[pre-registration-1]``)."""
         self.txns = txns
         self.sim = txns.cluster.sim
         self.transactional_id = transactional_id
@@ -92,6 +118,20 @@ class TransactionalProducer:
         self.aborted: list[int] = []
         self.errors: dict[str, int] = {}
         self.fatal: str | None = None
+        self.registered: set[tuple[str, int]] = set()
+        """Pre-registration: the partitions the current transaction may write."""
+        self.round_trips = 0
+        """Requests sent (coordinator and produce), retries included."""
+        self.coordinator_round_trips = 0
+        """Requests sent to the transaction coordinator, retries included."""
+        self.concurrent_transactions_bounces = 0
+        """CONCURRENT_TRANSACTIONS answers (each one a retry)."""
+        self.commit_latencies_ms: list[int] = []
+        """Per committed transaction: commitTransaction() called -> acknowledged."""
+        self.txn_latencies_ms: list[int] = []
+        """Per committed transaction: beginTransaction() called -> commit acknowledged."""
+        self._began_at = 0
+        self._ending_since: int | None = None
 
     @property
     def idle(self) -> bool:
@@ -103,14 +143,23 @@ class TransactionalProducer:
         """initTransactions(): InitProducerId until this instance has its epoch."""
         self._queue(("init", None))
 
-    def transaction(self, sends: list[tuple[str, int, int]], commit: bool) -> bool:
+    @property
+    def round_trips_per_txn(self) -> float:
+        """Requests per finished (committed or aborted) transaction."""
+        return self.round_trips / max(1, len(self.committed) + len(self.aborted))
+
+    def transaction(self, sends: list[tuple[str, int, int]], commit: bool,
+                    partitions: set[tuple[str, int]] | None = None) -> bool:
         """begin, send ``count`` records to each (topic, partition, count), commit or abort.
 
-        False (nothing queued) unless the producer is READY and idle.
+        Pre-registration registers ``partitions`` at begin (default: those of
+        ``sends``). False (nothing queued) unless the producer is READY and idle.
         """
         if self.state != P.READY or not self.idle:
             return False
-        self.ops += [("begin", None), *(("send", s) for s in sends), ("end", commit)]
+        register = {(t, p) for t, p, _ in sends} if partitions is None else set(partitions)
+        self.ops += [("begin", frozenset(register)), *(("send", s) for s in sends),
+                     ("end", commit)]
         self._kick()
         return True
 
@@ -148,10 +197,15 @@ class TransactionalProducer:
         if kind == "init":
             self._init(arg)
         elif kind == "begin":
-            self.transactions += 1
-            self.added = set()
-            self.state = P.IN_TRANSACTION
-            self._done()
+            if self.state == P.READY:
+                self.transactions += 1
+                self.added, self._began_at, self._ending_since = set(), self.sim.now, None
+                self.state = P.IN_TRANSACTION
+            if self.protocol == "pre-registration":
+                assert isinstance(arg, frozenset)
+                self._begin_pre_registered(arg)
+            else:
+                self._done()
         elif kind == "send":
             if self.state == P.ABORTABLE_ERROR:
                 self._done()
@@ -174,8 +228,16 @@ class TransactionalProducer:
         broker = self.txns.find_coordinator(self.transactional_id)
         return self.txns.sync(broker) if broker is not None else None
 
+    def _sent(self, coordinator: bool, name: str) -> None:
+        self.round_trips += 1
+        self.coordinator_round_trips += int(coordinator)
+        if self.on_request is not None:
+            self.on_request(name)
+
     def _retry_or(self, error: str, otherwise: Callable[[], None]) -> None:
         self._count(error)
+        if error == "CONCURRENT_TRANSACTIONS":
+            self.concurrent_transactions_bounces += 1
         if error in RETRIABLE:
             self._later(self._run)
         else:
@@ -200,6 +262,7 @@ class TransactionalProducer:
                 self.on_initialized(self)
             self._done()
 
+        self._sent(True, "InitProducerId")
         coordinator.handle_init_producer_id(self.transactional_id, self.txn_timeout_ms, want,
                                             self.sim.now, self._answer(self.attempt, handle))
         self._flush()
@@ -209,8 +272,41 @@ class TransactionalProducer:
         if broker is not None:
             self.txns.flush(broker)
 
+    def _begin_pre_registered(self, partitions: frozenset[tuple[str, int]]) -> None:
+        """beginTransaction(outputPartitions, groupId): one AddPartitionsToTxn that may wait."""
+        coordinator = self._coordinator()
+        if coordinator is None:
+            self._retry_or("COORDINATOR_NOT_AVAILABLE", lambda: None)
+            return
+        attempt = self.attempt
+
+        def registered(error: str, _: TxnResult) -> None:
+            if error == "NONE":
+                self.registered = set(partitions)
+                self._done()
+            else:
+                self._retry_or(error, lambda: self._fail(error))
+
+        def timed_out() -> None:
+            if self.attempt == attempt and self.busy and self.state != P.FATAL_ERROR:
+                self._retry_or("REQUEST_TIMED_OUT", lambda: None)
+
+        request = prereg.AddPartitionsToTxnPreRegRequest(
+            self.transactional_id, self.producer_id, self.producer_epoch, self.group_id,
+            prereg.to_topics(partitions))
+        self._sent(True, f"AddPartitionsToTxn[{request.version}]")
+        self._later(timed_out, self.request_timeout_ms)
+        prereg.add_partitions(coordinator, request, self.sim.now,
+                              lambda e: self._answer(attempt, registered)(TxnResult(e)))
+
     def _send(self, topic: str, partition: int, count: int) -> None:
         tp = (topic, partition)
+        if self.protocol == "pre-registration" and tp not in self.registered:
+            self._count("UNKNOWN_TOPIC_OR_PARTITION")  # send() throws: not pre-registered
+            self._abortable("UNKNOWN_TOPIC_OR_PARTITION")
+            return
+        if self.protocol == "pre-registration":
+            self.added.add(tp)  # a produce is sent: EndTxn must name the partition
         if tp not in self.added:
             coordinator = self._coordinator()
             if coordinator is None:
@@ -224,6 +320,7 @@ class TransactionalProducer:
                 else:
                     self._retry_or(error, lambda: self._fail(error))
 
+            self._sent(True, "AddPartitionsToTxn")
             coordinator.handle_add_partitions(
                 self.transactional_id, self.producer_id, self.producer_epoch, frozenset({tp}),
                 self.sim.now, lambda e: self._answer(self.attempt, added)(TxnResult(e)))
@@ -255,6 +352,7 @@ class TransactionalProducer:
         def on_produce(result: ProduceResult) -> None:
             receive(TxnResult(result.error))
 
+        self._sent(False, f"Produce {topic}-{partition}")
         manager.produce(topic, partition, values, -1, on_produce,
                         self.producer_id, self.producer_epoch, first, transactional=True)
 
@@ -264,7 +362,9 @@ class TransactionalProducer:
 
     def _end(self, commit: bool) -> None:
         self.state = P.COMMITTING_TRANSACTION if commit else P.ABORTING_TRANSACTION
-        if not self.added:
+        if self._ending_since is None:
+            self._ending_since = self.sim.now
+        if not self.added and self.protocol == "classic":
             self._finish(commit)
             return
         coordinator = self._coordinator()
@@ -278,16 +378,28 @@ class TransactionalProducer:
             else:
                 self._retry_or(error, lambda: self._fail(error))
 
-        coordinator.handle_end_txn(self.transactional_id, self.producer_id, self.producer_epoch,
-                                   commit, self.sim.now,
-                                   lambda e: self._answer(self.attempt, ended)(TxnResult(e)))
+        answer = self._answer(self.attempt, ended)
+        self._sent(True, "EndTxn" if self.protocol == "classic"
+                   else f"EndTxn[{prereg.PRE_REGISTRATION_VERSION}]")
+        if self.protocol == "classic":
+            coordinator.handle_end_txn(self.transactional_id, self.producer_id,
+                                       self.producer_epoch, commit, self.sim.now,
+                                       lambda e: answer(TxnResult(e)))
+        else:
+            prereg.end_txn(coordinator, prereg.EndTxnPreRegRequest(
+                self.transactional_id, self.producer_id, self.producer_epoch, commit,
+                prereg.to_topics(self.added)), self.sim.now, lambda e: answer(TxnResult(e)))
         self._flush()
 
     def _finish(self, commit: bool) -> None:
         if commit and self.added and self.on_committed is not None:
             self.on_committed(f"{self.transactional_id}/{self.instance}/{self.transactions}")
         (self.committed if commit else self.aborted).append(self.transactions)
-        self.added = set()
+        if commit:
+            since = self._ending_since if self._ending_since is not None else self.sim.now
+            self.commit_latencies_ms.append(self.sim.now - since)
+            self.txn_latencies_ms.append(self.sim.now - self._began_at)
+        self.added, self.registered = set(), set()
         self.state = P.READY
         self.ops.pop(0)
         if self.bump_needed:

@@ -84,6 +84,9 @@ class TxnCluster:
             coordinator = TransactionCoordinator(
                 broker, self.config, self._appender(manager),
                 manager.init_producer_id, self.mutations, self._hook(broker))
+            coordinator.clock = lambda: self.cluster.sim.now
+            if held is not None:
+                held[1].close()  # the previous incarnation's held requests lost their broker
             self.coordinators[broker] = (slot.incarnation, coordinator)
             return coordinator
         return held[1]
@@ -141,6 +144,9 @@ class TxnCluster:
         sim = self.cluster.sim
         for broker in self.cluster.config.broker_ids:
             coordinator = self.sync(broker)
+            held = self.coordinators.get(broker)
+            if coordinator is None and held is not None and held[1].purgatory:
+                held[1].close()  # the broker stopped: its held requests see a disconnect
             if coordinator is not None:
                 coordinator.poll(sim.now)
                 self.flush(broker)

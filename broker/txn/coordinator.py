@@ -29,6 +29,7 @@ from collections.abc import Callable
 import msgspec
 
 from broker.txn.mutations import TxnMutation
+from broker.txn.prereg import BeginPurgatory
 from broker.txn.state import (
     EXHAUSTED_EPOCH,
     MAX_EPOCH,
@@ -71,6 +72,12 @@ class TxnCoordinatorConfig(msgspec.Struct, frozen=True, kw_only=True):
     """transaction.abort.timed.out.transaction.cleanup.interval.ms."""
     marker_retry_backoff_ms: int = 100
     """Back-off before a failed WriteTxnMarkers partition is sent again."""
+    offsets_num_partitions: int = 50
+    """offsets.topic.num.partitions: where a pre-registered GroupId's offsets go."""
+    pre_registration: bool = True
+    """This broker serves the pre-registration variant (``broker.txn.prereg``)."""
+    block_classic_begin: bool = False
+    """Hold classic AddPartitionsToTxn during marker completion too (seed 002's rule)."""
 
 
 class TxnResult(msgspec.Struct, frozen=True):
@@ -140,6 +147,10 @@ class TransactionCoordinator:
         self.outbox: list[MarkerRequest] = []
         self.retries: list[tuple[int, MarkerRequest]] = []
         self.next_abort_check = 0
+        self.purgatory = BeginPurgatory()
+        self.clock: Callable[[], int] | None = None
+        """The current time, for waking held requests when an append lands."""
+        self.last_now = 0
 
     # ------------------------------------------------------------------ ownership
     @staticmethod
@@ -176,6 +187,16 @@ class TransactionCoordinator:
         for txn_id in [t for t in self.txns if self.partition_of(t) == partition]:
             del self.txns[txn_id]
             self.completions.pop(txn_id, None)
+        self.purgatory.fail([t for t in self.purgatory.waiting
+                             if self.partition_of(t) == partition], "NOT_COORDINATOR")
+
+    def close(self) -> None:
+        """The broker stops: held requests fail as a lost connection."""
+        self.purgatory.fail(list(self.purgatory.waiting), "NETWORK_EXCEPTION")
+
+    def now(self) -> int:
+        """The clock if one is set, else the latest time a call handed in."""
+        return self.clock() if self.clock is not None else self.last_now
 
     def _coordinator_error(self, transactional_id: str) -> str | None:
         if self.partition_of(transactional_id) not in self.owned:
@@ -197,13 +218,20 @@ class TransactionCoordinator:
             if error != "NONE":
                 meta.fail_transition()
                 on_error(_APPEND_ERRORS.get(error, "UNKNOWN_SERVER_ERROR"))
+                self.purgatory.wake(meta.transactional_id, self.now())
                 return
             meta.complete_transition_to(transit)
             if self.on_transition is not None:
                 self.on_transition(meta.transactional_id, before, transit.state)
             on_success()
+            self.purgatory.wake(meta.transactional_id, self.now())
 
         self.append(partition, encode_record(meta.transactional_id, transit), done)
+
+    def write(self, meta: TransactionMetadata, transit: TxnTransitMetadata,
+              on_success: Callable[[], None], on_error: Callable[[str], None]) -> None:
+        """Append ``transit`` (prepared on ``meta``) and take it once durable."""
+        self._write(meta, transit, on_success, on_error)
 
     # ------------------------------------------------------------------ InitProducerId
     def handle_init_producer_id(self, transactional_id: str | None, txn_timeout_ms: int,
@@ -314,6 +342,11 @@ class TransactionCoordinator:
                 error = "CONCURRENT_TRANSACTIONS"
             elif meta.state == S.ONGOING and partitions <= meta.topic_partitions:
                 error = "NONE"
+        if error == "CONCURRENT_TRANSACTIONS" and self.config.block_classic_begin:
+            self.purgatory.hold(transactional_id, lambda later: self.handle_add_partitions(
+                transactional_id, producer_id, producer_epoch, partitions, later, callback),
+                callback)
+            return
         if error is not None or meta is None:
             callback(error or "UNKNOWN_SERVER_ERROR")
             return
@@ -339,8 +372,15 @@ class TransactionCoordinator:
             return
         self._end(meta, commit, producer_epoch, True, now, callback)
 
+    def end(self, meta: TransactionMetadata, commit: bool, epoch: int, from_client: bool,
+            now: int, callback: Callable[[str], None],
+            partitions: frozenset[TopicPartition] | None = None) -> None:
+        """End the transaction; ``partitions`` narrows where the markers go (pre-registration)."""
+        self._end(meta, commit, epoch, from_client, now, callback, partitions)
+
     def _end(self, meta: TransactionMetadata, commit: bool, epoch: int, from_client: bool,
-             now: int, callback: Callable[[str], None]) -> None:
+             now: int, callback: Callable[[str], None],
+             partitions: frozenset[TopicPartition] | None = None) -> None:
         fencing = meta.pending_state == S.PREPARE_EPOCH_FENCE
         if from_client and epoch != meta.producer_epoch:
             callback("PRODUCER_FENCED")
@@ -355,7 +395,7 @@ class TransactionCoordinator:
                 meta.pending_state = None
                 transit = meta.transit(target, now, producer_epoch=epoch, last_producer_epoch=-1)
             else:
-                transit = meta.transit(target, now)
+                transit = meta.transit(target, now, topic_partitions=partitions)
             early = TxnMutation.MARKERS_BEFORE_PREPARE_DURABLE in self.mutations
 
             def on_error(error: str) -> None:
@@ -461,6 +501,7 @@ class TransactionCoordinator:
 
     def poll(self, now: int) -> None:
         """Resend due markers, retry completions, abort timed-out transactions."""
+        self.last_now = max(self.last_now, now)
         due = [r for at, r in self.retries if at <= now]
         self.retries = [(at, r) for at, r in self.retries if at > now]
         for request in due:
