@@ -85,11 +85,24 @@ class TxnCluster:
                 broker, self.config, self._appender(manager),
                 manager.init_producer_id, self.mutations, self._hook(broker))
             coordinator.clock = lambda: self.cluster.sim.now
+            coordinator.defer = self._deferrer(broker, slot.incarnation)
             if held is not None:
                 held[1].close()  # the previous incarnation's held requests lost their broker
             self.coordinators[broker] = (slot.incarnation, coordinator)
             return coordinator
         return held[1]
+
+    def _deferrer(self, broker: int, incarnation: int
+                  ) -> Callable[[Callable[[], None]], None]:
+        sim = self.cluster.sim
+
+        def defer(action: Callable[[], None]) -> None:
+            def run() -> None:
+                slot = sim.slots[broker]
+                if slot.running and slot.incarnation == incarnation:
+                    action()
+            sim.schedule(sim.now, run, f"txn coordinator {broker} wakes held requests")
+        return defer
 
     def _hook(self, broker: int) -> Callable[[str, TransactionState, TransactionState], None]:
         def hook(txn_id: str, before: TransactionState, after: TransactionState) -> None:

@@ -150,6 +150,8 @@ class TransactionCoordinator:
         self.purgatory = BeginPurgatory()
         self.clock: Callable[[], int] | None = None
         """The current time, for waking held requests when an append lands."""
+        self.defer: Callable[[Callable[[], None]], None] | None = None
+        """Run an action as its own event (a log append may answer inside another's)."""
         self.last_now = 0
 
     # ------------------------------------------------------------------ ownership
@@ -194,6 +196,16 @@ class TransactionCoordinator:
         """The broker stops: held requests fail as a lost connection."""
         self.purgatory.fail(list(self.purgatory.waiting), "NETWORK_EXCEPTION")
 
+    def _wake(self, transactional_id: str) -> None:
+        def wake() -> None:
+            self.purgatory.wake(transactional_id, self.now())
+        if not self.purgatory.waiting.get(transactional_id):
+            return
+        if self.defer is not None:
+            self.defer(wake)
+        else:
+            wake()
+
     def now(self) -> int:
         """The clock if one is set, else the latest time a call handed in."""
         return self.clock() if self.clock is not None else self.last_now
@@ -218,13 +230,13 @@ class TransactionCoordinator:
             if error != "NONE":
                 meta.fail_transition()
                 on_error(_APPEND_ERRORS.get(error, "UNKNOWN_SERVER_ERROR"))
-                self.purgatory.wake(meta.transactional_id, self.now())
+                self._wake(meta.transactional_id)
                 return
             meta.complete_transition_to(transit)
             if self.on_transition is not None:
                 self.on_transition(meta.transactional_id, before, transit.state)
             on_success()
-            self.purgatory.wake(meta.transactional_id, self.now())
+            self._wake(meta.transactional_id)
 
         self.append(partition, encode_record(meta.transactional_id, transit), done)
 
