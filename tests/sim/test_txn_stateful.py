@@ -11,6 +11,9 @@ raft, metadata-transaction and broker ones) is checked after every event.
 The mutation searches switch on one deliberately broken behaviour
 (:class:`broker.txn.mutations.TxnMutation`) and require this machine to catch
 it and shrink the failing sequence.
+
+The producers' protocol (classic, or the pre-registration variant of seed 002)
+is drawn per example, all instances of an example speaking it.
 """
 
 from __future__ import annotations
@@ -36,7 +39,7 @@ from metadata.delta import TOPIC_RESOURCE
 from sim.cluster import ClusterConfig, KRaftCluster
 from sim.faults import parse_fault
 from sim.invariants.producer_txn import ProducerTxnInvariants
-from sim.txn_clients import TransactionalProducer, TxnProducerState
+from sim.txn_clients import PROTOCOLS, TransactionalProducer, TxnProducerState
 from sim.txn_cluster import TxnCluster
 from sim.world import InvariantViolation
 
@@ -53,6 +56,7 @@ class TxnWorld(RuleBasedStateMachine):
 
     mutations: ClassVar[frozenset[TxnMutation]] = frozenset()
     failing_steps: ClassVar[int | None] = None
+    protocols: ClassVar[tuple[str, ...]] = PROTOCOLS
 
     def __init__(self) -> None:
         super().__init__()
@@ -63,9 +67,11 @@ class TxnWorld(RuleBasedStateMachine):
         self.zombies: dict[str, list[TransactionalProducer]] = {i: [] for i in IDS}
         self.instances = 0
         self.steps = 0
+        self.protocol = "classic"
 
-    @initialize(seed=st.integers(min_value=0, max_value=3))
-    def start(self, seed: int) -> None:
+    @initialize(seed=st.integers(min_value=0, max_value=3), draw=st.data())
+    def start(self, seed: int, draw: st.DataObject) -> None:
+        self.protocol = draw.draw(st.sampled_from(self.protocols), label="protocol")
         self.cluster = KRaftCluster(ClusterConfig(seed=seed, controllers=3, brokers=3),
                                     extra_monitors=[self.monitor])
         c = self.cluster
@@ -88,7 +94,8 @@ class TxnWorld(RuleBasedStateMachine):
             self.txns, txn_id, f"{txn_id}{self.instances}", TXN_TIMEOUT_MS,
             on_initialized=lambda p: self.monitor.initialized(p.transactional_id, p.instance,
                                                               self.cluster.sim.now),
-            on_sent=self.monitor.sent, on_committed=self.monitor.commit_acknowledged)
+            on_sent=self.monitor.sent, on_committed=self.monitor.commit_acknowledged,
+            protocol=self.protocol)
         producer.init_transactions()
         return producer
 
@@ -175,8 +182,9 @@ class TxnWorld(RuleBasedStateMachine):
             raise violation
 
 
-def _run(mutations: frozenset[TxnMutation], examples: int, steps: int) -> None:
-    machine = type("Mutated", (TxnWorld,), {"mutations": mutations})
+def _run(mutations: frozenset[TxnMutation], examples: int, steps: int,
+         protocols: tuple[str, ...] = PROTOCOLS) -> None:
+    machine = type("Mutated", (TxnWorld,), {"mutations": mutations, "protocols": protocols})
     run_state_machine_as_test(machine, settings=settings(
         max_examples=examples, stateful_step_count=steps, deadline=None, derandomize=True,
         suppress_health_check=list(HealthCheck), print_blob=False, report_multiple_bugs=False))
@@ -184,6 +192,10 @@ def _run(mutations: frozenset[TxnMutation], examples: int, steps: int) -> None:
 
 def test_transactions_hold_their_invariants_under_faults() -> None:
     _run(frozenset(), examples=3, steps=20)
+
+
+def test_pre_registration_holds_the_invariants_under_faults() -> None:
+    _run(frozenset(), examples=3, steps=20, protocols=("pre-registration",))
 
 
 @pytest.mark.slow
