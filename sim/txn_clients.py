@@ -92,7 +92,7 @@ class TransactionalProducer:
                              f"choose one of {', '.join(PROTOCOLS)}")
         self.protocol = protocol
         self.group_id = group_id
-        """The consumer group registered at begin (pre-registration)."""
+        """The consumer group registered at begin unless a transaction names one."""
         self.request_timeout_ms = request_timeout_ms
         self.on_request = on_request
         """Told each request's name as it is sent (``EndTxn[pre-registration-1]``)."""
@@ -120,6 +120,8 @@ class TransactionalProducer:
         self.fatal: str | None = None
         self.registered: set[tuple[str, int]] = set()
         """Pre-registration: the partitions the current transaction may write."""
+        self.registered_group: str | None = None
+        """Pre-registration: the group the current transaction may commit offsets to."""
         self.round_trips = 0
         """Requests sent (coordinator and produce), retries included."""
         self.coordinator_round_trips = 0
@@ -149,16 +151,20 @@ class TransactionalProducer:
         return self.round_trips / max(1, len(self.committed) + len(self.aborted))
 
     def transaction(self, sends: list[tuple[str, int, int]], commit: bool,
-                    partitions: set[tuple[str, int]] | None = None) -> bool:
+                    partitions: set[tuple[str, int]] | None = None,
+                    group_id: str | None = None) -> bool:
         """begin, send ``count`` records to each (topic, partition, count), commit or abort.
 
-        Pre-registration registers ``partitions`` at begin (default: those of
-        ``sends``). False (nothing queued) unless the producer is READY and idle.
+        Pre-registration registers ``partitions`` (default: those of ``sends``)
+        and ``group_id`` (default: the producer's) at begin, the seed's
+        ``beginTransaction(outputPartitions, consumerGroupId)``. False (nothing
+        queued) unless the producer is READY and idle.
         """
         if self.state != P.READY or not self.idle:
             return False
         register = {(t, p) for t, p, _ in sends} if partitions is None else set(partitions)
-        self.ops += [("begin", frozenset(register)), *(("send", s) for s in sends),
+        group = self.group_id if group_id is None else group_id
+        self.ops += [("begin", (frozenset(register), group)), *(("send", s) for s in sends),
                      ("end", commit)]
         self._kick()
         return True
@@ -202,8 +208,8 @@ class TransactionalProducer:
                 self.added, self._began_at, self._ending_since = set(), self.sim.now, None
                 self.state = P.IN_TRANSACTION
             if self.protocol == "pre-registration":
-                assert isinstance(arg, frozenset)
-                self._begin_pre_registered(arg)
+                assert isinstance(arg, tuple)
+                self._begin_pre_registered(*arg)
             else:
                 self._done()
         elif kind == "send":
@@ -272,7 +278,8 @@ class TransactionalProducer:
         if broker is not None:
             self.txns.flush(broker)
 
-    def _begin_pre_registered(self, partitions: frozenset[tuple[str, int]]) -> None:
+    def _begin_pre_registered(self, partitions: frozenset[tuple[str, int]],
+                              group_id: str | None) -> None:
         """beginTransaction(outputPartitions, groupId): one AddPartitionsToTxn that may wait."""
         coordinator = self._coordinator()
         if coordinator is None:
@@ -282,7 +289,7 @@ class TransactionalProducer:
 
         def registered(error: str, _: TxnResult) -> None:
             if error == "NONE":
-                self.registered = set(partitions)
+                self.registered, self.registered_group = set(partitions), group_id
                 self._done()
             else:
                 self._retry_or(error, lambda: self._fail(error))
@@ -292,12 +299,18 @@ class TransactionalProducer:
                 self._retry_or("REQUEST_TIMED_OUT", lambda: None)
 
         request = prereg.AddPartitionsToTxnPreRegRequest(
-            self.transactional_id, self.producer_id, self.producer_epoch, self.group_id,
+            self.transactional_id, self.producer_id, self.producer_epoch, group_id,
             prereg.to_topics(partitions))
         self._sent(True, f"AddPartitionsToTxn[{request.version}]")
         self._later(timed_out, self.request_timeout_ms)
         prereg.add_partitions(coordinator, request, self.sim.now,
                               lambda e: self._answer(attempt, registered)(TxnResult(e)))
+
+    def check_offsets_group(self, group_id: str) -> str:
+        """sendOffsetsToTransaction's pre-registration check: NONE or INVALID_GROUP_ID."""
+        if self.protocol == "pre-registration" and group_id != self.registered_group:
+            return "INVALID_GROUP_ID"
+        return "NONE"
 
     def _send(self, topic: str, partition: int, count: int) -> None:
         tp = (topic, partition)
@@ -399,7 +412,7 @@ class TransactionalProducer:
             since = self._ending_since if self._ending_since is not None else self.sim.now
             self.commit_latencies_ms.append(self.sim.now - since)
             self.txn_latencies_ms.append(self.sim.now - self._began_at)
-        self.added, self.registered = set(), set()
+        self.added, self.registered, self.registered_group = set(), set(), None
         self.state = P.READY
         self.ops.pop(0)
         if self.bump_needed:

@@ -285,3 +285,19 @@ def test_classic_and_pre_registration_clients_share_a_coordinator_under_invarian
         assert producer.committed == [1, 2, 3, 5, 6] and producer.aborted == [4]
     assert pre.concurrent_transactions_bounces == 0
     assert pre.round_trips_per_txn < classic.round_trips_per_txn
+
+
+def test_offsets_go_only_to_the_group_registered_at_begin() -> None:
+    txns = _world()
+    p = _producer(txns, "app-1", group_id=GROUP)
+    other = "other-group"
+    assert prereg.offsets_partition(other, 2) != prereg.offsets_partition(GROUP, 2)
+    assert p.transaction([("t", 0, 1)], commit=True, group_id=other)
+    assert txns.cluster.sim.run_until_true(lambda: p.registered_group == other, 5_000)
+    assert p.check_offsets_group(other) == "NONE"
+    assert p.check_offsets_group(GROUP) == "INVALID_GROUP_ID"
+    _until_idle(txns, p)
+    assert _controls(txns, *prereg.offsets_partition(other, 2)) == ["COMMIT"]
+    assert _controls(txns, *prereg.offsets_partition(GROUP, 2)) == []
+    classic = _producer(txns, "c-1", "classic", txn_id="other-app")
+    assert classic.check_offsets_group(GROUP) == "NONE"  # classic registers by AddOffsetsToTxn
