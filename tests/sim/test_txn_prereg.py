@@ -215,6 +215,8 @@ def test_coordinator_failover_during_a_blocked_begin() -> None:
     _until_idle(txns, p)
     assert txns.find_coordinator("app") not in (None, old)
     assert p.committed == [1, 2] and p.concurrent_transactions_bounces == 0
+    # the held begin saw the broker go (a disconnect), not its own request timeout
+    assert p.errors.get("NETWORK_EXCEPTION") == 1 and "REQUEST_TIMED_OUT" not in p.errors
     assert committed_values(txns, "t", 0) == ["app/app-1/1/0", "app/app-1/2/1"]
     assert committed_values(txns, "t", 1) == ["app/app-1/1/0"]
 
@@ -301,3 +303,15 @@ def test_offsets_go_only_to_the_group_registered_at_begin() -> None:
     assert _controls(txns, *prereg.offsets_partition(GROUP, 2)) == []
     classic = _producer(txns, "c-1", "classic", txn_id="other-app")
     assert classic.check_offsets_group(GROUP) == "NONE"  # classic registers by AddOffsetsToTxn
+
+
+def test_a_held_begin_past_the_request_timeout_is_sent_again() -> None:
+    txns = _world(marker_delay_ms=150)
+    p = TransactionalProducer(txns, "app", "app-1", protocol=PRE, request_timeout_ms=100)
+    p.init_transactions()
+    assert txns.cluster.sim.run_until_true(lambda: p.idle, 30_000)
+    _back_to_back(txns, p)
+    _until_idle(txns, p)
+    assert p.committed == [1, 2] and p.errors.get("REQUEST_TIMED_OUT", 0) >= 1
+    assert p.concurrent_transactions_bounces == 0
+    assert committed_values(txns, "t", 0) == ["app/app-1/1/0", "app/app-1/2/1"]
