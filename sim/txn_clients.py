@@ -157,7 +157,7 @@ class TransactionalProducer:
                 self._done()
                 return
             assert isinstance(arg, tuple)
-            self._send(arg[0], arg[1], arg[2])
+            self._send(*arg)
         else:
             self._end(bool(arg) and self.state != P.ABORTABLE_ERROR)
 
@@ -209,7 +209,9 @@ class TransactionalProducer:
         if broker is not None:
             self.txns.flush(broker)
 
-    def _send(self, topic: str, partition: int, count: int) -> None:
+    def _send(self, topic: str, partition: int, count: int, payloads: tuple[str, ...] = ()
+              ) -> None:
+        """Send ``count`` records (their last part: ``payloads``, or the sequence numbers)."""
         tp = (topic, partition)
         if tp not in self.added:
             coordinator = self._coordinator()
@@ -234,8 +236,8 @@ class TransactionalProducer:
             self._retry_or("NOT_LEADER_OR_FOLLOWER", lambda: None)
             return
         first = self.sequences.get(tp, 0)
-        values = [f"{self.transactional_id}/{self.instance}/{self.transactions}/{first + i}"
-                  for i in range(count)]
+        values = [f"{self.transactional_id}/{self.instance}/{self.transactions}/"
+                  f"{payloads[i] if payloads else first + i}" for i in range(count)]
         if self.on_sent is not None:
             for value in values:
                 self.on_sent(value, self.sim.now)

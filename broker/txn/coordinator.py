@@ -15,7 +15,7 @@ version TV1 paths: EndTxn keeps the epoch; see the reference, sections
 1.3-1.7): InitProducerId (KIP-360 expected producer id/epoch, fencing an
 Ongoing transaction by an epoch bump and answering CONCURRENT_TRANSACTIONS
 until its abort completes, producer-id rotation at epoch 32,766),
-AddPartitionsToTxn and EndTxn. WriteTxnMarkers requests leave through
+AddPartitionsToTxn, AddOffsetsToTxn and EndTxn. WriteTxnMarkers requests leave through
 :meth:`drain_outbox`; the answers come back through :meth:`on_marker_result`.
 
 Pure: time is passed in, the log append and producer-id allocation are
@@ -43,6 +43,8 @@ from broker.txn.state import (
 S = TransactionState
 TRANSACTION_STATE_TOPIC = "__transaction_state"
 """Kafka's internal topic of transaction state."""
+CONSUMER_OFFSETS_TOPIC = "__consumer_offsets"
+"""Kafka's internal topic of committed offsets (AddOffsetsToTxn adds one of its partitions)."""
 
 
 def java_string_hash(text: str) -> int:
@@ -321,6 +323,18 @@ class TransactionCoordinator:
         transit = meta.transit(S.ONGOING, now, topic_partitions=meta.topic_partitions | partitions,
                                txn_start_timestamp=start)
         self._write(meta, transit, lambda: callback("NONE"), callback)
+
+    def handle_add_offsets(self, transactional_id: str, producer_id: int, producer_epoch: int,
+                           group_id: str, offsets_partitions: int, now: int,
+                           callback: Callable[[str], None]) -> None:
+        """AddOffsetsToTxn: AddPartitionsToTxn of the group's ``__consumer_offsets``
+        partition, ``partition_for(group_id, offsets.topic.num.partitions)`` (reference 1.4)."""
+        if not group_id:
+            callback("INVALID_GROUP_ID")
+            return
+        offsets = (CONSUMER_OFFSETS_TOPIC, partition_for(group_id, offsets_partitions))
+        self.handle_add_partitions(transactional_id, producer_id, producer_epoch,
+                                   frozenset({offsets}), now, callback)
 
     # ------------------------------------------------------------------ EndTxn
     def handle_end_txn(self, transactional_id: str, producer_id: int, producer_epoch: int,

@@ -17,3 +17,7 @@ class TxnMutation(StrEnum):
     EPOCH_NOT_BUMPED_ON_FENCE = "epoch-not-bumped-on-fence"
     """InitProducerId hands out the current epoch instead of a bumped one, so the old
     producer instance (the zombie) is not fenced."""
+    OFFSETS_OUTSIDE_TXN = "offsets-outside-txn"
+    """TxnOffsetCommit writes the offsets as plain (non-transactional) records, so they are
+    committed at once even when the transaction that consumed the input aborts: the
+    restarted loop skips the input whose output was aborted."""
