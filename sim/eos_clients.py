@@ -207,10 +207,14 @@ class EosLoop:
         self._new_instance()
         self.sim.schedule(self.sim.now, self._poll, f"eos loop {self.name}")
 
-    def crash_producer(self) -> None:
-        """The application crashes and restarts: a new instance, from the committed offset."""
+    def crash_producer(self, zombie: bool = False) -> None:
+        """The application crashes and restarts: a new instance, from the committed offset.
+
+        ``zombie``: the old instance is only cut off from the application (a long GC
+        pause, a partitioned host) and goes on with its transaction, to be fenced.
+        """
         self.restarts += 1
-        if self.producer is not None:
+        if self.producer is not None and not zombie:
             self.producer.crash()
         self._new_instance()
 

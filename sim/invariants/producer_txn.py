@@ -297,6 +297,8 @@ class ExactlyOnceInvariant(Monitor):
                             READ_COMMITTED)
         for entry in filter_committed(fetched.entries, fetched.aborted_transactions):
             label = entry.value.rsplit("/", 1)[-1]
+            if "@" not in label:
+                continue  # not a loop's output
             where = (topic, partition, entry.offset)
             first = self.seen.setdefault(label, where)
             if first != where:
