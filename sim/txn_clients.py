@@ -351,7 +351,7 @@ class TransactionalProducer:
                 self._done("ABORTABLE_ERROR")
                 return
             assert isinstance(arg, tuple)
-            self._send(arg[0], arg[1], arg[2])
+            self._send(*arg)
         else:
             self._end(bool(arg) and self.state != P.ABORTABLE_ERROR)
 
@@ -453,7 +453,9 @@ class TransactionalProducer:
             return "INVALID_GROUP_ID"
         return "NONE"
 
-    def _send(self, topic: str, partition: int, count: int) -> None:
+    def _send(self, topic: str, partition: int, count: int, payloads: tuple[str, ...] = ()
+              ) -> None:
+        """Send ``count`` records (their last part: ``payloads``, or the sequence numbers)."""
         tp = (topic, partition)
         if self.protocol == "pre-registration" and tp not in self.registered:
             self._count("UNKNOWN_TOPIC_OR_PARTITION")  # send() throws: not pre-registered
@@ -486,8 +488,8 @@ class TransactionalProducer:
             self._retry_or("NOT_LEADER_OR_FOLLOWER", lambda: None)
             return
         first = self.sequences.get(tp, 0)
-        values = [f"{self.transactional_id}/{self.instance}/{self.transactions}/{first + i}"
-                  for i in range(count)]
+        values = [f"{self.transactional_id}/{self.instance}/{self.transactions}/"
+                  f"{payloads[i] if payloads else first + i}" for i in range(count)]
         if self.on_sent is not None:
             for value in values:
                 self.on_sent(value, self.sim.now)

@@ -29,6 +29,7 @@ from broker.txn.coordinator import (
     TxnCoordinatorConfig,
 )
 from broker.txn.mutations import TxnMutation
+from broker.txn.prereg import GROUP_METADATA_TOPIC
 from broker.txn.state import TransactionState
 from controller.operations import CreateTopics, IncrementalAlterConfigs, NewTopic
 from controller.operations.configs import ConfigChange
@@ -86,11 +87,19 @@ class TxnCluster:
                 manager.init_producer_id, self.mutations, self._hook(broker))
             coordinator.clock = lambda: self.cluster.sim.now
             coordinator.defer = self._deferrer(broker, slot.incarnation)
+            coordinator.offsets_topic_partitions = lambda: self._partition_count(
+                broker, GROUP_METADATA_TOPIC)
             if held is not None:
                 held[1].close()  # the previous incarnation's held requests lost their broker
             self.coordinators[broker] = (slot.incarnation, coordinator)
             return coordinator
         return held[1]
+
+    def _partition_count(self, broker: int, topic: str) -> int | None:
+        loader = self.cluster.loader(broker)
+        image = loader.published if loader is not None else None
+        found = image.topic(topic) if image is not None else None
+        return len(found.partitions) if found is not None else None
 
     def _deferrer(self, broker: int, incarnation: int
                   ) -> Callable[[Callable[[], None]], None]:

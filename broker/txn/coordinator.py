@@ -15,7 +15,7 @@ version TV1 paths: EndTxn keeps the epoch; see the reference, sections
 1.3-1.7): InitProducerId (KIP-360 expected producer id/epoch, fencing an
 Ongoing transaction by an epoch bump and answering CONCURRENT_TRANSACTIONS
 until its abort completes, producer-id rotation at epoch 32,766),
-AddPartitionsToTxn and EndTxn. WriteTxnMarkers requests leave through
+AddPartitionsToTxn, AddOffsetsToTxn and EndTxn. WriteTxnMarkers requests leave through
 :meth:`drain_outbox`; the answers come back through :meth:`on_marker_result`.
 
 Pure: time is passed in, the log append and producer-id allocation are
@@ -47,6 +47,8 @@ from broker.txn.state import (
 S = TransactionState
 TRANSACTION_STATE_TOPIC = "__transaction_state"
 """Kafka's internal topic of transaction state."""
+CONSUMER_OFFSETS_TOPIC = "__consumer_offsets"
+"""Kafka's internal topic of committed offsets (AddOffsetsToTxn adds one of its partitions)."""
 
 
 def java_string_hash(text: str) -> int:
@@ -161,6 +163,8 @@ class TransactionCoordinator:
         self.defer: Callable[[Callable[[], None]], None] | None = None
         """Run an action as its own event (a log append may answer inside another's)."""
         self.last_now = 0
+        self.offsets_topic_partitions: Callable[[], int | None] | None = None
+        """The partition count of ``__consumer_offsets`` in this broker's metadata, if any."""
 
     # ------------------------------------------------------------------ ownership
     @staticmethod
@@ -213,6 +217,11 @@ class TransactionCoordinator:
             self.defer(wake)
         else:
             wake()
+
+    def offsets_partition_count(self) -> int:
+        """offsets.topic.num.partitions as the group coordinator uses it: the topic's count."""
+        found = self.offsets_topic_partitions() if self.offsets_topic_partitions else None
+        return found if found else self.config.offsets_num_partitions
 
     def now(self) -> int:
         """The clock if one is set, else the latest time a call handed in."""
@@ -402,6 +411,18 @@ class TransactionCoordinator:
                                prev_producer_id=meta.prev_producer_id if tv2 else None,
                                client_transaction_version=transaction_version if tv2 else None)
         self._write(meta, transit, lambda: callback("NONE"), callback)
+
+    def handle_add_offsets(self, transactional_id: str, producer_id: int, producer_epoch: int,
+                           group_id: str, offsets_partitions: int, now: int,
+                           callback: Callable[[str], None]) -> None:
+        """AddOffsetsToTxn: AddPartitionsToTxn of the group's ``__consumer_offsets``
+        partition, ``partition_for(group_id, offsets.topic.num.partitions)`` (reference 1.4)."""
+        if not group_id:
+            callback("INVALID_GROUP_ID")
+            return
+        offsets = (CONSUMER_OFFSETS_TOPIC, partition_for(group_id, offsets_partitions))
+        self.handle_add_partitions(transactional_id, producer_id, producer_epoch,
+                                   frozenset({offsets}), now, callback)
 
     # ------------------------------------------------------------------ EndTxn
     def handle_end_txn(self, transactional_id: str, producer_id: int, producer_epoch: int,

@@ -158,7 +158,7 @@ def add_partitions(c: TransactionCoordinator, request: AddPartitionsToTxnPreRegR
     else:
         partitions = from_topics(request.Topics)
         if request.GroupId is not None:
-            partitions |= {offsets_partition(request.GroupId, c.config.offsets_num_partitions)}
+            partitions |= {offsets_partition(request.GroupId, c.offsets_partition_count())}
         if meta.state == S.ONGOING and partitions <= meta.topic_partitions:
             callback("NONE")
             return

@@ -315,3 +315,40 @@ def test_a_held_begin_past_the_request_timeout_is_sent_again() -> None:
     assert p.committed == [1, 2] and p.errors.get("REQUEST_TIMED_OUT", 0) >= 1
     assert p.concurrent_transactions_bounces == 0
     assert committed_values(txns, "t", 0) == ["app/app-1/1/0", "app/app-1/2/1"]
+
+
+# ------------------------------------------------------------ the seed's EOS loop, end to end
+@pytest.mark.parametrize("fault", [None, "coordinator", "producer"])
+def test_the_eos_loop_is_exactly_once_with_pre_registration(fault: str | None) -> None:
+    from sim.eos_world import EosSettings, EosWorld, eos_monitors
+    from sim.faults import parse_fault
+
+    txn, eos = eos_monitors()
+    cluster = KRaftCluster(ClusterConfig(seed=1, controllers=3, brokers=3),
+                           extra_monitors=[txn, eos])
+    cluster.start()
+    world = EosWorld(cluster, EosSettings(records=20, protocol=PRE), txn, eos)
+    assert world.setup()
+    sim = cluster.sim
+    sim.run_for(500)
+    requests: list[str] = []
+    world.start()
+    loop = world.loops[0]
+    assert loop.producer is not None
+    loop.producer.on_request = requests.append
+    assert sim.run_until_true(lambda: loop.committed_txns >= 1 and loop.busy, 30_000)
+    if fault == "producer":
+        loop.crash_producer()
+    elif fault == "coordinator":
+        broker = world.txns.find_coordinator(loop.name)
+        assert broker is not None
+        sim.apply_fault(parse_fault(f"crash:{broker}@{sim.now}"))
+    assert sim.run_until_true(world.finished, 120_000), sim.violation
+    sim.run_for(2_000)
+    assert sim.violation is None
+    check = world.final_check()
+    assert (check.outputs, check.duplicates, check.missing, check.aborted_reads) == (20, 0, 0, 0)
+    assert "AddOffsetsToTxn" not in requests and "AddPartitionsToTxn" not in requests
+    assert "TxnOffsetCommit" in requests
+    # begins never bounce; a restarted instance's InitProducerId still may (fence running)
+    assert loop.producers[0].concurrent_transactions_bounces == 0
