@@ -7,8 +7,13 @@ AddOffsetsToTxn to the transaction coordinator (the group's
 to the group coordinator. Errors as the Java client's handlers take them:
 coordinator errors, CONCURRENT_TRANSACTIONS and UNKNOWN_TOPIC_OR_PARTITION
 are retried; PRODUCER_FENCED / INVALID_PRODUCER_EPOCH are fatal (a zombie);
-anything else makes the transaction abortable. It also counts its round
-trips (every request it sends, FindCoordinator included).
+anything else makes the transaction abortable. Its round trips are counted
+by :class:`~sim.txn_clients.TransactionalProducer` (every request sent).
+With ``protocol="pre-registration"`` (seed 002) a transaction registers its
+output partitions and the group at begin (one AddPartitionsToTxn carrying
+GroupId), so ``sendOffsetsToTransaction`` sends no AddOffsetsToTxn: it
+checks the group is the registered one (INVALID_GROUP_ID otherwise) and goes
+straight to TxnOffsetCommit.
 
 :class:`EosLoop` is the application (Kafka Streams' task in miniature): it
 reads one input partition read_committed from its group's committed offset
@@ -67,7 +72,6 @@ class EosProducer(TransactionalProducer):
                          on_sent, on_committed, **extra)  # type: ignore[arg-type,unused-ignore]
         self.groups = groups
         self.protocol = protocol
-        self.round_trips = 0
 
     # ------------------------------------------------------------------ application
     def send_offsets_to_transaction(self, offsets: Offsets, group_id: str) -> None:
@@ -84,7 +88,8 @@ class EosProducer(TransactionalProducer):
 
         False (nothing queued) unless the producer is READY and idle.
         """
-        if not self.transaction([], commit):
+        outputs_tps = {(t, p) for t, p, v in outputs if v}
+        if not self.transaction([], commit, partitions=outputs_tps, group_id=group_id):
             return False
         end = self.ops.pop()
         self.ops += [("send", (t, p, len(v), v)) for t, p, v in outputs if v]
@@ -104,8 +109,6 @@ class EosProducer(TransactionalProducer):
             return
         kind, arg = self.ops[0]
         skipped = kind in ("send", "offsets") and self.state == P.ABORTABLE_ERROR
-        if (kind not in ("begin", "end") and not skipped) or (kind == "end" and self.added):
-            self.round_trips += 1
         if kind != "offsets":
             super()._run()
             return
@@ -118,6 +121,12 @@ class EosProducer(TransactionalProducer):
 
     def _send_offsets(self, group_id: str, offsets: Offsets) -> None:
         tp = (CONSUMER_OFFSETS_TOPIC, self.groups.partition_of(group_id))
+        if self.protocol == "pre-registration":
+            error = self.check_offsets_group(group_id)
+            if error != "NONE":
+                self._offsets_error(error)
+                return
+            self.added.add(tp)  # registered at begin by GroupId: no AddOffsetsToTxn
         if tp not in self.added:
             coordinator = self._coordinator()
             if coordinator is None:
@@ -131,6 +140,7 @@ class EosProducer(TransactionalProducer):
                 else:
                     self._offsets_error(error)
 
+            self._sent(True, "AddOffsetsToTxn")
             coordinator.handle_add_offsets(
                 self.transactional_id, self.producer_id, self.producer_epoch, group_id,
                 self.groups.config.num_partitions, self.sim.now,
@@ -147,6 +157,7 @@ class EosProducer(TransactionalProducer):
             else:
                 self._offsets_error(error)
 
+        self._sent(False, "TxnOffsetCommit")
         group.handle_txn_offset_commit(
             self.transactional_id, group_id, self.producer_id, self.producer_epoch, offsets,
             self.sim.now, lambda e: self._answer(self.attempt, committed)(TxnResult(e)),

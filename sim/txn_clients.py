@@ -18,8 +18,26 @@ retried after ``retry.backoff.ms`` with FindCoordinator / metadata refreshed.
   epoch), which bumps the epoch (or rotates the producer id at 32,766)
   instead of failing the producer.
 
+KIP-939 (``enable_2pc``, Kafka's ``transaction.two.phase.commit.enable``):
+InitProducerId carries Enable2Pc (no transaction timeout) and, with
+``init_transactions(keep_prepared_txn=True)``, KeepPreparedTxn; such a
+producer speaks TV2 (EndTxn answers the next producer id and epoch).
+:meth:`TransactionalProducer.prepare_transaction` flushes and returns the
+:class:`PreparedTxnState` the external transaction manager records;
+:meth:`TransactionalProducer.complete_transaction` commits the prepared (or
+kept) transaction if the given state matches it and aborts it otherwise.
+
 Record values are ``<transactional id>/<instance>/<transaction>/<n>`` so that
 invariants can tell which instance and transaction wrote them.
+
+``protocol="pre-registration"`` selects the variant of seed 002
+(:mod:`broker.txn.prereg`): begin sends one AddPartitionsToTxn with every
+output partition (and the group id) and waits there while the previous
+transaction completes; a send to a partition not registered fails with
+UNKNOWN_TOPIC_OR_PARTITION (the transaction becomes abortable); EndTxn names
+the partitions a produce was sent to. Both protocols count ``round_trips``
+(every request: coordinator and produce), ``coordinator_round_trips``,
+``concurrent_transactions_bounces`` and the latencies of commits.
 """
 
 from __future__ import annotations
@@ -27,12 +45,19 @@ from __future__ import annotations
 from collections.abc import Callable
 from enum import StrEnum
 
+import msgspec
+
 from broker.replica_manager import ProduceResult
+from broker.txn import prereg
 from broker.txn.coordinator import TransactionCoordinator, TxnResult
 from sim.txn_cluster import TxnCluster
 
 RETRY_BACKOFF_MS = 100
 """Kafka's retry.backoff.ms."""
+REQUEST_TIMEOUT_MS = 30_000
+"""Kafka's request.timeout.ms: a request unanswered this long is sent again."""
+PROTOCOLS = ("classic", "pre-registration")
+"""The transaction protocols a producer can speak."""
 RETRIABLE = frozenset({
     "NOT_COORDINATOR", "COORDINATOR_NOT_AVAILABLE", "COORDINATOR_LOAD_IN_PROGRESS",
     "CONCURRENT_TRANSACTIONS", "NETWORK_EXCEPTION", "NOT_LEADER_OR_FOLLOWER",
@@ -56,6 +81,34 @@ class TxnProducerState(StrEnum):
     ABORTING_TRANSACTION = "ABORTING_TRANSACTION"
     ABORTABLE_ERROR = "ABORTABLE_ERROR"
     FATAL_ERROR = "FATAL_ERROR"
+    PREPARED_TRANSACTION = "PREPARED_TRANSACTION"
+    """KIP-939: prepared (or kept by InitProducerId(KeepPreparedTxn)), to be completed."""
+
+
+class PreparedTxnState(msgspec.Struct, frozen=True):
+    """KIP-939's PreparedTxnState: the prepared transaction's producer id and epoch."""
+
+    producer_id: int = -1
+    epoch: int = -1
+
+    def __str__(self) -> str:
+        return f"{self.producer_id}:{self.epoch}"
+
+    @classmethod
+    def parse(cls, text: str) -> PreparedTxnState:
+        """The state written as ``producerId:epoch`` (ValueError otherwise)."""
+        pid, sep, epoch = text.partition(":")
+        if not sep:
+            raise ValueError(f"prepared state {text!r} is not producerId:epoch")
+        return cls(int(pid), int(epoch))
+
+
+class TxnClientError(Exception):
+    """A client call in the wrong state (Kafka throws; ``error`` is the Kafka error name)."""
+
+    def __init__(self, error: str, message: str) -> None:
+        super().__init__(f"{error}: {message}")
+        self.error = error
 
 
 P = TxnProducerState
@@ -69,7 +122,27 @@ class TransactionalProducer:
                  txn_timeout_ms: int = 10_000,
                  on_initialized: Callable[[TransactionalProducer], None] | None = None,
                  on_sent: Callable[[str, int], None] | None = None,
-                 on_committed: Callable[[str], None] | None = None) -> None:
+                 on_committed: Callable[[str], None] | None = None, *,
+                 enable_2pc: bool = False,
+                 on_prepared: Callable[[TransactionalProducer, PreparedTxnState], None]
+                 | None = None,
+                 on_complete: Callable[[TransactionalProducer, PreparedTxnState, bool], None]
+                 | None = None,
+                 protocol: str = "classic", group_id: str | None = None,
+                 request_timeout_ms: int = REQUEST_TIMEOUT_MS,
+                 on_request: Callable[[str], None] | None = None) -> None:
+        if protocol not in PROTOCOLS:
+            raise ValueError(f"unknown transaction protocol {protocol!r}: "
+                             f"choose one of {', '.join(PROTOCOLS)}")
+        if protocol == "pre-registration" and enable_2pc:
+            raise ValueError("the pre-registration protocol has no two-phase commit "
+                             "(KIP-939): use protocol='classic' with enable_2pc")
+        self.protocol = protocol
+        self.group_id = group_id
+        """The consumer group registered at begin unless a transaction names one."""
+        self.request_timeout_ms = request_timeout_ms
+        self.on_request = on_request
+        """Told each request's name as it is sent (``EndTxn[pre-registration-1]``)."""
         self.txns = txns
         self.sim = txns.cluster.sim
         self.transactional_id = transactional_id
@@ -92,6 +165,32 @@ class TransactionalProducer:
         self.aborted: list[int] = []
         self.errors: dict[str, int] = {}
         self.fatal: str | None = None
+        self.registered: set[tuple[str, int]] = set()
+        """Pre-registration: the partitions the current transaction may write."""
+        self.registered_group: str | None = None
+        """Pre-registration: the group the current transaction may commit offsets to."""
+        self.round_trips = 0
+        """Requests sent (coordinator and produce), retries included."""
+        self.coordinator_round_trips = 0
+        """Requests sent to the transaction coordinator, retries included."""
+        self.concurrent_transactions_bounces = 0
+        """CONCURRENT_TRANSACTIONS answers (each one a retry)."""
+        self.commit_latencies_ms: list[int] = []
+        """Per committed transaction: commitTransaction() called -> acknowledged."""
+        self.txn_latencies_ms: list[int] = []
+        """Per committed transaction: beginTransaction() called -> commit acknowledged."""
+        self._began_at = 0
+        self._ending_since: int | None = None
+        self.completed: list[tuple[Op, str, int]] = []
+        """Every operation that finished, in order: its error (NONE if it worked), its time."""
+        self.enable_2pc = enable_2pc
+        self.on_prepared = on_prepared
+        self.on_complete = on_complete
+        """Called as completeTransaction sends its EndTxn: (producer, prepared, commit)."""
+        self.prepared_state: PreparedTxnState | None = None
+        """The prepared or kept transaction's state while PREPARED_TRANSACTION."""
+        self.kept_init = False
+        """The last InitProducerId asked to keep a prepared transaction."""
 
     @property
     def idle(self) -> bool:
@@ -99,20 +198,98 @@ class TransactionalProducer:
         return not self.ops and not self.busy
 
     # ------------------------------------------------------------------ application
-    def init_transactions(self) -> None:
-        """initTransactions(): InitProducerId until this instance has its epoch."""
-        self._queue(("init", None))
+    def init_transactions(self, keep_prepared_txn: bool = False) -> None:
+        """initTransactions(keepPreparedTxn): InitProducerId until this instance has its epoch.
 
-    def transaction(self, sends: list[tuple[str, int, int]], commit: bool) -> bool:
+        With ``keep_prepared_txn`` (KIP-939) an ongoing transaction is kept: the
+        producer is then PREPARED_TRANSACTION with :attr:`prepared_state` set.
+        """
+        self._queue(("init", keep_prepared_txn))
+
+    # ------------------------------------------------------------------ KIP-939
+    def prepare_transaction(self) -> PreparedTxnState:
+        """prepareTransaction(): the sends are flushed; the transaction stays open, prepared.
+
+        Needs ``enable_2pc`` and an idle producer in a transaction (run the
+        simulation until :attr:`idle` first: that is the flush).
+        """
+        if not self.enable_2pc:
+            raise TxnClientError("INVALID_TXN_STATE",
+                                 "prepareTransaction needs transaction.two.phase.commit.enable")
+        if self.state != P.IN_TRANSACTION or not self.idle:
+            raise TxnClientError("INVALID_TXN_STATE", f"cannot prepare in {self.state} "
+                                 f"{'(busy: flush first)' if not self.idle else ''}".strip())
+        self._prepare()
+        assert self.prepared_state is not None
+        return self.prepared_state
+
+    def _prepare(self) -> None:
+        self.state = P.PREPARED_TRANSACTION
+        self.prepared_state = PreparedTxnState(self.producer_id, self.producer_epoch)
+        if self.on_prepared is not None:
+            self.on_prepared(self, self.prepared_state)
+
+    def transaction_prepared(self, sends: list[tuple[str, int, int]]) -> bool:
+        """begin, send, then prepareTransaction(); False unless READY, idle and 2PC."""
+        if not self.enable_2pc or self.state != P.READY or not self.idle:
+            return False
+        self.ops += [("begin", None), *(("send", s) for s in sends), ("prepare", None)]
+        self._kick()
+        return True
+
+    def complete_transaction(self, prepared_state: PreparedTxnState) -> None:
+        """completeTransaction(state): commit if it is the prepared one, else abort (KIP-939).
+
+        A no-op after a KeepPreparedTxn init that found no transaction;
+        INVALID_TXN_STATE if nothing was prepared or kept.
+        """
+        if self.state != P.PREPARED_TRANSACTION or not self.idle:
+            if self.kept_init and self.state == P.READY and self.idle:
+                return
+            raise TxnClientError("INVALID_TXN_STATE",
+                                 f"no prepared transaction to complete ({self.state})")
+        self._queue(("complete", prepared_state))
+
+    @property
+    def round_trips_per_txn(self) -> float:
+        """Requests per finished (committed or aborted) transaction."""
+        return self.round_trips / max(1, len(self.committed) + len(self.aborted))
+
+    def transaction(self, sends: list[tuple[str, int, int]], commit: bool,
+                    partitions: set[tuple[str, int]] | None = None,
+                    group_id: str | None = None) -> bool:
         """begin, send ``count`` records to each (topic, partition, count), commit or abort.
 
-        False (nothing queued) unless the producer is READY and idle.
+        Pre-registration registers ``partitions`` (default: those of ``sends``)
+        and ``group_id`` (default: the producer's) at begin, the seed's
+        ``beginTransaction(outputPartitions, consumerGroupId)``. False (nothing
+        queued) unless the producer is READY and idle.
         """
         if self.state != P.READY or not self.idle:
             return False
-        self.ops += [("begin", None), *(("send", s) for s in sends), ("end", commit)]
+        register = {(t, p) for t, p, _ in sends} if partitions is None else set(partitions)
+        group = self.group_id if group_id is None else group_id
+        self.ops += [("begin", (frozenset(register), group)), *(("send", s) for s in sends),
+                     ("end", commit)]
         self._kick()
         return True
+
+    def begin_transaction(self, partitions: set[tuple[str, int]] | None = None,
+                          group_id: str | None = None) -> None:
+        """beginTransaction(), queued after what runs (classic: local, no request).
+
+        Pre-registration: ``beginTransaction(outputPartitions, consumerGroupId)``.
+        """
+        group = self.group_id if group_id is None else group_id
+        self._queue(("begin", (frozenset(partitions or ()), group)))
+
+    def send(self, topic: str, partition: int, count: int) -> None:
+        """Queue ``count`` records for ``topic``/``partition`` in the current transaction."""
+        self._queue(("send", (topic, partition, count)))
+
+    def end_transaction(self, commit: bool) -> None:
+        """commitTransaction() or abortTransaction(), queued after what runs."""
+        self._queue(("end", commit))
 
     def _queue(self, op: Op) -> None:
         self.ops.append(op)
@@ -126,8 +303,8 @@ class TransactionalProducer:
     def _later(self, action: Callable[[], None], delay: int = RETRY_BACKOFF_MS) -> None:
         self.sim.schedule(self.sim.now + delay, action, f"txn producer {self.instance}")
 
-    def _done(self) -> None:
-        self.ops.pop(0)
+    def _done(self, error: str = "NONE") -> None:
+        self.completed.append((self.ops.pop(0), error, self.sim.now))
         self.busy = False
         self._kick()
 
@@ -146,15 +323,32 @@ class TransactionalProducer:
         kind, arg = self.ops[0]
         self.attempt += 1
         if kind == "init":
-            self._init(arg)
-        elif kind == "begin":
-            self.transactions += 1
-            self.added = set()
-            self.state = P.IN_TRANSACTION
+            self._init(bool(arg))
+        elif kind == "prepare":
+            if self.state == P.ABORTABLE_ERROR:
+                self._end(False)
+                return
+            self._prepare()
             self._done()
+        elif kind == "complete":
+            assert isinstance(arg, PreparedTxnState)
+            commit = arg == self.prepared_state
+            if self.on_complete is not None and self.prepared_state is not None:
+                self.on_complete(self, self.prepared_state, commit)
+            self._end(commit, always=True)
+        elif kind == "begin":
+            if self.state == P.READY:
+                self.transactions += 1
+                self.added, self._began_at, self._ending_since = set(), self.sim.now, None
+                self.state = P.IN_TRANSACTION
+            if self.protocol == "pre-registration":
+                partitions, group = arg if isinstance(arg, tuple) else (frozenset(), None)
+                self._begin_pre_registered(partitions, group)
+            else:
+                self._done()
         elif kind == "send":
             if self.state == P.ABORTABLE_ERROR:
-                self._done()
+                self._done("ABORTABLE_ERROR")
                 return
             assert isinstance(arg, tuple)
             self._send(*arg)
@@ -174,14 +368,22 @@ class TransactionalProducer:
         broker = self.txns.find_coordinator(self.transactional_id)
         return self.txns.sync(broker) if broker is not None else None
 
+    def _sent(self, coordinator: bool, name: str) -> None:
+        self.round_trips += 1
+        self.coordinator_round_trips += int(coordinator)
+        if self.on_request is not None:
+            self.on_request(name)
+
     def _retry_or(self, error: str, otherwise: Callable[[], None]) -> None:
         self._count(error)
+        if error == "CONCURRENT_TRANSACTIONS":
+            self.concurrent_transactions_bounces += 1
         if error in RETRIABLE:
             self._later(self._run)
         else:
             otherwise()
 
-    def _init(self, expected: object) -> None:
+    def _init(self, keep_prepared_txn: bool) -> None:
         self.state = P.INITIALIZING
         coordinator = self._coordinator()
         if coordinator is None:
@@ -195,13 +397,21 @@ class TransactionalProducer:
                 return
             self.producer_id, self.producer_epoch = result.producer_id, result.producer_epoch
             self.sequences, self.bump_needed = {}, False
-            self.state = P.READY
+            self.state, self.prepared_state = P.READY, None
+            self.kept_init = keep_prepared_txn
+            if result.ongoing_txn_producer_id >= 0:
+                self.state = P.PREPARED_TRANSACTION
+                self.prepared_state = PreparedTxnState(result.ongoing_txn_producer_id,
+                                                       result.ongoing_txn_producer_epoch)
             if self.on_initialized is not None:
                 self.on_initialized(self)
             self._done()
 
+        self._sent(True, "InitProducerId")
         coordinator.handle_init_producer_id(self.transactional_id, self.txn_timeout_ms, want,
-                                            self.sim.now, self._answer(self.attempt, handle))
+                                            self.sim.now, self._answer(self.attempt, handle),
+                                            enable_2pc=self.enable_2pc,
+                                            keep_prepared_txn=keep_prepared_txn)
         self._flush()
 
     def _flush(self) -> None:
@@ -209,10 +419,50 @@ class TransactionalProducer:
         if broker is not None:
             self.txns.flush(broker)
 
+    def _begin_pre_registered(self, partitions: frozenset[tuple[str, int]],
+                              group_id: str | None) -> None:
+        """beginTransaction(outputPartitions, groupId): one AddPartitionsToTxn that may wait."""
+        coordinator = self._coordinator()
+        if coordinator is None:
+            self._retry_or("COORDINATOR_NOT_AVAILABLE", lambda: None)
+            return
+        attempt = self.attempt
+
+        def registered(error: str, _: TxnResult) -> None:
+            if error == "NONE":
+                self.registered, self.registered_group = set(partitions), group_id
+                self._done()
+            else:
+                self._retry_or(error, lambda: self._fail(error))
+
+        def timed_out() -> None:
+            if self.attempt == attempt and self.busy and self.state != P.FATAL_ERROR:
+                self._retry_or("REQUEST_TIMED_OUT", lambda: None)
+
+        request = prereg.AddPartitionsToTxnPreRegRequest(
+            self.transactional_id, self.producer_id, self.producer_epoch, group_id,
+            prereg.to_topics(partitions))
+        self._sent(True, f"AddPartitionsToTxn[{request.version}]")
+        self._later(timed_out, self.request_timeout_ms)
+        prereg.add_partitions(coordinator, request, self.sim.now,
+                              lambda e: self._answer(attempt, registered)(TxnResult(e)))
+
+    def check_offsets_group(self, group_id: str) -> str:
+        """sendOffsetsToTransaction's pre-registration check: NONE or INVALID_GROUP_ID."""
+        if self.protocol == "pre-registration" and group_id != self.registered_group:
+            return "INVALID_GROUP_ID"
+        return "NONE"
+
     def _send(self, topic: str, partition: int, count: int, payloads: tuple[str, ...] = ()
               ) -> None:
         """Send ``count`` records (their last part: ``payloads``, or the sequence numbers)."""
         tp = (topic, partition)
+        if self.protocol == "pre-registration" and tp not in self.registered:
+            self._count("UNKNOWN_TOPIC_OR_PARTITION")  # send() throws: not pre-registered
+            self._abortable("UNKNOWN_TOPIC_OR_PARTITION")
+            return
+        if self.protocol == "pre-registration":
+            self.added.add(tp)  # a produce is sent: EndTxn must name the partition
         if tp not in self.added:
             coordinator = self._coordinator()
             if coordinator is None:
@@ -226,9 +476,11 @@ class TransactionalProducer:
                 else:
                     self._retry_or(error, lambda: self._fail(error))
 
+            self._sent(True, "AddPartitionsToTxn")
             coordinator.handle_add_partitions(
                 self.transactional_id, self.producer_id, self.producer_epoch, frozenset({tp}),
-                self.sim.now, lambda e: self._answer(self.attempt, added)(TxnResult(e)))
+                self.sim.now, lambda e: self._answer(self.attempt, added)(TxnResult(e)),
+                transaction_version=2 if self.enable_2pc else 0)
             return
         leader = self.txns.cluster.partition_leader(topic, partition)
         manager = self.txns.cluster.replica_manager(leader)
@@ -249,7 +501,7 @@ class TransactionalProducer:
             elif error in BUMP_EPOCH:
                 self._count(error)
                 self.state, self.bump_needed = P.ABORTABLE_ERROR, True
-                self._done()
+                self._done(error)
             else:
                 self._retry_or(error, lambda: self._abortable(error))
 
@@ -257,16 +509,20 @@ class TransactionalProducer:
         def on_produce(result: ProduceResult) -> None:
             receive(TxnResult(result.error))
 
+        self._sent(False, f"Produce {topic}-{partition}")
         manager.produce(topic, partition, values, -1, on_produce,
                         self.producer_id, self.producer_epoch, first, transactional=True)
 
     def _abortable(self, error: str) -> None:
         self.state = P.ABORTABLE_ERROR
-        self._done()
+        self._done(error)
 
-    def _end(self, commit: bool) -> None:
+    def _end(self, commit: bool, always: bool = False) -> None:
+        completing = always or self.state == P.PREPARED_TRANSACTION
         self.state = P.COMMITTING_TRANSACTION if commit else P.ABORTING_TRANSACTION
-        if not self.added:
+        if self._ending_since is None:
+            self._ending_since = self.sim.now
+        if not self.added and not completing and self.protocol == "classic":
             self._finish(commit)
             return
         coordinator = self._coordinator()
@@ -280,18 +536,54 @@ class TransactionalProducer:
             else:
                 self._retry_or(error, lambda: self._fail(error))
 
-        coordinator.handle_end_txn(self.transactional_id, self.producer_id, self.producer_epoch,
-                                   commit, self.sim.now,
-                                   lambda e: self._answer(self.attempt, ended)(TxnResult(e)))
+        if self.enable_2pc:
+            self._sent(True, "EndTxn")
+            self._end_tv2(coordinator, commit)
+            return
+        answer = self._answer(self.attempt, ended)
+        self._sent(True, "EndTxn" if self.protocol == "classic"
+                   else f"EndTxn[{prereg.PRE_REGISTRATION_VERSION}]")
+        if self.protocol == "classic":
+            coordinator.handle_end_txn(self.transactional_id, self.producer_id,
+                                       self.producer_epoch, commit, self.sim.now,
+                                       lambda e: answer(TxnResult(e)))
+        else:
+            prereg.end_txn(coordinator, prereg.EndTxnPreRegRequest(
+                self.transactional_id, self.producer_id, self.producer_epoch, commit,
+                prereg.to_topics(self.added)), self.sim.now, lambda e: answer(TxnResult(e)))
+        self._flush()
+
+    def _end_tv2(self, coordinator: TransactionCoordinator, commit: bool) -> None:
+        """EndTxn v5 (TV2): the answer is the producer id and epoch of the next transaction."""
+        def ended(error: str, result: TxnResult) -> None:
+            if error != "NONE":
+                self._retry_or(error, lambda: self._fail(error))
+                return
+            if (result.producer_id, result.producer_epoch) != (self.producer_id,
+                                                                self.producer_epoch):
+                self.producer_id, self.producer_epoch = result.producer_id, result.producer_epoch
+                self.sequences = {}
+            self.prepared_state = None
+            self._finish(commit)
+
+        coordinator.handle_end_txn_tv2(self.transactional_id, self.producer_id,
+                                       self.producer_epoch, commit, self.sim.now,
+                                       self._answer(self.attempt, ended))
         self._flush()
 
     def _finish(self, commit: bool) -> None:
         if commit and self.added and self.on_committed is not None:
             self.on_committed(f"{self.transactional_id}/{self.instance}/{self.transactions}")
         (self.committed if commit else self.aborted).append(self.transactions)
-        self.added = set()
+        if commit:
+            since = self._ending_since if self._ending_since is not None else self.sim.now
+            self.commit_latencies_ms.append(self.sim.now - since)
+            self.txn_latencies_ms.append(self.sim.now - self._began_at)
+        self.added, self.registered, self.registered_group = set(), set(), None
         self.state = P.READY
-        self.ops.pop(0)
+        op = self.ops.pop(0)
+        turned = op[0] == "end" and bool(op[1]) != commit  # a commit that had to abort
+        self.completed.append((op, "ABORTABLE_ERROR" if turned else "NONE", self.sim.now))
         if self.bump_needed:
             self.ops.insert(0, ("init", None))  # KIP-360: bump with the current (pid, epoch)
         self.busy = False
