@@ -147,10 +147,64 @@ BROKER_FAILOVER_QUERIES: dict[str, str] = {
 }
 """The broker-failover tables."""
 
+_EO = "delivery = 'exactly-once'"
+EOS_QUERIES: dict[str, str] = {
+    "overall": f"""
+        SELECT {_VERDICTS},
+               sum(CASE WHEN {_EO} THEN duplicates ELSE 0 END) AS duplicates,
+               sum(CASE WHEN {_EO} THEN aborted_reads ELSE 0 END) AS aborted_reads,
+               sum(CASE WHEN {_EO} THEN missing ELSE 0 END) AS missing,
+               sum(CASE WHEN {_EO} THEN 0 ELSE duplicates END) AS idempotent_duplicates,
+               {_flag(f"NOT {_EO} AND duplicates > 0")} AS idempotent_duplicate_runs,
+               sum(CASE WHEN {_EO} THEN 0 ELSE 1 END) AS idempotent_runs
+        FROM runs""",
+    "by_protocol": f"""
+        SELECT r.protocol, r.runs, r.transactions, r.round_trips_per_txn,
+               r.concurrent_transactions_bounces, r.bounces_per_txn, r.throughput_per_s,
+               l.latency_p50_ms, l.latency_p90_ms, l.latency_p99_ms, l.latency_max_ms,
+               r.duplicates, r.aborted_reads, r.invalid, r.unknown
+        FROM (SELECT protocol, count(*) AS runs, sum(transactions) AS transactions,
+                     round(sum(round_trips) / sum(transactions), 2) AS round_trips_per_txn,
+                     sum(concurrent_transactions_bounces) AS concurrent_transactions_bounces,
+                     round(sum(concurrent_transactions_bounces) / sum(transactions), 2)
+                         AS bounces_per_txn,
+                     round(sum(input_records) * 1000 / sum(processing_ms), 1)
+                         AS throughput_per_s,
+                     sum(duplicates) AS duplicates, sum(aborted_reads) AS aborted_reads,
+                     {_flag("valid = 'false'")} AS invalid,
+                     {_flag("valid = 'unknown'")} AS unknown
+              FROM runs WHERE {_EO} GROUP BY protocol) r
+        LEFT JOIN (SELECT protocol, {_percentiles("latency", "latency")}
+                   FROM runs LATERAL VIEW explode(commit_latency_ms) t AS latency
+                   WHERE {_EO} GROUP BY protocol) l
+        ON r.protocol = l.protocol ORDER BY r.protocol""",
+    "by_cell": f"""
+        SELECT scenario, delivery, protocol, count(*) AS runs,
+               round(avg(transactions), 1) AS transactions_mean,
+               round(sum(round_trips) / sum(transactions), 2) AS round_trips_per_txn,
+               round(sum(concurrent_transactions_bounces) / sum(transactions), 2)
+                   AS bounces_per_txn,
+               sum(unstable_offset_bounces) AS unstable_offset_bounces,
+               round(avg(restarts), 2) AS restarts_mean,
+               round(sum(input_records) * 1000 / sum(processing_ms), 1) AS throughput_per_s,
+               percentile(processing_ms, 0.5) AS processing_p50_ms,
+               sum(duplicates) AS duplicates, {_flag("duplicates > 0")} AS duplicate_runs,
+               sum(missing) AS missing, sum(aborted_reads) AS aborted_reads,
+               {_flag("valid = 'false'")} AS invalid, {_flag("valid = 'unknown'")} AS unknown
+        FROM runs GROUP BY scenario, delivery, protocol
+        ORDER BY scenario, delivery, protocol""",
+    "failures": """
+        SELECT scenario, delivery, protocol, valid, invariant, message, replay
+        FROM runs WHERE valid <> 'true'
+        ORDER BY valid, scenario, delivery, protocol, run_index LIMIT 20""",
+}
+"""The eos tables."""
+
 QUERIES: dict[str, dict[str, str]] = {"failover": FAILOVER_QUERIES,
                                       "visibility": VISIBILITY_QUERIES,
                                       "swarm": SWARM_QUERIES,
-                                      "broker-failover": BROKER_FAILOVER_QUERIES}
+                                      "broker-failover": BROKER_FAILOVER_QUERIES,
+                                      "eos": EOS_QUERIES}
 
 
 @dataclass
@@ -189,6 +243,8 @@ def summarize(aggregates: Aggregates) -> dict[str, Any]:
     overall = aggregates.tables["overall"].iloc[0]
     if aggregates.experiment == "broker-failover":
         return _broker_summary(aggregates, overall)
+    if aggregates.experiment == "eos":
+        return _eos_summary(aggregates, overall)
     summary: dict[str, Any] = {
         "experiment": aggregates.experiment,
         "runs": int(overall["runs"]),
@@ -242,5 +298,41 @@ def _broker_summary(aggregates: Aggregates, overall: Any) -> dict[str, Any]:
             "partition_changes_mean": _number(row["partition_changes_mean"]),
             "records_lost": int(row["records_lost"] or 0),
             "duplicates": int(row["duplicates"] or 0),
+        }
+    return summary
+
+
+def _eos_summary(aggregates: Aggregates, overall: Any) -> dict[str, Any]:
+    """eos: verdicts (``violations`` = invalid runs); duplicates, aborted reads and missing
+    outputs of the exactly-once runs; what idempotence alone gave; and per protocol
+    (``classic``, ``pre-registration``; null when not run) round trips and
+    CONCURRENT_TRANSACTIONS bounces per transaction and the commit latency."""
+    summary: dict[str, Any] = {
+        "experiment": aggregates.experiment,
+        "runs": int(overall["runs"]),
+        "valid": int(overall["valid"] or 0),
+        "invalid": int(overall["invalid"] or 0),
+        "violations": int(overall["invalid"] or 0),
+        "unknown": int(overall["unknown"] or 0),
+        "duplicates": int(overall["duplicates"] or 0),
+        "aborted_reads": int(overall["aborted_reads"] or 0),
+        "missing": int(overall["missing"] or 0),
+        "idempotence_only": {
+            "runs": int(overall["idempotent_runs"] or 0),
+            "duplicates": int(overall["idempotent_duplicates"] or 0),
+            "runs_with_duplicates": int(overall["idempotent_duplicate_runs"] or 0),
+        },
+        "protocols": {name: None for name in ("classic", "pre-registration")},
+    }
+    for _, row in aggregates.tables["by_protocol"].iterrows():
+        summary["protocols"][str(row["protocol"])] = {
+            "runs": int(row["runs"]),
+            "transactions": int(row["transactions"] or 0),
+            "round_trips_per_txn": _number(row["round_trips_per_txn"]),
+            "concurrent_transactions_bounces": int(row["concurrent_transactions_bounces"] or 0),
+            "concurrent_transactions_bounces_per_txn": _number(row["bounces_per_txn"]),
+            "commit_latency_p50_ms": _number(row["latency_p50_ms"]),
+            "commit_latency_p99_ms": _number(row["latency_p99_ms"]),
+            "throughput_per_s": _number(row["throughput_per_s"]),
         }
     return summary

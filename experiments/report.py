@@ -61,6 +61,8 @@ def write_report(folder: Path, experiment: Experiment, aggregates: Aggregates,
         body = report_section(tables, markdown_table)
     elif experiment.name == "broker-failover":
         body = _broker_failover(tables)
+    elif experiment.name == "eos":
+        body = _eos(tables)
     else:
         body = _visibility(folder, tables)
     summary = aggregates.summary
@@ -92,6 +94,20 @@ def _broker_failover(tables: dict[str, Any]) -> list[str]:
              "of a partition's producer for an acknowledgement (the worst partition of a run).",
              "", markdown_table(tables["by_mode"]), "",
              "## By scenario and write mode", "", markdown_table(tables["by_cell"]), ""]
+    return [*lines, *_failures(tables["failures"])]
+
+
+def _eos(tables: dict[str, Any]) -> list[str]:
+    lines = ["## Classic vs pre-registration (exactly-once runs)", "",
+             "Round trips = every request of the loops' producers (FindCoordinator, retries, "
+             "InitProducerId) per committed transaction; bounces = CONCURRENT_TRANSACTIONS "
+             "answers; latency = begin -> commit acknowledged (simulated ms); throughput = "
+             "input records per simulated second of processing.", "",
+             markdown_table(tables["by_protocol"]), "",
+             "## By scenario, delivery and protocol", "",
+             "With idempotence only, duplicates are the outputs of inputs processed again "
+             "after a restart from the committed offset.", "",
+             markdown_table(tables["by_cell"]), ""]
     return [*lines, *_failures(tables["failures"])]
 
 

@@ -18,7 +18,8 @@ from experiments.registry import get_experiment
 from sim.gc_policy import simulation_gc
 from sim.timeline_html import write_timeline
 
-DEFAULT_RUNS = {"failover": 640, "visibility": 360, "swarm": 300, "broker-failover": 120}
+DEFAULT_RUNS = {"failover": 640, "visibility": 360, "swarm": 300, "broker-failover": 120,
+                "eos": 160}
 """Runs of a sweep without ``--runs``: a small sweep of about half a minute each."""
 DEFAULT_MASTER = "local[*]"
 
@@ -90,6 +91,8 @@ def format_summary(summary: dict[str, Any]) -> str:
     """The sweep's summary as a few lines of text."""
     if summary["experiment"] == "broker-failover":
         return _broker_summary_text(summary)
+    if summary["experiment"] == "eos":
+        return _eos_summary_text(summary)
     lines = [f"{summary['experiment']}: {summary['runs']:,} runs on {summary['master']} in "
              f"{summary['wall_s']} s: {summary['valid']:,} valid, {summary['invalid']:,} "
              f"invalid, {summary['unknown']:,} unknown"]
@@ -125,6 +128,29 @@ def _broker_summary_text(summary: dict[str, Any]) -> str:
                      f"{_ms(e['leaders_p50_ms']):>13}{_ms(e['unavailable_p50_ms']):>13}"
                      f"{_ms(e['unavailable_p99_ms']):>8}{_ms(e['partition_changes_mean']):>12}"
                      f"{e['records_lost']:>6}{e['duplicates']:>5}")
+    out = Path(summary["out"])
+    lines.append(f"report: {out / 'report.md'}; rows: {out / 'runs'}/")
+    return "\n".join(lines)
+
+
+def _eos_summary_text(summary: dict[str, Any]) -> str:
+    idem = summary["idempotence_only"]
+    lines = [f"eos: {summary['runs']:,} runs on {summary['master']} in {summary['wall_s']} s: "
+             f"{summary['valid']:,} valid, {summary['invalid']:,} invalid, "
+             f"{summary['unknown']:,} unknown; exactly-once: duplicates "
+             f"{summary['duplicates']:,}, aborted reads {summary['aborted_reads']:,}; "
+             f"idempotence only: {idem['duplicates']:,} duplicates in "
+             f"{idem['runs_with_duplicates']:,} of {idem['runs']:,} runs",
+             f"  {'protocol':<18}{'runs':>7}{'round trips/txn':>17}{'bounces':>9}"
+             f"{'bounces/txn':>13}{'commit p50':>12}{'p99':>8}"]
+    for name, e in summary["protocols"].items():
+        if e is None:
+            lines.append(f"  {name:<18}{'(not run)':>7}")
+            continue
+        lines.append(f"  {name:<18}{e['runs']:>7}{_ms(e['round_trips_per_txn']):>17}"
+                     f"{e['concurrent_transactions_bounces']:>9}"
+                     f"{_ms(e['concurrent_transactions_bounces_per_txn']):>13}"
+                     f"{_ms(e['commit_latency_p50_ms']):>12}{_ms(e['commit_latency_p99_ms']):>8}")
     out = Path(summary["out"])
     lines.append(f"report: {out / 'report.md'}; rows: {out / 'runs'}/")
     return "\n".join(lines)

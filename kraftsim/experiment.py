@@ -1,4 +1,5 @@
-"""``kraftsim experiment``: sweeps of failover, visibility and swarm runs on Spark.
+"""``kraftsim experiment``: sweeps of failover, visibility, swarm, broker-failover and eos
+runs on Spark.
 
 Only the options live here; the work is in ``experiments/`` (imported when the
 command runs, so the other commands never load pandas or pyspark).
@@ -14,17 +15,19 @@ from typing import Any
 def register(sub: Any) -> None:
     """Add the subcommand to the ``kraftsim`` parser."""
     p = sub.add_parser(
-        "experiment", help="sweep seeded failover, visibility, swarm or broker-failover runs "
-                           "on Spark; Parquet, report.md and plots",
+        "experiment", help="sweep seeded failover, visibility, swarm, broker-failover or eos "
+                           "runs on Spark; Parquet, report.md and plots",
         description="Run a grid of seeded simulations as Spark tasks, write the rows as "
                     "Parquet, aggregate them with Spark SQL and write report.md with plots. "
                     "With --replay, rerun one row without Spark and write its trace and "
                     "timeline.html.")
     p.add_argument("experiment", metavar="EXPERIMENT",
-                   help="failover, visibility, swarm or broker-failover")
+                   help="failover, visibility, swarm, broker-failover or eos (a "
+                        "consume-transform-produce loop under failures, exactly-once vs "
+                        "idempotence only, classic vs pre-registration protocol)")
     p.add_argument("--runs", type=int, default=None,
                    help="runs in the sweep, dealt over the grid's cells (default: 640 "
-                        "failover, 360 visibility, 300 swarm, 120 broker-failover)")
+                        "failover, 360 visibility, 300 swarm, 120 broker-failover, 160 eos)")
     p.add_argument("--seed", type=int, default=1, help="the sweep's master seed (default 1)")
     p.add_argument("--param", action="append", default=[], metavar="NAME=V1[,V2...]",
                    help="a parameter's value(s); several values make it an axis of the grid "

@@ -17,6 +17,7 @@ import msgspec
 from broker.loader import MetadataLoader
 from broker.mutations import BrokerMutation
 from broker.replica_manager import ReplicaManager
+from broker.txn.mutations import TxnMutation
 from controller import ControllerConfig, QuorumController
 from controller.errors import ApiError, ControllerFault, not_controller
 from controller.handle import OperationHandle
@@ -44,8 +45,8 @@ T = TypeVar("T")
 CONTROLLER_BASE_ID = 3000
 """Controllers are nodes 3000, 3001, ... (Kafka's KafkaClusterTestKit numbering)."""
 
-ALL_MUTATIONS: dict[str, Mutation | ControllerMutation | BrokerMutation] = {
-    m.value: m for m in (*Mutation, *ControllerMutation, *BrokerMutation)
+ALL_MUTATIONS: dict[str, Mutation | ControllerMutation | BrokerMutation | TxnMutation] = {
+    m.value: m for m in (*Mutation, *ControllerMutation, *BrokerMutation, *TxnMutation)
 }
 """Every deliberate bug of every layer, by name (test-only)."""
 
