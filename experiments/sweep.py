@@ -157,7 +157,7 @@ def _eos_summary_text(summary: dict[str, Any]) -> str:
                      f"{_ms(e['concurrent_transactions_bounces_per_txn']):>13}"
                      f"{_ms(e['commit_latency_p50_ms']):>12}{_ms(e['commit_latency_p99_ms']):>8}")
     out = Path(summary["out"])
-    lines.append(f"report: {out / 'report.md'}; rows: {out / 'runs'}/")
+    lines.append(f"report: {out / 'report.md'}; rows: {summary.get('rows', out / 'runs')}/")
     return "\n".join(lines)
 
 
