@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from experiments.failures import QUERY as FAILURE_GROUPS
 from experiments.model import Experiment
 from experiments.swarm_report import SWARM_QUERIES, summarize_tables
 
@@ -67,6 +68,7 @@ FAILOVER_QUERIES: dict[str, str] = {
         SELECT scenario, window, mode, valid, invariant, message, replay
         FROM runs WHERE valid <> 'true'
         ORDER BY valid, scenario, window, mode, run_index LIMIT 20""",
+    "failure_groups": FAILURE_GROUPS,
     "recovery": """
         SELECT scenario, mode, recovery_ms FROM runs WHERE recovery_ms IS NOT NULL""",
 }
@@ -112,6 +114,7 @@ VISIBILITY_QUERIES: dict[str, str] = {
     "failures": """
         SELECT scenario, mode, valid, invariant, message, replay
         FROM runs WHERE valid <> 'true' ORDER BY valid, scenario, mode, run_index LIMIT 20""",
+    "failure_groups": FAILURE_GROUPS,
     "latency": """
         SELECT scenario, mode, latency FROM runs LATERAL VIEW explode(latency_ms) t AS latency""",
 }
@@ -144,6 +147,7 @@ BROKER_FAILOVER_QUERIES: dict[str, str] = {
     "failures": """
         SELECT scenario, mode, valid, invariant, message, replay
         FROM runs WHERE valid <> 'true' ORDER BY valid, scenario, mode, run_index LIMIT 20""",
+    "failure_groups": FAILURE_GROUPS,
 }
 """The broker-failover tables."""
 

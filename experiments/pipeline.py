@@ -22,10 +22,11 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TextIO, TypeVar
 
-from experiments import output
+from experiments import failures, output, runs
 from experiments.aggregate import Aggregates, aggregate
 from experiments.grid import Axes
 from experiments.model import Column, Experiment, ExperimentError, RunSpec
@@ -81,6 +82,7 @@ def run_sweep(experiment: Experiment, specs: list[RunSpec], master: str, out: Pa
     instead of starting one; ``master`` then only labels the report.
     """
     started = time.monotonic()
+    started_at = datetime.now(UTC)
     out = out.absolute()
     staging = output.prepare(out)
     handle: SparkHandle | None = spark
@@ -96,8 +98,20 @@ def run_sweep(experiment: Experiment, specs: list[RunSpec], master: str, out: Pa
 
         aggregates = run_cancellable(session, work)
         context = _context(specs, axes, master, out, time.monotonic() - started)
-        write_report(staging, experiment, aggregates, context)
+        full_axes = axes or experiment.defaults()
+        groups = failures.failure_groups(aggregates.tables["failure_groups"], experiment,
+                                         full_axes, out) \
+            if "failure_groups" in aggregates.tables else []
+        write_report(staging, experiment, aggregates, context, groups, specs)
         summary = {**aggregates.summary, "out": str(out)}
+        if "failure_groups" in aggregates.tables:
+            summary["failure_groups"] = groups
+        runs.write_cells(staging, aggregates.tables["by_cell"] if "by_cell" in
+                         aggregates.tables else aggregates.tables["by_mode"])
+        manifest = runs.build_manifest(experiment, full_axes, specs, master, started_at,
+                                       datetime.now(UTC), time.monotonic() - started,
+                                       str(session.version))
+        (staging / runs.MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n")
         (staging / output.MARKER).write_text(json.dumps(summary, indent=2, sort_keys=True)
                                              + "\n")
         output.publish(staging, out)
