@@ -38,7 +38,7 @@ def failure_groups(frame: Any, experiment: Experiment, axes: Axes,
     """The groups as JSON-friendly dicts: invariant, verdict, cell, runs, message, index
     (the sweep-wide number of the group's first run) and replay (its command)."""
     grid = cells(experiment, axes)
-    groups = []
+    groups: list[dict[str, Any]] = []
     for _, row in frame.iterrows():
         params = json.loads(str(row["params"]))
         ordered = {p.name: params[p.name] for p in experiment.params if p.name in params}
@@ -53,7 +53,8 @@ def failure_groups(frame: Any, experiment: Experiment, axes: Axes,
             "index": index,
             "replay": replay_reference(run, index),
         })
-    groups.sort(key=lambda g: (g["valid"], g["invariant"], -g["runs"], g["cell"]))
+    groups.sort(key=lambda g: (str(g["valid"]), str(g["invariant"]), -int(g["runs"]),
+                               str(g["cell"])))
     return groups
 
 

@@ -102,7 +102,7 @@ def run_sweep(experiment: Experiment, specs: list[RunSpec], master: str, out: Pa
         groups = failures.failure_groups(aggregates.tables["failure_groups"], experiment,
                                          full_axes, out) \
             if "failure_groups" in aggregates.tables else []
-        write_report(staging, experiment, aggregates, context, groups, specs)
+        write_report(staging, experiment, aggregates, context, groups, specs, full_axes)
         summary = {**aggregates.summary, "out": str(out)}
         if "failure_groups" in aggregates.tables:
             summary["failure_groups"] = groups

@@ -312,7 +312,8 @@ def format_changes(changes: list[Change], a: dict[str, Any], b: dict[str, Any],
         lines.append("no cell's figures changed")
         return "\n".join(lines)
     table = [("cell", "metric", "A", "B", "delta")]
-    table += [(c.cell, c.metric, _text(c.a), _text(c.b), _text(c.delta, signed=True)) for c in changes]
+    table += [(c.cell, c.metric, _text(c.a), _text(c.b), _text(c.delta, signed=True))
+              for c in changes]
     widths = [max(len(row[i]) for row in table) for i in range(5)]
     for number, row in enumerate(table):
         lines.append("  ".join(value.ljust(widths[i]) if i < 2 else value.rjust(widths[i])
@@ -327,6 +328,8 @@ def format_changes(changes: list[Change], a: dict[str, Any], b: dict[str, Any],
 def _text(value: Any, signed: bool = False) -> str:
     if value is None:
         return "-"
-    if isinstance(value, int | float) and not isinstance(value, bool):
-        return f"{value:+g}" if signed else f"{value:g}"
+    if isinstance(value, int) and not isinstance(value, bool):
+        return f"{value:+d}" if signed else str(value)
+    if isinstance(value, float):
+        return f"{value:+.6g}" if signed else f"{value:.6g}"
     return str(value)

@@ -2,8 +2,9 @@
 
 ``kraftsim/experiment.py`` only declares the options and calls
 :func:`run_command`. A sweep with ``--out BASE`` writes a new run folder
-``BASE/RUN_ID`` and points ``BASE/latest`` at it (:mod:`experiments.runs`). Errors in the input (experiment, scenario, parameter,
-master URL, output folder) raise ExperimentError before Spark starts.
+``BASE/RUN_ID`` and points ``BASE/latest`` at it (:mod:`experiments.runs`).
+Errors in the input (experiment, scenario, parameter, master URL, output
+folder) raise ExperimentError before Spark starts.
 """
 
 from __future__ import annotations

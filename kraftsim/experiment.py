@@ -11,7 +11,6 @@ import sys
 import textwrap
 from typing import Any
 
-
 USAGE = """kraftsim experiment EXPERIMENT [--runs N] [--seed S] [--param NAME=V1[,V2...]]...
                           [--master URL] [--out DIR] [--json]
        kraftsim experiment EXPERIMENT --replay INDEX --param NAME=V... [--trace FILE]
