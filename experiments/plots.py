@@ -137,11 +137,12 @@ def grouped_bars(frame: Any, group: str, bar: str, value: str, title: str, ylabe
     ax.set_ylim(0, 1.05)
     ax.set_title(title, fontsize=11)
     ax.grid(axis="y", alpha=0.3)
+    handles, labels = ax.get_legend_handles_labels()
     if zero_keys:
-        ax.plot([], [], linestyle="none", label=f"0 everywhere: {', '.join(zero_keys)}")
-    if ax.get_legend_handles_labels()[1]:
-        _outside_legend(ax)
-    labels = ax.get_legend_handles_labels()[1]
+        labels.append(f"0 everywhere: {', '.join(zero_keys)}")
+        handles.append(ax.plot([], [], linestyle="none")[0])
+    if labels:
+        _outside_legend(ax, handles, labels)
     fig.tight_layout()
     _save(fig, path)
     return labels

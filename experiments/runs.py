@@ -82,7 +82,9 @@ def resolve_run(text: str) -> Path:
     """The run folder a user named: a run folder, a ``latest`` link or file, or a base folder
     (its latest run). Raises ExperimentError when it is none of these."""
     path = Path(text)
-    if path.is_file() and path.name == LATEST:
+    if path.is_symlink() and path.name == LATEST:
+        path = path.parent / os.readlink(path)
+    elif path.is_file() and path.name == LATEST:
         path = path.parent / path.read_text().strip()
     elif path.is_dir() and not (path / MANIFEST).exists() and (path / LATEST).exists():
         return resolve_run(str(path / LATEST))
