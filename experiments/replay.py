@@ -26,7 +26,6 @@ def replay_spec(experiment: Experiment, spec: RunSpec, trace: Path, timeline: Pa
     """Rerun ``spec``, writing its trace and its timeline page (``timeline.html`` beside the
     trace unless given); None (after an error line) when a file cannot be written."""
     try:
-        trace.parent.mkdir(parents=True, exist_ok=True)
         stream = trace.open("wb")
     except OSError as exc:
         stderr.write(f"kraftsim: error: cannot write trace {trace}: {exc.strerror or exc}\n")
@@ -77,6 +76,13 @@ def replay_reference(run_text: str, index_text: str, trace: str | None, timeline
     index = parse_index(index_text)
     spec = spec_of_index(experiment, manifest, index)
     folder = run / f"replay-{index}"
+    if trace is None:
+        try:
+            folder.mkdir(exist_ok=True)
+        except OSError as exc:
+            stderr.write(f"kraftsim: error: cannot write {folder}: {exc.strerror or exc} "
+                         f"(give --trace FILE elsewhere)\n")
+            return 1
     row = replay_spec(experiment, spec, Path(trace) if trace else folder / "trace.jsonl",
                       Path(timeline) if timeline else None, stderr)
     if row is None:
