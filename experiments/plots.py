@@ -280,12 +280,14 @@ def time_series(series: Sequence[Series], title: str, path: Path) -> list[str]:
         titles.append(one.label)
     for index in range(len(shown), rows * columns):
         axes[index // columns][index % columns].axis("off")
-    height = 2.4 * rows + 0.9
-    fig.subplots_adjust(left=0.06, right=0.98, top=1 - 0.5 / height, bottom=0.75 / height,
-                        hspace=0.45, wspace=0.25)
+    legend_rows = -(-len(legend) // 4)
+    height = 2.4 * rows + 0.9 + 0.2 * legend_rows
+    fig.set_size_inches(3.6 * columns, height)
+    fig.subplots_adjust(left=0.06, right=0.98, top=1 - 0.5 / height,
+                        bottom=(0.6 + 0.2 * legend_rows) / height, hspace=0.45, wspace=0.25)
     if legend:
         fig.legend(list(legend.values()), list(legend), fontsize=8, loc="lower center",
-                   ncol=min(5, len(legend)), frameon=False)
+                   ncol=min(4, len(legend)), frameon=False)
     fig.suptitle(title, fontsize=11, y=1 - 0.1 / height)
     fig.savefig(path, dpi=DPI)
     plt.close(fig)

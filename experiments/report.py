@@ -107,8 +107,8 @@ def write_report(folder: Path, experiment: Experiment, aggregates: Aggregates,
 def _broker_failover(folder: Path, tables: dict[str, Any]) -> list[str]:
     distribution_boxes(tables["unavailable"].assign(panel="every scenario"), "panel",
                        "scenario", "mode", "unavailable_max_ms",
-                       "Unavailable window: a producer's longest wait for an acknowledgement",
-                       "simulated ms (worst partition of a run)", folder / "unavailable.png")
+                       "Unavailable window: longest wait for an ack", "simulated ms",
+                       folder / "unavailable.png")
     return ["## By write mode", "",
             "Times are from the fault, in simulated ms; unavailability is the longest wait "
             "of a partition's producer for an acknowledgement (the worst partition of a run). "
