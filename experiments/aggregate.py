@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from experiments.failures import QUERY as FAILURE_GROUPS
+from experiments.failures import SWARM_QUERY as SWARM_FAILURE_GROUPS
 from experiments.model import Experiment
 from experiments.swarm_report import SWARM_QUERIES, summarize_tables
 
@@ -150,7 +151,8 @@ BROKER_FAILOVER_QUERIES: dict[str, str] = {
 
 QUERIES: dict[str, dict[str, str]] = {"failover": FAILOVER_QUERIES,
                                       "visibility": VISIBILITY_QUERIES,
-                                      "swarm": SWARM_QUERIES,
+                                      "swarm": {**SWARM_QUERIES,
+                                                "failure_groups": SWARM_FAILURE_GROUPS},
                                       "broker-failover": BROKER_FAILOVER_QUERIES}
 
 

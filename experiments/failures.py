@@ -24,6 +24,14 @@ QUERY = """
     GROUP BY valid, invariant, params ORDER BY valid, invariant, params"""
 """Spark SQL over the rows: one line per (verdict, invariant, cell)."""
 
+SWARM_QUERY = """
+    SELECT CASE verdict WHEN 'violation' THEN 'false' ELSE 'unknown' END AS valid,
+           coalesce(invariant, verdict) AS invariant, params, count(*) AS runs,
+           min(run_index) AS first_index, min_by(message, run_index) AS message
+    FROM runs WHERE verdict IN ('violation', 'non_terminating')
+    GROUP BY verdict, invariant, params ORDER BY verdict, invariant, params"""
+"""The same for swarm rows (outside-the-model runs are not failures)."""
+
 SHOWN = 20
 """Groups listed at the end of the command's output (the report lists them all)."""
 

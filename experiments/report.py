@@ -75,7 +75,7 @@ def write_report(folder: Path, experiment: Experiment, aggregates: Aggregates,
     """
     tables = aggregates.tables
     if experiment.name == "swarm":
-        body = report_section(tables, markdown_table)
+        body = [*report_section(tables, markdown_table), *failures.markdown(groups or [])]
     else:
         body = {"failover": _failover, "broker-failover": _broker_failover,
                 "visibility": _visibility}[experiment.name](folder, tables)

@@ -179,6 +179,9 @@ def test_same_rows_on_local1_local2_and_a_standalone_cluster(failover: SweepResu
                                               "committed", "recovery_p50_ms",
                                               "recovery_p99_ms"}
     assert summary["master"] == "local[1]"
+    same = kraftsim(["experiment", "compare", str(failover.out), str(tmp_path / "out-0")],
+                    tmp_path)
+    assert same.returncode == 0 and "no cell's figures changed" in same.stdout, same.stderr
     with standalone_cluster(tmp_path / "cluster") as url:
         standalone, _ = _cli_sweep(tmp_path, url, "1")
     assert standalone == expected
