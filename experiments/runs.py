@@ -50,15 +50,35 @@ def new_run_folder(base: Path) -> Path:
     if (base / MANIFEST).exists():
         raise ExperimentError(f"--out {base}: is a run folder; give the folder that holds "
                               f"the runs (e.g. {base.parent})")
-    try:
-        base.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise ExperimentError(f"--out {base}: cannot write there "
-                              f"({exc.strerror or type(exc).__name__})") from None
+    existing = next(p for p in (base, *base.parents) if p.exists() or p == p.parent)
+    if not existing.is_dir():
+        raise ExperimentError(f"--out {base}: cannot write there (Not a directory)")
+    if not os.access(existing, os.W_OK | os.X_OK):
+        raise ExperimentError(f"--out {base}: cannot write there (Permission denied)")
     while True:
         folder = base / new_run_id()
         if not folder.exists():
             return folder
+
+
+def missing_folders(path: Path) -> list[Path]:
+    """``path`` and those of its parents that do not exist yet, deepest first (what a failed
+    sweep removes again, when empty, to leave nothing behind)."""
+    missing = []
+    for folder in (path, *path.parents):
+        if folder.exists() or folder == folder.parent:
+            break
+        missing.append(folder)
+    return missing
+
+
+def remove_empty(folders: list[Path]) -> None:
+    """Remove the folders, deepest first, while they are empty."""
+    for folder in folders:
+        try:
+            folder.rmdir()
+        except OSError:
+            return
 
 
 def point_latest(base: Path, run: Path) -> None:
@@ -72,10 +92,13 @@ def point_latest(base: Path, run: Path) -> None:
         return
     except OSError:
         temporary.unlink(missing_ok=True)
-    if link.is_symlink() or link.is_dir():
-        link.unlink()
-    temporary.write_text(run.name + "\n")
-    os.replace(temporary, link)
+    try:
+        if link.is_symlink():
+            link.unlink()
+        temporary.write_text(run.name + "\n")
+        os.replace(temporary, link)
+    except OSError:  # latest is a convenience: the run itself is complete
+        temporary.unlink(missing_ok=True)
 
 
 def resolve_run(text: str) -> Path:

@@ -22,8 +22,10 @@ from experiments.replay import replay_params, replay_reference
 from experiments.runs import (
     compare_runs,
     format_changes,
+    missing_folders,
     new_run_folder,
     point_latest,
+    remove_empty,
     resolve_run,
 )
 
@@ -77,7 +79,12 @@ def run_command(name: str, *, runs: int | None = None, seed: int = 1,
     specs = build_grid(experiment, axes, DEFAULT_RUNS[name] if runs is None else runs, seed)
     base = Path(out or f"out/{name}")
     folder = new_run_folder(base)
-    result = run_sweep(experiment, specs, master, folder, axes=axes, stream=stderr)
+    created = missing_folders(base)
+    try:
+        result = run_sweep(experiment, specs, master, folder, axes=axes, stream=stderr)
+    except BaseException:
+        remove_empty(created)
+        raise
     point_latest(base, folder)
     summary = {**result.summary, "wall_s": round(result.wall_s, 1), "master": master}
     if as_json:

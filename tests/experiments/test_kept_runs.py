@@ -217,3 +217,17 @@ def test_sweep_index_inverts_the_grid() -> None:
         assert runs.sweep_index(grid, spec.params, spec.index) == index
     assert [s.seed for s in build_grid(FAILOVER, axes, 10, 1)] == \
         [runs.spec_of_index(FAILOVER, manifest, i).seed for i in range(10)]
+
+
+def test_a_failed_sweep_leaves_no_folders_it_made(tmp_path: Path) -> None:
+    base = tmp_path / "out" / "failover"
+    made = runs.missing_folders(base)
+    assert made == [base, tmp_path / "out"]
+    base.mkdir(parents=True)
+    runs.remove_empty(made)
+    assert list(tmp_path.iterdir()) == []
+    (tmp_path / "out").mkdir()
+    (tmp_path / "out" / "notes.txt").write_text("keep")
+    base.mkdir()
+    runs.remove_empty(made)
+    assert [p.name for p in tmp_path.iterdir()] == ["out"]  # not empty: kept
