@@ -190,6 +190,7 @@ def _context(specs: list[RunSpec], axes: Axes | None, master: str, out: Path,
     for name, values in (axes or {}).items():
         context[f"param {name}"] = ", ".join(str(v) for v in values)
     context["spark master"] = master
+    context["run"] = f"{out.name} (manifest.json: versions, every parameter, times)"
     context["rows"] = f"{out.name}/runs/ (Parquet, partitioned by experiment and scenario)"
     context["wall time (s)"] = round(wall_s, 1)
     return context
