@@ -132,6 +132,16 @@ COUNT_HEADERS = {name: f"{name} (runs)" for name in
 """Columns that count runs, labelled so."""
 
 
+VISIBILITY_HEADERS = {
+    "runs": "runs (count)", "partial_visibility_runs": "partial_visibility_runs (runs)",
+    "partial_visibility_rate": "partial_visibility_rate (share)",
+    "observations": "observations (count)", "operations": "operations (count)",
+    "committed": "committed (operations)", "aborted": "aborted (transactions)",
+    "refusals": "refused (operations)", "partial_brokers_mean": "partial_brokers (mean)",
+    "invalid": "invalid (runs)", "unknown": "unknown (runs)"}
+"""The visibility tables' headers: what each figure counts, or that it is a share."""
+
+
 def _failover(folder: Path, tables: dict[str, Any]) -> list[str]:
     cdf_grid(tables["recovery"], "scenario", "mode", "recovery_ms",
              "Recovery: fault -> every reachable node caught up", "simulated ms",
@@ -197,10 +207,9 @@ def _visibility(folder: Path, tables: dict[str, Any]) -> list[str]:
     return [
         "## By write mode", "",
         "Latency = submit -> the first image on a broker that holds the whole operation "
-        "(simulated ms, over every operation on every broker). runs and "
-        "partial_visibility_runs count runs; observations, operations, committed, aborted "
-        "and refusals count operations; partial_visibility_rate is a share of runs.", "",
-        markdown_table(tables["by_mode"], headers=SHARE_HEADERS),
+        "(simulated ms, over every operation on every broker). Each header says what its "
+        "figure counts, or that it is a share of runs.", "",
+        markdown_table(tables["by_mode"], headers=VISIBILITY_HEADERS),
         "## Partial visibility by mode", "",
         "![partial visibility](partial_visibility.png)", "",
         "## Visibility latency", "",
@@ -208,9 +217,7 @@ def _visibility(folder: Path, tables: dict[str, Any]) -> list[str]:
         "(atomic mode refuses multi-batch ones) says in its legend how many it refused.", "",
         "![CDF of visibility latency](latency_cdf.png)", "",
         "## Every cell (scenario x mode)", "",
-        markdown_table(tables["by_cell"], headers={
-            **SHARE_HEADERS, "runs": "runs (count)", "refusals": "refused (operations)",
-            "operations": "operations (count)"}),
+        markdown_table(tables["by_cell"], headers=VISIBILITY_HEADERS),
     ]
 
 
