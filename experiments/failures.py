@@ -73,8 +73,8 @@ def markdown(groups: list[dict[str, Any]]) -> list[str]:
         return [*lines, "None.", ""]
     total = sum(g["runs"] for g in groups)
     lines += [f"{total:,} run(s) in {len(groups)} group(s) of (invariant, cell). Each replay "
-              f"command reruns the group's first run without Spark and writes its trace and "
-              f"timeline.html into the run folder.", "",
+              f"command (run from the folder the sweep ran in) reruns the group's first run "
+              f"without Spark and writes its trace and timeline.html into the run folder.", "",
               "| invariant | cell | runs | first message | replay |", "|---|---|---|---|---|"]
     for g in groups:
         message = g["message"].replace("|", "\\|")
