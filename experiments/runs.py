@@ -125,8 +125,10 @@ def read_manifest(run: Path) -> dict[str, Any]:
         manifest: dict[str, Any] = json.loads((run / MANIFEST).read_text())
     except (OSError, ValueError) as exc:
         raise ExperimentError(f"{run}: cannot read {MANIFEST} ({exc})") from None
-    if not isinstance(manifest, dict) or "experiment" not in manifest:
-        raise ExperimentError(f"{run}: {MANIFEST} is not a kraftsim run manifest")
+    needed = ("experiment", "params", "runs", "seed")
+    if not isinstance(manifest, dict) or any(key not in manifest for key in needed):
+        raise ExperimentError(f"{run}: {MANIFEST} is not a kraftsim run manifest (it needs "
+                              f"{', '.join(needed)})")
     return manifest
 
 

@@ -231,3 +231,11 @@ def test_a_failed_sweep_leaves_no_folders_it_made(tmp_path: Path) -> None:
     base.mkdir()
     runs.remove_empty(made)
     assert [p.name for p in tmp_path.iterdir()] == ["out"]  # not empty: kept
+
+
+def test_a_manifest_that_is_not_kraftsims_is_named(tmp_path: Path,
+                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "manifest.json").write_text('{"experiment": "failover"}')
+    assert main(["experiment", "replay", str(tmp_path), "0"]) == 2
+    err = capsys.readouterr().err
+    assert "is not a kraftsim run manifest" in err and "Traceback" not in err
