@@ -73,3 +73,16 @@ def test_one_run_per_cell_over_time(tmp_path: Path) -> None:
     titles = plots.time_series(series, "t", tmp_path / "timeseries.png")
     assert titles == ["inside", "committed"]
     assert (tmp_path / "timeseries.png").read_bytes()[:8] == PNG
+
+
+def test_unavailable_window_boxes_per_fault_window_and_mode(tmp_path: Path) -> None:
+    frame = pd.DataFrame({"scenario": ["crash"] * 4 + ["resign"] * 2,
+                          "window": ["inside", "inside", "committed", "committed", "inside",
+                                     "inside"],
+                          "mode": ["transactional", "non-atomic"] * 3,
+                          "unavailable_ms": [2000, 2010, 3900, 3950, 40, 45]})
+    labels = plots.distribution_boxes(frame, "scenario", "window", "mode", "unavailable_ms",
+                                      "t", "ms", tmp_path / "unavailable.png",
+                                      order=["inside", "committed"])
+    assert labels == ["non-atomic", "transactional"]
+    assert (tmp_path / "unavailable.png").read_bytes()[:8] == PNG
