@@ -231,7 +231,8 @@ def _time_series(folder: Path, experiment: Experiment, specs: list[RunSpec],
     more = len({json.dumps(s.params, sort_keys=True) for s in specs}) - len(series)
     return ["## One run per cell over time", "",
             "The first run (run index 0) of each cell, rerun on the driver: each broker's "
-            "published metadata offset, the controller leader's epoch (right axis), the "
-            "spans with no controller leader (shaded) and the faults (dashed)."
+            "published metadata offset, each new controller leader (dotted, labelled with "
+            "its epoch), the spans with no controller leader (shaded) and the faults "
+            "(dashed)."
             + (f" The first {len(series)} cells are shown ({more} more)." if more > 0 else ""),
             "", "![one run per cell over time](timeseries.png)", ""]
