@@ -105,10 +105,27 @@ def replay_reference(run_text: str, index_text: str, trace: str | None, timeline
     return 0 if same and row["valid"] == "true" else 1
 
 
+def rows_folder(run: Path) -> Path | None:
+    """Where a run's Parquet rows are on this machine: ``runs/`` in the run folder, or the
+    local folder its summary names (rows written elsewhere); None if neither is here."""
+    if (run / "runs").is_dir():
+        return run / "runs"
+    try:
+        rows = json.loads((run / "summary.json").read_text()).get("rows")
+    except (OSError, ValueError, AttributeError):
+        return None
+    if isinstance(rows, str) and rows.startswith("file:"):
+        from urllib.parse import unquote, urlparse
+
+        local = Path(unquote(urlparse(rows).path))
+        return local if local.is_dir() else None
+    return None
+
+
 def recorded_row(run: Path, spec: RunSpec) -> dict[str, Any] | None:
     """The sweep's Parquet row of ``spec``, or None (no rows, or pandas cannot read them)."""
-    folder = run / "runs"
-    if not folder.is_dir():
+    folder = rows_folder(run)
+    if folder is None:
         return None
     try:
         import pandas as pd

@@ -239,3 +239,17 @@ def test_a_manifest_that_is_not_kraftsims_is_named(tmp_path: Path,
     assert main(["experiment", "replay", str(tmp_path), "0"]) == 2
     err = capsys.readouterr().err
     assert "is not a kraftsim run manifest" in err and "Traceback" not in err
+
+
+def test_replay_finds_rows_written_outside_the_run_folder(tmp_path: Path) -> None:
+    from experiments.replay import recorded_row
+
+    folder = tmp_path / "run"
+    rows = _kept_run(folder, SMALL, 4, 4)
+    elsewhere = tmp_path / "shared" / "rows"
+    elsewhere.parent.mkdir()
+    (folder / "runs").rename(elsewhere)
+    (folder / "summary.json").write_text(json.dumps({"rows": elsewhere.as_uri()}))
+    spec = runs.spec_of_index(FAILOVER, runs.read_manifest(folder), 3)
+    found = recorded_row(folder, spec)
+    assert found is not None and found["fingerprint"] == rows[3]["fingerprint"]
