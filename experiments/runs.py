@@ -316,6 +316,20 @@ def compare_runs(run_a: Path, run_b: Path) -> tuple[dict[str, Any], dict[str, An
     return a, b, changes
 
 
+def merged_axes(a: dict[str, Any], b: dict[str, Any]) -> list[str]:
+    """The parameters with several values in either run that the cells do not tell apart
+    (the report's by-cell tables group by scenario, window and mode only)."""
+    experiment = get_experiment(str(a["experiment"]))
+    keys = {c.name for c in experiment.columns if c.kind == "string"} & \
+        {"scenario", "window", "mode"}
+    merged = []
+    for param in experiment.params:
+        several = any(len(m.get("params", {}).get(param.name, [])) > 1 for m in (a, b))
+        if several and param.name not in keys:
+            merged.append(param.name)
+    return merged
+
+
 def _keyed(records: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
     keyed: dict[str, dict[str, Any]] = {}
     for record in records:
@@ -335,6 +349,9 @@ def format_changes(changes: list[Change], a: dict[str, Any], b: dict[str, Any],
                  if a.get(k) != b.get(k)]
     if differing:
         lines.append(f"differ in: {', '.join(differing)}")
+    merged = merged_axes(a, b)
+    if merged:
+        lines.append(f"note: the report's cells merge the values of {', '.join(merged)}")
     if not changes:
         lines.append("no cell's figures changed")
         return "\n".join(lines)

@@ -253,3 +253,17 @@ def test_replay_finds_rows_written_outside_the_run_folder(tmp_path: Path) -> Non
     spec = runs.spec_of_index(FAILOVER, runs.read_manifest(folder), 3)
     found = recorded_row(folder, spec)
     assert found is not None and found["fingerprint"] == rows[3]["fingerprint"]
+
+
+def test_compare_says_when_cells_merge_an_axis(tmp_path: Path,
+                                               capsys: pytest.CaptureFixture[str]) -> None:
+    a, b = tmp_path / "a", tmp_path / "b"
+    _manifest(a, [*SMALL, "batches=3,6"], 8)
+    _manifest(b, [*SMALL, "batches=3,6"], 8)
+    record = {"fault": "crash", "window": "inside", "mode": "transactional", "runs": 2}
+    _cells(a, [record])
+    _cells(b, [record])
+    assert main(["experiment", "compare", str(a), str(b)]) == 0
+    text = capsys.readouterr().out
+    assert "no cell's figures changed" in text
+    assert "note: the report's cells merge the values of batches" in text
