@@ -41,11 +41,15 @@ def run_command(name: str, *, runs: int | None = None, seed: int = 1,
                 out: str | None = None, as_json: bool = False, replay: int | None = None,
                 trace: str | None = None, timeline: str | None = None,
                 operands: list[str] | None = None,
-                stdout: TextIO | None = None, stderr: TextIO | None = None) -> int:
+                stdout: TextIO | None = None, stderr: TextIO | None = None,
+                driver_host: str | None = None, conf: list[str] | None = None,
+                rows: str | None = None) -> int:
     """Run ``kraftsim experiment NAME``; returns the exit code (0: every run valid).
 
     NAME ``compare`` and ``replay`` take their ``operands`` (two run folders; a
-    run folder and an index); an experiment's name takes none.
+    run folder and an index); an experiment's name takes none. ``driver_host``,
+    ``conf`` (``KEY=VALUE`` items) and ``rows`` (where the Parquet rows go) serve
+    real clusters (``spark_env.py``).
     """
     stdout = stdout or sys.stdout
     stderr = stderr or sys.stderr
@@ -68,20 +72,21 @@ def run_command(name: str, *, runs: int | None = None, seed: int = 1,
 
     preflight.check()
     from experiments.pipeline import run_sweep
-    from experiments.spark_env import check_master
+    from experiments.spark_env import spark_settings
 
     if name == "swarm":
         from experiments.swarm import check_axes
 
         check_axes(axes)
 
-    check_master(master)
+    settings = spark_settings(master, driver_host, conf or [])
     specs = build_grid(experiment, axes, DEFAULT_RUNS[name] if runs is None else runs, seed)
     base = Path(out or f"out/{name}")
     folder = new_run_folder(base)
     created = missing_folders(base)
     try:
-        result = run_sweep(experiment, specs, master, folder, axes=axes, stream=stderr)
+        result = run_sweep(experiment, specs, settings, folder, axes=axes, stream=stderr,
+                           rows=rows)
     except BaseException:
         remove_empty(created)
         raise
@@ -170,5 +175,5 @@ def _ms(value: Any) -> str:
 def _tail(summary: dict[str, Any]) -> list[str]:
     """Where the run is, then its failed runs grouped by invariant and cell."""
     out = Path(summary["out"])
-    return [f"report: {out / 'report.md'}; rows: {out / 'runs'}/",
+    return [f"report: {out / 'report.md'}; rows: {summary.get('rows', out / 'runs')}/",
             *failures.text(summary.get("failure_groups", []))]

@@ -12,7 +12,8 @@ import textwrap
 from typing import Any
 
 USAGE = """kraftsim experiment EXPERIMENT [--runs N] [--seed S] [--param NAME=V1[,V2...]]...
-                          [--master URL] [--out DIR] [--json]
+                          [--master URL] [--driver-host HOST] [--conf KEY=VALUE]...
+                          [--rows PATH_OR_URI] [--out DIR] [--json]
        kraftsim experiment EXPERIMENT --replay INDEX --param NAME=V... [--trace FILE]
        kraftsim experiment compare RUN_A RUN_B [--json]
        kraftsim experiment replay RUN_DIR INDEX [--trace FILE] [--timeline FILE]"""
@@ -57,6 +58,18 @@ def register(sub: Any) -> None:
                         "(repeatable)")
     p.add_argument("--master", default="local[*]",
                    help="Spark master URL: local[*] (default), local[N] or spark://HOST:PORT")
+    p.add_argument("--driver-host", default=None, metavar="HOST",
+                   help="the address executors reach this driver at, for spark:// masters "
+                        "on other machines (default: loopback when the master is on loopback, "
+                        "else Spark's choice)")
+    p.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE",
+                   help="a Spark setting passed through, e.g. spark.executor.memory=2g "
+                        "(repeatable; applied last)")
+    p.add_argument("--rows", default=None, metavar="PATH_OR_URI",
+                   help="where the executors write the Parquet rows: a new path on a shared "
+                        "filesystem or a URI Spark can write (file:///..., s3a://...); "
+                        "default RUN_DIR/runs on the driver (enough for local masters and "
+                        "one-machine clusters)")
     p.add_argument("--out", default=None, metavar="DIR",
                    help="the folder that keeps the runs: each sweep writes DIR/RUN_ID and "
                         "points DIR/latest at it (default out/EXPERIMENT)")
@@ -84,7 +97,8 @@ def run(args: argparse.Namespace) -> int:
         return run_command(args.experiment, runs=args.runs, seed=args.seed, params=args.param,
                            master=args.master, out=args.out, as_json=args.json,
                            replay=args.replay, trace=args.trace,
-                           timeline=args.timeline, operands=args.operands)
+                           timeline=args.timeline, operands=args.operands,
+                           driver_host=args.driver_host, conf=args.conf, rows=args.rows)
     except ExperimentError as exc:
         print(f"kraftsim: error: {exc}", file=sys.stderr)
         return 2

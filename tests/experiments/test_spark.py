@@ -12,6 +12,7 @@ import json
 import os
 import signal
 import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -182,7 +183,10 @@ def test_same_rows_on_local1_local2_and_a_standalone_cluster(failover: SweepResu
     same = kraftsim(["experiment", "compare", str(failover.out), str(tmp_path / "out-0")],
                     tmp_path)
     assert same.returncode == 0 and "no cell's figures changed" in same.stdout, same.stderr
-    with standalone_cluster(tmp_path / "cluster") as url:
+    # The worker runs this environment's python3 (its executors run their own Python, the
+    # first python3 on their PATH): as if started with this virtual environment activated.
+    path = f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"
+    with standalone_cluster(tmp_path / "cluster", env={"PATH": path}) as url:
         standalone, _ = _cli_sweep(tmp_path, url, "1")
     assert standalone == expected
 
