@@ -142,6 +142,9 @@ def run_sweep(experiment: Experiment, specs: list[RunSpec], master: str | SparkS
         manifest = runs.build_manifest(experiment, full_axes, specs, settings.master,
                                        started_at, datetime.now(UTC),
                                        time.monotonic() - started, str(session.version))
+        manifest.update({"driver_host": settings.driver_host,
+                         "spark_conf": runs.shown_conf(settings.conf),
+                         "rows": rows or "runs/"})
         (staging / runs.MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n")
         (staging / output.MARKER).write_text(json.dumps(summary, indent=2, sort_keys=True)
                                              + "\n")

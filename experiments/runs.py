@@ -184,6 +184,16 @@ def build_manifest(experiment: Experiment, axes: Axes, specs: list[RunSpec], mas
     }
 
 
+SECRET_WORDS = ("secret", "password", "token", "credential", "access.key", "accesskey")
+"""A Spark setting whose name has one of these is recorded without its value."""
+
+
+def shown_conf(conf: tuple[tuple[str, str], ...]) -> dict[str, str]:
+    """The user's ``--conf`` settings as the manifest records them (secrets redacted)."""
+    return {key: "(redacted)" if any(w in key.lower() for w in SECRET_WORDS) else value
+            for key, value in conf}
+
+
 def manifest_axes(experiment: Experiment, manifest: dict[str, Any]) -> Axes:
     """The parameters of a manifest as axes, each value checked as on the command line."""
     given = manifest.get("params")

@@ -267,3 +267,12 @@ def test_compare_says_when_cells_merge_an_axis(tmp_path: Path,
     text = capsys.readouterr().out
     assert "no cell's figures changed" in text
     assert "note: the report's cells merge the values of batches" in text
+
+
+def test_the_manifest_keeps_no_secret_spark_setting() -> None:
+    shown = runs.shown_conf((("spark.executor.memory", "2g"),
+                             ("spark.hadoop.fs.s3a.secret.key", "hunter2"),
+                             ("spark.hadoop.fs.s3a.access.key", "AKIA")))
+    assert shown == {"spark.executor.memory": "2g",
+                     "spark.hadoop.fs.s3a.secret.key": "(redacted)",
+                     "spark.hadoop.fs.s3a.access.key": "(redacted)"}
