@@ -165,6 +165,9 @@ class KRaftCluster:
         for spec in config.faults:
             self.sim.schedule_fault(spec)
         self.handles: list[OperationHandle] = []
+        # A node's apps list is replaced at each (re)start: the app found in it is cached.
+        self._controllers: dict[int, tuple[list[App], QuorumController | None]] = {}
+        self._loaders: dict[int, tuple[list[App], MetadataLoader | None]] = {}
 
     # ------------------------------------------------------------------ nodes
     def _apps(self, sim: Simulation, slot: NodeSlot) -> list[App]:
@@ -194,14 +197,26 @@ class KRaftCluster:
         slot = self.sim.slots.get(node_id)
         if slot is None:
             return None
-        return next((a for a in slot.apps if isinstance(a, QuorumController)), None)
+        apps = slot.apps
+        cached = self._controllers.get(node_id)
+        if cached is not None and cached[0] is apps:  # the same process: O(1)
+            return cached[1]
+        found = next((a for a in apps if isinstance(a, QuorumController)), None)
+        self._controllers[node_id] = (apps, found)
+        return found
 
     def loader(self, node_id: int) -> MetadataLoader | None:
         """The metadata loader of broker ``node_id``, if it runs."""
         slot = self.sim.slots.get(node_id)
         if slot is None:
             return None
-        return next((a for a in slot.apps if isinstance(a, MetadataLoader)), None)
+        apps = slot.apps
+        cached = self._loaders.get(node_id)
+        if cached is not None and cached[0] is apps:
+            return cached[1]
+        found = next((a for a in apps if isinstance(a, MetadataLoader)), None)
+        self._loaders[node_id] = (apps, found)
+        return found
 
     def replica_manager(self, node_id: int | None) -> ReplicaManager | None:
         """The replica manager of broker ``node_id``, if it runs (with broker lifecycles)."""

@@ -165,6 +165,8 @@ class Simulation:
         self._touched: list[NodeSlot] = []
         self._line: dict[str, Any] = {}
         self._in_event = False
+        self._monitoring = False  # monitors are checking the event just processed
+        self._leader_cache: tuple[int, NodeSlot | None] | None = None
 
     # ------------------------------------------------------------------ clock
     @property
@@ -340,12 +342,16 @@ class Simulation:
         self.trace.write(out)
         self.events += 1
         if self.violation is None:
-            for monitor in self.monitors:
-                try:
-                    monitor.check(self, touched)
-                except InvariantViolation as violation:
-                    self._fail(violation)
-                    break
+            self._monitoring = True
+            try:
+                for monitor in self.monitors:
+                    try:
+                        monitor.check(self, touched)
+                    except InvariantViolation as violation:
+                        self._fail(violation)
+                        break
+            finally:
+                self._monitoring = False
         if self.violation is not None:
             self.trace.write({"i": self.events, "t": now, "ev": "violation",
                               "invariant": self.violation.invariant,
@@ -498,7 +504,21 @@ class Simulation:
         self.touch(slot)
 
     def leader_slot(self) -> NodeSlot | None:
-        """The running leader of the highest epoch, if any."""
+        """The running leader of the highest epoch, if any.
+
+        Between events (and while monitors check one) the answer is computed
+        once per event; an event in progress always looks afresh.
+        """
+        if self._in_event and not self._monitoring:
+            return self._find_leader()
+        cached = self._leader_cache
+        if cached is not None and cached[0] == self.events:
+            return cached[1]
+        best = self._find_leader()
+        self._leader_cache = (self.events, best)
+        return best
+
+    def _find_leader(self) -> NodeSlot | None:
         best: NodeSlot | None = None
         for slot in self.slots.values():
             raft = slot.raft
