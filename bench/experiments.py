@@ -49,14 +49,32 @@ def failover_specs(runs: int, seed: int = 1) -> list[RunSpec]:
     return build_grid(FAILOVER, parse_params(FAILOVER, []), runs, seed)
 
 
-class _CountingCluster(KRaftCluster):
-    """A KRaftCluster that remembers every instance (every attempt of every run)."""
+class _Counting:
+    """Counts every event processed (every attempt of every run, boots included) and every
+    attempt's cluster, while installed."""
 
-    made: list[Simulation] = []
+    def __init__(self) -> None:
+        self.events = 0
+        self.attempts = 0
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        _CountingCluster.made.append(self.sim)
+    def __enter__(self) -> _Counting:
+        after, booted = Simulation._after_event, failover_module.booted_cluster
+
+        def counted_after(sim: Simulation, *args: Any) -> None:
+            self.events += 1
+            after(sim, *args)
+
+        def counted_boot(*args: Any) -> Any:
+            self.attempts += 1
+            return booted(*args)
+
+        self._saved = (after, booted)
+        Simulation._after_event = counted_after  # type: ignore[method-assign,assignment]
+        failover_module.booted_cluster = counted_boot  # type: ignore[assignment]
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        Simulation._after_event, failover_module.booted_cluster = self._saved  # type: ignore
 
 
 def idle_event_us(seconds: int = 120, repeats: int = 3) -> float:
@@ -74,32 +92,32 @@ def idle_event_us(seconds: int = 120, repeats: int = 3) -> float:
 
 
 def bench_run_cost(report: Report, runs: int = 320) -> float:
-    """Serial cost of one failover run (ms), per event of every attempt vs an idle event."""
+    """Serial cost of one failover run (ms), booting every run afresh and forking one boot
+    per configuration (the default); per event of every attempt vs an idle event."""
     specs = failover_specs(runs, seed=99)
-    _CountingCluster.made = []
-    namespace = vars(failover_module)  # the failover runs build their clusters from here
-    original = namespace["KRaftCluster"]
-    namespace["KRaftCluster"] = _CountingCluster
-    try:
-        started = time.perf_counter()
-        cpu_started = time.process_time()
-        rows = run_specs(specs)
-        wall = time.perf_counter() - started
-        cpu = time.process_time() - cpu_started
-    finally:
-        namespace["KRaftCluster"] = original
-    events = sum(sim.events for sim in _CountingCluster.made)
-    attempts = len(_CountingCluster.made)
-    _CountingCluster.made = []
     idle = idle_event_us()
-    per_run = wall / runs * 1000
-    per_event = cpu / events * 1e6
-    report(f"one failover run, serially: {per_run:.1f} ms wall, {cpu / runs * 1000:.1f} ms CPU "
-           f"({events / runs:.0f} events over {attempts / runs:.2f} attempts per run, start-up "
-           f"included) over {runs} runs = {per_event:.0f} us CPU per event vs {idle:.0f} us per "
-           f"event of an idle cluster: {per_event / idle:.2f}x (goal <= 1.5x; "
-           f"{rows[0]['experiment']} rows)")
-    return per_run
+    per_run: dict[bool, float] = {}
+    for reuse in (False, True):
+        failover_module.set_boot_reuse(reuse)
+        with _Counting() as counted:
+            started = time.perf_counter()
+            cpu_started = time.process_time()
+            rows = run_specs(specs)
+            wall = time.perf_counter() - started
+            cpu = time.process_time() - cpu_started
+        per_run[reuse] = cpu / runs * 1000
+        per_event = cpu / counted.events * 1e6
+        label = "forking one boot per configuration" if reuse else "booting every run"
+        report(f"one failover run, serially, {label}: {wall / runs * 1000:.1f} ms wall, "
+               f"{per_run[reuse]:.1f} ms CPU = {runs / cpu:.0f} runs/s CPU "
+               f"({counted.events / runs:.0f} events processed over "
+               f"{counted.attempts / runs:.2f} attempts per run, boots included) over {runs} "
+               f"runs = {per_event:.0f} us CPU per event vs {idle:.0f} us per event of an idle "
+               f"cluster: {per_event / idle:.2f}x (goal <= 1.5x; {rows[0]['experiment']} rows)")
+    failover_module.set_boot_reuse(True)
+    report(f"  forking boots: {per_run[False] / per_run[True]:.2f}x the runs per CPU second "
+           f"(the same rows)")
+    return per_run[True]
 
 
 def bench_session_start(report: Report, repeats: int = 2) -> None:

@@ -33,7 +33,6 @@ from sim.invariants import CommittedLog, RaftInvariants
 from sim.invariants.brokers import BrokerInvariants
 from sim.invariants.transactions import TransactionInvariants
 from sim.network import LinkConfig
-from sim.seeds import named_random
 from sim.startup import DEFAULT_START_TIMEOUT_MS, start_cluster
 from sim.timeline import TraceNotes
 from sim.trace import Trace
@@ -169,10 +168,22 @@ class KRaftCluster:
         self._controllers: dict[int, tuple[list[App], QuorumController | None]] = {}
         self._loaders: dict[int, tuple[list[App], MetadataLoader | None]] = {}
 
+    def reseed(self, seed: int) -> None:
+        """Go on as the run of ``seed`` (every random stream reseeded; a trace line says so).
+
+        A run that reuses a booted cluster (:mod:`sim.fork`) calls this on its
+        fork; a fresh boot of the same configuration calls it at the same point,
+        so both runs are the same event for event.
+        """
+        self.config = msgspec.structs.replace(self.config, seed=seed)
+        self.sim.reseed(seed)
+        self.sim.trace.write({"i": self.sim.events, "t": self.sim.now, "ev": "reseed",
+                              "seed": seed})
+
     # ------------------------------------------------------------------ nodes
     def _apps(self, sim: Simulation, slot: NodeSlot) -> list[App]:
         assert slot.raft is not None
-        rng = named_random(self.config.seed, "app", slot.node_id, slot.incarnation)
+        rng = sim.stream("app", slot.node_id, slot.incarnation)
         settings = self.config.brokers_settings
         if slot.is_voter:
             node_id = slot.node_id

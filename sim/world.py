@@ -9,6 +9,7 @@ only randomness is ``random.Random`` instances seeded from the run's seed.
 
 from __future__ import annotations
 
+import random
 from collections.abc import Callable, Sequence
 from enum import StrEnum
 from typing import Any, Protocol
@@ -33,7 +34,7 @@ from sim.faults import (
 )
 from sim.network import LinkConfig, Network
 from sim.scheduler import EventQueue
-from sim.seeds import named_random
+from sim.seeds import named_random, stream_key
 from sim.trace import Trace
 
 
@@ -144,8 +145,9 @@ class Simulation:
                  monitors: Sequence[Monitor] = (), trace: Trace | None = None) -> None:
         self.config = config
         self.queue = EventQueue()
-        self.rng = named_random(config.seed, "world")
-        self.network = Network(named_random(config.seed, "network"), config.network)
+        self._streams: list[tuple[tuple[object, ...], random.Random]] = []
+        self.rng = self.stream("world")
+        self.network = Network(self.stream("network"), config.network)
         self.app_factory = app_factory
         self.monitors: list[Monitor] = list(monitors)
         self.trace = trace or Trace()
@@ -167,6 +169,23 @@ class Simulation:
         self._in_event = False
         self._monitoring = False  # monitors are checking the event just processed
         self._leader_cache: tuple[int, NodeSlot | None] | None = None
+
+    # ------------------------------------------------------------------ seeds
+    def stream(self, *names: object) -> random.Random:
+        """The random stream ``names`` of this run (:func:`sim.seeds.named_random`)."""
+        rng = named_random(self.config.seed, *names)
+        self._streams.append((names, rng))
+        return rng
+
+    def reseed(self, seed: int) -> None:
+        """From now on the run is the run of ``seed``: every stream made so far starts
+        over as that seed's stream of the same name, later ones are drawn from it.
+
+        A booted world shared by many runs (:mod:`sim.fork`) becomes each run's own.
+        """
+        self.config = msgspec.structs.replace(self.config, seed=seed)
+        for names, rng in self._streams:
+            rng.seed(stream_key(seed, *names))
 
     # ------------------------------------------------------------------ clock
     @property
@@ -399,7 +418,7 @@ class Simulation:
         slot.incarnation += 1
         slot.wake_at = None
         slot.inbox = []
-        rng = named_random(self.config.seed, "node", slot.node_id, slot.incarnation)
+        rng = self.stream("node", slot.node_id, slot.incarnation)
         slot.raft = RaftNode(slot.node_id, self.voter_ids, slot.storage, rng, self.now,
                              config=self.config.raft, incarnation=slot.incarnation,
                              mutations=self.config.mutations)

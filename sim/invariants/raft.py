@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from raft import Batch, LeaderAndEpoch, RaftLogError, Role, Snapshot
+from raft import Batch, LeaderAndEpoch, RaftLog, RaftLogError, Role, Snapshot
 from sim.invariants.history import CommittedLog
 from sim.world import InvariantViolation, Monitor, NodeSlot, Simulation
 
@@ -87,7 +87,7 @@ class RaftInvariants(Monitor):
         self.max_leader_hw = -1
         self.completeness_checked: set[tuple[int, int]] = set()
         self.leader_log: list[tuple[int, int, int]] = []  # (epoch, leader, time)
-        self._disk_seen: dict[int, tuple[int, int, int]] = {}
+        self._disk_seen: dict[int, tuple[RaftLog, int, int]] = {}
         self._wipes_seen: dict[int, int] = {}
         self.newest_leader_epoch = 0
         self.committed_in_epoch: dict[int, int] = {}  # leader epoch -> HW it reached
@@ -179,7 +179,7 @@ class RaftInvariants(Monitor):
         changed = False
         for slot in touched:
             log = slot.storage.log
-            seen = (id(log), log.start_offset, log.flushed_end)
+            seen = (log, log.start_offset, log.flushed_end)  # the log itself: ids are reused
             if self._disk_seen.get(slot.node_id) != seen:
                 self._disk_seen[slot.node_id] = seen
                 changed = True
