@@ -101,8 +101,10 @@ def bench_rollback(report: Report) -> float:
     The revert restores the image saved at Begin-1: O(1) in the transaction's
     size. The measured commit of the Abort also frees the aborted state: the
     revert points no revert can reach any more are dropped in the same commit
-    (the last reference to the transaction's images goes with them), and
-    that freeing is O(records). Best of 15 runs each, since noise only ever adds; the two
+    (the last reference to the transaction's image goes with them), and
+    that freeing is O(records). The images of the transaction's earlier
+    batches are freed before, as each next batch commits (no revert reaches
+    them), so the Abort frees one image's own nodes, not one per batch. Best of 15 runs each, since noise only ever adds; the two
     sizes alternate, and the CPU caches are flushed before each measurement:
     without that, the large case pays cache misses left by building its
     100,000-record state (the revert runs the same 52 Python calls either way).
