@@ -79,8 +79,50 @@ class _TopicChange:
         return found
 
 
+SHARED_REGISTRATIONS = 1 << 16
+"""How many recent records' registrations are remembered for sharing (see below)."""
+
+_from_record: dict[int, tuple[PartitionRecord, PartitionRegistration]] = {}
+_merged: dict[tuple[int, int], tuple[PartitionRegistration, PartitionChangeRecord,
+                                     PartitionRegistration]] = {}
+
+
 def partition_from_record(record: PartitionRecord) -> PartitionRegistration:
-    """A PartitionRegistration as a PartitionRecord defines it."""
+    """A PartitionRegistration as a PartitionRecord defines it.
+
+    Every node of a simulation replays the same record objects (3 controllers,
+    the brokers, the checkers' reference: seven images of one partition at
+    3+3 nodes); the registration made from a record is immutable, so the one
+    made from the same record object shortly before is handed out again
+    rather than a copy per node. The cache holds its records (their ids
+    cannot be reused while cached) and is emptied when full; it changes no
+    value, only how many equal objects exist.
+    """
+    hit = _from_record.get(id(record))
+    if hit is not None and hit[0] is record:
+        return hit[1]
+    reg = _new_registration(record)
+    if len(_from_record) >= SHARED_REGISTRATIONS:
+        _from_record.clear()
+    _from_record[id(record)] = (record, reg)
+    return reg
+
+
+def merged_partition(current: PartitionRegistration,
+                     change: PartitionChangeRecord) -> PartitionRegistration:
+    """``current.merge(change)``, shared as :func:`partition_from_record` shares."""
+    key = (id(current), id(change))
+    hit = _merged.get(key)
+    if hit is not None and hit[0] is current and hit[1] is change:
+        return hit[2]
+    reg = current.merge(change)
+    if len(_merged) >= SHARED_REGISTRATIONS:
+        _merged.clear()
+    _merged[key] = (current, change, reg)
+    return reg
+
+
+def _new_registration(record: PartitionRecord) -> PartitionRegistration:
     return PartitionRegistration(
         replicas=record.replicas, isr=record.isr, leader=record.leader,
         leader_epoch=record.leader_epoch, partition_epoch=record.partition_epoch,
@@ -182,7 +224,7 @@ class MetadataDelta:
         if current is None:
             raise ReplayError(f"PartitionChangeRecord for unknown partition "
                               f"{change.name}-{record.partition_id}")
-        change.partitions[record.partition_id] = current.merge(record)
+        change.partitions[record.partition_id] = merged_partition(current, record)
 
     def _replay_remove_topic(self, record: RemoveTopicRecord) -> None:
         topic = self._topic(record.topic_id)
