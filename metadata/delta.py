@@ -393,7 +393,38 @@ def _topic_digest(topic: TopicImage) -> int:
     return total
 
 
+_SHARED_TOPICS = 64
+_topics_made: dict[tuple[int, str, str, int, int, int],
+                   tuple[TopicImage | None, dict[int, PartitionRegistration], int,
+                         TopicImage]] = {}
+
+
 def _apply_topic(change: _TopicChange, digest: int) -> tuple[int, TopicImage]:
+    """The topic after ``change`` and the digest with it.
+
+    Shared like the registrations (see :func:`partition_from_record`): a node
+    applying the same registrations (by identity) to the same base topic gets
+    the topic another node made a moment before (its own partitions map is
+    otherwise one more copy of every node of the map).
+    """
+    changed = change.partitions
+    if not changed:
+        return _make_topic(change, digest)
+    first, last = next(iter(changed.values())), next(reversed(changed.values()))
+    key = (id(change.base), change.topic_id, change.name, len(changed), id(first), id(last))
+    hit = _topics_made.get(key)
+    if hit is not None and hit[0] is change.base:
+        made = hit[1]
+        if all(made.get(pid) is reg for pid, reg in changed.items()):
+            return digest + hit[2], hit[3]
+    out, topic = _make_topic(change, digest)
+    if len(_topics_made) >= _SHARED_TOPICS:
+        _topics_made.clear()
+    _topics_made[key] = (change.base, dict(changed), out - digest, topic)
+    return out, topic
+
+
+def _make_topic(change: _TopicChange, digest: int) -> tuple[int, TopicImage]:
     base = change.base
     if base is None:
         digest += digest_of("t", change.topic_id, change.name)
