@@ -103,6 +103,8 @@ class NodeSlot:
         self.inbox: list[tuple[Any, ...]] = []
         self.wake_at: int | None = None
         self.wipe_count = 0
+        self.drains: list[Callable[[], list[NodeMessage]]] = []  # the apps' drain_outbox
+        self.handlers: list[Callable[[NodeMessage, int], None]] = []  # their handle_message
         self.crash_fence = 0  # messages sent by incarnations below this died in a crash
         self.shutting_down = False  # a controlled shutdown is under way
 
@@ -132,10 +134,8 @@ _DELIVER, _WAKE, _ACTION = 0, 1, 2
 
 def _deliver_to_apps(slot: NodeSlot, env: NodeMessage, now: int) -> None:
     """Hand a non-raft message to every app of the node that takes messages."""
-    for app in slot.apps:
-        handle = getattr(app, "handle_message", None)
-        if handle is not None:
-            handle(env, now)
+    for handle in slot.handlers:
+        handle(env, now)
 
 
 class Simulation:
@@ -344,10 +344,10 @@ class Simulation:
                 continue
             if raft.outbox:
                 self._send(slot, raft.drain_outbox(), now)
-            for app in slot.apps:
-                drain = getattr(app, "drain_outbox", None)
-                if drain is not None:
-                    self._send(slot, drain(), now)
+            for drain in slot.drains:
+                messages = drain()
+                if messages:
+                    self._send(slot, messages, now)
             if slot.shutting_down and any(getattr(app, "shutdown_complete", False)
                                           for app in slot.apps):
                 self._stop(slot)
@@ -426,6 +426,9 @@ class Simulation:
         for monitor in self.monitors:
             monitor.on_boot(self, slot)
         slot.apps = self.app_factory(self, slot) if self.app_factory else []
+        slot.drains = [d for app in slot.apps if (d := getattr(app, "drain_outbox", None))]
+        slot.handlers = [h for app in slot.apps
+                         if (h := getattr(app, "handle_message", None))]
         for monitor in self.monitors:
             monitor.on_started(self, slot)
         self.touch(slot)
@@ -435,6 +438,8 @@ class Simulation:
             app.close(self.now)
         slot.raft = None
         slot.apps = []
+        slot.drains = []
+        slot.handlers = []
         slot.status = status
         slot.inbox = []
         slot.shutting_down = False
