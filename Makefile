@@ -60,5 +60,8 @@ bench: $(STAMP)
 bench-experiments: $(STAMP)
 	$(PY) -m bench.experiments
 
+# Also the Spark class-data archives of this checkout's environments in ~/.cache/kraftsim
+# (kraftsim cache info lists them); the standard library runs it, so no venv is needed.
 clean:
+	$(PYTHON) -I experiments/cache_dir.py clean --checkout $(CURDIR)
 	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache

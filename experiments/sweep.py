@@ -27,8 +27,13 @@ def run_command(name: str, *, runs: int | None = None, seed: int = 1,
                 params: list[str] | None = None, master: str = DEFAULT_MASTER,
                 out: str | None = None, as_json: bool = False, replay: int | None = None,
                 trace: str | None = None, timeline: str | None = None,
-                stdout: TextIO | None = None, stderr: TextIO | None = None) -> int:
-    """Run ``kraftsim experiment NAME``; returns the exit code (0: every run valid)."""
+                stdout: TextIO | None = None, stderr: TextIO | None = None,
+                driver_host: str | None = None, conf: list[str] | None = None,
+                rows: str | None = None) -> int:
+    """Run ``kraftsim experiment NAME``; returns the exit code (0: every run valid).
+
+    ``driver_host``, ``conf`` (``KEY=VALUE`` items) and ``rows`` (where the Parquet
+    rows go) serve real clusters (``spark_env.py``)."""
     stdout = stdout or sys.stdout
     stderr = stderr or sys.stderr
     experiment = get_experiment(name)
@@ -40,17 +45,17 @@ def run_command(name: str, *, runs: int | None = None, seed: int = 1,
 
     preflight.check()
     from experiments.pipeline import run_sweep
-    from experiments.spark_env import check_master
+    from experiments.spark_env import spark_settings
 
     if name == "swarm":
         from experiments.swarm import check_axes
 
         check_axes(axes)
 
-    check_master(master)
+    settings = spark_settings(master, driver_host, conf or [])
     specs = build_grid(experiment, axes, DEFAULT_RUNS[name] if runs is None else runs, seed)
-    result = run_sweep(experiment, specs, master, Path(out or f"out/{name}"), axes=axes,
-                       stream=stderr)
+    result = run_sweep(experiment, specs, settings, Path(out or f"out/{name}"), axes=axes,
+                       stream=stderr, rows=rows)
     summary = {**result.summary, "wall_s": round(result.wall_s, 1), "master": master}
     if as_json:
         stdout.write(json.dumps(summary, sort_keys=True) + "\n")
@@ -109,7 +114,7 @@ def format_summary(summary: dict[str, Any]) -> str:
         lines.append("  (visibility: committed/aborted count operations and transactions; "
                      "latency = submit -> published on a broker)")
     out = Path(summary["out"])
-    lines.append(f"report: {out / 'report.md'}; rows: {out / 'runs'}/")
+    lines.append(f"report: {out / 'report.md'}; rows: {summary.get('rows', out / 'runs')}/")
     return "\n".join(lines)
 
 
@@ -126,7 +131,7 @@ def _broker_summary_text(summary: dict[str, Any]) -> str:
                      f"{_ms(e['unavailable_p99_ms']):>8}{_ms(e['partition_changes_mean']):>12}"
                      f"{e['records_lost']:>6}{e['duplicates']:>5}")
     out = Path(summary["out"])
-    lines.append(f"report: {out / 'report.md'}; rows: {out / 'runs'}/")
+    lines.append(f"report: {out / 'report.md'}; rows: {summary.get('rows', out / 'runs')}/")
     return "\n".join(lines)
 
 
@@ -143,7 +148,7 @@ def format_swarm_summary(summary: dict[str, Any]) -> str:
     for invariant, count in summary.get("invariants", {}).items():
         lines.append(f"  violated {invariant}: {count} run(s)")
     out = Path(summary["out"])
-    lines.append(f"report: {out / 'report.md'}; rows: {out / 'runs'}/")
+    lines.append(f"report: {out / 'report.md'}; rows: {summary.get('rows', out / 'runs')}/")
     return "\n".join(lines)
 
 

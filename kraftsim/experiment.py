@@ -31,6 +31,18 @@ def register(sub: Any) -> None:
                         "(repeatable)")
     p.add_argument("--master", default="local[*]",
                    help="Spark master URL: local[*] (default), local[N] or spark://HOST:PORT")
+    p.add_argument("--driver-host", default=None, metavar="HOST",
+                   help="the address executors reach this driver at, for spark:// masters "
+                        "on other machines (default: loopback when the master is on loopback, "
+                        "else Spark's choice)")
+    p.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE",
+                   help="a Spark setting passed through, e.g. spark.executor.memory=2g "
+                        "(repeatable; applied last)")
+    p.add_argument("--rows", default=None, metavar="PATH_OR_URI",
+                   help="where the executors write the Parquet rows: a new path on a shared "
+                        "filesystem or a URI Spark can write (file:///..., s3a://...); "
+                        "default OUT/runs on the driver (enough for local masters and "
+                        "one-machine clusters)")
     p.add_argument("--out", default=None, help="output folder (default out/EXPERIMENT)")
     p.add_argument("--json", action="store_true", help="print the summary as one JSON object")
     p.add_argument("--replay", type=int, default=None, metavar="INDEX",
@@ -53,7 +65,8 @@ def run(args: argparse.Namespace) -> int:
         return run_command(args.experiment, runs=args.runs, seed=args.seed, params=args.param,
                            master=args.master, out=args.out, as_json=args.json,
                            replay=args.replay, trace=args.trace,
-                           timeline=args.timeline)
+                           timeline=args.timeline, driver_host=args.driver_host,
+                           conf=args.conf, rows=args.rows)
     except ExperimentError as exc:
         print(f"kraftsim: error: {exc}", file=sys.stderr)
         return 2

@@ -12,6 +12,7 @@ import json
 import os
 import signal
 import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -156,7 +157,10 @@ def test_same_rows_on_local1_local2_and_a_standalone_cluster(failover: SweepResu
                                               "committed", "recovery_p50_ms",
                                               "recovery_p99_ms"}
     assert summary["master"] == "local[1]"
-    with standalone_cluster(tmp_path / "cluster") as url:
+    # The worker runs this environment's python3 (its executors run their own Python, the
+    # first python3 on their PATH): as if started with this virtual environment activated.
+    path = f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"
+    with standalone_cluster(tmp_path / "cluster", env={"PATH": path}) as url:
         standalone, _ = _cli_sweep(tmp_path, url, "1")
     assert standalone == expected
 
