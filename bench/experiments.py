@@ -173,7 +173,7 @@ def spark_sweep(specs: list[RunSpec], master: str, out: Path) -> tuple[float, fl
     started = time.perf_counter()
     handle = start_spark(master)
     try:
-        _compute(handle.session, FAILOVER, specs, out, None, RUNS_PER_TASK)
+        _compute(handle.session, FAILOVER, specs, str(out / "runs"), None, RUNS_PER_TASK)
         rows_s = time.perf_counter() - started
         started = time.perf_counter()
         aggregates = aggregate(handle.session, FAILOVER)
