@@ -27,7 +27,8 @@ $(BASE_STAMP): pyproject.toml
 demo: $(BASE_STAMP)
 	$(VENV)/bin/kraftsim demo
 
-# A small sweep of each experiment on Spark: Parquet, report.md and plots under out/.
+# A small sweep of each experiment on Spark: Parquet, report.md and plots in a new run folder
+# out/EXPERIMENT/RUN_ID (out/EXPERIMENT/latest points at the newest).
 experiment: $(STAMP)
 	$(VENV)/bin/kraftsim experiment failover --out out/failover
 	$(VENV)/bin/kraftsim experiment visibility --out out/visibility

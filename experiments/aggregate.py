@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from experiments.failures import QUERY as FAILURE_GROUPS
+from experiments.failures import SWARM_QUERY as SWARM_FAILURE_GROUPS
 from experiments.model import Experiment
 from experiments.swarm_report import SWARM_QUERIES, summarize_tables
 
@@ -63,12 +65,12 @@ FAILOVER_QUERIES: dict[str, str] = {
     "outcomes": """
         SELECT mode, window, outcome, count(*) AS runs
         FROM runs GROUP BY mode, window, outcome ORDER BY mode, window, outcome""",
-    "failures": """
-        SELECT scenario, window, mode, valid, invariant, message, replay
-        FROM runs WHERE valid <> 'true'
-        ORDER BY valid, scenario, window, mode, run_index LIMIT 20""",
+    "failure_groups": FAILURE_GROUPS,
     "recovery": """
         SELECT scenario, mode, recovery_ms FROM runs WHERE recovery_ms IS NOT NULL""",
+    "unavailable": """
+        SELECT scenario, window, mode, unavailable_ms FROM runs
+        WHERE unavailable_ms IS NOT NULL""",
 }
 """The failover tables."""
 
@@ -94,14 +96,15 @@ VISIBILITY_QUERIES: dict[str, str] = {
         ON r.mode = l.mode ORDER BY r.mode""",
     "by_cell": f"""
         SELECT r.scenario, r.mode, r.runs, r.partial_visibility_rate, r.partial_brokers_mean,
-               r.refusals, r.largest_delta_max,
+               r.operations, r.refusals, r.largest_delta_max,
                l.latency_p50_ms, l.latency_p90_ms, l.latency_p99_ms, l.latency_max_ms,
                r.invalid, r.unknown
         FROM (SELECT scenario, mode, count(*) AS runs,
                      round(avg(CAST(partial_visibility > 0 AS INT)), 3)
                          AS partial_visibility_rate,
                      round(avg(partial_brokers), 2) AS partial_brokers_mean,
-                     sum(refusals) AS refusals, max(largest_delta) AS largest_delta_max,
+                     sum(operations) AS operations, sum(refusals) AS refusals,
+                     max(largest_delta) AS largest_delta_max,
                      {_flag("valid = 'false'")} AS invalid,
                      {_flag("valid = 'unknown'")} AS unknown
               FROM runs GROUP BY scenario, mode) r
@@ -109,9 +112,7 @@ VISIBILITY_QUERIES: dict[str, str] = {
                    FROM runs LATERAL VIEW explode(latency_ms) t AS latency
                    GROUP BY scenario, mode) l
         ON r.scenario = l.scenario AND r.mode = l.mode ORDER BY r.scenario, r.mode""",
-    "failures": """
-        SELECT scenario, mode, valid, invariant, message, replay
-        FROM runs WHERE valid <> 'true' ORDER BY valid, scenario, mode, run_index LIMIT 20""",
+    "failure_groups": FAILURE_GROUPS,
     "latency": """
         SELECT scenario, mode, latency FROM runs LATERAL VIEW explode(latency_ms) t AS latency""",
 }
@@ -141,9 +142,10 @@ BROKER_FAILOVER_QUERIES: dict[str, str] = {
                sum(records_lost) AS records_lost, sum(duplicates) AS duplicates,
                {_flag("valid = 'false'")} AS invalid, {_flag("valid = 'unknown'")} AS unknown
         FROM runs GROUP BY scenario, mode ORDER BY scenario, mode""",
-    "failures": """
-        SELECT scenario, mode, valid, invariant, message, replay
-        FROM runs WHERE valid <> 'true' ORDER BY valid, scenario, mode, run_index LIMIT 20""",
+    "failure_groups": FAILURE_GROUPS,
+    "unavailable": """
+        SELECT scenario, mode, unavailable_max_ms FROM runs
+        WHERE unavailable_max_ms IS NOT NULL""",
 }
 """The broker-failover tables."""
 
@@ -193,16 +195,14 @@ EOS_QUERIES: dict[str, str] = {
                {_flag("valid = 'false'")} AS invalid, {_flag("valid = 'unknown'")} AS unknown
         FROM runs GROUP BY scenario, delivery, protocol
         ORDER BY scenario, delivery, protocol""",
-    "failures": """
-        SELECT scenario, delivery, protocol, valid, invariant, message, replay
-        FROM runs WHERE valid <> 'true'
-        ORDER BY valid, scenario, delivery, protocol, run_index LIMIT 20""",
+    "failure_groups": FAILURE_GROUPS,
 }
 """The eos tables."""
 
 QUERIES: dict[str, dict[str, str]] = {"failover": FAILOVER_QUERIES,
                                       "visibility": VISIBILITY_QUERIES,
-                                      "swarm": SWARM_QUERIES,
+                                      "swarm": {**SWARM_QUERIES,
+                                                "failure_groups": SWARM_FAILURE_GROUPS},
                                       "broker-failover": BROKER_FAILOVER_QUERIES,
                                       "eos": EOS_QUERIES}
 

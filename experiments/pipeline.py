@@ -29,10 +29,11 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TextIO, TypeVar
 
-from experiments import output
+from experiments import failures, output, runs
 from experiments.aggregate import Aggregates, aggregate
 from experiments.grid import Axes
 from experiments.model import Column, Experiment, ExperimentError, RunSpec
@@ -95,6 +96,7 @@ def run_sweep(experiment: Experiment, specs: list[RunSpec], master: str | SparkS
     where the executors write the Parquet rows (default ``out/runs``).
     """
     started = time.monotonic()
+    started_at = datetime.now(UTC)
     settings = master if isinstance(master, SparkSettings) else SparkSettings(master)
     rows = rows_location(rows)
     out = out.absolute()
@@ -127,8 +129,23 @@ def run_sweep(experiment: Experiment, specs: list[RunSpec], master: str | SparkS
 
         context = _context(specs, axes, settings.master, out, time.monotonic() - started,
                            rows)
-        write_report(staging, experiment, aggregates, context)
+        full_axes = axes or experiment.defaults()
+        groups = failures.failure_groups(aggregates.tables["failure_groups"], experiment,
+                                         full_axes, out) \
+            if "failure_groups" in aggregates.tables else []
+        write_report(staging, experiment, aggregates, context, groups, specs, full_axes)
         summary = {**aggregates.summary, "out": str(out), "rows": rows or str(out / "runs")}
+        if "failure_groups" in aggregates.tables:
+            summary["failure_groups"] = groups
+        runs.write_cells(staging, aggregates.tables["by_cell"] if "by_cell" in
+                         aggregates.tables else aggregates.tables["by_mode"])
+        manifest = runs.build_manifest(experiment, full_axes, specs, settings.master,
+                                       started_at, datetime.now(UTC),
+                                       time.monotonic() - started, str(session.version))
+        manifest.update({"driver_host": settings.driver_host,
+                         "spark_conf": runs.shown_conf(settings.conf),
+                         "rows": rows or "runs/"})
+        (staging / runs.MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n")
         (staging / output.MARKER).write_text(json.dumps(summary, indent=2, sort_keys=True)
                                              + "\n")
         output.publish(staging, out)
@@ -236,6 +253,7 @@ def _context(specs: list[RunSpec], axes: Axes | None, master: str, out: Path,
     for name, values in (axes or {}).items():
         context[f"param {name}"] = ", ".join(str(v) for v in values)
     context["spark master"] = master
+    context["run"] = f"{out.name} (manifest.json: versions, every parameter, times)"
     context["rows"] = (f"{rows or out.name + '/runs/'} (Parquet, partitioned by experiment "
                        f"and scenario)")
     context["wall time (s)"] = round(wall_s, 1)

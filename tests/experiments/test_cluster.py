@@ -79,9 +79,9 @@ def test_a_standalone_worker_from_another_environment_runs_the_sweep(tmp_path: P
         summary = json.loads(done.stdout)
         assert (summary["runs"], summary["valid"], summary["master"]) == (8, 8, url)
         assert summary["rows"] == rows.as_uri()
-        report = (driver_cwd / "out" / "report.md").read_text()
+        report = (driver_cwd / "out" / "latest" / "report.md").read_text()
         assert rows.as_uri() in report and "## By write mode" in report
-        assert not (driver_cwd / "out" / "runs").exists()  # the rows went to --rows
+        assert not (driver_cwd / "out" / "latest" / "runs").exists()  # they went to --rows
         found = parquet_rows(rows.parent)
         assert len(found) == 8
         for row in found[::3]:

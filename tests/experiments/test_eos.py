@@ -73,5 +73,5 @@ def test_a_small_eos_sweep_on_spark(tmp_path: Path) -> None:
         assert entry["concurrent_transactions_bounces"] >= 0
     assert summary["protocols"]["classic"]["round_trips_per_txn"] > \
         summary["protocols"]["pre-registration"]["round_trips_per_txn"]
-    report = (tmp_path / "eos" / "report.md").read_text()
+    report = (tmp_path / "eos" / "latest" / "report.md").read_text()  # the kept run folder
     assert "## Classic vs pre-registration" in report

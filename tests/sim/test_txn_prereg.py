@@ -9,6 +9,8 @@ from broker.txn.coordinator import TransactionCoordinator, TxnCoordinatorConfig
 from broker.txn.state import TransactionState
 from controller.operations import CreateTopics, NewTopic
 from sim.cluster import ClusterConfig, KRaftCluster
+from sim.eos_world import OUTPUT_TOPIC, EosSettings, EosWorld, eos_monitors
+from sim.faults import parse_fault
 from sim.invariants.producer_txn import ProducerTxnInvariants
 from sim.txn_clients import TransactionalProducer, TxnProducerState
 from sim.txn_cluster import TxnCluster
@@ -178,11 +180,15 @@ def test_the_begin_waits_for_the_previous_markers_instead_of_bouncing() -> None:
     sim = txns.cluster.sim
     sim.run_for(50)
     coordinator = _coordinator(txns)
-    assert coordinator.txns["app"].state == TransactionState.PREPARE_COMMIT
+
+    def state() -> TransactionState:
+        return coordinator.txns["app"].state
+
+    assert state() == TransactionState.PREPARE_COMMIT
     assert len(coordinator.purgatory) == 1 and p.state == TxnProducerState.IN_TRANSACTION
     assert p.registered == set()  # still waiting in begin
     assert sim.run_until_true(lambda: p.registered == {("t", 0)}, 5_000)
-    assert coordinator.txns["app"].state == TransactionState.ONGOING
+    assert state() == TransactionState.ONGOING
     assert _controls(txns, "t", 1) == ["COMMIT"]  # the markers landed first
     _until_idle(txns, p)
     assert p.committed == [1, 2]
@@ -320,9 +326,6 @@ def test_a_held_begin_past_the_request_timeout_is_sent_again() -> None:
 # ------------------------------------------------------------ the seed's EOS loop, end to end
 @pytest.mark.parametrize("fault", [None, "coordinator", "producer"])
 def test_the_eos_loop_is_exactly_once_with_pre_registration(fault: str | None) -> None:
-    from sim.eos_world import EosSettings, EosWorld, eos_monitors
-    from sim.faults import parse_fault
-
     txn, eos = eos_monitors()
     cluster = KRaftCluster(ClusterConfig(seed=1, controllers=3, brokers=3),
                            extra_monitors=[txn, eos])
@@ -352,3 +355,42 @@ def test_the_eos_loop_is_exactly_once_with_pre_registration(fault: str | None) -
     assert "TxnOffsetCommit" in requests
     # begins never bounce; a restarted instance's InitProducerId still may (fence running)
     assert loop.producers[0].concurrent_transactions_bounces == 0
+
+
+def test_end_txn_with_null_topics_marks_every_registered_partition() -> None:
+    txns = _world()
+    p = _producer(txns, "app-1")
+    p.begin_transaction({("t", 1), ("t", 2)})
+    _until_idle(txns, p)
+    assert p.registered == {("t", 1), ("t", 2)}
+    answers: list[str] = []
+    prereg.end_txn(_coordinator(txns), prereg.EndTxnPreRegRequest(
+        "app", p.producer_id, p.producer_epoch, False, None), txns.cluster.sim.now,
+        answers.append)
+    txns.cluster.sim.run_for(2_000)
+    assert answers == ["NONE"]
+    assert [_controls(txns, "t", i) for i in range(3)] == [[], ["ABORT"], ["ABORT"]]
+
+
+def test_send_offsets_to_another_group_than_registered_is_invalid_group_id() -> None:
+    txn, eos = eos_monitors()
+    cluster = KRaftCluster(ClusterConfig(seed=1, controllers=3, brokers=3),
+                           extra_monitors=[txn, eos])
+    cluster.start()
+    world = EosWorld(cluster, EosSettings(records=5, protocol=PRE), txn, eos)
+    assert world.setup()
+    sim = cluster.sim
+    sim.run_for(500)
+    world.start()
+    loop = world.loops[0]
+    assert sim.run_until_true(world.finished, 60_000)
+    loop.stop()
+    producer = loop.producer
+    assert producer is not None and producer.idle
+    aborted = len(producer.aborted)
+    assert producer.transaction([(OUTPUT_TOPIC, 0, 1)], commit=True, group_id=loop.group_id)
+    producer.send_offsets_to_transaction({loop.input_tp: 5}, "another-group")
+    assert sim.run_until_true(lambda: producer.idle, 30_000)
+    assert producer.errors.get("INVALID_GROUP_ID") == 1
+    assert len(producer.aborted) == aborted + 1
+    assert sim.violation is None
