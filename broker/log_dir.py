@@ -34,6 +34,6 @@ class LogDir:
         """Remove the log of ``key`` (no longer a replica here)."""
         self.logs.pop(key, None)
 
-    def keys(self) -> list[tuple[str, int]]:
+    def replica_keys(self) -> list[tuple[str, int]]:
         """Every (topic id, partition) with a log here, sorted."""
         return sorted(self.logs)

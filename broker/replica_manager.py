@@ -116,7 +116,7 @@ class ReplicaManager:
         before = previous.partitions_by_broker.get(self.broker_id, empty) if previous \
             else empty
         if previous is None:  # stray logs: replicas this disk holds that are no longer ours
-            for key in self.log_dir.keys():
+            for key in self.log_dir.replica_keys():
                 if key[1] not in mine.get(key[0], ()):
                     self.log_dir.delete(key)
         for topic_id in sorted(set(mine) | set(before)):

@@ -196,3 +196,22 @@ def test_a_leader_restarted_at_once_keeps_its_log_and_loses_no_acked_record() ->
             for r in m.replicas.values()]
     assert len(logs) == 3 and all(log == values for log in logs)
     assert cluster.sim.violation is None
+
+
+def test_partition_logs_survive_a_crash_but_not_a_wiped_disk() -> None:
+    cluster = _cluster()
+    _create(cluster, "t", 1, 3)
+    producer = Producer(cluster, "p", "t", acks=-1)
+    producer.send(4)
+    assert cluster.run_until(lambda: producer.idle, 30_000)
+    topic_id = _image(cluster).topics_by_name["t"]
+    cluster.sim.crash(2)
+    cluster.sim.restart(2)
+    assert cluster.log_dir(2).logs[(topic_id, 0)].end_offset == 4
+    cluster.sim.wipe(2)
+    assert cluster.log_dir(2).replica_keys() == []
+    cluster.sim.restart(2)
+    assert cluster.run_until(lambda: (m := cluster.replica_manager(2)) is not None
+                             and m.started and cluster.log_dir(2).replica_keys() == [(topic_id, 0)]
+                             and cluster.log_dir(2).logs[(topic_id, 0)].end_offset == 4,
+                             60_000)
