@@ -156,8 +156,9 @@ class PartitionLog:
             if first_sequence != 0:
                 raise SequenceError("OUT_OF_ORDER_SEQUENCE_NUMBER",
                                     f"new epoch {producer_epoch} must start at sequence 0")
-        elif not entry.batches or first_sequence != entry.batches[-1].last_sequence + 1:
-            last = entry.batches[-1].last_sequence if entry.batches else -1
+        elif first_sequence != (last := entry.batches[-1].last_sequence
+                                if entry.batches else -1) + 1:
+            # a marker of a bumped epoch (TV2) leaves no batches: sequence 0 follows (Kafka)
             raise SequenceError("OUT_OF_ORDER_SEQUENCE_NUMBER",
                                 f"sequence {first_sequence} does not follow {last}")
         return None

@@ -10,11 +10,18 @@ A node's metadata log directory (``metadata.log.dir``) holds::
                                        snapshots: end offset (20) - epoch (10)
         quorum-state                   election state (JSON)
 
+A broker's data partition replicas sit beside it, one directory each::
+
+    orders-0/
+        00000000000000000000.log       record batches: transactional, control (markers)
+        00000000000000000000.txnindex  the abort index (only if a transaction aborted)
+
 Readers never raise on a damaged or missing file: each returns the good part
 and a :class:`DecodeFailure` naming the file. Kafka's index files
 (``.index``, ``.timeindex``), ``leader-epoch-checkpoint`` and
 ``partition.metadata`` are not read or written: Kafka rebuilds the indexes on
-recovery and kraftsim does not need them.
+recovery and kraftsim does not need them (a ``.txnindex`` is not rebuilt, so
+it is written).
 """
 
 from __future__ import annotations
@@ -26,6 +33,17 @@ from pathlib import Path
 import msgspec
 
 from kafka_format.batch_format import DecodedBatch, encode_batch, encode_decoded_batch
+from kafka_format.data_log import (
+    AbortedTxnEntry,
+    DataBatch,
+    DataLogDecodeResult,
+    TxnIndexDecodeResult,
+    decode_data_log,
+    decode_txn_index,
+    encode_data_log,
+    encode_txn_index,
+    txn_index_file_name,
+)
 from kafka_format.errors import DecodeError, DecodeFailure
 from kafka_format.log_codec import LogDecodeResult, decode_log, encode_log
 from kafka_format.node_state import (
@@ -390,3 +408,43 @@ def write_snapshot_file(
     path = Path(directory) / (name or snapshot_file_name(snapshot_id))
     path.write_bytes(data)
     return path
+
+
+# --- data partitions ---------------------------------------------------------------------------
+
+
+def write_partition_dir(directory: str | Path, batches: Iterable[DataBatch],
+                        aborted: Iterable[AbortedTxnEntry] = (), base_offset: int = 0
+                        ) -> list[Path]:
+    """Write one data segment (and its ``.txnindex`` when a transaction aborted, as Kafka
+    creates it lazily) into ``directory``, created if needed; returns the paths.
+
+    Raises ``OSError`` and :class:`~kafka_format.errors.EncodeError`.
+    """
+    path = Path(directory)
+    path.mkdir(parents=True, exist_ok=True)
+    segment = path / segment_file_name(base_offset)
+    segment.write_bytes(encode_data_log(batches))
+    written = [segment]
+    entries = list(aborted)
+    if entries:
+        index = path / txn_index_file_name(base_offset)
+        index.write_bytes(encode_txn_index(entries))
+        written.append(index)
+    return written
+
+
+def read_data_segment(path: str | Path) -> DataLogDecodeResult:
+    """Decode a data partition's ``.log`` segment."""
+    data = _read_bytes(Path(path))
+    if isinstance(data, DecodeFailure):
+        return DataLogDecodeResult((), data)
+    return decode_data_log(data, str(path))
+
+
+def read_txn_index(path: str | Path) -> TxnIndexDecodeResult:
+    """Decode a ``.txnindex`` file."""
+    data = _read_bytes(Path(path))
+    if isinstance(data, DecodeFailure):
+        return TxnIndexDecodeResult((), data)
+    return decode_txn_index(data, str(path))

@@ -2,6 +2,7 @@
 
 Reads ``.log`` segments, ``.checkpoint`` snapshots (and ``bootstrap.checkpoint``),
 ``quorum-state`` and ``meta.properties``, as written by Kafka or by kraftsim,
+and data partitions' segments and ``.txnindex`` files (:mod:`kraftsim.dump_data_log`),
 and prints each batch and each record with ``kafka-dump-log``'s key names
 (``baseOffset: … partitionLeaderEpoch: … isControl: … position: … CreateTime:
 … size: … magic: 2 compresscodec: … crc: … isvalid: true``, then
@@ -38,6 +39,12 @@ from kafka_format.control_records import (
 )
 from kafka_format.errors import DecodeFailure
 from kafka_format.metadata_serde import write_metadata_value
+from kraftsim.dump_data_log import (
+    dump_data_segment,
+    dump_txn_index,
+    is_data_segment,
+    is_txn_index_name,
+)
 from metadata.schema import MetadataRecord, record_to_json
 
 PROG = "kraftsim dump-log"
@@ -52,14 +59,23 @@ def build_parser() -> argparse.ArgumentParser:
         description=(
             "Print the batches and records of Kafka KRaft metadata files: log segments "
             "(NNNN.log), snapshots (NNNN-NNNN.checkpoint, bootstrap.checkpoint), "
-            "quorum-state and meta.properties. Exits 1 if any file is missing or damaged."
+            "quorum-state and meta.properties; and of data partitions (NNNN.log in a "
+            "TOPIC-PARTITION directory: transactional batches, COMMIT/ABORT markers, "
+            "__transaction_state records) and their abort index (NNNN.txnindex). Exits 1 "
+            "if any file is missing or damaged."
         ),
     )
     parser.add_argument("paths", nargs="*", metavar="FILE", help="the files to print")
     parser.add_argument("--files", action="append", default=[], metavar="F1[,F2...]",
                         help="the files to print, comma-separated (kafka-dump-log's flag)")
-    for flag, what in (("--cluster-metadata-decoder", "decodes metadata records"),
-                       ("--print-data-log", "prints the records"),
+    parser.add_argument("--cluster-metadata-decoder", action="store_true",
+                        help="decode every .log as a metadata log segment (by default a "
+                             "segment in a TOPIC-PARTITION directory other than "
+                             "__cluster_metadata-0 is read as a data partition's)")
+    parser.add_argument("--transaction-log-decoder", action="store_true",
+                        help="decode records as __transaction_state records (the default "
+                             "for a segment in a __transaction_state-N directory)")
+    for flag, what in (("--print-data-log", "prints the records"),
                        ("--deep-iteration", "reads every record")):
         parser.add_argument(flag, action="store_true",
                             help=f"accepted for kafka-dump-log's sake: kraftsim always {what}")
@@ -221,8 +237,14 @@ def _dump_batches(
 
 
 def dump_file(path: str, fmt: str, with_records: bool, out: TextIO,
-              skip_record_metadata: bool = False) -> DecodeFailure | None:
-    """Print one file; returns what stopped it, if anything did."""
+              skip_record_metadata: bool = False, *, metadata_only: bool = False,
+              txn_log: bool = False) -> DecodeFailure | None:
+    """Print one file; returns what stopped it, if anything did.
+
+    A ``.log`` in a ``<topic>-<partition>`` directory is a data partition's
+    segment (unless ``metadata_only``); ``txn_log`` decodes every segment's
+    records as ``__transaction_state`` records.
+    """
     name = Path(path).name
     if name == files.QUORUM_STATE_FILE or name == files.META_PROPERTIES_FILE:
         state = (files.read_quorum_state(path) if name == files.QUORUM_STATE_FILE
@@ -235,6 +257,11 @@ def dump_file(path: str, fmt: str, with_records: bool, out: TextIO,
         else:
             out.write(f"Dumping {path} ({name})\n{json.dumps(content)}\n")
         return None
+    if is_txn_index_name(name):
+        return dump_txn_index(path, fmt, out)
+    if (files.parse_segment_name(name) is not None or name.endswith(".log")) and \
+            not metadata_only and (txn_log or is_data_segment(path)):
+        return dump_data_segment(path, fmt, with_records, out, skip_record_metadata, txn_log)
     if files.parse_segment_name(name) is not None or name.endswith(".log"):
         segment = files.read_segment_file(path)
         result = segment.result
@@ -261,7 +288,9 @@ def main(argv: list[str] | None = None) -> int:
     try:
         for path in paths:
             failure = dump_file(path.strip(), args.format, not args.batches_only, sys.stdout,
-                                args.skip_record_metadata)
+                                args.skip_record_metadata,
+                                metadata_only=args.cluster_metadata_decoder,
+                                txn_log=args.transaction_log_decoder)
             if failure is not None:
                 sys.stdout.flush()
                 print(f"{PROG}: error: {failure.describe()}", file=sys.stderr)

@@ -37,7 +37,10 @@ def register(sub: Any) -> None:
                    help="output of cat, ls, find and status (default text)")
     p.add_argument("--save", metavar="DIR",
                    help="afterwards, write every node's log and snapshots in Kafka's layout "
-                        "under DIR (readable by kafka-dump-log and kraftsim dump-log)")
+                        "under DIR, and each running broker's partition replicas as "
+                        "TOPIC-PARTITION directories (segments with transactional and "
+                        "control batches, .txnindex) (readable by kafka-dump-log and "
+                        "kraftsim dump-log)")
     p.set_defaults(handler=run)
 
 

@@ -69,6 +69,8 @@ def candidates(session: Session, before_cursor: str) -> list[str]:
     out: list[str] = []
     if len(words) == 2:
         out.extend(w for w in command.words if w.startswith(word))
+    if len(words) == 3:
+        out.extend(w for w in command.verbs if w.startswith(word))
     given = {w.partition("=")[0] for w in words[1:-1] if "=" in w}
     out.extend(f"{key}=" for key in command.options
                if key not in given and f"{key}=".startswith(word) and word)
@@ -76,6 +78,8 @@ def candidates(session: Session, before_cursor: str) -> list[str]:
         out.extend(_paths(session, word))
     elif command.completes == "node":
         out.extend(_nodes(session, word))
+    elif command.completes == "producer" and len(words) == 2 and session.lab is not None:
+        out.extend(sorted(n for n in session.lab.txn.producers if n.startswith(word)))
     elif command.completes == "command":
         out.extend(sorted(name for name in COMMANDS if name.startswith(word)))
     return out

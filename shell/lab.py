@@ -19,8 +19,10 @@ from controller.write_mode import WriteMode
 from metadata.image import MetadataImage
 from shell.errors import CommandError
 from shell.formatting import plural
+from shell.txn_lab import TxnLab
 from sim.clients import Producer
 from sim.cluster import ClusterConfig, KRaftCluster
+from sim.invariants.producer_txn import ProducerTxnInvariants
 from sim.world import NodeStatus
 
 
@@ -78,7 +80,10 @@ class Lab:
 
     def __init__(self, config: ClusterConfig) -> None:
         self.config = config
-        self.cluster = KRaftCluster(config)
+        monitor = ProducerTxnInvariants() if config.brokers_settings.lifecycle else None
+        self.cluster = KRaftCluster(config, extra_monitors=[monitor] if monitor else [])
+        self.txn = TxnLab(self.cluster, monitor)
+        """Producer transactions: coordinators started by the first ``producer ... init``."""
         self.ops: list[LabOperation] = []
         self.producers: list[LabProducer] = []
         self.reports: list[str] = []
@@ -227,7 +232,7 @@ class Lab:
         self.service()
         self._service_producers()
         out, self.reports = self.reports, []
-        return out
+        return out + self.txn.drain()
 
     def pending_operations(self) -> int:
         """Operations submitted from the shell that are not finished yet."""
@@ -260,7 +265,8 @@ class Lab:
 
     def idle(self) -> bool:
         """``run-until idle``: the cluster's idle test, and no retry waiting."""
-        return self.cluster.idle() and not any(op.waiting_retry for op in self.ops)
+        return self.cluster.idle() and not any(op.waiting_retry for op in self.ops) and \
+            self.txn.pending() == 0
 
     def why_not_idle(self) -> str:
         """What keeps the cluster from being idle, in words."""
@@ -271,6 +277,12 @@ class Lab:
         pending = self.pending_operations()
         if pending or active.purgatory:
             return f"{max(pending, len(active.purgatory))} operation(s) pending"
+        busy = [p.label for p in self.txn.producers.values() if not p.producer.idle]
+        if busy and self.txn.pending():
+            return f"{busy[0]} has requests to finish"
+        completing = self.txn.completing()
+        if completing:
+            return f"transaction markers of {completing[0]} are being written"
         txn = self.open_transaction()
         if txn is not None or active.transaction_open:
             return "a transaction is open"

@@ -29,7 +29,8 @@ from shell.file_source import FileSource
 from shell.image_tree import image_dir
 from shell.lab import Lab
 from shell.paths import Path
-from shell.tree import Dir, static_dir, text_file
+from shell.transactions_tree import transactions_dir
+from shell.tree import Dir, Node, static_dir, text_file
 
 Sink = Callable[[str, bool], None]
 """Receives each output line and whether it is an error line."""
@@ -167,8 +168,14 @@ class Session:
                            "cluster), or run 'kraftsim shell --demo'")
 
     def root(self) -> Dir:
-        """``/``: ``image`` (what the viewed node published) and ``local``."""
-        return static_dir({"image": self._image_dir, "local": self._local_dir})
+        """``/``: ``image`` (what the viewed node published), ``local`` and, once the lab
+        runs transaction coordinators, ``transactions`` (``__transaction_state``)."""
+        children: dict[str, Node | Callable[[], Node]] = {"image": self._image_dir,
+                                                          "local": self._local_dir}
+        if self.lab is not None and self.lab.txn.txns is not None:
+            lab = self.lab
+            children["transactions"] = lambda: transactions_dir(lab)
+        return static_dir(children)
 
     def _image_dir(self) -> Dir:
         if self.files is not None:

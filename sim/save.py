@@ -3,8 +3,11 @@
 Each node gets ``<DIR>/<controller|broker>-<id>/`` with ``meta.properties`` and
 ``__cluster_metadata-0/`` holding its log segments, its latest snapshot as a
 ``.checkpoint`` file and its ``quorum-state``. What is written is the node's
-disk: what survives a crash (unflushed appends are left out). The directory is
-written under a temporary name and renamed when complete.
+disk: what survives a crash (unflushed appends are left out). A running broker
+with partition replicas (``heartbeats=on``) also gets a ``<topic>-<partition>/``
+directory per replica, ``__transaction_state`` included, with its segment and
+abort index (:mod:`sim.save_partitions`). The directory is written under a
+temporary name and renamed when complete.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from metadata.schema import FeatureLevelRecord
 from metadata.uuids import uuid_to_str
 from metadata.versions import METADATA_VERSION_FEATURE, MINIMUM_KRAFT
 from raft import Snapshot
+from sim.save_partitions import write_partitions
 from sim.world import NodeSlot, Simulation
 
 
@@ -80,3 +84,4 @@ def _write_nodes(sim: Simulation, staging: Path) -> None:
                        [log.snapshot] if log.snapshot is not None else [],
                        metadata_version=_metadata_version_of(log.snapshot), quorum_state=state,
                        meta=MetaProperties(cluster_id=cid, node_id=node_id))
+        write_partitions(slot, staging / node_directory_name(slot))

@@ -18,6 +18,15 @@ retried after ``retry.backoff.ms`` with FindCoordinator / metadata refreshed.
   epoch), which bumps the epoch (or rotates the producer id at 32,766)
   instead of failing the producer.
 
+KIP-939 (``enable_2pc``, Kafka's ``transaction.two.phase.commit.enable``):
+InitProducerId carries Enable2Pc (no transaction timeout) and, with
+``init_transactions(keep_prepared_txn=True)``, KeepPreparedTxn; such a
+producer speaks TV2 (EndTxn answers the next producer id and epoch).
+:meth:`TransactionalProducer.prepare_transaction` flushes and returns the
+:class:`PreparedTxnState` the external transaction manager records;
+:meth:`TransactionalProducer.complete_transaction` commits the prepared (or
+kept) transaction if the given state matches it and aborts it otherwise.
+
 Record values are ``<transactional id>/<instance>/<transaction>/<n>`` so that
 invariants can tell which instance and transaction wrote them.
 """
@@ -26,6 +35,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from enum import StrEnum
+
+import msgspec
 
 from broker.replica_manager import ProduceResult
 from broker.txn.coordinator import TransactionCoordinator, TxnResult
@@ -56,6 +67,34 @@ class TxnProducerState(StrEnum):
     ABORTING_TRANSACTION = "ABORTING_TRANSACTION"
     ABORTABLE_ERROR = "ABORTABLE_ERROR"
     FATAL_ERROR = "FATAL_ERROR"
+    PREPARED_TRANSACTION = "PREPARED_TRANSACTION"
+    """KIP-939: prepared (or kept by InitProducerId(KeepPreparedTxn)), to be completed."""
+
+
+class PreparedTxnState(msgspec.Struct, frozen=True):
+    """KIP-939's PreparedTxnState: the prepared transaction's producer id and epoch."""
+
+    producer_id: int = -1
+    epoch: int = -1
+
+    def __str__(self) -> str:
+        return f"{self.producer_id}:{self.epoch}"
+
+    @classmethod
+    def parse(cls, text: str) -> PreparedTxnState:
+        """The state written as ``producerId:epoch`` (ValueError otherwise)."""
+        pid, sep, epoch = text.partition(":")
+        if not sep:
+            raise ValueError(f"prepared state {text!r} is not producerId:epoch")
+        return cls(int(pid), int(epoch))
+
+
+class TxnClientError(Exception):
+    """A client call in the wrong state (Kafka throws; ``error`` is the Kafka error name)."""
+
+    def __init__(self, error: str, message: str) -> None:
+        super().__init__(f"{error}: {message}")
+        self.error = error
 
 
 P = TxnProducerState
@@ -69,7 +108,12 @@ class TransactionalProducer:
                  txn_timeout_ms: int = 10_000,
                  on_initialized: Callable[[TransactionalProducer], None] | None = None,
                  on_sent: Callable[[str, int], None] | None = None,
-                 on_committed: Callable[[str], None] | None = None) -> None:
+                 on_committed: Callable[[str], None] | None = None, *,
+                 enable_2pc: bool = False,
+                 on_prepared: Callable[[TransactionalProducer, PreparedTxnState], None]
+                 | None = None,
+                 on_complete: Callable[[TransactionalProducer, PreparedTxnState, bool], None]
+                 | None = None) -> None:
         self.txns = txns
         self.sim = txns.cluster.sim
         self.transactional_id = transactional_id
@@ -92,6 +136,16 @@ class TransactionalProducer:
         self.aborted: list[int] = []
         self.errors: dict[str, int] = {}
         self.fatal: str | None = None
+        self.completed: list[tuple[Op, str, int]] = []
+        """Every operation that finished, in order: its error (NONE if it worked), its time."""
+        self.enable_2pc = enable_2pc
+        self.on_prepared = on_prepared
+        self.on_complete = on_complete
+        """Called as completeTransaction sends its EndTxn: (producer, prepared, commit)."""
+        self.prepared_state: PreparedTxnState | None = None
+        """The prepared or kept transaction's state while PREPARED_TRANSACTION."""
+        self.kept_init = False
+        """The last InitProducerId asked to keep a prepared transaction."""
 
     @property
     def idle(self) -> bool:
@@ -99,9 +153,57 @@ class TransactionalProducer:
         return not self.ops and not self.busy
 
     # ------------------------------------------------------------------ application
-    def init_transactions(self) -> None:
-        """initTransactions(): InitProducerId until this instance has its epoch."""
-        self._queue(("init", None))
+    def init_transactions(self, keep_prepared_txn: bool = False) -> None:
+        """initTransactions(keepPreparedTxn): InitProducerId until this instance has its epoch.
+
+        With ``keep_prepared_txn`` (KIP-939) an ongoing transaction is kept: the
+        producer is then PREPARED_TRANSACTION with :attr:`prepared_state` set.
+        """
+        self._queue(("init", keep_prepared_txn))
+
+    # ------------------------------------------------------------------ KIP-939
+    def prepare_transaction(self) -> PreparedTxnState:
+        """prepareTransaction(): the sends are flushed; the transaction stays open, prepared.
+
+        Needs ``enable_2pc`` and an idle producer in a transaction (run the
+        simulation until :attr:`idle` first: that is the flush).
+        """
+        if not self.enable_2pc:
+            raise TxnClientError("INVALID_TXN_STATE",
+                                 "prepareTransaction needs transaction.two.phase.commit.enable")
+        if self.state != P.IN_TRANSACTION or not self.idle:
+            raise TxnClientError("INVALID_TXN_STATE", f"cannot prepare in {self.state} "
+                                 f"{'(busy: flush first)' if not self.idle else ''}".strip())
+        self._prepare()
+        assert self.prepared_state is not None
+        return self.prepared_state
+
+    def _prepare(self) -> None:
+        self.state = P.PREPARED_TRANSACTION
+        self.prepared_state = PreparedTxnState(self.producer_id, self.producer_epoch)
+        if self.on_prepared is not None:
+            self.on_prepared(self, self.prepared_state)
+
+    def transaction_prepared(self, sends: list[tuple[str, int, int]]) -> bool:
+        """begin, send, then prepareTransaction(); False unless READY, idle and 2PC."""
+        if not self.enable_2pc or self.state != P.READY or not self.idle:
+            return False
+        self.ops += [("begin", None), *(("send", s) for s in sends), ("prepare", None)]
+        self._kick()
+        return True
+
+    def complete_transaction(self, prepared_state: PreparedTxnState) -> None:
+        """completeTransaction(state): commit if it is the prepared one, else abort (KIP-939).
+
+        A no-op after a KeepPreparedTxn init that found no transaction;
+        INVALID_TXN_STATE if nothing was prepared or kept.
+        """
+        if self.state != P.PREPARED_TRANSACTION or not self.idle:
+            if self.kept_init and self.state == P.READY and self.idle:
+                return
+            raise TxnClientError("INVALID_TXN_STATE",
+                                 f"no prepared transaction to complete ({self.state})")
+        self._queue(("complete", prepared_state))
 
     def transaction(self, sends: list[tuple[str, int, int]], commit: bool) -> bool:
         """begin, send ``count`` records to each (topic, partition, count), commit or abort.
@@ -113,6 +215,18 @@ class TransactionalProducer:
         self.ops += [("begin", None), *(("send", s) for s in sends), ("end", commit)]
         self._kick()
         return True
+
+    def begin_transaction(self) -> None:
+        """beginTransaction(), queued after what runs (local: no request)."""
+        self._queue(("begin", None))
+
+    def send(self, topic: str, partition: int, count: int) -> None:
+        """Queue ``count`` records for ``topic``/``partition`` in the current transaction."""
+        self._queue(("send", (topic, partition, count)))
+
+    def end_transaction(self, commit: bool) -> None:
+        """commitTransaction() or abortTransaction(), queued after what runs."""
+        self._queue(("end", commit))
 
     def _queue(self, op: Op) -> None:
         self.ops.append(op)
@@ -126,8 +240,8 @@ class TransactionalProducer:
     def _later(self, action: Callable[[], None], delay: int = RETRY_BACKOFF_MS) -> None:
         self.sim.schedule(self.sim.now + delay, action, f"txn producer {self.instance}")
 
-    def _done(self) -> None:
-        self.ops.pop(0)
+    def _done(self, error: str = "NONE") -> None:
+        self.completed.append((self.ops.pop(0), error, self.sim.now))
         self.busy = False
         self._kick()
 
@@ -146,7 +260,19 @@ class TransactionalProducer:
         kind, arg = self.ops[0]
         self.attempt += 1
         if kind == "init":
-            self._init(arg)
+            self._init(bool(arg))
+        elif kind == "prepare":
+            if self.state == P.ABORTABLE_ERROR:
+                self._end(False)
+                return
+            self._prepare()
+            self._done()
+        elif kind == "complete":
+            assert isinstance(arg, PreparedTxnState)
+            commit = arg == self.prepared_state
+            if self.on_complete is not None and self.prepared_state is not None:
+                self.on_complete(self, self.prepared_state, commit)
+            self._end(commit, always=True)
         elif kind == "begin":
             self.transactions += 1
             self.added = set()
@@ -154,7 +280,7 @@ class TransactionalProducer:
             self._done()
         elif kind == "send":
             if self.state == P.ABORTABLE_ERROR:
-                self._done()
+                self._done("ABORTABLE_ERROR")
                 return
             assert isinstance(arg, tuple)
             self._send(arg[0], arg[1], arg[2])
@@ -181,7 +307,7 @@ class TransactionalProducer:
         else:
             otherwise()
 
-    def _init(self, expected: object) -> None:
+    def _init(self, keep_prepared_txn: bool) -> None:
         self.state = P.INITIALIZING
         coordinator = self._coordinator()
         if coordinator is None:
@@ -195,13 +321,20 @@ class TransactionalProducer:
                 return
             self.producer_id, self.producer_epoch = result.producer_id, result.producer_epoch
             self.sequences, self.bump_needed = {}, False
-            self.state = P.READY
+            self.state, self.prepared_state = P.READY, None
+            self.kept_init = keep_prepared_txn
+            if result.ongoing_txn_producer_id >= 0:
+                self.state = P.PREPARED_TRANSACTION
+                self.prepared_state = PreparedTxnState(result.ongoing_txn_producer_id,
+                                                       result.ongoing_txn_producer_epoch)
             if self.on_initialized is not None:
                 self.on_initialized(self)
             self._done()
 
         coordinator.handle_init_producer_id(self.transactional_id, self.txn_timeout_ms, want,
-                                            self.sim.now, self._answer(self.attempt, handle))
+                                            self.sim.now, self._answer(self.attempt, handle),
+                                            enable_2pc=self.enable_2pc,
+                                            keep_prepared_txn=keep_prepared_txn)
         self._flush()
 
     def _flush(self) -> None:
@@ -226,7 +359,8 @@ class TransactionalProducer:
 
             coordinator.handle_add_partitions(
                 self.transactional_id, self.producer_id, self.producer_epoch, frozenset({tp}),
-                self.sim.now, lambda e: self._answer(self.attempt, added)(TxnResult(e)))
+                self.sim.now, lambda e: self._answer(self.attempt, added)(TxnResult(e)),
+                transaction_version=2 if self.enable_2pc else 0)
             return
         leader = self.txns.cluster.partition_leader(topic, partition)
         manager = self.txns.cluster.replica_manager(leader)
@@ -247,7 +381,7 @@ class TransactionalProducer:
             elif error in BUMP_EPOCH:
                 self._count(error)
                 self.state, self.bump_needed = P.ABORTABLE_ERROR, True
-                self._done()
+                self._done(error)
             else:
                 self._retry_or(error, lambda: self._abortable(error))
 
@@ -260,11 +394,12 @@ class TransactionalProducer:
 
     def _abortable(self, error: str) -> None:
         self.state = P.ABORTABLE_ERROR
-        self._done()
+        self._done(error)
 
-    def _end(self, commit: bool) -> None:
+    def _end(self, commit: bool, always: bool = False) -> None:
+        completing = always or self.state == P.PREPARED_TRANSACTION
         self.state = P.COMMITTING_TRANSACTION if commit else P.ABORTING_TRANSACTION
-        if not self.added:
+        if not self.added and not completing:
             self._finish(commit)
             return
         coordinator = self._coordinator()
@@ -278,9 +413,30 @@ class TransactionalProducer:
             else:
                 self._retry_or(error, lambda: self._fail(error))
 
+        if self.enable_2pc:
+            self._end_tv2(coordinator, commit)
+            return
         coordinator.handle_end_txn(self.transactional_id, self.producer_id, self.producer_epoch,
                                    commit, self.sim.now,
                                    lambda e: self._answer(self.attempt, ended)(TxnResult(e)))
+        self._flush()
+
+    def _end_tv2(self, coordinator: TransactionCoordinator, commit: bool) -> None:
+        """EndTxn v5 (TV2): the answer is the producer id and epoch of the next transaction."""
+        def ended(error: str, result: TxnResult) -> None:
+            if error != "NONE":
+                self._retry_or(error, lambda: self._fail(error))
+                return
+            if (result.producer_id, result.producer_epoch) != (self.producer_id,
+                                                                self.producer_epoch):
+                self.producer_id, self.producer_epoch = result.producer_id, result.producer_epoch
+                self.sequences = {}
+            self.prepared_state = None
+            self._finish(commit)
+
+        coordinator.handle_end_txn_tv2(self.transactional_id, self.producer_id,
+                                       self.producer_epoch, commit, self.sim.now,
+                                       self._answer(self.attempt, ended))
         self._flush()
 
     def _finish(self, commit: bool) -> None:
@@ -289,7 +445,9 @@ class TransactionalProducer:
         (self.committed if commit else self.aborted).append(self.transactions)
         self.added = set()
         self.state = P.READY
-        self.ops.pop(0)
+        op = self.ops.pop(0)
+        turned = op[0] == "end" and bool(op[1]) != commit  # a commit that had to abort
+        self.completed.append((op, "ABORTABLE_ERROR" if turned else "NONE", self.sim.now))
         if self.bump_needed:
             self.ops.insert(0, ("init", None))  # KIP-360: bump with the current (pid, epoch)
         self.busy = False

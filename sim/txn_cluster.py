@@ -37,8 +37,8 @@ from metadata.delta import TOPIC_RESOURCE
 if TYPE_CHECKING:
     from sim.cluster import KRaftCluster
 
-SMALL_CONFIG = TxnCoordinatorConfig(num_partitions=3)
-"""Three ``__transaction_state`` partitions: enough for tests and demos."""
+SMALL_CONFIG = TxnCoordinatorConfig(num_partitions=3, two_phase_commit_enable=True)
+"""Three ``__transaction_state`` partitions (enough for tests and demos), KIP-939 2PC on."""
 
 TransitionHook = Callable[[int, str, TransactionState, TransactionState], None]
 """(broker, transactional id, from, to): every state change a coordinator takes."""

@@ -28,10 +28,13 @@ from collections.abc import Callable
 
 import msgspec
 
+from broker.txn import two_phase
 from broker.txn.mutations import TxnMutation
 from broker.txn.state import (
     EXHAUSTED_EPOCH,
     MAX_EPOCH,
+    NO_TIMEOUT_MS,
+    TV2,
     TopicPartition,
     TransactionMetadata,
     TransactionState,
@@ -71,6 +74,8 @@ class TxnCoordinatorConfig(msgspec.Struct, frozen=True, kw_only=True):
     """transaction.abort.timed.out.transaction.cleanup.interval.ms."""
     marker_retry_backoff_ms: int = 100
     """Back-off before a failed WriteTxnMarkers partition is sent again."""
+    two_phase_commit_enable: bool = False
+    """transaction.two.phase.commit.enable (KIP-939): InitProducerId may set Enable2Pc."""
 
 
 class TxnResult(msgspec.Struct, frozen=True):
@@ -79,6 +84,9 @@ class TxnResult(msgspec.Struct, frozen=True):
     error: str
     producer_id: int = -1
     producer_epoch: int = -1
+    ongoing_txn_producer_id: int = -1
+    """KIP-939 InitProducerId v6: the kept (prepared) transaction's producer id, or -1."""
+    ongoing_txn_producer_epoch: int = -1
 
 
 class MarkerRequest(msgspec.Struct, frozen=True):
@@ -208,8 +216,15 @@ class TransactionCoordinator:
     # ------------------------------------------------------------------ InitProducerId
     def handle_init_producer_id(self, transactional_id: str | None, txn_timeout_ms: int,
                                 expected: tuple[int, int] | None, now: int,
-                                callback: Callback) -> None:
-        """InitProducerId in Kafka's check order (reference 1.3, TV1 fencing)."""
+                                callback: Callback, *, enable_2pc: bool = False,
+                                keep_prepared_txn: bool = False) -> None:
+        """InitProducerId in Kafka's check order (reference 1.3, TV1 fencing).
+
+        KIP-939: ``enable_2pc`` (needs ``two_phase_commit_enable``, else
+        TRANSACTIONAL_ID_AUTHORIZATION_FAILED) stores the transaction without a
+        timeout; ``keep_prepared_txn`` keeps an Ongoing transaction instead of
+        fencing and aborting it (:func:`broker.txn.two_phase.keep_prepared`).
+        """
         if transactional_id is None:
             error, pid = self.allocate_pid()
             callback(TxnResult(error, pid, 0) if error == "NONE" else TxnResult(error))
@@ -217,7 +232,14 @@ class TransactionCoordinator:
         if transactional_id == "":
             callback(TxnResult("INVALID_REQUEST"))
             return
-        if not 0 < txn_timeout_ms <= self.config.max_timeout_ms:
+        if enable_2pc and not self.config.two_phase_commit_enable:
+            callback(TxnResult("TRANSACTIONAL_ID_AUTHORIZATION_FAILED"))
+            return
+        if enable_2pc:
+            txn_timeout_ms = NO_TIMEOUT_MS
+            if TxnMutation.TWO_PC_TIMEOUT_KEPT in self.mutations:
+                txn_timeout_ms = self.config.max_timeout_ms
+        elif not 0 < txn_timeout_ms <= self.config.max_timeout_ms:
             callback(TxnResult("INVALID_TRANSACTION_TIMEOUT"))
             return
         not_coordinator = self._coordinator_error(transactional_id)
@@ -237,7 +259,8 @@ class TransactionCoordinator:
             return
         if expected is not None and not (
                 meta.producer_epoch == -1 or expected[0] == meta.producer_id
-                or (expected[0] == meta.prev_producer_id and expected[1] >= EXHAUSTED_EPOCH)):
+                or (expected[0] == meta.prev_producer_id and expected[1] >= EXHAUSTED_EPOCH)
+                or (expected[0] == meta.next_producer_id and meta.next_producer_epoch >= 0)):
             callback(TxnResult("PRODUCER_FENCED"))
             return
         state = meta.state
@@ -245,6 +268,8 @@ class TransactionCoordinator:
             callback(TxnResult("CONCURRENT_TRANSACTIONS"))
         elif state in (S.EMPTY, S.COMPLETE_COMMIT, S.COMPLETE_ABORT):
             self._init_from_idle(meta, txn_timeout_ms, expected, now, callback)
+        elif state == S.ONGOING and keep_prepared_txn:
+            two_phase.keep_prepared(self, meta, now, callback)
         elif state == S.ONGOING:
             self._fence(meta, now, lambda error: callback(
                 TxnResult("CONCURRENT_TRANSACTIONS" if error == "NONE" else error)))
@@ -294,8 +319,13 @@ class TransactionCoordinator:
     # ------------------------------------------------------------------ AddPartitionsToTxn
     def handle_add_partitions(self, transactional_id: str, producer_id: int,
                               producer_epoch: int, partitions: frozenset[TopicPartition],
-                              now: int, callback: Callable[[str], None]) -> None:
-        """AddPartitionsToTxn in Kafka's order (reference 1.4)."""
+                              now: int, callback: Callable[[str], None], *,
+                              transaction_version: int = 0) -> None:
+        """AddPartitionsToTxn in Kafka's order (reference 1.4).
+
+        After a KIP-939 InitProducerId(KeepPreparedTxn) the client may only
+        complete the kept transaction: its new identity gets INVALID_TXN_STATE.
+        """
         if not transactional_id:
             callback("INVALID_REQUEST")
             return
@@ -304,8 +334,11 @@ class TransactionCoordinator:
         if error is None and meta is None:
             error = "INVALID_PRODUCER_ID_MAPPING"
         elif meta is not None and error is None:
+            kept = two_phase.kept_identity(meta)
             if meta.pending_state is not None:
                 error = "CONCURRENT_TRANSACTIONS"
+            elif kept is not None and producer_id == kept[0]:
+                error = "INVALID_TXN_STATE" if producer_epoch == kept[1] else "PRODUCER_FENCED"
             elif producer_id != meta.producer_id:
                 error = "INVALID_PRODUCER_ID_MAPPING"
             elif producer_epoch != meta.producer_epoch:
@@ -318,8 +351,11 @@ class TransactionCoordinator:
             callback(error or "UNKNOWN_SERVER_ERROR")
             return
         start = meta.txn_start_timestamp if meta.state == S.ONGOING else now
+        tv2 = transaction_version >= TV2
         transit = meta.transit(S.ONGOING, now, topic_partitions=meta.topic_partitions | partitions,
-                               txn_start_timestamp=start)
+                               txn_start_timestamp=start,
+                               prev_producer_id=meta.prev_producer_id if tv2 else None,
+                               client_transaction_version=transaction_version if tv2 else None)
         self._write(meta, transit, lambda: callback("NONE"), callback)
 
     # ------------------------------------------------------------------ EndTxn
@@ -353,7 +389,8 @@ class TransactionCoordinator:
             target = S.PREPARE_COMMIT if commit else S.PREPARE_ABORT
             if fencing:
                 meta.pending_state = None
-                transit = meta.transit(target, now, producer_epoch=epoch, last_producer_epoch=-1)
+                transit = meta.transit(target, now, producer_epoch=epoch, last_producer_epoch=-1,
+                                       **two_phase.forget_kept(meta))
             else:
                 transit = meta.transit(target, now)
             early = TxnMutation.MARKERS_BEFORE_PREPARE_DURABLE in self.mutations
@@ -384,6 +421,24 @@ class TransactionCoordinator:
                      else "INVALID_TXN_STATE")
         else:
             callback("INVALID_TXN_STATE")
+
+    def handle_end_txn_tv2(self, transactional_id: str, producer_id: int, producer_epoch: int,
+                           commit: bool, now: int, callback: Callback) -> None:
+        """EndTxn v5+ (KIP-890 TV2, KIP-939): answers the producer of the next transaction.
+
+        See :func:`broker.txn.two_phase.end_txn`.
+        """
+        if not transactional_id:
+            callback(TxnResult("INVALID_REQUEST"))
+            return
+        error = self._coordinator_error(transactional_id)
+        meta = self.txns.get(transactional_id)
+        if error is None and meta is None:
+            error = "INVALID_PRODUCER_ID_MAPPING"
+        if error is not None or meta is None:
+            callback(TxnResult(error or "UNKNOWN_SERVER_ERROR"))
+            return
+        two_phase.end_txn(self, meta, producer_id, producer_epoch, commit, now, callback)
 
     # ------------------------------------------------------------------ markers
     def _send_markers(self, meta: TransactionMetadata, now: int) -> None:
@@ -438,7 +493,8 @@ class TransactionCoordinator:
             return
         completion.writing = True
         target = S.COMPLETE_COMMIT if meta.state == S.PREPARE_COMMIT else S.COMPLETE_ABORT
-        transit = meta.transit(target, now, topic_partitions=frozenset())
+        transit = meta.transit(target, now, topic_partitions=frozenset(),
+                               **two_phase.complete_identity(meta))
 
         def on_error(error: str) -> None:
             completion.writing = False  # poll retries while we still coordinate
@@ -477,6 +533,8 @@ class TransactionCoordinator:
     def abort_timed_out(self, now: int) -> None:
         """Fence and abort every Ongoing transaction past its timeout (reference 1.7)."""
         for meta in [self.txns[txn_id] for txn_id in sorted(self.txns)]:
+            if meta.two_phase_commit:
+                continue  # KIP-939: a 2PC transaction has no timeout
             if meta.state == S.ONGOING and meta.pending_state is None and \
                     meta.txn_start_timestamp + meta.txn_timeout_ms < now:
                 self._fence(meta, now, lambda error: None)

@@ -17,3 +17,14 @@ class TxnMutation(StrEnum):
     EPOCH_NOT_BUMPED_ON_FENCE = "epoch-not-bumped-on-fence"
     """InitProducerId hands out the current epoch instead of a bumped one, so the old
     producer instance (the zombie) is not fenced."""
+    TWO_PC_TIMEOUT_KEPT = "2pc-timeout-kept"
+    """InitProducerId(Enable2Pc) stores transaction.max.timeout.ms instead of no timeout,
+    so the coordinator aborts a prepared 2PC transaction on timeout (KIP-939 says never)."""
+    KEEP_PREPARED_FENCES = "keep-prepared-fences"
+    """InitProducerId(KeepPreparedTxn) fences and aborts the ongoing transaction like a
+    plain InitProducerId: a restarted 2PC client loses its prepared transaction."""
+
+
+TWO_PC_MUTATIONS = frozenset({TxnMutation.TWO_PC_TIMEOUT_KEPT,
+                              TxnMutation.KEEP_PREPARED_FENCES})
+"""The mutations only a world with KIP-939 two-phase-commit producers can catch."""

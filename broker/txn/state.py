@@ -23,6 +23,11 @@ MAX_EPOCH = 32767
 """Short.MAX_VALUE: the last producer epoch."""
 EXHAUSTED_EPOCH = MAX_EPOCH - 1
 """From this epoch on an InitProducerId rotates to a new producer id (KIP-360)."""
+NO_TIMEOUT_MS = 2**31 - 1
+"""Int.MaxValue: the timeout a KIP-939 two-phase-commit transaction is stored with; the
+coordinator never aborts it on timeout."""
+TV2 = 2
+"""ClientTransactionVersion of KIP-890 part 2 clients (EndTxn bumps the epoch)."""
 
 
 class TransactionState(IntEnum):
@@ -79,6 +84,9 @@ class TxnTransitMetadata(msgspec.Struct, frozen=True):
     topic_partitions: frozenset[TopicPartition]
     txn_start_timestamp: int
     txn_last_update_timestamp: int
+    next_producer_epoch: int = -1
+    """KIP-939: with NextProducerId, the identity the client holds (or gets) next."""
+    client_transaction_version: int = 0
 
 
 class TransactionLogValue(msgspec.Struct, frozen=True):
@@ -96,6 +104,9 @@ class TransactionLogValue(msgspec.Struct, frozen=True):
     LastProducerEpoch: int = -1
     """Not in Kafka's record (KAFKA-20357): kept so that a retried InitProducerId after
     a coordinator failover is recognised."""
+    ClientTransactionVersion: int = 0
+    NextProducerEpoch: int = -1
+    """KIP-939 (tag 3 in Kafka's schema): the epoch paired with NextProducerId."""
 
 
 class TransactionLogRecord(msgspec.Struct, frozen=True):
@@ -111,7 +122,8 @@ def encode_record(transactional_id: str, transit: TxnTransitMetadata | None) -> 
         transit.producer_id, transit.producer_epoch, transit.txn_timeout_ms, int(transit.state),
         sorted(transit.topic_partitions), transit.txn_last_update_timestamp,
         transit.txn_start_timestamp, transit.prev_producer_id, transit.next_producer_id,
-        transit.last_producer_epoch)
+        transit.last_producer_epoch, transit.client_transaction_version,
+        transit.next_producer_epoch)
     return msgspec.json.encode(TransactionLogRecord(transactional_id, value)).decode()
 
 
@@ -130,6 +142,8 @@ class TransactionMetadata:
         self.producer_id = producer_id
         self.prev_producer_id = prev_producer_id
         self.next_producer_id = -1
+        self.next_producer_epoch = -1
+        self.client_transaction_version = 0
         self.producer_epoch = producer_epoch
         self.last_producer_epoch = last_producer_epoch
         self.txn_timeout_ms = txn_timeout_ms
@@ -148,6 +162,8 @@ class TransactionMetadata:
                    value.LastProducerEpoch, value.PreviousProducerId,
                    TransactionState(value.TransactionStatus))
         meta.next_producer_id = value.NextProducerId
+        meta.next_producer_epoch = value.NextProducerEpoch
+        meta.client_transaction_version = value.ClientTransactionVersion
         meta.topic_partitions = frozenset((t, p) for t, p in value.TransactionPartitions)
         meta.txn_start_timestamp = value.TransactionStartTimestampMs
         return meta
@@ -156,8 +172,14 @@ class TransactionMetadata:
                 producer_epoch: int | None = None, last_producer_epoch: int | None = None,
                 txn_timeout_ms: int | None = None,
                 topic_partitions: frozenset[TopicPartition] | None = None,
-                txn_start_timestamp: int | None = None) -> TxnTransitMetadata:
-        """Kafka's prepareTransitionTo: check, set the pending state, return the transit."""
+                txn_start_timestamp: int | None = None, prev_producer_id: int | None = None,
+                next_producer_id: int | None = None, next_producer_epoch: int | None = None,
+                client_transaction_version: int | None = None) -> TxnTransitMetadata:
+        """Kafka's prepareTransitionTo: check, set the pending state, return the transit.
+
+        The previous producer id defaults to the current one (Kafka as built); the
+        KIP-890/KIP-939 paths pass the one their walkthroughs list.
+        """
         if self.pending_state is not None:
             raise IllegalTransition(f"{self.transactional_id}: {self.pending_state.kafka_name} "
                                     f"is pending")
@@ -166,13 +188,16 @@ class TransactionMetadata:
                                     f"{state.kafka_name}")
         transit = TxnTransitMetadata(
             self.producer_id if producer_id is None else producer_id,
-            self.producer_id, self.next_producer_id,
+            self.producer_id if prev_producer_id is None else prev_producer_id,
+            self.next_producer_id if next_producer_id is None else next_producer_id,
             self.producer_epoch if producer_epoch is None else producer_epoch,
             self.last_producer_epoch if last_producer_epoch is None else last_producer_epoch,
             self.txn_timeout_ms if txn_timeout_ms is None else txn_timeout_ms,
             state, self.topic_partitions if topic_partitions is None else topic_partitions,
             self.txn_start_timestamp if txn_start_timestamp is None else txn_start_timestamp,
-            now)
+            now, self.next_producer_epoch if next_producer_epoch is None else next_producer_epoch,
+            self.client_transaction_version if client_transaction_version is None
+            else client_transaction_version)
         if transit.producer_id < 0 or (transit.producer_epoch < 0 and state != S.DEAD):
             raise IllegalTransition(f"{self.transactional_id}: negative producer id or epoch")
         self.pending_state = state
@@ -190,14 +215,14 @@ class TransactionMetadata:
                 and transit.producer_epoch == self.producer_epoch
                 and transit.topic_partitions >= self.topic_partitions):
             raise IllegalTransition(f"{self.transactional_id}: Ongoing changes the producer")
-        if transit.state in (S.COMPLETE_COMMIT, S.COMPLETE_ABORT, S.PREPARE_COMMIT) and (
-                transit.producer_id != self.producer_id
-                or transit.producer_epoch != self.producer_epoch):
+        if not self._producer_change_allowed(transit):
             raise IllegalTransition(f"{self.transactional_id}: {transit.state.kafka_name} "
                                     f"changes the producer")
         self.producer_id = transit.producer_id
         self.prev_producer_id = transit.prev_producer_id
         self.next_producer_id = transit.next_producer_id
+        self.next_producer_epoch = transit.next_producer_epoch
+        self.client_transaction_version = transit.client_transaction_version
         self.producer_epoch = transit.producer_epoch
         self.last_producer_epoch = transit.last_producer_epoch
         self.txn_timeout_ms = transit.txn_timeout_ms
@@ -206,6 +231,32 @@ class TransactionMetadata:
         self.txn_start_timestamp = transit.txn_start_timestamp
         self.txn_last_update_timestamp = transit.txn_last_update_timestamp
         self.pending_state = None
+
+    def _producer_change_allowed(self, transit: TxnTransitMetadata) -> bool:
+        """Kafka's completeTransitionTo producer checks for Prepare* and Complete*.
+
+        TV1 keeps the producer. Under TV2 Prepare* bumps the epoch once (not past
+        MAX_EPOCH) and Complete* may move to the next producer id/epoch (KIP-890
+        overflow, KIP-939 dual identity).
+        """
+        same = (transit.producer_id, transit.producer_epoch) == \
+            (self.producer_id, self.producer_epoch)
+        tv2 = transit.client_transaction_version >= TV2
+        if transit.state == S.PREPARE_COMMIT:
+            return same or (tv2 and transit.producer_id == self.producer_id
+                            and transit.producer_epoch == min(self.producer_epoch + 1,
+                                                              MAX_EPOCH))
+        if transit.state == S.PREPARE_ABORT:  # also the epoch fence
+            return transit.producer_id == self.producer_id
+        if transit.state in (S.COMPLETE_COMMIT, S.COMPLETE_ABORT):
+            return same or (tv2 and (transit.producer_id, transit.producer_epoch) ==
+                            (self.next_producer_id, self.next_producer_epoch))
+        return True
+
+    @property
+    def two_phase_commit(self) -> bool:
+        """A KIP-939 2PC transaction: stored without a timeout."""
+        return self.txn_timeout_ms == NO_TIMEOUT_MS
 
     def fail_transition(self) -> None:
         """The append failed: forget the pending state (Kafka's TransactionStateManager)."""

@@ -7,11 +7,12 @@ from shell.commands.faults import FAULT_COMMANDS
 from shell.commands.meta import META
 from shell.commands.navigation import NAVIGATION
 from shell.commands.operations import OPERATIONS
+from shell.commands.transactions import TRANSACTION_COMMANDS
 
 COMMANDS: dict[str, Command] = {
     command.name: command
     for command in (*NAVIGATION, *META, *CLUSTER_COMMANDS, *OPERATIONS, *DATA_COMMANDS,
-                    *FAULT_COMMANDS)
+                    *TRANSACTION_COMMANDS, *FAULT_COMMANDS)
 }
 """Every command by name."""
 

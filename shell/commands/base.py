@@ -34,9 +34,12 @@ class Command:
     man: str
     run: Handler
     completes: str = ""
-    """What a word completes to: ``path``, ``node``, ``command`` or nothing."""
+    """What a word completes to: ``path``, ``node``, ``command``, ``producer`` (the first
+    argument: a producer's name) or nothing."""
     words: tuple[str, ...] = ()
     """Fixed first words offered by completion (e.g. ``leader idle open-txn``)."""
+    verbs: tuple[str, ...] = ()
+    """Words offered by completion after the first argument (``producer NAME init``)."""
     options: tuple[str, ...] = field(default=())
     """Option keys offered by completion (``partitions``, ...)."""
 

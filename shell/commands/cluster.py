@@ -16,6 +16,7 @@ from sim.bounds import INT64_MAX
 from sim.cluster import ClusterConfig
 from sim.invariants import RAFT_INVARIANTS
 from sim.invariants.brokers import BROKER_INVARIANTS
+from sim.invariants.producer_txn import PRODUCER_TXN_INVARIANTS
 from sim.invariants.transactions import TRANSACTION_INVARIANTS
 from sim.settings import BY_NAME, SettingError, parse_settings
 from sim.startup import start_cluster as start
@@ -168,6 +169,8 @@ def run_invariants(session: Session, args: list[str]) -> None:
                                                 ("transactions", TRANSACTION_INVARIANTS)]
     if lab.config.brokers_settings.lifecycle:
         groups.append(("brokers", BROKER_INVARIANTS))
+    if lab.txn.txns is not None:
+        groups.append(("producer txns", PRODUCER_TXN_INVARIANTS))
     for group, catalogue in groups:
         for name in catalogue:
             verdict = "held"

@@ -12,12 +12,14 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from broker.replica import Replica
+from broker.txn.coordinator import TRANSACTION_STATE_TOPIC
+from broker.txn.fetch import READ_COMMITTED, READ_UNCOMMITTED, fetch_log, filter_committed
+from broker.txn.state import TransactionState, decode_record
 from shell.commands.base import Command, choice, integer, parse_args
 from shell.errors import CommandError
 from shell.formatting import plural, table
 from shell.lab import Lab
 from sim.bounds import MAX_PARTITIONS
-from sim.clients import consume
 from sim.world import NodeStatus
 
 if TYPE_CHECKING:
@@ -29,7 +31,8 @@ ACKS = {"0": 0, "1": 1, "all": -1, "-1": -1}
 """``acks=`` words -> Kafka's acks values."""
 
 
-def _require_replicas(lab: Lab) -> None:
+def require_replicas(lab: Lab) -> None:
+    """CommandError unless the brokers host partition replicas (heartbeats=on)."""
     if not lab.config.brokers_settings.lifecycle:
         raise CommandError("brokers host no partition replicas in this cluster: start one "
                            "with 'cluster heartbeats=on'")
@@ -45,7 +48,8 @@ def parse_partition(text: str) -> tuple[str, int]:
     return topic, integer(0, MAX_PARTITIONS - 1)("PARTITION", number)
 
 
-def _check_partition(lab: Lab, topic: str, partition: int) -> None:
+def check_partition(lab: Lab, topic: str, partition: int) -> None:
+    """CommandError unless the brokers' published image has ``topic``/``partition``."""
     broker = lab.cluster.any_running_broker()
     loader = lab.cluster.loader(broker) if broker is not None else None
     image = loader.published if loader is not None else None
@@ -65,8 +69,8 @@ def run_produce(session: Session, args: list[str]) -> None:
     topic, partition = parse_partition(values[0])
     count = integer(1, MAX_PRODUCE_COUNT)("COUNT", values[1])
     lab = session.require_lab()
-    _require_replicas(lab)
-    _check_partition(lab, topic, partition)
+    require_replicas(lab)
+    check_partition(lab, topic, partition)
     acks = ACKS[options.get("acks", "all")]
     idempotent = options.get("idempotent", "true") == "true"
     number = lab.produce(topic, partition, count, acks, idempotent)
@@ -79,47 +83,105 @@ def run_produce(session: Session, args: list[str]) -> None:
 
 
 def run_consume(session: Session, args: list[str]) -> None:
-    """``consume TOPIC/PARTITION``."""
-    values, _ = parse_args(CONSUME, args, positional=("TOPIC/PARTITION",))
+    """``consume TOPIC/PARTITION [isolation=read_uncommitted|read_committed]``."""
+    values, options = parse_args(CONSUME, args, positional=("TOPIC/PARTITION",),
+                                 options={"isolation": choice(READ_UNCOMMITTED,
+                                                              READ_COMMITTED)})
     topic, partition = parse_partition(values[0])
     lab = session.require_lab()
-    _require_replicas(lab)
-    _check_partition(lab, topic, partition)
+    require_replicas(lab)
+    check_partition(lab, topic, partition)
     leader = lab.cluster.partition_leader(topic, partition)
-    records = consume(lab.cluster, topic, partition)
-    if records is None:
+    manager = lab.cluster.replica_manager(leader)
+    replica = manager.leader_replica(topic, partition) if manager is not None else None
+    if replica is None or isinstance(replica, str):
         raise CommandError(f"{topic}/{partition} has no running leader right now (leader in "
                            f"the brokers' image: {leader if leader is not None else 'none'})")
-    session.out(f"{topic}/{partition}: {plural(len(records), 'record')} below the high "
-                f"watermark, read from leader broker {leader}")
-    for offset, value in enumerate(records):
-        session.out(f"  {offset}: {value}")
+    isolation = options.get("isolation")
+    fetched = fetch_log(replica.log, 0, replica.log.end_offset + 1,
+                        isolation or READ_UNCOMMITTED)
+    if isolation == READ_COMMITTED:
+        records = filter_committed(fetched.entries, fetched.aborted_transactions)
+        aborted = len(fetched.aborted_transactions)
+        session.out(f"{topic}/{partition}: {plural(len(records), 'record')} below the last "
+                    f"stable offset {fetched.last_stable_offset} (high watermark "
+                    f"{fetched.high_watermark}), read_committed from leader broker {leader}; "
+                    f"{plural(aborted, 'aborted transaction')} filtered")
+    else:
+        records = [e for e in fetched.entries if e.control < 0]
+        how = "read_uncommitted from" if isolation else "read from"
+        session.out(f"{topic}/{partition}: {plural(len(records), 'record')} below the high "
+                    f"watermark, {how} leader broker {leader}")
+    for entry in records:
+        session.out(f"  {entry.offset}: {entry.value}")
 
 
 def replica_lines(replica: Replica) -> list[str]:
-    """A replica's state and every record of its log (``log BROKER TOPIC/PARTITION``)."""
+    """A replica's state and every record of its log (``log BROKER TOPIC/PARTITION``).
+
+    A log holding transactional records gets two more columns (isTransactional, and the
+    control record: COMMIT or ABORT marker with its coordinatorEpoch), the last stable
+    offset, and its abort index (Kafka's ``.txnindex`` entries).
+    """
     log = replica.log
     role = "leader" if replica.is_leader else f"follower of {replica.leader}"
+    transactional = replica.topic == TRANSACTION_STATE_TOPIC or \
+        any(entry.transactional for entry in log.entries)
+    lso = f", last stable offset {log.txns.last_stable_offset(log.high_watermark)}" \
+        if transactional else ""
     lines = [f"broker {replica.broker_id} {replica.topic}/{replica.partition_id}: {role}, "
              f"leader epoch {replica.leader_epoch}, partition epoch "
              f"{replica.partition_epoch}, ISR {list(replica.isr)}, log end offset "
-             f"{log.end_offset}, high watermark {log.high_watermark}"]
-    rows = []
+             f"{log.end_offset}, high watermark {log.high_watermark}{lso}"]
+    rows: list[tuple[object, ...]] = []
     for entry in log.entries:
+        seq = "-" if entry.sequence < 0 else entry.sequence
         producer = "-" if entry.producer_id < 0 else \
-            f"{entry.producer_id}/{entry.producer_epoch}/{entry.sequence}"
+            f"{entry.producer_id}/{entry.producer_epoch}/{seq}"
         mark = "" if entry.offset < log.high_watermark else "above HW"
-        rows.append((entry.offset, entry.leader_epoch, entry.value, producer, mark))
-    if rows:
-        lines.extend(table(("offset", "epoch", "value", "producer/epoch/seq", ""), rows))
-    else:
-        lines.append("(empty log)")
+        if not transactional:
+            rows.append((entry.offset, entry.leader_epoch, entry.value, producer, mark))
+            continue
+        control = "-" if entry.control < 0 else \
+            f"{'COMMIT' if entry.control == 1 else 'ABORT'} coordinatorEpoch " \
+            f"{entry.coordinator_epoch}"
+        value = "(marker)" if entry.control >= 0 else entry.value
+        if replica.topic == TRANSACTION_STATE_TOPIC:
+            value = transaction_log_summary(entry.value)
+        rows.append((entry.offset, entry.leader_epoch, value, producer,
+                     "true" if entry.transactional else "false", control, mark))
+    header: tuple[str, ...] = ("offset", "epoch", "value", "producer/epoch/seq", "")
+    if transactional:
+        header = ("offset", "epoch", "value", "producer/epoch/seq", "isTransactional",
+                  "control", "")
+    lines.extend(table(header, rows) if rows else ["(empty log)"])
+    if transactional:
+        aborted = log.txns.aborted
+        lines.append(f"aborted transactions (.txnindex): {len(aborted) or 'none'}")
+        lines.extend(f"  producerId {a.producer_id} firstOffset {a.first_offset} lastOffset "
+                     f"{a.last_offset} lastStableOffset {a.last_stable_offset}"
+                     for a in aborted)
     return lines
+
+
+def transaction_log_summary(text: str) -> str:
+    """A ``__transaction_state`` record in one short phrase: id, state, producer, partitions."""
+    try:
+        record = decode_record(text)
+    except ValueError:
+        return text
+    value = record.Value
+    if value is None:
+        return f"{record.TransactionalId}: tombstone"
+    parts = ",".join(f"{t}-{p}" for t, p in value.TransactionPartitions)
+    state = TransactionState(value.TransactionStatus).kafka_name
+    return (f"{record.TransactionalId}: {state} {value.ProducerId}/{value.ProducerEpoch}"
+            + (f" [{parts}]" if parts else ""))
 
 
 def partition_log_lines(lab: Lab, broker_id: int, text: str) -> list[str]:
     """``log BROKER TOPIC/PARTITION``: one broker's replica of a partition."""
-    _require_replicas(lab)
+    require_replicas(lab)
     if broker_id not in lab.config.broker_ids:
         raise CommandError(f"{lab.node_name(broker_id)} hosts no partition replicas: give a "
                            f"broker id")
@@ -156,11 +218,19 @@ PRODUCE = Command(
     "heartbeats=on.\n\nExample: produce orders/0 5 acks=all", run_produce,
     options=("acks", "idempotent"))
 CONSUME = Command(
-    "consume", "consume TOPIC/PARTITION", "read a partition up to its high watermark",
+    "consume", "consume TOPIC/PARTITION [isolation=read_uncommitted|read_committed]",
+    "read a partition up to its high watermark (or last stable offset)",
     "Reads every record of TOPIC/PARTITION below the high watermark from the partition "
     "leader the brokers' image names, as a consumer would: records above the high "
-    "watermark (not yet on every in-sync replica) are not shown. Needs heartbeats=on.\n\n"
-    "Example: consume orders/0", run_consume)
+    "watermark (not yet on every in-sync replica) are not shown, and neither are "
+    "transaction markers (control records). Needs heartbeats=on.\n\n"
+    "isolation=read_uncommitted (Kafka's default) reads to the high watermark, records of "
+    "open and aborted transactions included. isolation=read_committed reads below the last "
+    "stable offset (the first offset of the earliest open transaction) and drops the "
+    "records of aborted transactions as Kafka's consumer does, from the aborted "
+    "transactions the fetch returns (the abort index).\n\n"
+    "Examples: consume orders/0; consume orders/0 isolation=read_committed", run_consume,
+    options=("isolation",))
 
 DATA_COMMANDS = (PRODUCE, CONSUME)
 """Produce and consume."""

@@ -19,7 +19,7 @@ SECTIONS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("the lab: a simulated cluster", ("cluster", "seed", "status", "view", "log", "invariants")),
     ("the lab: operations", ("create-topic", "delete-topic", "alter-config",
                              "register-broker")),
-    ("the lab: records (heartbeats=on)", ("produce", "consume")),
+    ("the lab: records (heartbeats=on)", ("produce", "consume", "producer")),
     ("the lab: time and faults", ("tick", "run-until", "crash", "restart", "partition",
                                   "heal")),
 )

@@ -20,7 +20,18 @@
   behind one open transaction no longer than the transaction timeout, the
   coordinator's abort interval and a marker-delivery allowance, counted from
   the last fault (KIP-98 "transaction.timeout.ms"; Kafka's
-  abortTimedOutTransactions).
+  abortTimedOutTransactions). A transaction of a KIP-939 two-phase-commit
+  producer has no timeout and is exempt.
+- PreparedTxnSurvives: a prepared KIP-939 two-phase-commit transaction
+  survives coordinator failover and producer restart. It gets no marker
+  before its application completes it (``completeTransaction``) or an admin
+  force-terminates it: not aborted on timeout, not by the restart's
+  InitProducerId; then it ends as decided (COMMIT only for a matching
+  PreparedTxnState). A restarted client's InitProducerId(KeepPreparedTxn)
+  answers the prepared transaction's producer id and epoch as
+  OngoingTxnProducerId/Epoch: it is not lost (KIP-939, "prepareTransaction",
+  "completeTransaction", "InitProducerId(keepPreparedTxn=true)" and "no
+  timeout for transactions participating in 2PC").
 
 Records are ``<transactional id>/<instance>/<transaction>/<n>`` (see
 :mod:`sim.txn_clients`): a transaction's key is the first three parts.
@@ -47,6 +58,8 @@ PRODUCER_TXN_INVARIANTS: dict[str, str] = {
                                    "(TransactionState.java)",
     "LsoBounded": "the LSO stays behind an open transaction at most its timeout plus the "
                   "abort interval and marker delivery (KIP-98; abortTimedOutTransactions)",
+    "PreparedTxnSurvives": "a prepared 2PC transaction survives coordinator failover and "
+                           "producer restart until completed (KIP-939)",
 }
 """Every producer-transaction invariant with its source."""
 
@@ -79,6 +92,9 @@ class ProducerTxnInvariants(Monitor):
         self.disturbed_at = 0
         self.transitions = 0
         self.acked_commits: set[str] = set()
+        self.two_pc_ids: set[str] = set()
+        self.prepared: dict[str, tuple[str, int, int]] = {}  # txn id -> (txn, pid, epoch)
+        self.decisions: dict[str, bool] = {}  # prepared txn -> its completion's outcome
         self._violation: InvariantViolation | None = None
 
     # ------------------------------------------------------------------ inputs
@@ -106,6 +122,52 @@ class ProducerTxnInvariants(Monitor):
         return InvariantViolation("AckedCommitNeverAborts",
                                   f"transaction {txn}: commit acknowledged, aborted on "
                                   f"{', '.join(where)}")
+
+    # ------------------------------------------------------------------ KIP-939 inputs
+    def two_phase(self, transactional_id: str) -> None:
+        """``transactional_id`` is used by 2PC producers (no timeout: LsoBounded exempt)."""
+        self.two_pc_ids.add(transactional_id)
+
+    def prepared_txn(self, transactional_id: str, txn: str, producer_id: int,
+                     epoch: int) -> None:
+        """prepareTransaction() returned (producer_id, epoch) for transaction ``txn``."""
+        self.two_pc_ids.add(transactional_id)
+        self.prepared[transactional_id] = (txn, producer_id, epoch)
+        self.decisions.pop(txn, None)
+
+    def kept(self, transactional_id: str, ongoing: tuple[int, int]) -> None:
+        """A restarted client's InitProducerId(KeepPreparedTxn) answered ``ongoing``."""
+        held = self.prepared.get(transactional_id)
+        if held is None or held[0] in self.outcomes:
+            return
+        if ongoing != held[1:] and held[0] not in self.decisions:
+            self._fail("PreparedTxnSurvives",
+                       f"{transactional_id}: prepared transaction {held[0]} "
+                       f"({held[1]}:{held[2]}) lost; the restarted client sees "
+                       f"{ongoing[0]}:{ongoing[1]}")
+        elif ongoing == held[1:]:
+            self.decisions.pop(held[0], None)  # a completion that never arrived: undecided
+
+    def completing(self, transactional_id: str, given: tuple[int, int], commit: bool) -> None:
+        """completeTransaction(``given``) sends EndTxn(``commit``)."""
+        held = self.prepared.get(transactional_id)
+        if held is None:
+            return
+        if commit and given != held[1:]:
+            self._fail("PreparedTxnSurvives",
+                       f"{transactional_id}: completeTransaction({given[0]}:{given[1]}) "
+                       f"commits {held[0]} prepared as {held[1]}:{held[2]}")
+        self.decisions[held[0]] = commit
+
+    def force_terminated(self, transactional_id: str) -> None:
+        """An admin's forceTerminateTransaction: the prepared transaction may abort."""
+        held = self.prepared.get(transactional_id)
+        if held is not None:
+            self.decisions[held[0]] = False
+
+    def _fail(self, name: str, text: str) -> None:
+        if self._violation is None:
+            self._violation = InvariantViolation(name, text)
 
     def disturbed(self, now: int) -> None:
         """A fault happened: the LSO bound counts from here."""
@@ -163,8 +225,11 @@ class ProducerTxnInvariants(Monitor):
                             f"returns {entry.value!r} at {entry.offset} (LSO {lso}, HW {hw}) "
                             f"without a COMMIT marker")
                 scan.read_committed_at = lso
-            self._check_lso(sim.now, all_up, tp, topic_id, partition,
-                            log.txns.first_unstable_offset(hw), hw)
+            first_unstable = log.txns.first_unstable_offset(hw)
+            if first_unstable is not None and first_unstable < len(log.entries) and \
+                    log.entries[first_unstable].value.split("/", 1)[0] in self.two_pc_ids:
+                continue  # KIP-939: a 2PC transaction holds the LSO until completed
+            self._check_lso(sim.now, all_up, tp, topic_id, partition, first_unstable, hw)
 
     def _outcome(self, txn: str, tp: tuple[str, int], commit: bool) -> None:
         outcomes = self.outcomes.setdefault(txn, {})
@@ -177,6 +242,8 @@ class ProducerTxnInvariants(Monitor):
                     for (t, p), c in sorted(outcomes.items())))
         if not commit and txn in self.acked_commits:
             raise self._aborted(txn)
+        if txn.split("/", 1)[0] in self.two_pc_ids:
+            self._check_prepared(txn, tp, commit)
         if commit:
             instance = txn.split("/")[1]
             fenced = self.fenced_at.get(instance)
@@ -189,6 +256,20 @@ class ProducerTxnInvariants(Monitor):
                     "ZombieNeverCommits",
                     f"{tp[0]}-{tp[1]}: {late[0]!r} sent at {self.sent_at[late[0]]} by "
                     f"{instance}, fenced at {fenced}, was committed")
+
+    def _check_prepared(self, txn: str, tp: tuple[str, int], commit: bool) -> None:
+        tid = txn.split("/", 1)[0]
+        held = self.prepared.get(tid)
+        if held is None or held[0] != txn:
+            return  # not prepared: an ordinary commit or abort
+        decision = self.decisions.get(txn)
+        if decision is None or decision != commit:
+            raise InvariantViolation(
+                "PreparedTxnSurvives",
+                f"{tp[0]}-{tp[1]}: prepared 2PC transaction {txn} got "
+                f"{'COMMIT' if commit else 'ABORT'} "
+                + ("before it was completed" if decision is None
+                   else f"but was completed with {'COMMIT' if decision else 'ABORT'}"))
 
     def _check_lso(self, now: int, all_up: bool, tp: tuple[str, int], topic_id: str,
                    partition: int, first_unstable: int | None, hw: int) -> None:

@@ -1,0 +1,179 @@
+"""``kraftsim dump-log`` for data partitions: segments, transaction markers, ``.txnindex``.
+
+A ``.log`` segment in a ``<topic>-<partition>`` directory (anything but
+``__cluster_metadata-0``) is a data partition's. Each batch is printed with
+``kafka-dump-log``'s key names (``baseOffset … producerId … producerEpoch …
+isTransactional … isControl …``) and each record with ``| offset: …
+keySize: … valueSize: … sequence: … headerKeys: […]`` then, for a
+transaction marker, ``endTxnMarker: COMMIT coordinatorEpoch: N``; for a
+``__transaction_state`` record (or with ``--transaction-log-decoder``) its
+key and value as Kafka's transaction log decoder prints them (``key:
+{"type":"0","data":{"transactionalId":…}} payload: {"version":"1","data":{…}}``,
+``<DELETE>`` for a tombstone); otherwise ``payload:`` and the value as UTF-8.
+A ``.txnindex`` prints one ``version: … producerId: … firstOffset: …
+lastOffset: … lastStableOffset: …`` line per aborted transaction.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, TextIO
+
+import msgspec
+
+from kafka_format.data_log import (
+    DataBatch,
+    DataRecord,
+    decode_marker,
+    is_txn_index_name,
+    parse_partition_dir_name,
+)
+from kafka_format.errors import DecodeError, DecodeFailure
+from kafka_format.files import METADATA_PARTITION_DIR, read_data_segment, read_txn_index
+from kafka_format.transaction_log import decode_key, decode_value, value_json
+
+TRANSACTION_STATE_TOPIC = "__transaction_state"
+
+
+def is_data_segment(path: str) -> bool:
+    """Whether a ``.log`` file lies in a data partition's directory."""
+    parent = Path(path).parent.name
+    return parent != METADATA_PARTITION_DIR and not parent.startswith("__cluster_metadata") \
+        and parse_partition_dir_name(parent) is not None
+
+
+def is_transaction_log(path: str) -> bool:
+    """Whether a segment belongs to ``__transaction_state``."""
+    found = parse_partition_dir_name(Path(path).parent.name)
+    return found is not None and found[0] == TRANSACTION_STATE_TOPIC
+
+
+def _text(value: Any) -> str:
+    if isinstance(value, bool):
+        return str(value).lower()
+    return str(value)
+
+
+def batch_facts(batch: DataBatch) -> dict[str, Any]:
+    """A batch's facts under kafka-dump-log's key names, in its order."""
+    count = len(batch.records)
+    return {
+        "baseOffset": batch.base_offset, "lastOffset": batch.last_offset, "count": count,
+        "baseSequence": batch.base_sequence,
+        "lastSequence": -1 if batch.base_sequence < 0 else batch.base_sequence + count - 1,
+        "producerId": batch.producer_id, "producerEpoch": batch.producer_epoch,
+        "partitionLeaderEpoch": batch.partition_leader_epoch,
+        "isTransactional": batch.is_transactional, "isControl": batch.is_control,
+        "deleteHorizonMs": "OptionalLong.empty", "position": batch.position,
+        "CreateTime": batch.max_timestamp, "size": batch.size, "magic": 2,
+        "compresscodec": batch.compression, "crc": batch.crc, "isvalid": True,
+    }
+
+
+def record_facts(batch: DataBatch, index: int, record: DataRecord) -> dict[str, Any]:
+    """One record's facts under kafka-dump-log's key names."""
+    return {
+        "offset": batch.base_offset + index,
+        "CreateTime": batch.base_timestamp + record.timestamp_delta
+        if batch.base_timestamp >= 0 else batch.base_timestamp,
+        "keySize": -1 if record.key is None else len(record.key),
+        "valueSize": -1 if record.value is None else len(record.value),
+        "sequence": -1 if batch.base_sequence < 0 else batch.base_sequence + index,
+        "headerKeys": [k.decode("utf-8", "replace") for k, _ in record.headers],
+    }
+
+
+def _content(batch: DataBatch, record: DataRecord, txn_log: bool) -> dict[str, Any]:
+    """What a record holds: a marker, a transaction log record, or a payload."""
+    if batch.is_control:
+        marker = decode_marker(record)
+        if marker is None:
+            return {"controlType": "unknown"}
+        return {"endTxnMarker": marker.name, "coordinatorEpoch": marker.coordinator_epoch}
+    if txn_log and record.key is not None:
+        try:
+            key = {"type": "0", "data": {"transactionalId": decode_key(record.key)}}
+            payload: Any = "<DELETE>" if record.value is None else {
+                "version": str(int.from_bytes(record.value[:2], "big", signed=True)),
+                "data": value_json(decode_value(record.value))}
+        except DecodeError as exc:
+            return {"key": f"Error at offset {batch.base_offset}, skipping. {exc.message}"}
+        return {"key": key, "payload": payload}
+    out: dict[str, Any] = {}
+    if record.key is not None:
+        out["key"] = record.key.decode("utf-8", "replace")
+    out["payload"] = None if record.value is None else record.value.decode("utf-8", "replace")
+    return out
+
+
+def _compact(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+
+
+def _lines(batch: DataBatch, with_records: bool, skip_metadata: bool,
+           txn_log: bool) -> list[str]:
+    lines = [" ".join(f"{k}: {_text(v)}" for k, v in batch_facts(batch).items())]
+    if not with_records:
+        return lines
+    for index, record in enumerate(batch.records):
+        words = [] if skip_metadata else [
+            f"{k}: {'[' + ','.join(v) + ']' if isinstance(v, list) else _text(v)}"
+            for k, v in record_facts(batch, index, record).items()]
+        words += [f"{k}: {_compact(v)}" for k, v in _content(batch, record, txn_log).items()
+                  if v is not None]
+        lines.append("| " + " ".join(words))
+    return lines
+
+
+def dump_data_segment(path: str, fmt: str, with_records: bool, out: TextIO,
+                      skip_record_metadata: bool = False, txn_log: bool = False
+                      ) -> DecodeFailure | None:
+    """Print a data partition segment; returns what stopped it, if anything did."""
+    result = read_data_segment(path)
+    txn_log = txn_log or is_transaction_log(path)
+    if fmt == "json":
+        batches = []
+        for batch in result.batches:
+            item: dict[str, Any] = batch_facts(batch)
+            if with_records:
+                item["records"] = [{**record_facts(batch, i, r), **_content(batch, r, txn_log)}
+                                   for i, r in enumerate(batch.records)]
+            batches.append(item)
+        error = None if result.error is None else msgspec.to_builtins(result.error)
+        out.write(json.dumps({"file": path, "kind": "data log segment", "batches": batches,
+                              "error": error}, ensure_ascii=False) + "\n")
+        return result.error
+    if result.error is not None and result.error.kind == "unreadable":
+        return result.error
+    out.write(f"Dumping {path} (data log segment)\n")
+    for batch in result.batches:
+        for line in _lines(batch, with_records, skip_record_metadata, txn_log):
+            out.write(line + "\n")
+    return result.error
+
+
+def dump_txn_index(path: str, fmt: str, out: TextIO) -> DecodeFailure | None:
+    """Print a ``.txnindex``: one line per aborted transaction."""
+    result = read_txn_index(path)
+    if fmt == "json":
+        entries = [{"version": e.version, "producerId": e.producer_id,
+                    "firstOffset": e.first_offset, "lastOffset": e.last_offset,
+                    "lastStableOffset": e.last_stable_offset} for e in result.entries]
+        error = None if result.error is None else msgspec.to_builtins(result.error)
+        out.write(json.dumps({"file": path, "kind": "transaction index",
+                              "abortedTransactions": entries, "error": error}) + "\n")
+        return result.error
+    if result.error is not None and result.error.kind == "unreadable":
+        return result.error
+    out.write(f"Dumping {path} (transaction index)\n")
+    for e in result.entries:
+        out.write(f"version: {e.version} producerId: {e.producer_id} firstOffset: "
+                  f"{e.first_offset} lastOffset: {e.last_offset} lastStableOffset: "
+                  f"{e.last_stable_offset}\n")
+    return result.error
+
+
+__all__ = ["dump_data_segment", "dump_txn_index", "is_data_segment", "is_txn_index_name"]

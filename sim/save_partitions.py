@@ -1,0 +1,107 @@
+"""A broker's partition replicas as Kafka's data partition directories (``--save``).
+
+Each replica a running broker hosts becomes ``<topic>-<partition>/`` beside
+its ``__cluster_metadata-0``: one segment whose record batches are the
+replica's log entries, batched as they were appended (an idempotent or
+transactional batch by its producer id, epoch and base sequence; a control
+record is a batch of its own), and a ``.txnindex`` with the replica's abort
+index. Record values are UTF-8 with no key; ``__transaction_state`` records
+get Kafka's TransactionLogKey / TransactionLogValue bytes. The simulation
+keeps no per-record time, so timestamps are -1 (Kafka's NO_TIMESTAMP).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+from broker.partition_log import LogEntry, PartitionLog
+from broker.replica_manager import ReplicaManager
+from broker.txn.coordinator import TRANSACTION_STATE_TOPIC
+from broker.txn.state import decode_record
+from kafka_format.batch_format import CONTROL_FLAG, TRANSACTIONAL_FLAG
+from kafka_format.data_log import (
+    NO_TIMESTAMP,
+    AbortedTxnEntry,
+    DataBatch,
+    DataRecord,
+    marker_record,
+    partition_dir_name,
+)
+from kafka_format.files import write_partition_dir
+from kafka_format.transaction_log import TxnLogValue, encode_key, encode_value
+from sim.world import NodeSlot
+
+EMPTY_STATUS = 0
+"""TransactionStatus of Empty: Kafka writes null partitions for it."""
+
+
+def _record(topic: str, entry: LogEntry) -> DataRecord:
+    if entry.control >= 0:
+        return marker_record(entry.control == 1, entry.coordinator_epoch)
+    if topic != TRANSACTION_STATE_TOPIC:
+        return DataRecord(None, entry.value.encode("utf-8"))
+    record = decode_record(entry.value)
+    value = record.Value
+    if value is None:
+        return DataRecord(encode_key(record.TransactionalId), None)
+    by_topic: dict[str, list[int]] = {}
+    for t, p in value.TransactionPartitions:
+        by_topic.setdefault(t, []).append(p)
+    partitions = None if value.TransactionStatus == EMPTY_STATUS else tuple(
+        (t, tuple(sorted(ids))) for t, ids in sorted(by_topic.items()))
+    kafka_value = TxnLogValue(
+        value.ProducerId, value.ProducerEpoch, value.TransactionTimeoutMs,
+        value.TransactionStatus, partitions, value.TransactionLastUpdateTimestampMs,
+        value.TransactionStartTimestampMs, value.PreviousProducerId, value.NextProducerId,
+        value.ClientTransactionVersion, value.NextProducerEpoch)
+    return DataRecord(encode_key(record.TransactionalId), encode_value(kafka_value))
+
+
+def _same_batch(first: LogEntry, entry: LogEntry, index: int) -> bool:
+    if entry.control >= 0 or first.control >= 0 or index >= first.batch_size:
+        return False
+    if (entry.producer_id, entry.producer_epoch, entry.base_sequence, entry.leader_epoch,
+            entry.transactional, entry.batch_size) != \
+            (first.producer_id, first.producer_epoch, first.base_sequence, first.leader_epoch,
+             first.transactional, first.batch_size):
+        return False
+    return entry.sequence < 0 or entry.sequence == first.base_sequence + index
+
+
+def _batches(topic: str, entries: list[LogEntry]) -> Iterator[DataBatch]:
+    i = 0
+    while i < len(entries):
+        first = entries[i]
+        j = i + 1
+        while j < len(entries) and _same_batch(first, entries[j], j - i):
+            j += 1
+        chunk = entries[i:j]
+        attributes = (TRANSACTIONAL_FLAG if first.transactional else 0) | \
+            (CONTROL_FLAG if first.control >= 0 else 0)
+        base_sequence = -1 if first.control >= 0 or first.sequence < 0 else first.sequence
+        yield DataBatch(first.offset, first.leader_epoch, attributes, NO_TIMESTAMP,
+                        NO_TIMESTAMP, first.producer_id, first.producer_epoch, base_sequence,
+                        tuple(_record(topic, e) for e in chunk))
+        i = j
+
+
+def partition_batches(topic: str, log: PartitionLog) -> list[DataBatch]:
+    """The record batches of a replica's log."""
+    return list(_batches(topic, log.entries))
+
+
+def write_partitions(slot: NodeSlot, node_dir: Path) -> list[Path]:
+    """Write every partition replica of a running broker under ``node_dir``."""
+    manager = next((a for a in slot.apps if isinstance(a, ReplicaManager)), None)
+    if manager is None or not slot.running:
+        return []
+    written: list[Path] = []
+    for _, replica in sorted(manager.replicas.items()):
+        log = replica.log
+        aborted = [AbortedTxnEntry(a.producer_id, a.first_offset, a.last_offset,
+                                   a.last_stable_offset) for a in log.txns.aborted]
+        written += write_partition_dir(
+            node_dir / partition_dir_name(replica.topic, replica.partition_id),
+            partition_batches(replica.topic, log), aborted)
+    return written

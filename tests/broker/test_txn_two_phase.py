@@ -1,0 +1,189 @@
+"""KIP-939 two-phase commit at the coordinator: the seed's epoch-overflow walkthroughs, step by step.
+
+Every (ProducerId, ProducerEpoch), PrevProducerId, (NextProducerId,
+NextProducerEpoch) and response pair the KIP lists is asserted, both in
+memory and in the ``__transaction_state`` record just written.
+"""
+
+from __future__ import annotations
+
+from broker.txn.coordinator import TransactionCoordinator, TxnCoordinatorConfig, TxnResult
+from broker.txn.state import (
+    MAX_EPOCH,
+    NO_TIMEOUT_MS,
+    TransactionMetadata,
+    TransactionState,
+    decode_record,
+)
+from tests.broker.test_txn_coordinator import Harness
+
+S = TransactionState
+MAX = MAX_EPOCH
+
+
+def _harness(first_pid: int) -> Harness:
+    h = Harness(first_pid=first_pid)
+    h.coordinator = TransactionCoordinator(
+        0, TxnCoordinatorConfig(num_partitions=1, two_phase_commit_enable=True),
+        h._append, h._pid)
+    h.coordinator.become_leader(0, 0, [], 0)
+    return h
+
+
+def _empty_at(h: Harness, pid: int, epoch: int, *, two_pc: bool = True) -> None:
+    """Step 1 of both walkthroughs: InitProducerId(false) left Empty, ProducerId=pid."""
+    h.put(TransactionMetadata("t", pid, NO_TIMEOUT_MS if two_pc else 60_000, 0, epoch))
+
+
+def init(h: Harness, *, keep: bool, enable_2pc: bool = True,
+         expected: tuple[int, int] | None = None) -> TxnResult:
+    out: list[TxnResult] = []
+    h.coordinator.handle_init_producer_id("t", 60_000, expected, 5, out.append,
+                                          enable_2pc=enable_2pc, keep_prepared_txn=keep)
+    return out[0]
+
+
+def add(h: Harness, pid: int, epoch: int) -> str:
+    out: list[str] = []
+    h.coordinator.handle_add_partitions("t", pid, epoch, frozenset({("a", 0)}), 5, out.append,
+                                        transaction_version=2)
+    return out[0]
+
+
+def end(h: Harness, pid: int, epoch: int, commit: bool = True) -> TxnResult:
+    out: list[TxnResult] = []
+    h.coordinator.handle_end_txn_tv2("t", pid, epoch, commit, 5, out.append)
+    return out[0] if out else TxnResult("WAITING")
+
+
+def tc_state(h: Harness) -> tuple[S, int, int, int, int, int]:
+    """(state, ProducerId, ProducerEpoch, PrevProducerId, NextProducerId, NextProducerEpoch)."""
+    m = h.meta
+    in_memory = (m.state, m.producer_id, m.producer_epoch, m.prev_producer_id,
+                 m.next_producer_id, m.next_producer_epoch)
+    record = decode_record(h.log[-1]).Value
+    assert record is not None
+    logged = (S(record.TransactionStatus), record.ProducerId, record.ProducerEpoch,
+              record.PreviousProducerId, record.NextProducerId, record.NextProducerEpoch)
+    assert logged == in_memory  # the dual identity is kept in the TransactionLogValue
+    return in_memory
+
+
+def test_vanilla_kip890_transaction_with_epoch_overflow() -> None:
+    h = _harness(first_pid=85)
+    _empty_at(h, 42, MAX - 1, two_pc=False)
+    assert add(h, 42, MAX - 1) == "NONE"
+    assert tc_state(h) == (S.ONGOING, 42, MAX - 1, -1, -1, -1)
+    assert end(h, 42, MAX - 1) == TxnResult("NONE", 85, 0)
+    log_at_prepare = len(h.log)
+    markers = h.coordinator.drain_outbox()
+    assert [(m.producer_id, m.producer_epoch, m.commit) for m in markers] == [(42, MAX, True)]
+    # The PrepareCommit record (the complete is not written before the markers return).
+    assert len(h.log) == log_at_prepare and tc_state(h) == (S.PREPARE_COMMIT, 42, MAX, -1, 85, 0)
+    for marker in markers:
+        h.coordinator.on_marker_result(marker, "NONE", 10)
+    assert tc_state(h) == (S.COMPLETE_COMMIT, 85, 0, 42, -1, -1)
+    # The commit timed out on the client: its retry with the old identity succeeds.
+    assert end(h, 42, MAX - 1) == TxnResult("NONE", 85, 0)
+    assert add(h, 85, 0) == "NONE"
+
+
+def test_2pc_transaction_with_two_epoch_overflows() -> None:
+    h = _harness(first_pid=73)
+    _empty_at(h, 42, MAX - 1)
+    assert add(h, 42, MAX - 1) == "NONE"
+    assert tc_state(h) == (S.ONGOING, 42, MAX - 1, -1, -1, -1)
+    # (Transaction is prepared on the client, then the client crashed.)
+    assert init(h, keep=True) == TxnResult("NONE", 73, 0, 42, MAX - 1)
+    assert tc_state(h) == (S.ONGOING, 42, MAX - 1, -1, 73, 0)
+    # (Crash the client.)
+    assert init(h, keep=True) == TxnResult("NONE", 73, 1, 42, MAX - 1)
+    assert tc_state(h) == (S.ONGOING, 42, MAX - 1, -1, 73, 1)
+    # (Crash the client a few times more.)
+    for epoch in range(2, MAX - 1):
+        assert init(h, keep=True) == TxnResult("NONE", 73, epoch, 42, MAX - 1)
+    # The KIP's state column reads NextProducerEpoch=MAX here but its response and the
+    # commit request that follows both carry MAX-1; the state and the answer must agree
+    # (the client holds what it was told), so the state is MAX-1 (docs/transactions.md).
+    assert init(h, keep=True) == TxnResult("NONE", 73, MAX - 1, 42, MAX - 1)
+    assert tc_state(h) == (S.ONGOING, 42, MAX - 1, -1, 73, MAX - 1)
+    h.next_pid = 85
+    assert end(h, 73, MAX - 1) == TxnResult("NONE", 85, 0)
+    markers = h.coordinator.drain_outbox()
+    assert tc_state(h) == (S.PREPARE_COMMIT, 42, MAX, 73, 85, 0)
+    # Markers go out under the ongoing transaction's producer id, its epoch bumped.
+    assert [(m.producer_id, m.producer_epoch) for m in markers] == [(42, MAX)]
+    assert end(h, 73, MAX - 1).error == "CONCURRENT_TRANSACTIONS"  # a retry, not fenced
+    for marker in markers:
+        h.coordinator.on_marker_result(marker, "NONE", 10)
+    assert tc_state(h) == (S.COMPLETE_COMMIT, 85, 0, 73, -1, -1)
+    assert end(h, 73, MAX - 1) == TxnResult("NONE", 85, 0)  # PrevProducerId: no self-fencing
+
+
+def test_keep_prepared_txn_without_ongoing_transaction_returns_no_ongoing_pair() -> None:
+    h = _harness(first_pid=11)
+    _empty_at(h, 10, 3)
+    assert init(h, keep=True) == TxnResult("NONE", 10, 4, -1, -1)
+    assert h.meta.state == S.EMPTY
+
+
+def test_the_kept_identity_can_only_complete_and_fences_older_incarnations() -> None:
+    h = _harness(first_pid=11)
+    _empty_at(h, 10, 3)
+    assert add(h, 10, 3) == "NONE"
+    assert init(h, keep=True) == TxnResult("NONE", 10, 4, 10, 3)
+    assert add(h, 10, 4) == "INVALID_TXN_STATE"       # only commit/abort/complete now
+    assert init(h, keep=True) == TxnResult("NONE", 10, 5, 10, 3)
+    assert end(h, 10, 4).error == "PRODUCER_FENCED"   # the previous incarnation
+    assert end(h, 10, 3).error == "PRODUCER_FENCED"   # the crashed original
+    assert end(h, 10, 5, commit=False) == TxnResult("NONE", 10, 6)
+    markers = h.coordinator.drain_outbox()
+    assert [(m.producer_id, m.producer_epoch, m.commit) for m in markers] == [(10, 4, False)]
+    for marker in markers:
+        h.coordinator.on_marker_result(marker, "NONE", 10)
+    assert tc_state(h) == (S.COMPLETE_ABORT, 10, 6, 10, -1, -1)
+    assert end(h, 10, 5, commit=False) == TxnResult("NONE", 10, 6)  # retry after the bump
+
+
+def test_enable_2pc_needs_the_broker_config_and_lifts_the_timeout() -> None:
+    h = Harness()
+    assert init(h, keep=False).error == "TRANSACTIONAL_ID_AUTHORIZATION_FAILED"
+    h = _harness(first_pid=11)
+    assert init(h, keep=False) == TxnResult("NONE", 11, 0)
+    assert h.meta.txn_timeout_ms == NO_TIMEOUT_MS and h.meta.two_phase_commit
+    assert add(h, 11, 0) == "NONE"
+    h.coordinator.abort_timed_out(10**12)
+    assert h.meta.state == S.ONGOING and h.coordinator.drain_outbox() == []
+
+
+def test_force_terminate_aborts_the_prepared_transaction_and_fences_the_kept_client() -> None:
+    h = _harness(first_pid=11)
+    _empty_at(h, 10, 3)
+    assert add(h, 10, 3) == "NONE"
+    assert init(h, keep=True) == TxnResult("NONE", 10, 4, 10, 3)
+    # Admin forceTerminateTransaction: InitProducerId(Enable2Pc=false, KeepPreparedTxn=false).
+    assert init(h, keep=False, enable_2pc=False).error == "CONCURRENT_TRANSACTIONS"
+    markers = h.coordinator.drain_outbox()
+    assert [(m.producer_id, m.producer_epoch, m.commit) for m in markers] == [(10, 4, False)]
+    for marker in markers:
+        h.coordinator.on_marker_result(marker, "NONE", 10)
+    assert h.meta.state == S.COMPLETE_ABORT and h.meta.next_producer_epoch == -1
+    assert init(h, keep=False, enable_2pc=False) == TxnResult("NONE", 10, 5)
+    assert end(h, 10, 4).error == "PRODUCER_FENCED"
+
+
+def test_a_new_coordinator_loads_the_kept_transaction() -> None:
+    h = _harness(first_pid=73)
+    _empty_at(h, 42, 7)
+    assert add(h, 42, 7) == "NONE"
+    assert init(h, keep=True) == TxnResult("NONE", 42, 8, 42, 7)
+    other = TransactionCoordinator(1, h.coordinator.config, h._append, h._pid)
+    other.become_leader(0, 1, list(h.log), 10**12)
+    other.abort_timed_out(10**12)
+    meta = other.txns["t"]
+    assert (meta.state, meta.producer_id, meta.producer_epoch, meta.next_producer_id,
+            meta.next_producer_epoch) == (S.ONGOING, 42, 7, 42, 8)
+    out: list[TxnResult] = []
+    other.handle_init_producer_id("t", 1, None, 10**12, out.append, enable_2pc=True,
+                                  keep_prepared_txn=True)
+    assert out == [TxnResult("NONE", 42, 9, 42, 7)]
