@@ -27,7 +27,8 @@ $(BASE_STAMP): pyproject.toml
 demo: $(BASE_STAMP)
 	$(VENV)/bin/kraftsim demo
 
-# A small sweep of each experiment on Spark: Parquet, report.md and plots under out/.
+# A small sweep of each experiment on Spark: Parquet, report.md and plots in a new run folder
+# out/EXPERIMENT/RUN_ID (out/EXPERIMENT/latest points at the newest).
 experiment: $(STAMP)
 	$(VENV)/bin/kraftsim experiment failover --out out/failover
 	$(VENV)/bin/kraftsim experiment visibility --out out/visibility
@@ -60,5 +61,8 @@ bench: $(STAMP)
 bench-experiments: $(STAMP)
 	$(PY) -m bench.experiments
 
+# Also the Spark class-data archives of this checkout's environments in ~/.cache/kraftsim
+# (kraftsim cache info lists them); the standard library runs it, so no venv is needed.
 clean:
+	$(PYTHON) -I experiments/cache_dir.py clean --checkout $(CURDIR)
 	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache

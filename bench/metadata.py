@@ -98,14 +98,16 @@ def _rollback_seconds(records_in_txn: int) -> float:
 def bench_rollback(report: Report) -> float:
     """Aborting a transaction of 100,000 records vs 1,000: ratio (goal <= 2).
 
-    The revert restores the image saved at Begin-1: O(1) in the transaction's
-    size. The measured commit of the Abort also frees the aborted state: the
-    revert points no revert can reach any more are dropped in the same commit
-    (the last reference to the transaction's images goes with them), and
-    that freeing is O(records). Best of 15 runs each, since noise only ever adds; the two
-    sizes alternate, and the CPU caches are flushed before each measurement:
-    without that, the large case pays cache misses left by building its
-    100,000-record state (the revert runs the same 52 Python calls either way).
+    The revert restores the image saved at Begin-1: O(1) in the transaction's size. The
+    measured commit of the Abort also frees the aborted state: the revert points no revert
+    can reach any more are dropped in the same commit (the last reference to the
+    transaction's image goes with them), and that freeing is O(records). The images of the
+    transaction's earlier batches are freed before, as each next batch commits (no revert
+    reaches them), so the Abort frees one image's own nodes, not one per batch. Best of 15
+    runs each, since noise only ever adds; the two sizes alternate, and the CPU caches are
+    flushed before each measurement: without that, the large case pays cache misses left by
+    building its 100,000-record state (the revert runs the same 52 Python calls either
+    way).
     """
     runs = [(_rollback_seconds(1_000), _rollback_seconds(100_000)) for _ in range(15)]
     small = min(s for s, _ in runs)

@@ -137,6 +137,11 @@ class PartitionLog:
         if not self.check_sequences:
             return None
         entry = self.producers.get(producer_id)
+        if first_sequence < 0:  # NO_SEQUENCE (a TxnOffsetCommit): the epoch check only
+            if entry is not None and producer_epoch < entry.epoch:
+                raise SequenceError("INVALID_PRODUCER_EPOCH",
+                                    f"epoch {producer_epoch} is older than {entry.epoch}")
+            return None
         last_sequence = first_sequence + count - 1
         if entry is not None:
             if producer_epoch < entry.epoch:
@@ -221,6 +226,11 @@ class PartitionLog:
             return
         if entry.transactional:
             self.txns.on_data(entry.producer_id, entry.offset)
+        if entry.producer_id >= 0 and entry.base_sequence < 0:  # NO_SEQUENCE: the epoch only
+            state = self.producers.get(entry.producer_id)
+            if state is None or entry.producer_epoch > state.epoch:
+                self.producers[entry.producer_id] = ProducerEntry(entry.producer_epoch, [])
+            return
         if entry.producer_id < 0 or entry.sequence != entry.base_sequence + entry.batch_size - 1:
             return  # state changes once per batch, at its last record
         state = self.producers.get(entry.producer_id)

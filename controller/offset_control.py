@@ -5,9 +5,11 @@ open transaction's start (-1: none). Points live in a SortedDict keyed by
 offset (Kafka's SnapshotRegistry): one at every batch end, one at Begin-1.
 Reverting to an offset takes the newest point at or before it. As the LSO
 advances, every point before the newest one at or below it is deleted (Kafka's
-deleteSnapshotsUpTo): what stays is exactly what a revert can reach, the
-state at the LSO (Begin-1 of a transaction still open in the committed log, else
-the last committed offset) and the uncommitted points above it.
+deleteSnapshotsUpTo), and so is every committed point of an open transaction
+but the newest: what stays is exactly what a revert can reach, the state at
+the LSO (Begin-1 of a transaction still open in the committed log, else the
+last committed offset), the state at the last committed offset and the
+uncommitted points above it.
 
 The last stable offset (LSO) is what reads and acknowledgements may expose:
 the last committed offset, or Begin-1 while the committed log has a
@@ -99,9 +101,11 @@ class OffsetControlManager:
         committed_txn = self.point_at(last_offset).transaction_start
         lso = min(committed_txn - 1, last_offset) if committed_txn != -1 else last_offset
         if lso <= self.last_stable_offset:
+            self._prune_committed_interior()
             return False
         self.last_stable_offset = lso
         self._prune_below(lso)
+        self._prune_committed_interior()
         return True
 
     def _prune_below(self, lso: int) -> None:
@@ -112,6 +116,22 @@ class OffsetControlManager:
         registry = self.registry
         while len(registry) > 1 and registry.peekitem(1)[0] <= lso:
             registry.popitem(0)
+
+    def _prune_committed_interior(self) -> None:
+        """Drop the points strictly between the one at the LSO and the newest committed one.
+
+        Inside a transaction open in the committed log, a revert goes to Begin-1
+        (an Abort: the point at the LSO) or to the last committed offset (losing
+        leadership; the committed state); an earlier committed batch of the
+        transaction is never reverted to again. Dropping its point as the next
+        batch commits frees its image then, batch by batch, rather than all of
+        them at the Abort (O(1) amortised per batch).
+        """
+        registry = self.registry
+        low = registry.bisect_right(self.last_stable_offset) - 1
+        high = registry.bisect_right(self.last_committed_offset) - 1
+        for _ in range(high - low - 1):
+            registry.popitem(low + 1)
 
     # -- markers ------------------------------------------------------------------
     def replay_begin(self, offset: int) -> None:

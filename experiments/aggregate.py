@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from experiments.failures import QUERY as FAILURE_GROUPS
+from experiments.failures import SWARM_QUERY as SWARM_FAILURE_GROUPS
 from experiments.model import Experiment
 from experiments.swarm_report import SWARM_QUERIES, summarize_tables
 
@@ -63,12 +65,12 @@ FAILOVER_QUERIES: dict[str, str] = {
     "outcomes": """
         SELECT mode, window, outcome, count(*) AS runs
         FROM runs GROUP BY mode, window, outcome ORDER BY mode, window, outcome""",
-    "failures": """
-        SELECT scenario, window, mode, valid, invariant, message, replay
-        FROM runs WHERE valid <> 'true'
-        ORDER BY valid, scenario, window, mode, run_index LIMIT 20""",
+    "failure_groups": FAILURE_GROUPS,
     "recovery": """
         SELECT scenario, mode, recovery_ms FROM runs WHERE recovery_ms IS NOT NULL""",
+    "unavailable": """
+        SELECT scenario, window, mode, unavailable_ms FROM runs
+        WHERE unavailable_ms IS NOT NULL""",
 }
 """The failover tables."""
 
@@ -94,14 +96,15 @@ VISIBILITY_QUERIES: dict[str, str] = {
         ON r.mode = l.mode ORDER BY r.mode""",
     "by_cell": f"""
         SELECT r.scenario, r.mode, r.runs, r.partial_visibility_rate, r.partial_brokers_mean,
-               r.refusals, r.largest_delta_max,
+               r.operations, r.refusals, r.largest_delta_max,
                l.latency_p50_ms, l.latency_p90_ms, l.latency_p99_ms, l.latency_max_ms,
                r.invalid, r.unknown
         FROM (SELECT scenario, mode, count(*) AS runs,
                      round(avg(CAST(partial_visibility > 0 AS INT)), 3)
                          AS partial_visibility_rate,
                      round(avg(partial_brokers), 2) AS partial_brokers_mean,
-                     sum(refusals) AS refusals, max(largest_delta) AS largest_delta_max,
+                     sum(operations) AS operations, sum(refusals) AS refusals,
+                     max(largest_delta) AS largest_delta_max,
                      {_flag("valid = 'false'")} AS invalid,
                      {_flag("valid = 'unknown'")} AS unknown
               FROM runs GROUP BY scenario, mode) r
@@ -109,9 +112,7 @@ VISIBILITY_QUERIES: dict[str, str] = {
                    FROM runs LATERAL VIEW explode(latency_ms) t AS latency
                    GROUP BY scenario, mode) l
         ON r.scenario = l.scenario AND r.mode = l.mode ORDER BY r.scenario, r.mode""",
-    "failures": """
-        SELECT scenario, mode, valid, invariant, message, replay
-        FROM runs WHERE valid <> 'true' ORDER BY valid, scenario, mode, run_index LIMIT 20""",
+    "failure_groups": FAILURE_GROUPS,
     "latency": """
         SELECT scenario, mode, latency FROM runs LATERAL VIEW explode(latency_ms) t AS latency""",
 }
@@ -141,16 +142,69 @@ BROKER_FAILOVER_QUERIES: dict[str, str] = {
                sum(records_lost) AS records_lost, sum(duplicates) AS duplicates,
                {_flag("valid = 'false'")} AS invalid, {_flag("valid = 'unknown'")} AS unknown
         FROM runs GROUP BY scenario, mode ORDER BY scenario, mode""",
-    "failures": """
-        SELECT scenario, mode, valid, invariant, message, replay
-        FROM runs WHERE valid <> 'true' ORDER BY valid, scenario, mode, run_index LIMIT 20""",
+    "failure_groups": FAILURE_GROUPS,
+    "unavailable": """
+        SELECT scenario, mode, unavailable_max_ms FROM runs
+        WHERE unavailable_max_ms IS NOT NULL""",
 }
 """The broker-failover tables."""
 
+_EO = "delivery = 'exactly-once'"
+EOS_QUERIES: dict[str, str] = {
+    "overall": f"""
+        SELECT {_VERDICTS},
+               sum(CASE WHEN {_EO} THEN duplicates ELSE 0 END) AS duplicates,
+               sum(CASE WHEN {_EO} THEN aborted_reads ELSE 0 END) AS aborted_reads,
+               sum(CASE WHEN {_EO} THEN missing ELSE 0 END) AS missing,
+               sum(CASE WHEN {_EO} THEN 0 ELSE duplicates END) AS idempotent_duplicates,
+               {_flag(f"NOT {_EO} AND duplicates > 0")} AS idempotent_duplicate_runs,
+               sum(CASE WHEN {_EO} THEN 0 ELSE 1 END) AS idempotent_runs
+        FROM runs""",
+    "by_protocol": f"""
+        SELECT r.protocol, r.runs, r.transactions, r.round_trips_per_txn,
+               r.concurrent_transactions_bounces, r.bounces_per_txn, r.throughput_per_s,
+               l.latency_p50_ms, l.latency_p90_ms, l.latency_p99_ms, l.latency_max_ms,
+               r.duplicates, r.aborted_reads, r.invalid, r.unknown
+        FROM (SELECT protocol, count(*) AS runs, sum(transactions) AS transactions,
+                     round(sum(round_trips) / sum(transactions), 2) AS round_trips_per_txn,
+                     sum(concurrent_transactions_bounces) AS concurrent_transactions_bounces,
+                     round(sum(concurrent_transactions_bounces) / sum(transactions), 2)
+                         AS bounces_per_txn,
+                     round(sum(input_records) * 1000 / sum(processing_ms), 1)
+                         AS throughput_per_s,
+                     sum(duplicates) AS duplicates, sum(aborted_reads) AS aborted_reads,
+                     {_flag("valid = 'false'")} AS invalid,
+                     {_flag("valid = 'unknown'")} AS unknown
+              FROM runs WHERE {_EO} GROUP BY protocol) r
+        LEFT JOIN (SELECT protocol, {_percentiles("latency", "latency")}
+                   FROM runs LATERAL VIEW explode(commit_latency_ms) t AS latency
+                   WHERE {_EO} GROUP BY protocol) l
+        ON r.protocol = l.protocol ORDER BY r.protocol""",
+    "by_cell": f"""
+        SELECT scenario, delivery, protocol, count(*) AS runs,
+               round(avg(transactions), 1) AS transactions_mean,
+               round(sum(round_trips) / sum(transactions), 2) AS round_trips_per_txn,
+               round(sum(concurrent_transactions_bounces) / sum(transactions), 2)
+                   AS bounces_per_txn,
+               sum(unstable_offset_bounces) AS unstable_offset_bounces,
+               round(avg(restarts), 2) AS restarts_mean,
+               round(sum(input_records) * 1000 / sum(processing_ms), 1) AS throughput_per_s,
+               percentile(processing_ms, 0.5) AS processing_p50_ms,
+               sum(duplicates) AS duplicates, {_flag("duplicates > 0")} AS duplicate_runs,
+               sum(missing) AS missing, sum(aborted_reads) AS aborted_reads,
+               {_flag("valid = 'false'")} AS invalid, {_flag("valid = 'unknown'")} AS unknown
+        FROM runs GROUP BY scenario, delivery, protocol
+        ORDER BY scenario, delivery, protocol""",
+    "failure_groups": FAILURE_GROUPS,
+}
+"""The eos tables."""
+
 QUERIES: dict[str, dict[str, str]] = {"failover": FAILOVER_QUERIES,
                                       "visibility": VISIBILITY_QUERIES,
-                                      "swarm": SWARM_QUERIES,
-                                      "broker-failover": BROKER_FAILOVER_QUERIES}
+                                      "swarm": {**SWARM_QUERIES,
+                                                "failure_groups": SWARM_FAILURE_GROUPS},
+                                      "broker-failover": BROKER_FAILOVER_QUERIES,
+                                      "eos": EOS_QUERIES}
 
 
 @dataclass
@@ -189,6 +243,8 @@ def summarize(aggregates: Aggregates) -> dict[str, Any]:
     overall = aggregates.tables["overall"].iloc[0]
     if aggregates.experiment == "broker-failover":
         return _broker_summary(aggregates, overall)
+    if aggregates.experiment == "eos":
+        return _eos_summary(aggregates, overall)
     summary: dict[str, Any] = {
         "experiment": aggregates.experiment,
         "runs": int(overall["runs"]),
@@ -242,5 +298,41 @@ def _broker_summary(aggregates: Aggregates, overall: Any) -> dict[str, Any]:
             "partition_changes_mean": _number(row["partition_changes_mean"]),
             "records_lost": int(row["records_lost"] or 0),
             "duplicates": int(row["duplicates"] or 0),
+        }
+    return summary
+
+
+def _eos_summary(aggregates: Aggregates, overall: Any) -> dict[str, Any]:
+    """eos: verdicts (``violations`` = invalid runs); duplicates, aborted reads and missing
+    outputs of the exactly-once runs; what idempotence alone gave; and per protocol
+    (``classic``, ``pre-registration``; null when not run) round trips and
+    CONCURRENT_TRANSACTIONS bounces per transaction and the commit latency."""
+    summary: dict[str, Any] = {
+        "experiment": aggregates.experiment,
+        "runs": int(overall["runs"]),
+        "valid": int(overall["valid"] or 0),
+        "invalid": int(overall["invalid"] or 0),
+        "violations": int(overall["invalid"] or 0),
+        "unknown": int(overall["unknown"] or 0),
+        "duplicates": int(overall["duplicates"] or 0),
+        "aborted_reads": int(overall["aborted_reads"] or 0),
+        "missing": int(overall["missing"] or 0),
+        "idempotence_only": {
+            "runs": int(overall["idempotent_runs"] or 0),
+            "duplicates": int(overall["idempotent_duplicates"] or 0),
+            "runs_with_duplicates": int(overall["idempotent_duplicate_runs"] or 0),
+        },
+        "protocols": {name: None for name in ("classic", "pre-registration")},
+    }
+    for _, row in aggregates.tables["by_protocol"].iterrows():
+        summary["protocols"][str(row["protocol"])] = {
+            "runs": int(row["runs"]),
+            "transactions": int(row["transactions"] or 0),
+            "round_trips_per_txn": _number(row["round_trips_per_txn"]),
+            "concurrent_transactions_bounces": int(row["concurrent_transactions_bounces"] or 0),
+            "concurrent_transactions_bounces_per_txn": _number(row["bounces_per_txn"]),
+            "commit_latency_p50_ms": _number(row["latency_p50_ms"]),
+            "commit_latency_p99_ms": _number(row["latency_p99_ms"]),
+            "throughput_per_s": _number(row["throughput_per_s"]),
         }
     return summary

@@ -28,6 +28,13 @@ the run's seed (when the window is shorter than k the run is repeated with k
 modulo its length, so the fault always lands inside). After a new controller
 has taken over, the faulty node rejoins (restart, or the partition heals)
 ``rejoin-ms`` later, and the run ends once every node has caught up.
+
+Every run of one cluster configuration starts from the same booted cluster:
+booted with a seed of the configuration's own (:func:`boot_seed`), then
+reseeded with the run's seed (every random stream starts over; a ``reseed``
+trace line says so). A sweep boots each configuration once and forks it for
+every run (:mod:`sim.fork`); a run that writes its trace boots afresh, and
+both give the same row and trace.
 """
 
 from __future__ import annotations
@@ -36,6 +43,8 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import IO, Any
+
+import msgspec
 
 from controller.handle import OperationHandle, OperationStatus
 from controller.operations import CreateTopics, NewTopic
@@ -56,9 +65,11 @@ from experiments.common import (
 from experiments.model import Column, Experiment, Param, Row, RunSpec
 from experiments.outcome import acked_lost, operation_outcome
 from experiments.recovery import RecoveryProbe
-from sim.cluster import KRaftCluster
+from sim.cluster import ClusterConfig, KRaftCluster
 from sim.faults import Heal, Restart, parse_fault_target
-from sim.seeds import named_random
+from sim.fork import BootCache
+from sim.gc_policy import freeze_setup
+from sim.seeds import derive_seed, named_random
 from sim.settings import MAX_DURATION_MS
 from sim.startup import start_cluster
 
@@ -149,13 +160,51 @@ def run_failover(spec: RunSpec, trace_out: IO[bytes] | None = None) -> Row:
     return _row(spec, attempt, round((time.perf_counter() - started) * 1000))
 
 
+_Booted = tuple[KRaftCluster, RecoveryProbe, bool]
+BOOTS: BootCache[_Booted] = BootCache()
+"""Booted clusters by configuration: a sweep's runs fork them instead of booting."""
+_REUSE = {"boots": True}
+
+
+def set_boot_reuse(on: bool) -> None:
+    """Fork cached booted clusters (the default) or boot every run afresh (same rows)."""
+    _REUSE["boots"] = on
+    BOOTS.clear()
+
+
+def boot_seed(config: ClusterConfig) -> int:
+    """The seed a configuration boots with: one per configuration, whatever the run's seed."""
+    return derive_seed("failover", "boot", msgspec.json.encode(
+        msgspec.structs.replace(config, seed=0)).decode())
+
+
+def booted_cluster(spec: RunSpec, trace_out: IO[bytes] | None = None) -> _Booted:
+    """The run's cluster, started: booted with :func:`boot_seed`, then reseeded with the
+    run's seed. A run without a trace file forks a cached boot (:mod:`sim.fork`); one with
+    a trace file boots afresh; both give the same run event for event."""
+    config = cluster_config(spec, int(spec.params["brokers"]))
+    config = msgspec.structs.replace(config, seed=boot_seed(config))
+
+    def boot() -> _Booted:
+        probe = RecoveryProbe()
+        cluster = KRaftCluster(config, trace_out, [probe])
+        probe.attach(cluster)
+        return cluster, probe, start_cluster(cluster, quorum_first=True)
+
+    if trace_out is None and _REUSE["boots"]:
+        cluster, probe, started = BOOTS.get(msgspec.json.encode(config), boot)
+    else:
+        cluster, probe, started = boot()
+    cluster.reseed(spec.seed)
+    freeze_setup()  # a fork is set-up too (sim.gc_policy)
+    return cluster, probe, started
+
+
 def _attempt(spec: RunSpec, trace_out: IO[bytes] | None, fire: int) -> _Attempt:
     p = spec.params
-    probe = RecoveryProbe()
-    cluster = KRaftCluster(cluster_config(spec, int(p["brokers"])), trace_out, [probe])
-    probe.attach(cluster)
+    cluster, probe, started = booted_cluster(spec, trace_out)
     attempt = _Attempt(cluster, probe)
-    active = cluster.active_controller() if start_cluster(cluster, quorum_first=True) else None
+    active = cluster.active_controller() if started else None
     if active is None:
         attempt.reason = "the cluster did not start (no active controller, or brokers not " \
                          "registered)"

@@ -12,16 +12,24 @@ version and install, its jars, the java binary and the JVM flags. The first
 session writes it under a temporary name when its JVM exits and renames it
 into place (one session at a time: the others start without it meanwhile);
 a JVM that finds a stale archive ignores it. ``KRAFTSIM_SPARK_CDS=0``
-turns it off.
+turns it off. Beside the archive a ``.json`` names the environment it was
+made for (``kraftsim cache info`` shows it); partial files and locks of
+sessions that were killed are removed by the next session
+(``cache_dir.py``).
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import json
 import os
 import shutil
+import sys
 import time
 from pathlib import Path
+
+from experiments.cache_dir import cache_dir, pid_alive
 
 STALE_LOCK_S = 1800
 """A lock this old belongs to a session that died while writing the archive."""
@@ -50,8 +58,55 @@ def archive_path(jvm_flags: str) -> Path | None:
         except OSError:
             return None
     key = hashlib.sha256("\n".join(parts).encode()).hexdigest()[:16]
-    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "kraftsim"
-    return cache / f"spark-{pyspark.__version__}-{key}.jsa"
+    return cache_dir() / f"spark-{pyspark.__version__}-{key}.jsa"
+
+
+def description(jvm_flags: str) -> dict[str, str]:
+    """What the archive of this environment was made for (written beside it)."""
+    import pyspark
+
+    return {"environment": sys.prefix, "pyspark": pyspark.__version__,
+            "pyspark_home": str(Path(pyspark.__file__).parent),
+            "java": os.path.realpath(_java_binary()), "jvm_flags": jvm_flags,
+            "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+
+
+def describe(archive: Path, jvm_flags: str) -> None:
+    """Write the archive's description beside it (``.json``); best effort."""
+    with contextlib.suppress(OSError):
+        archive.with_suffix(".json").write_text(
+            json.dumps(description(jvm_flags), indent=2, sort_keys=True) + "\n")
+
+
+def remove_orphans(folder: Path) -> list[Path]:
+    """Remove partial archives and locks of sessions that are no longer running."""
+    removed: list[Path] = []
+    try:
+        names = list(folder.iterdir())
+    except OSError:
+        return removed
+    for path in names:
+        owner = _owner(path)
+        if owner is None or pid_alive(owner):
+            continue
+        path.unlink(missing_ok=True)
+        removed.append(path)
+    return removed
+
+
+def _owner(path: Path) -> int | None:
+    """The process id that writes a partial archive or holds a lock (None: not such a file
+    or unreadable)."""
+    if ".jsa.partial-" in path.name:
+        pid = path.name.rsplit("-", 1)[-1]
+        return int(pid) if pid.isdigit() else None
+    if path.name.endswith(".jsa.lock"):
+        try:
+            text = path.read_text().strip()
+        except OSError:
+            return None
+        return int(text) if text.isdigit() else None
+    return None
 
 
 def driver_options(jvm_flags: str) -> tuple[str, Path | None, Path | None]:
@@ -59,7 +114,10 @@ def driver_options(jvm_flags: str) -> tuple[str, Path | None, Path | None]:
     archive = archive_path(jvm_flags)
     if archive is None:
         return "", None, None
+    remove_orphans(archive.parent)
     if archive.exists():
+        if not archive.with_suffix(".json").exists():  # made before descriptions
+            describe(archive, jvm_flags)
         return f"-XX:SharedArchiveFile={archive}", None, None
     try:
         archive.parent.mkdir(parents=True, exist_ok=True)
@@ -83,19 +141,26 @@ def _take_lock(lock: Path) -> bool:
     except FileNotFoundError:
         pass
     try:
-        os.close(os.open(lock, os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+        handle = os.open(lock, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
     except FileExistsError:
         return False
+    try:
+        os.write(handle, str(os.getpid()).encode())
+    finally:
+        os.close(handle)
     return True
 
 
-def finish(partial: Path | None, archive: Path | None, jvm_exited_cleanly: bool) -> None:
-    """Move a freshly written archive into place (or drop an incomplete one)."""
+def finish(partial: Path | None, archive: Path | None, jvm_exited_cleanly: bool,
+           jvm_flags: str = "") -> None:
+    """Move a freshly written archive into place with its description (or drop an
+    incomplete one)."""
     if partial is None or archive is None:
         return
     try:
         if jvm_exited_cleanly and partial.exists() and partial.stat().st_size > 0:
             os.replace(partial, archive)
+            describe(archive, jvm_flags)
         else:
             partial.unlink(missing_ok=True)
     finally:

@@ -1,8 +1,9 @@
-"""The output folder: written under a temporary name, renamed into place at the end.
+"""A run folder: written under a temporary name, renamed into place at the end.
 
-A sweep writes into ``.NAME.partial-PID`` beside ``--out``; only a complete
-folder is renamed to ``--out`` (a previous sweep's folder there is replaced).
-So an interrupted or failed sweep leaves nothing half-written.
+A sweep writes into ``.NAME.partial-PID`` beside its run folder
+(``--out``/RUN_ID, see :mod:`experiments.runs`); only a complete folder is
+renamed into place (a previous sweep's folder at that path is replaced). So
+an interrupted or failed sweep leaves nothing half-written.
 """
 
 from __future__ import annotations

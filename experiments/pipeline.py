@@ -6,32 +6,46 @@
 2. ``mapInPandas`` runs them; rows come back with the experiment's explicit
    schema.
 3. The rows are written as Parquet under ``runs/``, partitioned by experiment
-   and scenario, one sorted file per scenario.
-4. Spark SQL computes the aggregates over the Parquet rows; ``report.md``,
-   the plots and ``summary.json`` are written beside them.
+   and scenario, one sorted file per scenario; or, with ``--rows``, to any
+   path or URI Spark can write (a shared filesystem, ``s3a://...``), which
+   a cluster of several machines needs.
+4. Spark SQL computes the aggregates over the Parquet rows and the driver
+   collects them; ``report.md``, the plots and ``summary.json`` are written
+   by the driver, on its own disk.
 
 All of it goes to a staging folder renamed to ``--out`` only at the end.
+Each step is announced on the status stream (stderr) as it starts: Spark
+starting, the runs' progress, aggregating, writing the report, the JVM's
+class-data archive being saved.
 """
 
 from __future__ import annotations
 
 import json
 import math
+import re
 import sys
 import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TextIO, TypeVar
 
-from experiments import output
+from experiments import failures, output, runs
 from experiments.aggregate import Aggregates, aggregate
 from experiments.grid import Axes
 from experiments.model import Column, Experiment, ExperimentError, RunSpec
-from experiments.progress import Progress
-from experiments.report import write_report
-from experiments.spark_env import SparkHandle, start_spark
+from experiments.progress import Progress, heartbeat
+from experiments.spark_env import (
+    SparkHandle,
+    SparkSettings,
+    delete_path,
+    path_exists,
+    say,
+    start_spark,
+)
 from experiments.tasks import GRID_COLUMNS, grid_record, partition_runner
 
 T = TypeVar("T")
@@ -71,33 +85,67 @@ def task_count(runs: int, parallelism: int, runs_per_task: int) -> int:
     return max(1, min(runs, max(parallelism, math.ceil(runs / runs_per_task))))
 
 
-def run_sweep(experiment: Experiment, specs: list[RunSpec], master: str, out: Path, *,
-              axes: Axes | None = None, stream: TextIO | None = None,
-              runs_per_task: int = RUNS_PER_TASK,
-              spark: SparkHandle | None = None) -> SweepResult:
+def run_sweep(experiment: Experiment, specs: list[RunSpec], master: str | SparkSettings,
+              out: Path, *, axes: Axes | None = None, stream: TextIO | None = None,
+              runs_per_task: int = RUNS_PER_TASK, spark: SparkHandle | None = None,
+              rows: str | None = None) -> SweepResult:
     """Run ``specs`` on Spark at ``master`` and write everything to ``out``.
 
     With ``spark`` the sweep uses that running session (and leaves it running)
-    instead of starting one; ``master`` then only labels the report.
+    instead of starting one; ``master`` then only labels the report. ``rows``:
+    where the executors write the Parquet rows (default ``out/runs``).
     """
     started = time.monotonic()
+    started_at = datetime.now(UTC)
+    settings = master if isinstance(master, SparkSettings) else SparkSettings(master)
+    rows = rows_location(rows)
     out = out.absolute()
     staging = output.prepare(out)
     handle: SparkHandle | None = spark
     failed = True
+    location = rows or (staging / "runs").as_uri()
+    ours: str | None = None
     try:
         if handle is None:
-            handle = start_spark(master)
+            _say(stream, f"starting Spark ({settings.master}) ...")
+            with heartbeat(stream, "still starting Spark"):
+                handle = start_spark(settings, stream)
+            _say(stream, f"Spark {handle.session.version} started in "
+                         f"{time.monotonic() - started:.1f} s")
         session = handle.session
+        if rows is not None and path_exists(session, rows):
+            raise ExperimentError(f"--rows {rows}: already exists; choose a new location")
+        ours = rows  # from here on a failed sweep removes what it wrote there
 
         def work() -> Aggregates:
-            _compute(session, experiment, specs, staging, stream, runs_per_task)
+            _compute(session, experiment, specs, location, stream, runs_per_task)
+            _say(stream, f"aggregating {len(specs):,} rows with Spark SQL ...")
             return aggregate(session, experiment)
 
         aggregates = run_cancellable(session, work)
-        context = _context(specs, axes, master, out, time.monotonic() - started)
-        write_report(staging, experiment, aggregates, context)
-        summary = {**aggregates.summary, "out": str(out)}
+        _check_rows_complete(aggregates.summary, len(specs), location)
+        _say(stream, f"writing report.md and plots to {out} ...")
+        from experiments.report import write_report  # matplotlib: a second to import
+
+        context = _context(specs, axes, settings.master, out, time.monotonic() - started,
+                           rows)
+        full_axes = axes or experiment.defaults()
+        groups = failures.failure_groups(aggregates.tables["failure_groups"], experiment,
+                                         full_axes, out) \
+            if "failure_groups" in aggregates.tables else []
+        write_report(staging, experiment, aggregates, context, groups, specs, full_axes)
+        summary = {**aggregates.summary, "out": str(out), "rows": rows or str(out / "runs")}
+        if "failure_groups" in aggregates.tables:
+            summary["failure_groups"] = groups
+        runs.write_cells(staging, aggregates.tables["by_cell"] if "by_cell" in
+                         aggregates.tables else aggregates.tables["by_mode"])
+        manifest = runs.build_manifest(experiment, full_axes, specs, settings.master,
+                                       started_at, datetime.now(UTC),
+                                       time.monotonic() - started, str(session.version))
+        manifest.update({"driver_host": settings.driver_host,
+                         "spark_conf": runs.shown_conf(settings.conf),
+                         "rows": rows or "runs/"})
+        (staging / runs.MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n")
         (staging / output.MARKER).write_text(json.dumps(summary, indent=2, sort_keys=True)
                                              + "\n")
         output.publish(staging, out)
@@ -111,9 +159,34 @@ def run_sweep(experiment: Experiment, specs: list[RunSpec], master: str, out: Pa
     finally:
         if failed:
             output.discard(staging)
+            if ours is not None and handle is not None:
+                delete_path(handle.session, ours)
         if handle is not None and spark is None:
             handle.stop(keep_scratch=failed and not isinstance(sys.exc_info()[1],
                                                                KeyboardInterrupt))
+
+
+def rows_location(rows: str | None) -> str | None:
+    """``--rows`` as Spark gets it: a URI as given, a plain path as an absolute file URI."""
+    if rows is None or re.match(r"[A-Za-z][A-Za-z0-9+.\-]*:", rows):
+        return rows
+    return Path(rows).absolute().as_uri()
+
+
+def _say(stream: TextIO | None, text: str) -> None:
+    if stream is not None:
+        say(stream, text)
+
+
+def _check_rows_complete(summary: dict[str, Any], expected: int, location: str) -> None:
+    """Raise ExperimentError when Spark read back fewer rows than the sweep ran: the
+    executors wrote to disks the driver does not see."""
+    found = summary.get("runs")
+    if isinstance(found, int) and found != expected:
+        raise ExperimentError(
+            f"the rows at {location} hold {found:,} of {expected:,} runs: the executors "
+            f"wrote them to their own disks; on a cluster of several machines give --rows "
+            f"on a shared filesystem or an object store (e.g. --rows s3a://bucket/path)")
 
 
 def run_cancellable(spark: Any, work: Callable[[], T]) -> T:
@@ -147,7 +220,7 @@ def run_cancellable(spark: Any, work: Callable[[], T]) -> T:
 
 
 def _compute(spark: Any, experiment: Experiment, specs: list[RunSpec],
-             staging: Path, stream: TextIO | None, runs_per_task: int) -> None:
+             path: str, stream: TextIO | None, runs_per_task: int) -> None:
     context = spark.sparkContext
     tasks = task_count(len(specs), context.defaultParallelism, runs_per_task)
     grid = spark.createDataFrame(context.parallelize([grid_record(s) for s in specs], tasks),
@@ -158,25 +231,31 @@ def _compute(spark: Any, experiment: Experiment, specs: list[RunSpec],
     scenarios = len({s.scenario for s in specs})
     order = [c.name for c in experiment.columns if c.name in
              ("scenario", "mode", "window", "run_index")]
-    path = str(staging / "runs")
     writer = (rows.repartition(scenarios, "experiment", "scenario")
               .sortWithinPartitions(*order).write.partitionBy("experiment", "scenario"))
     if stream is None:
         writer.parquet(path)
     else:
-        with Progress(experiment.name, len(specs), lambda: int(done.value), stream):
+        stall = None if context.master.startswith("local") else (
+            "is a worker registered with the master, with free cores and memory for this "
+            "job? (the workers' logs and the JVM log say more)")
+        with Progress(experiment.name, len(specs), lambda: int(done.value), stream,
+                      after="every run done; Spark writes the rows (Parquet) ...",
+                      stall=stall):
             writer.parquet(path)
     spark.read.parquet(path).createOrReplaceTempView("runs")
 
 
 def _context(specs: list[RunSpec], axes: Axes | None, master: str, out: Path,
-             wall_s: float) -> dict[str, Any]:
+             wall_s: float, rows: str | None = None) -> dict[str, Any]:
     context: dict[str, Any] = {"runs": len(specs),
                                "master seed": specs[0].master_seed if specs else None}
     for name, values in (axes or {}).items():
         context[f"param {name}"] = ", ".join(str(v) for v in values)
     context["spark master"] = master
-    context["rows"] = f"{out.name}/runs/ (Parquet, partitioned by experiment and scenario)"
+    context["run"] = f"{out.name} (manifest.json: versions, every parameter, times)"
+    context["rows"] = (f"{rows or out.name + '/runs/'} (Parquet, partitioned by experiment "
+                       f"and scenario)")
     context["wall time (s)"] = round(wall_s, 1)
     return context
 
@@ -184,6 +263,16 @@ def _context(specs: list[RunSpec], axes: Axes | None, master: str, out: Path,
 def _first_line(exc: BaseException) -> str:
     """The most telling line of a (Py4J/Spark) exception."""
     text = str(exc)
+    missing = re.search(r"ModuleNotFoundError: No module named '([^']+)'", text)
+    if missing:
+        return (f"an executor's Python cannot import {missing.group(1)}: install kraftsim's "
+                f"dependencies on every worker (README, real clusters)")
+    mismatch = re.search(r"Python in worker has different version:? ?(\S+) than that in "
+                         r"driver:? ?(\S+?),", text)
+    if mismatch:
+        return (f"the workers run Python {mismatch.group(1)}, the driver Python "
+                f"{mismatch.group(2)}: PySpark needs the same minor version on both (set "
+                f"PYSPARK_PYTHON to the workers' matching interpreter)")
     for line in text.splitlines():
         stripped = line.strip()
         if stripped.startswith(("ExperimentError", "ValueError", "RuntimeError",

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from raft import RaftLog
 from sim.cluster import KRaftCluster
 from sim.invariants.reference import Transaction
 from sim.world import Monitor, NodeSlot, Simulation
@@ -45,7 +46,7 @@ class RecoveryProbe(Monitor):
         self.txn: Transaction | None = None
         self.truncated_offsets = 0
         self._active_target: tuple[int, int] | None = None  # (node, offset) to reach
-        self._log_end: dict[int, tuple[int, int]] = {}  # node -> (id of log, end offset)
+        self._log_end: dict[int, tuple[RaftLog, int]] = {}  # node -> (its log, end offset)
 
     def attach(self, cluster: KRaftCluster) -> None:
         """Watch ``cluster`` (called once the cluster exists)."""
@@ -67,9 +68,9 @@ class RecoveryProbe(Monitor):
         for slot in touched:
             log = slot.storage.log
             seen = ends.get(slot.node_id)
-            if seen is not None and seen[0] == id(log) and log.end_offset < seen[1]:
+            if seen is not None and seen[0] is log and log.end_offset < seen[1]:
                 self.truncated_offsets += seen[1] - log.end_offset
-            ends[slot.node_id] = (id(log), log.end_offset)
+            ends[slot.node_id] = (log, log.end_offset)
         cluster = self.cluster
         if cluster is None:
             return

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 from experiments.broker_failover import BROKER_FAILOVER
+from experiments.eos import EOS
 from experiments.failover import FAILOVER
 from experiments.model import Experiment, ExperimentError
 from experiments.swarm import SWARM
 from experiments.visibility import VISIBILITY
 
 EXPERIMENTS: dict[str, Experiment] = {e.name: e for e in (FAILOVER, VISIBILITY, SWARM,
-                                                             BROKER_FAILOVER)}
+                                                             BROKER_FAILOVER, EOS)}
 """The experiments, by name."""
 
 

@@ -8,7 +8,7 @@ import os
 import sys
 from collections.abc import Callable, Sequence
 
-from kraftsim import __version__, bench, demo, dump_log, experiment, raft_sim, run, shell
+from kraftsim import __version__, bench, cache, demo, dump_log, experiment, raft_sim, run, shell
 from raft.config import ConfigError
 
 Command = Callable[[argparse.Namespace], int]
@@ -29,6 +29,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.register(sub)
     experiment.register(sub)
     bench.register(sub)
+    cache.register(sub)
     sub.add_parser("dump-log", help="print Kafka KRaft metadata files (like kafka-dump-log)",
                    add_help=False)
     return parser

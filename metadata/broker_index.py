@@ -67,7 +67,7 @@ def update_index(index: BrokerIndex, removed: Iterable[TopicImage],
             if added and not dropped and (not current or min(added) > current[-1]):
                 # New partitions after the last one (a topic created over many
                 # batches): appended, O(added) rather than O(the topic's size).
-                topics[topic_id] = current + tuple(sorted(added))
+                topics[topic_id] = _appended(current, tuple(sorted(added)))
                 continue
             pids = (set(current) | added) - dropped
             if pids:
@@ -80,6 +80,28 @@ def update_index(index: BrokerIndex, removed: Iterable[TopicImage],
         elif broker in out:
             del out[broker]
     return out.finish()
+
+
+_SHARED_APPENDS = 1 << 12
+_appends: dict[tuple[int, tuple[int, ...]], tuple[tuple[int, ...], tuple[int, ...]]] = {}
+
+
+def _appended(current: tuple[int, ...], added: tuple[int, ...]) -> tuple[int, ...]:
+    """``current + added``, shared by every node that makes it from the same ``current``.
+
+    Every node's image indexes the same partitions: the first node to append a
+    batch's partitions makes the tuple, the others get that one (a bounded
+    identity cache, emptied when full; it changes no value).
+    """
+    key = (id(current), added)
+    hit = _appends.get(key)
+    if hit is not None and hit[0] is current:
+        return hit[1]
+    joined = current + added
+    if len(_appends) >= _SHARED_APPENDS:
+        _appends.clear()
+    _appends[key] = (current, joined)
+    return joined
 
 
 def partitions_of(index: BrokerIndex, broker_id: int) -> Iterator[tuple[str, int]]:

@@ -79,8 +79,50 @@ class _TopicChange:
         return found
 
 
+SHARED_REGISTRATIONS = 1 << 16
+"""How many recent records' registrations are remembered for sharing (see below)."""
+
+_from_record: dict[int, tuple[PartitionRecord, PartitionRegistration]] = {}
+_merged: dict[tuple[int, int], tuple[PartitionRegistration, PartitionChangeRecord,
+                                     PartitionRegistration]] = {}
+
+
 def partition_from_record(record: PartitionRecord) -> PartitionRegistration:
-    """A PartitionRegistration as a PartitionRecord defines it."""
+    """A PartitionRegistration as a PartitionRecord defines it.
+
+    Every node of a simulation replays the same record objects (3 controllers,
+    the brokers, the checkers' reference: seven images of one partition at
+    3+3 nodes); the registration made from a record is immutable, so the one
+    made from the same record object shortly before is handed out again
+    rather than a copy per node. The cache holds its records (their ids
+    cannot be reused while cached) and is emptied when full; it changes no
+    value, only how many equal objects exist.
+    """
+    hit = _from_record.get(id(record))
+    if hit is not None and hit[0] is record:
+        return hit[1]
+    reg = _new_registration(record)
+    if len(_from_record) >= SHARED_REGISTRATIONS:
+        _from_record.clear()
+    _from_record[id(record)] = (record, reg)
+    return reg
+
+
+def merged_partition(current: PartitionRegistration,
+                     change: PartitionChangeRecord) -> PartitionRegistration:
+    """``current.merge(change)``, shared as :func:`partition_from_record` shares."""
+    key = (id(current), id(change))
+    hit = _merged.get(key)
+    if hit is not None and hit[0] is current and hit[1] is change:
+        return hit[2]
+    reg = current.merge(change)
+    if len(_merged) >= SHARED_REGISTRATIONS:
+        _merged.clear()
+    _merged[key] = (current, change, reg)
+    return reg
+
+
+def _new_registration(record: PartitionRecord) -> PartitionRegistration:
     return PartitionRegistration(
         replicas=record.replicas, isr=record.isr, leader=record.leader,
         leader_epoch=record.leader_epoch, partition_epoch=record.partition_epoch,
@@ -182,7 +224,7 @@ class MetadataDelta:
         if current is None:
             raise ReplayError(f"PartitionChangeRecord for unknown partition "
                               f"{change.name}-{record.partition_id}")
-        change.partitions[record.partition_id] = current.merge(record)
+        change.partitions[record.partition_id] = merged_partition(current, record)
 
     def _replay_remove_topic(self, record: RemoveTopicRecord) -> None:
         topic = self._topic(record.topic_id)
@@ -351,7 +393,38 @@ def _topic_digest(topic: TopicImage) -> int:
     return total
 
 
+_SHARED_TOPICS = 64
+_topics_made: dict[tuple[int, str, str, int, int, int],
+                   tuple[TopicImage | None, dict[int, PartitionRegistration], int,
+                         TopicImage]] = {}
+
+
 def _apply_topic(change: _TopicChange, digest: int) -> tuple[int, TopicImage]:
+    """The topic after ``change`` and the digest with it.
+
+    Shared like the registrations (see :func:`partition_from_record`): a node
+    applying the same registrations (by identity) to the same base topic gets
+    the topic another node made a moment before (its own partitions map is
+    otherwise one more copy of every node of the map).
+    """
+    changed = change.partitions
+    if not changed:
+        return _make_topic(change, digest)
+    first, last = next(iter(changed.values())), next(reversed(changed.values()))
+    key = (id(change.base), change.topic_id, change.name, len(changed), id(first), id(last))
+    hit = _topics_made.get(key)
+    if hit is not None and hit[0] is change.base:
+        made = hit[1]
+        if all(made.get(pid) is reg for pid, reg in changed.items()):
+            return digest + hit[2], hit[3]
+    out, topic = _make_topic(change, digest)
+    if len(_topics_made) >= _SHARED_TOPICS:
+        _topics_made.clear()
+    _topics_made[key] = (change.base, dict(changed), out - digest, topic)
+    return out, topic
+
+
+def _make_topic(change: _TopicChange, digest: int) -> tuple[int, TopicImage]:
     base = change.base
     if base is None:
         digest += digest_of("t", change.topic_id, change.name)

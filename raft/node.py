@@ -25,9 +25,8 @@ but never vote, never stand, and never count towards the high watermark.
 
 from __future__ import annotations
 
-import contextlib
 import random
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from enum import StrEnum
 from typing import Any
 
@@ -80,6 +79,25 @@ _NO_WAIT = 1 << 62
 
 _AWAITING_ELECTION = (Role.UNATTACHED, Role.VOTED, Role.PROSPECTIVE, Role.CANDIDATE)
 """The roles of a voter that knows no leader and waits for its election timeout."""
+
+
+class _Step:
+    """``with node._step():`` (a class, not a generator: it runs at every event)."""
+
+    __slots__ = ("node",)
+
+    def __init__(self, node: RaftNode) -> None:
+        self.node = node
+
+    def __enter__(self) -> None:
+        node = self.node
+        if node._stepping:
+            raise RuntimeError(f"node {node.id}: a step was started inside another step "
+                               f"(from a listener callback?)")
+        node._stepping = True
+
+    def __exit__(self, *exc: object) -> None:
+        self.node._stepping = False
 
 
 class RaftNode:
@@ -282,17 +300,9 @@ class RaftNode:
         """Flush the log now (a graceful shutdown does this before stopping)."""
         self._flush(now)
 
-    @contextlib.contextmanager
-    def _step(self) -> Iterator[None]:
+    def _step(self) -> _Step:
         """One input step; steps do not nest (a listener cannot drive its own node)."""
-        if self._stepping:
-            raise RuntimeError(f"node {self.id}: a step was started inside another step "
-                               f"(from a listener callback?)")
-        self._stepping = True
-        try:
-            yield
-        finally:
-            self._stepping = False
+        return _Step(self)
 
     # ------------------------------------------------------------------ timers
     def _set_timer(self, name: str, deadline: int) -> None:

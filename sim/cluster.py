@@ -18,6 +18,7 @@ from broker.loader import MetadataLoader
 from broker.log_dir import LogDir
 from broker.mutations import BrokerMutation
 from broker.replica_manager import ReplicaManager
+from broker.txn.mutations import TxnMutation
 from controller import ControllerConfig, QuorumController
 from controller.errors import ApiError, ControllerFault, not_controller
 from controller.handle import OperationHandle
@@ -34,7 +35,6 @@ from sim.invariants import CommittedLog, RaftInvariants
 from sim.invariants.brokers import BrokerInvariants
 from sim.invariants.transactions import TransactionInvariants
 from sim.network import LinkConfig
-from sim.seeds import named_random
 from sim.startup import DEFAULT_START_TIMEOUT_MS, start_cluster
 from sim.timeline import TraceNotes
 from sim.trace import Trace
@@ -45,8 +45,8 @@ T = TypeVar("T")
 CONTROLLER_BASE_ID = 3000
 """Controllers are nodes 3000, 3001, ... (Kafka's KafkaClusterTestKit numbering)."""
 
-ALL_MUTATIONS: dict[str, Mutation | ControllerMutation | BrokerMutation] = {
-    m.value: m for m in (*Mutation, *ControllerMutation, *BrokerMutation)
+ALL_MUTATIONS: dict[str, Mutation | ControllerMutation | BrokerMutation | TxnMutation] = {
+    m.value: m for m in (*Mutation, *ControllerMutation, *BrokerMutation, *TxnMutation)
 }
 """Every deliberate bug of every layer, by name (test-only)."""
 
@@ -167,6 +167,21 @@ class KRaftCluster:
         for spec in config.faults:
             self.sim.schedule_fault(spec)
         self.handles: list[OperationHandle] = []
+        # A node's apps list is replaced at each (re)start: the app found in it is cached.
+        self._controllers: dict[int, tuple[list[App], QuorumController | None]] = {}
+        self._loaders: dict[int, tuple[list[App], MetadataLoader | None]] = {}
+
+    def reseed(self, seed: int) -> None:
+        """Go on as the run of ``seed`` (every random stream reseeded; a trace line says so).
+
+        A run that reuses a booted cluster (:mod:`sim.fork`) calls this on its
+        fork; a fresh boot of the same configuration calls it at the same point,
+        so both runs are the same event for event.
+        """
+        self.config = msgspec.structs.replace(self.config, seed=seed)
+        self.sim.reseed(seed)
+        self.sim.trace.write({"i": self.sim.events, "t": self.sim.now, "ev": "reseed",
+                              "seed": seed})
 
     def log_dir(self, node_id: int) -> LogDir:
         """Broker ``node_id``'s partition logs on disk: they outlive crashes and restarts,
@@ -180,7 +195,7 @@ class KRaftCluster:
     # ------------------------------------------------------------------ nodes
     def _apps(self, sim: Simulation, slot: NodeSlot) -> list[App]:
         assert slot.raft is not None
-        rng = named_random(self.config.seed, "app", slot.node_id, slot.incarnation)
+        rng = sim.stream("app", slot.node_id, slot.incarnation)
         settings = self.config.brokers_settings
         if slot.is_voter:
             node_id = slot.node_id
@@ -206,14 +221,26 @@ class KRaftCluster:
         slot = self.sim.slots.get(node_id)
         if slot is None:
             return None
-        return next((a for a in slot.apps if isinstance(a, QuorumController)), None)
+        apps = slot.apps
+        cached = self._controllers.get(node_id)
+        if cached is not None and cached[0] is apps:  # the same process: O(1)
+            return cached[1]
+        found = next((a for a in apps if isinstance(a, QuorumController)), None)
+        self._controllers[node_id] = (apps, found)
+        return found
 
     def loader(self, node_id: int) -> MetadataLoader | None:
         """The metadata loader of broker ``node_id``, if it runs."""
         slot = self.sim.slots.get(node_id)
         if slot is None:
             return None
-        return next((a for a in slot.apps if isinstance(a, MetadataLoader)), None)
+        apps = slot.apps
+        cached = self._loaders.get(node_id)
+        if cached is not None and cached[0] is apps:
+            return cached[1]
+        found = next((a for a in apps if isinstance(a, MetadataLoader)), None)
+        self._loaders[node_id] = (apps, found)
+        return found
 
     def replica_manager(self, node_id: int | None) -> ReplicaManager | None:
         """The replica manager of broker ``node_id``, if it runs (with broker lifecycles)."""

@@ -29,6 +29,15 @@ kept) transaction if the given state matches it and aborts it otherwise.
 
 Record values are ``<transactional id>/<instance>/<transaction>/<n>`` so that
 invariants can tell which instance and transaction wrote them.
+
+``protocol="pre-registration"`` selects the variant of seed 002
+(:mod:`broker.txn.prereg`): begin sends one AddPartitionsToTxn with every
+output partition (and the group id) and waits there while the previous
+transaction completes; a send to a partition not registered fails with
+UNKNOWN_TOPIC_OR_PARTITION (the transaction becomes abortable); EndTxn names
+the partitions a produce was sent to. Both protocols count ``round_trips``
+(every request: coordinator and produce), ``coordinator_round_trips``,
+``concurrent_transactions_bounces`` and the latencies of commits.
 """
 
 from __future__ import annotations
@@ -39,11 +48,16 @@ from enum import StrEnum
 import msgspec
 
 from broker.replica_manager import ProduceResult
+from broker.txn import prereg
 from broker.txn.coordinator import TransactionCoordinator, TxnResult
 from sim.txn_cluster import TxnCluster
 
 RETRY_BACKOFF_MS = 100
 """Kafka's retry.backoff.ms."""
+REQUEST_TIMEOUT_MS = 30_000
+"""Kafka's request.timeout.ms: a request unanswered this long is sent again."""
+PROTOCOLS = ("classic", "pre-registration")
+"""The transaction protocols a producer can speak."""
 RETRIABLE = frozenset({
     "NOT_COORDINATOR", "COORDINATOR_NOT_AVAILABLE", "COORDINATOR_LOAD_IN_PROGRESS",
     "CONCURRENT_TRANSACTIONS", "NETWORK_EXCEPTION", "NOT_LEADER_OR_FOLLOWER",
@@ -113,7 +127,22 @@ class TransactionalProducer:
                  on_prepared: Callable[[TransactionalProducer, PreparedTxnState], None]
                  | None = None,
                  on_complete: Callable[[TransactionalProducer, PreparedTxnState, bool], None]
-                 | None = None) -> None:
+                 | None = None,
+                 protocol: str = "classic", group_id: str | None = None,
+                 request_timeout_ms: int = REQUEST_TIMEOUT_MS,
+                 on_request: Callable[[str], None] | None = None) -> None:
+        if protocol not in PROTOCOLS:
+            raise ValueError(f"unknown transaction protocol {protocol!r}: "
+                             f"choose one of {', '.join(PROTOCOLS)}")
+        if protocol == "pre-registration" and enable_2pc:
+            raise ValueError("the pre-registration protocol has no two-phase commit "
+                             "(KIP-939): use protocol='classic' with enable_2pc")
+        self.protocol = protocol
+        self.group_id = group_id
+        """The consumer group registered at begin unless a transaction names one."""
+        self.request_timeout_ms = request_timeout_ms
+        self.on_request = on_request
+        """Told each request's name as it is sent (``EndTxn[pre-registration-1]``)."""
         self.txns = txns
         self.sim = txns.cluster.sim
         self.transactional_id = transactional_id
@@ -136,6 +165,22 @@ class TransactionalProducer:
         self.aborted: list[int] = []
         self.errors: dict[str, int] = {}
         self.fatal: str | None = None
+        self.registered: set[tuple[str, int]] = set()
+        """Pre-registration: the partitions the current transaction may write."""
+        self.registered_group: str | None = None
+        """Pre-registration: the group the current transaction may commit offsets to."""
+        self.round_trips = 0
+        """Requests sent (coordinator and produce), retries included."""
+        self.coordinator_round_trips = 0
+        """Requests sent to the transaction coordinator, retries included."""
+        self.concurrent_transactions_bounces = 0
+        """CONCURRENT_TRANSACTIONS answers (each one a retry)."""
+        self.commit_latencies_ms: list[int] = []
+        """Per committed transaction: commitTransaction() called -> acknowledged."""
+        self.txn_latencies_ms: list[int] = []
+        """Per committed transaction: beginTransaction() called -> commit acknowledged."""
+        self._began_at = 0
+        self._ending_since: int | None = None
         self.completed: list[tuple[Op, str, int]] = []
         """Every operation that finished, in order: its error (NONE if it worked), its time."""
         self.enable_2pc = enable_2pc
@@ -205,20 +250,38 @@ class TransactionalProducer:
                                  f"no prepared transaction to complete ({self.state})")
         self._queue(("complete", prepared_state))
 
-    def transaction(self, sends: list[tuple[str, int, int]], commit: bool) -> bool:
+    @property
+    def round_trips_per_txn(self) -> float:
+        """Requests per finished (committed or aborted) transaction."""
+        return self.round_trips / max(1, len(self.committed) + len(self.aborted))
+
+    def transaction(self, sends: list[tuple[str, int, int]], commit: bool,
+                    partitions: set[tuple[str, int]] | None = None,
+                    group_id: str | None = None) -> bool:
         """begin, send ``count`` records to each (topic, partition, count), commit or abort.
 
-        False (nothing queued) unless the producer is READY and idle.
+        Pre-registration registers ``partitions`` (default: those of ``sends``)
+        and ``group_id`` (default: the producer's) at begin, the seed's
+        ``beginTransaction(outputPartitions, consumerGroupId)``. False (nothing
+        queued) unless the producer is READY and idle.
         """
         if self.state != P.READY or not self.idle:
             return False
-        self.ops += [("begin", None), *(("send", s) for s in sends), ("end", commit)]
+        register = {(t, p) for t, p, _ in sends} if partitions is None else set(partitions)
+        group = self.group_id if group_id is None else group_id
+        self.ops += [("begin", (frozenset(register), group)), *(("send", s) for s in sends),
+                     ("end", commit)]
         self._kick()
         return True
 
-    def begin_transaction(self) -> None:
-        """beginTransaction(), queued after what runs (local: no request)."""
-        self._queue(("begin", None))
+    def begin_transaction(self, partitions: set[tuple[str, int]] | None = None,
+                          group_id: str | None = None) -> None:
+        """beginTransaction(), queued after what runs (classic: local, no request).
+
+        Pre-registration: ``beginTransaction(outputPartitions, consumerGroupId)``.
+        """
+        group = self.group_id if group_id is None else group_id
+        self._queue(("begin", (frozenset(partitions or ()), group)))
 
     def send(self, topic: str, partition: int, count: int) -> None:
         """Queue ``count`` records for ``topic``/``partition`` in the current transaction."""
@@ -274,16 +337,21 @@ class TransactionalProducer:
                 self.on_complete(self, self.prepared_state, commit)
             self._end(commit, always=True)
         elif kind == "begin":
-            self.transactions += 1
-            self.added = set()
-            self.state = P.IN_TRANSACTION
-            self._done()
+            if self.state == P.READY:
+                self.transactions += 1
+                self.added, self._began_at, self._ending_since = set(), self.sim.now, None
+                self.state = P.IN_TRANSACTION
+            if self.protocol == "pre-registration":
+                partitions, group = arg if isinstance(arg, tuple) else (frozenset(), None)
+                self._begin_pre_registered(partitions, group)
+            else:
+                self._done()
         elif kind == "send":
             if self.state == P.ABORTABLE_ERROR:
                 self._done("ABORTABLE_ERROR")
                 return
             assert isinstance(arg, tuple)
-            self._send(arg[0], arg[1], arg[2])
+            self._send(*arg)
         else:
             self._end(bool(arg) and self.state != P.ABORTABLE_ERROR)
 
@@ -300,8 +368,16 @@ class TransactionalProducer:
         broker = self.txns.find_coordinator(self.transactional_id)
         return self.txns.sync(broker) if broker is not None else None
 
+    def _sent(self, coordinator: bool, name: str) -> None:
+        self.round_trips += 1
+        self.coordinator_round_trips += int(coordinator)
+        if self.on_request is not None:
+            self.on_request(name)
+
     def _retry_or(self, error: str, otherwise: Callable[[], None]) -> None:
         self._count(error)
+        if error == "CONCURRENT_TRANSACTIONS":
+            self.concurrent_transactions_bounces += 1
         if error in RETRIABLE:
             self._later(self._run)
         else:
@@ -331,6 +407,7 @@ class TransactionalProducer:
                 self.on_initialized(self)
             self._done()
 
+        self._sent(True, "InitProducerId")
         coordinator.handle_init_producer_id(self.transactional_id, self.txn_timeout_ms, want,
                                             self.sim.now, self._answer(self.attempt, handle),
                                             enable_2pc=self.enable_2pc,
@@ -342,8 +419,50 @@ class TransactionalProducer:
         if broker is not None:
             self.txns.flush(broker)
 
-    def _send(self, topic: str, partition: int, count: int) -> None:
+    def _begin_pre_registered(self, partitions: frozenset[tuple[str, int]],
+                              group_id: str | None) -> None:
+        """beginTransaction(outputPartitions, groupId): one AddPartitionsToTxn that may wait."""
+        coordinator = self._coordinator()
+        if coordinator is None:
+            self._retry_or("COORDINATOR_NOT_AVAILABLE", lambda: None)
+            return
+        attempt = self.attempt
+
+        def registered(error: str, _: TxnResult) -> None:
+            if error == "NONE":
+                self.registered, self.registered_group = set(partitions), group_id
+                self._done()
+            else:
+                self._retry_or(error, lambda: self._fail(error))
+
+        def timed_out() -> None:
+            if self.attempt == attempt and self.busy and self.state != P.FATAL_ERROR:
+                self._retry_or("REQUEST_TIMED_OUT", lambda: None)
+
+        request = prereg.AddPartitionsToTxnPreRegRequest(
+            self.transactional_id, self.producer_id, self.producer_epoch, group_id,
+            prereg.to_topics(partitions))
+        self._sent(True, f"AddPartitionsToTxn[{request.version}]")
+        self._later(timed_out, self.request_timeout_ms)
+        prereg.add_partitions(coordinator, request, self.sim.now,
+                              lambda e: self._answer(attempt, registered)(TxnResult(e)))
+
+    def check_offsets_group(self, group_id: str) -> str:
+        """sendOffsetsToTransaction's pre-registration check: NONE or INVALID_GROUP_ID."""
+        if self.protocol == "pre-registration" and group_id != self.registered_group:
+            return "INVALID_GROUP_ID"
+        return "NONE"
+
+    def _send(self, topic: str, partition: int, count: int, payloads: tuple[str, ...] = ()
+              ) -> None:
+        """Send ``count`` records (their last part: ``payloads``, or the sequence numbers)."""
         tp = (topic, partition)
+        if self.protocol == "pre-registration" and tp not in self.registered:
+            self._count("UNKNOWN_TOPIC_OR_PARTITION")  # send() throws: not pre-registered
+            self._abortable("UNKNOWN_TOPIC_OR_PARTITION")
+            return
+        if self.protocol == "pre-registration":
+            self.added.add(tp)  # a produce is sent: EndTxn must name the partition
         if tp not in self.added:
             coordinator = self._coordinator()
             if coordinator is None:
@@ -357,6 +476,7 @@ class TransactionalProducer:
                 else:
                     self._retry_or(error, lambda: self._fail(error))
 
+            self._sent(True, "AddPartitionsToTxn")
             coordinator.handle_add_partitions(
                 self.transactional_id, self.producer_id, self.producer_epoch, frozenset({tp}),
                 self.sim.now, lambda e: self._answer(self.attempt, added)(TxnResult(e)),
@@ -368,8 +488,8 @@ class TransactionalProducer:
             self._retry_or("NOT_LEADER_OR_FOLLOWER", lambda: None)
             return
         first = self.sequences.get(tp, 0)
-        values = [f"{self.transactional_id}/{self.instance}/{self.transactions}/{first + i}"
-                  for i in range(count)]
+        values = [f"{self.transactional_id}/{self.instance}/{self.transactions}/"
+                  f"{payloads[i] if payloads else first + i}" for i in range(count)]
         if self.on_sent is not None:
             for value in values:
                 self.on_sent(value, self.sim.now)
@@ -389,6 +509,7 @@ class TransactionalProducer:
         def on_produce(result: ProduceResult) -> None:
             receive(TxnResult(result.error))
 
+        self._sent(False, f"Produce {topic}-{partition}")
         manager.produce(topic, partition, values, -1, on_produce,
                         self.producer_id, self.producer_epoch, first, transactional=True)
 
@@ -399,7 +520,9 @@ class TransactionalProducer:
     def _end(self, commit: bool, always: bool = False) -> None:
         completing = always or self.state == P.PREPARED_TRANSACTION
         self.state = P.COMMITTING_TRANSACTION if commit else P.ABORTING_TRANSACTION
-        if not self.added and not completing:
+        if self._ending_since is None:
+            self._ending_since = self.sim.now
+        if not self.added and not completing and self.protocol == "classic":
             self._finish(commit)
             return
         coordinator = self._coordinator()
@@ -414,11 +537,20 @@ class TransactionalProducer:
                 self._retry_or(error, lambda: self._fail(error))
 
         if self.enable_2pc:
+            self._sent(True, "EndTxn")
             self._end_tv2(coordinator, commit)
             return
-        coordinator.handle_end_txn(self.transactional_id, self.producer_id, self.producer_epoch,
-                                   commit, self.sim.now,
-                                   lambda e: self._answer(self.attempt, ended)(TxnResult(e)))
+        answer = self._answer(self.attempt, ended)
+        self._sent(True, "EndTxn" if self.protocol == "classic"
+                   else f"EndTxn[{prereg.PRE_REGISTRATION_VERSION}]")
+        if self.protocol == "classic":
+            coordinator.handle_end_txn(self.transactional_id, self.producer_id,
+                                       self.producer_epoch, commit, self.sim.now,
+                                       lambda e: answer(TxnResult(e)))
+        else:
+            prereg.end_txn(coordinator, prereg.EndTxnPreRegRequest(
+                self.transactional_id, self.producer_id, self.producer_epoch, commit,
+                prereg.to_topics(self.added)), self.sim.now, lambda e: answer(TxnResult(e)))
         self._flush()
 
     def _end_tv2(self, coordinator: TransactionCoordinator, commit: bool) -> None:
@@ -443,7 +575,11 @@ class TransactionalProducer:
         if commit and self.added and self.on_committed is not None:
             self.on_committed(f"{self.transactional_id}/{self.instance}/{self.transactions}")
         (self.committed if commit else self.aborted).append(self.transactions)
-        self.added = set()
+        if commit:
+            since = self._ending_since if self._ending_since is not None else self.sim.now
+            self.commit_latencies_ms.append(self.sim.now - since)
+            self.txn_latencies_ms.append(self.sim.now - self._began_at)
+        self.added, self.registered, self.registered_group = set(), set(), None
         self.state = P.READY
         op = self.ops.pop(0)
         turned = op[0] == "end" and bool(op[1]) != commit  # a commit that had to abort

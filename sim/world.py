@@ -9,6 +9,7 @@ only randomness is ``random.Random`` instances seeded from the run's seed.
 
 from __future__ import annotations
 
+import random
 from collections.abc import Callable, Sequence
 from enum import StrEnum
 from typing import Any, Protocol
@@ -33,7 +34,7 @@ from sim.faults import (
 )
 from sim.network import LinkConfig, Network
 from sim.scheduler import EventQueue
-from sim.seeds import named_random
+from sim.seeds import named_random, stream_key
 from sim.trace import Trace
 
 
@@ -102,6 +103,8 @@ class NodeSlot:
         self.inbox: list[tuple[Any, ...]] = []
         self.wake_at: int | None = None
         self.wipe_count = 0
+        self.drains: list[Callable[[], list[NodeMessage]]] = []  # the apps' drain_outbox
+        self.handlers: list[Callable[[NodeMessage, int], None]] = []  # their handle_message
         self.crash_fence = 0  # messages sent by incarnations below this died in a crash
         self.shutting_down = False  # a controlled shutdown is under way
 
@@ -131,10 +134,8 @@ _DELIVER, _WAKE, _ACTION = 0, 1, 2
 
 def _deliver_to_apps(slot: NodeSlot, env: NodeMessage, now: int) -> None:
     """Hand a non-raft message to every app of the node that takes messages."""
-    for app in slot.apps:
-        handle = getattr(app, "handle_message", None)
-        if handle is not None:
-            handle(env, now)
+    for handle in slot.handlers:
+        handle(env, now)
 
 
 class Simulation:
@@ -144,8 +145,9 @@ class Simulation:
                  monitors: Sequence[Monitor] = (), trace: Trace | None = None) -> None:
         self.config = config
         self.queue = EventQueue()
-        self.rng = named_random(config.seed, "world")
-        self.network = Network(named_random(config.seed, "network"), config.network)
+        self._streams: list[tuple[tuple[object, ...], random.Random]] = []
+        self.rng = self.stream("world")
+        self.network = Network(self.stream("network"), config.network)
         self.app_factory = app_factory
         self.monitors: list[Monitor] = list(monitors)
         self.trace = trace or Trace()
@@ -165,6 +167,25 @@ class Simulation:
         self._touched: list[NodeSlot] = []
         self._line: dict[str, Any] = {}
         self._in_event = False
+        self._monitoring = False  # monitors are checking the event just processed
+        self._leader_cache: tuple[int, NodeSlot | None] | None = None
+
+    # ------------------------------------------------------------------ seeds
+    def stream(self, *names: object) -> random.Random:
+        """The random stream ``names`` of this run (:func:`sim.seeds.named_random`)."""
+        rng = named_random(self.config.seed, *names)
+        self._streams.append((names, rng))
+        return rng
+
+    def reseed(self, seed: int) -> None:
+        """From now on the run is the run of ``seed``: every stream made so far starts
+        over as that seed's stream of the same name, later ones are drawn from it.
+
+        A booted world shared by many runs (:mod:`sim.fork`) becomes each run's own.
+        """
+        self.config = msgspec.structs.replace(self.config, seed=seed)
+        for names, rng in self._streams:
+            rng.seed(stream_key(seed, *names))
 
     # ------------------------------------------------------------------ clock
     @property
@@ -323,10 +344,10 @@ class Simulation:
                 continue
             if raft.outbox:
                 self._send(slot, raft.drain_outbox(), now)
-            for app in slot.apps:
-                drain = getattr(app, "drain_outbox", None)
-                if drain is not None:
-                    self._send(slot, drain(), now)
+            for drain in slot.drains:
+                messages = drain()
+                if messages:
+                    self._send(slot, messages, now)
             if slot.shutting_down and any(getattr(app, "shutdown_complete", False)
                                           for app in slot.apps):
                 self._stop(slot)
@@ -340,12 +361,16 @@ class Simulation:
         self.trace.write(out)
         self.events += 1
         if self.violation is None:
-            for monitor in self.monitors:
-                try:
-                    monitor.check(self, touched)
-                except InvariantViolation as violation:
-                    self._fail(violation)
-                    break
+            self._monitoring = True
+            try:
+                for monitor in self.monitors:
+                    try:
+                        monitor.check(self, touched)
+                    except InvariantViolation as violation:
+                        self._fail(violation)
+                        break
+            finally:
+                self._monitoring = False
         if self.violation is not None:
             self.trace.write({"i": self.events, "t": now, "ev": "violation",
                               "invariant": self.violation.invariant,
@@ -393,7 +418,7 @@ class Simulation:
         slot.incarnation += 1
         slot.wake_at = None
         slot.inbox = []
-        rng = named_random(self.config.seed, "node", slot.node_id, slot.incarnation)
+        rng = self.stream("node", slot.node_id, slot.incarnation)
         slot.raft = RaftNode(slot.node_id, self.voter_ids, slot.storage, rng, self.now,
                              config=self.config.raft, incarnation=slot.incarnation,
                              mutations=self.config.mutations)
@@ -401,6 +426,9 @@ class Simulation:
         for monitor in self.monitors:
             monitor.on_boot(self, slot)
         slot.apps = self.app_factory(self, slot) if self.app_factory else []
+        slot.drains = [d for app in slot.apps if (d := getattr(app, "drain_outbox", None))]
+        slot.handlers = [h for app in slot.apps
+                         if (h := getattr(app, "handle_message", None))]
         for monitor in self.monitors:
             monitor.on_started(self, slot)
         self.touch(slot)
@@ -410,6 +438,8 @@ class Simulation:
             app.close(self.now)
         slot.raft = None
         slot.apps = []
+        slot.drains = []
+        slot.handlers = []
         slot.status = status
         slot.inbox = []
         slot.shutting_down = False
@@ -498,7 +528,21 @@ class Simulation:
         self.touch(slot)
 
     def leader_slot(self) -> NodeSlot | None:
-        """The running leader of the highest epoch, if any."""
+        """The running leader of the highest epoch, if any.
+
+        Between events (and while monitors check one) the answer is computed
+        once per event; an event in progress always looks afresh.
+        """
+        if self._in_event and not self._monitoring:
+            return self._find_leader()
+        cached = self._leader_cache
+        if cached is not None and cached[0] == self.events:
+            return cached[1]
+        best = self._find_leader()
+        self._leader_cache = (self.events, best)
+        return best
+
+    def _find_leader(self) -> NodeSlot | None:
         best: NodeSlot | None = None
         for slot in self.slots.values():
             raft = slot.raft

@@ -15,7 +15,7 @@ version TV1 paths: EndTxn keeps the epoch; see the reference, sections
 1.3-1.7): InitProducerId (KIP-360 expected producer id/epoch, fencing an
 Ongoing transaction by an epoch bump and answering CONCURRENT_TRANSACTIONS
 until its abort completes, producer-id rotation at epoch 32,766),
-AddPartitionsToTxn and EndTxn. WriteTxnMarkers requests leave through
+AddPartitionsToTxn, AddOffsetsToTxn and EndTxn. WriteTxnMarkers requests leave through
 :meth:`drain_outbox`; the answers come back through :meth:`on_marker_result`.
 
 Pure: time is passed in, the log append and producer-id allocation are
@@ -30,6 +30,7 @@ import msgspec
 
 from broker.txn import two_phase
 from broker.txn.mutations import TxnMutation
+from broker.txn.prereg import BeginPurgatory
 from broker.txn.state import (
     EXHAUSTED_EPOCH,
     MAX_EPOCH,
@@ -46,6 +47,8 @@ from broker.txn.state import (
 S = TransactionState
 TRANSACTION_STATE_TOPIC = "__transaction_state"
 """Kafka's internal topic of transaction state."""
+CONSUMER_OFFSETS_TOPIC = "__consumer_offsets"
+"""Kafka's internal topic of committed offsets (AddOffsetsToTxn adds one of its partitions)."""
 
 
 def java_string_hash(text: str) -> int:
@@ -74,6 +77,12 @@ class TxnCoordinatorConfig(msgspec.Struct, frozen=True, kw_only=True):
     """transaction.abort.timed.out.transaction.cleanup.interval.ms."""
     marker_retry_backoff_ms: int = 100
     """Back-off before a failed WriteTxnMarkers partition is sent again."""
+    offsets_num_partitions: int = 50
+    """offsets.topic.num.partitions: where a pre-registered GroupId's offsets go."""
+    pre_registration: bool = True
+    """This broker serves the pre-registration variant (``broker.txn.prereg``)."""
+    block_classic_begin: bool = False
+    """Hold classic AddPartitionsToTxn during marker completion too (seed 002's rule)."""
     two_phase_commit_enable: bool = False
     """transaction.two.phase.commit.enable (KIP-939): InitProducerId may set Enable2Pc."""
 
@@ -148,6 +157,14 @@ class TransactionCoordinator:
         self.outbox: list[MarkerRequest] = []
         self.retries: list[tuple[int, MarkerRequest]] = []
         self.next_abort_check = 0
+        self.purgatory = BeginPurgatory()
+        self.clock: Callable[[], int] | None = None
+        """The current time, for waking held requests when an append lands."""
+        self.defer: Callable[[Callable[[], None]], None] | None = None
+        """Run an action as its own event (a log append may answer inside another's)."""
+        self.last_now = 0
+        self.offsets_topic_partitions: Callable[[], int | None] | None = None
+        """The partition count of ``__consumer_offsets`` in this broker's metadata, if any."""
 
     # ------------------------------------------------------------------ ownership
     @staticmethod
@@ -184,6 +201,31 @@ class TransactionCoordinator:
         for txn_id in [t for t in self.txns if self.partition_of(t) == partition]:
             del self.txns[txn_id]
             self.completions.pop(txn_id, None)
+        self.purgatory.fail([t for t in self.purgatory.waiting
+                             if self.partition_of(t) == partition], "NOT_COORDINATOR")
+
+    def close(self) -> None:
+        """The broker stops: held requests fail as a lost connection."""
+        self.purgatory.fail(list(self.purgatory.waiting), "NETWORK_EXCEPTION")
+
+    def _wake(self, transactional_id: str) -> None:
+        def wake() -> None:
+            self.purgatory.wake(transactional_id, self.now())
+        if not self.purgatory.waiting.get(transactional_id):
+            return
+        if self.defer is not None:
+            self.defer(wake)
+        else:
+            wake()
+
+    def offsets_partition_count(self) -> int:
+        """offsets.topic.num.partitions as the group coordinator uses it: the topic's count."""
+        found = self.offsets_topic_partitions() if self.offsets_topic_partitions else None
+        return found if found else self.config.offsets_num_partitions
+
+    def now(self) -> int:
+        """The clock if one is set, else the latest time a call handed in."""
+        return self.clock() if self.clock is not None else self.last_now
 
     def _coordinator_error(self, transactional_id: str) -> str | None:
         if self.partition_of(transactional_id) not in self.owned:
@@ -205,13 +247,20 @@ class TransactionCoordinator:
             if error != "NONE":
                 meta.fail_transition()
                 on_error(_APPEND_ERRORS.get(error, "UNKNOWN_SERVER_ERROR"))
+                self._wake(meta.transactional_id)
                 return
             meta.complete_transition_to(transit)
             if self.on_transition is not None:
                 self.on_transition(meta.transactional_id, before, transit.state)
             on_success()
+            self._wake(meta.transactional_id)
 
         self.append(partition, encode_record(meta.transactional_id, transit), done)
+
+    def write(self, meta: TransactionMetadata, transit: TxnTransitMetadata,
+              on_success: Callable[[], None], on_error: Callable[[str], None]) -> None:
+        """Append ``transit`` (prepared on ``meta``) and take it once durable."""
+        self._write(meta, transit, on_success, on_error)
 
     # ------------------------------------------------------------------ InitProducerId
     def handle_init_producer_id(self, transactional_id: str | None, txn_timeout_ms: int,
@@ -347,6 +396,11 @@ class TransactionCoordinator:
                 error = "CONCURRENT_TRANSACTIONS"
             elif meta.state == S.ONGOING and partitions <= meta.topic_partitions:
                 error = "NONE"
+        if error == "CONCURRENT_TRANSACTIONS" and self.config.block_classic_begin:
+            self.purgatory.hold(transactional_id, lambda later: self.handle_add_partitions(
+                transactional_id, producer_id, producer_epoch, partitions, later, callback),
+                callback)
+            return
         if error is not None or meta is None:
             callback(error or "UNKNOWN_SERVER_ERROR")
             return
@@ -357,6 +411,18 @@ class TransactionCoordinator:
                                prev_producer_id=meta.prev_producer_id if tv2 else None,
                                client_transaction_version=transaction_version if tv2 else None)
         self._write(meta, transit, lambda: callback("NONE"), callback)
+
+    def handle_add_offsets(self, transactional_id: str, producer_id: int, producer_epoch: int,
+                           group_id: str, offsets_partitions: int, now: int,
+                           callback: Callable[[str], None]) -> None:
+        """AddOffsetsToTxn: AddPartitionsToTxn of the group's ``__consumer_offsets``
+        partition, ``partition_for(group_id, offsets.topic.num.partitions)`` (reference 1.4)."""
+        if not group_id:
+            callback("INVALID_GROUP_ID")
+            return
+        offsets = (CONSUMER_OFFSETS_TOPIC, partition_for(group_id, offsets_partitions))
+        self.handle_add_partitions(transactional_id, producer_id, producer_epoch,
+                                   frozenset({offsets}), now, callback)
 
     # ------------------------------------------------------------------ EndTxn
     def handle_end_txn(self, transactional_id: str, producer_id: int, producer_epoch: int,
@@ -375,8 +441,15 @@ class TransactionCoordinator:
             return
         self._end(meta, commit, producer_epoch, True, now, callback)
 
+    def end(self, meta: TransactionMetadata, commit: bool, epoch: int, from_client: bool,
+            now: int, callback: Callable[[str], None],
+            partitions: frozenset[TopicPartition] | None = None) -> None:
+        """End the transaction; ``partitions`` narrows where the markers go (pre-registration)."""
+        self._end(meta, commit, epoch, from_client, now, callback, partitions)
+
     def _end(self, meta: TransactionMetadata, commit: bool, epoch: int, from_client: bool,
-             now: int, callback: Callable[[str], None]) -> None:
+             now: int, callback: Callable[[str], None],
+             partitions: frozenset[TopicPartition] | None = None) -> None:
         fencing = meta.pending_state == S.PREPARE_EPOCH_FENCE
         if from_client and epoch != meta.producer_epoch:
             callback("PRODUCER_FENCED")
@@ -392,7 +465,7 @@ class TransactionCoordinator:
                 transit = meta.transit(target, now, producer_epoch=epoch, last_producer_epoch=-1,
                                        **two_phase.forget_kept(meta))
             else:
-                transit = meta.transit(target, now)
+                transit = meta.transit(target, now, topic_partitions=partitions)
             early = TxnMutation.MARKERS_BEFORE_PREPARE_DURABLE in self.mutations
 
             def on_error(error: str) -> None:
@@ -517,6 +590,7 @@ class TransactionCoordinator:
 
     def poll(self, now: int) -> None:
         """Resend due markers, retry completions, abort timed-out transactions."""
+        self.last_now = max(self.last_now, now)
         due = [r for at, r in self.retries if at <= now]
         self.retries = [(at, r) for at, r in self.retries if at > now]
         for request in due:

@@ -23,6 +23,10 @@ class TxnMutation(StrEnum):
     KEEP_PREPARED_FENCES = "keep-prepared-fences"
     """InitProducerId(KeepPreparedTxn) fences and aborts the ongoing transaction like a
     plain InitProducerId: a restarted 2PC client loses its prepared transaction."""
+    OFFSETS_OUTSIDE_TXN = "offsets-outside-txn"
+    """TxnOffsetCommit writes the offsets as plain (non-transactional) records, so they are
+    committed at once even when the transaction that consumed the input aborts: the
+    restarted loop skips the input whose output was aborted."""
 
 
 TWO_PC_MUTATIONS = frozenset({TxnMutation.TWO_PC_TIMEOUT_KEPT,

@@ -147,7 +147,8 @@ class BrokerInvariants(Monitor):
             if held is None:
                 committed[offset] = (epoch, value)
                 producer = entry.producer_id
-                if producer >= 0 and entry.control < 0:  # markers carry no sequence
+                if producer >= 0 and entry.control < 0 and entry.sequence >= 0:
+                    # markers and TxnOffsetCommit records carry no sequence
                     seq_key = (producer, entry.producer_epoch, entry.sequence)
                     other = seqs.setdefault(seq_key, offset)
                     if other != offset:

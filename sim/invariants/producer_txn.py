@@ -33,6 +33,15 @@
   "completeTransaction", "InitProducerId(keepPreparedTxn=true)" and "no
   timeout for transactions participating in 2PC").
 
+- ExactlyOnce (:class:`ExactlyOnceInvariant`): each input record of a
+  consume-transform-produce loop yields its output exactly once under
+  read_committed: a read_committed scan of the output partitions never returns
+  two outputs of one input record, and the group's committed offset (replayed
+  from ``__consumer_offsets`` as the group coordinator does) never covers an
+  input record whose every output transaction aborted (KIP-98 "exactly once
+  processing": the consumed offsets are committed in the transaction of the
+  outputs, ``sendOffsetsToTransaction``; KIP-447 for the fetch of the offsets).
+
 Records are ``<transactional id>/<instance>/<transaction>/<n>`` (see
 :mod:`sim.txn_clients`): a transaction's key is the first three parts.
 """
@@ -41,9 +50,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from broker.partition_log import LogEntry, PartitionLog
 from broker.replica_manager import ReplicaManager
 from broker.txn.coordinator import TRANSACTION_STATE_TOPIC
 from broker.txn.fetch import READ_COMMITTED, fetch_log, filter_committed
+from broker.txn.group import CONSUMER_OFFSETS_TOPIC, OffsetsState
 from broker.txn.state import VALID_PREVIOUS, TransactionState
 from sim.world import InvariantViolation, Monitor, NodeSlot, Simulation
 
@@ -60,6 +71,9 @@ PRODUCER_TXN_INVARIANTS: dict[str, str] = {
                   "abort interval and marker delivery (KIP-98; abortTimedOutTransactions)",
     "PreparedTxnSurvives": "a prepared 2PC transaction survives coordinator failover and "
                            "producer restart until completed (KIP-939)",
+    "ExactlyOnce": "each input record of a consume-transform-produce loop yields its output "
+                   "exactly once under read_committed (KIP-98 sendOffsetsToTransaction, "
+                   "KIP-447)",
 }
 """Every producer-transaction invariant with its source."""
 
@@ -282,3 +296,110 @@ class ProducerTxnInvariants(Monitor):
                 "LsoBounded",
                 f"{tp[0]}-{tp[1]}: LSO held at {first_unstable} (HW {hw}) for {age} ms "
                 f"(bound {self.lso_bound_ms} ms)")
+
+
+class _OutputScan:
+    """What one leader replica of an output or offsets partition has shown so far."""
+
+    def __init__(self) -> None:
+        self.read_committed_at = 0
+        self.offsets = OffsetsState()
+
+
+class ExactlyOnceInvariant(Monitor):
+    """ExactlyOnce (see the module docs) over the loops registered with :meth:`watch`.
+
+    Fed the values the loops' producers send (:meth:`sent`); reads the
+    transactions' outcomes from ``txns`` (the :class:`ProducerTxnInvariants` of
+    the same run, which sees every marker).
+    """
+
+    def __init__(self, txns: ProducerTxnInvariants) -> None:
+        self.txns = txns
+        self.loops: dict[str, tuple[tuple[str, int], str]] = {}
+        self.outputs: dict[str, set[str]] = {}
+        self.seen: dict[str, tuple[str, int, int]] = {}
+        self.committed: dict[tuple[str, str, int], int] = {}
+        self.undecided: dict[tuple[str, str, int], set[int]] = {}
+        self.covered: dict[tuple[str, str, int], int] = {}
+        self.scans: dict[tuple[int, int, str, int], _OutputScan] = {}
+
+    def watch(self, group_id: str, input_tp: tuple[str, int], output_topic: str) -> None:
+        """Check the loop of ``group_id`` (its input partition and output topic)."""
+        self.loops[group_id] = (input_tp, output_topic)
+
+    def sent(self, value: str, now: int) -> None:
+        """A loop's producer sent ``value`` (an output whose payload names its input)."""
+        label = value.rsplit("/", 1)[-1]
+        if "@" in label:
+            self.outputs.setdefault(label, set()).add(txn_key(value))
+
+    def check(self, sim: Simulation, touched: Sequence[NodeSlot]) -> None:
+        """Scan the touched leaders' output and offsets partitions; judge covered inputs."""
+        outputs = {topic for _, topic in self.loops.values()}
+        for slot in touched:
+            for app in slot.apps:
+                if not isinstance(app, ReplicaManager):
+                    continue
+                for (topic_id, partition), replica in sorted(app.replicas.items()):
+                    if not replica.is_leader or (replica.topic not in outputs and
+                                                 replica.topic != CONSUMER_OFFSETS_TOPIC):
+                        continue
+                    key = (slot.node_id, slot.incarnation, topic_id, partition)
+                    scan = self.scans.get(key)
+                    if scan is None:
+                        scan = self.scans[key] = _OutputScan()
+                    if replica.topic == CONSUMER_OFFSETS_TOPIC:
+                        self._scan_offsets(scan, replica.log.entries,
+                                           replica.log.high_watermark)
+                    else:
+                        self._scan_outputs(scan, replica.topic, partition, replica.log)
+        self._judge()
+
+    def _scan_offsets(self, scan: _OutputScan, entries: Sequence[LogEntry], hw: int) -> None:
+        for (group, topic, partition), offset in scan.offsets.apply(
+                entries[scan.offsets.applied:hw]):
+            loop = self.loops.get(group)
+            if loop is None or loop[0] != (topic, partition):
+                continue
+            key = (group, topic, partition)
+            self.committed[key] = offset
+            start = self.covered.get(key, 0)
+            if offset > start:
+                self.undecided.setdefault(key, set()).update(range(start, offset))
+                self.covered[key] = offset
+
+    def _scan_outputs(self, scan: _OutputScan, topic: str, partition: int,
+                      log: PartitionLog) -> None:
+        lso = log.txns.last_stable_offset(log.high_watermark)
+        if lso <= scan.read_committed_at:
+            return
+        fetched = fetch_log(log, scan.read_committed_at, lso - scan.read_committed_at,
+                            READ_COMMITTED)
+        for entry in filter_committed(fetched.entries, fetched.aborted_transactions):
+            label = entry.value.rsplit("/", 1)[-1]
+            if "@" not in label:
+                continue  # not a loop's output
+            where = (topic, partition, entry.offset)
+            first = self.seen.setdefault(label, where)
+            if first != where:
+                raise InvariantViolation(
+                    "ExactlyOnce", f"input {label} has two committed outputs under "
+                                   f"read_committed: {first[0]}-{first[1]} at {first[2]} and "
+                                   f"{topic}-{partition} at {entry.offset}")
+        scan.read_committed_at = lso
+
+    def _judge(self) -> None:
+        for key, pending in sorted(self.undecided.items()):
+            group, topic, partition = key
+            for offset in sorted(pending):
+                label = f"{topic}-{partition}@{offset}"
+                txns = self.outputs.get(label, set())
+                results = [self.txns.outcomes.get(txn, {}).values() for txn in sorted(txns)]
+                if any(True in r for r in results):
+                    pending.discard(offset)
+                elif txns and all(False in r for r in results):
+                    raise InvariantViolation(
+                        "ExactlyOnce", f"group {group} committed offset "
+                                       f"{self.committed[key]} of {topic}-{partition}, but "
+                                       f"every output of input {label} was aborted")

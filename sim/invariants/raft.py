@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from raft import Batch, LeaderAndEpoch, RaftLogError, Role, Snapshot
+from raft import Batch, LeaderAndEpoch, RaftLog, RaftLogError, Role, Snapshot
 from sim.invariants.history import CommittedLog
 from sim.world import InvariantViolation, Monitor, NodeSlot, Simulation
 
@@ -87,11 +87,12 @@ class RaftInvariants(Monitor):
         self.max_leader_hw = -1
         self.completeness_checked: set[tuple[int, int]] = set()
         self.leader_log: list[tuple[int, int, int]] = []  # (epoch, leader, time)
-        self._disk_seen: dict[int, tuple[int, int, int]] = {}
+        self._disk_seen: dict[int, tuple[RaftLog, int, int]] = {}
         self._wipes_seen: dict[int, int] = {}
         self.newest_leader_epoch = 0
         self.committed_in_epoch: dict[int, int] = {}  # leader epoch -> HW it reached
         self._durable_checked: Batch | None = None
+        self._majority_checked = -1  # the high watermark last checked on the voters' disks
 
     def on_boot(self, sim: Simulation, slot: NodeSlot) -> None:
         """Attach a CommitAuditor to the new process."""
@@ -106,6 +107,9 @@ class RaftInvariants(Monitor):
         """Run every enabled invariant over what the last event may have changed."""
         for slot in touched:
             self._check_node(sim, slot)
+        # The disk checks below are functions of the committed batch or high watermark
+        # and of the voters' disks: they run again only when one of those changed.
+        disks_changed = self._disks_changed(touched)
         leader = sim.leader_slot()
         # A deposed leader that has not heard of the newer epoch yet is legal in Raft;
         # the high watermark rules speak of the leader of the newest epoch.
@@ -121,11 +125,12 @@ class RaftInvariants(Monitor):
                                f"leader {leader.node_id} has high watermark {hw}, below "
                                f"{self.max_leader_hw} seen before")
                 self.max_leader_hw = max(self.max_leader_hw, hw)
-                if sim.wipes == 0:
+                if sim.wipes == 0 and (hw != self._majority_checked or disks_changed):
+                    self._majority_checked = hw
                     self._check_majority(sim, hw, "MajorityReachedHighWatermark")
         last = self.history.last
         if sim.wipes == 0 and last is not None and (
-                last is not self._durable_checked or self._disks_changed(touched)):
+                last is not self._durable_checked or disks_changed):
             self._durable_checked = last
             self._check_durable(sim, last)
 
@@ -179,7 +184,7 @@ class RaftInvariants(Monitor):
         changed = False
         for slot in touched:
             log = slot.storage.log
-            seen = (id(log), log.start_offset, log.flushed_end)
+            seen = (log, log.start_offset, log.flushed_end)  # the log itself: ids are reused
             if self._disk_seen.get(slot.node_id) != seen:
                 self._disk_seen[slot.node_id] = seen
                 changed = True

@@ -41,9 +41,25 @@ def test_an_open_transaction_keeps_the_point_before_its_begin() -> None:
     for offset in (19, 29, 39):
         manager.add_point(offset, RevertPoint(image_at(offset), 10))
         manager.handle_commit_batch(offset, 1)
+        # Begin-1 (an Abort's target) and the committed state; earlier batches go.
+        assert list(manager.registry) == [9, offset]
     assert manager.last_stable_offset == 9
-    assert list(manager.registry) == [9, 19, 29, 39]
     assert manager.replay_abort(40).image.offset == 9
+
+
+def test_an_active_controller_keeps_its_uncommitted_points_inside_a_transaction() -> None:
+    manager = OffsetControlManager()
+    manager.add_point(9, RevertPoint(image_at(9), -1))
+    manager.handle_commit_batch(9, 1)
+    manager.activate(10)
+    manager.replay_begin(10)
+    for offset in (19, 29, 39, 49):
+        manager.handle_schedule_append(offset, RevertPoint(image_at(offset), 10))
+    manager.handle_commit_batch(19, 1)
+    manager.handle_commit_batch(29, 1)
+    assert list(manager.registry) == [9, 29, 39, 49]
+    assert manager.deactivate(manager.last_committed_offset).image.offset == 29
+    assert list(manager.registry) == [9, 29]
 
 
 @pytest.mark.parametrize("marker", [EndTransactionRecord(), AbortTransactionRecord("x")])

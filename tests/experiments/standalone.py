@@ -36,14 +36,22 @@ def _wait_for(log: Path, text: str, process: subprocess.Popen[bytes], timeout_s:
 
 
 @contextmanager
-def standalone_cluster(folder: Path, cores: int = 2, timeout_s: float = 120) -> Iterator[str]:
-    """Start a master and a worker on loopback; yield the master URL; stop both."""
-    home = Path(pyspark.__file__).parent
+def standalone_cluster(folder: Path, cores: int = 2, timeout_s: float = 120,
+                       spark_home: Path | None = None,
+                       env: dict[str, str | None] | None = None) -> Iterator[str]:
+    """Start a master and a worker on loopback; yield the master URL; stop both.
+
+    ``spark_home``: the pyspark install whose ``bin/spark-class`` starts them (default
+    this environment's); ``env``: changes to their environment (None: unset). Both run in
+    ``folder``."""
+    home = spark_home or Path(pyspark.__file__).parent
     spark_class = str(home / "bin" / "spark-class")
     folder.mkdir(parents=True, exist_ok=True)
-    env = {**os.environ, "SPARK_HOME": str(home), "SPARK_LOCAL_IP": LOOPBACK,
-           "SPARK_DAEMON_JAVA_OPTS": JVM_FLAGS, "SPARK_LOG_DIR": str(folder),
-           "SPARK_NO_DAEMONIZE": "1"}
+    changes: dict[str, str | None] = {
+        "SPARK_HOME": str(home), "SPARK_LOCAL_IP": LOOPBACK, "SPARK_DAEMON_JAVA_OPTS": JVM_FLAGS,
+        "SPARK_LOG_DIR": str(folder), "SPARK_NO_DAEMONIZE": "1", **(env or {})}
+    environment = {**os.environ, **{k: v for k, v in changes.items() if v is not None}}
+    environment = {k: v for k, v in environment.items() if changes.get(k, "") is not None}
     port = free_port()
     url = f"spark://{LOOPBACK}:{port}"
     processes: list[subprocess.Popen[bytes]] = []
@@ -53,7 +61,7 @@ def standalone_cluster(folder: Path, cores: int = 2, timeout_s: float = 120) -> 
             processes.append(subprocess.Popen(
                 [spark_class, "org.apache.spark.deploy.master.Master", "--host", LOOPBACK,
                  "--port", str(port), "--webui-port", str(free_port())],
-                stdout=out, stderr=subprocess.STDOUT, env=env, cwd=folder))
+                stdout=out, stderr=subprocess.STDOUT, env=environment, cwd=folder))
         _wait_for(master_log, "I have been elected leader", processes[0], timeout_s)
         worker_log = folder / "worker.log"
         with worker_log.open("wb") as out:
@@ -61,12 +69,13 @@ def standalone_cluster(folder: Path, cores: int = 2, timeout_s: float = 120) -> 
                 [spark_class, "org.apache.spark.deploy.worker.Worker", "--host", LOOPBACK,
                  "--cores", str(cores), "--memory", "2g", "--webui-port", str(free_port()),
                  "--work-dir", str(folder / "work"), url],
-                stdout=out, stderr=subprocess.STDOUT, env=env, cwd=folder))
+                stdout=out, stderr=subprocess.STDOUT, env=environment, cwd=folder))
         _wait_for(worker_log, "Successfully registered with master", processes[1], timeout_s)
         yield url
     finally:
         for process in reversed(processes):
-            process.terminate()
+            if process.poll() is None:
+                process.terminate()
         for process in reversed(processes):
             try:
                 process.wait(timeout=30)

@@ -51,12 +51,17 @@ def test_unwritable_output_folder_is_named(capsys: pytest.CaptureFixture[str],
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a-file"]
 
 
-def test_output_folder_of_someone_else_is_not_replaced(capsys: pytest.CaptureFixture[str],
-                                                       tmp_path: Path) -> None:
+def test_output_folder_that_is_a_file_or_a_run_is_named(capsys: pytest.CaptureFixture[str],
+                                                        tmp_path: Path) -> None:
     (tmp_path / "notes.txt").write_text("keep me")
     line = _error_line(capsys, ["experiment", "failover", "--runs", "2", "--out",
-                                str(tmp_path)])
-    assert "exists and is not a kraftsim experiment folder" in line
+                                str(tmp_path / "notes.txt")])
+    assert "exists and is not a folder" in line
+    run = tmp_path / "out" / "failover" / "20260101T000000.000Z-abcd"
+    run.mkdir(parents=True)
+    (run / "manifest.json").write_text("{}")
+    line = _error_line(capsys, ["experiment", "failover", "--runs", "2", "--out", str(run)])
+    assert "is a run folder; give the folder that holds the runs" in line
     assert (tmp_path / "notes.txt").read_text() == "keep me"
 
 

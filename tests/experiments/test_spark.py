@@ -12,6 +12,7 @@ import json
 import os
 import signal
 import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -69,12 +70,23 @@ def test_failover_sweep_writes_parquet_report_and_plots(failover: SweepResult) -
     for folder in (out / "runs" / "experiment=failover").iterdir():
         assert len(list(folder.glob("*.parquet"))) >= 1
     assert [p.name for p in out.parent.iterdir()] == ["failover"]  # no staging folder left
-    for png in ("recovery_cdf.png", "outcomes.png", "partial_visibility.png"):
-        assert (out / png).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    pngs = ("recovery_cdf.png", "outcomes.png", "partial_visibility.png", "unavailable.png",
+            "timeseries.png")
     report = (out / "report.md").read_text()
+    for png in pngs:
+        assert (out / png).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+        assert f"]({png})" in report
     for heading in ("## By write mode", "## Outcome by fault window",
-                    "## Recovery time per fault and mode", "## Every cell"):
+                    "## Recovery time per fault and mode", "## Unavailable window",
+                    "## One run per cell over time", "## Every cell"):
         assert heading in report
+    assert "| committed (share) |" in report and "| committed (runs) |" in report
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert (manifest["experiment"], manifest["runs"], manifest["seed"]) == ("failover", 32, 7)
+    assert manifest["params"]["batches"] == [6] and manifest["cells"] == 32
+    assert manifest["spark_version"].startswith("4.") and manifest["wall_s"] > 0
+    cells = json.loads((out / "cells.json").read_text())
+    assert len(cells) == 32 and sum(c["runs"] for c in cells) == 32
     summary = json.loads((out / "summary.json").read_text())
     assert summary == {**failover.summary}
     assert (summary["runs"], summary["valid"], summary["invalid"], summary["unknown"]) == \
@@ -106,7 +118,9 @@ def test_visibility_sweep_by_mode(spark: SparkHandle, tmp_path: Path) -> None:
     assert modes["atomic"]["refusals"] > 0
     assert modes["transactional"]["latency_p50_ms"] > 0
     assert (result.out / "latency_cdf.png").exists()
-    assert "## Visibility latency" in (result.out / "report.md").read_text()
+    report = (result.out / "report.md").read_text()
+    assert "## Visibility latency" in report and "](timeseries.png)" in report
+    assert "| refused (operations) |" in report
 
 
 def test_failing_rows_replay_without_spark(spark: SparkHandle, tmp_path: Path) -> None:
@@ -116,13 +130,21 @@ def test_failing_rows_replay_without_spark(spark: SparkHandle, tmp_path: Path) -
                     ["scenario=crash", "window=inside", "mode=transactional",
                      "mutations=forget-failover-abort"])
     assert result.summary["invalid"] == 3
-    assert "FailoverAbortsInflight" in (result.out / "report.md").read_text()
+    report = (result.out / "report.md").read_text()
+    short = f"kraftsim experiment replay {result.out} 0"
+    assert result.summary["failure_groups"] == [
+        {"invariant": "FailoverAbortsInflight", "valid": "false", "cell": "crash", "runs": 3,
+         "index": 0, "replay": short, "message": parquet_rows(result.out)[0]["message"]}]
+    assert "| FailoverAbortsInflight | crash | 3 |" in report and f"`{short}`" in report
     fake = tmp_path / "no-spark"
     (fake / "pyspark").mkdir(parents=True)
     (fake / "pyspark" / "__init__.py").write_text("raise ImportError('no Spark here')\n")
+    by_reference = kraftsim(replay_args(short), tmp_path, {"PYTHONPATH": str(fake)})
+    assert by_reference.returncode == 1, by_reference.stderr  # invalid, as the sweep found
+    assert "the same as the sweep's row" in by_reference.stderr
+    assert (result.out / "replay-0" / "timeline.html").exists()
     for row in parquet_rows(result.out):
         assert row["valid"] == "false" and row["invariant"] == "FailoverAbortsInflight"
-        assert row["replay"] in (result.out / "report.md").read_text()
         done = kraftsim(replay_args(row["replay"]), tmp_path, {"PYTHONPATH": str(fake)})
         assert done.returncode == 1, done.stderr
         assert without_wall(json.loads(done.stdout)) == row
@@ -138,7 +160,9 @@ def _cli_sweep(tmp: Path, master: str, hash_seed: str) -> tuple[list[dict[str, A
     done = kraftsim(["experiment", "failover", *REPRO_SWEEP, "--master", master, "--out",
                      str(out), "--json"], tmp, {"PYTHONHASHSEED": hash_seed}, timeout=400)
     assert done.returncode == 0, done.stderr[-3000:]
-    return parquet_rows(out), json.loads(done.stdout)
+    (run,) = [p for p in out.iterdir() if p.name != "latest"]  # a run folder, and latest
+    assert (out / "latest").resolve() == run.resolve() and (run / "manifest.json").exists()
+    return parquet_rows(out / "latest"), json.loads(done.stdout)
 
 
 def test_same_rows_on_local1_local2_and_a_standalone_cluster(failover: SweepResult,
@@ -156,7 +180,13 @@ def test_same_rows_on_local1_local2_and_a_standalone_cluster(failover: SweepResu
                                               "committed", "recovery_p50_ms",
                                               "recovery_p99_ms"}
     assert summary["master"] == "local[1]"
-    with standalone_cluster(tmp_path / "cluster") as url:
+    same = kraftsim(["experiment", "compare", str(failover.out), str(tmp_path / "out-0")],
+                    tmp_path)
+    assert same.returncode == 0 and "no cell's figures changed" in same.stdout, same.stderr
+    # The worker runs this environment's python3 (its executors run their own Python, the
+    # first python3 on their PATH): as if started with this virtual environment activated.
+    path = f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"
+    with standalone_cluster(tmp_path / "cluster", env={"PATH": path}) as url:
         standalone, _ = _cli_sweep(tmp_path, url, "1")
     assert standalone == expected
 

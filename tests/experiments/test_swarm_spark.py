@@ -26,6 +26,8 @@ def test_a_tiny_swarm_sweep(tmp_path: Path) -> None:
     assert summary["runs"] == 6
     assert set(summary["modes"]) == {"transactional", "non-atomic", "atomic"}
     assert code == (1 if summary["violations"] else 0)
-    report = (out / "report.md").read_text()
+    run = out / "latest"  # the run folder under --out
+    report = (run / "report.md").read_text()
     assert "## Shortest reproductions" in report and "## By fault kind" in report
-    assert list((out / "runs").glob("experiment=swarm/scenario=swarm/*.parquet"))
+    assert list((run / "runs").glob("experiment=swarm/scenario=swarm/*.parquet"))
+    assert json.loads((run / "manifest.json").read_text())["experiment"] == "swarm"

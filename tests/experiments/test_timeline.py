@@ -55,7 +55,8 @@ def test_the_page_is_self_contained(page: Path) -> None:
     for lane in ("epochs", "faults &amp; clients", "transactions", "controller 3000",
                  "controller 3002", "broker 0", "broker 1", "invariants"):
         assert f">{lane}</text>" in text
-    assert "Abort at offset" in text and "crash:3000@" in text and "published the image" in text
+    assert "Abort at offset" in text and "published the image" in text
+    assert re.search(r"crash:300\d@\d+", text)  # the leader the run's boot elected
 
 
 def test_a_raft_only_trace_gives_lanes_too(tmp_path: Path) -> None:

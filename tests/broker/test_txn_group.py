@@ -1,0 +1,174 @@
+"""The group coordinator alone: transactional offsets pending until the marker, OffsetFetch."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from broker.partition_log import PartitionLog, SequenceError
+from broker.txn.coordinator import (
+    CONSUMER_OFFSETS_TOPIC,
+    TransactionCoordinator,
+    TxnCoordinatorConfig,
+    partition_for,
+)
+from broker.txn.group import (
+    GroupCoordinator,
+    GroupCoordinatorConfig,
+    decode_offset,
+    encode_offset,
+)
+from broker.txn.mutations import TxnMutation
+
+TP = ("in", 0)
+
+
+class Harness:
+    """A group coordinator of the one ``__consumer_offsets`` partition, over a real log whose
+    high watermark the test moves."""
+
+    def __init__(self, mutations: frozenset[TxnMutation] = frozenset()) -> None:
+        self.log = PartitionLog()
+        self.fail_next: list[str] = []
+        self.coordinator = GroupCoordinator(0, GroupCoordinatorConfig(num_partitions=1),
+                                            self._append, mutations)
+        self.answers: list[str] = []
+        self.sync()
+
+    def _append(self, partition: int, values: list[str], producer_id: int, epoch: int,
+                transactional: bool, done: Callable[[str], None]) -> None:
+        if self.fail_next:
+            done(self.fail_next.pop(0))
+            return
+        try:
+            self.log.check_batch(producer_id, epoch, -1, len(values))
+        except SequenceError as exc:
+            done(exc.code)
+            return
+        self.log.append_as_leader(values, 0, producer_id, epoch, -1, transactional)
+        done("NONE")
+
+    def sync(self, replicated: bool = True) -> None:
+        if replicated:
+            self.log.update_high_watermark(self.log.end_offset)
+        self.coordinator.sync(0, 0, self.log.entries, self.log.high_watermark)
+
+    def txn_commit(self, offset: int, pid: int = 7, epoch: int = 0, group: str = "g") -> str:
+        self.coordinator.handle_txn_offset_commit("app", group, pid, epoch, {TP: offset}, 0,
+                                                  self.answers.append, label="app/app-1/1")
+        return self.answers[-1]
+
+    def marker(self, commit: bool, pid: int = 7, epoch: int = 0) -> None:
+        self.log.append_marker(0, pid, epoch, commit, 0)
+
+    def fetch(self, require_stable: bool = True, group: str = "g") -> tuple[int, str]:
+        self.sync(replicated=False)
+        result = self.coordinator.handle_offset_fetch(group, [TP], require_stable)
+        return result.partitions[TP] if result.error == "NONE" else (-1, result.error)
+
+
+def test_a_transactional_offset_commit_is_committed_only_by_the_commit_marker() -> None:
+    h = Harness()
+    assert h.txn_commit(5) == "NONE"
+    h.sync()
+    assert h.fetch() == (-1, "UNSTABLE_OFFSET_COMMIT")
+    assert h.fetch(require_stable=False) == (-1, "NONE")
+    h.marker(commit=True)
+    h.sync()
+    assert h.fetch() == (5, "NONE")
+
+
+def test_an_aborted_transaction_discards_its_pending_offsets() -> None:
+    h = Harness()
+    h.txn_commit(5)
+    h.marker(commit=True)
+    h.txn_commit(9)
+    h.marker(commit=False)
+    h.sync()
+    assert h.fetch() == (5, "NONE")
+
+
+def test_the_marker_counts_only_once_below_the_high_watermark() -> None:
+    h = Harness()
+    h.txn_commit(5)
+    h.sync()
+    h.marker(commit=True)
+    h.sync(replicated=False)  # the COMMIT marker is not yet replicated
+    assert h.fetch(require_stable=False) == (-1, "NONE")
+    h.sync()
+    assert h.fetch() == (5, "NONE")
+
+
+def test_a_pending_commit_above_the_high_watermark_is_unstable() -> None:
+    h = Harness()
+    h.coordinator.handle_txn_offset_commit("app", "g", 7, 0, {TP: 3}, 0, h.answers.append)
+    assert h.fetch() == (-1, "UNSTABLE_OFFSET_COMMIT")  # appended, not yet replicated
+
+
+def test_a_new_leader_replays_the_log() -> None:
+    h = Harness()
+    h.txn_commit(4)
+    h.marker(commit=True)
+    h.txn_commit(8)
+    h.sync()
+    fresh = GroupCoordinator(1, GroupCoordinatorConfig(num_partitions=1), lambda *a: None)
+    fresh.sync(0, 1, h.log.entries, h.log.high_watermark)
+    assert fresh.handle_offset_fetch("g", [TP], True).partitions[TP] == \
+        (-1, "UNSTABLE_OFFSET_COMMIT")
+    assert fresh.handle_offset_fetch("g", [TP], False).partitions[TP] == (4, "NONE")
+
+
+def test_a_plain_offset_commit_is_committed_at_the_high_watermark() -> None:
+    h = Harness()
+    h.coordinator.handle_offset_commit("g", {TP: 2}, 0, h.answers.append)
+    assert h.answers == ["NONE"]
+    assert h.fetch(require_stable=False) == (-1, "NONE")
+    h.sync()
+    assert h.fetch() == (2, "NONE")
+
+
+def test_an_older_producer_epoch_is_refused_by_the_log() -> None:
+    h = Harness()
+    h.marker(commit=False, epoch=1)  # the fence's abort marker at the bumped epoch
+    assert h.txn_commit(5, epoch=0) == "INVALID_PRODUCER_EPOCH"
+
+
+def test_errors_follow_kafka() -> None:
+    h = Harness()
+    assert h.fetch(group="") == (-1, "INVALID_GROUP_ID")
+    h.fail_next = ["NOT_ENOUGH_REPLICAS"]
+    assert h.txn_commit(1) == "COORDINATOR_NOT_AVAILABLE"
+    h.fail_next = ["NOT_LEADER_OR_FOLLOWER"]
+    assert h.txn_commit(1) == "NOT_COORDINATOR"
+    h.coordinator.resign(0)
+    assert h.coordinator.handle_offset_fetch("g", [TP]).error == "NOT_COORDINATOR"
+    assert h.txn_commit(1) == "NOT_COORDINATOR"
+
+
+def test_the_mutation_commits_offsets_outside_the_transaction() -> None:
+    h = Harness(frozenset({TxnMutation.OFFSETS_OUTSIDE_TXN}))
+    h.txn_commit(5)
+    h.marker(commit=False)
+    h.sync()
+    assert h.fetch() == (5, "NONE")
+
+
+def test_offset_records_round_trip_with_a_slash_in_the_group() -> None:
+    text = encode_offset("a/b/1", "g/x", "in", 3, 42, 9)
+    assert text.startswith("a/b/1/") and text.rsplit("/", 1)[0] == "a/b/1"
+    assert decode_offset(text) == (("g/x", "in", 3), 42)
+    assert decode_offset("a/b/1/7") is None
+
+
+def test_add_offsets_adds_the_groups_offsets_partition() -> None:
+    added: list[str] = []
+    coordinator = TransactionCoordinator(
+        0, TxnCoordinatorConfig(num_partitions=1), lambda p, t, done: done("NONE"),
+        lambda: ("NONE", 7))
+    coordinator.become_leader(0, 0, [], 0)
+    coordinator.handle_init_producer_id("app", 10_000, None, 0, lambda r: None)
+    coordinator.handle_add_offsets("app", 7, 0, "group", 50, 0, added.append)
+    assert added == ["NONE"]
+    assert coordinator.txns["app"].topic_partitions == {
+        (CONSUMER_OFFSETS_TOPIC, partition_for("group", 50))}
+    coordinator.handle_add_offsets("app", 7, 1, "group", 50, 0, added.append)
+    assert added[-1] == "PRODUCER_FENCED"

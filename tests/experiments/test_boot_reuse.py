@@ -1,0 +1,84 @@
+"""Failover runs that fork one booted cluster give exactly the rows and traces of fresh boots."""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Iterator
+
+import pytest
+
+from bench.experiments import failover_specs
+from controller.operations import CreateTopics, NewTopic
+from experiments import failover
+from experiments.failover import BOOTS, run_failover, set_boot_reuse
+from experiments.tasks import run_specs
+from sim.cluster import ClusterConfig, KRaftCluster
+from sim.fork import Frozen
+from sim.trace import Trace
+from tests.experiments.helpers import without_wall
+
+
+@pytest.fixture
+def reuse_restored() -> Iterator[None]:
+    """Boot reuse is on again (and the cache empty) after the test."""
+    yield
+    set_boot_reuse(True)
+
+
+def test_forked_runs_equal_fresh_boots(reuse_restored: None) -> None:
+    """Every scenario and window of the default grid, twice over (so later runs fork a boot
+    that earlier runs already forked): rows and trace fingerprints as from fresh boots."""
+    specs = failover_specs(40, seed=5)
+    set_boot_reuse(False)
+    fresh = [without_wall(row) for row in run_specs(specs)]
+    set_boot_reuse(True)
+    forked = [without_wall(row) for row in run_specs(specs)]
+    assert BOOTS.boots < BOOTS.forks  # the runs did fork a cached boot
+    assert forked == fresh
+    assert len({row["fingerprint"] for row in forked}) == len(specs)  # each run its own
+
+
+def test_a_traced_run_boots_afresh_and_matches_the_forked_one(reuse_restored: None) -> None:
+    """A replay writing its trace boots afresh; its fingerprint is the forked run's, and the
+    trace file's event lines hash to it."""
+    spec = failover_specs(3, seed=11)[2]
+    forked = run_failover(spec, None)
+    out = io.BytesIO()
+    traced = run_failover(spec, out)
+    assert without_wall(traced) == without_wall(forked)
+    lines = Trace()
+    for line in out.getvalue().splitlines():
+        if b'"note"' not in line:
+            lines._hash.update(line + b"\n")
+    assert lines.fingerprint == forked["fingerprint"]
+    assert b'"ev":"reseed"' in out.getvalue()
+
+
+def test_a_fork_is_independent_of_its_original() -> None:
+    """Running a fork leaves the frozen original as it was: a second fork runs the same."""
+    cluster = KRaftCluster(ClusterConfig(seed=2, controllers=3, brokers=1))
+    cluster.start()
+    frozen = Frozen(cluster)
+    runs = []
+    for _ in range(2):
+        fork = frozen.fork()
+        assert fork.sim is not cluster.sim and fork.sim.slots[0] is not cluster.sim.slots[0]
+        handle = fork.submit(CreateTopics((NewTopic("t", 5, 1),)))
+        assert fork.wait(handle)
+        fork.run_until(fork.idle, 10_000)
+        runs.append((fork.sim.trace.fingerprint, fork.sim.events, fork.sim.now))
+    assert runs[0] == runs[1]
+    assert cluster.loader(0) is not None and cluster.loader(0).published.topic("t") is None
+    handle = cluster.submit(CreateTopics((NewTopic("t", 5, 1),)))
+    assert cluster.wait(handle)
+    cluster.run_until(cluster.idle, 10_000)
+    assert (cluster.sim.trace.fingerprint, cluster.sim.events, cluster.sim.now) == runs[0]
+
+
+def test_a_trace_written_to_a_file_cannot_be_forked() -> None:
+    """Its lines so far are in the original's file only: forking it is refused."""
+    cluster = KRaftCluster(ClusterConfig(seed=2, controllers=1, brokers=0), io.BytesIO())
+    with pytest.raises(ValueError, match="cannot be forked"):
+        Frozen(cluster)
+    assert failover.boot_seed(cluster.config) == failover.boot_seed(
+        ClusterConfig(seed=99, controllers=1, brokers=0))

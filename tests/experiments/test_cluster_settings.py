@@ -1,0 +1,138 @@
+"""Real-cluster settings without Spark: flag errors, what a cluster session is told, the zip.
+
+Bad ``--conf``, ``--driver-host`` and ``--master`` values are one line each
+and exit 2 before any JVM starts.
+"""
+
+from __future__ import annotations
+
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from experiments.code_zip import PACKAGES, build_zip, worker_requirements
+from experiments.model import ExperimentError
+from experiments.pipeline import _check_rows_complete, _first_line, rows_location
+from experiments.spark_env import SparkSettings, environment, parse_conf, spark_conf_pairs
+from kraftsim.cli import main
+
+
+def _error(capsys: pytest.CaptureFixture[str], *args: str) -> str:
+    code = main(["experiment", "failover", "--runs", "2", *args])
+    captured = capsys.readouterr()
+    assert code == 2, captured.err
+    assert captured.out == ""
+    (line,) = captured.err.splitlines()
+    return line.removeprefix("kraftsim: error: ")
+
+
+@pytest.mark.parametrize(("args", "expected"), [
+    (["--conf", "spark.executor.memory"],
+     "--conf 'spark.executor.memory': expected KEY=VALUE, e.g. --conf "
+     "spark.executor.memory=2g"),
+    (["--conf", "=2g"], "--conf '=2g': expected KEY=VALUE"),
+    (["--conf", "executor.memory=2g"],
+     "--conf 'executor.memory=2g': 'executor.memory' is not a Spark setting (keys start "
+     "with spark.; Hadoop settings are spark.hadoop.*)"),
+    (["--conf", "spark.master=local[1]"], "--conf spark.master: set by kraftsim; use --master "
+                                          "instead"),
+    (["--conf", "spark.driver.host=h"], "--conf spark.driver.host: set by kraftsim; use "
+                                        "--driver-host instead"),
+    (["--driver-host", "no_such host!"], "--driver-host 'no_such host!': not a host name or IP "
+                                         "address"),
+    (["--driver-host", "192.0.2.1"], "--driver-host 192.0.2.1: not an address of this machine"),
+    (["--master", "yarn"], "--master 'yarn': not a master URL"),
+])
+def test_bad_cluster_flags_are_one_line(capsys: pytest.CaptureFixture[str], args: list[str],
+                                        expected: str) -> None:
+    assert _error(capsys, *args).startswith(expected)
+
+
+def test_conf_values_keep_their_equals_signs() -> None:
+    assert parse_conf(["spark.executorEnv.OPTS=a=b", "spark.hadoop.fs.s3a.endpoint= x "]) == (
+        ("spark.executorEnv.OPTS", "a=b"), ("spark.hadoop.fs.s3a.endpoint", " x "))
+    with pytest.raises(ExperimentError):
+        parse_conf(["spark..x=1"])
+
+
+def test_a_cluster_session_leaves_python_and_logging_to_the_workers(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("PYSPARK_PYTHON", raising=False)
+    cluster = SparkSettings("spark://10.1.2.3:7077", "10.1.2.4",
+                            (("spark.executor.memory", "3g"), ("spark.task.maxFailures", "4")))
+    pairs = spark_conf_pairs(cluster, tmp_path, tmp_path / "log4j2.properties")
+    conf = dict(pairs)
+    assert conf["spark.driver.host"] == "10.1.2.4"
+    assert "spark.driver.bindAddress" not in conf and "spark.pyspark.python" not in conf
+    assert "log4j2" not in conf["spark.executor.extraJavaOptions"]  # a file of the driver
+    assert pairs[-2:] == [("spark.executor.memory", "3g"), ("spark.task.maxFailures", "4")]
+    assert conf["spark.task.maxFailures"] == "4"  # the user's setting wins
+    assert cluster.worker_python() == "python3"
+    assert environment(cluster)["PYSPARK_PYTHON"] == "python3"
+    assert "SPARK_LOCAL_IP" not in environment(cluster)
+    monkeypatch.setenv("PYSPARK_PYTHON", "/opt/py/bin/python3")
+    assert environment(cluster)["PYSPARK_PYTHON"] == "/opt/py/bin/python3"
+
+
+def test_a_local_session_runs_this_python_on_loopback(tmp_path: Path,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PYSPARK_PYTHON", "/elsewhere/python3")
+    local = SparkSettings("local[2]")
+    conf = dict(spark_conf_pairs(local, tmp_path, tmp_path / "log4j2.properties"))
+    assert conf["spark.driver.host"] == conf["spark.driver.bindAddress"] == "127.0.0.1"
+    assert conf["spark.pyspark.python"] == sys.executable
+    assert environment(local) == {"PYSPARK_PYTHON": sys.executable,
+                                  "PYSPARK_DRIVER_PYTHON": sys.executable,
+                                  "SPARK_LOCAL_IP": "127.0.0.1"}
+    assert SparkSettings("spark://127.0.0.1:7077").advertised_host() == "127.0.0.1"
+    assert SparkSettings("spark://10.0.0.1:7077").advertised_host() is None
+
+
+def test_the_shipped_zip_holds_every_package_and_is_reproducible(tmp_path: Path) -> None:
+    first = build_zip(tmp_path / "a.zip")
+    second = build_zip(tmp_path / "b.zip")
+    assert first.read_bytes() == second.read_bytes()
+    names = zipfile.ZipFile(first).namelist()
+    assert {name.split("/")[0] for name in names} == set(PACKAGES)
+    for module in ("kraftsim/cli.py", "experiments/tasks.py", "sim/cluster.py",
+                   "raft/__init__.py", "controller/__init__.py"):
+        assert module in names
+    assert not [n for n in names if "__pycache__" in n or n.endswith(".pyc")]
+
+
+def test_worker_requirements_pin_this_environment() -> None:
+    pins = dict(item.split("==") for item in worker_requirements().split())
+    import pyspark
+
+    assert pins["pyspark"] == pyspark.__version__
+    assert set(pins) >= {"pandas", "pyarrow", "msgspec", "immutables", "google-crc32c"}
+
+
+def test_rows_on_disks_the_driver_cannot_see_stop_the_sweep() -> None:
+    _check_rows_complete({"runs": 8}, 8, "file:///shared/runs")
+    with pytest.raises(ExperimentError, match=r"the rows at file:///tmp/x/runs hold 3 of 8 "
+                                              r"runs: the executors wrote them to their own "
+                                              r"disks; .* give --rows on a shared filesystem"):
+        _check_rows_complete({"runs": 3}, 8, "file:///tmp/x/runs")
+
+
+def test_executor_failures_name_the_fix() -> None:
+    missing = RuntimeError("Traceback ...\nModuleNotFoundError: No module named 'msgspec'\n")
+    assert _first_line(missing) == ("an executor's Python cannot import msgspec: install "
+                                    "kraftsim's dependencies on every worker (README, real "
+                                    "clusters)")
+    mismatch = RuntimeError("[PYTHON_VERSION_MISMATCH] Python in worker has different "
+                            "version: 3.12 than that in driver: 3.11, PySpark cannot run")
+    assert _first_line(mismatch).startswith("the workers run Python 3.12, the driver Python "
+                                            "3.11: PySpark needs the same minor version")
+
+
+def test_rows_paths_become_absolute_file_uris(tmp_path: Path,
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    assert rows_location("shared/runs") == (tmp_path / "shared" / "runs").as_uri()
+    assert rows_location("s3a://bucket/runs") == "s3a://bucket/runs"
+    assert rows_location("file:///mnt/runs") == "file:///mnt/runs"
+    assert rows_location(None) is None

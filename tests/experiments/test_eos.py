@@ -1,0 +1,77 @@
+"""The eos experiment as a pure function (a row's fields, replay determinism) and a small sweep
+on Spark (its tables and the --json summary's fields)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from experiments.eos import EOS
+from experiments.model import ExperimentError
+from tests.experiments.helpers import kraftsim, run, spec, without_wall
+
+SMALL = {"records": 10, "batch": 5, "down_ms": 10_000}
+
+
+@pytest.mark.parametrize("protocol", ["classic", "pre-registration"])
+def test_exactly_once_under_a_coordinator_crash(protocol: str) -> None:
+    row = run(spec("eos", scenario="coordinator", delivery="exactly-once", protocol=protocol,
+                   **SMALL))
+    EOS.check_row(row)
+    assert row["valid"] == "true", row["message"]
+    assert row["failed_broker"] is not None
+    assert (row["outputs"], row["duplicates"], row["missing"], row["aborted_reads"]) == \
+        (10, 0, 0, 0)
+    assert row["transactions"] == 2 and len(row["commit_latency_ms"]) == 2
+    assert row["round_trips"] >= 2 * 4  # AddPartitions, Produce, offsets, EndTxn at least
+
+
+def test_pre_registration_needs_fewer_round_trips_and_no_bounces() -> None:
+    rows = {p: run(spec("eos", scenario="none", delivery="exactly-once", protocol=p, **SMALL))
+            for p in ("classic", "pre-registration")}
+    classic, prereg = rows["classic"], rows["pre-registration"]
+    assert classic["round_trips"] > prereg["round_trips"]
+    assert classic["concurrent_transactions_bounces"] > 0
+    assert prereg["concurrent_transactions_bounces"] == 0
+
+
+def test_idempotence_only_runs_without_transactions() -> None:
+    row = run(spec("eos", scenario="producer", delivery="idempotence-only", **SMALL))
+    assert row["valid"] == "true", row["message"]
+    assert row["failed_broker"] is None and row["restarts"] == 1
+    assert row["aborted_reads"] == 0 and row["missing"] == 0
+    assert row["concurrent_transactions_bounces"] == 0
+
+
+def test_a_replay_is_the_same_row() -> None:
+    one = spec("eos", scenario="partition-leader", **SMALL)
+    first, second = run(one), run(one)
+    assert without_wall(first) == without_wall(second)
+
+
+def test_bad_parameters_are_refused() -> None:
+    with pytest.raises(ExperimentError, match="unknown value for protocol"):
+        spec("eos", protocol="fast")
+    with pytest.raises(ExperimentError, match="unknown value for delivery"):
+        spec("eos", delivery="at-most-once")
+
+
+@pytest.mark.spark
+def test_a_small_eos_sweep_on_spark(tmp_path: Path) -> None:
+    done = kraftsim(["experiment", "eos", "--runs", "8", "--master", "local[2]", "--json",
+                     "--param", "records=10", "--param", "scenario=none,producer",
+                     "--out", str(tmp_path / "eos")], tmp_path, timeout=600)
+    assert done.returncode == 0, done.stderr
+    summary = json.loads(done.stdout)
+    assert summary["runs"] == 8 and summary["violations"] == 0
+    assert summary["duplicates"] == 0 and summary["aborted_reads"] == 0
+    for protocol in ("classic", "pre-registration"):
+        entry = summary["protocols"][protocol]
+        assert entry["round_trips_per_txn"] > 0
+        assert entry["concurrent_transactions_bounces"] >= 0
+    assert summary["protocols"]["classic"]["round_trips_per_txn"] > \
+        summary["protocols"]["pre-registration"]["round_trips_per_txn"]
+    report = (tmp_path / "eos" / "latest" / "report.md").read_text()  # the kept run folder
+    assert "## Classic vs pre-registration" in report
