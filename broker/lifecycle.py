@@ -79,6 +79,14 @@ class BrokerLifecycleManager:
         """True once a registration was acknowledged (a broker epoch is known)."""
         return self.broker_epoch >= 0
 
+    @property
+    def caught_up(self) -> bool:
+        """Registered, and the published image holds this incarnation's registration (Kafka's
+        initial catch-up: the replicas may start only then, so a restarted broker never acts
+        on leaderships of its previous incarnation)."""
+        return self.registered and self.loader.published is not None and \
+            self.loader.published_offset >= self.broker_epoch
+
     # ------------------------------------------------------------------ app
     def drain_outbox(self) -> list[NodeMessage]:
         """Requests to send."""

@@ -3,7 +3,12 @@
 A publisher of the broker's :class:`~broker.loader.MetadataLoader`: each
 published image (and nothing else) decides which replicas exist here, who
 leads them and with which epochs; only the topics whose image changed are
-visited (through the image's broker index). Followers fetch from the leader
+visited (through the image's broker index). Replicas start only once the
+broker has caught up (its published image holds its own registration, as
+Kafka's BrokerServer waits for the lifecycle manager's initial catch-up): a
+restarted broker thus never leads in an epoch of its previous incarnation.
+Their logs live in the broker's :class:`~broker.log_dir.LogDir` and survive
+restarts. Followers fetch from the leader
 their image names (one request per leader broker, again at once after
 records, after ``replica.fetch.backoff`` when idle); leaders answer, move the
 high watermark, and propose ISR changes to the controller with AlterPartition.
@@ -26,6 +31,7 @@ from broker.config import BrokerConfig
 from broker.fetch_messages import FetchedPartition, ReplicaFetchRequest, ReplicaFetchResponse
 from broker.lifecycle import BrokerLifecycleManager
 from broker.loader import MetadataLoader
+from broker.log_dir import LogDir
 from broker.mutations import BrokerMutation
 from broker.partition_log import PartitionLog, SequenceError
 from broker.producer_ids import ProducerIdManager
@@ -64,8 +70,10 @@ class ReplicaManager:
     def __init__(self, broker_id: int, loader: MetadataLoader,
                  lifecycle: BrokerLifecycleManager | None, now: int,
                  config: BrokerConfig | None = None,
-                 mutations: frozenset[BrokerMutation] = frozenset()) -> None:
+                 mutations: frozenset[BrokerMutation] = frozenset(),
+                 log_dir: LogDir | None = None) -> None:
         self.broker_id = broker_id
+        self.log_dir = log_dir if log_dir is not None else LogDir()
         self.loader = loader
         self.lifecycle = lifecycle
         self.config = config or BrokerConfig()
@@ -84,12 +92,33 @@ class ReplicaManager:
         loader.subscribe(self._on_image)
 
     # ------------------------------------------------------------------ image
+    @property
+    def started(self) -> bool:
+        """True once the replicas act on the published images (after the initial catch-up)."""
+        return self.image is not None
+
+    def _maybe_start(self) -> None:
+        """Take the published image once the broker has caught up (see the module docs)."""
+        if self.image is None and self.loader.published is not None and \
+                (self.lifecycle is None or self.lifecycle.caught_up):
+            self._apply(self.loader.published)
+
     def _on_image(self, image: MetadataImage, manifest: Manifest) -> None:
+        if self.image is None:
+            self._maybe_start()
+        else:
+            self._apply(image)
+
+    def _apply(self, image: MetadataImage) -> None:
         previous, self.image = self.image, image
         empty: immutables.Map[str, tuple[int, ...]] = immutables.Map()
         mine = image.partitions_by_broker.get(self.broker_id, empty)
         before = previous.partitions_by_broker.get(self.broker_id, empty) if previous \
             else empty
+        if previous is None:  # stray logs: replicas this disk holds that are no longer ours
+            for key in self.log_dir.replica_keys():
+                if key[1] not in mine.get(key[0], ()):
+                    self.log_dir.delete(key)
         for topic_id in sorted(set(mine) | set(before)):
             topic = image.topics_by_id.get(topic_id)
             if previous is not None and topic is previous.topics_by_id.get(topic_id) \
@@ -98,6 +127,7 @@ class ReplicaManager:
             pids = set(mine.get(topic_id, ()))
             for key in [k for k in self.replicas if k[0] == topic_id and k[1] not in pids]:
                 del self.replicas[key]
+                self.log_dir.delete(key)
             if topic is None:
                 continue
             for pid in sorted(pids):
@@ -106,14 +136,18 @@ class ReplicaManager:
                     continue
                 replica = self.replicas.get((topic_id, pid))
                 if replica is None:
-                    replica = Replica(self.broker_id, topic_id, topic.name, pid, PartitionLog(
-                        check_sequences=BrokerMutation.SEQUENCE_CHECK_OFF not in self.mutations))
+                    log = self.log_dir.log((topic_id, pid), self._new_log)
+                    replica = Replica(self.broker_id, topic_id, topic.name, pid, log)
                     replica.hw_ignores_isr = BrokerMutation.HW_IGNORES_ISR in self.mutations
                     self.replicas[(topic_id, pid)] = replica
                 replica.become(reg, self.now)
                 if not replica.is_leader and replica.leader >= 0:
                     self._fetch_due.setdefault(replica.leader, self.now)
         self._complete_produces()
+
+    def _new_log(self) -> PartitionLog:
+        return PartitionLog(
+            check_sequences=BrokerMutation.SEQUENCE_CHECK_OFF not in self.mutations)
 
     def min_insync(self, topic: str) -> int:
         """min.insync.replicas of ``topic``: topic config, cluster default, broker config."""
@@ -143,6 +177,7 @@ class ReplicaManager:
     def poll(self, now: int) -> None:
         """Send due fetches, check ISRs, time produces out."""
         self.now = now
+        self._maybe_start()
         for leader, (_, sent) in list(self._in_flight.items()):
             if now >= sent + self.config.request_timeout_ms // 10:
                 del self._in_flight[leader]  # lost: fetch again
@@ -187,6 +222,7 @@ class ReplicaManager:
     def handle_message(self, env: NodeMessage, now: int) -> None:
         """Fetches from followers, answers from leaders and from the controller."""
         self.now = now
+        self._maybe_start()
         msg = env.message
         if isinstance(msg, ReplicaFetchRequest):
             answers = []

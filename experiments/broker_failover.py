@@ -17,7 +17,8 @@ every broker is unfenced and the load runs, the fault hits:
               at once
 ============  =================================================================
 
-After ``down-ms`` the brokers come back (restart, or heal), the producers
+After ``down-ms`` the brokers come back (restart, or heal; a broker still in
+its controlled shutdown is restarted once it has stopped), the producers
 finish and the cluster settles. A row measures, from the fault: the time until
 a committed image fences the broker (``fence_ms``; for ``zone``, the last of
 them), until no partition names a failed broker as leader (``leaders_ms``),
@@ -36,6 +37,7 @@ import time
 from collections.abc import Sequence
 from typing import IO, Any
 
+from broker.config import BrokerConfig
 from controller.handle import OperationStatus
 from controller.operations import CreateTopics, IncrementalAlterConfigs, NewTopic
 from controller.operations.configs import ConfigChange
@@ -70,6 +72,9 @@ TOPIC = "load"
 """The topic the producers write."""
 MAX_RECORDS = 100_000
 """The most records one producer writes."""
+CONTROLLED_SHUTDOWN_WAIT_MS = BrokerConfig().controlled_shutdown_timeout_ms + 1_000
+"""How long a shut-down broker may take to stop before it is restarted (its controlled
+shutdown gives up after controlled_shutdown_timeout_ms)."""
 
 PARAMS: tuple[Param, ...] = (
     Param("scenario", str, SCENARIOS, "what happens to the broker(s)", choices=SCENARIOS),
@@ -245,6 +250,9 @@ def _recover(cluster: KRaftCluster, scenario: str, failed: tuple[int, ...]) -> N
     if scenario == "isolate":
         sim.apply_fault(Heal(at_ms=sim.now))
         return
+    if scenario == "shutdown":  # a controlled shutdown may still be moving leaders away
+        cluster.run_until(lambda: all(not sim.slots[b].running for b in failed),
+                          CONTROLLED_SHUTDOWN_WAIT_MS)
     for broker in failed:
         if not sim.slots[broker].running:
             sim.apply_fault(Restart(at_ms=sim.now, node=broker))

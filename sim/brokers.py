@@ -20,6 +20,7 @@ import msgspec
 from broker.config import BrokerConfig
 from broker.lifecycle import BrokerLifecycleManager
 from broker.loader import MetadataLoader
+from broker.log_dir import LogDir
 from broker.mutations import BrokerMutation
 from broker.replica_manager import ReplicaManager
 from controller import ControllerMutation, QuorumController
@@ -52,13 +53,18 @@ class BrokerSettings(msgspec.Struct, frozen=True, kw_only=True):
 
 def broker_apps(settings: BrokerSettings, node_id: int, loader: MetadataLoader,
                 rng: random.Random, now: int,
-                mutations: frozenset[BrokerMutation] = frozenset()) -> list[App]:
-    """The apps of a broker node besides its loader: lifecycle and replicas."""
+                mutations: frozenset[BrokerMutation] = frozenset(),
+                log_dir: LogDir | None = None) -> list[App]:
+    """The apps of a broker node besides its loader: lifecycle and replicas.
+
+    ``log_dir``: the node's partition logs, kept by the caller across restarts
+    (the broker's disk); a fresh one when None.
+    """
     if not settings.lifecycle:
         return []
     lifecycle = BrokerLifecycleManager(node_id, loader, rng, now, settings.config)
     return [lifecycle, ReplicaManager(node_id, loader, lifecycle, now, settings.config,
-                                      mutations)]
+                                      mutations, log_dir)]
 
 
 def controller_apps(settings: BrokerSettings, controller: QuorumController,

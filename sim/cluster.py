@@ -15,6 +15,7 @@ from typing import IO, TypeVar
 import msgspec
 
 from broker.loader import MetadataLoader
+from broker.log_dir import LogDir
 from broker.mutations import BrokerMutation
 from broker.replica_manager import ReplicaManager
 from broker.txn.mutations import TxnMutation
@@ -132,6 +133,7 @@ class KRaftCluster:
         before the start (Kafka's formatted ``0-0`` checkpoint); its records are
         the cluster's first state and no bootstrap records are written."""
         self.config = config.validate()
+        self._log_dirs: dict[int, tuple[int, LogDir]] = {}
         world = WorldConfig(seed=config.seed, voter_ids=config.controller_ids,
                             observer_ids=config.broker_ids, raft=config.raft,
                             network=config.network,
@@ -181,6 +183,15 @@ class KRaftCluster:
         self.sim.trace.write({"i": self.sim.events, "t": self.sim.now, "ev": "reseed",
                               "seed": seed})
 
+    def log_dir(self, node_id: int) -> LogDir:
+        """Broker ``node_id``'s partition logs on disk: they outlive crashes and restarts,
+        not a wipe of the node's disk."""
+        wipes = self.sim.slots[node_id].wipe_count
+        held = self._log_dirs.get(node_id)
+        if held is None or held[0] != wipes:
+            held = self._log_dirs[node_id] = (wipes, LogDir())
+        return held[1]
+
     # ------------------------------------------------------------------ nodes
     def _apps(self, sim: Simulation, slot: NodeSlot) -> list[App]:
         assert slot.raft is not None
@@ -196,7 +207,8 @@ class KRaftCluster:
         loader = MetadataLoader(slot.node_id, slot.raft,
                                 mutations=self.config.layer_mutations(BrokerMutation))
         return [loader, *broker_apps(settings, slot.node_id, loader, rng, sim.now,
-                                     self.config.layer_mutations(BrokerMutation))]
+                                     self.config.layer_mutations(BrokerMutation),
+                                     self.log_dir(slot.node_id))]
 
     def _on_fatal(self, node_id: int, fault: ControllerFault) -> None:
         """A controller hit a fatal fault: its process exits (crashes) right away."""

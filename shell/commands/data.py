@@ -195,6 +195,9 @@ def partition_log_lines(lab: Lab, broker_id: int, text: str) -> list[str]:
     if manager is not None:
         replica = next((r for r in manager.replicas.values()
                         if r.topic == topic and r.partition_id == partition), None)
+    if replica is None and manager is not None and not manager.started:
+        raise CommandError(f"broker {broker_id} has not caught up since it started: its "
+                           f"replicas wait for its new registration in its published image")
     if replica is None:
         raise CommandError(f"broker {broker_id} hosts no replica of {topic}/{partition} in "
                            f"its published image")

@@ -12,7 +12,7 @@
   high watermark (Kafka's acks=all guarantee; not with unclean election).
 - NoDuplicates: with idempotence, one (producer id, sequence) is at one offset
   of a partition only (KIP-98 idempotent producer).
-- ActsOnPublishedImage: a broker's replicas follow its loader's published image
+- ActsOnPublishedImage: a started broker's replicas follow its loader's published image
   and nothing else (Kafka's MetadataPublisher contract).
 
 Topics with ``unclean.leader.election.enable`` are exempt from the agreement
@@ -94,6 +94,8 @@ class BrokerInvariants(Monitor):
 
     def _check_manager(self, slot: NodeSlot, manager: ReplicaManager) -> None:
         loader = manager.loader
+        if manager.image is None and not manager.replicas:
+            return  # not started: the broker has not caught up since it (re)started
         if manager.image is not loader.published:
             raise InvariantViolation("ActsOnPublishedImage",
                                      f"broker {manager.broker_id} acts on image at "

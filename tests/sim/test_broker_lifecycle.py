@@ -17,6 +17,7 @@ from metadata.delta import TOPIC_RESOURCE
 from metadata.image import NO_LEADER, MetadataImage
 from metadata.schema import BeginTransactionRecord, PartitionChangeRecord
 from sim.brokers import BrokerSettings
+from sim.clients import Producer, consume
 from sim.cluster import ClusterConfig, KRaftCluster
 from sim.faults import parse_fault
 from sim.world import NodeStatus
@@ -164,3 +165,53 @@ def test_legacy_start_still_registers_by_operation() -> None:
     cluster.sim.crash(1)
     cluster.sim.run_for(20_000)
     assert not _image(cluster).brokers[1].fenced  # nobody watches sessions
+
+
+def test_a_leader_restarted_at_once_keeps_its_log_and_loses_no_acked_record() -> None:
+    cluster = _cluster()
+    _create(cluster, "t", 1, 3)
+    change = cluster.submit(IncrementalAlterConfigs(
+        TOPIC_RESOURCE, "t", (ConfigChange("min.insync.replicas", "2"),)))
+    assert cluster.wait(change)
+    before = Producer(cluster, "before", "t", acks=-1, idempotent=True)
+    before.send(20)
+    assert cluster.run_until(lambda: before.idle, 30_000)
+    leader = cluster.partition_leader("t", 0)
+    assert leader is not None
+    cluster.sim.crash(leader)
+    cluster.sim.restart(leader)  # before the controller notices: same leader epoch in its image
+    after = Producer(cluster, "after", "t", acks=-1, idempotent=True)
+    after.send(20)
+    assert cluster.run_until(lambda: after.idle and cluster.brokers_unfenced(), 60_000)
+    assert cluster.run_until(cluster.idle, 30_000)
+    assert not before.failed and not after.failed
+    acked = [v for p in (before, after) for a in p.acknowledged for v in a.values]
+    assert len(acked) == 40
+    values = consume(cluster, "t", 0)
+    assert values is not None and sorted(values) == sorted(acked)
+    assert len(set(values)) == len(values)
+    cluster.sim.run_for(2_000)  # followers fetch up to the leader's high watermark
+    logs = [[e.value for e in r.log.entries[:r.log.high_watermark]]
+            for b in (0, 1, 2) if (m := cluster.replica_manager(b)) is not None
+            for r in m.replicas.values()]
+    assert len(logs) == 3 and all(log == values for log in logs)
+    assert cluster.sim.violation is None
+
+
+def test_partition_logs_survive_a_crash_but_not_a_wiped_disk() -> None:
+    cluster = _cluster()
+    _create(cluster, "t", 1, 3)
+    producer = Producer(cluster, "p", "t", acks=-1)
+    producer.send(4)
+    assert cluster.run_until(lambda: producer.idle, 30_000)
+    topic_id = _image(cluster).topics_by_name["t"]
+    cluster.sim.crash(2)
+    cluster.sim.restart(2)
+    assert cluster.log_dir(2).logs[(topic_id, 0)].end_offset == 4
+    cluster.sim.wipe(2)
+    assert cluster.log_dir(2).replica_keys() == []
+    cluster.sim.restart(2)
+    assert cluster.run_until(lambda: (m := cluster.replica_manager(2)) is not None
+                             and m.started and cluster.log_dir(2).replica_keys() == [(topic_id, 0)]
+                             and cluster.log_dir(2).logs[(topic_id, 0)].end_offset == 4,
+                             60_000)
