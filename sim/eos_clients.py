@@ -127,24 +127,12 @@ class EosProducer(TransactionalProducer):
                 self._offsets_error(error)
                 return
             self.added.add(tp)  # registered at begin by GroupId: no AddOffsetsToTxn
-        if tp not in self.added:
-            coordinator = self._coordinator()
-            if coordinator is None:
-                self._retry_or("COORDINATOR_NOT_AVAILABLE", lambda: None)
-                return
-
-            def added(error: str, _: TxnResult) -> None:
-                if error == "NONE":
-                    self.added.add(tp)
-                    self._later(self._run, 0)
-                else:
-                    self._offsets_error(error)
-
-            self._sent(True, "AddOffsetsToTxn")
-            coordinator.handle_add_offsets(
-                self.transactional_id, self.producer_id, self.producer_epoch, group_id,
-                self.groups.config.num_partitions, self.sim.now,
-                lambda e: self._answer(self.attempt, added)(TxnResult(e)))
+        if self._add_to_transaction(
+                tp, "AddOffsetsToTxn",
+                lambda coordinator, answer: coordinator.handle_add_offsets(
+                    self.transactional_id, self.producer_id, self.producer_epoch, group_id,
+                    self.groups.config.num_partitions, self.sim.now, answer),
+                self._offsets_error):
             return
         group = self.groups.coordinator_for(group_id)
         if group is None:

@@ -453,6 +453,30 @@ class TransactionalProducer:
             return "INVALID_GROUP_ID"
         return "NONE"
 
+    def _add_to_transaction(
+            self, tp: tuple[str, int], request: str,
+            call: Callable[[TransactionCoordinator, Callable[[str], None]], None],
+            on_error: Callable[[str], None]) -> bool:
+        """Register ``tp`` with the coordinator by ``request`` unless it already is; True
+        while the caller must wait (the request is out, or a retry is scheduled)."""
+        if tp in self.added:
+            return False
+        coordinator = self._coordinator()
+        if coordinator is None:
+            self._retry_or("COORDINATOR_NOT_AVAILABLE", lambda: None)
+            return True
+
+        def added(error: str, _: TxnResult) -> None:
+            if error == "NONE":
+                self.added.add(tp)
+                self._later(self._run, 0)
+            else:
+                on_error(error)
+
+        self._sent(True, request)
+        call(coordinator, lambda e: self._answer(self.attempt, added)(TxnResult(e)))
+        return True
+
     def _send(self, topic: str, partition: int, count: int, payloads: tuple[str, ...] = ()
               ) -> None:
         """Send ``count`` records (their last part: ``payloads``, or the sequence numbers)."""
@@ -463,24 +487,13 @@ class TransactionalProducer:
             return
         if self.protocol == "pre-registration":
             self.added.add(tp)  # a produce is sent: EndTxn must name the partition
-        if tp not in self.added:
-            coordinator = self._coordinator()
-            if coordinator is None:
-                self._retry_or("COORDINATOR_NOT_AVAILABLE", lambda: None)
-                return
-
-            def added(error: str, _: TxnResult) -> None:
-                if error == "NONE":
-                    self.added.add(tp)
-                    self._later(self._run, 0)
-                else:
-                    self._retry_or(error, lambda: self._fail(error))
-
-            self._sent(True, "AddPartitionsToTxn")
-            coordinator.handle_add_partitions(
-                self.transactional_id, self.producer_id, self.producer_epoch, frozenset({tp}),
-                self.sim.now, lambda e: self._answer(self.attempt, added)(TxnResult(e)),
-                transaction_version=2 if self.enable_2pc else 0)
+        if self._add_to_transaction(
+                tp, "AddPartitionsToTxn",
+                lambda coordinator, answer: coordinator.handle_add_partitions(
+                    self.transactional_id, self.producer_id, self.producer_epoch,
+                    frozenset({tp}), self.sim.now, answer,
+                    transaction_version=2 if self.enable_2pc else 0),
+                lambda error: self._retry_or(error, lambda: self._fail(error))):
             return
         leader = self.txns.cluster.partition_leader(topic, partition)
         manager = self.txns.cluster.replica_manager(leader)
