@@ -216,10 +216,36 @@ class Aggregates:
     summary: dict[str, Any] = field(default_factory=dict)
 
 
+_NOT_FIGURES = frozenset({"master_seed", "run_index", "seed", "wall_ms"})
+"""Columns that are no cell figure: a run's identity, and wall time (not a function of
+the seed)."""
+
+
+def cells_query(experiment: Experiment) -> str:
+    """One row per grid cell, keyed by its full parameters (the rows' ``params``): its
+    runs, verdicts, and the mean and median of every numeric column (the share of every
+    boolean one). ``kraftsim experiment compare`` reads it from ``cells.json``."""
+    names = {c.name for c in experiment.columns}
+    parts = ["params", "count(*) AS runs"]
+    if "valid" in names:
+        parts += [_flag("valid = 'false'") + " AS invalid",
+                  _flag("valid = 'unknown'") + " AS unknown"]
+    for column in experiment.columns:
+        if column.name in _NOT_FIGURES:
+            continue
+        name = f"`{column.name}`"
+        if column.kind == "bool":
+            parts.append(f"round(avg(CAST({name} AS INT)), 3) AS `{column.name}_share`")
+        elif column.kind == "long":
+            parts.append(f"round(avg({name}), 3) AS `{column.name}_mean`")
+            parts.append(f"percentile({name}, 0.5) AS `{column.name}_p50`")
+    return f"SELECT {', '.join(parts)} FROM runs GROUP BY params ORDER BY params"
+
+
 def aggregate(spark: Any, experiment: Experiment) -> Aggregates:
-    """Run the experiment's queries over the view ``runs``."""
-    tables = {name: spark.sql(query).toPandas()
-              for name, query in QUERIES[experiment.name].items()}
+    """Run the experiment's queries over the view ``runs``, and the cells query."""
+    queries = {**QUERIES[experiment.name], "cells": cells_query(experiment)}
+    tables = {name: spark.sql(query).toPandas() for name, query in queries.items()}
     result = Aggregates(experiment.name, tables)
     result.summary = summarize(result)
     return result

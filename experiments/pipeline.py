@@ -137,8 +137,7 @@ def run_sweep(experiment: Experiment, specs: list[RunSpec], master: str | SparkS
         summary = {**aggregates.summary, "out": str(out), "rows": rows or str(out / "runs")}
         if "failure_groups" in aggregates.tables:
             summary["failure_groups"] = groups
-        runs.write_cells(staging, aggregates.tables["by_cell"] if "by_cell" in
-                         aggregates.tables else aggregates.tables["by_mode"])
+        runs.write_cells(staging, aggregates.tables["cells"])
         manifest = runs.build_manifest(experiment, full_axes, specs, settings.master,
                                        started_at, datetime.now(UTC),
                                        time.monotonic() - started, str(session.version))

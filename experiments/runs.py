@@ -302,16 +302,19 @@ def compare_runs(run_a: Path, run_b: Path) -> tuple[dict[str, Any], dict[str, An
                                                     list[Change]]:
     """The two manifests and every figure that changed, cell by cell.
 
-    Cells are keyed by their text columns (fault, window, mode, ...); a cell in
-    only one run shows as its ``runs`` figure against ``None``. Raises
-    ExperimentError when the runs are of different experiments.
+    A cell is a point of the grid: its full parameters (the rows' ``params``), named
+    by the parameters that vary between cells. A cell in only one run shows as its
+    ``runs`` figure against ``None``. Raises ExperimentError when the runs are of
+    different experiments.
     """
     a, b = read_manifest(run_a), read_manifest(run_b)
     if a["experiment"] != b["experiment"]:
         raise ExperimentError(f"cannot compare a {a['experiment']} run with a "
                               f"{b['experiment']} run")
     get_experiment(str(a["experiment"]))
-    cells_a, cells_b = _keyed(read_cells(run_a)), _keyed(read_cells(run_b))
+    records_a, records_b = read_cells(run_a), read_cells(run_b)
+    names = _cell_names([*records_a, *records_b])
+    cells_a, cells_b = _keyed(records_a, names), _keyed(records_b, names)
     changes: list[Change] = []
     for key in [*cells_a, *(k for k in cells_b if k not in cells_a)]:
         one, two = cells_a.get(key), cells_b.get(key)
@@ -326,24 +329,24 @@ def compare_runs(run_a: Path, run_b: Path) -> tuple[dict[str, Any], dict[str, An
     return a, b, changes
 
 
-def merged_axes(a: dict[str, Any], b: dict[str, Any]) -> list[str]:
-    """The parameters with several values in either run that the cells do not tell apart
-    (the report's by-cell tables group by scenario, window and mode only)."""
-    experiment = get_experiment(str(a["experiment"]))
-    keys = {c.name for c in experiment.columns if c.kind == "string"} & \
-        {"scenario", "window", "mode"}
-    merged = []
-    for param in experiment.params:
-        several = any(len(m.get("params", {}).get(param.name, [])) > 1 for m in (a, b))
-        if several and param.name not in keys:
-            merged.append(param.name)
-    return merged
+def _cell_names(records: list[dict[str, Any]]) -> dict[str, str]:
+    """Each cell's ``params`` JSON -> its name: the values of the parameters that vary
+    between the cells (``all`` when there is one cell)."""
+    params = {str(r["params"]): json.loads(str(r["params"])) for r in records
+              if isinstance(r.get("params"), str)}
+    varying = sorted({key for one in params.values() for key, value in one.items()
+                      if any(other.get(key) != value for other in params.values())})
+    return {text: "/".join(f"{key}={one.get(key)}" for key in varying) or "all"
+            for text, one in params.items()}
 
 
-def _keyed(records: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+def _keyed(records: list[dict[str, Any]], names: dict[str, str]
+           ) -> dict[str, dict[str, Any]]:
     keyed: dict[str, dict[str, Any]] = {}
     for record in records:
-        key = "/".join(str(v) for v in record.values() if isinstance(v, str))
+        params = record.get("params")
+        key = names[params] if isinstance(params, str) and params in names else \
+            "/".join(str(v) for v in record.values() if isinstance(v, str))
         keyed[key] = record
     return keyed
 
@@ -359,9 +362,6 @@ def format_changes(changes: list[Change], a: dict[str, Any], b: dict[str, Any],
                  if a.get(k) != b.get(k)]
     if differing:
         lines.append(f"differ in: {', '.join(differing)}")
-    merged = merged_axes(a, b)
-    if merged:
-        lines.append(f"note: the report's cells merge the values of {', '.join(merged)}")
     if not changes:
         lines.append("no cell's figures changed")
         return "\n".join(lines)

@@ -255,18 +255,25 @@ def test_replay_finds_rows_written_outside_the_run_folder(tmp_path: Path) -> Non
     assert found is not None and found["fingerprint"] == rows[3]["fingerprint"]
 
 
-def test_compare_says_when_cells_merge_an_axis(tmp_path: Path,
-                                               capsys: pytest.CaptureFixture[str]) -> None:
+def test_compare_tells_apart_cells_of_every_swept_parameter(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     a, b = tmp_path / "a", tmp_path / "b"
     _manifest(a, [*SMALL, "batches=3,6"], 8)
     _manifest(b, [*SMALL, "batches=3,6"], 8)
-    record = {"fault": "crash", "window": "inside", "mode": "transactional", "runs": 2}
-    _cells(a, [record])
-    _cells(b, [record])
+
+    def cell(batches: int, recovery: float) -> dict[str, Any]:
+        params = json.dumps({"batches": batches, "mode": "transactional",
+                             "scenario": "crash", "window": "inside"}, sort_keys=True)
+        return {"params": params, "runs": 2, "invalid": 0, "recovery_ms_p50": recovery}
+
+    _cells(a, [cell(3, 4000.0), cell(6, 4100.0)])
+    _cells(b, [cell(3, 4000.0), cell(6, 4150.0)])
     assert main(["experiment", "compare", str(a), str(b)]) == 0
     text = capsys.readouterr().out
-    assert "no cell's figures changed" in text
-    assert "note: the report's cells merge the values of batches" in text
+    changed = [line.split() for line in text.splitlines() if line.startswith("batches=")]
+    assert changed == [["batches=6", "recovery_ms_p50", "4100", "4150", "+50"]]
+    assert main(["experiment", "compare", str(a), str(a)]) == 0
+    assert "no cell's figures changed" in capsys.readouterr().out
 
 
 def test_the_manifest_keeps_no_secret_spark_setting() -> None:
