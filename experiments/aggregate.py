@@ -298,16 +298,19 @@ def summarize(aggregates: Aggregates) -> dict[str, Any]:
     return summary
 
 
+def _verdicts(aggregates: Aggregates, overall: Any) -> dict[str, Any]:
+    """The summary's verdict counts; ``violations`` = invalid runs."""
+    return {"experiment": aggregates.experiment, "runs": int(overall["runs"]),
+            "valid": int(overall["valid"] or 0), "invalid": int(overall["invalid"] or 0),
+            "violations": int(overall["invalid"] or 0),
+            "unknown": int(overall["unknown"] or 0)}
+
+
 def _broker_summary(aggregates: Aggregates, overall: Any) -> dict[str, Any]:
     """broker-failover: verdicts (``violations`` = invalid runs), records lost and
     duplicates, and per mode the fence, new-leader and unavailability times."""
     summary: dict[str, Any] = {
-        "experiment": aggregates.experiment,
-        "runs": int(overall["runs"]),
-        "valid": int(overall["valid"] or 0),
-        "invalid": int(overall["invalid"] or 0),
-        "violations": int(overall["invalid"] or 0),
-        "unknown": int(overall["unknown"] or 0),
+        **_verdicts(aggregates, overall),
         "records_lost": int(overall["records_lost"] or 0),
         "duplicates": int(overall["duplicates"] or 0),
         "modes": {},
@@ -334,12 +337,7 @@ def _eos_summary(aggregates: Aggregates, overall: Any) -> dict[str, Any]:
     (``classic``, ``pre-registration``; null when not run) round trips and
     CONCURRENT_TRANSACTIONS bounces per transaction and the commit latency."""
     summary: dict[str, Any] = {
-        "experiment": aggregates.experiment,
-        "runs": int(overall["runs"]),
-        "valid": int(overall["valid"] or 0),
-        "invalid": int(overall["invalid"] or 0),
-        "violations": int(overall["invalid"] or 0),
-        "unknown": int(overall["unknown"] or 0),
+        **_verdicts(aggregates, overall),
         "duplicates": int(overall["duplicates"] or 0),
         "aborted_reads": int(overall["aborted_reads"] or 0),
         "missing": int(overall["missing"] or 0),
