@@ -5,6 +5,17 @@ follows there; the leader answers per partition: records and its high
 watermark, a diverging epoch (the follower must truncate), or an error
 (NOT_LEADER_OR_FOLLOWER, FENCED_LEADER_EPOCH: the follower's leader epoch is
 older; UNKNOWN_LEADER_EPOCH: the leader has not seen that epoch yet).
+
+Incremental fetch sessions (Kafka's KIP-227): a full fetch (``session_epoch``
+0) names every partition the follower fetches from that leader and opens a
+session (the answer carries its id); each later fetch of the session
+(``session_epoch`` 1, 2, ...) names only the partitions whose fetch position
+changed, or that the follower no longer fetches there (``forgotten``). The
+leader remembers the positions and answers the partitions with something new
+(records, a high watermark change, a divergence, an error) plus those the
+request named, so idle partitions cost nothing per fetch. An unknown session
+is FETCH_SESSION_ID_NOT_FOUND, an unexpected epoch INVALID_FETCH_SESSION_EPOCH:
+the follower starts over with a full fetch.
 """
 
 from __future__ import annotations
@@ -33,6 +44,9 @@ class ReplicaFetchRequest(msgspec.Struct, frozen=True, gc=False):
     epoch: int
     partitions: tuple[FetchPartition, ...]
     max_wait_ms: int = 0
+    session_id: int = 0
+    session_epoch: int = 0
+    forgotten: tuple[tuple[str, int], ...] = ()
 
 
 class FetchedPartition(msgspec.Struct, frozen=True, gc=False):
@@ -49,8 +63,10 @@ class FetchedPartition(msgspec.Struct, frozen=True, gc=False):
 
 
 class ReplicaFetchResponse(msgspec.Struct, frozen=True, gc=False):
-    """The leader's answer; ``epoch`` is -1 (trace only)."""
+    """The leader's answer; ``epoch`` is -1 (trace only). ``error`` is the session's."""
 
     correlation_id: int
     epoch: int
     partitions: tuple[FetchedPartition, ...]
+    error: str = "NONE"
+    session_id: int = 0

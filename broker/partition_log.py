@@ -34,6 +34,8 @@ offset (LSO) follow.
 from __future__ import annotations
 
 import bisect
+from collections.abc import Mapping, Sequence
+from types import MappingProxyType
 
 import msgspec
 
@@ -85,18 +87,57 @@ class SequenceError(Exception):
         self.code = code
 
 
+_NO_ENTRIES: Sequence[LogEntry] = ()
+_NO_EPOCHS: Sequence[tuple[int, int]] = ()
+_NO_PRODUCERS: Mapping[int, ProducerEntry] = MappingProxyType({})
+_NO_COORDINATOR_EPOCHS: Mapping[int, int] = MappingProxyType({})
+
+
 class PartitionLog:
-    """One replica's log; see the module docs."""
+    """One replica's log; see the module docs.
+
+    An empty log shares its empty containers with every other empty log and
+    has no transaction state until it is asked for (a broker hosts a log per
+    replica, most of them idle): each is made on the first write.
+    """
+
+    __slots__ = (
+        "_txns",
+        "check_sequences",
+        "coordinator_epochs",
+        "entries",
+        "epoch_starts",
+        "high_watermark",
+        "producers",
+        "truncations",
+    )
 
     def __init__(self, check_sequences: bool = True) -> None:
-        self.entries: list[LogEntry] = []
+        self.entries: Sequence[LogEntry] = _NO_ENTRIES
         self.high_watermark = 0
-        self.epoch_starts: list[tuple[int, int]] = []  # (leader epoch, first offset)
-        self.producers: dict[int, ProducerEntry] = {}
+        self.epoch_starts: Sequence[tuple[int, int]] = _NO_EPOCHS  # (leader epoch, first)
+        self.producers: Mapping[int, ProducerEntry] = _NO_PRODUCERS
         self.truncations = 0
         self.check_sequences = check_sequences
-        self.txns = TxnLogState()
-        self.coordinator_epochs: dict[int, int] = {}  # producer id -> last marker's
+        self._txns: TxnLogState | None = None
+        self.coordinator_epochs: Mapping[int, int] = _NO_COORDINATOR_EPOCHS  # pid -> marker's
+
+    @property
+    def txns(self) -> TxnLogState:
+        """The transaction state (see :mod:`broker.txn.log_state`), made when first asked."""
+        if self._txns is None:
+            self._txns = TxnLogState()
+        return self._txns
+
+    def _own_producers(self) -> dict[int, ProducerEntry]:
+        if not isinstance(self.producers, dict):
+            self.producers = {}
+        return self.producers
+
+    def _own_coordinator_epochs(self) -> dict[int, int]:
+        if not isinstance(self.coordinator_epochs, dict):
+            self.coordinator_epochs = {}
+        return self.coordinator_epochs
 
     @property
     def end_offset(self) -> int:
@@ -127,8 +168,11 @@ class PartitionLog:
         return found, end
 
     def _note_epoch(self, epoch: int, offset: int) -> None:
-        if not self.epoch_starts or self.epoch_starts[-1][0] < epoch:
-            self.epoch_starts.append((epoch, offset))
+        starts = self.epoch_starts
+        if not starts or starts[-1][0] < epoch:
+            if not isinstance(starts, list):
+                starts = self.epoch_starts = []
+            starts.append((epoch, offset))
 
     # ------------------------------------------------------------------ appends
     def check_batch(self, producer_id: int, producer_epoch: int, first_sequence: int,
@@ -209,10 +253,16 @@ class PartitionLog:
 
     def append_entries(self, entries: list[LogEntry]) -> None:
         """Append entries that continue the log (a follower's fetch, or the leader's batch)."""
+        if not entries:
+            return
+        log = self.entries
+        if not isinstance(log, list):
+            log = []
+            self.entries = log
         for entry in entries:
-            if entry.offset != self.end_offset:
-                raise ValueError(f"entry at {entry.offset} does not follow LEO {self.end_offset}")
-            self.entries.append(entry)
+            if entry.offset != len(log):
+                raise ValueError(f"entry at {entry.offset} does not follow LEO {len(log)}")
+            log.append(entry)
             self._note_epoch(entry.leader_epoch, entry.offset)
             self._track_producer(entry)
 
@@ -220,8 +270,8 @@ class PartitionLog:
         if entry.control >= 0:
             state = self.producers.get(entry.producer_id)
             if state is None or entry.producer_epoch > state.epoch:
-                self.producers[entry.producer_id] = ProducerEntry(entry.producer_epoch, [])
-            self.coordinator_epochs[entry.producer_id] = entry.coordinator_epoch
+                self._own_producers()[entry.producer_id] = ProducerEntry(entry.producer_epoch, [])
+            self._own_coordinator_epochs()[entry.producer_id] = entry.coordinator_epoch
             self.txns.on_marker(entry.producer_id, entry.offset, entry.control == 1)
             return
         if entry.transactional:
@@ -229,14 +279,14 @@ class PartitionLog:
         if entry.producer_id >= 0 and entry.base_sequence < 0:  # NO_SEQUENCE: the epoch only
             state = self.producers.get(entry.producer_id)
             if state is None or entry.producer_epoch > state.epoch:
-                self.producers[entry.producer_id] = ProducerEntry(entry.producer_epoch, [])
+                self._own_producers()[entry.producer_id] = ProducerEntry(entry.producer_epoch, [])
             return
         if entry.producer_id < 0 or entry.sequence != entry.base_sequence + entry.batch_size - 1:
             return  # state changes once per batch, at its last record
         state = self.producers.get(entry.producer_id)
         if state is None or entry.producer_epoch > state.epoch:
             state = ProducerEntry(entry.producer_epoch, [])
-            self.producers[entry.producer_id] = state
+            self._own_producers()[entry.producer_id] = state
         state.batches.append(BatchMetadata(entry.base_sequence, entry.sequence,
                                            entry.offset - entry.batch_size + 1, entry.offset))
         del state.batches[:-MAX_BATCHES_PER_PRODUCER]
@@ -246,16 +296,18 @@ class PartitionLog:
         offset = max(offset, self.high_watermark)
         if offset >= self.end_offset:
             return
-        del self.entries[offset:]
+        entries = self.entries
+        if isinstance(entries, list):  # a non-empty log's: its own
+            del entries[offset:]
         self.truncations += 1
         self.epoch_starts = [(e, s) for e, s in self.epoch_starts if s < offset]
         self.producers = {}
         self.coordinator_epochs = {}
-        self.txns = TxnLogState(self.txns.ignore_open)
+        self._txns = TxnLogState(self._txns.ignore_open) if self._txns is not None else None
         for entry in self.entries:
             self._track_producer(entry)
 
     def read(self, offset: int, max_records: int, up_to: int | None = None) -> list[LogEntry]:
         """Entries from ``offset``, at most ``max_records``, below ``up_to`` (default LEO)."""
         end = self.end_offset if up_to is None else min(up_to, self.end_offset)
-        return self.entries[offset:min(end, offset + max_records)]
+        return list(self.entries[offset:min(end, offset + max_records)])

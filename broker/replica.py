@@ -13,6 +13,9 @@ comes back; one proposal at a time.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from types import MappingProxyType
+
 import msgspec
 
 from broker.fetch_messages import FetchedPartition, FetchPartition
@@ -20,17 +23,67 @@ from broker.partition_log import PartitionLog
 from metadata.image import PartitionRegistration
 
 
+class FetchClock(msgspec.Struct, gc=False):
+    """When a follower's fetch session last fetched (see :class:`FollowerState`)."""
+
+    at: int = -1
+
+
 class FollowerState(msgspec.Struct, gc=False):
-    """What the leader knows of one follower."""
+    """What the leader knows of one follower.
+
+    ``idle_clock``: set while the follower is caught up on this partition and
+    has nothing new to learn, so that its incremental fetches (KIP-227) leave
+    the partition out; each of its fetches then counts as a fetch of this
+    partition at the clock's time, as a full fetch would have made it.
+    """
 
     end_offset: int = -1
     caught_up_at: int = 0
     last_fetch_at: int = -1
     leo_at_last_fetch: int = -1
+    idle_clock: FetchClock | None = None
+
+    def wake(self) -> None:
+        """Make the fetches an idle clock stands for explicit (before any other change)."""
+        clock = self.idle_clock
+        if clock is not None:
+            self.caught_up_at = max(self.caught_up_at, clock.at)
+            self.last_fetch_at = max(self.last_fetch_at, clock.at)
+            self.idle_clock = None
+
+    def last_caught_up(self) -> int:
+        """When the follower was last caught up (its idle fetches included)."""
+        clock = self.idle_clock
+        return self.caught_up_at if clock is None else max(self.caught_up_at, clock.at)
+
+    def has_fetched(self) -> bool:
+        """True once the follower fetched this partition from this leader."""
+        return self.last_fetch_at >= 0 or self.idle_clock is not None
+
+
+_NO_FOLLOWERS: Mapping[int, FollowerState] = MappingProxyType({})
 
 
 class Replica:
     """One partition on one broker; see the module docs."""
+
+    __slots__ = (
+        "broker_id",
+        "followers",
+        "hw_ignores_isr",
+        "isr",
+        "leader",
+        "leader_epoch",
+        "leader_epoch_start",
+        "log",
+        "partition_epoch",
+        "partition_id",
+        "pending_isr",
+        "replicas",
+        "topic",
+        "topic_id",
+    )
 
     def __init__(self, broker_id: int, topic_id: str, topic: str, partition_id: int,
                  log: PartitionLog) -> None:
@@ -44,7 +97,7 @@ class Replica:
         self.partition_epoch = -1
         self.isr: tuple[int, ...] = ()
         self.replicas: tuple[int, ...] = ()
-        self.followers: dict[int, FollowerState] = {}
+        self.followers: Mapping[int, FollowerState] = _NO_FOLLOWERS  # as leader only
         self.pending_isr: tuple[int, ...] | None = None
         self.leader_epoch_start = 0
         self.hw_ignores_isr = False  # the hw-ignores-isr mutation
@@ -67,7 +120,7 @@ class Replica:
             self.followers = {r: FollowerState(caught_up_at=now)
                               for r in reg.replicas if r != self.broker_id}
         elif not self.is_leader:
-            self.followers = {}
+            self.followers = _NO_FOLLOWERS
         if self.is_leader:
             self.maybe_advance_high_watermark()
         return new_epoch
@@ -111,7 +164,13 @@ class Replica:
                                         log.high_watermark, diverging=True,
                                         diverging_epoch=epoch,
                                         diverging_end_offset=end)
-        state = self.followers.setdefault(replica_id, FollowerState(caught_up_at=now))
+        followers = self.followers
+        if not isinstance(followers, dict):
+            followers = self.followers = {}
+        state = followers.get(replica_id)
+        if state is None:
+            state = followers[replica_id] = FollowerState(caught_up_at=now)
+        state.wake()
         offset = min(req.fetch_offset, log.end_offset)
         if offset >= log.end_offset:
             state.caught_up_at = now
@@ -128,13 +187,13 @@ class Replica:
         if not self.is_leader or self.pending_isr is not None:
             return None
         out = [r for r in self.isr if r != self.broker_id
-               and now - self.followers.get(r, FollowerState()).caught_up_at > lag_max_ms]
+               and now - self.followers.get(r, FollowerState()).last_caught_up() > lag_max_ms]
         if out:
             return tuple(r for r in self.isr if r not in out)
         hw = self.log.high_watermark
         back = [r for r, s in sorted(self.followers.items()) if r not in self.isr
                 and r in self.replicas and s.end_offset >= max(hw, self.leader_epoch_start)
-                and s.last_fetch_at >= 0]
+                and s.has_fetched()]
         if back:
             return (*self.isr, *back)
         return None

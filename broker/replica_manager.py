@@ -16,6 +16,15 @@ controller with AlterPartition. A fetch that finds nothing new is held for up
 to ``replica.fetch.wait.max.ms`` (Kafka's DelayedFetch) and answered as soon
 as one of its partitions gets records or changes leadership.
 
+Fetches use incremental fetch sessions (KIP-227, see
+:mod:`broker.fetch_messages`): after a full fetch a follower names only the
+partitions whose position changed, and the leader reads only the partitions
+named or with something new since its last answer (records, a high watermark
+move, leadership); a partition its follower is caught up on is *idle* and
+counts as fetched at each of the session's fetches (its
+:class:`~broker.replica.FetchClock`), so an idle partition costs nothing per
+fetch and the ISR sees the same fetch times as with full fetches.
+
 Clients call :meth:`produce`, :meth:`fetch` and :meth:`init_producer_id`
 in-process; a produce with acks=all waits until the high watermark passes its
 last offset (or fails NOT_LEADER_OR_FOLLOWER when leadership moves,
@@ -31,14 +40,19 @@ import msgspec
 
 from broker.batch_loader import Manifest
 from broker.config import BrokerConfig
-from broker.fetch_messages import FetchedPartition, ReplicaFetchRequest, ReplicaFetchResponse
+from broker.fetch_messages import (
+    FetchedPartition,
+    FetchPartition,
+    ReplicaFetchRequest,
+    ReplicaFetchResponse,
+)
 from broker.lifecycle import BrokerLifecycleManager
 from broker.loader import MetadataLoader
 from broker.log_dir import LogDir
 from broker.mutations import BrokerMutation
 from broker.partition_log import PartitionLog, SequenceError
 from broker.producer_ids import ProducerIdManager
-from broker.replica import Replica
+from broker.replica import FetchClock, Replica
 from metadata.delta import BROKER_RESOURCE, TOPIC_RESOURCE
 from metadata.image import MetadataImage
 from metadata.requests import AlterPartitionRequest, AlterPartitionResponse, NodeMessage
@@ -74,6 +88,24 @@ class _HeldFetch(msgspec.Struct):
     deadline: int
 
 
+class _FetchSession(msgspec.Struct):
+    """The leader's side of one follower's fetch session (Kafka's FetchSession)."""
+
+    session_id: int
+    epoch: int  # the epoch its next incremental fetch must carry
+    partitions: dict[tuple[str, int], FetchPartition]  # the follower's last positions
+    pending: dict[tuple[str, int], None]  # to read at its next fetch (not idle)
+    clock: FetchClock
+
+
+class _SessionHandler(msgspec.Struct):
+    """The follower's side of its session with one leader (Kafka's FetchSessionHandler)."""
+
+    session_id: int = 0  # 0: none yet, the next fetch is a full one
+    epoch: int = 0
+    changed: dict[tuple[str, int], None] = msgspec.field(default_factory=dict)
+
+
 class ReplicaManager:
     """The replicas of one broker; see the module docs."""
 
@@ -98,6 +130,10 @@ class ReplicaManager:
         self._in_flight: dict[int, tuple[int, int]] = {}  # leader -> (correlation, sent at)
         self._alter_in_flight: dict[int, tuple[str, int]] = {}
         self._held: dict[int, _HeldFetch] = {}  # follower broker -> its held fetch
+        self._sessions: dict[int, _FetchSession] = {}  # follower broker -> its session
+        self._session_ids = 0
+        self._handlers: dict[int, _SessionHandler] = {}  # leader broker -> our session
+        self._followed: dict[int, int] = {}  # leader broker -> partitions we fetch there
         self._changed: dict[tuple[str, int], None] = {}  # insertion-ordered set
         self._next_isr_check = now
         self.producer_ids = ProducerIdManager(broker_id, self._send_to_controller)
@@ -142,28 +178,77 @@ class ReplicaManager:
             if previous is not None and topic is previous.topics_by_id.get(topic_id) \
                     and mine.get(topic_id) == before.get(topic_id):
                 continue
-            pids = set(mine.get(topic_id, ()))
-            for key in [k for k in self.replicas if k[0] == topic_id and k[1] not in pids]:
-                del self.replicas[key]
-                self.log_dir.delete(key)
+            pids = mine.get(topic_id, ())
+            kept = set(pids)
+            for pid in before.get(topic_id, ()):  # the replicas the previous image made here
+                if pid not in kept:
+                    key = (topic_id, pid)
+                    gone = self.replicas.pop(key, None)
+                    if gone is not None:
+                        self._follow(key, self._fetching_from(gone), None)
+                        self._touch(key)
+                    self.log_dir.delete(key)
             if topic is None:
                 continue
-            for pid in sorted(pids):
+            for pid in pids:
                 reg = topic.partitions.get(pid)
                 if reg is None:
                     continue
-                replica = self.replicas.get((topic_id, pid))
+                key = (topic_id, pid)
+                replica = self.replicas.get(key)
                 if replica is None:
-                    log = self.log_dir.log((topic_id, pid), self._new_log)
+                    log = self.log_dir.log(key, self._new_log)
                     replica = Replica(self.broker_id, topic_id, topic.name, pid, log)
                     replica.hw_ignores_isr = BrokerMutation.HW_IGNORES_ISR in self.mutations
-                    self.replicas[(topic_id, pid)] = replica
+                    self.replicas[key] = replica
+                    was, epoch = None, -1
+                else:
+                    was, epoch = self._fetching_from(replica), replica.leader_epoch
                 replica.become(reg, self.now)
-                self._changed[(topic_id, pid)] = None
-                if not replica.is_leader and replica.leader >= 0:
-                    self._fetch_due.setdefault(replica.leader, self.now)
+                self._changed[key] = None
+                self._touch(key)
+                now_from = self._fetching_from(replica)
+                if now_from != was or replica.leader_epoch != epoch:
+                    self._follow(key, was, now_from)
+                if now_from is not None:
+                    self._fetch_due.setdefault(now_from, self.now)
         self._answer_held(lambda held: True)  # leaderships may have moved: answer now
         self._complete_produces()
+
+    def _fetching_from(self, replica: Replica) -> int | None:
+        """The leader this broker fetches ``replica`` from, None as leader or leaderless."""
+        leader = replica.leader
+        return leader if leader >= 0 and leader != self.broker_id else None
+
+    def _follow(self, key: tuple[str, int], was: int | None, now: int | None) -> None:
+        """``key``'s fetch position or leader changed: tell the sessions concerned."""
+        if was is not None:
+            self._handler(was).changed[key] = None  # its new position, or forgotten
+            if was != now:
+                self._followed[was] -= 1
+        if now is not None:
+            self._handler(now).changed[key] = None
+            if was != now:
+                self._followed[now] = self._followed.get(now, 0) + 1
+
+    def _handler(self, leader: int) -> _SessionHandler:
+        handler = self._handlers.get(leader)
+        if handler is None:
+            handler = self._handlers[leader] = _SessionHandler()
+        return handler
+
+    def _touch(self, key: tuple[str, int], skip: int = -1) -> None:
+        """``key`` has something new for its followers: their sessions read it next fetch."""
+        for follower, session in self._sessions.items():
+            if follower != skip and key in session.partitions:
+                self._wake(follower, key)
+                session.pending[key] = None
+
+    def _wake(self, follower: int, key: tuple[str, int]) -> None:
+        replica = self.replicas.get(key)
+        state = replica.followers.get(follower) if replica is not None else None
+        if state is not None:
+            state.wake()
 
     def _new_log(self) -> PartitionLog:
         return PartitionLog(
@@ -201,7 +286,8 @@ class ReplicaManager:
         self._maybe_start()
         for leader, (_, sent) in list(self._in_flight.items()):
             if now >= sent + self.config.request_timeout_ms // 10:
-                del self._in_flight[leader]  # lost: fetch again
+                del self._in_flight[leader]  # lost: fetch again, in a new session
+                self._handlers[leader] = _SessionHandler()
                 self._fetch_due[leader] = now
         for leader, due in sorted(self._fetch_due.items()):
             if due <= now and leader not in self._in_flight:
@@ -230,17 +316,33 @@ class ReplicaManager:
 
     # ------------------------------------------------------------------ replication
     def _send_fetch(self, leader: int, now: int) -> None:
-        parts = tuple(r.fetch_position() for _, r in sorted(self.replicas.items())
-                      if r.leader == leader and not r.is_leader)
-        if not parts:
+        if not self._followed.get(leader, 0):
             del self._fetch_due[leader]
             return
+        handler = self._handler(leader)
+        forgotten: list[tuple[str, int]] = []
+        if handler.session_id == 0:  # a full fetch: every partition fetched from there
+            parts = [r.fetch_position() for _, r in sorted(self.replicas.items())
+                     if r.leader == leader and not r.is_leader]
+            epoch = 0
+        else:  # incremental: the positions that changed, the partitions left
+            parts = []
+            for key in sorted(handler.changed):
+                replica = self.replicas.get(key)
+                if replica is not None and self._fetching_from(replica) == leader:
+                    parts.append(replica.fetch_position())
+                else:
+                    forgotten.append(key)
+            epoch = handler.epoch
+            handler.epoch += 1
+        handler.changed = {}
         self._correlation += 1
         self._in_flight[leader] = (self._correlation, now)
         self._fetch_due[leader] = now + self.config.replica_fetch_backoff_ms
         self.outbox.append(NodeMessage(self.broker_id, leader, ReplicaFetchRequest(
-            self._correlation, self.broker_id, self._broker_epoch(), parts,
-            self.config.replica_fetch_wait_max_ms)))
+            self._correlation, self.broker_id, self._broker_epoch(), tuple(parts),
+            self.config.replica_fetch_wait_max_ms, handler.session_id, epoch,
+            tuple(forgotten))))
 
     def handle_message(self, env: NodeMessage, now: int) -> None:
         """Fetches from followers, answers from leaders and from the controller."""
@@ -248,14 +350,21 @@ class ReplicaManager:
         self._maybe_start()
         msg = env.message
         if isinstance(msg, ReplicaFetchRequest):
-            answers = self._serve_fetch(msg, now)
+            session = self._open_session(msg)
+            if isinstance(session, str):
+                self._held.pop(msg.replica_id, None)
+                self.outbox.append(NodeMessage(self.broker_id, msg.replica_id,
+                                               ReplicaFetchResponse(msg.correlation_id, -1, (),
+                                                                    session)))
+                return
+            answers = self._serve_session(msg.replica_id, session, now)
             wait = msg.max_wait_ms
             if wait > 0 and all(a.error == "NONE" and not a.entries and not a.diverging
                                 for a in answers):
                 self._held[msg.replica_id] = _HeldFetch(msg, now + wait)
             else:
                 self._held.pop(msg.replica_id, None)
-                self._respond(msg, answers)
+                self._respond(msg, session, answers)
             self._complete_produces()
         elif isinstance(msg, ReplicaFetchResponse):
             self._on_fetch_response(env.src, msg, now)
@@ -264,21 +373,70 @@ class ReplicaManager:
         else:
             self.producer_ids.handle_message(msg)
 
-    def _serve_fetch(self, msg: ReplicaFetchRequest, now: int) -> list[FetchedPartition]:
-        answers = []
+    def _open_session(self, msg: ReplicaFetchRequest) -> _FetchSession | str:
+        """The follower's session after ``msg``, or the session error to answer."""
+        follower = msg.replica_id
+        if msg.session_epoch == 0:  # a full fetch: a new session replaces the old one
+            self._session_ids += 1
+            positions = {(p.topic_id, p.partition_id): p for p in msg.partitions}
+            session = _FetchSession(self._session_ids, 1, positions, dict.fromkeys(positions),
+                                    FetchClock())
+            self._sessions[follower] = session
+            return session
+        found = self._sessions.get(follower)
+        if found is None or found.session_id != msg.session_id:
+            return "FETCH_SESSION_ID_NOT_FOUND"
+        if msg.session_epoch != found.epoch:
+            return "INVALID_FETCH_SESSION_EPOCH"
+        found.epoch += 1
+        for key in msg.forgotten:
+            if found.partitions.pop(key, None) is not None:
+                self._wake(follower, key)  # no longer fetched here: its fetch times stop
+            found.pending.pop(key, None)
         for part in msg.partitions:
-            replica = self.replicas.get((part.topic_id, part.partition_id))
+            key = (part.topic_id, part.partition_id)
+            found.partitions[key] = part
+            found.pending[key] = None
+        return found
+
+    def _serve_session(self, follower: int, session: _FetchSession,
+                       now: int) -> list[FetchedPartition]:
+        """Read the session's partitions that are not idle; the idle ones count as fetched."""
+        keys = sorted(session.pending)
+        for key in keys:
+            self._wake(follower, key)
+        session.clock.at = now
+        answers = []
+        max_records = self.config.replica_fetch_max_records
+        for key in keys:
+            part = session.partitions[key]
+            replica = self.replicas.get(key)
             if replica is None:
                 answers.append(_unknown(part.topic_id, part.partition_id))
                 continue
-            answers.append(replica.serve_fetch(msg.replica_id, part, now,
-                                               self.config.replica_fetch_max_records))
-            self._changed[(part.topic_id, part.partition_id)] = None
+            hw = replica.log.high_watermark
+            answers.append(replica.serve_fetch(follower, part, now, max_records))
+            if replica.log.high_watermark != hw:
+                self._changed[key] = None
+                self._touch(key, skip=follower)
         return answers
 
-    def _respond(self, msg: ReplicaFetchRequest, answers: list[FetchedPartition]) -> None:
-        self.outbox.append(NodeMessage(self.broker_id, msg.replica_id, ReplicaFetchResponse(
-            msg.correlation_id, -1, tuple(answers))))
+    def _respond(self, msg: ReplicaFetchRequest, session: _FetchSession,
+                 answers: list[FetchedPartition]) -> None:
+        """Answer ``msg``; the partitions its follower is now caught up on become idle."""
+        follower = msg.replica_id
+        for answer in answers:
+            if answer.error != "NONE" or answer.entries or answer.diverging:
+                continue
+            key = (answer.topic_id, answer.partition_id)
+            replica = self.replicas.get(key)
+            state = replica.followers.get(follower) if replica is not None else None
+            if replica is not None and state is not None and replica.is_leader and \
+                    state.end_offset >= replica.log.end_offset:
+                state.idle_clock = session.clock
+                del session.pending[key]
+        self.outbox.append(NodeMessage(self.broker_id, follower, ReplicaFetchResponse(
+            msg.correlation_id, -1, tuple(answers), "NONE", session.session_id)))
 
     def _answer_held(self, due: Callable[[_HeldFetch], bool]) -> None:
         """Answer the held fetches ``due`` selects, reading their partitions again."""
@@ -286,26 +444,42 @@ class ReplicaManager:
             held = self._held[follower]
             if due(held):
                 del self._held[follower]
-                self._respond(held.request, self._serve_fetch(held.request, self.now))
+                session = self._sessions[follower]
+                self._respond(held.request, session,
+                              self._serve_session(follower, session, self.now))
 
     def _records_arrived(self, replica: Replica) -> None:
         """The leader appended to ``replica``: answer the held fetches that wait on it."""
         key = (replica.topic_id, replica.partition_id)
         self._changed[key] = None
-        self._answer_held(lambda held: any((p.topic_id, p.partition_id) == key
-                                           for p in held.request.partitions))
+        self._touch(key)
+        self._answer_held(lambda held: key in self._sessions[held.request.replica_id].partitions)
 
     def _on_fetch_response(self, leader: int, msg: ReplicaFetchResponse, now: int) -> None:
         flight = self._in_flight.get(leader)
         if flight is None or flight[0] != msg.correlation_id:
             return
         del self._in_flight[leader]
+        handler = self._handler(leader)
+        if msg.error != "NONE":  # the leader lost our session: start over with a full fetch
+            self._handlers[leader] = _SessionHandler()
+            self._fetch_due[leader] = now
+            return
+        if handler.session_id != msg.session_id:  # the answer to a full fetch
+            handler.session_id, handler.epoch = msg.session_id, 1
         errors = more = False
         for part in msg.partitions:
-            replica = self.replicas.get((part.topic_id, part.partition_id))
+            key = (part.topic_id, part.partition_id)
+            replica = self.replicas.get(key)
             if replica is not None and replica.leader == leader:
+                log = replica.log
+                offset, epoch, hw = log.end_offset, log.last_epoch, log.high_watermark
                 more |= replica.apply_fetched(part) or part.diverging
-                self._changed[(part.topic_id, part.partition_id)] = None
+                if log.end_offset != offset or log.last_epoch != epoch:
+                    handler.changed[key] = None  # a new position for the leader
+                    self._changed[key] = None
+                elif log.high_watermark != hw:
+                    self._changed[key] = None
             errors |= part.error != "NONE"
         # the leader held an empty fetch as long as it was asked to: ask again at once,
         # unless it erred (or was not asked to wait, so as not to spin)
@@ -314,7 +488,8 @@ class ReplicaManager:
         self._fetch_due[leader] = now if again else now + self.config.replica_fetch_backoff_ms
 
     def _check_isrs(self, now: int) -> None:
-        for key, replica in sorted(self.replicas.items()):
+        me = self.broker_id
+        for key, replica in sorted((k, r) for k, r in self.replicas.items() if r.leader == me):
             self._propose(key, replica, now)
 
     def _propose(self, key: tuple[str, int], replica: Replica, now: int) -> None:
