@@ -81,6 +81,12 @@ _AWAITING_ELECTION = (Role.UNATTACHED, Role.VOTED, Role.PROSPECTIVE, Role.CANDID
 """The roles of a voter that knows no leader and waits for its election timeout."""
 
 
+def _nested_step(node: RaftNode) -> None:
+    """Refuse a step started inside another step."""
+    raise RuntimeError(f"node {node.id}: a step was started inside another step "
+                       f"(from a listener callback?)")
+
+
 class _Step:
     """``with node._step():`` (a class, not a generator: it runs at every event)."""
 
@@ -92,8 +98,7 @@ class _Step:
     def __enter__(self) -> None:
         node = self.node
         if node._stepping:
-            raise RuntimeError(f"node {node.id}: a step was started inside another step "
-                               f"(from a listener callback?)")
+            _nested_step(node)
         node._stepping = True
 
     def __exit__(self, *exc: object) -> None:
@@ -131,6 +136,7 @@ class RaftNode:
         self.leader_state: LeaderState | None = None
         self._listeners: list[ListenerContext] = []
         self._polling_listeners = False
+        self._listeners_settled: tuple[object, ...] = ()
         self._stepping = False
         self._timers: dict[str, int] = {}
         self._next_correlation = 0
@@ -172,10 +178,13 @@ class RaftNode:
 
     def next_deadline(self) -> int | None:
         """The earliest simulated time at which :meth:`poll` has work, if any."""
-        deadlines = list(self._timers.values())
+        timers = self._timers
+        deadline = min(timers.values()) if timers else None
         if self._parked:
-            deadlines.append(min(d for d, _ in self._parked))
-        return min(deadlines) if deadlines else None
+            parked = min([d for d, _ in self._parked])
+            if deadline is None or parked < deadline:
+                return parked
+        return deadline
 
     def drain_outbox(self) -> list[Envelope]:
         """Take the messages produced since the last call."""
@@ -201,9 +210,14 @@ class RaftNode:
     # ------------------------------------------------------------------ inputs
     def handle(self, envelope: Envelope, now: int) -> None:
         """Process one message addressed to this node."""
-        with self._step():
+        if self._stepping:
+            _nested_step(self)
+        self._stepping = True
+        try:
             self._handle(envelope, now)
             self._poll_listeners()
+        finally:
+            self._stepping = False
 
     def _handle(self, envelope: Envelope, now: int) -> None:
         msg = envelope.message
@@ -231,9 +245,14 @@ class RaftNode:
 
     def poll(self, now: int) -> None:
         """Run every timer due at ``now``."""
-        with self._step():
+        if self._stepping:
+            _nested_step(self)
+        self._stepping = True
+        try:
             self._run_timers(now)
             self._poll_listeners()
+        finally:
+            self._stepping = False
 
     def _run_timers(self, now: int) -> None:
         while True:
@@ -821,8 +840,18 @@ class RaftNode:
         self._send_fetch(now)
 
     # ------------------------------------------------------------------ listeners
+    def _listener_inputs(self) -> tuple[object, ...]:
+        """Everything :meth:`_poll_listener` reads of the node (the contexts aside)."""
+        log = self.log
+        return (self.high_watermark, self.leader_id, self.epoch, self.leader_state,
+                log.snapshot, log.start_offset, log.end_offset, len(self._listeners))
+
     def _poll_listeners(self) -> None:
         if self._polling_listeners:
+            return
+        # Once every listener is up to date, polling again changes nothing until one
+        # of the inputs does: most steps (an empty fetch, a timer) skip the loop.
+        if self._listener_inputs() == self._listeners_settled:
             return
         self._polling_listeners = True
         try:
@@ -831,6 +860,7 @@ class RaftNode:
                 progress = False
                 for ctx in self._listeners:
                     progress |= self._poll_listener(ctx)
+            self._listeners_settled = self._listener_inputs()
         finally:
             self._polling_listeners = False
 

@@ -169,6 +169,7 @@ class Simulation:
         self._in_event = False
         self._monitoring = False  # monitors are checking the event just processed
         self._leader_cache: tuple[int, NodeSlot | None] | None = None
+        self._leaders: dict[int, NodeSlot] = {}  # the running leaders after the last event
 
     # ------------------------------------------------------------------ seeds
     def stream(self, *names: object) -> random.Random:
@@ -297,10 +298,15 @@ class Simulation:
         if slot.raft is None or slot.status is not NodeStatus.RUNNING:
             self._line["lost"] = "down"
             return
-        if isinstance(env, NodeMessage):
-            self._call(slot, lambda: _deliver_to_apps(slot, env, now))
-        else:
-            self._call(slot, lambda: slot.raft.handle(env, now) if slot.raft else None)
+        try:
+            if isinstance(env, NodeMessage):
+                _deliver_to_apps(slot, env, now)
+            else:
+                slot.raft.handle(env, now)
+        except RaftProtocolError as exc:
+            self._fail(InvariantViolation("LogMatching", str(exc)))
+        except InvariantViolation as violation:
+            self._fail(violation)
         self.touch(slot)
 
     def _wake(self, node_id: int, incarnation: int, now: int) -> bool:
@@ -310,14 +316,15 @@ class Simulation:
             return False
         self._line = {"ev": "wake", "node": node_id}
         slot.wake_at = None
-
-        def run() -> None:
+        try:
             assert slot.raft is not None
             slot.raft.poll(now)
             for app in slot.apps:
                 app.poll(now)
-
-        self._call(slot, run)
+        except RaftProtocolError as exc:
+            self._fail(InvariantViolation("LogMatching", str(exc)))
+        except InvariantViolation as violation:
+            self._fail(violation)
         self.touch(slot)
         return True
 
@@ -353,6 +360,13 @@ class Simulation:
                 self._stop(slot)
                 continue
             self._schedule_wake(slot)
+        leaders = self._leaders
+        for slot in touched:  # only a touched node can have become or stopped being leader
+            raft = slot.raft
+            if raft is not None and raft.role is Role.LEADER and slot.status is NodeStatus.RUNNING:
+                leaders[slot.node_id] = slot
+            else:
+                leaders.pop(slot.node_id, None)
         line = self._line if label is None else {"ev": label, **(extra or {})}
         self._line = {}
         out: dict[str, Any] = {"i": self.events, "t": now, **line}
@@ -535,6 +549,11 @@ class Simulation:
         """
         if self._in_event and not self._monitoring:
             return self._find_leader()
+        leaders = self._leaders
+        if len(leaders) < 2:  # the common case: no leader, or one (a stale one is deposed)
+            for slot in leaders.values():
+                return slot
+            return None
         cached = self._leader_cache
         if cached is not None and cached[0] == self.events:
             return cached[1]

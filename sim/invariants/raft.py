@@ -93,6 +93,7 @@ class RaftInvariants(Monitor):
         self.committed_in_epoch: dict[int, int] = {}  # leader epoch -> HW it reached
         self._durable_checked: Batch | None = None
         self._majority_checked = -1  # the high watermark last checked on the voters' disks
+        self._node_seen: dict[int, tuple[object, ...]] = {}  # what _check_node last saw
 
     def on_boot(self, sim: Simulation, slot: NodeSlot) -> None:
         """Attach a CommitAuditor to the new process."""
@@ -137,6 +138,14 @@ class RaftInvariants(Monitor):
     def _check_node(self, sim: Simulation, slot: NodeSlot) -> None:
         node = slot.node_id
         persisted = slot.storage.election
+        raft = slot.raft
+        # Every check below is a function of these (and of state that only grows):
+        # a node whose process, election state, role and epoch are as last time passes.
+        seen = (raft, persisted, slot.wipe_count) if raft is None \
+            else (raft, persisted, slot.wipe_count, raft.role, raft.epoch)
+        if self._node_seen.get(node) == seen:
+            return
+        self._node_seen[node] = seen
         if self._wipes_seen.get(node, 0) != slot.wipe_count:
             self._wipes_seen[node] = slot.wipe_count  # a wiped disk starts over at epoch 0
             self.epochs.pop(node, None)
@@ -145,7 +154,6 @@ class RaftInvariants(Monitor):
             self._fail("MonotonicEpoch",
                        f"node {node} persisted epoch {persisted.epoch} after {last}")
         self.epochs[node] = max(last, persisted.epoch)
-        raft = slot.raft
         if raft is None:
             return
         if raft.epoch != persisted.epoch:
