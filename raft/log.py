@@ -80,14 +80,16 @@ class RaftLog:
         if from_offset >= upto or from_offset >= self.end_offset:
             return ()
         i = self.index_of(from_offset)
+        batches = self._batches
         out: list[Batch] = []
         taken = 0
-        for batch in self._batches[i:]:
-            end = batch.end_offset
-            if end > upto or (out and taken + batch.count > max_records):
+        for j in range(i, len(batches)):  # no copy of the log's tail
+            batch = batches[j]
+            count = len(batch.records) or len(batch.control_records)
+            if batch.base_offset + count > upto or (out and taken + count > max_records):
                 break
             out.append(batch)
-            taken += batch.count
+            taken += count
         return tuple(out)
 
     def epoch_at(self, offset: int) -> int:
@@ -126,6 +128,11 @@ class RaftLog:
             return Validation.SNAPSHOT, OffsetAndEpoch(
                 snap.snapshot_id.end_offset, snap.snapshot_id.epoch
             )
+        epochs = self._epochs
+        if epochs and epochs[-1][0] == epoch:  # a follower in the newest epoch (the usual case)
+            if offset <= self.end_offset:
+                return Validation.VALID, OffsetAndEpoch(offset, epoch)
+            return Validation.DIVERGING, OffsetAndEpoch(self.end_offset, epoch)
         end = self.end_offset_for_epoch(epoch)
         if end.epoch != epoch or end.offset < offset:
             return Validation.DIVERGING, end

@@ -77,6 +77,8 @@ class RaftProtocolError(Exception):
 
 _NO_WAIT = 1 << 62
 
+_ROLE_NAMES = {role: role.value for role in Role}
+
 _AWAITING_ELECTION = (Role.UNATTACHED, Role.VOTED, Role.PROSPECTIVE, Role.CANDIDATE)
 """The roles of a voter that knows no leader and waits for its election timeout."""
 
@@ -199,7 +201,7 @@ class RaftNode:
     def describe(self) -> dict[str, Any]:
         """A stable summary of the node's state (for traces and status)."""
         return {
-            "role": self.role.value,
+            "role": _ROLE_NAMES[self.role],
             "epoch": self.epoch,
             "leader": self.leader_id,
             "log_start": self.log.start_offset,
@@ -657,7 +659,8 @@ class RaftNode:
                                               req.fetch_offset))
             return
         # A resent fetch replaces the one this replica left parked.
-        self._parked = [(d, e) for d, e in self._parked if e.src != env.src]
+        if self._parked:
+            self._parked = [(d, e) for d, e in self._parked if e.src != env.src]
         park_until = now + req.max_wait_ms if req.max_wait_ms > 0 else None
         self._answer_fetch(env, now, park_until)
 
@@ -855,12 +858,17 @@ class RaftNode:
             return
         self._polling_listeners = True
         try:
-            progress = True
-            while progress:
+            # A listener polled twice with the same inputs is not moved the second time:
+            # another round is needed only when a callback changed an input.
+            inputs = self._listener_inputs()
+            while True:
                 progress = False
                 for ctx in self._listeners:
                     progress |= self._poll_listener(ctx)
-            self._listeners_settled = self._listener_inputs()
+                before, inputs = inputs, self._listener_inputs()
+                if not progress or inputs == before:
+                    break
+            self._listeners_settled = inputs
         finally:
             self._polling_listeners = False
 

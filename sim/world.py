@@ -344,25 +344,24 @@ class Simulation:
     def _after_event(self, label: str | None, extra: dict[str, Any] | None) -> None:
         touched = self._touched if label is None else list(self.slots.values())
         self._touched = []
-        now = self.now
+        now = self.queue.now
+        leaders = self._leaders
         for slot in touched:
             raft = slot.raft
-            if raft is None:
-                continue
-            if raft.outbox:
-                self._send(slot, raft.drain_outbox(), now)
-            for drain in slot.drains:
-                messages = drain()
-                if messages:
-                    self._send(slot, messages, now)
-            if slot.shutting_down and any(getattr(app, "shutdown_complete", False)
-                                          for app in slot.apps):
-                self._stop(slot)
-                continue
-            self._schedule_wake(slot)
-        leaders = self._leaders
-        for slot in touched:  # only a touched node can have become or stopped being leader
-            raft = slot.raft
+            if raft is not None:
+                if raft.outbox:
+                    self._send(slot, raft.drain_outbox(), now)
+                for drain in slot.drains:
+                    messages = drain()
+                    if messages:
+                        self._send(slot, messages, now)
+                if slot.shutting_down and any(getattr(app, "shutdown_complete", False)
+                                              for app in slot.apps):
+                    self._stop(slot)
+                    raft = slot.raft
+                else:
+                    self._schedule_wake(slot)
+            # Only a touched node can have become or stopped being a running leader.
             if raft is not None and raft.role is Role.LEADER and slot.status is NodeStatus.RUNNING:
                 leaders[slot.node_id] = slot
             else:
@@ -392,25 +391,31 @@ class Simulation:
 
     def _send(self, slot: NodeSlot, envelopes: Sequence[Envelope | NodeMessage],
               now: int) -> None:
+        slots, transmit, schedule = self.slots, self.network.transmit, self.queue.schedule
+        incarnation = slot.incarnation
         for env in envelopes:
-            dst = self.slots.get(env.dst)
+            dst = slots.get(env.dst)
             if dst is None:
                 continue
-            for at in self.network.transmit(env.src, env.dst, now):
-                self.queue.schedule(at, (_DELIVER, env, slot.incarnation, dst.incarnation))
+            for at in transmit(env.src, env.dst, now):
+                schedule(at, (_DELIVER, env, incarnation, dst.incarnation))
 
     def _schedule_wake(self, slot: NodeSlot) -> None:
-        if slot.raft is None or slot.status is not NodeStatus.RUNNING:
+        raft = slot.raft
+        if raft is None or slot.status is not NodeStatus.RUNNING:
             return
-        deadline = slot.raft.next_deadline()
+        deadline = raft.next_deadline()
         for app in slot.apps:
             app_deadline = app.next_deadline()
             if app_deadline is not None and (deadline is None or app_deadline < deadline):
                 deadline = app_deadline
         if deadline is None:
             return
-        deadline = max(deadline, self.now)
-        if slot.wake_at is None or deadline < slot.wake_at:
+        now = self.queue.now
+        if deadline < now:
+            deadline = now
+        wake_at = slot.wake_at
+        if wake_at is None or deadline < wake_at:
             slot.wake_at = deadline
             self.queue.schedule(deadline, (_WAKE, slot.node_id, slot.incarnation))
 

@@ -87,7 +87,7 @@ class RaftInvariants(Monitor):
         self.max_leader_hw = -1
         self.completeness_checked: set[tuple[int, int]] = set()
         self.leader_log: list[tuple[int, int, int]] = []  # (epoch, leader, time)
-        self._disk_seen: dict[int, tuple[RaftLog, int, int]] = {}
+        self._disk_seen: dict[int, tuple[RaftLog, int]] = {}  # (log, flushed end)
         self._wipes_seen: dict[int, int] = {}
         self.newest_leader_epoch = 0
         self.committed_in_epoch: dict[int, int] = {}  # leader epoch -> HW it reached
@@ -109,8 +109,10 @@ class RaftInvariants(Monitor):
         for slot in touched:
             self._check_node(sim, slot)
         # The disk checks below are functions of the committed batch or high watermark
-        # and of the voters' disks: they run again only when one of those changed.
-        disks_changed = self._disks_changed(touched)
+        # and of the voters' disks, and a disk that only grew (its log flushed further,
+        # or cut below a snapshot) keeps every holder it had: they run again only when
+        # the batch or high watermark changed or a disk lost something.
+        disks_shrank = self._disks_shrank(touched)
         leader = sim.leader_slot()
         # A deposed leader that has not heard of the newer epoch yet is legal in Raft;
         # the high watermark rules speak of the leader of the newest epoch.
@@ -126,12 +128,12 @@ class RaftInvariants(Monitor):
                                f"leader {leader.node_id} has high watermark {hw}, below "
                                f"{self.max_leader_hw} seen before")
                 self.max_leader_hw = max(self.max_leader_hw, hw)
-                if sim.wipes == 0 and (hw != self._majority_checked or disks_changed):
+                if sim.wipes == 0 and (hw != self._majority_checked or disks_shrank):
                     self._majority_checked = hw
                     self._check_majority(sim, hw, "MajorityReachedHighWatermark")
         last = self.history.last
         if sim.wipes == 0 and last is not None and (
-                last is not self._durable_checked or disks_changed):
+                last is not self._durable_checked or disks_shrank):
             self._durable_checked = last
             self._check_durable(sim, last)
 
@@ -188,15 +190,20 @@ class RaftInvariants(Monitor):
                            f"leader {slot.node_id} holds a different batch at "
                            f"{batch.base_offset} than the committed one")
 
-    def _disks_changed(self, touched: Sequence[NodeSlot]) -> bool:
-        changed = False
+    def _disks_shrank(self, touched: Sequence[NodeSlot]) -> bool:
+        """Whether a touched node's disk may have lost a flushed batch since last seen:
+        its flush point moved back (a truncation) or it is another log (a wipe)."""
+        shrank = False
+        disk_seen = self._disk_seen
         for slot in touched:
             log = slot.storage.log
-            seen = (log, log.start_offset, log.flushed_end)  # the log itself: ids are reused
-            if self._disk_seen.get(slot.node_id) != seen:
-                self._disk_seen[slot.node_id] = seen
-                changed = True
-        return changed
+            seen = disk_seen.get(slot.node_id)
+            flushed = log.flushed_end
+            if seen is None or seen[0] is not log or seen[1] != flushed:
+                if seen is None or seen[0] is not log or flushed < seen[1]:
+                    shrank = True
+                disk_seen[slot.node_id] = (log, flushed)
+        return shrank
 
     def _check_durable(self, sim: Simulation, batch: Batch) -> None:
         holders = 0
