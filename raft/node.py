@@ -874,40 +874,44 @@ class RaftNode:
 
     def _poll_listener(self, ctx: ListenerContext) -> bool:
         moved = False
-        leader = self.leader_and_epoch
-        if ctx.last_leader != leader and leader.leader_id != self.id:
-            ctx.last_leader = leader
-            ctx.listener.handle_leader_change(leader)
-            moved = True
-        snap = self.log.snapshot
+        if self.leader_id != self.id:
+            leader = LeaderAndEpoch(self.leader_id, self.epoch)
+            if ctx.last_leader != leader:
+                ctx.last_leader = leader
+                ctx.listener.handle_leader_change(leader)
+                moved = True
+        log = self.log
+        snap = log.snapshot
         # A new listener starts from the snapshot whatever its offset (Kafka: next
         # offset 0 and a snapshot exists), so a bootstrap snapshot ending at 0 counts.
-        if snap is not None and (ctx.next_offset < self.log.start_offset or (
+        if snap is not None and (ctx.next_offset < log.start_offset or (
                 ctx.next_offset == 0 and not ctx.loaded_snapshot)):
             ctx.next_offset = snap.snapshot_id.end_offset
             ctx.loaded_snapshot = True
             ctx.listener.handle_load_snapshot(snap)
             moved = True
         hw = self.high_watermark
-        if hw is not None and ctx.next_offset < hw:
-            batches = self.log.read(ctx.next_offset, hw, _NO_WAIT)
-            if batches:
-                ctx.next_offset = batches[-1].end_offset
-                ctx.last_high_watermark = hw
-                ctx.listener.handle_commit(batches, hw)
+        if hw is not None:
+            if ctx.next_offset < hw:
+                batches = log.read(ctx.next_offset, hw, _NO_WAIT)
+                if batches:
+                    ctx.next_offset = batches[-1].end_offset
+                    ctx.last_high_watermark = hw
+                    ctx.listener.handle_commit(batches, hw)
+                    moved = True
+            if ctx.next_offset >= hw and (
+                    ctx.last_high_watermark is None or hw > ctx.last_high_watermark):
+                ctx.last_high_watermark = hw  # nothing new to read, but the HW is news
+                ctx.listener.handle_commit((), hw)
                 moved = True
-        if hw is not None and ctx.next_offset >= hw and (
-                ctx.last_high_watermark is None or hw > ctx.last_high_watermark):
-            ctx.last_high_watermark = hw  # nothing new to read, but the HW is news
-            ctx.listener.handle_commit((), hw)
-            moved = True
-        leader = self.leader_and_epoch
-        start = self.epoch_start_offset
-        if ctx.last_leader != leader and leader.leader_id == self.id \
-                and start is not None and ctx.next_offset > start:
-            ctx.last_leader = leader
-            ctx.listener.handle_leader_change(leader)
-            moved = True
+        state = self.leader_state
+        if state is not None and self.leader_id == self.id \
+                and ctx.next_offset > state.epoch_start_offset:
+            leader = LeaderAndEpoch(self.leader_id, self.epoch)
+            if ctx.last_leader != leader:
+                ctx.last_leader = leader
+                ctx.listener.handle_leader_change(leader)
+                moved = True
         return moved
 
     # ------------------------------------------------------------------ output

@@ -31,6 +31,11 @@ class EventQueue:
         """Time of the next event, if any."""
         return self._heap[0][0] if self._heap else None
 
+    def due(self, time: int) -> bool:
+        """Whether an event is queued at or before ``time``."""
+        heap = self._heap
+        return bool(heap) and heap[0][0] <= time
+
     def entries(self) -> list[tuple[int, int, Any]]:
         """Every queued (time, sequence, event), in no particular order."""
         return list(self._heap)

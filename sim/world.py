@@ -206,28 +206,26 @@ class Simulation:
 
     def step(self) -> bool:
         """Process one event; False when the queue is empty or an invariant failed."""
-        if self.violation is not None or not self.queue:
+        queue = self.queue
+        if self.violation is not None or not queue:
             return False
-        now, event = self.queue.pop()
+        now, event = queue.pop()
         self._in_event = True
         try:
-            self._process(event, now)
+            kind = event[0]
+            if kind == _DELIVER:
+                self._deliver(event, now)
+            elif kind == _WAKE:
+                if not self._wake(event[1], event[2], now):
+                    return True  # a superseded timer: not an event at all
+            else:
+                self._line = {"ev": "action", "what": event[2]}
+                event[1]()
+                self._touched = list(self.slots.values())
+            self._after_event(None, None)
         finally:
             self._in_event = False
         return self.violation is None
-
-    def _process(self, event: tuple[Any, ...], now: int) -> None:
-        kind = event[0]
-        if kind == _DELIVER:
-            self._deliver(event, now)
-        elif kind == _WAKE:
-            if not self._wake(event[1], event[2], now):
-                return  # a superseded timer: not an event at all
-        else:
-            self._line = {"ev": "action", "what": event[2]}
-            event[1]()
-            self._touched = list(self.slots.values())
-        self._after_event(None, None)
 
     def act(self, label: str, action: Callable[[], None]) -> None:
         """Run an outside input (a client request, a fault) now, as an event of its own."""
@@ -250,11 +248,9 @@ class Simulation:
 
         Returns False if an invariant failed.
         """
-        while self.violation is None:
-            next_time = self.queue.peek_time()
-            if next_time is None or next_time > time_ms:
-                break
-            self.step()
+        queue, step = self.queue, self.step
+        while self.violation is None and queue.due(time_ms):
+            step()
         if self.violation is None and self.queue.now < time_ms:
             self.queue.now = time_ms
         return self.violation is None
@@ -369,19 +365,19 @@ class Simulation:
         line = self._line if label is None else {"ev": label, **(extra or {})}
         self._line = {}
         out: dict[str, Any] = {"i": self.events, "t": now, **line}
-        if len(touched) == 1 and touched[0].raft is not None:
-            out["state"] = touched[0].raft.describe()
+        if len(touched) == 1:
+            raft = touched[0].raft
+            if raft is not None:
+                out["state"] = raft.describe()
         self.trace.write(out)
         self.events += 1
         if self.violation is None:
             self._monitoring = True
             try:
                 for monitor in self.monitors:
-                    try:
-                        monitor.check(self, touched)
-                    except InvariantViolation as violation:
-                        self._fail(violation)
-                        break
+                    monitor.check(self, touched)
+            except InvariantViolation as violation:
+                self._fail(violation)  # the first failing monitor ends the checks
             finally:
                 self._monitoring = False
         if self.violation is not None:

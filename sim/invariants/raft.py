@@ -54,7 +54,8 @@ class CommitAuditor:
                     "ConsistentCommittedData",
                     f"node {self.node_id} got batch {batch.base_offset} while expecting "
                     f"offset {self.next_offset}")
-            if batch.end_offset > high_watermark:
+            end = batch.end_offset
+            if end > high_watermark:
                 raise InvariantViolation(
                     "ConsistentCommittedData",
                     f"node {self.node_id} got batch {batch.base_offset}-{batch.last_offset} "
@@ -62,7 +63,7 @@ class CommitAuditor:
             conflict = self.history.observe(batch)
             if conflict is not None:
                 raise InvariantViolation("LogMatching", f"node {self.node_id}: {conflict}")
-            self.next_offset = batch.end_offset
+            self.next_offset = end
 
     def handle_load_snapshot(self, snapshot: Snapshot) -> None:
         """Continue after the snapshot's end."""
@@ -94,6 +95,7 @@ class RaftInvariants(Monitor):
         self._durable_checked: Batch | None = None
         self._majority_checked = -1  # the high watermark last checked on the voters' disks
         self._node_seen: dict[int, tuple[object, ...]] = {}  # what _check_node last saw
+        self._leader_seen: tuple[object, ...] | None = None  # the leader checked last
 
     def on_boot(self, sim: Simulation, slot: NodeSlot) -> None:
         """Attach a CommitAuditor to the new process."""
@@ -114,14 +116,19 @@ class RaftInvariants(Monitor):
         # the batch or high watermark changed or a disk lost something.
         disks_shrank = self._disks_shrank(touched)
         leader = sim.leader_slot()
+        raft = leader.raft if leader is not None else None
         # A deposed leader that has not heard of the newer epoch yet is legal in Raft;
-        # the high watermark rules speak of the leader of the newest epoch.
-        if leader is not None and leader.raft is not None \
-                and leader.raft.epoch >= self.newest_leader_epoch:
-            self.newest_leader_epoch = leader.raft.epoch
-            hw = leader.raft.high_watermark
+        # the high watermark rules speak of the leader of the newest epoch. They are
+        # functions of the leader, its epoch and high watermark (and the disks).
+        seen = (raft, raft.epoch, raft.high_watermark) if raft is not None else None
+        if leader is not None and raft is not None and (
+                seen != self._leader_seen or disks_shrank) \
+                and raft.epoch >= self.newest_leader_epoch:
+            self._leader_seen = seen
+            self.newest_leader_epoch = raft.epoch
+            hw = raft.high_watermark
             if hw is not None:
-                epoch = leader.raft.epoch
+                epoch = raft.epoch
                 self.committed_in_epoch[epoch] = max(self.committed_in_epoch.get(epoch, 0), hw)
                 if hw < self.max_leader_hw:
                     self._fail("MonotonicHighWatermark",
