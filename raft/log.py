@@ -141,19 +141,21 @@ class RaftLog:
     # -- writing -------------------------------------------------------------
     def append(self, batch: Batch, *, flushed: bool) -> None:
         """Append at the end; the batch must start exactly at ``end_offset``."""
-        if batch.base_offset != self.end_offset:
+        base, epoch = batch.base_offset, batch.epoch
+        if base != self.end_offset:
             raise RaftLogError(
-                f"batch at {batch.base_offset} does not start at the log end {self.end_offset}"
+                f"batch at {base} does not start at the log end {self.end_offset}"
             )
-        if batch.epoch < self.last_epoch:
-            raise RaftLogError(f"batch epoch {batch.epoch} is below the log's {self.last_epoch}")
-        if not self._epochs or self._epochs[-1][0] != batch.epoch:
-            self._epochs.append((batch.epoch, batch.base_offset))
+        if epoch < self.last_epoch:
+            raise RaftLogError(f"batch epoch {epoch} is below the log's {self.last_epoch}")
+        epochs = self._epochs
+        if not epochs or epochs[-1][0] != epoch:
+            epochs.append((epoch, base))
         self._batches.append(batch)
-        self._bases.append(batch.base_offset)
-        self.end_offset = batch.end_offset
+        self._bases.append(base)
+        self.end_offset = end = base + (len(batch.records) or len(batch.control_records))
         if flushed:
-            self.flushed_end = self.end_offset
+            self.flushed_end = end
 
     def flush(self) -> None:
         """Make everything appended so far durable."""

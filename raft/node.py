@@ -766,21 +766,24 @@ class RaftNode:
     def _send_fetch_to(self, dst: int, now: int) -> None:
         correlation = self._new_correlation()
         self._inflight = (correlation, dst)
-        end = self.log.end_offset_and_epoch()
-        self._send(dst, FetchRequest(correlation, self.epoch, self.id, end.offset, end.epoch,
-                                     self.config.fetch_max_wait_ms))
-        self._set_timer("request", now + self.config.request_timeout_ms)
+        log = self.log
+        config = self.config
+        self._send(dst, FetchRequest(correlation, self.epoch, self.id, log.end_offset,
+                                     log.last_epoch, config.fetch_max_wait_ms))
+        self._timers["request"] = now + config.request_timeout_ms
 
     def _is_outstanding(self, src: int, correlation_id: int) -> bool:
         return self._inflight is not None and self._inflight == (correlation_id, src)
 
     def _on_fetch_response(self, src: int, resp: FetchResponse, now: int) -> None:
-        if not self._is_outstanding(src, resp.correlation_id):
+        inflight = self._inflight
+        if inflight is None or inflight[0] != resp.correlation_id or inflight[1] != src:
             if resp.epoch > self.epoch:
                 self._observe_epoch(resp.epoch, resp.leader_id, now)
             return
         self._inflight = None
-        self._timers.pop("request", None)
+        timers = self._timers
+        timers.pop("request", None)
         if resp.error is not Errors.NONE or src != self.leader_id or resp.epoch != self.epoch:
             before = (self.epoch, self.leader_id, self.role)
             self._observe_epoch(resp.epoch, resp.leader_id, now)
@@ -788,7 +791,7 @@ class RaftNode:
                 self._set_timer("request", now + self.config.retry_backoff_ms)
             return
         self._fetched_from_leader_at = now
-        self._set_timer("fetch_timeout", now + self.config.fetch_timeout_ms)
+        timers["fetch_timeout"] = now + self.config.fetch_timeout_ms
         if resp.diverging is not None:
             hw = self.high_watermark or 0
             new_end = self.log.truncate_to_end_offset(resp.diverging)
