@@ -81,6 +81,17 @@ class RaftLog:
             return ()
         i = self.index_of(from_offset)
         batches = self._batches
+        # The batches are contiguous: those below ``upto`` end at most at the end of the
+        # last one starting below it; all of them are read when they fit the limit.
+        k = bisect.bisect_left(self._bases, upto, i)
+        if k > i:
+            last = batches[k - 1]
+            end = last.base_offset + (len(last.records) or len(last.control_records))
+            if end > upto:
+                k -= 1
+                end = last.base_offset
+            if k > i and end - from_offset <= max_records:
+                return tuple(batches[i:k])
         out: list[Batch] = []
         taken = 0
         for j in range(i, len(batches)):  # no copy of the log's tail

@@ -130,6 +130,7 @@ class WorldConfig(msgspec.Struct, frozen=True, kw_only=True):
 
 
 _DELIVER, _WAKE, _ACTION = 0, 1, 2
+_LEADER, _RUNNING = Role.LEADER, NodeStatus.RUNNING  # read after every event
 
 
 def _deliver_to_apps(slot: NodeSlot, env: NodeMessage, now: int) -> None:
@@ -358,7 +359,7 @@ class Simulation:
                 else:
                     self._schedule_wake(slot)
             # Only a touched node can have become or stopped being a running leader.
-            if raft is not None and raft.role is Role.LEADER and slot.status is NodeStatus.RUNNING:
+            if raft is not None and raft.role is _LEADER and slot.status is _RUNNING:
                 leaders[slot.node_id] = slot
             else:
                 leaders.pop(slot.node_id, None)
@@ -398,7 +399,7 @@ class Simulation:
 
     def _schedule_wake(self, slot: NodeSlot) -> None:
         raft = slot.raft
-        if raft is None or slot.status is not NodeStatus.RUNNING:
+        if raft is None or slot.status is not _RUNNING:
             return
         deadline = raft.next_deadline()
         for app in slot.apps:

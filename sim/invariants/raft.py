@@ -108,13 +108,30 @@ class RaftInvariants(Monitor):
 
     def check(self, sim: Simulation, touched: Sequence[NodeSlot]) -> None:
         """Run every enabled invariant over what the last event may have changed."""
-        for slot in touched:
-            self._check_node(sim, slot)
         # The disk checks below are functions of the committed batch or high watermark
         # and of the voters' disks, and a disk that only grew (its log flushed further,
         # or cut below a snapshot) keeps every holder it had: they run again only when
-        # the batch or high watermark changed or a disk lost something.
-        disks_shrank = self._disks_shrank(touched)
+        # the batch or high watermark changed or a disk lost something (its flush point
+        # moved back, a truncation, or it is another log, a wipe).
+        disks_shrank = False
+        node_seen, disk_seen = self._node_seen, self._disk_seen
+        for slot in touched:
+            node = slot.node_id
+            storage = slot.storage
+            raft = slot.raft
+            # The node checks are functions of these (and of state that only grows).
+            seen = (raft, storage.election, slot.wipe_count) if raft is None \
+                else (raft, storage.election, slot.wipe_count, raft.role, raft.epoch)
+            if node_seen.get(node) != seen:
+                node_seen[node] = seen
+                self._check_node(sim, slot)
+            log = storage.log
+            flushed = log.flushed_end
+            disk = disk_seen.get(node)
+            if disk is None or disk[0] is not log or disk[1] != flushed:
+                if disk is None or disk[0] is not log or flushed < disk[1]:
+                    disks_shrank = True
+                disk_seen[node] = (log, flushed)
         leader = sim.leader_slot()
         raft = leader.raft if leader is not None else None
         # A deposed leader that has not heard of the newer epoch yet is legal in Raft;
@@ -148,13 +165,6 @@ class RaftInvariants(Monitor):
         node = slot.node_id
         persisted = slot.storage.election
         raft = slot.raft
-        # Every check below is a function of these (and of state that only grows):
-        # a node whose process, election state, role and epoch are as last time passes.
-        seen = (raft, persisted, slot.wipe_count) if raft is None \
-            else (raft, persisted, slot.wipe_count, raft.role, raft.epoch)
-        if self._node_seen.get(node) == seen:
-            return
-        self._node_seen[node] = seen
         if self._wipes_seen.get(node, 0) != slot.wipe_count:
             self._wipes_seen[node] = slot.wipe_count  # a wiped disk starts over at epoch 0
             self.epochs.pop(node, None)
@@ -196,21 +206,6 @@ class RaftInvariants(Monitor):
                 self._fail("LeaderCompleteness",
                            f"leader {slot.node_id} holds a different batch at "
                            f"{batch.base_offset} than the committed one")
-
-    def _disks_shrank(self, touched: Sequence[NodeSlot]) -> bool:
-        """Whether a touched node's disk may have lost a flushed batch since last seen:
-        its flush point moved back (a truncation) or it is another log (a wipe)."""
-        shrank = False
-        disk_seen = self._disk_seen
-        for slot in touched:
-            log = slot.storage.log
-            seen = disk_seen.get(slot.node_id)
-            flushed = log.flushed_end
-            if seen is None or seen[0] is not log or seen[1] != flushed:
-                if seen is None or seen[0] is not log or flushed < seen[1]:
-                    shrank = True
-                disk_seen[slot.node_id] = (log, flushed)
-        return shrank
 
     def _check_durable(self, sim: Simulation, batch: Batch) -> None:
         holders = 0
