@@ -285,7 +285,8 @@ class Simulation:
         if slot.incarnation != dst_inc or src_inc < self.slots[env.src].crash_fence:
             self._line["lost"] = "restarted"
             return
-        if not self.network.can_deliver(env.src, env.dst):
+        blocked = self.network.blocked  # Network.can_deliver, inline: it runs every delivery
+        if blocked and (env.src, env.dst) in blocked:
             self._line["lost"] = "partition"
             return
         if slot.status is NodeStatus.PAUSED:
@@ -304,7 +305,9 @@ class Simulation:
             self._fail(InvariantViolation("LogMatching", str(exc)))
         except InvariantViolation as violation:
             self._fail(violation)
-        self.touch(slot)
+        touched = self._touched
+        if slot not in touched:
+            touched.append(slot)
 
     def _wake(self, node_id: int, incarnation: int, now: int) -> bool:
         slot = self.slots[node_id]
