@@ -157,9 +157,10 @@ class RaftLog:
             raise RaftLogError(
                 f"batch at {base} does not start at the log end {self.end_offset}"
             )
-        if epoch < self.last_epoch:
-            raise RaftLogError(f"batch epoch {epoch} is below the log's {self.last_epoch}")
         epochs = self._epochs
+        last_epoch = epochs[-1][0] if epochs else self.last_epoch  # the cache ends with it
+        if epoch < last_epoch:
+            raise RaftLogError(f"batch epoch {epoch} is below the log's {last_epoch}")
         if not epochs or epochs[-1][0] != epoch:
             epochs.append((epoch, base))
         self._batches.append(batch)

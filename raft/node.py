@@ -846,32 +846,29 @@ class RaftNode:
         self._send_fetch(now)
 
     # ------------------------------------------------------------------ listeners
-    def _listener_inputs(self) -> tuple[object, ...]:
-        """Everything :meth:`_poll_listener` reads of the node (the contexts aside)."""
-        log = self.log
-        return (self.high_watermark, self.leader_id, self.epoch, self.leader_state,
-                log.snapshot, log.start_offset, log.end_offset, len(self._listeners))
-
     def _poll_listeners(self) -> None:
         if self._polling_listeners:
             return
         # Once every listener is up to date, polling again changes nothing until one
-        # of the inputs does: most steps (an empty fetch, a timer) skip the loop.
+        # of the inputs does: most steps (an empty fetch, a timer) skip the loop. The
+        # inputs are everything _poll_listener reads of the node (built inline twice
+        # below: this runs at every step).
         log = self.log
-        if (self.high_watermark, self.leader_id, self.epoch, self.leader_state, log.snapshot,
-                log.start_offset, log.end_offset, len(self._listeners)) \
-                == self._listeners_settled:  # _listener_inputs(), inline: it runs every step
+        inputs = (self.high_watermark, self.leader_id, self.epoch, self.leader_state,
+                  log.snapshot, log.start_offset, log.end_offset, len(self._listeners))
+        if inputs == self._listeners_settled:
             return
         self._polling_listeners = True
         try:
             # A listener polled twice with the same inputs is not moved the second time:
             # another round is needed only when a callback changed an input.
-            inputs = self._listener_inputs()
             while True:
                 progress = False
                 for ctx in self._listeners:
                     progress |= self._poll_listener(ctx)
-                before, inputs = inputs, self._listener_inputs()
+                before = inputs
+                inputs = (self.high_watermark, self.leader_id, self.epoch, self.leader_state,
+                          log.snapshot, log.start_offset, log.end_offset, len(self._listeners))
                 if not progress or inputs == before:
                     break
             self._listeners_settled = inputs

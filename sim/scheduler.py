@@ -24,7 +24,7 @@ class EventQueue:
 
     def schedule(self, time: int, event: Any) -> None:
         """Queue ``event`` at ``time`` (never before the current time)."""
-        heapq.heappush(self._heap, (max(time, self.now), self._seq, event))
+        heapq.heappush(self._heap, (time if time > self.now else self.now, self._seq, event))
         self._seq += 1
 
     def peek_time(self) -> int | None:
