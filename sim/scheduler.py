@@ -31,10 +31,14 @@ class EventQueue:
         """Time of the next event, if any."""
         return self._heap[0][0] if self._heap else None
 
-    def due(self, time: int) -> bool:
-        """Whether an event is queued at or before ``time``."""
+    def pop_due(self, time: int) -> tuple[int, Any] | None:
+        """:meth:`pop` if the next event is at or before ``time``, else None."""
         heap = self._heap
-        return bool(heap) and heap[0][0] <= time
+        if not heap or heap[0][0] > time:
+            return None
+        at, _, event = heapq.heappop(heap)
+        self.now = at
+        return at, event
 
     def entries(self) -> list[tuple[int, int, Any]]:
         """Every queued (time, sequence, event), in no particular order."""

@@ -207,10 +207,13 @@ class Simulation:
 
     def step(self) -> bool:
         """Process one event; False when the queue is empty or an invariant failed."""
-        queue = self.queue
-        if self.violation is not None or not queue:
+        if self.violation is not None or not self.queue:
             return False
-        now, event = queue.pop()
+        now, event = self.queue.pop()
+        return self._run_event(now, event)
+
+    def _run_event(self, now: int, event: tuple[Any, ...]) -> bool:
+        """Process one popped event (see :meth:`step`)."""
         self._in_event = True
         try:
             kind = event[0]
@@ -249,9 +252,12 @@ class Simulation:
 
         Returns False if an invariant failed.
         """
-        queue, step = self.queue, self.step
-        while self.violation is None and queue.due(time_ms):
-            step()
+        pop_due, run_event = self.queue.pop_due, self._run_event
+        while self.violation is None:
+            popped = pop_due(time_ms)
+            if popped is None:
+                break
+            run_event(*popped)
         if self.violation is None and self.queue.now < time_ms:
             self.queue.now = time_ms
         return self.violation is None
