@@ -65,7 +65,11 @@ class Network:
             return []
         if link.duplicate_rate and rng.random() < link.duplicate_rate:
             return [now + self._delay(link), now + self._delay(link)]
-        return [now + self._delay(link)]
+        if link.reorder_rate:
+            return [now + self._delay(link)]
+        jitter = link.jitter_ms  # _delay, inline: one copy, no reordering (the usual case)
+        return [now + link.latency_ms + rng._randbelow(jitter + 1)  # type: ignore[attr-defined]
+                if jitter else now + link.latency_ms]
 
     def _delay(self, link: LinkConfig) -> int:
         """One copy's delay. ``_randbelow(n + 1)`` is what ``randint(0, n)`` draws, without
