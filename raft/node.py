@@ -216,7 +216,13 @@ class RaftNode:
             _nested_step(self)
         self._stepping = True
         try:
-            self._handle(envelope, now)
+            msg = envelope.message
+            if isinstance(msg, FetchRequest):  # the two messages of a steady quorum first
+                self._on_fetch_request(envelope, msg, now)
+            elif isinstance(msg, FetchResponse):
+                self._on_fetch_response(envelope.src, msg, now)
+            else:
+                self._handle(envelope, now)
             self._poll_listeners()
         finally:
             self._stepping = False
@@ -877,12 +883,13 @@ class RaftNode:
 
     def _poll_listener(self, ctx: ListenerContext) -> bool:
         moved = False
-        if self.leader_id != self.id:
+        last = ctx.last_leader  # compared field by field: no LeaderAndEpoch per poll
+        if self.leader_id != self.id and (
+                last is None or last.leader_id != self.leader_id or last.epoch != self.epoch):
             leader = LeaderAndEpoch(self.leader_id, self.epoch)
-            if ctx.last_leader != leader:
-                ctx.last_leader = leader
-                ctx.listener.handle_leader_change(leader)
-                moved = True
+            ctx.last_leader = leader
+            ctx.listener.handle_leader_change(leader)
+            moved = True
         log = self.log
         snap = log.snapshot
         # A new listener starts from the snapshot whatever its offset (Kafka: next
