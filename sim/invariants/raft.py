@@ -120,10 +120,11 @@ class RaftInvariants(Monitor):
             storage = slot.storage
             raft = slot.raft
             # The node checks are functions of these (and of state that only grows).
-            seen = (raft, storage.election, slot.wipe_count) if raft is None \
-                else (raft, storage.election, slot.wipe_count, raft.role, raft.epoch)
-            if node_seen.get(node) != seen:
-                node_seen[node] = seen
+            node_state: tuple[object, ...] = (raft, storage.election, slot.wipe_count) \
+                if raft is None else (raft, storage.election, slot.wipe_count, raft.role,
+                                      raft.epoch)
+            if node_seen.get(node) != node_state:
+                node_seen[node] = node_state
                 self._check_node(sim, slot)
             log = storage.log
             flushed = log.flushed_end
