@@ -469,6 +469,7 @@ class Simulation:
         slot.inbox = []
         slot.shutting_down = False
         slot.incarnation += 1  # every connection of the old process is gone
+        self._leaders.pop(slot.node_id, None)  # even when a node the event did not touch
 
     def crash(self, node_id: int) -> None:
         """Hard crash: the process stops and unflushed appends are lost."""
@@ -536,6 +537,7 @@ class Simulation:
         slot = self.slots[node_id]
         if slot.status is NodeStatus.RUNNING:
             slot.status = NodeStatus.PAUSED
+            self._leaders.pop(slot.node_id, None)
 
     def resume(self, node_id: int) -> None:
         """Unfreeze a paused node; what waited is delivered now, in order."""
