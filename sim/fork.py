@@ -12,7 +12,10 @@ Pickling follows rules of its own:
 
 - immutable values are shared, not copied: frozen ``msgspec`` Structs (every
   record, image and registration), ``immutables.Map`` (persistent maps hold
-  only such values), functions without a closure;
+  only such values), functions without a closure. A frozen Struct must
+  therefore hold only immutable values: one holding a callback would hand the
+  fork the original's closure (so ``broker.txn.prereg``'s held begins are
+  plain Structs);
 - a function with a closure (``lambda: sim.now``, a listener) is rebuilt with
   copies of its cells, so the fork's callbacks reach the fork's objects;
 - :class:`sim.trace.Trace` is rebuilt with a copy of its running hash (a
@@ -58,9 +61,19 @@ def _plain_class(cls: type) -> bool:
             and cls.__getstate__ is object.__getstate__)
 
 
-def _set_cell(cell: Any, contents: Any) -> Any:
-    cell.cell_contents = contents
+def _set_cell(cell: Any, contents: tuple[Any, ...]) -> Any:
+    if contents:  # () for a cell not yet assigned
+        cell.cell_contents = contents[0]
     return cell
+
+
+def _cell_state(cell: Any) -> tuple[Any, ...]:
+    """A cell's contents as a tuple (never None: pickle skips a None state, and with it the
+    setter, so a cell holding None would come back empty)."""
+    try:
+        return (cell.cell_contents,)
+    except ValueError:
+        return ()
 
 
 def _new_function(code: types.CodeType, globals_: dict[str, Any], name: str,
@@ -119,9 +132,10 @@ class _Pickler(pickle.Pickler):
             self._pinned.add(id(obj.__globals__))
             return (_new_function, (obj.__code__, obj.__globals__, obj.__name__,
                                          obj.__defaults__, obj.__closure__),
-                    None, None, None, _set_function_state(obj))
+                    (obj.__kwdefaults__, obj.__qualname__, dict(obj.__dict__)), None, None,
+                    _restore_function)
         if cls is types.CellType:
-            return (_new_cell, (), obj.cell_contents, None, None, _set_cell)
+            return (_new_cell, (), _cell_state(obj), None, None, _set_cell)
         if cls is random.Random:
             state = obj.getstate()
             self._share(state)  # kept alive by the shared list, so its id stays its own
@@ -138,16 +152,11 @@ class _Pickler(pickle.Pickler):
         return NotImplemented
 
 
-def _set_function_state(fn: types.FunctionType) -> Any:
-    kwdefaults, qualname, attrs = fn.__kwdefaults__, fn.__qualname__, dict(fn.__dict__)
-
-    def setter(clone: types.FunctionType, state: Any) -> types.FunctionType:
-        clone.__kwdefaults__ = kwdefaults
-        clone.__qualname__ = qualname
-        clone.__dict__.update(attrs)
-        return clone
-
-    return setter
+def _restore_function(clone: types.FunctionType,
+                      state: tuple[Any, str, dict[str, Any]]) -> types.FunctionType:
+    clone.__kwdefaults__, clone.__qualname__ = state[0], state[1]
+    clone.__dict__.update(state[2])
+    return clone
 
 
 class Frozen(Generic[T]):

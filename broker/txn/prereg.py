@@ -85,7 +85,9 @@ class EndTxnPreRegRequest(msgspec.Struct, frozen=True):
     Topics: Topics | None
 
 
-class _Waiter(msgspec.Struct, frozen=True):
+class _Waiter(msgspec.Struct):
+    """A held begin's callbacks (not frozen: it holds closures, which a fork must copy)."""
+
     retry: Callable[[int], None]
     fail: Callable[[str], None]
 

@@ -6,7 +6,8 @@
   operation and fault rules and every invariant checked after each step
   (acknowledged = durable included); subclass it to add rules and invariants.
   :class:`RaftMachine` does the same for a raft quorum alone.
-- :func:`find_failure`: run a machine, get the shrunk failing steps back.
+- :func:`find_failure`: run a machine, get the shrunk failing steps back;
+  :data:`SEARCH_PHASES` are the Hypothesis phases it runs (for searches of your own).
 - :mod:`sim.testing.fixtures`: the ``kraft_cluster`` pytest fixture (a pytest
   plugin, loaded automatically).
 
@@ -21,11 +22,12 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from sim.testing.machine import ClusterMachine, Failure, find_failure
+    from sim.testing.machine import SEARCH_PHASES, ClusterMachine, Failure, find_failure
     from sim.testing.raft_machine import RaftMachine
     from sim.testing.strategies import cluster_configs, fault_schedules, operations, topic_names
 
 _WHERE = {
+    "SEARCH_PHASES": "sim.testing.machine",
     "ClusterMachine": "sim.testing.machine",
     "Failure": "sim.testing.machine",
     "find_failure": "sim.testing.machine",
@@ -37,6 +39,7 @@ _WHERE = {
 }
 
 __all__ = [
+    "SEARCH_PHASES",
     "ClusterMachine",
     "Failure",
     "RaftMachine",

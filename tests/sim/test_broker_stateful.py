@@ -21,7 +21,7 @@ from __future__ import annotations
 from typing import ClassVar
 
 import pytest
-from hypothesis import HealthCheck, Phase, settings
+from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import (
     RuleBasedStateMachine,
@@ -37,6 +37,7 @@ from metadata.delta import TOPIC_RESOURCE
 from sim.clients import Producer
 from sim.cluster import ClusterConfig, KRaftCluster
 from sim.faults import parse_fault
+from sim.testing import SEARCH_PHASES
 from sim.world import InvariantViolation
 
 BROKERS = [0, 1, 2]
@@ -126,9 +127,9 @@ def _run(machine: type[BrokerCore], examples: int, steps: int) -> None:
         max_examples=examples, stateful_step_count=steps, deadline=None, derandomize=True,
         database=None, suppress_health_check=list(HealthCheck), print_blob=False,
         report_multiple_bugs=False,
-        # no explain phase: it replays the failing example many more times, at the cost
-        # of a cluster start each, to annotate a sequence that is already short
-        phases=[Phase.explicit, Phase.reuse, Phase.generate, Phase.shrink]))
+        # no explain phase: it traces every run after the first failure line by line
+        # and replays the failing one many more times, to annotate a short sequence
+        phases=SEARCH_PHASES))
 
 
 def test_brokers_hold_their_invariants_under_faults() -> None:

@@ -11,6 +11,7 @@ from controller.operations import CreateTopics, NewTopic
 from sim.cluster import ClusterConfig, KRaftCluster
 from sim.eos_world import OUTPUT_TOPIC, EosSettings, EosWorld, eos_monitors
 from sim.faults import parse_fault
+from sim.fork import fork
 from sim.invariants.producer_txn import ProducerTxnInvariants
 from sim.txn_clients import TransactionalProducer, TxnProducerState
 from sim.txn_cluster import TxnCluster
@@ -398,3 +399,18 @@ def test_send_offsets_to_another_group_than_registered_is_invalid_group_id() -> 
     assert producer.errors.get("INVALID_GROUP_ID") == 1
     assert len(producer.aborted) == aborted + 1
     assert sim.violation is None
+
+
+def test_a_fork_of_a_world_with_a_held_begin_wakes_its_own_producer() -> None:
+    """sim.fork shares frozen Structs: a held begin's callbacks must be the fork's own."""
+    txns = _world(marker_delay_ms=150)
+    p = _producer(txns, "app-1")
+    _back_to_back(txns, p)
+    txns.cluster.sim.run_for(50)
+    assert len(_coordinator(txns).purgatory) == 1
+    original = p
+    forked_txns, copy = fork((txns, p))
+    for world, producer in ((forked_txns, copy), (txns, original)):
+        assert world.cluster.sim.run_until_true(lambda q=producer: q.idle, 30_000)
+        assert producer.committed == [1, 2]
+    assert copy is not original and copy.committed is not original.committed

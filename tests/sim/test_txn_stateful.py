@@ -52,6 +52,7 @@ from sim.eos_clients import EosLoop, EosProducer
 from sim.faults import parse_fault
 from sim.group_cluster import GroupCluster
 from sim.invariants.producer_txn import ExactlyOnceInvariant, ProducerTxnInvariants
+from sim.testing import SEARCH_PHASES
 from sim.txn_admin import TxnAdmin
 from sim.txn_clients import (
     PROTOCOLS,
@@ -203,6 +204,7 @@ class TxnWorld(RuleBasedStateMachine):
     def no_violation(self) -> None:
         violation = self.cluster.sim.violation if hasattr(self, "cluster") else None
         if violation is not None:
+            type(self).failing_steps = self.steps
             raise violation
 
 
@@ -334,12 +336,43 @@ class EosTxnWorld(TxnWorld):
         self._step()
 
 
-def _run(mutations: frozenset[TxnMutation], examples: int, steps: int,
-         world: type[TxnWorld] = TxnWorld, protocols: tuple[str, ...] = PROTOCOLS) -> None:
-    machine = type("Mutated", (world,), {"mutations": mutations, "protocols": protocols})
+SHRUNK_STEPS = 15
+"""At most this many steps in the shrunk failing run of a mutation search. On an idle
+machine the shrunk runs take 1-4 steps; Hypothesis stops shrinking after five minutes of
+wall time, which a saturated machine can reach (one run stopped at 10 steps)."""
+
+
+def _machine(mutations: frozenset[TxnMutation], world: type[TxnWorld] = TxnWorld,
+             protocols: tuple[str, ...] = PROTOCOLS) -> type[TxnWorld]:
+    return type("Mutated", (world,), {"mutations": mutations, "protocols": protocols,
+                                      "failing_steps": None})
+
+
+def _search(machine: type[TxnWorld], examples: int, steps: int) -> None:
+    # No example database: every run does the same (derandomized) search. No explain
+    # phase (SEARCH_PHASES): it traces every run after the first failure line by line,
+    # which made each mutation search run into Hypothesis' five-minute shrink limit.
     run_state_machine_as_test(machine, settings=settings(
         max_examples=examples, stateful_step_count=steps, deadline=None, derandomize=True,
-        suppress_health_check=list(HealthCheck), print_blob=False, report_multiple_bugs=False))
+        database=None, phases=SEARCH_PHASES, suppress_health_check=list(HealthCheck),
+        print_blob=False, report_multiple_bugs=False))
+
+
+def _run(mutations: frozenset[TxnMutation], examples: int, steps: int,
+         world: type[TxnWorld] = TxnWorld, protocols: tuple[str, ...] = PROTOCOLS) -> None:
+    _search(_machine(mutations, world, protocols), examples, steps)
+
+
+def _caught_and_shrunk(mutation: TxnMutation, world: type[TxnWorld],
+                       protocols: tuple[str, ...] = PROTOCOLS) -> None:
+    """The search with ``mutation`` fails on an invariant, and its shrunk run is short
+    (``failing_steps`` of the last failing run: Hypothesis replays the shrunk one last)."""
+    machine = _machine(frozenset({mutation}), world, protocols)
+    with pytest.raises(InvariantViolation) as caught:
+        _search(machine, examples=100, steps=15)
+    steps = machine.failing_steps
+    print(f"{mutation}: caught as {caught.value.invariant}, shrunk to {steps} steps")
+    assert steps is not None and steps <= SHRUNK_STEPS, steps
 
 
 def test_transactions_hold_their_invariants_under_faults() -> None:
@@ -376,21 +409,14 @@ def test_two_phase_commit_holds_its_invariants_longer() -> None:
 @pytest.mark.slow
 @pytest.mark.parametrize("mutation", sorted(TWO_PC_MUTATIONS))
 def test_an_injected_2pc_bug_is_caught_and_shrunk(mutation: TxnMutation) -> None:
-    TxnWorld.failing_steps = None
-    with pytest.raises(InvariantViolation):
-        _run(frozenset({mutation}), examples=100, steps=15, world=TwoPcWorld,
-             protocols=("classic",))
-    assert TxnWorld.failing_steps is None or TxnWorld.failing_steps <= 15
+    _caught_and_shrunk(mutation, TwoPcWorld, protocols=("classic",))
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("mutation", [m for m in TxnMutation if m not in TWO_PC_MUTATIONS])
 def test_an_injected_transaction_bug_is_caught_and_shrunk(mutation: TxnMutation) -> None:
-    TxnWorld.failing_steps = None
     world = EosTxnWorld if mutation == TxnMutation.OFFSETS_OUTSIDE_TXN else TxnWorld
-    with pytest.raises(InvariantViolation):
-        _run(frozenset({mutation}), examples=100, steps=15, world=world)
-    assert TxnWorld.failing_steps is None or TxnWorld.failing_steps <= 15
+    _caught_and_shrunk(mutation, world)
 
 
 class _Classic:
