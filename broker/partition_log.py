@@ -35,8 +35,8 @@ from __future__ import annotations
 
 import bisect
 from collections.abc import Mapping, Sequence
-from types import MappingProxyType
 
+import immutables
 import msgspec
 
 from broker.txn.log_state import TxnLogState
@@ -89,8 +89,8 @@ class SequenceError(Exception):
 
 _NO_ENTRIES: Sequence[LogEntry] = ()
 _NO_EPOCHS: Sequence[tuple[int, int]] = ()
-_NO_PRODUCERS: Mapping[int, ProducerEntry] = MappingProxyType({})
-_NO_COORDINATOR_EPOCHS: Mapping[int, int] = MappingProxyType({})
+_NO_PRODUCERS: Mapping[int, ProducerEntry] = immutables.Map()
+_NO_COORDINATOR_EPOCHS: Mapping[int, int] = immutables.Map()
 
 
 class PartitionLog:

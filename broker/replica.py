@@ -14,8 +14,8 @@ comes back; one proposal at a time.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from types import MappingProxyType
 
+import immutables
 import msgspec
 
 from broker.fetch_messages import FetchedPartition, FetchPartition
@@ -62,7 +62,7 @@ class FollowerState(msgspec.Struct, gc=False):
         return self.last_fetch_at >= 0 or self.idle_clock is not None
 
 
-_NO_FOLLOWERS: Mapping[int, FollowerState] = MappingProxyType({})
+_NO_FOLLOWERS: Mapping[int, FollowerState] = immutables.Map()
 
 
 class Replica:

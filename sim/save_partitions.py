@@ -88,7 +88,7 @@ def _batches(topic: str, entries: list[LogEntry]) -> Iterator[DataBatch]:
 
 def partition_batches(topic: str, log: PartitionLog) -> list[DataBatch]:
     """The record batches of a replica's log."""
-    return list(_batches(topic, log.entries))
+    return list(_batches(topic, list(log.entries)))
 
 
 def write_partitions(slot: NodeSlot, node_dir: Path) -> list[Path]:
