@@ -47,7 +47,8 @@ class RevertPoint:
         return image_of(self.state)
 
     def __repr__(self) -> str:
-        return f"RevertPoint(offset={self.state.offset}, transaction_start={self.transaction_start})"
+        return (f"RevertPoint(offset={self.state.offset}, "
+                f"transaction_start={self.transaction_start})")
 
 
 class OffsetControlManager:

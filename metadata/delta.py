@@ -12,8 +12,8 @@ of the change, not of the image.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
-from typing import Any, TypeVar
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any, ClassVar, TypeVar
 
 import immutables
 import msgspec
@@ -147,7 +147,8 @@ def _new_registration(record: PartitionRecord) -> PartitionRegistration:
 class MetadataDelta:
     """Changes on top of ``image``; replay records, then :meth:`apply`."""
 
-    _handlers: dict[type[MetadataRecord], Callable[[MetadataDelta, Any], None]]
+    _handlers: ClassVar[Mapping[type[MetadataRecord], Callable[[Any, Any], None]]]
+    """How each record type is replayed (a subclass may check instead)."""
 
     def __init__(self, image: MetadataImage) -> None:
         self.image = image

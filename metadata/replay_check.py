@@ -102,7 +102,7 @@ class ReplayCheck(MetadataDelta):
                         "to apply them")
 
 
-_CHECKS: dict[type[MetadataRecord], Callable[[MetadataDelta, Any], None]] = {
+_CHECKS: dict[type[MetadataRecord], Callable[[Any, Any], None]] = {
     **_HANDLERS,
     TopicRecord: ReplayCheck._check_topic,
     PartitionRecord: ReplayCheck._check_partition,
