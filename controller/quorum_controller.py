@@ -8,7 +8,10 @@ record. On activation the new leader writes the bootstrap records (empty log)
 or aborts a transaction left open by its predecessor.
 
 Standby: committed batches are replayed in order; markers open, close or
-abort (revert to Begin-1) the transaction.
+abort (revert to Begin-1) the transaction. Inside an open transaction each
+record is checked at its commit (a fault names it, as below) and applied only
+at the End or when the state is read (:mod:`controller.deferred`), so an
+Abort discards no per-record state.
 
 Losing leadership fails every pending operation with NOT_CONTROLLER and
 returns the state to what the committed log says: the revert point at the last
