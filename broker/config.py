@@ -19,8 +19,11 @@ class BrokerConfig(msgspec.Struct, frozen=True, kw_only=True):
     replica_lag_time_max_ms: int = 30_000
     """replica.lag.time.max.ms: a follower not caught up for this long leaves the ISR."""
     replica_fetch_backoff_ms: int = 100
-    """How long a follower waits after an empty fetch (stands in for replica.fetch.wait.max.ms
-    parked on the leader)."""
+    """replica.fetch.backoff.ms: how long a follower waits before fetching again after an
+    error."""
+    replica_fetch_wait_max_ms: int = 500
+    """replica.fetch.wait.max.ms: how long a leader holds a follower's fetch that found
+    nothing new (Kafka's DelayedFetch); 0 answers at once."""
     replica_fetch_max_records: int = 500
     """Records one follower fetch returns per partition at most."""
     request_timeout_ms: int = 30_000
@@ -36,4 +39,10 @@ class BrokerConfig(msgspec.Struct, frozen=True, kw_only=True):
                      "replica_fetch_max_records", "request_timeout_ms", "min_insync_replicas"):
             if getattr(self, name) < 1:
                 raise ConfigError(f"broker.{name}", "must be at least 1")
+        if self.replica_fetch_wait_max_ms < 0:
+            raise ConfigError("broker.replica_fetch_wait_max_ms", "must be at least 0")
+        if self.replica_fetch_wait_max_ms >= self.request_timeout_ms // 10:
+            raise ConfigError("broker.replica_fetch_wait_max_ms",
+                              "must be below a tenth of request_timeout_ms (a follower's "
+                              "fetch times out then)")
         return self

@@ -25,12 +25,14 @@ class FetchPartition(msgspec.Struct, frozen=True, gc=False):
 
 
 class ReplicaFetchRequest(msgspec.Struct, frozen=True, gc=False):
-    """A follower's fetch; ``epoch`` is its broker epoch (trace only)."""
+    """A follower's fetch; ``epoch`` is its broker epoch (trace only). The leader may hold
+    it up to ``max_wait_ms`` while none of its partitions has anything new."""
 
     correlation_id: int
     replica_id: int
     epoch: int
     partitions: tuple[FetchPartition, ...]
+    max_wait_ms: int = 0
 
 
 class FetchedPartition(msgspec.Struct, frozen=True, gc=False):

@@ -9,9 +9,12 @@ Kafka's BrokerServer waits for the lifecycle manager's initial catch-up): a
 restarted broker thus never leads in an epoch of its previous incarnation.
 Their logs live in the broker's :class:`~broker.log_dir.LogDir` and survive
 restarts. Followers fetch from the leader
-their image names (one request per leader broker, again at once after
-records, after ``replica.fetch.backoff`` when idle); leaders answer, move the
-high watermark, and propose ISR changes to the controller with AlterPartition.
+their image names (one request per leader broker, the next one as soon as
+the answer arrives, after ``replica.fetch.backoff.ms`` when it held errors).
+Leaders answer, move the high watermark, and propose ISR changes to the
+controller with AlterPartition. A fetch that finds nothing new is held for up
+to ``replica.fetch.wait.max.ms`` (Kafka's DelayedFetch) and answered as soon
+as one of its partitions gets records or changes leadership.
 
 Clients call :meth:`produce`, :meth:`fetch` and :meth:`init_producer_id`
 in-process; a produce with acks=all waits until the high watermark passes its
@@ -64,6 +67,13 @@ class _Pending(msgspec.Struct):
     callback: ProduceCallback
 
 
+class _HeldFetch(msgspec.Struct):
+    """A follower's fetch that found nothing new, held until records or its deadline."""
+
+    request: ReplicaFetchRequest
+    deadline: int
+
+
 class ReplicaManager:
     """The replicas of one broker; see the module docs."""
 
@@ -87,6 +97,8 @@ class ReplicaManager:
         self._fetch_due: dict[int, int] = {}       # leader broker -> next fetch time
         self._in_flight: dict[int, tuple[int, int]] = {}  # leader -> (correlation, sent at)
         self._alter_in_flight: dict[int, tuple[str, int]] = {}
+        self._held: dict[int, _HeldFetch] = {}  # follower broker -> its held fetch
+        self._changed: dict[tuple[str, int], None] = {}  # insertion-ordered set
         self._next_isr_check = now
         self.producer_ids = ProducerIdManager(broker_id, self._send_to_controller)
         loader.subscribe(self._on_image)
@@ -96,6 +108,12 @@ class ReplicaManager:
     def started(self) -> bool:
         """True once the replicas act on the published images (after the initial catch-up)."""
         return self.image is not None
+
+    def drain_changed(self) -> list[tuple[str, int]]:
+        """The replicas whose role, epochs, log or high watermark may have changed since
+        the last call, in the order they changed (for observers such as invariant checks)."""
+        changed, self._changed = list(self._changed), {}
+        return changed
 
     def _maybe_start(self) -> None:
         """Take the published image once the broker has caught up (see the module docs)."""
@@ -141,8 +159,10 @@ class ReplicaManager:
                     replica.hw_ignores_isr = BrokerMutation.HW_IGNORES_ISR in self.mutations
                     self.replicas[(topic_id, pid)] = replica
                 replica.become(reg, self.now)
+                self._changed[(topic_id, pid)] = None
                 if not replica.is_leader and replica.leader >= 0:
                     self._fetch_due.setdefault(replica.leader, self.now)
+        self._answer_held(lambda held: True)  # leaderships may have moved: answer now
         self._complete_produces()
 
     def _new_log(self) -> PartitionLog:
@@ -172,6 +192,7 @@ class ReplicaManager:
         times += [sent + self.config.request_timeout_ms // 10 for _, sent in
                   self._in_flight.values()]
         times += [p.deadline for p in self.pending]
+        times += [h.deadline for h in self._held.values()]
         return min(times)
 
     def poll(self, now: int) -> None:
@@ -188,6 +209,7 @@ class ReplicaManager:
         if now >= self._next_isr_check:
             self._next_isr_check = now + self.config.replica_lag_time_max_ms // 2
             self._check_isrs(now)
+        self._answer_held(lambda held: now >= held.deadline)
         self._complete_produces()
 
     def close(self, now: int) -> None:
@@ -217,7 +239,8 @@ class ReplicaManager:
         self._in_flight[leader] = (self._correlation, now)
         self._fetch_due[leader] = now + self.config.replica_fetch_backoff_ms
         self.outbox.append(NodeMessage(self.broker_id, leader, ReplicaFetchRequest(
-            self._correlation, self.broker_id, self._broker_epoch(), parts)))
+            self._correlation, self.broker_id, self._broker_epoch(), parts,
+            self.config.replica_fetch_wait_max_ms)))
 
     def handle_message(self, env: NodeMessage, now: int) -> None:
         """Fetches from followers, answers from leaders and from the controller."""
@@ -225,16 +248,14 @@ class ReplicaManager:
         self._maybe_start()
         msg = env.message
         if isinstance(msg, ReplicaFetchRequest):
-            answers = []
-            for part in msg.partitions:
-                replica = self.replicas.get((part.topic_id, part.partition_id))
-                if replica is None:
-                    answers.append(_unknown(part.topic_id, part.partition_id))
-                    continue
-                answers.append(replica.serve_fetch(msg.replica_id, part, now,
-                                                   self.config.replica_fetch_max_records))
-            self.outbox.append(NodeMessage(self.broker_id, env.src, ReplicaFetchResponse(
-                msg.correlation_id, -1, tuple(answers))))
+            answers = self._serve_fetch(msg, now)
+            wait = msg.max_wait_ms
+            if wait > 0 and all(a.error == "NONE" and not a.entries and not a.diverging
+                                for a in answers):
+                self._held[msg.replica_id] = _HeldFetch(msg, now + wait)
+            else:
+                self._held.pop(msg.replica_id, None)
+                self._respond(msg, answers)
             self._complete_produces()
         elif isinstance(msg, ReplicaFetchResponse):
             self._on_fetch_response(env.src, msg, now)
@@ -243,18 +264,54 @@ class ReplicaManager:
         else:
             self.producer_ids.handle_message(msg)
 
+    def _serve_fetch(self, msg: ReplicaFetchRequest, now: int) -> list[FetchedPartition]:
+        answers = []
+        for part in msg.partitions:
+            replica = self.replicas.get((part.topic_id, part.partition_id))
+            if replica is None:
+                answers.append(_unknown(part.topic_id, part.partition_id))
+                continue
+            answers.append(replica.serve_fetch(msg.replica_id, part, now,
+                                               self.config.replica_fetch_max_records))
+            self._changed[(part.topic_id, part.partition_id)] = None
+        return answers
+
+    def _respond(self, msg: ReplicaFetchRequest, answers: list[FetchedPartition]) -> None:
+        self.outbox.append(NodeMessage(self.broker_id, msg.replica_id, ReplicaFetchResponse(
+            msg.correlation_id, -1, tuple(answers))))
+
+    def _answer_held(self, due: Callable[[_HeldFetch], bool]) -> None:
+        """Answer the held fetches ``due`` selects, reading their partitions again."""
+        for follower in sorted(self._held):
+            held = self._held[follower]
+            if due(held):
+                del self._held[follower]
+                self._respond(held.request, self._serve_fetch(held.request, self.now))
+
+    def _records_arrived(self, replica: Replica) -> None:
+        """The leader appended to ``replica``: answer the held fetches that wait on it."""
+        key = (replica.topic_id, replica.partition_id)
+        self._changed[key] = None
+        self._answer_held(lambda held: any((p.topic_id, p.partition_id) == key
+                                           for p in held.request.partitions))
+
     def _on_fetch_response(self, leader: int, msg: ReplicaFetchResponse, now: int) -> None:
         flight = self._in_flight.get(leader)
         if flight is None or flight[0] != msg.correlation_id:
             return
         del self._in_flight[leader]
-        more = False
+        errors = more = False
         for part in msg.partitions:
             replica = self.replicas.get((part.topic_id, part.partition_id))
             if replica is not None and replica.leader == leader:
                 more |= replica.apply_fetched(part) or part.diverging
-        if more:
-            self._fetch_due[leader] = now
+                self._changed[(part.topic_id, part.partition_id)] = None
+            errors |= part.error != "NONE"
+        # the leader held an empty fetch as long as it was asked to: ask again at once,
+        # unless it erred (or was not asked to wait, so as not to spin)
+        held = self.config.replica_fetch_wait_max_ms > 0
+        again = more or (held and not errors)
+        self._fetch_due[leader] = now if again else now + self.config.replica_fetch_backoff_ms
 
     def _check_isrs(self, now: int) -> None:
         for key, replica in sorted(self.replicas.items()):
@@ -318,6 +375,7 @@ class ReplicaManager:
                                                producer_epoch, first_sequence, transactional)
             result = ProduceResult("NONE", first, last)
             replica.maybe_advance_high_watermark()
+            self._records_arrived(replica)
         if acks != -1:
             callback(result)
             return
@@ -346,6 +404,7 @@ class ReplicaManager:
         offset = found.log.append_marker(found.leader_epoch, producer_id, producer_epoch,
                                          commit, coordinator_epoch)
         found.maybe_advance_high_watermark()
+        self._records_arrived(found)
         self.await_high_watermark(found, ProduceResult("NONE", offset, offset), callback)
 
     def _complete_produces(self) -> None:

@@ -17,10 +17,10 @@ from bench.metadata import (
     bench_rollback,
     bench_snapshot_load,
 )
-from bench.raft import bench_commit_throughput, bench_idle_quorum
+from bench.raft import bench_append_quorum, bench_commit_throughput, bench_idle_quorum
 
 SUITES: dict[str, list[Callable[[Callable[[str], None]], object]]] = {
-    "raft": [bench_idle_quorum, bench_commit_throughput],
+    "raft": [bench_idle_quorum, bench_append_quorum, bench_commit_throughput],
     "controller": [bench_controller_apply, bench_rollback],
     "broker": [bench_publish_small_change, bench_snapshot_load, bench_million_partitions,
                bench_fence_one_broker],

@@ -39,10 +39,13 @@ class LeaderState:
 
     def update_replica_end_offset(self, replica_id: int, end_offset: int) -> bool:
         """Record a replica's end offset from a valid fetch; returns True if the HW moved."""
-        if replica_id in self.voter_end_offsets:
-            self.voter_end_offsets[replica_id] = end_offset
+        offsets = self.voter_end_offsets
+        if replica_id in offsets:
             self.acknowledged.add(replica_id)
             self.fetched_since_check.add(replica_id)
+            if offsets[replica_id] == end_offset:
+                return False  # nothing moved: the last advance already saw these offsets
+            offsets[replica_id] = end_offset
             return self._maybe_advance()
         self.observer_end_offsets[replica_id] = end_offset
         return False

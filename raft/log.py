@@ -80,14 +80,27 @@ class RaftLog:
         if from_offset >= upto or from_offset >= self.end_offset:
             return ()
         i = self.index_of(from_offset)
+        batches = self._batches
+        # The batches are contiguous: those below ``upto`` end at most at the end of the
+        # last one starting below it; all of them are read when they fit the limit.
+        k = bisect.bisect_left(self._bases, upto, i)
+        if k > i:
+            last = batches[k - 1]
+            end = last.base_offset + (len(last.records) or len(last.control_records))
+            if end > upto:
+                k -= 1
+                end = last.base_offset
+            if k > i and end - from_offset <= max_records:
+                return tuple(batches[i:k])
         out: list[Batch] = []
         taken = 0
-        for batch in self._batches[i:]:
-            end = batch.end_offset
-            if end > upto or (out and taken + batch.count > max_records):
+        for j in range(i, len(batches)):  # no copy of the log's tail
+            batch = batches[j]
+            count = len(batch.records) or len(batch.control_records)
+            if batch.base_offset + count > upto or (out and taken + count > max_records):
                 break
             out.append(batch)
-            taken += batch.count
+            taken += count
         return tuple(out)
 
     def epoch_at(self, offset: int) -> int:
@@ -126,6 +139,11 @@ class RaftLog:
             return Validation.SNAPSHOT, OffsetAndEpoch(
                 snap.snapshot_id.end_offset, snap.snapshot_id.epoch
             )
+        epochs = self._epochs
+        if epochs and epochs[-1][0] == epoch:  # a follower in the newest epoch (the usual case)
+            if offset <= self.end_offset:
+                return Validation.VALID, OffsetAndEpoch(offset, epoch)
+            return Validation.DIVERGING, OffsetAndEpoch(self.end_offset, epoch)
         end = self.end_offset_for_epoch(epoch)
         if end.epoch != epoch or end.offset < offset:
             return Validation.DIVERGING, end
@@ -134,19 +152,22 @@ class RaftLog:
     # -- writing -------------------------------------------------------------
     def append(self, batch: Batch, *, flushed: bool) -> None:
         """Append at the end; the batch must start exactly at ``end_offset``."""
-        if batch.base_offset != self.end_offset:
+        base, epoch = batch.base_offset, batch.epoch
+        if base != self.end_offset:
             raise RaftLogError(
-                f"batch at {batch.base_offset} does not start at the log end {self.end_offset}"
+                f"batch at {base} does not start at the log end {self.end_offset}"
             )
-        if batch.epoch < self.last_epoch:
-            raise RaftLogError(f"batch epoch {batch.epoch} is below the log's {self.last_epoch}")
-        if not self._epochs or self._epochs[-1][0] != batch.epoch:
-            self._epochs.append((batch.epoch, batch.base_offset))
+        epochs = self._epochs
+        last_epoch = epochs[-1][0] if epochs else self.last_epoch  # the cache ends with it
+        if epoch < last_epoch:
+            raise RaftLogError(f"batch epoch {epoch} is below the log's {last_epoch}")
+        if not epochs or epochs[-1][0] != epoch:
+            epochs.append((epoch, base))
         self._batches.append(batch)
-        self._bases.append(batch.base_offset)
-        self.end_offset = batch.end_offset
+        self._bases.append(base)
+        self.end_offset = end = base + (len(batch.records) or len(batch.control_records))
         if flushed:
-            self.flushed_end = self.end_offset
+            self.flushed_end = end
 
     def flush(self) -> None:
         """Make everything appended so far durable."""

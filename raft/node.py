@@ -77,8 +77,16 @@ class RaftProtocolError(Exception):
 
 _NO_WAIT = 1 << 62
 
+_ROLE_NAMES = {role: role.value for role in Role}
+
 _AWAITING_ELECTION = (Role.UNATTACHED, Role.VOTED, Role.PROSPECTIVE, Role.CANDIDATE)
 """The roles of a voter that knows no leader and waits for its election timeout."""
+
+
+def _nested_step(node: RaftNode) -> None:
+    """Refuse a step started inside another step."""
+    raise RuntimeError(f"node {node.id}: a step was started inside another step "
+                       f"(from a listener callback?)")
 
 
 class _Step:
@@ -92,8 +100,7 @@ class _Step:
     def __enter__(self) -> None:
         node = self.node
         if node._stepping:
-            raise RuntimeError(f"node {node.id}: a step was started inside another step "
-                               f"(from a listener callback?)")
+            _nested_step(node)
         node._stepping = True
 
     def __exit__(self, *exc: object) -> None:
@@ -131,6 +138,7 @@ class RaftNode:
         self.leader_state: LeaderState | None = None
         self._listeners: list[ListenerContext] = []
         self._polling_listeners = False
+        self._listeners_settled: tuple[object, ...] = ()
         self._stepping = False
         self._timers: dict[str, int] = {}
         self._next_correlation = 0
@@ -172,10 +180,13 @@ class RaftNode:
 
     def next_deadline(self) -> int | None:
         """The earliest simulated time at which :meth:`poll` has work, if any."""
-        deadlines = list(self._timers.values())
+        timers = self._timers
+        deadline = min(timers.values()) if timers else None
         if self._parked:
-            deadlines.append(min(d for d, _ in self._parked))
-        return min(deadlines) if deadlines else None
+            parked = min([d for d, _ in self._parked])
+            if deadline is None or parked < deadline:
+                return parked
+        return deadline
 
     def drain_outbox(self) -> list[Envelope]:
         """Take the messages produced since the last call."""
@@ -190,7 +201,7 @@ class RaftNode:
     def describe(self) -> dict[str, Any]:
         """A stable summary of the node's state (for traces and status)."""
         return {
-            "role": self.role.value,
+            "role": _ROLE_NAMES[self.role],
             "epoch": self.epoch,
             "leader": self.leader_id,
             "log_start": self.log.start_offset,
@@ -201,9 +212,20 @@ class RaftNode:
     # ------------------------------------------------------------------ inputs
     def handle(self, envelope: Envelope, now: int) -> None:
         """Process one message addressed to this node."""
-        with self._step():
-            self._handle(envelope, now)
+        if self._stepping:
+            _nested_step(self)
+        self._stepping = True
+        try:
+            msg = envelope.message
+            if isinstance(msg, FetchRequest):  # the two messages of a steady quorum first
+                self._on_fetch_request(envelope, msg, now)
+            elif isinstance(msg, FetchResponse):
+                self._on_fetch_response(envelope.src, msg, now)
+            else:
+                self._handle(envelope, now)
             self._poll_listeners()
+        finally:
+            self._stepping = False
 
     def _handle(self, envelope: Envelope, now: int) -> None:
         msg = envelope.message
@@ -231,9 +253,14 @@ class RaftNode:
 
     def poll(self, now: int) -> None:
         """Run every timer due at ``now``."""
-        with self._step():
+        if self._stepping:
+            _nested_step(self)
+        self._stepping = True
+        try:
             self._run_timers(now)
             self._poll_listeners()
+        finally:
+            self._stepping = False
 
     def _run_timers(self, now: int) -> None:
         while True:
@@ -638,7 +665,8 @@ class RaftNode:
                                               req.fetch_offset))
             return
         # A resent fetch replaces the one this replica left parked.
-        self._parked = [(d, e) for d, e in self._parked if e.src != env.src]
+        if self._parked:
+            self._parked = [(d, e) for d, e in self._parked if e.src != env.src]
         park_until = now + req.max_wait_ms if req.max_wait_ms > 0 else None
         self._answer_fetch(env, now, park_until)
 
@@ -744,21 +772,24 @@ class RaftNode:
     def _send_fetch_to(self, dst: int, now: int) -> None:
         correlation = self._new_correlation()
         self._inflight = (correlation, dst)
-        end = self.log.end_offset_and_epoch()
-        self._send(dst, FetchRequest(correlation, self.epoch, self.id, end.offset, end.epoch,
-                                     self.config.fetch_max_wait_ms))
-        self._set_timer("request", now + self.config.request_timeout_ms)
+        log = self.log
+        config = self.config
+        self._send(dst, FetchRequest(correlation, self.epoch, self.id, log.end_offset,
+                                     log.last_epoch, config.fetch_max_wait_ms))
+        self._timers["request"] = now + config.request_timeout_ms
 
     def _is_outstanding(self, src: int, correlation_id: int) -> bool:
         return self._inflight is not None and self._inflight == (correlation_id, src)
 
     def _on_fetch_response(self, src: int, resp: FetchResponse, now: int) -> None:
-        if not self._is_outstanding(src, resp.correlation_id):
+        inflight = self._inflight
+        if inflight is None or inflight[0] != resp.correlation_id or inflight[1] != src:
             if resp.epoch > self.epoch:
                 self._observe_epoch(resp.epoch, resp.leader_id, now)
             return
         self._inflight = None
-        self._timers.pop("request", None)
+        timers = self._timers
+        timers.pop("request", None)
         if resp.error is not Errors.NONE or src != self.leader_id or resp.epoch != self.epoch:
             before = (self.epoch, self.leader_id, self.role)
             self._observe_epoch(resp.epoch, resp.leader_id, now)
@@ -766,7 +797,7 @@ class RaftNode:
                 self._set_timer("request", now + self.config.retry_backoff_ms)
             return
         self._fetched_from_leader_at = now
-        self._set_timer("fetch_timeout", now + self.config.fetch_timeout_ms)
+        timers["fetch_timeout"] = now + self.config.fetch_timeout_ms
         if resp.diverging is not None:
             hw = self.high_watermark or 0
             new_end = self.log.truncate_to_end_offset(resp.diverging)
@@ -824,52 +855,73 @@ class RaftNode:
     def _poll_listeners(self) -> None:
         if self._polling_listeners:
             return
+        # Once every listener is up to date, polling again changes nothing until one
+        # of the inputs does: most steps (an empty fetch, a timer) skip the loop. The
+        # inputs are everything _poll_listener reads of the node (built inline twice
+        # below: this runs at every step).
+        log = self.log
+        inputs = (self.high_watermark, self.leader_id, self.epoch, self.leader_state,
+                  log.snapshot, log.start_offset, log.end_offset, len(self._listeners))
+        if inputs == self._listeners_settled:
+            return
         self._polling_listeners = True
         try:
-            progress = True
-            while progress:
+            # A listener polled twice with the same inputs is not moved the second time:
+            # another round is needed only when a callback changed an input.
+            while True:
                 progress = False
                 for ctx in self._listeners:
                     progress |= self._poll_listener(ctx)
+                before = inputs
+                inputs = (self.high_watermark, self.leader_id, self.epoch, self.leader_state,
+                          log.snapshot, log.start_offset, log.end_offset, len(self._listeners))
+                if not progress or inputs == before:
+                    break
+            self._listeners_settled = inputs
         finally:
             self._polling_listeners = False
 
     def _poll_listener(self, ctx: ListenerContext) -> bool:
         moved = False
-        leader = self.leader_and_epoch
-        if ctx.last_leader != leader and leader.leader_id != self.id:
+        last = ctx.last_leader  # compared field by field: no LeaderAndEpoch per poll
+        if self.leader_id != self.id and (
+                last is None or last.leader_id != self.leader_id or last.epoch != self.epoch):
+            leader = LeaderAndEpoch(self.leader_id, self.epoch)
             ctx.last_leader = leader
             ctx.listener.handle_leader_change(leader)
             moved = True
-        snap = self.log.snapshot
+        log = self.log
+        snap = log.snapshot
         # A new listener starts from the snapshot whatever its offset (Kafka: next
         # offset 0 and a snapshot exists), so a bootstrap snapshot ending at 0 counts.
-        if snap is not None and (ctx.next_offset < self.log.start_offset or (
+        if snap is not None and (ctx.next_offset < log.start_offset or (
                 ctx.next_offset == 0 and not ctx.loaded_snapshot)):
             ctx.next_offset = snap.snapshot_id.end_offset
             ctx.loaded_snapshot = True
             ctx.listener.handle_load_snapshot(snap)
             moved = True
         hw = self.high_watermark
-        if hw is not None and ctx.next_offset < hw:
-            batches = self.log.read(ctx.next_offset, hw, _NO_WAIT)
-            if batches:
-                ctx.next_offset = batches[-1].end_offset
-                ctx.last_high_watermark = hw
-                ctx.listener.handle_commit(batches, hw)
+        if hw is not None:
+            if ctx.next_offset < hw:
+                batches = log.read(ctx.next_offset, hw, _NO_WAIT)
+                if batches:
+                    ctx.next_offset = batches[-1].end_offset
+                    ctx.last_high_watermark = hw
+                    ctx.listener.handle_commit(batches, hw)
+                    moved = True
+            if ctx.next_offset >= hw and (
+                    ctx.last_high_watermark is None or hw > ctx.last_high_watermark):
+                ctx.last_high_watermark = hw  # nothing new to read, but the HW is news
+                ctx.listener.handle_commit((), hw)
                 moved = True
-        if hw is not None and ctx.next_offset >= hw and (
-                ctx.last_high_watermark is None or hw > ctx.last_high_watermark):
-            ctx.last_high_watermark = hw  # nothing new to read, but the HW is news
-            ctx.listener.handle_commit((), hw)
-            moved = True
-        leader = self.leader_and_epoch
-        start = self.epoch_start_offset
-        if ctx.last_leader != leader and leader.leader_id == self.id \
-                and start is not None and ctx.next_offset > start:
-            ctx.last_leader = leader
-            ctx.listener.handle_leader_change(leader)
-            moved = True
+        state = self.leader_state
+        if state is not None and self.leader_id == self.id \
+                and ctx.next_offset > state.epoch_start_offset:
+            leader = LeaderAndEpoch(self.leader_id, self.epoch)
+            if ctx.last_leader != leader:
+                ctx.last_leader = leader
+                ctx.listener.handle_leader_change(leader)
+                moved = True
         return moved
 
     # ------------------------------------------------------------------ output

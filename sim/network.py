@@ -59,22 +59,28 @@ class Network:
 
     def transmit(self, src: int, dst: int, now: int) -> list[int]:
         """Arrival times of one message sent now (empty: lost; two: duplicated)."""
-        link = self.links.get((src, dst), self.default)
+        link = self.links.get((src, dst), self.default) if self.links else self.default
         rng = self.rng
         if link.drop_rate and rng.random() < link.drop_rate:
             return []
-        copies = 1
         if link.duplicate_rate and rng.random() < link.duplicate_rate:
-            copies = 2
-        times = []
-        for _ in range(copies):
-            delay = link.latency_ms
-            if link.jitter_ms:
-                delay += rng.randint(0, link.jitter_ms)
-            if link.reorder_rate and rng.random() < link.reorder_rate:
-                delay += rng.randint(1, max(1, link.reorder_ms))
-            times.append(now + delay)
-        return times
+            return [now + self._delay(link), now + self._delay(link)]
+        if link.reorder_rate:
+            return [now + self._delay(link)]
+        jitter = link.jitter_ms  # _delay, inline: one copy, no reordering (the usual case)
+        return [now + link.latency_ms + rng._randbelow(jitter + 1)  # type: ignore[attr-defined]
+                if jitter else now + link.latency_ms]
+
+    def _delay(self, link: LinkConfig) -> int:
+        """One copy's delay. ``_randbelow(n + 1)`` is what ``randint(0, n)`` draws, without
+        its argument checks (the same numbers from the same state)."""
+        rng = self.rng
+        delay = link.latency_ms
+        if link.jitter_ms:
+            delay += rng._randbelow(link.jitter_ms + 1)  # type: ignore[attr-defined]
+        if link.reorder_rate and rng.random() < link.reorder_rate:
+            delay += 1 + rng._randbelow(max(1, link.reorder_ms))  # type: ignore[attr-defined]
+        return delay
 
     def can_deliver(self, src: int, dst: int) -> bool:
         """False while a partition cuts src -> dst."""

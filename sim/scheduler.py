@@ -24,12 +24,21 @@ class EventQueue:
 
     def schedule(self, time: int, event: Any) -> None:
         """Queue ``event`` at ``time`` (never before the current time)."""
-        heapq.heappush(self._heap, (max(time, self.now), self._seq, event))
+        heapq.heappush(self._heap, (time if time > self.now else self.now, self._seq, event))
         self._seq += 1
 
     def peek_time(self) -> int | None:
         """Time of the next event, if any."""
         return self._heap[0][0] if self._heap else None
+
+    def pop_due(self, time: int) -> tuple[int, Any] | None:
+        """:meth:`pop` if the next event is at or before ``time``, else None."""
+        heap = self._heap
+        if not heap or heap[0][0] > time:
+            return None
+        at, _, event = heapq.heappop(heap)
+        self.now = at
+        return at, event
 
     def entries(self) -> list[tuple[int, int, Any]]:
         """Every queued (time, sequence, event), in no particular order."""

@@ -130,6 +130,7 @@ class WorldConfig(msgspec.Struct, frozen=True, kw_only=True):
 
 
 _DELIVER, _WAKE, _ACTION = 0, 1, 2
+_LEADER, _RUNNING = Role.LEADER, NodeStatus.RUNNING  # read after every event
 
 
 def _deliver_to_apps(slot: NodeSlot, env: NodeMessage, now: int) -> None:
@@ -169,6 +170,7 @@ class Simulation:
         self._in_event = False
         self._monitoring = False  # monitors are checking the event just processed
         self._leader_cache: tuple[int, NodeSlot | None] | None = None
+        self._leaders: dict[int, NodeSlot] = {}  # the running leaders after the last event
 
     # ------------------------------------------------------------------ seeds
     def stream(self, *names: object) -> random.Random:
@@ -208,25 +210,26 @@ class Simulation:
         if self.violation is not None or not self.queue:
             return False
         now, event = self.queue.pop()
+        return self._run_event(now, event)
+
+    def _run_event(self, now: int, event: tuple[Any, ...]) -> bool:
+        """Process one popped event (see :meth:`step`)."""
         self._in_event = True
         try:
-            self._process(event, now)
+            kind = event[0]
+            if kind == _DELIVER:
+                self._deliver(event, now)
+            elif kind == _WAKE:
+                if not self._wake(event[1], event[2], now):
+                    return True  # a superseded timer: not an event at all
+            else:
+                self._line = {"ev": "action", "what": event[2]}
+                event[1]()
+                self._touched = list(self.slots.values())
+            self._after_event(None, None)
         finally:
             self._in_event = False
         return self.violation is None
-
-    def _process(self, event: tuple[Any, ...], now: int) -> None:
-        kind = event[0]
-        if kind == _DELIVER:
-            self._deliver(event, now)
-        elif kind == _WAKE:
-            if not self._wake(event[1], event[2], now):
-                return  # a superseded timer: not an event at all
-        else:
-            self._line = {"ev": "action", "what": event[2]}
-            event[1]()
-            self._touched = list(self.slots.values())
-        self._after_event(None, None)
 
     def act(self, label: str, action: Callable[[], None]) -> None:
         """Run an outside input (a client request, a fault) now, as an event of its own."""
@@ -249,11 +252,12 @@ class Simulation:
 
         Returns False if an invariant failed.
         """
+        pop_due, run_event = self.queue.pop_due, self._run_event
         while self.violation is None:
-            next_time = self.queue.peek_time()
-            if next_time is None or next_time > time_ms:
+            popped = pop_due(time_ms)
+            if popped is None:
                 break
-            self.step()
+            run_event(*popped)
         if self.violation is None and self.queue.now < time_ms:
             self.queue.now = time_ms
         return self.violation is None
@@ -287,7 +291,8 @@ class Simulation:
         if slot.incarnation != dst_inc or src_inc < self.slots[env.src].crash_fence:
             self._line["lost"] = "restarted"
             return
-        if not self.network.can_deliver(env.src, env.dst):
+        blocked = self.network.blocked  # Network.can_deliver, inline: it runs every delivery
+        if blocked and (env.src, env.dst) in blocked:
             self._line["lost"] = "partition"
             return
         if slot.status is NodeStatus.PAUSED:
@@ -297,11 +302,18 @@ class Simulation:
         if slot.raft is None or slot.status is not NodeStatus.RUNNING:
             self._line["lost"] = "down"
             return
-        if isinstance(env, NodeMessage):
-            self._call(slot, lambda: _deliver_to_apps(slot, env, now))
-        else:
-            self._call(slot, lambda: slot.raft.handle(env, now) if slot.raft else None)
-        self.touch(slot)
+        try:
+            if isinstance(env, NodeMessage):
+                _deliver_to_apps(slot, env, now)
+            else:
+                slot.raft.handle(env, now)
+        except RaftProtocolError as exc:
+            self._fail(InvariantViolation("LogMatching", str(exc)))
+        except InvariantViolation as violation:
+            self._fail(violation)
+        touched = self._touched
+        if slot not in touched:
+            touched.append(slot)
 
     def _wake(self, node_id: int, incarnation: int, now: int) -> bool:
         slot = self.slots[node_id]
@@ -310,14 +322,15 @@ class Simulation:
             return False
         self._line = {"ev": "wake", "node": node_id}
         slot.wake_at = None
-
-        def run() -> None:
+        try:
             assert slot.raft is not None
             slot.raft.poll(now)
             for app in slot.apps:
                 app.poll(now)
-
-        self._call(slot, run)
+        except RaftProtocolError as exc:
+            self._fail(InvariantViolation("LogMatching", str(exc)))
+        except InvariantViolation as violation:
+            self._fail(violation)
         self.touch(slot)
         return True
 
@@ -337,38 +350,44 @@ class Simulation:
     def _after_event(self, label: str | None, extra: dict[str, Any] | None) -> None:
         touched = self._touched if label is None else list(self.slots.values())
         self._touched = []
-        now = self.now
+        now = self.queue.now
+        leaders = self._leaders
         for slot in touched:
             raft = slot.raft
-            if raft is None:
-                continue
-            if raft.outbox:
-                self._send(slot, raft.drain_outbox(), now)
-            for drain in slot.drains:
-                messages = drain()
-                if messages:
-                    self._send(slot, messages, now)
-            if slot.shutting_down and any(getattr(app, "shutdown_complete", False)
-                                          for app in slot.apps):
-                self._stop(slot)
-                continue
-            self._schedule_wake(slot)
+            if raft is not None:
+                if raft.outbox:
+                    self._send(slot, raft.drain_outbox(), now)
+                for drain in slot.drains:
+                    messages = drain()
+                    if messages:
+                        self._send(slot, messages, now)
+                if slot.shutting_down and any(getattr(app, "shutdown_complete", False)
+                                              for app in slot.apps):
+                    self._stop(slot)
+                    raft = slot.raft
+                else:
+                    self._schedule_wake(slot)
+            # Only a touched node can have become or stopped being a running leader.
+            if raft is not None and raft.role is _LEADER and slot.status is _RUNNING:
+                leaders[slot.node_id] = slot
+            else:
+                leaders.pop(slot.node_id, None)
         line = self._line if label is None else {"ev": label, **(extra or {})}
         self._line = {}
         out: dict[str, Any] = {"i": self.events, "t": now, **line}
-        if len(touched) == 1 and touched[0].raft is not None:
-            out["state"] = touched[0].raft.describe()
+        if len(touched) == 1:
+            raft = touched[0].raft
+            if raft is not None:
+                out["state"] = raft.describe()
         self.trace.write(out)
         self.events += 1
         if self.violation is None:
             self._monitoring = True
             try:
                 for monitor in self.monitors:
-                    try:
-                        monitor.check(self, touched)
-                    except InvariantViolation as violation:
-                        self._fail(violation)
-                        break
+                    monitor.check(self, touched)
+            except InvariantViolation as violation:
+                self._fail(violation)  # the first failing monitor ends the checks
             finally:
                 self._monitoring = False
         if self.violation is not None:
@@ -378,25 +397,31 @@ class Simulation:
 
     def _send(self, slot: NodeSlot, envelopes: Sequence[Envelope | NodeMessage],
               now: int) -> None:
+        slots, transmit, schedule = self.slots, self.network.transmit, self.queue.schedule
+        incarnation = slot.incarnation
         for env in envelopes:
-            dst = self.slots.get(env.dst)
+            dst = slots.get(env.dst)
             if dst is None:
                 continue
-            for at in self.network.transmit(env.src, env.dst, now):
-                self.queue.schedule(at, (_DELIVER, env, slot.incarnation, dst.incarnation))
+            for at in transmit(env.src, env.dst, now):
+                schedule(at, (_DELIVER, env, incarnation, dst.incarnation))
 
     def _schedule_wake(self, slot: NodeSlot) -> None:
-        if slot.raft is None or slot.status is not NodeStatus.RUNNING:
+        raft = slot.raft
+        if raft is None or slot.status is not _RUNNING:
             return
-        deadline = slot.raft.next_deadline()
+        deadline = raft.next_deadline()
         for app in slot.apps:
             app_deadline = app.next_deadline()
             if app_deadline is not None and (deadline is None or app_deadline < deadline):
                 deadline = app_deadline
         if deadline is None:
             return
-        deadline = max(deadline, self.now)
-        if slot.wake_at is None or deadline < slot.wake_at:
+        now = self.queue.now
+        if deadline < now:
+            deadline = now
+        wake_at = slot.wake_at
+        if wake_at is None or deadline < wake_at:
             slot.wake_at = deadline
             self.queue.schedule(deadline, (_WAKE, slot.node_id, slot.incarnation))
 
@@ -444,6 +469,7 @@ class Simulation:
         slot.inbox = []
         slot.shutting_down = False
         slot.incarnation += 1  # every connection of the old process is gone
+        self._leaders.pop(slot.node_id, None)  # even when a node the event did not touch
 
     def crash(self, node_id: int) -> None:
         """Hard crash: the process stops and unflushed appends are lost."""
@@ -511,6 +537,7 @@ class Simulation:
         slot = self.slots[node_id]
         if slot.status is NodeStatus.RUNNING:
             slot.status = NodeStatus.PAUSED
+            self._leaders.pop(slot.node_id, None)
 
     def resume(self, node_id: int) -> None:
         """Unfreeze a paused node; what waited is delivered now, in order."""
@@ -535,6 +562,11 @@ class Simulation:
         """
         if self._in_event and not self._monitoring:
             return self._find_leader()
+        leaders = self._leaders
+        if len(leaders) < 2:  # the common case: no leader, or one (a stale one is deposed)
+            for slot in leaders.values():
+                return slot
+            return None
         cached = self._leader_cache
         if cached is not None and cached[0] == self.events:
             return cached[1]

@@ -106,7 +106,10 @@ class BrokerInvariants(Monitor):
             return
         self._check_fenced(manager.broker_id, image)
         unclean: dict[str, bool] = {}  # per topic: the image's setting, read once per check
-        for (topic_id, pid), replica in manager.replicas.items():
+        for topic_id, pid in manager.drain_changed():
+            replica = manager.replicas.get((topic_id, pid))
+            if replica is None:
+                continue
             if replica.is_leader:
                 key = (topic_id, pid, replica.leader_epoch)
                 holder = self.leaders.setdefault(key, manager.broker_id)

@@ -54,7 +54,8 @@ class CommitAuditor:
                     "ConsistentCommittedData",
                     f"node {self.node_id} got batch {batch.base_offset} while expecting "
                     f"offset {self.next_offset}")
-            if batch.end_offset > high_watermark:
+            end = batch.end_offset
+            if end > high_watermark:
                 raise InvariantViolation(
                     "ConsistentCommittedData",
                     f"node {self.node_id} got batch {batch.base_offset}-{batch.last_offset} "
@@ -62,7 +63,7 @@ class CommitAuditor:
             conflict = self.history.observe(batch)
             if conflict is not None:
                 raise InvariantViolation("LogMatching", f"node {self.node_id}: {conflict}")
-            self.next_offset = batch.end_offset
+            self.next_offset = end
 
     def handle_load_snapshot(self, snapshot: Snapshot) -> None:
         """Continue after the snapshot's end."""
@@ -87,12 +88,14 @@ class RaftInvariants(Monitor):
         self.max_leader_hw = -1
         self.completeness_checked: set[tuple[int, int]] = set()
         self.leader_log: list[tuple[int, int, int]] = []  # (epoch, leader, time)
-        self._disk_seen: dict[int, tuple[RaftLog, int, int]] = {}
+        self._disk_seen: dict[int, tuple[RaftLog, int]] = {}  # (log, flushed end)
         self._wipes_seen: dict[int, int] = {}
         self.newest_leader_epoch = 0
         self.committed_in_epoch: dict[int, int] = {}  # leader epoch -> HW it reached
         self._durable_checked: Batch | None = None
         self._majority_checked = -1  # the high watermark last checked on the voters' disks
+        self._node_seen: dict[int, tuple[object, ...]] = {}  # what _check_node last saw
+        self._leader_seen: tuple[object, ...] | None = None  # the leader checked last
 
     def on_boot(self, sim: Simulation, slot: NodeSlot) -> None:
         """Attach a CommitAuditor to the new process."""
@@ -105,38 +108,64 @@ class RaftInvariants(Monitor):
 
     def check(self, sim: Simulation, touched: Sequence[NodeSlot]) -> None:
         """Run every enabled invariant over what the last event may have changed."""
-        for slot in touched:
-            self._check_node(sim, slot)
         # The disk checks below are functions of the committed batch or high watermark
-        # and of the voters' disks: they run again only when one of those changed.
-        disks_changed = self._disks_changed(touched)
+        # and of the voters' disks, and a disk that only grew (its log flushed further,
+        # or cut below a snapshot) keeps every holder it had: they run again only when
+        # the batch or high watermark changed or a disk lost something (its flush point
+        # moved back, a truncation, or it is another log, a wipe).
+        disks_shrank = False
+        node_seen, disk_seen = self._node_seen, self._disk_seen
+        for slot in touched:
+            node = slot.node_id
+            storage = slot.storage
+            raft = slot.raft
+            # The node checks are functions of these (and of state that only grows).
+            node_state: tuple[object, ...] = (raft, storage.election, slot.wipe_count) \
+                if raft is None else (raft, storage.election, slot.wipe_count, raft.role,
+                                      raft.epoch)
+            if node_seen.get(node) != node_state:
+                node_seen[node] = node_state
+                self._check_node(sim, slot)
+            log = storage.log
+            flushed = log.flushed_end
+            disk = disk_seen.get(node)
+            if disk is None or disk[0] is not log or disk[1] != flushed:
+                if disk is None or disk[0] is not log or flushed < disk[1]:
+                    disks_shrank = True
+                disk_seen[node] = (log, flushed)
         leader = sim.leader_slot()
+        raft = leader.raft if leader is not None else None
         # A deposed leader that has not heard of the newer epoch yet is legal in Raft;
-        # the high watermark rules speak of the leader of the newest epoch.
-        if leader is not None and leader.raft is not None \
-                and leader.raft.epoch >= self.newest_leader_epoch:
-            self.newest_leader_epoch = leader.raft.epoch
-            hw = leader.raft.high_watermark
+        # the high watermark rules speak of the leader of the newest epoch. They are
+        # functions of the leader, its epoch and high watermark (and the disks).
+        seen = (raft, raft.epoch, raft.high_watermark) if raft is not None else None
+        if leader is not None and raft is not None and (
+                seen != self._leader_seen or disks_shrank) \
+                and raft.epoch >= self.newest_leader_epoch:
+            self._leader_seen = seen
+            self.newest_leader_epoch = raft.epoch
+            hw = raft.high_watermark
             if hw is not None:
-                epoch = leader.raft.epoch
+                epoch = raft.epoch
                 self.committed_in_epoch[epoch] = max(self.committed_in_epoch.get(epoch, 0), hw)
                 if hw < self.max_leader_hw:
                     self._fail("MonotonicHighWatermark",
                                f"leader {leader.node_id} has high watermark {hw}, below "
                                f"{self.max_leader_hw} seen before")
                 self.max_leader_hw = max(self.max_leader_hw, hw)
-                if sim.wipes == 0 and (hw != self._majority_checked or disks_changed):
+                if sim.wipes == 0 and (hw != self._majority_checked or disks_shrank):
                     self._majority_checked = hw
                     self._check_majority(sim, hw, "MajorityReachedHighWatermark")
         last = self.history.last
         if sim.wipes == 0 and last is not None and (
-                last is not self._durable_checked or disks_changed):
+                last is not self._durable_checked or disks_shrank):
             self._durable_checked = last
             self._check_durable(sim, last)
 
     def _check_node(self, sim: Simulation, slot: NodeSlot) -> None:
         node = slot.node_id
         persisted = slot.storage.election
+        raft = slot.raft
         if self._wipes_seen.get(node, 0) != slot.wipe_count:
             self._wipes_seen[node] = slot.wipe_count  # a wiped disk starts over at epoch 0
             self.epochs.pop(node, None)
@@ -145,7 +174,6 @@ class RaftInvariants(Monitor):
             self._fail("MonotonicEpoch",
                        f"node {node} persisted epoch {persisted.epoch} after {last}")
         self.epochs[node] = max(last, persisted.epoch)
-        raft = slot.raft
         if raft is None:
             return
         if raft.epoch != persisted.epoch:
@@ -179,16 +207,6 @@ class RaftInvariants(Monitor):
                 self._fail("LeaderCompleteness",
                            f"leader {slot.node_id} holds a different batch at "
                            f"{batch.base_offset} than the committed one")
-
-    def _disks_changed(self, touched: Sequence[NodeSlot]) -> bool:
-        changed = False
-        for slot in touched:
-            log = slot.storage.log
-            seen = (log, log.start_offset, log.flushed_end)  # the log itself: ids are reused
-            if self._disk_seen.get(slot.node_id) != seen:
-                self._disk_seen[slot.node_id] = seen
-                changed = True
-        return changed
 
     def _check_durable(self, sim: Simulation, batch: Batch) -> None:
         holders = 0

@@ -47,8 +47,9 @@ def test_every_input_record_yields_one_committed_output() -> None:
 
 def test_an_aborted_transaction_is_consumed_again_from_the_committed_offset() -> None:
     world = _world(EosSettings(records=20))
-    world.cluster.sim.run_for(2_500)
-    world.loops[0].abort_next = True
+    loop = world.loops[0]
+    assert world.cluster.sim.run_until_true(lambda: loop.committed_txns >= 1, 30_000)
+    loop.abort_next = True
     _finish(world)
     check = world.final_check()
     assert world.loops[0].aborted_txns == 1
@@ -105,7 +106,7 @@ def test_offsets_committed_outside_the_transaction_break_exactly_once() -> None:
     world = _world(EosSettings(records=20,
                                mutations=frozenset({TxnMutation.OFFSETS_OUTSIDE_TXN})))
     sim = world.cluster.sim
-    sim.run_for(2_500)
+    assert sim.run_until_true(lambda: world.loops[0].committed_txns >= 1, 30_000)
     world.loops[0].abort_next = True
     sim.run_until_true(lambda: sim.violation is not None, 60_000)
     assert isinstance(sim.violation, InvariantViolation)

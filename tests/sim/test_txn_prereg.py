@@ -244,10 +244,14 @@ def test_a_new_instance_fences_a_zombie_blocked_in_begin() -> None:
     monitor = ProducerTxnInvariants()
     txns = _world(marker_delay_ms=150, monitor=monitor)
     old = _producer(txns, "app-1", monitor=monitor)
-    _back_to_back(txns, old)
+    assert old.transaction([("t", 0, 1), ("t", 1, 1)], commit=True)
+    assert txns.cluster.sim.run_until_true(lambda: old.committed == [1], 10_000)
+    old.begin_transaction({("t", 0)})  # held while the first one's markers are written
+    old.send("t", 0, 1)
     txns.cluster.sim.run_for(50)
     assert len(_coordinator(txns).purgatory) == 1
     new = _producer(txns, "app-2", monitor=monitor)  # bounces until the markers land
+    old.end_transaction(commit=True)  # too late: the zombie's transaction was aborted
     _until_idle(txns, old, new)
     # the woken zombie opened its transaction first; the new instance's InitProducerId
     # fenced it (abort at epoch 1), then took epoch 2

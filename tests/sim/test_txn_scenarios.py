@@ -75,7 +75,9 @@ def test_a_coordinator_failover_completes_the_transaction() -> None:
     _until_idle(txns, p)
     assert p.transaction([("t", 0, 2)], commit=True)
     sim = txns.cluster.sim
-    sim.run_for(20)
+    # the coordinator dies once the client has asked it to commit
+    assert sim.run_until_true(lambda: p.state is TxnProducerState.COMMITTING_TRANSACTION,
+                              5_000)
     coordinator = txns.find_coordinator("app")
     assert coordinator is not None
     sim.crash(coordinator)
