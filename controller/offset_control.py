@@ -21,19 +21,34 @@ that is replayed but not yet committed never exposes a partial transaction.
 
 from __future__ import annotations
 
-from typing import NamedTuple
-
 from sortedcontainers import SortedDict
 
+from controller.deferred import State, image_of
 from controller.errors import ControllerFault
 from metadata.image import MetadataImage
 
 
-class RevertPoint(NamedTuple):
-    """The controller state after an offset."""
+class RevertPoint:
+    """The controller state after an offset, and the open transaction's start there.
 
-    image: MetadataImage
-    transaction_start: int
+    ``state`` may be a :class:`~controller.deferred.DeferredImage` (a standby
+    inside an open transaction); ``image`` builds it.
+    """
+
+    __slots__ = ("state", "transaction_start")
+
+    def __init__(self, state: State, transaction_start: int) -> None:
+        self.state = state
+        self.transaction_start = transaction_start
+
+    @property
+    def image(self) -> MetadataImage:
+        """The state as an image."""
+        return image_of(self.state)
+
+    def __repr__(self) -> str:
+        return (f"RevertPoint(offset={self.state.offset}, "
+                f"transaction_start={self.transaction_start})")
 
 
 class OffsetControlManager:

@@ -8,7 +8,10 @@ record. On activation the new leader writes the bootstrap records (empty log)
 or aborts a transaction left open by its predecessor.
 
 Standby: committed batches are replayed in order; markers open, close or
-abort (revert to Begin-1) the transaction.
+abort (revert to Begin-1) the transaction. Inside an open transaction each
+record is checked at its commit (a fault names it, as below) and applied only
+at the End or when the state is read (:mod:`controller.deferred`), so an
+Abort discards no per-record state.
 
 Losing leadership fails every pending operation with NOT_CONTROLLER and
 returns the state to what the committed log says: the revert point at the last
@@ -33,6 +36,7 @@ from typing import Any
 
 from controller.activation import activation_records
 from controller.config import ControllerConfig
+from controller.deferred import DeferredImage, State, image_of
 from controller.errors import ApiError, ControllerFault, not_controller
 from controller.handle import OperationHandle
 from controller.mutations import ControllerMutation
@@ -42,6 +46,7 @@ from controller.operations.cluster import NoOp
 from controller.write_mode import WriteMode, default_mode, plan_batches, split
 from metadata.delta import MetadataDelta, ReplayError
 from metadata.image import MetadataImage
+from metadata.replay_check import ReplayCheck
 from metadata.schema import (
     AbortTransactionRecord,
     BeginTransactionRecord,
@@ -73,7 +78,10 @@ class QuorumController:
         self.fatal_handler = fatal_handler
         self.mutations = mutations
         self.offsets = OffsetControlManager()
-        self.image = MetadataImage.EMPTY
+        self._state: State = MetadataImage.EMPTY
+        self.defer_transactions = True
+        """Apply a standby's open transaction only at its End (see :mod:`controller.deferred`);
+        False applies each committed batch at once (benchmarks compare the two)."""
         self.claimed_epoch: int | None = None
         self.replayed_any = False
         self.fault: ControllerFault | None = None
@@ -85,6 +93,27 @@ class QuorumController:
         raft.register_listener(self)
 
     # ------------------------------------------------------------------ queries
+    @property
+    def image(self) -> MetadataImage:
+        """The latest state (uncommitted records and an open transaction included).
+
+        On a standby inside an open transaction, reading it applies the transaction's
+        deferred records (see :mod:`controller.deferred`).
+        """
+        state = self._state
+        if isinstance(state, DeferredImage):
+            return state.image()
+        return state
+
+    @image.setter
+    def image(self, image: MetadataImage) -> None:
+        self._state = image
+
+    @property
+    def metadata_version(self) -> int:
+        """metadata.version in the latest state (without applying deferred records)."""
+        return self._state.metadata_version
+
     @property
     def active(self) -> bool:
         """True while this controller is the active one."""
@@ -108,8 +137,8 @@ class QuorumController:
         """Validate, apply and append ``operation``; the handle says when it is done."""
         now = self.clock()
         self._next_op_id += 1
-        image = self.image
-        chosen = mode or self.config.write_mode or default_mode(image.metadata_version)
+        version = self.metadata_version
+        chosen = mode or self.config.write_mode or default_mode(version)
         if chosen is WriteMode.ATOMIC and getattr(operation, "splits_when_atomic", False):
             chosen = WriteMode.NON_ATOMIC
         handle = OperationHandle(self._next_op_id, operation.describe(), self.node_id, now,
@@ -125,7 +154,7 @@ class QuorumController:
             ctx = self._context()
             generated = operation.generate(ctx)
             batches = plan_batches(generated.records, chosen, self.config.max_records_per_batch,
-                                   image.metadata_version, handle.description)
+                                   version, handle.description)
         except ApiError as error:
             handle.fail(error, now)
             return handle
@@ -183,11 +212,26 @@ class QuorumController:
             self.purgatory.popleft().commit(now)
 
     # ------------------------------------------------------------------ replay
-    def _replay(self, records: Sequence[MetadataRecord], base_offset: int, epoch: int) -> None:
-        """Apply records at their offsets; markers drive the transaction state."""
+    def _replay(self, records: Sequence[MetadataRecord], base_offset: int, epoch: int,
+                defer: bool = False) -> None:
+        """Apply records at their offsets; markers drive the transaction state.
+
+        ``defer`` (a standby's committed batches): the records of an open transaction are
+        checked at once but applied only at its End or when the state is read (see
+        :mod:`controller.deferred`); an Abort then drops them unapplied.
+        """
         offsets = self.offsets
-        delta = MetadataDelta(self.image)
-        replay = delta.replay
+        pending: State = self._state
+        check: ReplayCheck | None = None
+        start = 0
+        delta: MetadataDelta | None = None
+        if defer and offsets.transaction_start_offset != -1:
+            check = pending.check if isinstance(pending, DeferredImage) else \
+                ReplayCheck(pending)
+            replay = check.replay
+        else:
+            delta = MetadataDelta(image_of(pending))
+            replay = delta.replay
         for index, record in enumerate(records):
             kind = type(record)
             if kind not in _MARKERS:
@@ -199,17 +243,33 @@ class QuorumController:
                 continue
             offset = base_offset + index
             if kind is BeginTransactionRecord:
-                self.image = delta.apply(offset - 1, epoch)
                 offsets.replay_begin(offset)
-                offsets.add_point(offset - 1, RevertPoint(self.image, -1))
+                assert delta is not None  # no transaction was open
+                image = delta.apply(offset - 1, epoch)
+                offsets.add_point(offset - 1, RevertPoint(image, -1))
+                if defer:
+                    pending, check, start, delta = image, ReplayCheck(image), index + 1, None
+                    replay = check.replay
+                    continue
             elif kind is EndTransactionRecord:
                 offsets.replay_end(offset)
-                continue
+                if check is None:
+                    continue
+                image = DeferredImage(pending, records, start, index, base_offset + start,
+                                      offset - 1, epoch, check).image()
+                check = None
             else:
-                self.image = offsets.replay_abort(offset).image
-            delta = MetadataDelta(self.image)
+                image = image_of(offsets.replay_abort(offset).state)
+                check = None
+            delta = MetadataDelta(image)
             replay = delta.replay
-        self.image = delta.apply(base_offset + len(records) - 1, epoch)
+        last = base_offset + len(records) - 1
+        if check is not None:
+            self._state = DeferredImage(pending, records, start, len(records),
+                                        base_offset + start, last, epoch, check)
+        else:
+            assert delta is not None
+            self._state = delta.apply(last, epoch)
 
     # ------------------------------------------------------------------ raft listener
     def handle_commit(self, batches: Sequence[Batch], high_watermark: int) -> None:
@@ -223,9 +283,10 @@ class QuorumController:
                     continue
                 self.replayed_any = True
                 if self.claimed_epoch is None or batch.epoch != self.claimed_epoch:
-                    self._replay(batch.records, batch.base_offset, batch.epoch)
+                    self._replay(batch.records, batch.base_offset, batch.epoch,
+                                 defer=self.defer_transactions)
                     self.offsets.add_point(batch.last_offset, RevertPoint(
-                        self.image, self.offsets.transaction_start_offset))
+                        self._state, self.offsets.transaction_start_offset))
                 moved |= self.offsets.handle_commit_batch(batch.last_offset, batch.epoch)
                 self.records_since_snapshot += len(batch.records)
         except ControllerFault as fault:
@@ -281,7 +342,7 @@ class QuorumController:
             activation = activation_records(
                 log_empty=not self.replayed_any,
                 transaction_start=self.offsets.transaction_start_offset,
-                metadata_version=self.image.metadata_version,
+                metadata_version=self.metadata_version,
                 bootstrap_version=self.config.bootstrap_metadata_version)
         except ControllerFault as fault:
             self._fatal(fault)

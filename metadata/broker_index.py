@@ -104,6 +104,11 @@ def _appended(current: tuple[int, ...], added: tuple[int, ...]) -> tuple[int, ..
     return joined
 
 
+def clear_shared_appends() -> None:
+    """Empty the identity cache of appended tuples (what it alone holds is freed now)."""
+    _appends.clear()
+
+
 def partitions_of(index: BrokerIndex, broker_id: int) -> Iterator[tuple[str, int]]:
     """(topic id, partition id) of every replica of ``broker_id``, sorted."""
     topics = index.get(broker_id)

@@ -12,13 +12,13 @@ of the change, not of the image.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
-from typing import Any, TypeVar
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any, ClassVar, TypeVar
 
 import immutables
 import msgspec
 
-from metadata.broker_index import update_index
+from metadata.broker_index import clear_shared_appends, update_index
 from metadata.image import (
     DIGEST_MASK,
     BrokerRegistration,
@@ -122,6 +122,18 @@ def merged_partition(current: PartitionRegistration,
     return reg
 
 
+def clear_sharing_caches() -> None:
+    """Empty every identity cache of shared objects (registrations, topics, index tuples).
+
+    What only a cache still holds (e.g. the state an Abort discarded) is freed now, not
+    when the cache next fills; benchmarks call it to count that freeing.
+    """
+    _from_record.clear()
+    _merged.clear()
+    _topics_made.clear()
+    clear_shared_appends()
+
+
 def _new_registration(record: PartitionRecord) -> PartitionRegistration:
     return PartitionRegistration(
         replicas=record.replicas, isr=record.isr, leader=record.leader,
@@ -134,6 +146,9 @@ def _new_registration(record: PartitionRecord) -> PartitionRegistration:
 
 class MetadataDelta:
     """Changes on top of ``image``; replay records, then :meth:`apply`."""
+
+    _handlers: ClassVar[Mapping[type[MetadataRecord], Callable[[Any, Any], None]]]
+    """How each record type is replayed (a subclass may check instead)."""
 
     def __init__(self, image: MetadataImage) -> None:
         self.image = image
@@ -183,7 +198,7 @@ class MetadataDelta:
 
     def replay(self, record: MetadataRecord) -> None:
         """Apply one record to the delta; raises ReplayError when it cannot apply."""
-        handler = _HANDLERS.get(type(record))
+        handler = self._handlers.get(type(record))
         if handler is None:
             raise ReplayError(f"unknown metadata record type {record.TYPE_NAME}"
                               f" (apiKey {record.API_KEY}) cannot be applied to an image")
@@ -479,3 +494,4 @@ _HANDLERS: dict[type[MetadataRecord], Callable[[MetadataDelta, Any], None]] = {
     ZkMigrationStateRecord: MetadataDelta._replay_zk_migration,
     NoOpRecord: MetadataDelta._replay_noop,
 }
+MetadataDelta._handlers = _HANDLERS

@@ -1,0 +1,112 @@
+"""ReplayCheck: a MetadataDelta that checks records without building their state.
+
+A standby controller replays each committed record at once, so that a record
+that cannot apply is reported at the offset where it was read (Kafka's
+standby replays into its timeline structures immediately). Inside an open
+transaction the records need not be *applied* yet: they are applied together
+at the End, and an Abort throws them away. ReplayCheck raises exactly the
+ReplayErrors a :class:`~metadata.delta.MetadataDelta` would raise on the same
+records, but keeps only what later checks read: the topics, brokers,
+features and configs the records touch (a handful of objects per topic or
+broker) and, per topic, which partition ids the records created, as a run of
+consecutive ids (Kafka's partition ids are dense: 0..n-1) plus a set of any
+others. It makes no PartitionRegistration, so what an Abort discards is
+O(topics), not O(partitions).
+
+A ReplayCheck cannot be applied: :meth:`apply` raises TypeError.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from metadata.delta import _HANDLERS, MetadataDelta, ReplayError
+from metadata.image import MetadataImage
+from metadata.schema import (
+    MetadataRecord,
+    PartitionChangeRecord,
+    PartitionRecord,
+    RemoveTopicRecord,
+    TopicRecord,
+)
+
+
+class PartitionIds:
+    """A set of partition ids: one run ``[low, high)`` and a set of any others."""
+
+    __slots__ = ("high", "low", "others")
+
+    def __init__(self) -> None:
+        self.low = 0
+        self.high = 0
+        self.others: set[int] | None = None
+
+    def add(self, partition_id: int) -> None:
+        """Add ``partition_id`` (O(1); no object per id while the ids come in order)."""
+        if partition_id == self.high:
+            if self.low == self.high:
+                self.low = partition_id
+            self.high = partition_id + 1
+        elif self.low == self.high:
+            self.low, self.high = partition_id, partition_id + 1
+        elif not self.low <= partition_id < self.high:
+            if self.others is None:
+                self.others = set()
+            self.others.add(partition_id)
+
+    def __contains__(self, partition_id: object) -> bool:
+        if isinstance(partition_id, int) and self.low <= partition_id < self.high:
+            return True
+        return self.others is not None and partition_id in self.others
+
+
+class ReplayCheck(MetadataDelta):
+    """Checks records on top of ``image`` as a MetadataDelta replays them; see the module."""
+
+    def __init__(self, image: MetadataImage) -> None:
+        super().__init__(image)
+        self._created: dict[str, PartitionIds] = {}
+
+    def _check_topic(self, record: TopicRecord) -> None:
+        MetadataDelta._replay_topic(self, record)
+        self._created.pop(record.topic_id, None)
+
+    def _check_partition(self, record: PartitionRecord) -> None:
+        if self._change_for(record.topic_id) is None:
+            raise ReplayError(f"PartitionRecord {record.partition_id} for unknown topic id "
+                              f"{record.topic_id}")
+        created = self._created.get(record.topic_id)
+        if created is None:
+            created = self._created[record.topic_id] = PartitionIds()
+        created.add(record.partition_id)
+
+    def _check_partition_change(self, record: PartitionChangeRecord) -> None:
+        change = self._change_for(record.topic_id)
+        if change is None:
+            raise ReplayError(f"PartitionChangeRecord {record.partition_id} for unknown topic "
+                              f"id {record.topic_id}")
+        created = self._created.get(record.topic_id)
+        if not ((created is not None and record.partition_id in created) or
+                (change.base is not None and record.partition_id in change.base.partitions)):
+            raise ReplayError(f"PartitionChangeRecord for unknown partition "
+                              f"{change.name}-{record.partition_id}")
+
+    def _check_remove_topic(self, record: RemoveTopicRecord) -> None:
+        MetadataDelta._replay_remove_topic(self, record)
+        self._created.pop(record.topic_id, None)
+
+    def apply(self, offset: int, epoch: int) -> MetadataImage:
+        """Raises TypeError: a ReplayCheck holds no registrations to apply."""
+        raise TypeError("a ReplayCheck checks records; replay them into a MetadataDelta "
+                        "to apply them")
+
+
+_CHECKS: dict[type[MetadataRecord], Callable[[Any, Any], None]] = {
+    **_HANDLERS,
+    TopicRecord: ReplayCheck._check_topic,
+    PartitionRecord: ReplayCheck._check_partition,
+    PartitionChangeRecord: ReplayCheck._check_partition_change,
+    RemoveTopicRecord: ReplayCheck._check_remove_topic,
+}
+ReplayCheck._handlers = _CHECKS
