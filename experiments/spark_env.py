@@ -340,6 +340,22 @@ def spark_conf_pairs(settings: SparkSettings | str, scratch: Path, log_config: P
     return pairs + list(settings.conf)
 
 
+def _log_py4j_to(path: Path) -> None:
+    """py4j's errors (a Ctrl-C or a dying JVM makes it log tracebacks) go to the JVM log
+    beside the JVM's own output, not to the terminal: kraftsim reports such ends itself."""
+    import logging
+
+    logger = logging.getLogger("py4j")
+    logger.setLevel(logging.ERROR)
+    logger.propagate = False
+    for old in [h for h in logger.handlers if getattr(h, "kraftsim", False)]:
+        logger.removeHandler(old)
+        old.close()
+    handler = logging.FileHandler(path, delay=True)
+    handler.kraftsim = True  # type: ignore[attr-defined]
+    logger.addHandler(handler)
+
+
 def start_spark(settings: SparkSettings | str, stream: TextIO | None = None) -> SparkHandle:
     """Start a session (its master checked with :func:`check_master` first); status lines
     (the archive being written) go to ``stream``."""
@@ -347,17 +363,16 @@ def start_spark(settings: SparkSettings | str, stream: TextIO | None = None) -> 
         settings = SparkSettings(settings)
     master = settings.master
     check_master(master)
-    import logging
 
     from pyspark import SparkConf, SparkContext
     from pyspark.java_gateway import launch_gateway
     from pyspark.sql import SparkSession
 
-    logging.getLogger("py4j").setLevel(logging.ERROR)
     scratch = Path(tempfile.mkdtemp(prefix="kraftsim-spark-"))
     log_config = scratch / "log4j2.properties"
     log_config.write_text(_LOG4J2)
     jvm_log = scratch / "jvm.log"
+    _log_py4j_to(jvm_log)
     stream_out = jvm_log.open("ab")
     extra, partial, archive = jvm_cache.driver_options(JVM_FLAGS)
     conf = SparkConf(loadDefaults=False)
