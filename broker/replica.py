@@ -109,20 +109,21 @@ class Replica:
 
     def become(self, reg: PartitionRegistration, now: int) -> bool:
         """Take the image's registration; True when the leader epoch changed."""
+        leader, me = reg.leader, self.broker_id
         new_epoch = reg.leader_epoch != self.leader_epoch
-        self.leader, self.leader_epoch = reg.leader, reg.leader_epoch
+        self.leader, self.leader_epoch = leader, reg.leader_epoch
         self.isr, self.replicas = reg.isr, reg.replicas
         if reg.partition_epoch != self.partition_epoch:
             self.partition_epoch = reg.partition_epoch
             self.pending_isr = None
-        if new_epoch and self.is_leader:
-            self.leader_epoch_start = self.log.end_offset
-            self.followers = {r: FollowerState(caught_up_at=now)
-                              for r in reg.replicas if r != self.broker_id}
-        elif not self.is_leader:
-            self.followers = _NO_FOLLOWERS
-        if self.is_leader:
+        if leader == me:
+            if new_epoch:
+                self.leader_epoch_start = self.log.end_offset
+                self.followers = {r: FollowerState(caught_up_at=now)
+                                  for r in reg.replicas if r != me}
             self.maybe_advance_high_watermark()
+        else:
+            self.followers = _NO_FOLLOWERS
         return new_epoch
 
     # ------------------------------------------------------------------ leader
@@ -134,6 +135,8 @@ class Replica:
 
     def maybe_advance_high_watermark(self) -> bool:
         """HW = min LEO over the maximal ISR; True when it moved."""
+        if not self.log.entries:
+            return False  # an empty log's HW is 0 and stays there
         hw = self.log.end_offset
         for member in () if self.hw_ignores_isr else self.maximal_isr():
             if member == self.broker_id:

@@ -123,6 +123,7 @@ class ReplicaManager:
         self.now = now
         self.image: MetadataImage | None = None
         self.replicas: dict[tuple[str, int], Replica] = {}
+        self.log_dir.attach(self.replicas)  # the replicas hold their logs
         self.outbox: list[NodeMessage] = []
         self.pending: list[_Pending] = []
         self._correlation = 0
@@ -173,45 +174,54 @@ class ReplicaManager:
             for key in self.log_dir.replica_keys():
                 if key[1] not in mine.get(key[0], ()):
                     self.log_dir.delete(key)
+        hw_ignores_isr = BrokerMutation.HW_IGNORES_ISR in self.mutations
+        take_log, new_log = self.log_dir.log, self._new_log
+        replicas, changed, me, now = self.replicas, self._changed, self.broker_id, self.now
         for topic_id in sorted(set(mine) | set(before)):
             topic = image.topics_by_id.get(topic_id)
-            if previous is not None and topic is previous.topics_by_id.get(topic_id) \
-                    and mine.get(topic_id) == before.get(topic_id):
-                continue
             pids = mine.get(topic_id, ())
+            old_pids = before.get(topic_id, ())
+            if previous is not None and topic is previous.topics_by_id.get(topic_id) \
+                    and (pids is old_pids or pids == old_pids):
+                continue
             kept = set(pids)
-            for pid in before.get(topic_id, ()):  # the replicas the previous image made here
+            for pid in old_pids:  # the replicas the previous image made here
                 if pid not in kept:
                     key = (topic_id, pid)
-                    gone = self.replicas.pop(key, None)
+                    gone = replicas.pop(key, None)
                     if gone is not None:
                         self._follow(key, self._fetching_from(gone), None)
                         self._touch(key)
                     self.log_dir.delete(key)
             if topic is None:
                 continue
+            partitions, name = topic.partitions, topic.name
             for pid in pids:
-                reg = topic.partitions.get(pid)
+                reg = partitions.get(pid)
                 if reg is None:
                     continue
                 key = (topic_id, pid)
-                replica = self.replicas.get(key)
+                replica = replicas.get(key)
                 if replica is None:
-                    log = self.log_dir.log(key, self._new_log)
-                    replica = Replica(self.broker_id, topic_id, topic.name, pid, log)
-                    replica.hw_ignores_isr = BrokerMutation.HW_IGNORES_ISR in self.mutations
-                    self.replicas[key] = replica
+                    log = take_log(key, new_log)
+                    replica = Replica(me, topic_id, name, pid, log)
+                    replica.hw_ignores_isr = hw_ignores_isr
+                    replicas[key] = replica
                     was, epoch = None, -1
                 else:
-                    was, epoch = self._fetching_from(replica), replica.leader_epoch
-                replica.become(reg, self.now)
-                self._changed[key] = None
-                self._touch(key)
-                now_from = self._fetching_from(replica)
+                    leader = replica.leader
+                    was = leader if leader >= 0 and leader != me else None
+                    epoch = replica.leader_epoch
+                replica.become(reg, now)
+                changed[key] = None
+                if self._sessions:
+                    self._touch(key)
+                leader = replica.leader
+                now_from = leader if leader >= 0 and leader != me else None
                 if now_from != was or replica.leader_epoch != epoch:
                     self._follow(key, was, now_from)
                 if now_from is not None:
-                    self._fetch_due.setdefault(now_from, self.now)
+                    self._fetch_due.setdefault(now_from, now)
         self._answer_held(lambda held: True)  # leaderships may have moved: answer now
         self._complete_produces()
 

@@ -45,10 +45,28 @@ BROKER_INVARIANTS: dict[str, str] = {
 """Every broker invariant with its source."""
 
 
+_HOLDERS = 1 << 20
+"""Broker ids below this are packed with their leader epoch (``epoch * _HOLDERS + id``)."""
+
+
+def _pack(epoch: int, broker: int) -> int | tuple[int, int]:
+    """(leader epoch, broker) as one int (a small one, shared, for epoch 0), or a pair."""
+    return epoch * _HOLDERS + broker if epoch >= 0 and 0 <= broker < _HOLDERS \
+        else (epoch, broker)
+
+
+def _unpack(packed: int | tuple[int, int]) -> tuple[int, int]:
+    return packed if isinstance(packed, tuple) else divmod(packed, _HOLDERS)
+
+
 class BrokerInvariants(Monitor):
     """The broker catalogue above, fed by the replica managers and the producers' acks."""
 
     def __init__(self) -> None:
+        # SingleLeaderPerEpoch: each partition's latest leader epoch and its holder, packed
+        # in one int (see _pack: one dict entry, no tuple, per partition); the holders of
+        # its earlier epochs by (topic id, partition, leader epoch) in ``leaders``
+        self.latest_leader: dict[tuple[str, int], int | tuple[int, int]] = {}
         self.leaders: dict[tuple[str, int, int], int] = {}
         self.committed: dict[tuple[str, int], dict[int, tuple[int, str]]] = {}
         self.acked: dict[tuple[str, int], dict[int, str]] = {}
@@ -106,13 +124,13 @@ class BrokerInvariants(Monitor):
             return
         self._check_fenced(manager.broker_id, image)
         unclean: dict[str, bool] = {}  # per topic: the image's setting, read once per check
-        for topic_id, pid in manager.drain_changed():
-            replica = manager.replicas.get((topic_id, pid))
+        for key in manager.drain_changed():
+            topic_id, pid = key
+            replica = manager.replicas.get(key)
             if replica is None:
                 continue
             if replica.is_leader:
-                key = (topic_id, pid, replica.leader_epoch)
-                holder = self.leaders.setdefault(key, manager.broker_id)
+                holder = self._leader_of(key, replica.leader_epoch, manager.broker_id)
                 if holder != manager.broker_id:
                     raise InvariantViolation(
                         "SingleLeaderPerEpoch",
@@ -131,6 +149,21 @@ class BrokerInvariants(Monitor):
             self._check_entries(replica.topic, topic_id, pid, replica.log.entries, start, hw,
                                 manager.broker_id)
             self.checked[ckey] = hw
+
+    def _leader_of(self, key: tuple[str, int], epoch: int, broker: int) -> int:
+        """The first broker seen leading ``key`` in leader ``epoch`` (``broker`` if none)."""
+        packed = self.latest_leader.get(key)
+        if packed is None:
+            self.latest_leader[key] = _pack(epoch, broker)
+            return broker
+        latest, holder = _unpack(packed)
+        if epoch == latest:
+            return holder
+        if epoch > latest:  # a newer epoch: the latest one joins the history
+            self.leaders[(*key, latest)] = holder
+            self.latest_leader[key] = _pack(epoch, broker)
+            return broker
+        return self.leaders.setdefault((*key, epoch), broker)
 
     def _check_entries(self, topic: str, topic_id: str, pid: int, entries: Sequence[LogEntry],
                        start: int, hw: int, broker: int) -> None:
