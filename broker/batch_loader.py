@@ -40,10 +40,12 @@ from metadata.schema import (
 )
 from raft import Batch
 
+_MARKER_TYPES = frozenset(TRANSACTION_MARKERS)
+
 
 def _has_marker(records: tuple[MetadataRecord, ...]) -> bool:
-    """Whether any record is a Begin, End or Abort."""
-    return any(isinstance(record, TRANSACTION_MARKERS) for record in records)
+    """Whether any record is a Begin, End or Abort (record types have no subclasses)."""
+    return not _MARKER_TYPES.isdisjoint(map(type, records))
 
 
 class TransactionState(StrEnum):

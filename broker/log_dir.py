@@ -12,45 +12,53 @@ StopReplica with delete; stray logs found at start-up go the same way).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from typing import Protocol
+from collections.abc import Callable, Iterable
 
 from broker.partition_log import PartitionLog
 
+Keys = Callable[[], Iterable[tuple[str, int]]]
+Logs = Callable[[], Iterable[tuple[tuple[str, int], PartitionLog]]]
 
-class HasLog(Protocol):
-    """A live replica: it holds its log."""
 
-    @property
-    def log(self) -> PartitionLog:
-        """The replica's log."""
+def _none() -> Iterable[tuple[str, int]]:
+    return ()
+
+
+def _no_logs() -> Iterable[tuple[tuple[str, int], PartitionLog]]:
+    return ()
 
 
 class LogDir:
     """The partition logs of one broker, by (topic id, partition).
 
     The live replicas of the broker's current process hold their logs (the
-    replica manager attaches its replicas: a log costs no entry of its own
-    here); the logs no live replica holds (those of a previous process,
-    until the next one takes them over) are kept here.
+    replica manager attaches them: a log costs no entry of its own here, and a
+    replica that never held anything has no log object yet); the logs no live
+    replica holds (those of a previous process, until the next one takes them
+    over) are kept here.
     """
 
     def __init__(self) -> None:
         self._held: dict[tuple[str, int], PartitionLog] = {}
-        self._replicas: Mapping[tuple[str, int], HasLog] = {}
+        self._keys: Keys = _none
+        self._logs: Logs = _no_logs
 
-    def attach(self, replicas: Mapping[tuple[str, int], HasLog]) -> None:
-        """A new process's replicas: the previous process's logs are held here until taken."""
-        for key, replica in self._replicas.items():
-            self._held[key] = replica.log
-        self._replicas = replicas
+    def attach(self, keys: Keys, logs: Logs) -> None:
+        """A new process's replicas (``keys``: every one; ``logs``: the logs they hold):
+        the previous process's logs are held here until taken."""
+        self._held.update(self._logs())
+        self._keys, self._logs = keys, logs
 
     @property
     def logs(self) -> dict[tuple[str, int], PartitionLog]:
-        """Every log on this disk (a copy)."""
+        """Every log object on this disk (a copy)."""
         found = dict(self._held)
-        found.update((key, replica.log) for key, replica in self._replicas.items())
+        found.update(self._logs())
         return found
+
+    def take(self, key: tuple[str, int]) -> PartitionLog | None:
+        """The log a previous process left for ``key``, for its new replica; None if none."""
+        return self._held.pop(key, None)
 
     def log(self, key: tuple[str, int], create: Callable[[], PartitionLog]) -> PartitionLog:
         """The log of ``key`` for a replica about to be attached: the one a previous
@@ -64,4 +72,4 @@ class LogDir:
 
     def replica_keys(self) -> list[tuple[str, int]]:
         """Every (topic id, partition) with a log here, sorted."""
-        return sorted(self._held.keys() | self._replicas.keys())
+        return sorted(self._held.keys() | set(self._keys()))

@@ -33,7 +33,7 @@ REQUEST_TIMED_OUT after ``request.timeout.ms``).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Mapping
 
 import immutables
 import msgspec
@@ -54,7 +54,7 @@ from broker.partition_log import PartitionLog, SequenceError
 from broker.producer_ids import ProducerIdManager
 from broker.replica import FetchClock, Replica
 from metadata.delta import BROKER_RESOURCE, TOPIC_RESOURCE
-from metadata.image import MetadataImage
+from metadata.image import MetadataImage, PartitionRegistration
 from metadata.requests import AlterPartitionRequest, AlterPartitionResponse, NodeMessage
 
 MIN_INSYNC_REPLICAS = "min.insync.replicas"
@@ -122,8 +122,12 @@ class ReplicaManager:
         self.mutations = mutations
         self.now = now
         self.image: MetadataImage | None = None
-        self.replicas: dict[tuple[str, int], Replica] = {}
-        self.log_dir.attach(self.replicas)  # the replicas hold their logs
+        # every replica here, in the order they were made: a Replica, or for a follower
+        # with an empty log its registration alone (compact; see the module docs)
+        self._replicas: dict[tuple[str, int], Replica | PartitionRegistration] = {}
+        self.replicas: Mapping[tuple[str, int], Replica] = _ReplicaView(self)
+        """Every replica here by (topic id, partition); reading a compact one makes it."""
+        self.log_dir.attach(self._replicas.keys, self._logs)
         self.outbox: list[NodeMessage] = []
         self.pending: list[_Pending] = []
         self._correlation = 0
@@ -174,9 +178,8 @@ class ReplicaManager:
             for key in self.log_dir.replica_keys():
                 if key[1] not in mine.get(key[0], ()):
                     self.log_dir.delete(key)
-        hw_ignores_isr = BrokerMutation.HW_IGNORES_ISR in self.mutations
-        take_log, new_log = self.log_dir.log, self._new_log
-        replicas, changed, me, now = self.replicas, self._changed, self.broker_id, self.now
+        take_log = self.log_dir.take
+        replicas, changed, me, now = self._replicas, self._changed, self.broker_id, self.now
         for topic_id in sorted(set(mine) | set(before)):
             topic = image.topics_by_id.get(topic_id)
             pids = mine.get(topic_id, ())
@@ -201,31 +204,78 @@ class ReplicaManager:
                 if reg is None:
                     continue
                 key = (topic_id, pid)
-                replica = replicas.get(key)
-                if replica is None:
-                    log = take_log(key, new_log)
-                    replica = Replica(me, topic_id, name, pid, log)
-                    replica.hw_ignores_isr = hw_ignores_isr
-                    replicas[key] = replica
+                held = replicas.get(key)
+                if held is None:
+                    key = _shared_key(key)
+                    log = take_log(key)
                     was, epoch = None, -1
-                else:
-                    leader = replica.leader
+                    if log is None and reg.leader != me:  # a pristine follower: compact
+                        replicas[key] = reg
+                        new: Replica | PartitionRegistration = reg
+                    else:
+                        new = replica = self._new_replica(key, name, log)
+                        replica.become(reg, now)
+                elif isinstance(held, Replica):
+                    leader = held.leader
                     was = leader if leader >= 0 and leader != me else None
-                    epoch = replica.leader_epoch
-                replica.become(reg, now)
+                    epoch = held.leader_epoch
+                    held.become(reg, now)
+                    new = held
+                else:  # compact: its registration is the one it took last
+                    leader = held.leader
+                    was = leader if leader >= 0 and leader != me else None
+                    epoch = held.leader_epoch
+                    if reg.leader == me:  # it leads now: a replica of its own
+                        new = replica = self._new_replica(key, name, None)
+                        replica.become(held, now)
+                        replica.become(reg, now)
+                    else:
+                        replicas[key] = new = reg
                 changed[key] = None
                 if self._sessions:
                     self._touch(key)
-                leader = replica.leader
+                leader = new.leader
                 now_from = leader if leader >= 0 and leader != me else None
-                if now_from != was or replica.leader_epoch != epoch:
+                if now_from != was or new.leader_epoch != epoch:
                     self._follow(key, was, now_from)
                 if now_from is not None:
                     self._fetch_due.setdefault(now_from, now)
         self._answer_held(lambda held: True)  # leaderships may have moved: answer now
         self._complete_produces()
 
-    def _fetching_from(self, replica: Replica) -> int | None:
+    def _logs(self) -> Iterator[tuple[tuple[str, int], PartitionLog]]:
+        """The logs the replicas hold (a compact one has none yet)."""
+        for key, held in self._replicas.items():
+            if type(held) is Replica:
+                yield key, held.log
+
+    def _new_replica(self, key: tuple[str, int], topic: str,
+                     log: PartitionLog | None) -> Replica:
+        """A replica of its own for ``key`` (with the log its disk holds, or a new one)."""
+        replica = Replica(self.broker_id, key[0], topic, key[1],
+                          log if log is not None else self._new_log())
+        replica.hw_ignores_isr = BrokerMutation.HW_IGNORES_ISR in self.mutations
+        self._replicas[key] = replica
+        return replica
+
+    def _replica(self, key: tuple[str, int]) -> Replica:
+        """The replica of ``key``, made for a compact one (KeyError: not a replica here)."""
+        held = self._replicas[key]
+        if type(held) is Replica:
+            return held
+        assert self.image is not None and isinstance(held, PartitionRegistration)
+        replica = self._new_replica(key, self.image.topics_by_id[key[0]].name,
+                                    self.log_dir.take(key))
+        replica.become(held, self.now)
+        return replica
+
+    def peek(self, key: tuple[str, int]) -> Replica | None:
+        """The replica of ``key`` if it has state of its own; None for a compact one (a
+        follower with an empty log, as its registration in the image says) or none."""
+        held = self._replicas.get(key)
+        return held if type(held) is Replica else None
+
+    def _fetching_from(self, replica: Replica | PartitionRegistration) -> int | None:
         """The leader this broker fetches ``replica`` from, None as leader or leaderless."""
         leader = replica.leader
         return leader if leader >= 0 and leader != self.broker_id else None
@@ -255,8 +305,8 @@ class ReplicaManager:
                 session.pending[key] = None
 
     def _wake(self, follower: int, key: tuple[str, int]) -> None:
-        replica = self.replicas.get(key)
-        state = replica.followers.get(follower) if replica is not None else None
+        replica = self._replicas.get(key)
+        state = replica.followers.get(follower) if type(replica) is Replica else None
         if state is not None:
             state.wake()
 
@@ -332,15 +382,16 @@ class ReplicaManager:
         handler = self._handler(leader)
         forgotten: list[tuple[str, int]] = []
         if handler.session_id == 0:  # a full fetch: every partition fetched from there
-            parts = [r.fetch_position() for _, r in sorted(self.replicas.items())
-                     if r.leader == leader and not r.is_leader]
+            me = self.broker_id
+            parts = [_position(k, r) for k, r in sorted(self._replicas.items(), key=_by_key)
+                     if r.leader == leader and leader != me]
             epoch = 0
         else:  # incremental: the positions that changed, the partitions left
             parts = []
             for key in sorted(handler.changed):
-                replica = self.replicas.get(key)
+                replica = self._replicas.get(key)
                 if replica is not None and self._fetching_from(replica) == leader:
-                    parts.append(replica.fetch_position())
+                    parts.append(_position(key, replica))
                 else:
                     forgotten.append(key)
             epoch = handler.epoch
@@ -388,7 +439,7 @@ class ReplicaManager:
         follower = msg.replica_id
         if msg.session_epoch == 0:  # a full fetch: a new session replaces the old one
             self._session_ids += 1
-            positions = {(p.topic_id, p.partition_id): p for p in msg.partitions}
+            positions = {_shared_key((p.topic_id, p.partition_id)): p for p in msg.partitions}
             session = _FetchSession(self._session_ids, 1, positions, dict.fromkeys(positions),
                                     FetchClock())
             self._sessions[follower] = session
@@ -404,7 +455,7 @@ class ReplicaManager:
                 self._wake(follower, key)  # no longer fetched here: its fetch times stop
             found.pending.pop(key, None)
         for part in msg.partitions:
-            key = (part.topic_id, part.partition_id)
+            key = _shared_key((part.topic_id, part.partition_id))
             found.partitions[key] = part
             found.pending[key] = None
         return found
@@ -420,8 +471,8 @@ class ReplicaManager:
         max_records = self.config.replica_fetch_max_records
         for key in keys:
             part = session.partitions[key]
-            replica = self.replicas.get(key)
-            if replica is None:
+            replica = self._replicas.get(key)
+            if type(replica) is not Replica:  # none here, or a follower (compact)
                 answers.append(_unknown(part.topic_id, part.partition_id))
                 continue
             hw = replica.log.high_watermark
@@ -439,9 +490,11 @@ class ReplicaManager:
             if answer.error != "NONE" or answer.entries or answer.diverging:
                 continue
             key = (answer.topic_id, answer.partition_id)
-            replica = self.replicas.get(key)
-            state = replica.followers.get(follower) if replica is not None else None
-            if replica is not None and state is not None and replica.is_leader and \
+            replica = self._replicas.get(key)
+            if type(replica) is not Replica:
+                continue
+            state = replica.followers.get(follower)
+            if state is not None and replica.is_leader and \
                     state.end_offset >= replica.log.end_offset:
                 state.idle_clock = session.clock
                 del session.pending[key]
@@ -480,8 +533,18 @@ class ReplicaManager:
         errors = more = False
         for part in msg.partitions:
             key = (part.topic_id, part.partition_id)
-            replica = self.replicas.get(key)
-            if replica is not None and replica.leader == leader:
+            found = self._replicas.get(key)
+            if found is not None and found.leader == leader:
+                if isinstance(found, Replica):
+                    replica = found
+                elif part.error != "NONE" or not part.entries:
+                    # a compact follower's empty log takes nothing from this answer (a
+                    # divergence truncates nothing, the high watermark stays 0)
+                    more |= part.diverging
+                    errors |= part.error != "NONE"
+                    continue
+                else:  # records arrive: a replica of its own to append them to
+                    replica = self._replica(key)
                 log = replica.log
                 offset, epoch, hw = log.end_offset, log.last_epoch, log.high_watermark
                 more |= replica.apply_fetched(part) or part.diverging
@@ -499,7 +562,8 @@ class ReplicaManager:
 
     def _check_isrs(self, now: int) -> None:
         me = self.broker_id
-        for key, replica in sorted((k, r) for k, r in self.replicas.items() if r.leader == me):
+        for key, replica in sorted(((k, r) for k, r in self._replicas.items()
+                                    if r.leader == me and type(r) is Replica), key=_by_key):
             self._propose(key, replica, now)
 
     def _propose(self, key: tuple[str, int], replica: Replica, now: int) -> None:
@@ -516,7 +580,7 @@ class ReplicaManager:
 
     def _on_alter_response(self, msg: AlterPartitionResponse) -> None:
         key = self._alter_in_flight.pop(msg.correlation_id, None)
-        replica = self.replicas.get(key) if key is not None else None
+        replica = self.peek(key) if key is not None else None
         if replica is not None and msg.error != "NONE":
             replica.pending_isr = None  # the image will tell; propose again next check
 
@@ -527,7 +591,7 @@ class ReplicaManager:
         topic_id = image.topics_by_name.get(topic) if image is not None else None
         if topic_id is None:
             return "UNKNOWN_TOPIC_OR_PARTITION"
-        replica = self.replicas.get((topic_id, partition))
+        replica = self.peek((topic_id, partition))
         if replica is None or not replica.is_leader:
             return "NOT_LEADER_OR_FOLLOWER"
         return replica
@@ -598,7 +662,7 @@ class ReplicaManager:
         keep = []
         for p in self.pending:
             replica = p.replica
-            current = self.replicas.get((replica.topic_id, replica.partition_id))
+            current = self._replicas.get((replica.topic_id, replica.partition_id))
             if current is not replica or not replica.is_leader or \
                     replica.leader_epoch != p.leader_epoch:
                 p.callback(ProduceResult("NOT_LEADER_OR_FOLLOWER"))
@@ -629,6 +693,57 @@ class ReplicaManager:
     def init_producer_id(self) -> tuple[str, int]:
         """An idempotent producer's id: (NONE, id) or (COORDINATOR_LOAD_IN_PROGRESS, -1)."""
         return self.producer_ids.next_id(self._broker_epoch())
+
+
+class _ReplicaView(Mapping[tuple[str, int], Replica]):
+    """A manager's replicas as Replica objects (a compact one is made when read)."""
+
+    __slots__ = ("_manager",)
+
+    def __init__(self, manager: ReplicaManager) -> None:
+        self._manager = manager
+
+    def __getitem__(self, key: tuple[str, int]) -> Replica:
+        return self._manager._replica(key)
+
+    def __iter__(self) -> Iterator[tuple[str, int]]:
+        return iter(self._manager._replicas)
+
+    def __len__(self) -> int:
+        return len(self._manager._replicas)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._manager._replicas
+
+
+def _by_key(item: tuple[tuple[str, int], object]) -> tuple[str, int]:
+    return item[0]
+
+
+def _position(key: tuple[str, int], held: Replica | PartitionRegistration) -> FetchPartition:
+    """What a follower asks its leader for next (a compact one: from offset 0)."""
+    if type(held) is Replica:
+        return held.fetch_position()
+    return FetchPartition(key[0], key[1], held.leader_epoch, 0, -1)
+
+
+_SHARED_KEYS = 1 << 16
+_keys: dict[tuple[str, int], tuple[str, int]] = {}
+
+
+def _shared_key(key: tuple[str, int]) -> tuple[str, int]:
+    """``key``, or the equal (topic id, partition) tuple made shortly before.
+
+    Every broker hosts a replica of the same partitions, made within a few
+    events of each other: the key of each is one tuple rather than one per
+    broker (a bounded identity cache, emptied when full; it changes no value).
+    """
+    found = _keys.get(key)
+    if found is None:
+        if len(_keys) >= _SHARED_KEYS:
+            _keys.clear()
+        found = _keys[key] = key
+    return found
 
 
 def _unknown(topic_id: str, partition_id: int) -> FetchedPartition:

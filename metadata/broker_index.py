@@ -12,7 +12,7 @@ The index is derived: it is not part of an image's digest.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 
 import immutables
 
@@ -82,6 +82,40 @@ def update_index(index: BrokerIndex, removed: Iterable[TopicImage],
     return out.finish()
 
 
+_SHARED_INDEXES = 64
+_indexes: dict[tuple[object, ...], tuple[BrokerIndex, list[object], BrokerIndex]] = {}
+
+
+def shared_update(index: BrokerIndex, removed: Sequence[TopicImage],
+                  changed: Sequence[tuple[str, TopicImage | None,
+                                          Mapping[int, PartitionRegistration], TopicImage]]
+                  ) -> BrokerIndex:
+    """:func:`update_index`, shared by every node that makes the same change.
+
+    ``changed`` holds (topic id, the topic as it was or None, its new
+    registrations, the topic as it is now). The index after a change depends
+    only on the index before, the removed topics and each changed topic
+    before and after (a partition whose registration is the same object in
+    both changed nothing): a node that applies, to the same index, the same
+    topics by identity (see :func:`metadata.delta.partition_from_record`)
+    gets the index another node made a moment before. A bounded identity
+    cache, emptied when full; it changes no value.
+    """
+    key = (id(index), *(id(t) for t in removed),
+           *(x for tid, base, _, topic in changed for x in (tid, id(base), id(topic))))
+    held: list[object] = [*removed, *(x for _, base, _, topic in changed
+                                      for x in (base, topic))]
+    hit = _indexes.get(key)
+    if hit is not None and hit[0] is index and len(hit[1]) == len(held) and \
+            all(a is b for a, b in zip(hit[1], held, strict=True)):
+        return hit[2]
+    out = update_index(index, removed, [(tid, base, parts) for tid, base, parts, _ in changed])
+    if len(_indexes) >= _SHARED_INDEXES:
+        _indexes.clear()
+    _indexes[key] = (index, held, out)
+    return out
+
+
 _SHARED_APPENDS = 1 << 12
 _appends: dict[tuple[int, tuple[int, ...]], tuple[tuple[int, ...], tuple[int, ...]]] = {}
 
@@ -105,8 +139,10 @@ def _appended(current: tuple[int, ...], added: tuple[int, ...]) -> tuple[int, ..
 
 
 def clear_shared_appends() -> None:
-    """Empty the identity cache of appended tuples (what it alone holds is freed now)."""
+    """Empty the identity caches of appended tuples and of indexes (what they alone hold
+    is freed now)."""
     _appends.clear()
+    _indexes.clear()
 
 
 def partitions_of(index: BrokerIndex, broker_id: int) -> Iterator[tuple[str, int]]:

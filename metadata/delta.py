@@ -18,7 +18,7 @@ from typing import Any, ClassVar, TypeVar
 import immutables
 import msgspec
 
-from metadata.broker_index import clear_shared_appends, update_index
+from metadata.broker_index import clear_shared_appends, shared_update
 from metadata.image import (
     DIGEST_MASK,
     BrokerRegistration,
@@ -329,17 +329,21 @@ class MetadataDelta:
         if self.records == 0:
             return image.with_provenance(offset, epoch)
         digest = image.digest
-        index = update_index(
-            image.partitions_by_broker,
-            [t for t in self._removed.values() if t is not None],
-            [(tid, c.base, c.partitions) for tid, c in self._topics.items()])
         topics = image.topics_by_id.mutate()
-        for topic_id, removed in self._removed.items():
-            if removed is not None and topic_id in topics:
-                digest -= _topic_digest(removed)
-                del topics[topic_id]
+        removed: list[TopicImage] = []
+        for topic_id, gone in self._removed.items():
+            if gone is not None:
+                removed.append(gone)
+                if topic_id in topics:
+                    digest -= _topic_digest(gone)
+                    del topics[topic_id]
+        changed: list[tuple[str, TopicImage | None, dict[int, PartitionRegistration],
+                            TopicImage]] = []
         for topic_id, change in self._topics.items():
-            digest, topics[topic_id] = _apply_topic(change, digest)
+            digest, topic = _apply_topic(change, digest)
+            topics[topic_id] = topic
+            changed.append((topic_id, change.base, change.partitions, topic))
+        index = shared_update(image.partitions_by_broker, removed, changed)
         names = image.topics_by_name
         if self._names:
             by_name = names.mutate()

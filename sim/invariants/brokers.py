@@ -126,8 +126,8 @@ class BrokerInvariants(Monitor):
         unclean: dict[str, bool] = {}  # per topic: the image's setting, read once per check
         for key in manager.drain_changed():
             topic_id, pid = key
-            replica = manager.replicas.get(key)
-            if replica is None:
+            replica = manager.peek(key)
+            if replica is None:  # none, or a follower with an empty log: nothing to check
                 continue
             if replica.is_leader:
                 holder = self._leader_of(key, replica.leader_epoch, manager.broker_id)
