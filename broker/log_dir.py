@@ -13,19 +13,35 @@ StopReplica with delete; stray logs found at start-up go the same way).
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from typing import Protocol
 
 from broker.partition_log import PartitionLog
 
-Keys = Callable[[], Iterable[tuple[str, int]]]
-Logs = Callable[[], Iterable[tuple[tuple[str, int], PartitionLog]]]
+Key = tuple[str, int]
 
 
-def _none() -> Iterable[tuple[str, int]]:
-    return ()
+class LiveReplicas(Protocol):
+    """The replicas of a broker's current process, which hold their logs."""
+
+    def replica_keys(self) -> Iterable[Key]:
+        """Every replica."""
+
+    def held_logs(self) -> Iterable[tuple[Key, PartitionLog]]:
+        """The logs the replicas hold now (one that never held anything may have none)."""
+
+    def all_logs(self) -> Iterable[tuple[Key, PartitionLog]]:
+        """Every replica's log (made where there is none yet)."""
 
 
-def _no_logs() -> Iterable[tuple[tuple[str, int], PartitionLog]]:
-    return ()
+class _NoReplicas:
+    def replica_keys(self) -> Iterable[Key]:
+        return ()
+
+    def held_logs(self) -> Iterable[tuple[Key, PartitionLog]]:
+        return ()
+
+    def all_logs(self) -> Iterable[tuple[Key, PartitionLog]]:
+        return ()
 
 
 class LogDir:
@@ -33,43 +49,41 @@ class LogDir:
 
     The live replicas of the broker's current process hold their logs (the
     replica manager attaches them: a log costs no entry of its own here, and a
-    replica that never held anything has no log object yet); the logs no live
-    replica holds (those of a previous process, until the next one takes them
-    over) are kept here.
+    replica that never held anything need not have a log object yet); the
+    logs no live replica holds (those of a previous process, until the next
+    one takes them over) are kept here.
     """
 
     def __init__(self) -> None:
-        self._held: dict[tuple[str, int], PartitionLog] = {}
-        self._keys: Keys = _none
-        self._logs: Logs = _no_logs
+        self._held: dict[Key, PartitionLog] = {}
+        self._live: LiveReplicas = _NoReplicas()
 
-    def attach(self, keys: Keys, logs: Logs) -> None:
-        """A new process's replicas (``keys``: every one; ``logs``: the logs they hold):
-        the previous process's logs are held here until taken."""
-        self._held.update(self._logs())
-        self._keys, self._logs = keys, logs
+    def attach(self, live: LiveReplicas) -> None:
+        """A new process's replicas: the previous process's logs are held here until taken."""
+        self._held.update(self._live.held_logs())
+        self._live = live
 
     @property
-    def logs(self) -> dict[tuple[str, int], PartitionLog]:
-        """Every log object on this disk (a copy)."""
+    def logs(self) -> dict[Key, PartitionLog]:
+        """Every log on this disk (a copy of the index; the logs are the live ones)."""
         found = dict(self._held)
-        found.update(self._logs())
+        found.update(self._live.all_logs())
         return found
 
-    def take(self, key: tuple[str, int]) -> PartitionLog | None:
+    def take(self, key: Key) -> PartitionLog | None:
         """The log a previous process left for ``key``, for its new replica; None if none."""
         return self._held.pop(key, None)
 
-    def log(self, key: tuple[str, int], create: Callable[[], PartitionLog]) -> PartitionLog:
+    def log(self, key: Key, create: Callable[[], PartitionLog]) -> PartitionLog:
         """The log of ``key`` for a replica about to be attached: the one a previous
         process left, else a new one from ``create``."""
         found = self._held.pop(key, None)
         return found if found is not None else create()
 
-    def delete(self, key: tuple[str, int]) -> None:
+    def delete(self, key: Key) -> None:
         """Remove the log of ``key`` (no longer a replica here; its replica is gone)."""
         self._held.pop(key, None)
 
-    def replica_keys(self) -> list[tuple[str, int]]:
+    def replica_keys(self) -> list[Key]:
         """Every (topic id, partition) with a log here, sorted."""
-        return sorted(self._held.keys() | set(self._keys()))
+        return sorted(self._held.keys() | set(self._live.replica_keys()))

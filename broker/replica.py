@@ -13,9 +13,6 @@ comes back; one proposal at a time.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-
-import immutables
 import msgspec
 
 from broker.fetch_messages import FetchedPartition, FetchPartition
@@ -38,6 +35,7 @@ class FollowerState(msgspec.Struct, gc=False):
     partition at the clock's time, as a full fetch would have made it.
     """
 
+    broker_id: int = -1
     end_offset: int = -1
     caught_up_at: int = 0
     last_fetch_at: int = -1
@@ -62,7 +60,11 @@ class FollowerState(msgspec.Struct, gc=False):
         return self.last_fetch_at >= 0 or self.idle_clock is not None
 
 
-_NO_FOLLOWERS: Mapping[int, FollowerState] = immutables.Map()
+_NO_FOLLOWERS: tuple[FollowerState, ...] = ()
+
+
+def _by_broker(state: FollowerState) -> int:
+    return state.broker_id
 
 
 class Replica:
@@ -97,7 +99,8 @@ class Replica:
         self.partition_epoch = -1
         self.isr: tuple[int, ...] = ()
         self.replicas: tuple[int, ...] = ()
-        self.followers: Mapping[int, FollowerState] = _NO_FOLLOWERS  # as leader only
+        # as leader only: one state per follower (a tuple: most partitions have two)
+        self.followers: tuple[FollowerState, ...] = _NO_FOLLOWERS
         self.pending_isr: tuple[int, ...] | None = None
         self.leader_epoch_start = 0
         self.hw_ignores_isr = False  # the hw-ignores-isr mutation
@@ -119,14 +122,21 @@ class Replica:
         if leader == me:
             if new_epoch:
                 self.leader_epoch_start = self.log.end_offset
-                self.followers = {r: FollowerState(caught_up_at=now)
-                                  for r in reg.replicas if r != me}
+                self.followers = tuple([FollowerState(r, caught_up_at=now)
+                                        for r in reg.replicas if r != me])
             self.maybe_advance_high_watermark()
         else:
             self.followers = _NO_FOLLOWERS
         return new_epoch
 
     # ------------------------------------------------------------------ leader
+    def follower(self, broker_id: int) -> FollowerState | None:
+        """What this leader knows of follower ``broker_id`` (None: nothing yet)."""
+        for state in self.followers:
+            if state.broker_id == broker_id:
+                return state
+        return None
+
     def maximal_isr(self) -> tuple[int, ...]:
         """The ISR the HW must respect: the image's, plus a pending expansion."""
         if self.pending_isr is None:
@@ -141,7 +151,7 @@ class Replica:
         for member in () if self.hw_ignores_isr else self.maximal_isr():
             if member == self.broker_id:
                 continue
-            state = self.followers.get(member)
+            state = self.follower(member)
             hw = min(hw, state.end_offset if state is not None else -1)
         before = self.log.high_watermark
         self.log.update_high_watermark(hw)
@@ -167,12 +177,10 @@ class Replica:
                                         log.high_watermark, diverging=True,
                                         diverging_epoch=epoch,
                                         diverging_end_offset=end)
-        followers = self.followers
-        if not isinstance(followers, dict):
-            followers = self.followers = {}
-        state = followers.get(replica_id)
+        state = self.follower(replica_id)
         if state is None:
-            state = followers[replica_id] = FollowerState(caught_up_at=now)
+            state = FollowerState(replica_id, caught_up_at=now)
+            self.followers = (*self.followers, state)
         state.wake()
         offset = min(req.fetch_offset, log.end_offset)
         if offset >= log.end_offset:
@@ -190,13 +198,13 @@ class Replica:
         if not self.is_leader or self.pending_isr is not None:
             return None
         out = [r for r in self.isr if r != self.broker_id
-               and now - self.followers.get(r, FollowerState()).last_caught_up() > lag_max_ms]
+               and now - (self.follower(r) or FollowerState()).last_caught_up() > lag_max_ms]
         if out:
             return tuple(r for r in self.isr if r not in out)
         hw = self.log.high_watermark
-        back = [r for r, s in sorted(self.followers.items()) if r not in self.isr
-                and r in self.replicas and s.end_offset >= max(hw, self.leader_epoch_start)
-                and s.has_fetched()]
+        back = [s.broker_id for s in sorted(self.followers, key=_by_broker)
+                if s.broker_id not in self.isr and s.broker_id in self.replicas
+                and s.end_offset >= max(hw, self.leader_epoch_start) and s.has_fetched()]
         if back:
             return (*self.isr, *back)
         return None

@@ -33,7 +33,7 @@ REQUEST_TIMED_OUT after ``request.timeout.ms``).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 
 import immutables
 import msgspec
@@ -127,7 +127,7 @@ class ReplicaManager:
         self._replicas: dict[tuple[str, int], Replica | PartitionRegistration] = {}
         self.replicas: Mapping[tuple[str, int], Replica] = _ReplicaView(self)
         """Every replica here by (topic id, partition); reading a compact one makes it."""
-        self.log_dir.attach(self._replicas.keys, self._logs)
+        self.log_dir.attach(self)
         self.outbox: list[NodeMessage] = []
         self.pending: list[_Pending] = []
         self._correlation = 0
@@ -243,11 +243,20 @@ class ReplicaManager:
         self._answer_held(lambda held: True)  # leaderships may have moved: answer now
         self._complete_produces()
 
-    def _logs(self) -> Iterator[tuple[tuple[str, int], PartitionLog]]:
+    def replica_keys(self) -> Iterable[tuple[str, int]]:
+        """Every replica here (for the log dir)."""
+        return self._replicas.keys()
+
+    def held_logs(self) -> Iterator[tuple[tuple[str, int], PartitionLog]]:
         """The logs the replicas hold (a compact one has none yet)."""
         for key, held in self._replicas.items():
             if type(held) is Replica:
                 yield key, held.log
+
+    def all_logs(self) -> Iterator[tuple[tuple[str, int], PartitionLog]]:
+        """Every replica's log (a compact one gets its replica now)."""
+        for key in list(self._replicas):
+            yield key, self._replica(key).log
 
     def _new_replica(self, key: tuple[str, int], topic: str,
                      log: PartitionLog | None) -> Replica:
@@ -306,7 +315,7 @@ class ReplicaManager:
 
     def _wake(self, follower: int, key: tuple[str, int]) -> None:
         replica = self._replicas.get(key)
-        state = replica.followers.get(follower) if type(replica) is Replica else None
+        state = replica.follower(follower) if type(replica) is Replica else None
         if state is not None:
             state.wake()
 
@@ -493,7 +502,7 @@ class ReplicaManager:
             replica = self._replicas.get(key)
             if type(replica) is not Replica:
                 continue
-            state = replica.followers.get(follower)
+            state = replica.follower(follower)
             if state is not None and replica.is_leader and \
                     state.end_offset >= replica.log.end_offset:
                 state.idle_clock = session.clock
