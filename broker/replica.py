@@ -160,15 +160,12 @@ class Replica:
     def serve_fetch(self, replica_id: int, req: FetchPartition, now: int,
                     max_records: int) -> FetchedPartition:
         """Answer one partition of a follower's fetch (and learn its LEO)."""
-        def error(code: str) -> FetchedPartition:
-            return FetchedPartition(self.topic_id, self.partition_id, code)
-
-        if not self.is_leader:
-            return error("NOT_LEADER_OR_FOLLOWER")
+        if self.leader != self.broker_id:
+            return FetchedPartition(self.topic_id, self.partition_id, "NOT_LEADER_OR_FOLLOWER")
         if req.current_leader_epoch < self.leader_epoch:
-            return error("FENCED_LEADER_EPOCH")
+            return FetchedPartition(self.topic_id, self.partition_id, "FENCED_LEADER_EPOCH")
         if req.current_leader_epoch > self.leader_epoch:
-            return error("UNKNOWN_LEADER_EPOCH")
+            return FetchedPartition(self.topic_id, self.partition_id, "UNKNOWN_LEADER_EPOCH")
         log = self.log
         if req.last_fetched_epoch >= 0:
             epoch, end = log.end_offset_for_epoch(req.last_fetched_epoch)
@@ -182,16 +179,18 @@ class Replica:
             state = FollowerState(replica_id, caught_up_at=now)
             self.followers = (*self.followers, state)
         state.wake()
-        offset = min(req.fetch_offset, log.end_offset)
-        if offset >= log.end_offset:
+        leo = log.end_offset
+        offset = min(req.fetch_offset, leo)
+        if offset >= leo:
             state.caught_up_at = now
         elif offset >= state.leo_at_last_fetch >= 0:
             state.caught_up_at = max(state.caught_up_at, state.last_fetch_at)
         state.end_offset = offset
-        state.last_fetch_at, state.leo_at_last_fetch = now, log.end_offset
+        state.last_fetch_at, state.leo_at_last_fetch = now, leo
         self.maybe_advance_high_watermark()
+        entries = tuple(log.read(offset, max_records)) if offset < leo else ()
         return FetchedPartition(self.topic_id, self.partition_id, "NONE", log.high_watermark,
-                                tuple(log.read(offset, max_records)))
+                                entries)
 
     def isr_proposal(self, now: int, lag_max_ms: int) -> tuple[int, ...] | None:
         """A new ISR to ask the controller for, or None (nothing to change, or one pending)."""

@@ -152,7 +152,9 @@ class ReplicaManager:
 
     def drain_changed(self) -> list[tuple[str, int]]:
         """The replicas whose role, epochs, log or high watermark may have changed since
-        the last call, in the order they changed (for observers such as invariant checks)."""
+        the last call, in the order they changed (for observers such as invariant checks;
+        a compact replica, a follower with an empty log, has nothing to observe and may be
+        left out)."""
         changed, self._changed = list(self._changed), {}
         return changed
 
@@ -180,6 +182,7 @@ class ReplicaManager:
                     self.log_dir.delete(key)
         take_log = self.log_dir.take
         replicas, changed, me, now = self._replicas, self._changed, self.broker_id, self.now
+        sessions = list(self._sessions.items())  # no session opens or closes here
         for topic_id in sorted(set(mine) | set(before)):
             topic = image.topics_by_id.get(topic_id)
             pids = mine.get(topic_id, ())
@@ -231,9 +234,12 @@ class ReplicaManager:
                         replica.become(reg, now)
                     else:
                         replicas[key] = new = reg
-                changed[key] = None
-                if self._sessions:
-                    self._touch(key)
+                if type(new) is Replica:  # a compact one has nothing to observe
+                    changed[key] = None
+                for follower, session in sessions:  # as _touch
+                    if key in session.partitions:
+                        self._wake(follower, key)
+                        session.pending[key] = None
                 leader = new.leader
                 now_from = leader if leader >= 0 and leader != me else None
                 if now_from != was or new.leader_epoch != epoch:

@@ -40,18 +40,32 @@ def update_index(index: BrokerIndex, removed: Iterable[TopicImage],
             for broker in reg.replicas:
                 gone.add((broker, topic.topic_id))
     for topic_id, base, partitions in changed:
-        old_parts = base.partitions if base is not None else None
-        for pid, reg in partitions.items():
-            old = old_parts.get(pid) if old_parts is not None else None
-            old_replicas = old.replicas if old is not None else ()
-            if old_replicas == reg.replicas:
-                continue
-            for broker in reg.replicas:
-                if broker not in old_replicas:
-                    adds.setdefault((broker, topic_id), set()).add(pid)
-            for broker in old_replicas:
-                if broker not in reg.replicas:
-                    drops.setdefault((broker, topic_id), set()).add(pid)
+        topic_adds: dict[int, set[int]] = {}  # broker -> partitions, for this topic
+        if base is None:  # a new topic: every replica is an addition
+            for pid, reg in partitions.items():
+                for broker in reg.replicas:
+                    pids = topic_adds.get(broker)
+                    if pids is None:
+                        pids = topic_adds[broker] = set()
+                    pids.add(pid)
+        else:
+            old_parts = base.partitions
+            topic_drops: dict[int, set[int]] = {}
+            for pid, reg in partitions.items():
+                old = old_parts.get(pid)
+                old_replicas = old.replicas if old is not None else ()
+                if old_replicas == reg.replicas:
+                    continue
+                for broker in reg.replicas:
+                    if broker not in old_replicas:
+                        topic_adds.setdefault(broker, set()).add(pid)
+                for broker in old_replicas:
+                    if broker not in reg.replicas:
+                        topic_drops.setdefault(broker, set()).add(pid)
+            for broker, pids in topic_drops.items():
+                drops.setdefault((broker, topic_id), set()).update(pids)
+        for broker, pids in topic_adds.items():
+            adds.setdefault((broker, topic_id), set()).update(pids)
     if not adds and not drops and not gone:
         return index
     by_broker: dict[int, list[tuple[str, set[int], set[int], bool]]] = {}
