@@ -207,7 +207,9 @@ class ReplicaManager:
                 if reg is None:
                     continue
                 key = (topic_id, pid)
-                held = replicas.get(key)
+                # a replica here is one the previous image assigned here: none if it
+                # assigned none of the topic (e.g. a new topic)
+                held = replicas.get(key) if old_pids else None
                 if held is None:
                     key = _shared_key(key)
                     log = take_log(key)
