@@ -33,7 +33,7 @@ REQUEST_TIMED_OUT after ``request.timeout.ms``).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, ItemsView, Iterable, Iterator, Mapping, ValuesView
 
 import immutables
 import msgspec
@@ -731,6 +731,30 @@ class _ReplicaView(Mapping[tuple[str, int], Replica]):
 
     def __contains__(self, key: object) -> bool:
         return key in self._manager._replicas
+
+    def items(self) -> ItemsView[tuple[str, int], Replica]:  # as Mapping's, in one pass
+        return _Items(self)
+
+    def values(self) -> ValuesView[Replica]:  # as Mapping's, in one pass
+        return _Values(self)
+
+
+class _Items(ItemsView[tuple[str, int], Replica]):
+    _mapping: _ReplicaView
+
+    def __iter__(self) -> Iterator[tuple[tuple[str, int], Replica]]:
+        manager = self._mapping._manager
+        for key, held in list(manager._replicas.items()):
+            yield key, held if type(held) is Replica else manager._replica(key)
+
+
+class _Values(ValuesView[Replica]):
+    _mapping: _ReplicaView
+
+    def __iter__(self) -> Iterator[Replica]:
+        manager = self._mapping._manager
+        for key, held in list(manager._replicas.items()):
+            yield held if type(held) is Replica else manager._replica(key)
 
 
 def _by_key(item: tuple[tuple[str, int], object]) -> tuple[str, int]:
