@@ -97,6 +97,8 @@ def update_index(index: BrokerIndex, removed: Iterable[TopicImage],
 
 
 _SHARED_INDEXES = 64
+_SHARED_MIN = 1_000
+"""Changes of fewer partitions are cheaper to redo than to look up."""
 _indexes: dict[tuple[object, ...], tuple[BrokerIndex, list[object], BrokerIndex]] = {}
 
 
@@ -112,9 +114,12 @@ def shared_update(index: BrokerIndex, removed: Sequence[TopicImage],
     before and after (a partition whose registration is the same object in
     both changed nothing): a node that applies, to the same index, the same
     topics by identity (see :func:`metadata.delta.partition_from_record`)
-    gets the index another node made a moment before. A bounded identity
+    gets the index another node made a moment before (only for changes of
+    many partitions; small ones are cheaper to redo). A bounded identity
     cache, emptied when full; it changes no value.
     """
+    if not removed and sum(len(parts) for _, _, parts, _ in changed) < _SHARED_MIN:
+        return update_index(index, (), [(tid, base, parts) for tid, base, parts, _ in changed])
     key = (id(index), *(id(t) for t in removed),
            *(x for tid, base, _, topic in changed for x in (tid, id(base), id(topic))))
     held: list[object] = [*removed, *(x for _, base, _, topic in changed
