@@ -40,32 +40,33 @@ def update_index(index: BrokerIndex, removed: Iterable[TopicImage],
             for broker in reg.replicas:
                 gone.add((broker, topic.topic_id))
     for topic_id, base, partitions in changed:
-        topic_adds: dict[int, set[int]] = {}  # broker -> partitions, for this topic
         if base is None:  # a new topic: every replica is an addition
+            topic_adds: dict[int, set[int]] = {}  # broker -> its partitions of the topic
             for pid, reg in partitions.items():
                 for broker in reg.replicas:
                     pids = topic_adds.get(broker)
                     if pids is None:
                         pids = topic_adds[broker] = set()
                     pids.add(pid)
-        else:
-            old_parts = base.partitions
-            topic_drops: dict[int, set[int]] = {}
-            for pid, reg in partitions.items():
-                old = old_parts.get(pid)
-                old_replicas = old.replicas if old is not None else ()
-                if old_replicas == reg.replicas:
-                    continue
-                for broker in reg.replicas:
-                    if broker not in old_replicas:
-                        topic_adds.setdefault(broker, set()).add(pid)
-                for broker in old_replicas:
-                    if broker not in reg.replicas:
-                        topic_drops.setdefault(broker, set()).add(pid)
-            for broker, pids in topic_drops.items():
-                drops.setdefault((broker, topic_id), set()).update(pids)
-        for broker, pids in topic_adds.items():
-            adds.setdefault((broker, topic_id), set()).update(pids)
+            for broker, pids in topic_adds.items():
+                have = adds.get((broker, topic_id))
+                if have is None:
+                    adds[(broker, topic_id)] = pids
+                else:
+                    have |= pids
+            continue
+        old_parts = base.partitions  # only partitions whose replicas changed cost anything
+        for pid, reg in partitions.items():
+            old = old_parts.get(pid)
+            old_replicas = old.replicas if old is not None else ()
+            if old_replicas == reg.replicas:
+                continue
+            for broker in reg.replicas:
+                if broker not in old_replicas:
+                    adds.setdefault((broker, topic_id), set()).add(pid)
+            for broker in old_replicas:
+                if broker not in reg.replicas:
+                    drops.setdefault((broker, topic_id), set()).add(pid)
     if not adds and not drops and not gone:
         return index
     by_broker: dict[int, list[tuple[str, set[int], set[int], bool]]] = {}
@@ -98,37 +99,39 @@ def update_index(index: BrokerIndex, removed: Iterable[TopicImage],
 
 _SHARED_INDEXES = 64
 _SHARED_MIN = 1_000
-"""Changes of fewer partitions are cheaper to redo than to look up."""
+_SHARED_DENSITY = 16
+"""Changes of fewer partitions, or of fewer per topic, are cheaper to redo than to look up."""
 _indexes: dict[tuple[object, ...], tuple[BrokerIndex, list[object], BrokerIndex]] = {}
 
 
 def shared_update(index: BrokerIndex, removed: Sequence[TopicImage],
                   changed: Sequence[tuple[str, TopicImage | None,
-                                          Mapping[int, PartitionRegistration], TopicImage]]
-                  ) -> BrokerIndex:
+                                          Mapping[int, PartitionRegistration]]],
+                  made: Sequence[TopicImage], total: int) -> BrokerIndex:
     """:func:`update_index`, shared by every node that makes the same change.
 
-    ``changed`` holds (topic id, the topic as it was or None, its new
-    registrations, the topic as it is now). The index after a change depends
-    only on the index before, the removed topics and each changed topic
-    before and after (a partition whose registration is the same object in
-    both changed nothing): a node that applies, to the same index, the same
-    topics by identity (see :func:`metadata.delta.partition_from_record`)
-    gets the index another node made a moment before (only for changes of
-    many partitions; small ones are cheaper to redo). A bounded identity
-    cache, emptied when full; it changes no value.
+    ``made`` holds each changed topic as it is now, ``total`` the number of
+    changed partitions. The index after a change depends only on the index
+    before, the removed topics and each changed topic before and after (a
+    partition whose registration is the same object in both changed nothing):
+    a node that applies, to the same index, the same topics by identity (see
+    :func:`metadata.delta.partition_from_record`) gets the index another node
+    made a moment before (only for changes of many partitions in few topics;
+    others are cheaper to redo). A bounded identity cache, emptied when full;
+    it changes no value.
     """
-    if not removed and sum(len(parts) for _, _, parts, _ in changed) < _SHARED_MIN:
-        return update_index(index, (), [(tid, base, parts) for tid, base, parts, _ in changed])
+    if total < _SHARED_MIN or total < _SHARED_DENSITY * (len(changed) + len(removed)):
+        return update_index(index, removed, changed)
     key = (id(index), *(id(t) for t in removed),
-           *(x for tid, base, _, topic in changed for x in (tid, id(base), id(topic))))
-    held: list[object] = [*removed, *(x for _, base, _, topic in changed
+           *(x for (tid, base, _), topic in zip(changed, made, strict=True)
+             for x in (tid, id(base), id(topic))))
+    held: list[object] = [*removed, *(x for (_, base, _), topic in zip(changed, made, strict=True)
                                       for x in (base, topic))]
     hit = _indexes.get(key)
     if hit is not None and hit[0] is index and len(hit[1]) == len(held) and \
             all(a is b for a, b in zip(hit[1], held, strict=True)):
         return hit[2]
-    out = update_index(index, removed, [(tid, base, parts) for tid, base, parts, _ in changed])
+    out = update_index(index, removed, changed)
     if len(_indexes) >= _SHARED_INDEXES:
         _indexes.clear()
     _indexes[key] = (index, held, out)

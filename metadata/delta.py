@@ -337,13 +337,16 @@ class MetadataDelta:
                 if topic_id in topics:
                     digest -= _topic_digest(gone)
                     del topics[topic_id]
-        changed: list[tuple[str, TopicImage | None, dict[int, PartitionRegistration],
-                            TopicImage]] = []
+        changed: list[tuple[str, TopicImage | None, dict[int, PartitionRegistration]]] = []
+        made: list[TopicImage] = []
+        total = 0
         for topic_id, change in self._topics.items():
             digest, topic = _apply_topic(change, digest)
             topics[topic_id] = topic
-            changed.append((topic_id, change.base, change.partitions, topic))
-        index = shared_update(image.partitions_by_broker, removed, changed)
+            changed.append((topic_id, change.base, change.partitions))
+            made.append(topic)
+            total += len(change.partitions)
+        index = shared_update(image.partitions_by_broker, removed, changed, made, total)
         names = image.topics_by_name
         if self._names:
             by_name = names.mutate()
