@@ -25,6 +25,14 @@ counts as fetched at each of the session's fetches (its
 :class:`~broker.replica.FetchClock`), so an idle partition costs nothing per
 fetch and the ISR sees the same fetch times as with full fetches.
 
+A follower replica whose log is empty is *compact*: the manager holds its
+registration (the image's own object) and nothing else, since a Replica made
+from it would hold nothing else either (its log empty, no follower states, no
+pending ISR change). It fetches, is answered and is listed like any replica;
+it gets a Replica of its own when records arrive, when it becomes leader, or
+when someone reads it through :attr:`replicas`. At 1,000,000 partitions
+(RF 3) that leaves two thirds of a broker's replicas without objects.
+
 Clients call :meth:`produce`, :meth:`fetch` and :meth:`init_producer_id`
 in-process; a produce with acks=all waits until the high watermark passes its
 last offset (or fails NOT_LEADER_OR_FOLLOWER when leadership moves,
