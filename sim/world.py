@@ -34,7 +34,7 @@ from sim.faults import (
 )
 from sim.network import LinkConfig, Network
 from sim.scheduler import EventQueue
-from sim.seeds import named_random, stream_key
+from sim.seeds import named_random, seed_later, stream_key
 from sim.trace import Trace
 
 
@@ -187,7 +187,7 @@ class Simulation:
         """
         self.config = msgspec.structs.replace(self.config, seed=seed)
         for names, rng in self._streams:
-            rng.seed(stream_key(seed, *names))
+            seed_later(rng, stream_key(seed, *names))  # seeded at its first draw, if any
 
     # ------------------------------------------------------------------ clock
     @property
