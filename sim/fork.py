@@ -179,10 +179,7 @@ class Frozen(Generic[T]):
         def load(pid: Any) -> Any:
             if type(pid) is tuple:
                 trace: Trace = shared[pid[1]]
-                clone = Trace()
-                clone._hash = trace._hash.copy()
-                clone.lines = trace.lines
-                return clone
+                return trace.copy()
             return shared[pid]
 
         unpickler.persistent_load = load  # type: ignore[method-assign]
