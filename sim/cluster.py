@@ -287,11 +287,14 @@ class KRaftCluster:
 
     def _find_active(self) -> QuorumController | None:
         best: QuorumController | None = None
+        best_epoch = 0
         for node_id in self.config.controller_ids:
             c = self.controller(node_id)
-            if c is not None and c.active and (best is None or (c.claimed_epoch or 0) >
-                                                (best.claimed_epoch or 0)):
-                best = c
+            if c is None:
+                continue
+            epoch = c.claimed_epoch
+            if epoch is not None and c.fault is None and (best is None or epoch > best_epoch):
+                best, best_epoch = c, epoch  # c.active, in the newest epoch (the first on ties)
         return best
 
     # ------------------------------------------------------------------ clients
