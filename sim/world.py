@@ -10,6 +10,7 @@ only randomness is ``random.Random`` instances seeded from the run's seed.
 from __future__ import annotations
 
 import random
+from heapq import heappop
 from collections.abc import Callable, Sequence
 from enum import StrEnum
 from typing import Any, Protocol
@@ -131,6 +132,7 @@ class WorldConfig(msgspec.Struct, frozen=True, kw_only=True):
 
 _DELIVER, _WAKE, _ACTION = 0, 1, 2
 _LEADER, _RUNNING = Role.LEADER, NodeStatus.RUNNING  # read after every event
+_PAUSED = NodeStatus.PAUSED  # (module constants: an Enum member via its class costs more)
 
 
 def _deliver_to_apps(slot: NodeSlot, env: NodeMessage, now: int) -> None:
@@ -252,12 +254,12 @@ class Simulation:
 
         Returns False if an invariant failed.
         """
-        pop_due, run_event = self.queue.pop_due, self._run_event
-        while self.violation is None:
-            popped = pop_due(time_ms)
-            if popped is None:
-                break
-            run_event(*popped)
+        queue, run_event = self.queue, self._run_event
+        heap = queue.heap  # EventQueue.pop_due, inline: it runs every event
+        while self.violation is None and heap and heap[0][0] <= time_ms:
+            at, _, event = heappop(heap)
+            queue.now = at
+            run_event(at, event)
         if self.violation is None and self.queue.now < time_ms:
             self.queue.now = time_ms
         return self.violation is None
@@ -295,11 +297,11 @@ class Simulation:
         if blocked and (env.src, env.dst) in blocked:
             self._line["lost"] = "partition"
             return
-        if slot.status is NodeStatus.PAUSED:
+        if slot.status is _PAUSED:
             slot.inbox.append(event)
             self._line["lost"] = "paused"
             return
-        if slot.raft is None or slot.status is not NodeStatus.RUNNING:
+        if slot.raft is None or slot.status is not _RUNNING:
             self._line["lost"] = "down"
             return
         try:
@@ -317,7 +319,7 @@ class Simulation:
 
     def _wake(self, node_id: int, incarnation: int, now: int) -> bool:
         slot = self.slots[node_id]
-        if slot.incarnation != incarnation or slot.status is not NodeStatus.RUNNING \
+        if slot.incarnation != incarnation or slot.status is not _RUNNING \
                 or slot.wake_at != now:
             return False
         self._line = {"ev": "wake", "node": node_id}
@@ -578,8 +580,8 @@ class Simulation:
         best: NodeSlot | None = None
         for slot in self.slots.values():
             raft = slot.raft
-            if raft is not None and slot.status is NodeStatus.RUNNING \
-                    and raft.role is Role.LEADER \
+            if raft is not None and slot.status is _RUNNING \
+                    and raft.role is _LEADER \
                     and (best is None or best.raft is None or raft.epoch > best.raft.epoch):
                 best = slot
         return best
