@@ -145,6 +145,8 @@ class RaftNode:
         self._listeners: list[ListenerContext] = []
         self._polling_listeners = False
         self._listeners_settled: tuple[object, ...] = ()
+        self._listener_read: tuple[tuple[int, ...], tuple[Batch, ...]] | None = None
+        """The committed range the listeners read last in this poll (see _poll_listener)."""
         self._stepping = False
         self._timers: dict[str, int] = {}
         self._next_correlation = 0
@@ -269,11 +271,12 @@ class RaftNode:
             self._stepping = False
 
     def _run_timers(self, now: int) -> None:
+        timers = self._timers
         while True:
-            due = sorted((t, name) for name, t in self._timers.items() if t <= now)
+            due = [(t, name) for name, t in timers.items() if t <= now]
             if not due:
                 break
-            _, name = due[0]
+            _, name = min(due)  # the earliest, ties by name
             del self._timers[name]
             self._fire(name, now)
         if self._parked and min(d for d, _ in self._parked) <= now:
@@ -871,6 +874,7 @@ class RaftNode:
         if inputs == self._listeners_settled:
             return
         self._polling_listeners = True
+        self._listener_read = None
         try:
             # A listener polled twice with the same inputs is not moved the second time:
             # another round is needed only when a callback changed an input.
@@ -886,6 +890,7 @@ class RaftNode:
             self._listeners_settled = inputs
         finally:
             self._polling_listeners = False
+            self._listener_read = None
 
     def _poll_listener(self, ctx: ListenerContext) -> bool:
         moved = False
@@ -909,7 +914,15 @@ class RaftNode:
         hw = self.high_watermark
         if hw is not None:
             if ctx.next_offset < hw:
-                batches = log.read(ctx.next_offset, hw, _NO_WAIT)
+                # Every listener of a node usually reads the same committed range: read once
+                # per round of _poll_listeners (a range of the same log, below its HW).
+                key = (ctx.next_offset, hw, log.start_offset, log.end_offset)
+                memo = self._listener_read
+                if memo is not None and memo[0] == key:
+                    batches = memo[1]
+                else:
+                    batches = log.read(ctx.next_offset, hw, _NO_WAIT)
+                    self._listener_read = (key, batches)
                 if batches:
                     ctx.next_offset = batches[-1].end_offset
                     ctx.last_high_watermark = hw
@@ -923,8 +936,9 @@ class RaftNode:
         state = self.leader_state
         if state is not None and self.leader_id == self.id \
                 and ctx.next_offset > state.epoch_start_offset:
-            leader = LeaderAndEpoch(self.leader_id, self.epoch)
-            if ctx.last_leader != leader:
+            last = ctx.last_leader
+            if last is None or last.leader_id != self.leader_id or last.epoch != self.epoch:
+                leader = LeaderAndEpoch(self.leader_id, self.epoch)
                 ctx.last_leader = leader
                 ctx.listener.handle_leader_change(leader)
                 moved = True

@@ -29,14 +29,17 @@ class Trace:
         self.out = out
         self._hash = hashlib.sha256()
         self.lines = 0
+        self._buffer = bytearray()  # one line at a time, reused: no new bytes per line
 
     def write(self, line: dict[str, Any]) -> None:
         """Add one line (a JSON object)."""
-        data = _encoder.encode(line) + b"\n"
+        data = self._buffer
+        _encoder.encode_into(line, data, 0)
+        data.append(10)  # b"\n"
         self._hash.update(data)
         self.lines += 1
         if self.out is not None:
-            self.out.write(data)
+            self.out.write(bytes(data))
 
     @property
     def recording(self) -> bool:

@@ -352,7 +352,8 @@ class Simulation:
     def _after_event(self, label: str | None, extra: dict[str, Any] | None) -> None:
         touched = self._touched if label is None else list(self.slots.values())
         self._touched = []
-        now = self.queue.now
+        queue = self.queue
+        now = queue.now
         leaders = self._leaders
         for slot in touched:
             raft = slot.raft
@@ -367,8 +368,20 @@ class Simulation:
                                               for app in slot.apps):
                     self._stop(slot)
                     raft = slot.raft
-                else:
-                    self._schedule_wake(slot)
+                elif slot.status is _RUNNING:  # its next wake-up, if earlier than the queued one
+                    deadline = raft.next_deadline()
+                    for app in slot.apps:
+                        app_deadline = app.next_deadline()
+                        if app_deadline is not None and (deadline is None
+                                                         or app_deadline < deadline):
+                            deadline = app_deadline
+                    if deadline is not None:
+                        if deadline < now:
+                            deadline = now
+                        wake_at = slot.wake_at
+                        if wake_at is None or deadline < wake_at:
+                            slot.wake_at = deadline
+                            queue.schedule(deadline, (_WAKE, slot.node_id, slot.incarnation))
             # Only a touched node can have become or stopped being a running leader.
             if raft is not None and raft.role is _LEADER and slot.status is _RUNNING:
                 leaders[slot.node_id] = slot
@@ -407,25 +420,6 @@ class Simulation:
                 continue
             for at in transmit(env.src, env.dst, now):
                 schedule(at, (_DELIVER, env, incarnation, dst.incarnation))
-
-    def _schedule_wake(self, slot: NodeSlot) -> None:
-        raft = slot.raft
-        if raft is None or slot.status is not _RUNNING:
-            return
-        deadline = raft.next_deadline()
-        for app in slot.apps:
-            app_deadline = app.next_deadline()
-            if app_deadline is not None and (deadline is None or app_deadline < deadline):
-                deadline = app_deadline
-        if deadline is None:
-            return
-        now = self.queue.now
-        if deadline < now:
-            deadline = now
-        wake_at = slot.wake_at
-        if wake_at is None or deadline < wake_at:
-            slot.wake_at = deadline
-            self.queue.schedule(deadline, (_WAKE, slot.node_id, slot.incarnation))
 
     def drop_next_delivery(self) -> bool:
         """Lose the message that would arrive next (a test's fault); False if none is in flight."""
