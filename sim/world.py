@@ -168,7 +168,7 @@ class Simulation:
         self.faults_applied: list[str] = []
         self.wipes = 0
         self._touched: list[NodeSlot] = []
-        self._line: dict[str, Any] = {}
+        self._line: dict[str, Any] = {}  # the trace line of the event in progress
         self._in_event = False
         self._monitoring = False  # monitors are checking the event just processed
         self._leader_cache: tuple[int, NodeSlot | None] | None = None
@@ -225,7 +225,7 @@ class Simulation:
                 if not self._wake(event[1], event[2], now):
                     return True  # a superseded timer: not an event at all
             else:
-                self._line = {"ev": "action", "what": event[2]}
+                self._line = {"i": self.events, "t": now, "ev": "action", "what": event[2]}
                 event[1]()
                 self._touched = list(self.slots.values())
             self._after_event(None, None)
@@ -242,7 +242,7 @@ class Simulation:
             return
         self._in_event = True
         try:
-            self._line = {"ev": "action", "what": label}
+            self._line = {"i": self.events, "t": self.queue.now, "ev": "action", "what": label}
             action()
             self._touched = list(self.slots.values())
             self._after_event(None, None)
@@ -254,12 +254,27 @@ class Simulation:
 
         Returns False if an invariant failed.
         """
-        queue, run_event = self.queue, self._run_event
-        heap = queue.heap  # EventQueue.pop_due, inline: it runs every event
+        # EventQueue.pop_due and _run_event, inline: this loop runs every event.
+        queue, deliver, wake, after = self.queue, self._deliver, self._wake, self._after_event
+        heap = queue.heap
         while self.violation is None and heap and heap[0][0] <= time_ms:
             at, _, event = heappop(heap)
             queue.now = at
-            run_event(at, event)
+            self._in_event = True
+            try:
+                kind = event[0]
+                if kind == _DELIVER:
+                    deliver(event, at)
+                elif kind == _WAKE:
+                    if not wake(event[1], event[2], at):
+                        continue  # a superseded timer: not an event at all
+                else:
+                    self._line = {"i": self.events, "t": at, "ev": "action", "what": event[2]}
+                    event[1]()
+                    self._touched = list(self.slots.values())
+                after(None, None)
+            finally:
+                self._in_event = False
         if self.violation is None and self.queue.now < time_ms:
             self.queue.now = time_ms
         return self.violation is None
@@ -288,8 +303,8 @@ class Simulation:
         _, env, src_inc, dst_inc = event
         slot = self.slots[env.dst]
         msg = env.message
-        self._line = {"ev": "deliver", "src": env.src, "dst": env.dst,
-                      "msg": type(msg).__name__, "epoch": msg.epoch}
+        self._line = {"i": self.events, "t": now, "ev": "deliver", "src": env.src,
+                      "dst": env.dst, "msg": type(msg).__name__, "epoch": msg.epoch}
         if slot.incarnation != dst_inc or src_inc < self.slots[env.src].crash_fence:
             self._line["lost"] = "restarted"
             return
@@ -322,7 +337,7 @@ class Simulation:
         if slot.incarnation != incarnation or slot.status is not _RUNNING \
                 or slot.wake_at != now:
             return False
-        self._line = {"ev": "wake", "node": node_id}
+        self._line = {"i": self.events, "t": now, "ev": "wake", "node": node_id}
         slot.wake_at = None
         try:
             assert slot.raft is not None
@@ -387,9 +402,10 @@ class Simulation:
                 leaders[slot.node_id] = slot
             else:
                 leaders.pop(slot.node_id, None)
-        line = self._line if label is None else {"ev": label, **(extra or {})}
+        # The event's trace line: "i" and "t" first, as the handlers above build it.
+        out = self._line if label is None else {"i": self.events, "t": now, "ev": label,
+                                                 **(extra or {})}
         self._line = {}
-        out: dict[str, Any] = {"i": self.events, "t": now, **line}
         if len(touched) == 1:
             raft = touched[0].raft
             if raft is not None:
