@@ -59,7 +59,11 @@ class App(Protocol):
     """
 
     def next_deadline(self) -> int | None:
-        """The earliest simulated time at which :meth:`poll` has work."""
+        """The earliest simulated time at which :meth:`poll` has work.
+
+        An app whose answer is always None may say so with a class attribute
+        ``has_timers = False``: the world then never asks (it asks after every event).
+        """
 
     def poll(self, now: int) -> None:
         """Run whatever is due at ``now``."""
@@ -105,6 +109,7 @@ class NodeSlot:
         self.wake_at: int | None = None
         self.wipe_count = 0
         self.drains: list[Callable[[], list[NodeMessage]]] = []  # the apps' drain_outbox
+        self.deadlines: list[Callable[[], int | None]] = []  # next_deadline of apps with timers
         self.handlers: list[Callable[[NodeMessage, int], None]] = []  # their handle_message
         self.crash_fence = 0  # messages sent by incarnations below this died in a crash
         self.shutting_down = False  # a controlled shutdown is under way
@@ -385,8 +390,8 @@ class Simulation:
                     raft = slot.raft
                 elif slot.status is _RUNNING:  # its next wake-up, if earlier than the queued one
                     deadline = raft.next_deadline()
-                    for app in slot.apps:
-                        app_deadline = app.next_deadline()
+                    for next_deadline in slot.deadlines:
+                        app_deadline = next_deadline()
                         if app_deadline is not None and (deadline is None
                                                          or app_deadline < deadline):
                             deadline = app_deadline
@@ -464,6 +469,8 @@ class Simulation:
             monitor.on_boot(self, slot)
         slot.apps = self.app_factory(self, slot) if self.app_factory else []
         slot.drains = [d for app in slot.apps if (d := getattr(app, "drain_outbox", None))]
+        slot.deadlines = [app.next_deadline for app in slot.apps
+                          if getattr(app, "has_timers", True)]
         slot.handlers = [h for app in slot.apps
                          if (h := getattr(app, "handle_message", None))]
         for monitor in self.monitors:
@@ -476,6 +483,7 @@ class Simulation:
         slot.raft = None
         slot.apps = []
         slot.drains = []
+        slot.deadlines = []
         slot.handlers = []
         slot.status = status
         slot.inbox = []

@@ -44,8 +44,9 @@ class CommittedLog:
                 bases.append(batch.base_offset)  # the usual case: the next batch
             else:
                 bisect.insort(bases, batch.base_offset)
-            if batch.end_offset > self.end:
-                self.end = batch.end_offset
+            end = batch.end_offset
+            if end > self.end:
+                self.end = end
                 self.last = batch
             return None
         if known is batch or known == batch:
