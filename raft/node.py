@@ -709,8 +709,8 @@ class RaftNode:
             self._parked.append((park_until, envelope))
             return
         self._hw_sent[src] = hw
-        self._send(src, FetchResponse(req.correlation_id, self.epoch, self.id, _NONE,
-                                      req.fetch_offset, hw, batches))
+        self.outbox.append(Envelope(self.id, src, FetchResponse(  # _send, inline (every fetch)
+            req.correlation_id, self.epoch, self.id, _NONE, req.fetch_offset, hw, batches)))
 
     def _wake_parked(self, now: int) -> None:
         if not self._parked:
@@ -779,12 +779,15 @@ class RaftNode:
         self._send_fetch_to(target, now)
 
     def _send_fetch_to(self, dst: int, now: int) -> None:
-        correlation = self._new_correlation()
+        # _new_correlation and _send, inline: a follower sends a fetch per response
+        self._next_correlation = sequence = self._next_correlation + 1
+        correlation = (self.incarnation << 32) | sequence
         self._inflight = (correlation, dst)
         log = self.log
         config = self.config
-        self._send(dst, FetchRequest(correlation, self.epoch, self.id, log.end_offset,
-                                     log.last_epoch, config.fetch_max_wait_ms))
+        self.outbox.append(Envelope(self.id, dst, FetchRequest(
+            correlation, self.epoch, self.id, log.end_offset, log.last_epoch,
+            config.fetch_max_wait_ms)))
         self._timers["request"] = now + config.request_timeout_ms
 
     def _is_outstanding(self, src: int, correlation_id: int) -> bool:

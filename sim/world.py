@@ -378,8 +378,10 @@ class Simulation:
         for slot in touched:
             raft = slot.raft
             if raft is not None:
-                if raft.outbox:
-                    self._send(slot, raft.drain_outbox(), now)
+                sent = raft.outbox
+                if sent:
+                    raft.outbox = []  # RaftNode.drain_outbox, inline
+                    self._send(slot, sent, now)
                 for drain in slot.drains:
                     messages = drain()
                     if messages:
