@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from raft.mutations import Mutation
 
-
 _HW_WITHOUT_MAJORITY, _COMMIT_OLD_EPOCH = Mutation.HW_WITHOUT_MAJORITY, Mutation.COMMIT_OLD_EPOCH
 """Read at every high-watermark check (module constants cost less than Enum lookups)."""
 

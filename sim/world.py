@@ -10,9 +10,9 @@ only randomness is ``random.Random`` instances seeded from the run's seed.
 from __future__ import annotations
 
 import random
-from heapq import heappop
 from collections.abc import Callable, Sequence
 from enum import StrEnum
+from heapq import heappop
 from typing import Any, Protocol
 
 import msgspec

@@ -63,7 +63,7 @@ def _leaving_change(image: MetadataImage, topic_id: str, partition_id: int,
         return None
     isr = tuple(r for r in old_isr if r != broker_id) or old_isr
     leader = old_leader
-    if leader == broker_id or leader == NO_LEADER:
+    if leader in (broker_id, NO_LEADER):
         leader = NO_LEADER
         for replica in reg.replicas:
             if replica in isr:
