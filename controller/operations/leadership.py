@@ -61,7 +61,7 @@ def _leaving_change(image: MetadataImage, topic_id: str, partition_id: int,
     old_leader = reg.leader
     if broker_id not in old_isr and old_leader != broker_id:
         return None
-    isr = tuple(r for r in old_isr if r != broker_id) or old_isr
+    isr = tuple([r for r in old_isr if r != broker_id]) or old_isr  # (a list: no generator)
     leader = old_leader
     if leader in (broker_id, NO_LEADER):
         leader = NO_LEADER
