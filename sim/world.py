@@ -412,6 +412,8 @@ class Simulation:
         # The event's trace line: "i" and "t" first, as the handlers above build it.
         out = self._line if label is None else {"i": self.events, "t": now, "ev": label,
                                                  **(extra or {})}
+        if "i" not in out:  # a line made without them: they still come first
+            out = {"i": self.events, "t": now, **out}
         self._line = {}
         if len(touched) == 1:
             raft = touched[0].raft
