@@ -27,6 +27,7 @@ import re
 import sys
 import threading
 import time
+import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -46,7 +47,7 @@ from experiments.spark_env import (
     say,
     start_spark,
 )
-from experiments.tasks import GRID_COLUMNS, grid_record, partition_runner
+from experiments.tasks import GridShare, grid_record, partition_runner
 
 T = TypeVar("T")
 
@@ -222,11 +223,14 @@ def _compute(spark: Any, experiment: Experiment, specs: list[RunSpec],
              path: str, stream: TextIO | None, runs_per_task: int) -> None:
     context = spark.sparkContext
     tasks = task_count(len(specs), context.defaultParallelism, runs_per_task)
-    grid = spark.createDataFrame(context.parallelize([grid_record(s) for s in specs], tasks),
-                                 spark_schema(GRID_COLUMNS))
+    # Run numbers from the JVM (contiguous slices, one per task); the records by broadcast
+    # (Python RDD rows would go through a second Python worker per task).
+    numbers = spark.range(0, len(specs), 1, tasks)
+    grid = GridShare(context.broadcast([grid_record(s) for s in specs]), uuid.uuid4().hex,
+                     len(specs))
     done = context.accumulator(0)
-    rows = grid.mapInPandas(partition_runner(experiment.name, done),
-                            spark_schema(experiment.columns))
+    rows = numbers.mapInPandas(partition_runner(experiment.name, grid, done),
+                               spark_schema(experiment.columns))
     scenarios = len({s.scenario for s in specs})
     order = [c.name for c in experiment.columns if c.name in
              ("scenario", "mode", "window", "run_index")]

@@ -1,7 +1,8 @@
 """What a Spark task runs: many simulations per task, rows out as pandas frames.
 
-The grid reaches a task as pandas frames of (experiment, params, master_seed,
-run_index, seed); each run becomes one row of the experiment's columns. This
+A task gets pandas frames of run numbers; the grid's records (experiment,
+params, master_seed, run_index, seed) reach every Python worker once, as a
+broadcast variable; each run becomes one row of the experiment's columns. This
 module needs pandas but not pyspark, and :func:`run_specs` none of them, so
 the same code serves Spark, a process pool and a replay.
 """
@@ -66,18 +67,42 @@ def rows_to_frame(columns: tuple[Column, ...], rows: list[Row]) -> Any:
     return pd.DataFrame(data)
 
 
-def partition_runner(experiment: str, progress: Any = None) -> Callable[[Iterator[Any]],
-                                                                        Iterator[Any]]:
-    """The function a ``mapInPandas`` task runs; ``progress`` is an accumulator of runs done."""
+class GridShare:
+    """The grid of a sweep as a Spark task reads it: every run's grid record in a Spark
+    broadcast variable, loaded once per Python worker (PySpark would unpickle it again
+    for every task), and told apart from other sweeps' grids by ``token``."""
+
+    def __init__(self, broadcast: Any, token: str, runs: int) -> None:
+        self.broadcast = broadcast
+        self.token = token
+        self.runs = runs
+
+    def records(self) -> list[tuple[str, str, int, int, int]]:
+        """Every run's grid record, this worker's copy."""
+        if _LOADED.get("token") != self.token:
+            _LOADED.clear()
+            _LOADED["records"] = self.broadcast.value
+            _LOADED["token"] = self.token
+        records: list[tuple[str, str, int, int, int]] = _LOADED["records"]
+        return records
+
+
+_LOADED: dict[str, Any] = {}
+"""The grid records a reused Python worker has loaded (one sweep's, by token)."""
+
+
+def partition_runner(experiment: str, grid: GridShare, progress: Any = None
+                     ) -> Callable[[Iterator[Any]], Iterator[Any]]:
+    """The function a ``mapInPandas`` task runs over frames of run numbers (column ``id``,
+    indexes into ``grid``); ``progress`` is an accumulator of runs done."""
     columns = get_experiment(experiment).columns
 
     def run_partition(frames: Iterator[Any]) -> Iterator[Any]:
+        records = grid.records()
         rows: list[Row] = []
         for frame in frames:
-            for record in frame.itertuples(index=False):
-                rows.append(run_spec(spec_of(record.experiment, record.params,
-                                             record.master_seed, record.run_index,
-                                             record.seed)))
+            for index in frame["id"].tolist():
+                rows.append(run_spec(spec_of(*records[index])))
                 if progress is not None:
                     progress.add(1)
                 if len(rows) >= ROWS_PER_FRAME:
