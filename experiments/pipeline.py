@@ -1,10 +1,12 @@
 """The sweep on Spark: grid DataFrame -> tasks of many runs -> Parquet -> SQL -> report.
 
-1. The grid (one row per run) becomes a DataFrame of ``tasks`` partitions,
-   about ``runs_per_task`` runs each: a Python worker runs many simulations
-   per task, so Spark's per-task cost is paid rarely.
+1. The run numbers become a DataFrame of ``tasks`` partitions
+   (``spark.range``, contiguous slices), about ``runs_per_task`` runs each: a
+   Python worker runs many simulations per task, so Spark's per-task cost is
+   paid rarely. The grid's records reach each Python worker once, as a
+   broadcast variable.
 2. ``mapInPandas`` runs them; rows come back with the experiment's explicit
-   schema.
+   schema, as Arrow batches.
 3. The rows are written as Parquet under ``runs/``, partitioned by experiment
    and scenario, one sorted file per scenario; or, with ``--rows``, to any
    path or URI Spark can write (a shared filesystem, ``s3a://...``), which
@@ -254,17 +256,26 @@ def _compute(spark: Any, experiment: Experiment, specs: list[RunSpec],
              ("scenario", "mode", "window", "run_index")]
     writer = (rows.repartition(scenarios, "experiment", "scenario")
               .sortWithinPartitions(*order).write.partitionBy("experiment", "scenario"))
+    try:
+        _write(writer, path, context, experiment, len(specs), done, stream)
+    finally:
+        with contextlib.suppress(Exception):  # after a failure the JVM may be gone
+            grid.broadcast.unpersist()
+    spark.read.parquet(path).createOrReplaceTempView("runs")
+
+
+def _write(writer: Any, path: str, context: Any, experiment: Experiment, runs: int,
+           done: Any, stream: TextIO | None) -> None:
     if stream is None:
         writer.parquet(path)
     else:
         stall = None if context.master.startswith("local") else (
             "is a worker registered with the master, with free cores and memory for this "
             "job? (the workers' logs and the JVM log say more)")
-        with Progress(experiment.name, len(specs), lambda: int(done.value), stream,
+        with Progress(experiment.name, runs, lambda: int(done.value), stream,
                       after="every run done; Spark writes the rows (Parquet) ...",
                       stall=stall):
             writer.parquet(path)
-    spark.read.parquet(path).createOrReplaceTempView("runs")
 
 
 def _context(specs: list[RunSpec], axes: Axes | None, master: str, out: Path,
