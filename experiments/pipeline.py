@@ -5,8 +5,8 @@
    Python worker runs many simulations per task, so Spark's per-task cost is
    paid rarely. The grid's records reach each Python worker once, as a
    broadcast variable.
-2. ``mapInPandas`` runs them; rows come back with the experiment's explicit
-   schema, as Arrow batches.
+2. ``mapInArrow`` runs them; rows come back as Arrow batches with the
+   experiment's explicit schema (built straight from the rows, no pandas).
 3. The rows are written as Parquet under ``runs/``, partitioned by experiment
    and scenario, one sorted file per scenario; or, with ``--rows``, to any
    path or URI Spark can write (a shared filesystem, ``s3a://...``), which
@@ -84,6 +84,13 @@ def spark_schema(columns: tuple[Column, ...]) -> Any:
 
     return T.StructType([T.StructField(c.name, spark_type(c.kind), c.nullable)
                          for c in columns])
+
+
+def arrow_schema(schema: Any) -> Any:
+    """The pyarrow schema of Spark's StructType ``schema`` (what ``mapInArrow`` expects)."""
+    from pyspark.sql.pandas.types import to_arrow_schema
+
+    return to_arrow_schema(schema)
 
 
 def task_count(runs: int, parallelism: int, runs_per_task: int) -> int:
@@ -249,8 +256,9 @@ def _compute(spark: Any, experiment: Experiment, specs: list[RunSpec],
     grid = GridShare(context.broadcast([grid_record(s) for s in specs]), uuid.uuid4().hex,
                      len(specs))
     done = context.accumulator(0)
-    rows = numbers.mapInPandas(partition_runner(experiment.name, grid, done),
-                               spark_schema(experiment.columns))
+    schema = spark_schema(experiment.columns)
+    rows = numbers.mapInArrow(partition_runner(experiment.name, grid, arrow_schema(schema),
+                                               done), schema)
     scenarios = len({s.scenario for s in specs})
     order = [c.name for c in experiment.columns if c.name in
              ("scenario", "mode", "window", "run_index")]

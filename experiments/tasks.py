@@ -1,10 +1,11 @@
-"""What a Spark task runs: many simulations per task, rows out as pandas frames.
+"""What a Spark task runs: many simulations per task, rows out as Arrow batches.
 
-A task gets pandas frames of run numbers; the grid's records (experiment,
+A task gets Arrow batches of run numbers; the grid's records (experiment,
 params, master_seed, run_index, seed) reach every Python worker once, as a
-broadcast variable; each run becomes one row of the experiment's columns. This
-module needs pandas but not pyspark, and :func:`run_specs` none of them, so
-the same code serves Spark, a process pool and a replay.
+broadcast variable; each run becomes one row of the experiment's columns. The
+task runner needs pyarrow (:func:`rows_to_frame` pandas) but not pyspark, and
+:func:`run_specs` none of them, so the same code serves Spark, a process pool
+and a replay.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ GRID_COLUMNS: tuple[Column, ...] = (
 """The columns of the grid DataFrame: one row per run."""
 
 ROWS_PER_FRAME = 50
-"""A task hands its rows to Spark in frames of this many."""
+"""A task hands its rows to Spark in Arrow batches of this many."""
 
 
 def grid_record(spec: RunSpec) -> tuple[str, str, int, int, int]:
@@ -91,24 +92,26 @@ _LOADED: dict[str, Any] = {}
 """The grid records a reused Python worker has loaded (one sweep's, by token)."""
 
 
-def partition_runner(experiment: str, grid: GridShare, progress: Any = None
+def partition_runner(experiment: str, grid: GridShare, schema: Any, progress: Any = None
                      ) -> Callable[[Iterator[Any]], Iterator[Any]]:
-    """The function a ``mapInPandas`` task runs over frames of run numbers (column ``id``,
-    indexes into ``grid``); ``progress`` is an accumulator of runs done."""
-    columns = get_experiment(experiment).columns
+    """The function a ``mapInArrow`` task runs over Arrow batches of run numbers (column
+    ``id``, indexes into ``grid``): Arrow batches of rows with the pyarrow ``schema``;
+    ``progress`` is an accumulator of runs done."""
 
-    def run_partition(frames: Iterator[Any]) -> Iterator[Any]:
+    def run_partition(batches: Iterator[Any]) -> Iterator[Any]:
+        import pyarrow as pa
+
         records = grid.records()
         rows: list[Row] = []
-        for frame in frames:
-            for index in frame["id"].tolist():
+        for batch in batches:
+            for index in batch.column("id").to_pylist():
                 rows.append(run_spec(spec_of(*records[index])))
                 if progress is not None:
                     progress.add(1)
                 if len(rows) >= ROWS_PER_FRAME:
-                    yield rows_to_frame(columns, rows)
+                    yield pa.RecordBatch.from_pylist(rows, schema=schema)
                     rows = []
         if rows:
-            yield rows_to_frame(columns, rows)
+            yield pa.RecordBatch.from_pylist(rows, schema=schema)
 
     return run_partition

@@ -1,15 +1,17 @@
-"""A Spark task's runner outside Spark: run numbers in, the grid's runs' rows out."""
+"""A Spark task's runner outside Spark: Arrow batches of run numbers in, the rows of
+those runs out as Arrow batches."""
 
 from __future__ import annotations
 
 from typing import Any
 
-import pandas as pd
+import pyarrow as pa
 
 from bench.experiments import failover_specs
 from experiments import tasks
+from experiments.pipeline import arrow_schema, spark_schema
 from experiments.registry import get_experiment
-from experiments.tasks import GridShare, grid_record, partition_runner, rows_to_frame, run_specs
+from experiments.tasks import GridShare, grid_record, partition_runner, run_specs
 
 
 class _Broadcast:
@@ -25,23 +27,27 @@ class _Broadcast:
         return self._value
 
 
+def _numbers(ids: list[int]) -> pa.RecordBatch:
+    return pa.RecordBatch.from_pydict({"id": pa.array(ids, pa.int64())})
+
+
 def test_runner_gives_the_rows_of_the_numbered_runs() -> None:
     """Frames of run numbers (any split) give the rows of exactly those runs, in order,
     as running the specs directly does; the grid is loaded once per worker and sweep."""
     specs = failover_specs(6, seed=7)
     shared = _Broadcast([grid_record(s) for s in specs])
     grid = GridShare(shared, "sweep-a", len(specs))
-    runner = partition_runner("failover", grid)
-    frames = [pd.DataFrame({"id": [1, 2]}), pd.DataFrame({"id": [4]})]
-    out = pd.concat(list(runner(iter(frames))), ignore_index=True)
-    columns = get_experiment("failover").columns
-    expected = rows_to_frame(columns, run_specs([specs[1], specs[2], specs[4]]))
-    assert list(out["seed"]) == [specs[1].seed, specs[2].seed, specs[4].seed]
-    pd.testing.assert_frame_equal(out.drop(columns="wall_ms"),
-                                  expected.drop(columns="wall_ms"))
-    list(runner(iter([pd.DataFrame({"id": [0]})])))  # a second task of the same sweep
+    schema = arrow_schema(spark_schema(get_experiment("failover").columns))
+    runner = partition_runner("failover", grid, schema)
+    batches = [_numbers([1, 2]), _numbers([4])]
+    out = pa.Table.from_batches(list(runner(iter(batches))))
+    expected = pa.Table.from_pylist(run_specs([specs[1], specs[2], specs[4]]), schema=schema)
+    assert out.column("seed").to_pylist() == [specs[1].seed, specs[2].seed, specs[4].seed]
+    assert out.schema == schema
+    assert out.drop_columns(["wall_ms"]).equals(expected.drop_columns(["wall_ms"]))
+    list(runner(iter([_numbers([0])])))  # a second task of the same sweep
     assert shared.loads == 1
     other = _Broadcast([grid_record(s) for s in failover_specs(2, seed=8)])
-    list(partition_runner("failover", GridShare(other, "sweep-b", 2))(
-        iter([pd.DataFrame({"id": [1]})])))
+    list(partition_runner("failover", GridShare(other, "sweep-b", 2), schema)(
+        iter([_numbers([1])])))
     assert other.loads == 1 and tasks._LOADED["token"] == "sweep-b"
