@@ -55,10 +55,10 @@ from experiments.tasks import GridShare, grid_record, partition_runner
 T = TypeVar("T")
 
 RUNS_PER_TASK = 300
-"""Runs per Spark task, about 1-2 s of work: few tasks (each costs its Python worker
-~50 ms and the JVM some scheduling; at 10,000 failover runs 100 per task was ~2 s
-slower on 2 cores), yet a progress display that moves (runs done are counted as tasks
-end) and tasks small enough that the last one leaves no core idle for long."""
+"""Runs per Spark task, about 1.5 s of failover runs: few tasks (each costs scheduling,
+a shuffle file and its Python worker's set-up: at 4,000 failover runs, 100 per task
+cost the JVM and the workers ~3 s more CPU than 1,000), yet a progress display that moves (runs
+done are counted as tasks end) and a last task short enough to leave no core idle long."""
 
 
 @dataclass
@@ -257,8 +257,7 @@ def _compute(spark: Any, experiment: Experiment, specs: list[RunSpec],
                      len(specs))
     done = context.accumulator(0)
     schema = spark_schema(experiment.columns)
-    rows = numbers.mapInArrow(partition_runner(experiment.name, grid, arrow_schema(schema),
-                                               done), schema)
+    rows = numbers.mapInArrow(partition_runner(grid, arrow_schema(schema), done), schema)
     scenarios = len({s.scenario for s in specs})
     order = [c.name for c in experiment.columns if c.name in
              ("scenario", "mode", "window", "run_index")]

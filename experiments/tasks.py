@@ -18,15 +18,6 @@ from experiments.model import Column, Row, RunSpec
 from experiments.registry import get_experiment
 from sim.gc_policy import simulation_gc
 
-GRID_COLUMNS: tuple[Column, ...] = (
-    Column("experiment", "string", "the experiment"),
-    Column("params", "string", "the run's parameters as JSON"),
-    Column("master_seed", "long", "the sweep's seed"),
-    Column("run_index", "long", "the run's number within its cell"),
-    Column("seed", "long", "the run's seed"),
-)
-"""The columns of the grid DataFrame: one row per run."""
-
 ROWS_PER_FRAME = 50
 """A task hands its rows to Spark in Arrow batches of this many."""
 
@@ -92,7 +83,7 @@ _LOADED: dict[str, Any] = {}
 """The grid records a reused Python worker has loaded (one sweep's, by token)."""
 
 
-def partition_runner(experiment: str, grid: GridShare, schema: Any, progress: Any = None
+def partition_runner(grid: GridShare, schema: Any, progress: Any = None
                      ) -> Callable[[Iterator[Any]], Iterator[Any]]:
     """The function a ``mapInArrow`` task runs over Arrow batches of run numbers (column
     ``id``, indexes into ``grid``): Arrow batches of rows with the pyarrow ``schema``;
