@@ -70,11 +70,14 @@ class OffsetControlManager:
 
     def point_at(self, offset: int) -> RevertPoint:
         """The newest revert point at or before ``offset``."""
+        point: RevertPoint | None = self.registry.get(offset)  # one at ``offset`` (common)
+        if point is not None:
+            return point
         index = self.registry.bisect_right(offset) - 1
         if index < 0:
             raise ControllerFault(f"no revert point at or before offset {offset}")
-        point: RevertPoint = self.registry.peekitem(index)[1]
-        return point
+        found: RevertPoint = self.registry.peekitem(index)[1]
+        return found
 
     def add_point(self, offset: int, point: RevertPoint) -> None:
         """Remember the state after ``offset``."""

@@ -50,6 +50,7 @@ from controller.handle import OperationHandle, OperationStatus
 from controller.operations import CreateTopics, NewTopic
 from experiments.common import (
     CLUSTER_PARAMS,
+    CLUSTER_SETTING_PARAMS,
     HEAD_COLUMNS,
     MAX_OPERATION_RECORDS,
     MODES,
@@ -178,12 +179,29 @@ def boot_seed(config: ClusterConfig) -> int:
         msgspec.structs.replace(config, seed=0)).decode())
 
 
+_CONFIGS: dict[tuple[Any, ...], tuple[ClusterConfig, bytes]] = {}
+
+
+def _boot_config(spec: RunSpec) -> tuple[ClusterConfig, bytes]:
+    """The booted configuration of ``spec`` and its key in :data:`BOOTS`, parsed once per
+    distinct cluster parameters (every run of a cell shares them)."""
+    params = spec.params
+    cell = tuple(params.get(name) for name in CLUSTER_SETTING_PARAMS)
+    found = _CONFIGS.get(cell)
+    if found is None:
+        config = cluster_config(spec, int(params["brokers"]))
+        config = msgspec.structs.replace(config, seed=boot_seed(config))
+        if len(_CONFIGS) >= 64:
+            _CONFIGS.clear()
+        found = _CONFIGS[cell] = (config, msgspec.json.encode(config))
+    return found
+
+
 def booted_cluster(spec: RunSpec, trace_out: IO[bytes] | None = None) -> _Booted:
     """The run's cluster, started: booted with :func:`boot_seed`, then reseeded with the
     run's seed. A run without a trace file forks a cached boot (:mod:`sim.fork`); one with
     a trace file boots afresh; both give the same run event for event."""
-    config = cluster_config(spec, int(spec.params["brokers"]))
-    config = msgspec.structs.replace(config, seed=boot_seed(config))
+    config, key = _boot_config(spec)
 
     def boot() -> _Booted:
         probe = RecoveryProbe()
@@ -192,7 +210,7 @@ def booted_cluster(spec: RunSpec, trace_out: IO[bytes] | None = None) -> _Booted
         return cluster, probe, start_cluster(cluster, quorum_first=True)
 
     if trace_out is None and _REUSE["boots"]:
-        cluster, probe, started = BOOTS.get(msgspec.json.encode(config), boot)
+        cluster, probe, started = BOOTS.get(key, boot)
     else:
         cluster, probe, started = boot()
     cluster.reseed(spec.seed)

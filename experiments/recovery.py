@@ -17,13 +17,16 @@ Armed at the fault (``arm``), it records the simulated time at which:
 
 Before and after arming it counts log truncations: offsets cut from a node's
 log, by a crash losing unflushed appends or by a follower dropping a
-divergent suffix. Checks are O(1) per event until the watched times are known.
+divergent suffix. Checks are O(1) per event until the watched times are known;
+waiting for the nodes to catch up, a node found behind is asked again only
+after an event touches it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
+from controller import QuorumController
 from raft import RaftLog
 from sim.cluster import KRaftCluster
 from sim.invariants.reference import Transaction
@@ -47,6 +50,7 @@ class RecoveryProbe(Monitor):
         self.truncated_offsets = 0
         self._active_target: tuple[int, int] | None = None  # (node, offset) to reach
         self._log_end: dict[int, tuple[RaftLog, int]] = {}  # node -> (its log, end offset)
+        self._lagging: tuple[QuorumController, int] | None = None  # (active, a node behind)
 
     def attach(self, cluster: KRaftCluster) -> None:
         """Watch ``cluster`` (called once the cluster exists)."""
@@ -87,9 +91,10 @@ class RecoveryProbe(Monitor):
             last = cluster.history.last
             if last is not None and last.epoch > old:
                 self.hw_at = sim.now
+        active = cluster.active_controller()
         if self.available_at is None:
-            self._watch_available(cluster, sim.now)
-        if self.available_at is not None and self._caught_up(cluster):
+            self._watch_available(active, sim.now)
+        if self.available_at is not None and self._caught_up(cluster, active, touched):
             self.recovered_at = sim.now
 
     def _watch_txn(self, cluster: KRaftCluster, now: int) -> None:
@@ -103,9 +108,8 @@ class RecoveryProbe(Monitor):
         if self.txn is not None and self.txn.outcome != "open":
             self.txn_closed_at = now
 
-    def _watch_available(self, cluster: KRaftCluster, now: int) -> None:
+    def _watch_available(self, active: QuorumController | None, now: int) -> None:
         assert self.old_epoch is not None
-        active = cluster.active_controller()
         if active is None or (active.claimed_epoch or 0) <= self.old_epoch:
             self._active_target = None
             return
@@ -115,11 +119,19 @@ class RecoveryProbe(Monitor):
         if hw is not None and hw >= self._active_target[1] and not active.transaction_open:
             self.available_at = now
 
-    def _caught_up(self, cluster: KRaftCluster) -> bool:
-        active = cluster.active_controller()
+    def _caught_up(self, cluster: KRaftCluster, active: QuorumController | None,
+                   touched: Sequence[NodeSlot]) -> bool:
+        """:meth:`KRaftCluster.caught_up`, asked again only once the node that lagged at
+        the last asking has moved (see :meth:`KRaftCluster.lagging`)."""
         if active is None or active.transaction_open:
             return False
-        return cluster.caught_up(active)
+        lagging = self._lagging
+        if lagging is not None and lagging[0] is active \
+                and all(slot.node_id != lagging[1] for slot in touched):
+            return False
+        node = cluster.lagging(active)
+        self._lagging = None if node is None or node == active.node_id else (active, node)
+        return node is None
 
     def since_fault(self, at: int | None) -> int | None:
         """Milliseconds from the fault to ``at`` (None stays None)."""

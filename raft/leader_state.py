@@ -10,6 +10,9 @@ from __future__ import annotations
 
 from raft.mutations import Mutation
 
+_HW_WITHOUT_MAJORITY, _COMMIT_OLD_EPOCH = Mutation.HW_WITHOUT_MAJORITY, Mutation.COMMIT_OLD_EPOCH
+"""Read at every high-watermark check (module constants cost less than Enum lookups)."""
+
 
 class LeaderState:
     """Replica end offsets as the leader of ``epoch`` knows them."""
@@ -52,11 +55,11 @@ class LeaderState:
 
     def _maybe_advance(self) -> bool:
         offsets = sorted(self.voter_end_offsets.values(), reverse=True)
-        if Mutation.HW_WITHOUT_MAJORITY in self.mutations:
+        if _HW_WITHOUT_MAJORITY in self.mutations:
             candidate = offsets[0]
         else:
             candidate = offsets[len(self.voters) // 2]
-        if candidate <= self.epoch_start_offset and Mutation.COMMIT_OLD_EPOCH not in self.mutations:
+        if candidate <= self.epoch_start_offset and _COMMIT_OLD_EPOCH not in self.mutations:
             return False
         if self.high_watermark is not None and candidate <= self.high_watermark:
             return False

@@ -30,6 +30,10 @@ class Validation(Enum):
     SNAPSHOT = "SNAPSHOT"
 
 
+_VALID, _SNAPSHOT, _DIVERGING = Validation.VALID, Validation.SNAPSHOT, Validation.DIVERGING
+"""As module constants: read on every fetch (see raft.node)."""
+
+
 class RaftLog:
     """An in-memory log that plays the part of Kafka's KafkaMetadataLog."""
 
@@ -129,25 +133,25 @@ class RaftLog:
     ) -> tuple[Validation, OffsetAndEpoch]:
         """Kafka's validateOffsetAndEpoch for a fetch at ``offset`` after ``epoch``."""
         if self.start_offset == 0 and offset == 0:
-            return Validation.VALID, OffsetAndEpoch(0, 0)
+            return _VALID, OffsetAndEpoch(0, 0)
         snap = self.snapshot
         if snap is not None and (
             offset < self.start_offset
             or (offset == self.start_offset and epoch != snap.snapshot_id.epoch)
             or epoch < snap.snapshot_id.epoch
         ):
-            return Validation.SNAPSHOT, OffsetAndEpoch(
+            return _SNAPSHOT, OffsetAndEpoch(
                 snap.snapshot_id.end_offset, snap.snapshot_id.epoch
             )
         epochs = self._epochs
         if epochs and epochs[-1][0] == epoch:  # a follower in the newest epoch (the usual case)
             if offset <= self.end_offset:
-                return Validation.VALID, OffsetAndEpoch(offset, epoch)
-            return Validation.DIVERGING, OffsetAndEpoch(self.end_offset, epoch)
+                return _VALID, OffsetAndEpoch(offset, epoch)
+            return _DIVERGING, OffsetAndEpoch(self.end_offset, epoch)
         end = self.end_offset_for_epoch(epoch)
         if end.epoch != epoch or end.offset < offset:
-            return Validation.DIVERGING, end
-        return Validation.VALID, OffsetAndEpoch(offset, epoch)
+            return _DIVERGING, end
+        return _VALID, OffsetAndEpoch(offset, epoch)
 
     # -- writing -------------------------------------------------------------
     def append(self, batch: Batch, *, flushed: bool) -> None:

@@ -79,6 +79,12 @@ _NO_WAIT = 1 << 62
 
 _ROLE_NAMES = {role: role.value for role in Role}
 
+# The members read on every fetch, as module constants (an Enum member read through its
+# class is a metaclass attribute lookup, several times a plain global's cost).
+_LEADER, _FOLLOWER = Role.LEADER, Role.FOLLOWER
+_NONE = Errors.NONE
+_SNAPSHOT, _DIVERGING = Validation.SNAPSHOT, Validation.DIVERGING
+
 _AWAITING_ELECTION = (Role.UNATTACHED, Role.VOTED, Role.PROSPECTIVE, Role.CANDIDATE)
 """The roles of a voter that knows no leader and waits for its election timeout."""
 
@@ -139,6 +145,8 @@ class RaftNode:
         self._listeners: list[ListenerContext] = []
         self._polling_listeners = False
         self._listeners_settled: tuple[object, ...] = ()
+        self._listener_read: tuple[tuple[int, ...], tuple[Batch, ...]] | None = None
+        """The committed range the listeners read last in this poll (see _poll_listener)."""
         self._stepping = False
         self._timers: dict[str, int] = {}
         self._next_correlation = 0
@@ -263,11 +271,12 @@ class RaftNode:
             self._stepping = False
 
     def _run_timers(self, now: int) -> None:
+        timers = self._timers
         while True:
-            due = sorted((t, name) for name, t in self._timers.items() if t <= now)
+            due = [(t, name) for name, t in timers.items() if t <= now]
             if not due:
                 break
-            _, name = due[0]
+            _, name = min(due)  # the earliest, ties by name
             del self._timers[name]
             self._fire(name, now)
         if self._parked and min(d for d, _ in self._parked) <= now:
@@ -284,7 +293,7 @@ class RaftNode:
         first step at or after that time (with 0, the next step at ``now``), never
         during this call, which calls no listener.
         """
-        if self.role is not Role.LEADER or epoch != self.epoch:
+        if self.role is not _LEADER or epoch != self.epoch:
             raise NotLeaderError(
                 f"node {self.id} is not the leader of epoch {epoch} "
                 f"(it is {self.role.value} in epoch {self.epoch})"
@@ -318,7 +327,7 @@ class RaftNode:
     def resign(self, now: int) -> None:
         """Give up leadership gracefully (EndQuorumEpoch to the voters); no-op otherwise."""
         with self._step():
-            if self.role is Role.LEADER and self.leader_state is not None:
+            if self.role is _LEADER and self.leader_state is not None:
                 self._flush(now)
                 self._become_resigned(now, self.leader_state.preferred_successors())
             self._poll_listeners()
@@ -363,7 +372,7 @@ class RaftNode:
             self._send_begin_quorum_epoch(now)
 
     def _on_election_timer(self, now: int) -> None:
-        if not self.is_voter or self.role in (Role.LEADER, Role.FOLLOWER):
+        if not self.is_voter or self.role in (_LEADER, _FOLLOWER):
             return
         if self.role is Role.PROSPECTIVE:
             self._prospective_failed(now)
@@ -375,7 +384,7 @@ class RaftNode:
         self._start_election(now)
 
     def _on_fetch_timeout(self, now: int) -> None:
-        if self.role is not Role.FOLLOWER:
+        if self.role is not _FOLLOWER:
             return
         if self.is_voter:
             self._start_election(now)
@@ -384,14 +393,14 @@ class RaftNode:
 
     def _on_request_timer(self, now: int) -> None:
         self._inflight = None
-        if self.role is Role.FOLLOWER:
+        if self.role is _FOLLOWER:
             self._send_fetch(now)
         elif self.role is Role.UNATTACHED and not self.is_voter:
             self._send_discovery_fetch(now)
 
     def _on_check_quorum(self, now: int) -> None:
         state = self.leader_state
-        if self.role is not Role.LEADER or state is None:
+        if self.role is not _LEADER or state is None:
             return
         if state.check_quorum_reached():
             self._set_timer("check_quorum", now + self.config.fetch_timeout_ms * 3 // 2)
@@ -452,7 +461,7 @@ class RaftNode:
         self._leave_role()
         self.epoch = epoch
         self.leader_id = leader
-        self.role = Role.FOLLOWER
+        self.role = _FOLLOWER
         self._fetched_from_leader_at = None
         self._persist()
         self._set_timer("fetch_timeout", now + self.config.fetch_timeout_ms)
@@ -498,7 +507,7 @@ class RaftNode:
         granting = tuple(sorted(self._votes_granted))
         self._leave_role()
         self.leader_id = self.id
-        self.role = Role.LEADER
+        self.role = _LEADER
         self._persist()
         start = self.log.end_offset
         self.high_watermark = None  # unknown until this epoch commits its first batch
@@ -532,7 +541,7 @@ class RaftNode:
             return True
         if leader is not None and leader != self.leader_id \
                 and self._resigned_leader != (epoch, leader):
-            if self.role is Role.LEADER:
+            if self.role is _LEADER:
                 raise RaftProtocolError(
                     f"node {self.id} leads epoch {epoch} but hears of leader {leader}"
                 )
@@ -551,8 +560,8 @@ class RaftNode:
             return
         if req.pre_vote:
             recently_led = (
-                self.role is Role.LEADER
-                or (self.role is Role.FOLLOWER and self._fetched_from_leader_at is not None
+                self.role is _LEADER
+                or (self.role is _FOLLOWER and self._fetched_from_leader_at is not None
                     and now - self._fetched_from_leader_at < self.config.fetch_timeout_ms)
             )
             granted = (req.epoch >= self.epoch and not recently_led
@@ -607,7 +616,7 @@ class RaftNode:
     # ------------------------------------------------------------------ epochs
     def _send_begin_quorum_epoch(self, now: int) -> None:
         state = self.leader_state
-        if self.role is not Role.LEADER or state is None:
+        if self.role is not _LEADER or state is None:
             return
         pending = [v for v in self.voters if v not in state.acknowledged]
         for voter in pending:
@@ -629,7 +638,7 @@ class RaftNode:
         if not self._observe_epoch(resp.epoch, resp.leader_id, now):
             return
         if self.leader_state is not None and resp.epoch == self.epoch \
-                and resp.error is Errors.NONE:
+                and resp.error is _NONE:
             self.leader_state.acknowledged.add(src)
 
     def _on_end_quorum_epoch(self, src: int, req: EndQuorumEpochRequest, now: int) -> None:
@@ -640,7 +649,7 @@ class RaftNode:
         if req.epoch == self.epoch:
             self._resigned_leader = (req.epoch, req.leader_id)
         if req.epoch == self.epoch and self.leader_id == req.leader_id \
-                and self.role is Role.FOLLOWER and self.is_voter:
+                and self.role is _FOLLOWER and self.is_voter:
             self._become_unattached(self.epoch, now, keep_vote=True)
             if self.id in req.preferred_successors:
                 position = req.preferred_successors.index(self.id)
@@ -652,7 +661,7 @@ class RaftNode:
 
     # ------------------------------------------------------------------ fetch (leader side)
     def _on_fetch_request(self, env: Envelope, req: FetchRequest, now: int) -> None:
-        if self.role is not Role.LEADER or self.leader_state is None:
+        if self.role is not _LEADER or self.leader_state is None:
             error = Errors.FENCED_LEADER_EPOCH if req.epoch < self.epoch \
                 else Errors.NOT_LEADER_OR_FOLLOWER
             self._send(env.src, FetchResponse(req.correlation_id, self.epoch, self.leader_id,
@@ -680,14 +689,14 @@ class RaftNode:
             return
         kind, position = self.log.validate_offset_and_epoch(req.fetch_offset,
                                                              req.last_fetched_epoch)
-        if kind is Validation.SNAPSHOT:
+        if kind is _SNAPSHOT:
             assert self.log.snapshot is not None
-            self._send(src, FetchResponse(req.correlation_id, self.epoch, self.id, Errors.NONE,
+            self._send(src, FetchResponse(req.correlation_id, self.epoch, self.id, _NONE,
                                           req.fetch_offset, self.high_watermark,
                                           snapshot_id=self.log.snapshot.snapshot_id))
             return
-        if kind is Validation.DIVERGING:
-            self._send(src, FetchResponse(req.correlation_id, self.epoch, self.id, Errors.NONE,
+        if kind is _DIVERGING:
+            self._send(src, FetchResponse(req.correlation_id, self.epoch, self.id, _NONE,
                                           req.fetch_offset, self.high_watermark,
                                           diverging=position))
             return
@@ -700,8 +709,8 @@ class RaftNode:
             self._parked.append((park_until, envelope))
             return
         self._hw_sent[src] = hw
-        self._send(src, FetchResponse(req.correlation_id, self.epoch, self.id, Errors.NONE,
-                                      req.fetch_offset, hw, batches))
+        self.outbox.append(Envelope(self.id, src, FetchResponse(  # _send, inline (every fetch)
+            req.correlation_id, self.epoch, self.id, _NONE, req.fetch_offset, hw, batches)))
 
     def _wake_parked(self, now: int) -> None:
         if not self._parked:
@@ -723,7 +732,7 @@ class RaftNode:
         if self.log.flushed_end == self.log.end_offset:
             return
         self.log.flush()
-        if self.role is Role.LEADER:
+        if self.role is _LEADER:
             self._on_local_flush(now)
 
     def _on_local_flush(self, now: int) -> None:
@@ -741,7 +750,7 @@ class RaftNode:
 
     def _on_fetch_snapshot_request(self, src: int, req: FetchSnapshotRequest, now: int) -> None:
         snap = self.log.snapshot
-        if self.role is not Role.LEADER or req.epoch != self.epoch:
+        if self.role is not _LEADER or req.epoch != self.epoch:
             self._send(src, FetchSnapshotResponse(req.correlation_id, self.epoch, self.leader_id,
                                                   Errors.NOT_LEADER_OR_FOLLOWER))
         elif snap is None or snap.snapshot_id != req.snapshot_id:
@@ -749,7 +758,7 @@ class RaftNode:
                                                   Errors.SNAPSHOT_NOT_FOUND))
         else:
             self._send(src, FetchSnapshotResponse(req.correlation_id, self.epoch, self.id,
-                                                  Errors.NONE, snap))
+                                                  _NONE, snap))
 
     # ------------------------------------------------------------------ fetch (follower side)
     def _new_correlation(self) -> int:
@@ -757,7 +766,7 @@ class RaftNode:
         return (self.incarnation << 32) | self._next_correlation
 
     def _send_fetch(self, now: int) -> None:
-        if self.role is not Role.FOLLOWER or self.leader_id is None:
+        if self.role is not _FOLLOWER or self.leader_id is None:
             return
         self._send_fetch_to(self.leader_id, now)
 
@@ -770,12 +779,15 @@ class RaftNode:
         self._send_fetch_to(target, now)
 
     def _send_fetch_to(self, dst: int, now: int) -> None:
-        correlation = self._new_correlation()
+        # _new_correlation and _send, inline: a follower sends a fetch per response
+        self._next_correlation = sequence = self._next_correlation + 1
+        correlation = (self.incarnation << 32) | sequence
         self._inflight = (correlation, dst)
         log = self.log
         config = self.config
-        self._send(dst, FetchRequest(correlation, self.epoch, self.id, log.end_offset,
-                                     log.last_epoch, config.fetch_max_wait_ms))
+        self.outbox.append(Envelope(self.id, dst, FetchRequest(
+            correlation, self.epoch, self.id, log.end_offset, log.last_epoch,
+            config.fetch_max_wait_ms)))
         self._timers["request"] = now + config.request_timeout_ms
 
     def _is_outstanding(self, src: int, correlation_id: int) -> bool:
@@ -790,7 +802,7 @@ class RaftNode:
         self._inflight = None
         timers = self._timers
         timers.pop("request", None)
-        if resp.error is not Errors.NONE or src != self.leader_id or resp.epoch != self.epoch:
+        if resp.error is not _NONE or src != self.leader_id or resp.epoch != self.epoch:
             before = (self.epoch, self.leader_id, self.role)
             self._observe_epoch(resp.epoch, resp.leader_id, now)
             if (self.epoch, self.leader_id, self.role) == before:
@@ -838,7 +850,7 @@ class RaftNode:
             return
         self._inflight = None
         self._timers.pop("request", None)
-        if resp.error is not Errors.NONE or resp.snapshot is None or resp.epoch != self.epoch:
+        if resp.error is not _NONE or resp.snapshot is None or resp.epoch != self.epoch:
             self._observe_epoch(resp.epoch, resp.leader_id, now)
             self._set_timer("request", now + self.config.retry_backoff_ms)
             return
@@ -865,6 +877,7 @@ class RaftNode:
         if inputs == self._listeners_settled:
             return
         self._polling_listeners = True
+        self._listener_read = None
         try:
             # A listener polled twice with the same inputs is not moved the second time:
             # another round is needed only when a callback changed an input.
@@ -880,6 +893,7 @@ class RaftNode:
             self._listeners_settled = inputs
         finally:
             self._polling_listeners = False
+            self._listener_read = None
 
     def _poll_listener(self, ctx: ListenerContext) -> bool:
         moved = False
@@ -903,7 +917,15 @@ class RaftNode:
         hw = self.high_watermark
         if hw is not None:
             if ctx.next_offset < hw:
-                batches = log.read(ctx.next_offset, hw, _NO_WAIT)
+                # Every listener of a node usually reads the same committed range: read once
+                # per round of _poll_listeners (a range of the same log, below its HW).
+                key = (ctx.next_offset, hw, log.start_offset, log.end_offset)
+                memo = self._listener_read
+                if memo is not None and memo[0] == key:
+                    batches = memo[1]
+                else:
+                    batches = log.read(ctx.next_offset, hw, _NO_WAIT)
+                    self._listener_read = (key, batches)
                 if batches:
                     ctx.next_offset = batches[-1].end_offset
                     ctx.last_high_watermark = hw
@@ -917,8 +939,9 @@ class RaftNode:
         state = self.leader_state
         if state is not None and self.leader_id == self.id \
                 and ctx.next_offset > state.epoch_start_offset:
-            leader = LeaderAndEpoch(self.leader_id, self.epoch)
-            if ctx.last_leader != leader:
+            last = ctx.last_leader
+            if last is None or last.leader_id != self.leader_id or last.epoch != self.epoch:
+                leader = LeaderAndEpoch(self.leader_id, self.epoch)
                 ctx.last_leader = leader
                 ctx.listener.handle_leader_change(leader)
                 moved = True

@@ -170,6 +170,7 @@ class KRaftCluster:
         # A node's apps list is replaced at each (re)start: the app found in it is cached.
         self._controllers: dict[int, tuple[list[App], QuorumController | None]] = {}
         self._loaders: dict[int, tuple[list[App], MetadataLoader | None]] = {}
+        self._active: tuple[int, QuorumController | None] = (-1, None)  # (sim.events, active)
 
     def reseed(self, seed: int) -> None:
         """Go on as the run of ``seed`` (every random stream reseeded; a trace line says so).
@@ -268,13 +269,32 @@ class KRaftCluster:
         return reg.leader if reg is not None and reg.leader >= 0 else None
 
     def active_controller(self) -> QuorumController | None:
-        """The controller that has claimed leadership in the newest epoch, if any."""
+        """The controller that has claimed leadership in the newest epoch, if any.
+
+        Between events (and while monitors check one) it is found once per event:
+        monitors and run predicates ask after every event; an event in progress
+        always looks afresh.
+        """
+        sim = self.sim
+        if not sim.between_events:
+            return self._find_active()
+        cached = self._active
+        if cached[0] == sim.events:
+            return cached[1]
+        best = self._find_active()
+        self._active = (sim.events, best)
+        return best
+
+    def _find_active(self) -> QuorumController | None:
         best: QuorumController | None = None
+        best_epoch = 0
         for node_id in self.config.controller_ids:
             c = self.controller(node_id)
-            if c is not None and c.active and (best is None or (c.claimed_epoch or 0) >
-                                                (best.claimed_epoch or 0)):
-                best = c
+            if c is None:
+                continue
+            epoch = c.claimed_epoch
+            if epoch is not None and c.fault is None and (best is None or epoch > best_epoch):
+                best, best_epoch = c, epoch  # c.active, in the newest epoch (the first on ties)
         return best
 
     # ------------------------------------------------------------------ clients
@@ -356,12 +376,23 @@ class KRaftCluster:
         means applied (controllers) or published (brokers) every committed record
         except trailing periodic NoOps. The reference must have been advanced.
         """
+        return self.lagging(active) is None
+
+    def lagging(self, active: QuorumController) -> int | None:
+        """Why :meth:`caught_up` is False: the first node that has not caught up, or the
+        active controller's id when the committed log has a transaction open or the active
+        controller's stable offset is behind; None when caught up.
+
+        A node other than the active one lags until an event touches it (its offsets
+        move only in its own events; crashes, restarts and network faults touch every
+        node), so a caller may wait for that before asking again.
+        """
         reference = self.txn_invariants.reference
         if reference.open is not None:
-            return False
+            return active.node_id
         target = reference.last_meaningful_offset
         if active.offsets.last_stable_offset < target:
-            return False
+            return active.node_id
         network = self.sim.network
         for slot in self.sim.slots.values():
             if not slot.running or slot.node_id == active.node_id:
@@ -371,11 +402,11 @@ class KRaftCluster:
                 continue
             controller = self.controller(slot.node_id)
             if controller is not None and controller.offsets.last_committed_offset < target:
-                return False
+                return slot.node_id
             loader = self.loader(slot.node_id)
             if loader is not None and loader.published_offset < target:
-                return False
-        return True
+                return slot.node_id
+        return None
 
     def transaction_window_open(self) -> bool:
         """A Begin is committed and its End/Abort is not (``run-until open-txn``)."""

@@ -8,6 +8,7 @@ and snapshots its value every ``snapshot_every`` committed records.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import ClassVar
 
 from raft import Batch, LeaderAndEpoch, NotLeaderError, RaftNode, Snapshot
 from sim.world import InvariantViolation, NodeSlot, Simulation
@@ -15,6 +16,9 @@ from sim.world import InvariantViolation, NodeSlot, Simulation
 
 class ReplicatedCounter:
     """A counter replicated through raft; see the module docs."""
+
+    has_timers: ClassVar[bool] = False
+    """:meth:`next_deadline` is always None (the world need not ask it)."""
 
     def __init__(self, sim: Simulation, slot: NodeSlot, snapshot_every: int = 0) -> None:
         assert slot.raft is not None

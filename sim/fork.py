@@ -41,6 +41,7 @@ from typing import Any, Generic, TypeVar
 import immutables
 import msgspec
 
+from sim.seeds import PENDING_STREAM, seed_later
 from sim.trace import Trace
 
 T = TypeVar("T")
@@ -83,7 +84,7 @@ def _new_function(code: types.CodeType, globals_: dict[str, Any], name: str,
 
 def _random_from_state(state: tuple[Any, ...]) -> random.Random:
     rng = random.Random.__new__(random.Random)  # not Random(): that would read urandom
-    rng.setstate(state)
+    seed_later(rng, state)  # a fork is usually reseeded at once (sim.seeds)
     return rng
 
 
@@ -136,7 +137,7 @@ class _Pickler(pickle.Pickler):
                     _restore_function)
         if cls is types.CellType:
             return (_new_cell, (), _cell_state(obj), None, None, _set_cell)
-        if cls is random.Random:
+        if cls is random.Random or cls is PENDING_STREAM:
             state = obj.getstate()
             self._share(state)  # kept alive by the shared list, so its id stays its own
             self._pinned.add(id(state))
@@ -178,10 +179,7 @@ class Frozen(Generic[T]):
         def load(pid: Any) -> Any:
             if type(pid) is tuple:
                 trace: Trace = shared[pid[1]]
-                clone = Trace()
-                clone._hash = trace._hash.copy()
-                clone.lines = trace.lines
-                return clone
+                return trace.copy()
             return shared[pid]
 
         unpickler.persistent_load = load  # type: ignore[method-assign]

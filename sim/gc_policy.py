@@ -5,14 +5,19 @@ revert points) and frees most of them by reference counting; the cyclic
 collector finds little garbage in them but walks all of them at every full
 collection. Inside :func:`simulation_gc`:
 
-- what start-up built (the booted cluster, the interpreter's modules) is
-  frozen by :func:`freeze_setup`: full collections no longer walk it;
-- the collection thresholds are raised (:data:`RUN_THRESHOLDS`), and what
-  survives a full collection is frozen too, so every later full collection
-  walks only what was allocated since (no quadratic walks of a growing
-  1,000,000-partition state);
-- at the end everything is unfrozen and collected once, so the cyclic garbage
-  of one run never outlives it (between the runs of a sweep).
+- the collection thresholds are raised (:data:`RUN_THRESHOLDS`);
+- a large start-up (one that allocated at least :data:`LARGE_SETUP` objects
+  the collector tracks) is frozen by :func:`freeze_setup`: full collections
+  no longer walk it; a small one (a failover cluster, booted or forked) is
+  left to the young generations, which collect its cycles after the run
+  without walking the rest of the process;
+- what survives a full collection is frozen too, so every later full
+  collection walks only what was allocated since (no quadratic walks of a
+  growing 1,000,000-partition state);
+- at the end of a run that froze anything, everything is unfrozen and
+  collected once, so the cyclic garbage of one run never outlives it. A
+  sweep of small runs freezes nothing and never walks the whole process (a
+  full collection there costs ~50 ms: pandas, pyarrow, Spark's worker).
 
 Objects still die by reference counting while frozen; only cycles wait for
 the end of the run. The collector never changes what a simulation computes
@@ -32,15 +37,14 @@ from typing import Any
 RUN_THRESHOLDS = (50_000, 50, 100)
 """gc thresholds inside a run: fewer young collections, rarer full ones."""
 
-COLLECT_EVERY = 100
-"""Runs between two collections of a sweep's garbage (a large run is collected at once)."""
+LARGE_SETUP = 20_000
+"""Tracked objects a run's start-up must allocate before :func:`freeze_setup` freezes it."""
 
 _state: dict[str, Any] = {
     "enabled": os.environ.get("KRAFTSIM_GC", "policy") != "default",
     "depth": 0,
     "frozen": False,
-    "large": False,
-    "runs": 0,
+    "start": (0, 0),
 }
 
 
@@ -54,11 +58,16 @@ def set_enabled(on: bool) -> None:
     _state["enabled"] = on
 
 
+def _young_mark() -> tuple[int, int]:
+    """(young collections so far, tracked objects allocated since the last one)."""
+    return gc.get_stats()[0]["collections"], gc.get_count()[0]
+
+
 def _freeze_survivors(phase: str, info: dict[str, int]) -> None:
     """After a full collection, freeze its survivors: they are long-lived."""
     if phase == "stop" and info.get("generation") == 2:
         gc.freeze()
-        _state["frozen"] = _state["large"] = True
+        _state["frozen"] = True
 
 
 @contextmanager
@@ -74,6 +83,7 @@ def simulation_gc() -> Iterator[None]:
     saved = gc.get_threshold()
     _state["depth"] = 1
     gc.set_threshold(*RUN_THRESHOLDS)
+    _state["start"] = _young_mark()
     gc.callbacks.append(_freeze_survivors)
     try:
         yield
@@ -81,26 +91,25 @@ def simulation_gc() -> Iterator[None]:
         gc.callbacks.remove(_freeze_survivors)
         gc.set_threshold(*saved)
         _state["depth"] = 0
-        _state["runs"] += 1
         if _state["frozen"]:
-            _state["frozen"] = False
-            gc.unfreeze()  # O(1): the run's objects join the oldest generation
-        if _state["large"] or _state["runs"] >= COLLECT_EVERY:
             collect_between_runs()
 
 
 def collect_between_runs() -> None:
     """Unfreeze what the runs froze and collect their garbage (cycles included)."""
-    _state["runs"] = 0
-    _state["large"] = False
     if _state["frozen"]:
         _state["frozen"] = False
-        gc.unfreeze()
+        gc.unfreeze()  # O(1): the run's objects join the oldest generation
     gc.collect()
 
 
 def freeze_setup() -> None:
-    """Start-up is done: freeze what exists (inside :func:`simulation_gc` only)."""
-    if _state["depth"] and _state["enabled"] and gc.isenabled():
+    """Start-up is done: freeze what exists if start-up was large (inside
+    :func:`simulation_gc` only; see the module docs)."""
+    if not (_state["depth"] and _state["enabled"] and gc.isenabled()):
+        return
+    collections, allocated = _young_mark()
+    start_collections, start_allocated = _state["start"]
+    if collections != start_collections or allocated - start_allocated >= LARGE_SETUP:
         gc.freeze()
         _state["frozen"] = True

@@ -171,13 +171,14 @@ def build_raft_sim(config: RaftSimConfig, trace_out: IO[bytes] | None = None
 
 def _schedule_appends(sim: Simulation, every_ms: int, until_ms: int) -> None:
     def tick() -> None:
+        now = sim.now
         leader = sim.leader_slot()
         if leader is not None:
             for app in leader.apps:
                 if isinstance(app, ReplicatedCounter):
-                    app.increment(sim.now)
-        if sim.now + every_ms <= until_ms:
-            sim.schedule(sim.now + every_ms, tick, "append")
+                    app.increment(now)
+        if now + every_ms <= until_ms:
+            sim.schedule(now + every_ms, tick, "append")
 
     sim.schedule(every_ms, tick, "append")
 

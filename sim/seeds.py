@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import hashlib
 import random
+from typing import Any
 
 SEED_BITS = 63
 """Derived seeds fit a signed 64-bit integer (Spark's LongType, Parquet's INT64)."""
@@ -48,3 +49,65 @@ def derive_seed(*parts: object) -> int:
     key = "/".join(map(str, parts)).encode()
     digest = hashlib.sha256(key).digest()
     return int.from_bytes(digest[:8], "big") >> (64 - SEED_BITS)
+
+
+class _Pending(random.Random):
+    """A stream whose seed (a key) or state (a tuple) is applied at its first use.
+
+    A run reseeds every stream of a forked world, and most of them (the
+    world's own, most nodes' and apps') never draw: seeding one costs a
+    SHA-512 and a Mersenne Twister initialisation. A pending stream becomes a
+    plain ``random.Random`` again (same object, ``__class__`` switched back)
+    before it draws, so its draws are exactly those of one seeded at once.
+    """
+
+    __slots__ = ()
+
+    def _start(self) -> None:
+        # Idempotent: a caller may hold one of these bound methods across draws
+        # (random._randbelow does).
+        pending = self.__dict__.pop("_pending", None)
+        self.__class__ = random.Random  # type: ignore[assignment]
+        if type(pending) is str:
+            random.Random.seed(self, pending)
+        elif pending is not None:
+            random.Random.setstate(self, pending)
+
+    def random(self) -> float:
+        """Start the stream, then draw."""
+        _Pending._start(self)
+        return random.Random.random(self)
+
+    def getrandbits(self, k: int, /) -> int:
+        """Start the stream, then draw."""
+        _Pending._start(self)
+        return random.Random.getrandbits(self, k)
+
+    def getstate(self) -> tuple[Any, ...]:
+        """Start the stream, then read its state."""
+        _Pending._start(self)
+        return random.Random.getstate(self)
+
+    def seed(self, a: Any = None, version: int = 2) -> None:
+        """Seed now: what was pending is forgotten."""
+        self.__dict__.pop("_pending", None)
+        self.__class__ = random.Random  # type: ignore[assignment]
+        random.Random.seed(self, a, version)
+
+    def setstate(self, state: tuple[Any, ...]) -> None:
+        """Set the state now: what was pending is forgotten."""
+        self.__dict__.pop("_pending", None)
+        self.__class__ = random.Random  # type: ignore[assignment]
+        random.Random.setstate(self, state)
+
+
+PENDING_STREAM = _Pending
+"""The class of a stream whose seed or state waits for its first use (:func:`seed_later`)."""
+
+
+def seed_later(rng: random.Random, pending: str | tuple[Any, ...]) -> None:
+    """Seed ``rng`` with the key ``pending`` (a str) or give it the state ``pending`` (a
+    tuple, :meth:`random.Random.getstate`'s) when it is first used; the same draws as doing
+    it now."""
+    rng.__class__ = _Pending
+    rng.__dict__["_pending"] = pending

@@ -12,6 +12,7 @@ from __future__ import annotations
 import random
 from collections.abc import Callable, Sequence
 from enum import StrEnum
+from heapq import heappop
 from typing import Any, Protocol
 
 import msgspec
@@ -34,7 +35,7 @@ from sim.faults import (
 )
 from sim.network import LinkConfig, Network
 from sim.scheduler import EventQueue
-from sim.seeds import named_random, stream_key
+from sim.seeds import named_random, seed_later, stream_key
 from sim.trace import Trace
 
 
@@ -58,7 +59,11 @@ class App(Protocol):
     """
 
     def next_deadline(self) -> int | None:
-        """The earliest simulated time at which :meth:`poll` has work."""
+        """The earliest simulated time at which :meth:`poll` has work.
+
+        An app whose answer is always None may say so with a class attribute
+        ``has_timers = False``: the world then never asks (it asks after every event).
+        """
 
     def poll(self, now: int) -> None:
         """Run whatever is due at ``now``."""
@@ -104,6 +109,7 @@ class NodeSlot:
         self.wake_at: int | None = None
         self.wipe_count = 0
         self.drains: list[Callable[[], list[NodeMessage]]] = []  # the apps' drain_outbox
+        self.deadlines: list[Callable[[], int | None]] = []  # next_deadline of apps with timers
         self.handlers: list[Callable[[NodeMessage, int], None]] = []  # their handle_message
         self.crash_fence = 0  # messages sent by incarnations below this died in a crash
         self.shutting_down = False  # a controlled shutdown is under way
@@ -131,6 +137,7 @@ class WorldConfig(msgspec.Struct, frozen=True, kw_only=True):
 
 _DELIVER, _WAKE, _ACTION = 0, 1, 2
 _LEADER, _RUNNING = Role.LEADER, NodeStatus.RUNNING  # read after every event
+_PAUSED = NodeStatus.PAUSED  # (module constants: an Enum member via its class costs more)
 
 
 def _deliver_to_apps(slot: NodeSlot, env: NodeMessage, now: int) -> None:
@@ -166,7 +173,7 @@ class Simulation:
         self.faults_applied: list[str] = []
         self.wipes = 0
         self._touched: list[NodeSlot] = []
-        self._line: dict[str, Any] = {}
+        self._line: dict[str, Any] = {}  # the trace line of the event in progress
         self._in_event = False
         self._monitoring = False  # monitors are checking the event just processed
         self._leader_cache: tuple[int, NodeSlot | None] | None = None
@@ -187,7 +194,7 @@ class Simulation:
         """
         self.config = msgspec.structs.replace(self.config, seed=seed)
         for names, rng in self._streams:
-            rng.seed(stream_key(seed, *names))
+            seed_later(rng, stream_key(seed, *names))  # seeded at its first draw, if any
 
     # ------------------------------------------------------------------ clock
     @property
@@ -223,7 +230,7 @@ class Simulation:
                 if not self._wake(event[1], event[2], now):
                     return True  # a superseded timer: not an event at all
             else:
-                self._line = {"ev": "action", "what": event[2]}
+                self._line = {"i": self.events, "t": now, "ev": "action", "what": event[2]}
                 event[1]()
                 self._touched = list(self.slots.values())
             self._after_event(None, None)
@@ -240,7 +247,7 @@ class Simulation:
             return
         self._in_event = True
         try:
-            self._line = {"ev": "action", "what": label}
+            self._line = {"i": self.events, "t": self.queue.now, "ev": "action", "what": label}
             action()
             self._touched = list(self.slots.values())
             self._after_event(None, None)
@@ -252,12 +259,27 @@ class Simulation:
 
         Returns False if an invariant failed.
         """
-        pop_due, run_event = self.queue.pop_due, self._run_event
-        while self.violation is None:
-            popped = pop_due(time_ms)
-            if popped is None:
-                break
-            run_event(*popped)
+        # EventQueue.pop_due and _run_event, inline: this loop runs every event.
+        queue, deliver, wake, after = self.queue, self._deliver, self._wake, self._after_event
+        heap = queue.heap
+        while self.violation is None and heap and heap[0][0] <= time_ms:
+            at, _, event = heappop(heap)
+            queue.now = at
+            self._in_event = True
+            try:
+                kind = event[0]
+                if kind == _DELIVER:
+                    deliver(event, at)
+                elif kind == _WAKE:
+                    if not wake(event[1], event[2], at):
+                        continue  # a superseded timer: not an event at all
+                else:
+                    self._line = {"i": self.events, "t": at, "ev": "action", "what": event[2]}
+                    event[1]()
+                    self._touched = list(self.slots.values())
+                after(None, None)
+            finally:
+                self._in_event = False
         if self.violation is None and self.queue.now < time_ms:
             self.queue.now = time_ms
         return self.violation is None
@@ -286,8 +308,8 @@ class Simulation:
         _, env, src_inc, dst_inc = event
         slot = self.slots[env.dst]
         msg = env.message
-        self._line = {"ev": "deliver", "src": env.src, "dst": env.dst,
-                      "msg": type(msg).__name__, "epoch": msg.epoch}
+        self._line = {"i": self.events, "t": now, "ev": "deliver", "src": env.src,
+                      "dst": env.dst, "msg": type(msg).__name__, "epoch": msg.epoch}
         if slot.incarnation != dst_inc or src_inc < self.slots[env.src].crash_fence:
             self._line["lost"] = "restarted"
             return
@@ -295,11 +317,11 @@ class Simulation:
         if blocked and (env.src, env.dst) in blocked:
             self._line["lost"] = "partition"
             return
-        if slot.status is NodeStatus.PAUSED:
+        if slot.status is _PAUSED:
             slot.inbox.append(event)
             self._line["lost"] = "paused"
             return
-        if slot.raft is None or slot.status is not NodeStatus.RUNNING:
+        if slot.raft is None or slot.status is not _RUNNING:
             self._line["lost"] = "down"
             return
         try:
@@ -317,10 +339,10 @@ class Simulation:
 
     def _wake(self, node_id: int, incarnation: int, now: int) -> bool:
         slot = self.slots[node_id]
-        if slot.incarnation != incarnation or slot.status is not NodeStatus.RUNNING \
+        if slot.incarnation != incarnation or slot.status is not _RUNNING \
                 or slot.wake_at != now:
             return False
-        self._line = {"ev": "wake", "node": node_id}
+        self._line = {"i": self.events, "t": now, "ev": "wake", "node": node_id}
         slot.wake_at = None
         try:
             assert slot.raft is not None
@@ -350,13 +372,16 @@ class Simulation:
     def _after_event(self, label: str | None, extra: dict[str, Any] | None) -> None:
         touched = self._touched if label is None else list(self.slots.values())
         self._touched = []
-        now = self.queue.now
+        queue = self.queue
+        now = queue.now
         leaders = self._leaders
         for slot in touched:
             raft = slot.raft
             if raft is not None:
-                if raft.outbox:
-                    self._send(slot, raft.drain_outbox(), now)
+                sent = raft.outbox
+                if sent:
+                    raft.outbox = []  # RaftNode.drain_outbox, inline
+                    self._send(slot, sent, now)
                 for drain in slot.drains:
                     messages = drain()
                     if messages:
@@ -365,16 +390,31 @@ class Simulation:
                                               for app in slot.apps):
                     self._stop(slot)
                     raft = slot.raft
-                else:
-                    self._schedule_wake(slot)
+                elif slot.status is _RUNNING:  # its next wake-up, if earlier than the queued one
+                    deadline = raft.next_deadline()
+                    for next_deadline in slot.deadlines:
+                        app_deadline = next_deadline()
+                        if app_deadline is not None and (deadline is None
+                                                         or app_deadline < deadline):
+                            deadline = app_deadline
+                    if deadline is not None:
+                        if deadline < now:
+                            deadline = now
+                        wake_at = slot.wake_at
+                        if wake_at is None or deadline < wake_at:
+                            slot.wake_at = deadline
+                            queue.schedule(deadline, (_WAKE, slot.node_id, slot.incarnation))
             # Only a touched node can have become or stopped being a running leader.
             if raft is not None and raft.role is _LEADER and slot.status is _RUNNING:
                 leaders[slot.node_id] = slot
             else:
                 leaders.pop(slot.node_id, None)
-        line = self._line if label is None else {"ev": label, **(extra or {})}
+        # The event's trace line: "i" and "t" first, as the handlers above build it.
+        out = self._line if label is None else {"i": self.events, "t": now, "ev": label,
+                                                 **(extra or {})}
+        if "i" not in out:  # a line made without them: they still come first
+            out = {"i": self.events, "t": now, **out}
         self._line = {}
-        out: dict[str, Any] = {"i": self.events, "t": now, **line}
         if len(touched) == 1:
             raft = touched[0].raft
             if raft is not None:
@@ -406,25 +446,6 @@ class Simulation:
             for at in transmit(env.src, env.dst, now):
                 schedule(at, (_DELIVER, env, incarnation, dst.incarnation))
 
-    def _schedule_wake(self, slot: NodeSlot) -> None:
-        raft = slot.raft
-        if raft is None or slot.status is not _RUNNING:
-            return
-        deadline = raft.next_deadline()
-        for app in slot.apps:
-            app_deadline = app.next_deadline()
-            if app_deadline is not None and (deadline is None or app_deadline < deadline):
-                deadline = app_deadline
-        if deadline is None:
-            return
-        now = self.queue.now
-        if deadline < now:
-            deadline = now
-        wake_at = slot.wake_at
-        if wake_at is None or deadline < wake_at:
-            slot.wake_at = deadline
-            self.queue.schedule(deadline, (_WAKE, slot.node_id, slot.incarnation))
-
     def drop_next_delivery(self) -> bool:
         """Lose the message that would arrive next (a test's fault); False if none is in flight."""
         deliveries = [entry for entry in self.queue.entries() if entry[2][0] == _DELIVER]
@@ -452,6 +473,8 @@ class Simulation:
             monitor.on_boot(self, slot)
         slot.apps = self.app_factory(self, slot) if self.app_factory else []
         slot.drains = [d for app in slot.apps if (d := getattr(app, "drain_outbox", None))]
+        slot.deadlines = [app.next_deadline for app in slot.apps
+                          if getattr(app, "has_timers", True)]
         slot.handlers = [h for app in slot.apps
                          if (h := getattr(app, "handle_message", None))]
         for monitor in self.monitors:
@@ -464,6 +487,7 @@ class Simulation:
         slot.raft = None
         slot.apps = []
         slot.drains = []
+        slot.deadlines = []
         slot.handlers = []
         slot.status = status
         slot.inbox = []
@@ -554,6 +578,12 @@ class Simulation:
         slot.wake_at = None
         self.touch(slot)
 
+    @property
+    def between_events(self) -> bool:
+        """Nothing changes the world now: no event is in progress, or monitors are checking
+        the last one. What is read now holds until :attr:`events` moves on."""
+        return not self._in_event or self._monitoring
+
     def leader_slot(self) -> NodeSlot | None:
         """The running leader of the highest epoch, if any.
 
@@ -578,8 +608,8 @@ class Simulation:
         best: NodeSlot | None = None
         for slot in self.slots.values():
             raft = slot.raft
-            if raft is not None and slot.status is NodeStatus.RUNNING \
-                    and raft.role is Role.LEADER \
+            if raft is not None and slot.status is _RUNNING \
+                    and raft.role is _LEADER \
                     and (best is None or best.raft is None or raft.epoch > best.raft.epoch):
                 best = slot
         return best

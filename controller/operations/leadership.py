@@ -49,39 +49,67 @@ def leaving_change(image: MetadataImage, topic_id: str, partition_id: int,
                    reg: PartitionRegistration, broker_id: int,
                    unclean: bool) -> PartitionChangeRecord | None:
     """The change when ``broker_id`` leaves: out of the ISR, a new leader if it led."""
-    if broker_id not in reg.isr and reg.leader != broker_id:
+    return _leaving_change(image, topic_id, partition_id, reg, broker_id, unclean, {})
+
+
+def _leaving_change(image: MetadataImage, topic_id: str, partition_id: int,
+                    reg: PartitionRegistration, broker_id: int, unclean: bool,
+                    actives: dict[int, bool]) -> PartitionChangeRecord | None:
+    """:func:`leaving_change`, with whether each broker is active memoized in ``actives``
+    (a fence asks it of a few hundred brokers for thousands of partitions)."""
+    old_isr = reg.isr
+    old_leader = reg.leader
+    if broker_id not in old_isr and old_leader != broker_id:
         return None
-    isr = tuple(r for r in reg.isr if r != broker_id) or reg.isr
-    leader = reg.leader
+    isr = tuple([r for r in old_isr if r != broker_id]) or old_isr  # (a list: no generator)
+    leader = old_leader
     if leader in (broker_id, NO_LEADER):
         leader = NO_LEADER
         for replica in reg.replicas:
-            if replica in isr and active(image, replica, broker_id):
-                leader = replica
-                break
+            if replica in isr:
+                up = actives.get(replica)
+                if up is None:
+                    up = actives[replica] = active(image, replica, broker_id)
+                if up:
+                    leader = replica
+                    break
         if leader == NO_LEADER and unclean:
             for replica in reg.replicas:
                 if active(image, replica, broker_id):
                     leader, isr = replica, (replica,)
                     break
-    if isr == reg.isr and leader == reg.leader:
+    same_isr = isr == old_isr
+    if same_isr and leader == old_leader:
         return None
     return PartitionChangeRecord(
-        partition_id=partition_id, topic_id=topic_id, isr=None if isr == reg.isr else isr,
-        leader=leader if leader != reg.leader else -2)
+        partition_id=partition_id, topic_id=topic_id, isr=None if same_isr else isr,
+        leader=leader if leader != old_leader else -2)
 
 
 def leaving_changes(image: MetadataImage, broker_id: int) -> Iterator[PartitionChangeRecord]:
-    """Changes for every partition of ``broker_id``, in (topic id, partition) order."""
-    for topic_id, pid in partitions_of(image.partitions_by_broker, broker_id):
-        topic = image.topics_by_id.get(topic_id)
-        reg = topic.partitions.get(pid) if topic is not None else None
-        if topic is None or reg is None:
+    """Changes for every partition of ``broker_id``, in (topic id, partition) order.
+
+    Walked topic by topic (one topic lookup and one unclean-election lookup per topic,
+    not per partition); the records are those of :func:`leaving_change` for each.
+    """
+    by_topic = image.partitions_by_broker.get(broker_id)
+    if by_topic is None:
+        return
+    topics_by_id = image.topics_by_id
+    actives: dict[int, bool] = {}
+    for topic_id in sorted(by_topic):
+        topic = topics_by_id.get(topic_id)
+        if topic is None:
             continue
-        change = leaving_change(image, topic_id, pid, reg, broker_id,
-                                unclean_allowed(image, topic.name))
-        if change is not None:
-            yield change
+        partitions = topic.partitions
+        unclean = unclean_allowed(image, topic.name)
+        for pid in by_topic[topic_id]:
+            reg = partitions.get(pid)
+            if reg is None:
+                continue
+            change = _leaving_change(image, topic_id, pid, reg, broker_id, unclean, actives)
+            if change is not None:
+                yield change
 
 
 def returning_changes(image: MetadataImage, broker_id: int) -> Iterator[PartitionChangeRecord]:

@@ -39,9 +39,14 @@ class CommittedLog:
             if batch.base_offset < self.end:
                 return f"batch at {batch.base_offset} overlaps committed data below {self.end}"
             self.batches[batch.base_offset] = batch
-            bisect.insort(self.bases, batch.base_offset)
-            if batch.end_offset > self.end:
-                self.end = batch.end_offset
+            bases = self.bases
+            if not bases or batch.base_offset > bases[-1]:
+                bases.append(batch.base_offset)  # the usual case: the next batch
+            else:
+                bisect.insort(bases, batch.base_offset)
+            end = batch.end_offset
+            if end > self.end:
+                self.end = end
                 self.last = batch
             return None
         if known is batch or known == batch:

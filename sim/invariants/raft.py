@@ -210,11 +210,12 @@ class RaftInvariants(Monitor):
 
     def _check_durable(self, sim: Simulation, batch: Batch) -> None:
         holders = 0
+        end = batch.end_offset
         for voter in sim.voter_ids:
             log = sim.slots[voter].storage.log
-            if log.start_offset >= batch.end_offset:
+            if log.start_offset >= end:
                 holders += 1
-            elif log.flushed_end >= batch.end_offset and log.start_offset <= batch.base_offset:
+            elif log.flushed_end >= end and log.start_offset <= batch.base_offset:
                 try:
                     held = log.batches[log.index_of(batch.base_offset)]
                 except RaftLogError:

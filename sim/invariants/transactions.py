@@ -35,6 +35,7 @@ import msgspec
 from broker import Manifest, MetadataLoader
 from controller import ControllerFault, QuorumController
 from controller.handle import OperationHandle
+from controller.offset_control import RevertPoint
 from metadata.image import MetadataImage
 from metadata.schema import AbortTransactionRecord
 from raft import Batch
@@ -92,7 +93,7 @@ class TransactionInvariants(Monitor):
         self.partial_examples: list[str] = []
         self.publications = 0
         self._pending: list[Publication] = []
-        self._controller_seen: dict[int, tuple[int, int, int]] = {}
+        self._controller_seen: dict[int, tuple[int, int, int, RevertPoint]] = {}
         self.on_publish: list[Publication] = []
 
     # ------------------------------------------------------------------ wiring
@@ -200,8 +201,14 @@ class TransactionInvariants(Monitor):
                        f"controller {node_id} has no state at its committed offset "
                        f"{offsets.last_committed_offset}: {fault}")
             return
-        seen = (offsets.last_committed_offset, offsets.last_stable_offset, state.image.digest)
-        if self._controller_seen.get(node_id) == seen:
+        last = self._controller_seen.get(node_id)
+        if last is not None and last[3] is state and last[0] == offsets.last_committed_offset \
+                and last[1] == offsets.last_stable_offset:
+            return  # the same revert point (its state never changes) at the same offsets
+        seen = (offsets.last_committed_offset, offsets.last_stable_offset, state.image.digest,
+                state)
+        if last is not None and last[:3] == seen[:3]:
+            self._controller_seen[node_id] = seen
             return
         self._controller_seen[node_id] = seen
         lso = offsets.last_stable_offset

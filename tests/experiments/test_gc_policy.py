@@ -64,12 +64,31 @@ def test_the_scope_restores_thresholds_and_unfreezes(policy_restored: None) -> N
     with gc_policy.simulation_gc():
         assert gc.get_threshold() == gc_policy.RUN_THRESHOLDS
         with gc_policy.simulation_gc():  # nested: acts as the outermost one
+            setup = [[i] for i in range(2 * gc_policy.LARGE_SETUP)]  # a large start-up
             gc_policy.freeze_setup()
             assert gc.get_freeze_count() > frozen
         assert gc.get_threshold() == gc_policy.RUN_THRESHOLDS
+        del setup
     assert gc.get_threshold() == thresholds
     assert gc.get_freeze_count() == 0
     assert gc_policy._freeze_survivors not in gc.callbacks
+
+
+def test_a_small_start_up_is_not_frozen_and_its_cycles_die_young(policy_restored: None) -> None:
+    """A sweep's small runs (a failover cluster) freeze nothing: their cycles are collected
+    by young collections, without a full collection of the whole process."""
+    gc_policy.set_enabled(True)
+    gc.collect()
+    before = gc.get_stats()
+    for _ in range(3):
+        run_spec(spec("failover", index=1, seed=7, scenario="crash", window="inside",
+                      mode="transactional"))
+        assert gc.get_freeze_count() == 0
+    gc.collect(1)
+    after = gc.get_stats()
+    assert after[2]["collections"] == before[2]["collections"]  # no walk of the process
+    young = sum(after[g]["collected"] - before[g]["collected"] for g in (0, 1))
+    assert young > 3 * 100  # each run's cluster is a few hundred objects in cycles
 
 
 def test_freeze_setup_outside_a_scope_does_nothing() -> None:
