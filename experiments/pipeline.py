@@ -57,8 +57,9 @@ T = TypeVar("T")
 RUNS_PER_TASK = 300
 """Runs per Spark task, about 1.5 s of failover runs: few tasks (each costs scheduling,
 a shuffle file and its Python worker's set-up: at 4,000 failover runs, 100 per task
-cost the JVM and the workers ~3 s more CPU than 1,000), yet a progress display that moves (runs
-done are counted as tasks end) and a last task short enough to leave no core idle long."""
+cost the JVM and the workers ~3 s more CPU than 1,000), yet a progress display that
+moves (runs done are counted as tasks end) and a last task short enough to leave no
+core idle long."""
 
 
 @dataclass
