@@ -1,10 +1,12 @@
 """The sweep on Spark: grid DataFrame -> tasks of many runs -> Parquet -> SQL -> report.
 
-1. The grid (one row per run) becomes a DataFrame of ``tasks`` partitions,
-   about ``runs_per_task`` runs each: a Python worker runs many simulations
-   per task, so Spark's per-task cost is paid rarely.
-2. ``mapInPandas`` runs them; rows come back with the experiment's explicit
-   schema.
+1. The run numbers become a DataFrame of ``tasks`` partitions
+   (``spark.range``, contiguous slices), about ``runs_per_task`` runs each: a
+   Python worker runs many simulations per task, so Spark's per-task cost is
+   paid rarely. The grid's records reach each Python worker once, as a
+   broadcast variable.
+2. ``mapInArrow`` runs them; rows come back as Arrow batches with the
+   experiment's explicit schema (built straight from the rows, no pandas).
 3. The rows are written as Parquet under ``runs/``, partitioned by experiment
    and scenario, one sorted file per scenario; or, with ``--rows``, to any
    path or URI Spark can write (a shared filesystem, ``s3a://...``), which
@@ -21,12 +23,14 @@ class-data archive being saved.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import re
 import sys
 import threading
 import time
+import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -46,13 +50,16 @@ from experiments.spark_env import (
     say,
     start_spark,
 )
-from experiments.tasks import GRID_COLUMNS, grid_record, partition_runner
+from experiments.tasks import GridShare, grid_record, partition_runner
 
 T = TypeVar("T")
 
-RUNS_PER_TASK = 100
-"""Runs per Spark task, about 2-4 s of work: many runs per task, yet a progress
-display that moves and tasks enough to keep every core busy to the end."""
+RUNS_PER_TASK = 300
+"""Runs per Spark task, about 1.5 s of failover runs: few tasks (each costs scheduling,
+a shuffle file and its Python worker's set-up: at 4,000 failover runs, 100 per task
+cost the JVM and the workers ~3 s more CPU than 1,000), yet a progress display that
+moves (runs done are counted as tasks end) and a last task short enough to leave no
+core idle long."""
 
 
 @dataclass
@@ -80,6 +87,13 @@ def spark_schema(columns: tuple[Column, ...]) -> Any:
                          for c in columns])
 
 
+def arrow_schema(schema: Any) -> Any:
+    """The pyarrow schema of Spark's StructType ``schema`` (what ``mapInArrow`` expects)."""
+    from pyspark.sql.pandas.types import to_arrow_schema
+
+    return to_arrow_schema(schema)
+
+
 def task_count(runs: int, parallelism: int, runs_per_task: int) -> int:
     """Tasks for ``runs``: about ``runs_per_task`` each, at least one per core."""
     return max(1, min(runs, max(parallelism, math.ceil(runs / runs_per_task))))
@@ -97,6 +111,7 @@ def run_sweep(experiment: Experiment, specs: list[RunSpec], master: str | SparkS
     """
     started = time.monotonic()
     started_at = datetime.now(UTC)
+    preload = _preload_report()
     settings = master if isinstance(master, SparkSettings) else SparkSettings(master)
     rows = rows_location(rows)
     out = out.absolute()
@@ -125,6 +140,7 @@ def run_sweep(experiment: Experiment, specs: list[RunSpec], master: str | SparkS
         aggregates = run_cancellable(session, work)
         _check_rows_complete(aggregates.summary, len(specs), location)
         _say(stream, f"writing report.md and plots to {out} ...")
+        preload.join()
         from experiments.report import write_report  # matplotlib: a second to import
 
         context = _context(specs, axes, settings.master, out, time.monotonic() - started,
@@ -163,6 +179,19 @@ def run_sweep(experiment: Experiment, specs: list[RunSpec], master: str | SparkS
         if handle is not None and spark is None:
             handle.stop(keep_scratch=failed and not isinstance(sys.exc_info()[1],
                                                                KeyboardInterrupt))
+
+
+def _preload_report() -> threading.Thread:
+    """Import the report's modules (matplotlib: about a second) in a thread while the
+    driver waits for Spark; an import error shows again where the report is written."""
+
+    def load() -> None:
+        with contextlib.suppress(Exception):  # raised again by run_sweep's own import
+            import experiments.report  # noqa: F401
+
+    thread = threading.Thread(target=load, name="kraftsim-preload-report", daemon=True)
+    thread.start()
+    return thread
 
 
 def rows_location(rows: str | None) -> str | None:
@@ -222,27 +251,39 @@ def _compute(spark: Any, experiment: Experiment, specs: list[RunSpec],
              path: str, stream: TextIO | None, runs_per_task: int) -> None:
     context = spark.sparkContext
     tasks = task_count(len(specs), context.defaultParallelism, runs_per_task)
-    grid = spark.createDataFrame(context.parallelize([grid_record(s) for s in specs], tasks),
-                                 spark_schema(GRID_COLUMNS))
+    # Run numbers from the JVM (contiguous slices, one per task); the records by broadcast
+    # (Python RDD rows would go through a second Python worker per task).
+    numbers = spark.range(0, len(specs), 1, tasks)
+    grid = GridShare(context.broadcast([grid_record(s) for s in specs]), uuid.uuid4().hex,
+                     len(specs))
     done = context.accumulator(0)
-    rows = grid.mapInPandas(partition_runner(experiment.name, done),
-                            spark_schema(experiment.columns))
+    schema = spark_schema(experiment.columns)
+    rows = numbers.mapInArrow(partition_runner(grid, arrow_schema(schema), done), schema)
     scenarios = len({s.scenario for s in specs})
     order = [c.name for c in experiment.columns if c.name in
              ("scenario", "mode", "window", "run_index")]
     writer = (rows.repartition(scenarios, "experiment", "scenario")
               .sortWithinPartitions(*order).write.partitionBy("experiment", "scenario"))
+    try:
+        _write(writer, path, context, experiment, len(specs), done, stream)
+    finally:
+        with contextlib.suppress(Exception):  # after a failure the JVM may be gone
+            grid.broadcast.unpersist()
+    spark.read.parquet(path).createOrReplaceTempView("runs")
+
+
+def _write(writer: Any, path: str, context: Any, experiment: Experiment, runs: int,
+           done: Any, stream: TextIO | None) -> None:
     if stream is None:
         writer.parquet(path)
     else:
         stall = None if context.master.startswith("local") else (
             "is a worker registered with the master, with free cores and memory for this "
             "job? (the workers' logs and the JVM log say more)")
-        with Progress(experiment.name, len(specs), lambda: int(done.value), stream,
+        with Progress(experiment.name, runs, lambda: int(done.value), stream,
                       after="every run done; Spark writes the rows (Parquet) ...",
                       stall=stall):
             writer.parquet(path)
-    spark.read.parquet(path).createOrReplaceTempView("runs")
 
 
 def _context(specs: list[RunSpec], axes: Axes | None, master: str, out: Path,

@@ -1,9 +1,11 @@
-"""What a Spark task runs: many simulations per task, rows out as pandas frames.
+"""What a Spark task runs: many simulations per task, rows out as Arrow batches.
 
-The grid reaches a task as pandas frames of (experiment, params, master_seed,
-run_index, seed); each run becomes one row of the experiment's columns. This
-module needs pandas but not pyspark, and :func:`run_specs` none of them, so
-the same code serves Spark, a process pool and a replay.
+A task gets Arrow batches of run numbers; the grid's records (experiment,
+params, master_seed, run_index, seed) reach every Python worker once, as a
+broadcast variable; each run becomes one row of the experiment's columns. The
+task runner needs pyarrow (:func:`rows_to_frame` pandas) but not pyspark, and
+:func:`run_specs` none of them, so the same code serves Spark, a process pool
+and a replay.
 """
 
 from __future__ import annotations
@@ -16,17 +18,8 @@ from experiments.model import Column, Row, RunSpec
 from experiments.registry import get_experiment
 from sim.gc_policy import simulation_gc
 
-GRID_COLUMNS: tuple[Column, ...] = (
-    Column("experiment", "string", "the experiment"),
-    Column("params", "string", "the run's parameters as JSON"),
-    Column("master_seed", "long", "the sweep's seed"),
-    Column("run_index", "long", "the run's number within its cell"),
-    Column("seed", "long", "the run's seed"),
-)
-"""The columns of the grid DataFrame: one row per run."""
-
 ROWS_PER_FRAME = 50
-"""A task hands its rows to Spark in frames of this many."""
+"""A task hands its rows to Spark in Arrow batches of this many."""
 
 
 def grid_record(spec: RunSpec) -> tuple[str, str, int, int, int]:
@@ -66,24 +59,50 @@ def rows_to_frame(columns: tuple[Column, ...], rows: list[Row]) -> Any:
     return pd.DataFrame(data)
 
 
-def partition_runner(experiment: str, progress: Any = None) -> Callable[[Iterator[Any]],
-                                                                        Iterator[Any]]:
-    """The function a ``mapInPandas`` task runs; ``progress`` is an accumulator of runs done."""
-    columns = get_experiment(experiment).columns
+class GridShare:
+    """The grid of a sweep as a Spark task reads it: every run's grid record in a Spark
+    broadcast variable, loaded once per Python worker (PySpark would unpickle it again
+    for every task), and told apart from other sweeps' grids by ``token``."""
 
-    def run_partition(frames: Iterator[Any]) -> Iterator[Any]:
+    def __init__(self, broadcast: Any, token: str, runs: int) -> None:
+        self.broadcast = broadcast
+        self.token = token
+        self.runs = runs
+
+    def records(self) -> list[tuple[str, str, int, int, int]]:
+        """Every run's grid record, this worker's copy."""
+        if _LOADED.get("token") != self.token:
+            _LOADED.clear()
+            _LOADED["records"] = self.broadcast.value
+            _LOADED["token"] = self.token
+        records: list[tuple[str, str, int, int, int]] = _LOADED["records"]
+        return records
+
+
+_LOADED: dict[str, Any] = {}
+"""The grid records a reused Python worker has loaded (one sweep's, by token)."""
+
+
+def partition_runner(grid: GridShare, schema: Any, progress: Any = None
+                     ) -> Callable[[Iterator[Any]], Iterator[Any]]:
+    """The function a ``mapInArrow`` task runs over Arrow batches of run numbers (column
+    ``id``, indexes into ``grid``): Arrow batches of rows with the pyarrow ``schema``;
+    ``progress`` is an accumulator of runs done."""
+
+    def run_partition(batches: Iterator[Any]) -> Iterator[Any]:
+        import pyarrow as pa
+
+        records = grid.records()
         rows: list[Row] = []
-        for frame in frames:
-            for record in frame.itertuples(index=False):
-                rows.append(run_spec(spec_of(record.experiment, record.params,
-                                             record.master_seed, record.run_index,
-                                             record.seed)))
+        for batch in batches:
+            for index in batch.column("id").to_pylist():
+                rows.append(run_spec(spec_of(*records[index])))
                 if progress is not None:
                     progress.add(1)
                 if len(rows) >= ROWS_PER_FRAME:
-                    yield rows_to_frame(columns, rows)
+                    yield pa.RecordBatch.from_pylist(rows, schema=schema)
                     rows = []
         if rows:
-            yield rows_to_frame(columns, rows)
+            yield pa.RecordBatch.from_pylist(rows, schema=schema)
 
     return run_partition

@@ -1,0 +1,53 @@
+"""A Spark task's runner outside Spark: Arrow batches of run numbers in, the rows of
+those runs out as Arrow batches."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pyarrow as pa
+
+from bench.experiments import failover_specs
+from experiments import tasks
+from experiments.pipeline import arrow_schema, spark_schema
+from experiments.registry import get_experiment
+from experiments.tasks import GridShare, grid_record, partition_runner, run_specs
+
+
+class _Broadcast:
+    """A stand-in for a Spark broadcast variable that counts its loads."""
+
+    def __init__(self, value: Any) -> None:
+        self._value = value
+        self.loads = 0
+
+    @property
+    def value(self) -> Any:
+        self.loads += 1
+        return self._value
+
+
+def _numbers(ids: list[int]) -> pa.RecordBatch:
+    return pa.RecordBatch.from_pydict({"id": pa.array(ids, pa.int64())})
+
+
+def test_runner_gives_the_rows_of_the_numbered_runs() -> None:
+    """Frames of run numbers (any split) give the rows of exactly those runs, in order,
+    as running the specs directly does; the grid is loaded once per worker and sweep."""
+    specs = failover_specs(6, seed=7)
+    shared = _Broadcast([grid_record(s) for s in specs])
+    grid = GridShare(shared, "sweep-a", len(specs))
+    schema = arrow_schema(spark_schema(get_experiment("failover").columns))
+    runner = partition_runner(grid, schema)
+    batches = [_numbers([1, 2]), _numbers([4])]
+    out = pa.Table.from_batches(list(runner(iter(batches))))
+    expected = pa.Table.from_pylist(run_specs([specs[1], specs[2], specs[4]]), schema=schema)
+    assert out.column("seed").to_pylist() == [specs[1].seed, specs[2].seed, specs[4].seed]
+    assert out.schema == schema
+    assert out.drop_columns(["wall_ms"]).equals(expected.drop_columns(["wall_ms"]))
+    list(runner(iter([_numbers([0])])))  # a second task of the same sweep
+    assert shared.loads == 1
+    other = _Broadcast([grid_record(s) for s in failover_specs(2, seed=8)])
+    list(partition_runner(GridShare(other, "sweep-b", 2), schema)(
+        iter([_numbers([1])])))
+    assert other.loads == 1 and tasks._LOADED["token"] == "sweep-b"
