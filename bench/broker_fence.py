@@ -13,7 +13,15 @@ two halves, as they happen in a cluster:
 The baseline is the least any persistent image could do: one ``immutables.Map``
 of the same 1,000,000 partitions (by (topic id, partition)) updated at the
 touched keys in one mutation. The ratio (fence / baseline) is printed beside
-the issue's aim (within 2x). Times are the process's CPU time, so that other
+the issue's aim (within 2x).
+
+Which broker is fenced matters: with replicas on consecutive brokers, eight
+brokers in ten hold their ~10,000 replicas in ~3,300 topics (three
+partitions each) and two in ten in ~6,700 topics, and the nested image
+(topics, then partitions) pays per topic touched. So ten consecutive brokers
+(one of each kind in the layout) are fenced, one at a time on the same image,
+after one untimed fence; the ratio is printed as the median over them and
+the worst of them. Times are the process's CPU time, so that other
 processes on a shared machine do not blur the comparison.
 """
 
@@ -106,24 +114,29 @@ def _baseline_seconds(image: MetadataImage, broker: int) -> tuple[float, int]:
 
 
 def bench_fence_one_broker(report: Report, topics: int = 100_000, partitions: int = 10,
-                           brokers: int = 300, rounds: int = 3) -> float:
-    """Fence one broker of 1,000,000 partitions: controller + publish vs a bare map update."""
+                           brokers: int = 300, fenced: int = 10) -> float:
+    """Fence one broker of 1,000,000 partitions: controller + publish vs a bare map update
+    (median ratio over ``fenced`` consecutive brokers; the worst is printed too)."""
     gc.collect()
     started = time.perf_counter()
     image = _image(zonal_records(topics, partitions, brokers))
     gc.freeze()  # as a long-lived image is: full collections skip it
     built = time.perf_counter() - started
-    fences = [_fence_seconds(image, b) for b in range(rounds)]
-    controller = statistics.median(f[0] for f in fences)
-    publish = statistics.median(f[1] for f in fences)
-    baseline = statistics.median(_baseline_seconds(image, b)[0] for b in range(rounds))
+    _fence_seconds(image, brokers - 1)  # untimed: the first fence after the build
+    fences = [_fence_seconds(image, b) for b in range(fenced)]
+    baselines = [_baseline_seconds(image, b)[0] for b in range(fenced)]
     touched = _baseline_seconds(image, 0)[1]
     gc.unfreeze()
-    ratio = (controller + publish) / baseline
+    ratios = [(c + p) / base for (c, p, _), base in zip(fences, baselines, strict=True)]
+    ratio = statistics.median(ratios)
+    controller = statistics.median(f[0] for f in fences)
+    publish = statistics.median(f[1] for f in fences)
+    baseline = statistics.median(baselines)
     report(f"fence one broker of {topics * partitions:,} partitions ({topics:,} topics x "
            f"{partitions}, RF 3, {brokers} brokers; image built in {built:.1f} s): "
-           f"{fences[0][2]:,} PartitionChangeRecords; controller {controller * 1000:.0f} ms + "
-           f"broker publish {publish * 1000:.0f} ms (CPU) vs a bare immutables.Map update of "
-           f"the {touched:,} touched partitions {baseline * 1000:.0f} ms: ratio {ratio:.2f} "
+           f"{fences[0][2]:,} PartitionChangeRecords; median of brokers 0-{fenced - 1}: "
+           f"controller {controller * 1000:.0f} ms + broker publish {publish * 1000:.0f} ms "
+           f"(CPU) vs a bare immutables.Map update of the {touched:,} touched partitions "
+           f"{baseline * 1000:.0f} ms: ratio {ratio:.2f}, worst broker {max(ratios):.2f} "
            f"(aim <= 2)")
     return ratio
