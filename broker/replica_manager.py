@@ -41,7 +41,7 @@ REQUEST_TIMED_OUT after ``request.timeout.ms``).
 
 from __future__ import annotations
 
-from collections.abc import Callable, ItemsView, Iterable, Iterator, Mapping, ValuesView
+from collections.abc import Callable, Iterable, Iterator, Mapping
 
 import immutables
 import msgspec
@@ -54,6 +54,7 @@ from broker.fetch_messages import (
     ReplicaFetchRequest,
     ReplicaFetchResponse,
 )
+from broker.fetch_session import FetchSession, FetchSessionHandler, HeldFetch
 from broker.lifecycle import BrokerLifecycleManager
 from broker.loader import MetadataLoader
 from broker.log_dir import LogDir
@@ -61,6 +62,7 @@ from broker.mutations import BrokerMutation
 from broker.partition_log import PartitionLog, SequenceError
 from broker.producer_ids import ProducerIdManager
 from broker.replica import FetchClock, Replica
+from broker.replica_view import ReplicaView
 from metadata.delta import BROKER_RESOURCE, TOPIC_RESOURCE
 from metadata.image import MetadataImage, PartitionRegistration
 from metadata.requests import AlterPartitionRequest, AlterPartitionResponse, NodeMessage
@@ -89,31 +91,6 @@ class _Pending(msgspec.Struct):
     callback: ProduceCallback
 
 
-class _HeldFetch(msgspec.Struct):
-    """A follower's fetch that found nothing new, held until records or its deadline."""
-
-    request: ReplicaFetchRequest
-    deadline: int
-
-
-class _FetchSession(msgspec.Struct):
-    """The leader's side of one follower's fetch session (Kafka's FetchSession)."""
-
-    session_id: int
-    epoch: int  # the epoch its next incremental fetch must carry
-    partitions: dict[tuple[str, int], FetchPartition]  # the follower's last positions
-    pending: dict[tuple[str, int], None]  # to read at its next fetch (not idle)
-    clock: FetchClock
-
-
-class _SessionHandler(msgspec.Struct):
-    """The follower's side of its session with one leader (Kafka's FetchSessionHandler)."""
-
-    session_id: int = 0  # 0: none yet, the next fetch is a full one
-    epoch: int = 0
-    changed: dict[tuple[str, int], None] = msgspec.field(default_factory=dict)
-
-
 class ReplicaManager:
     """The replicas of one broker; see the module docs."""
 
@@ -133,7 +110,8 @@ class ReplicaManager:
         # every replica here, in the order they were made: a Replica, or for a follower
         # with an empty log its registration alone (compact; see the module docs)
         self._replicas: dict[tuple[str, int], Replica | PartitionRegistration] = {}
-        self.replicas: Mapping[tuple[str, int], Replica] = _ReplicaView(self)
+        self.replicas: Mapping[tuple[str, int], Replica] = ReplicaView(self._replicas,
+                                                                       self._replica)
         """Every replica here by (topic id, partition); reading a compact one makes it."""
         self.log_dir.attach(self)
         self.outbox: list[NodeMessage] = []
@@ -142,10 +120,10 @@ class ReplicaManager:
         self._fetch_due: dict[int, int] = {}       # leader broker -> next fetch time
         self._in_flight: dict[int, tuple[int, int]] = {}  # leader -> (correlation, sent at)
         self._alter_in_flight: dict[int, tuple[str, int]] = {}
-        self._held: dict[int, _HeldFetch] = {}  # follower broker -> its held fetch
-        self._sessions: dict[int, _FetchSession] = {}  # follower broker -> its session
+        self._held: dict[int, HeldFetch] = {}  # follower broker -> its held fetch
+        self._sessions: dict[int, FetchSession] = {}  # follower broker -> its session
         self._session_ids = 0
-        self._handlers: dict[int, _SessionHandler] = {}  # leader broker -> our session
+        self._handlers: dict[int, FetchSessionHandler] = {}  # leader broker -> our session
         self._followed: dict[int, int] = {}  # leader broker -> partitions we fetch there
         self._changed: dict[tuple[str, int], None] = {}  # insertion-ordered set
         self._next_isr_check = now
@@ -316,10 +294,10 @@ class ReplicaManager:
             if was != now:
                 self._followed[now] = self._followed.get(now, 0) + 1
 
-    def _handler(self, leader: int) -> _SessionHandler:
+    def _handler(self, leader: int) -> FetchSessionHandler:
         handler = self._handlers.get(leader)
         if handler is None:
-            handler = self._handlers[leader] = _SessionHandler()
+            handler = self._handlers[leader] = FetchSessionHandler()
         return handler
 
     def _touch(self, key: tuple[str, int], skip: int = -1) -> None:
@@ -372,7 +350,7 @@ class ReplicaManager:
         for leader, (_, sent) in list(self._in_flight.items()):
             if now >= sent + self.config.request_timeout_ms // 10:
                 del self._in_flight[leader]  # lost: fetch again, in a new session
-                self._handlers[leader] = _SessionHandler()
+                self._handlers[leader] = FetchSessionHandler()
                 self._fetch_due[leader] = now
         for leader, due in sorted(self._fetch_due.items()):
             if due <= now and leader not in self._in_flight:
@@ -447,7 +425,7 @@ class ReplicaManager:
             wait = msg.max_wait_ms
             if wait > 0 and all(a.error == "NONE" and not a.entries and not a.diverging
                                 for a in answers):
-                self._held[msg.replica_id] = _HeldFetch(msg, now + wait)
+                self._held[msg.replica_id] = HeldFetch(msg, now + wait)
             else:
                 self._held.pop(msg.replica_id, None)
                 self._respond(msg, session, answers)
@@ -459,13 +437,13 @@ class ReplicaManager:
         else:
             self.producer_ids.handle_message(msg)
 
-    def _open_session(self, msg: ReplicaFetchRequest) -> _FetchSession | str:
+    def _open_session(self, msg: ReplicaFetchRequest) -> FetchSession | str:
         """The follower's session after ``msg``, or the session error to answer."""
         follower = msg.replica_id
         if msg.session_epoch == 0:  # a full fetch: a new session replaces the old one
             self._session_ids += 1
             positions = {_shared_key((p.topic_id, p.partition_id)): p for p in msg.partitions}
-            session = _FetchSession(self._session_ids, 1, positions, dict.fromkeys(positions),
+            session = FetchSession(self._session_ids, 1, positions, dict.fromkeys(positions),
                                     FetchClock())
             self._sessions[follower] = session
             return session
@@ -485,7 +463,7 @@ class ReplicaManager:
             found.pending[key] = None
         return found
 
-    def _serve_session(self, follower: int, session: _FetchSession,
+    def _serve_session(self, follower: int, session: FetchSession,
                        now: int) -> list[FetchedPartition]:
         """Read the session's partitions that are not idle; the idle ones count as fetched."""
         keys = sorted(session.pending)
@@ -507,7 +485,7 @@ class ReplicaManager:
                 self._touch(key, skip=follower)
         return answers
 
-    def _respond(self, msg: ReplicaFetchRequest, session: _FetchSession,
+    def _respond(self, msg: ReplicaFetchRequest, session: FetchSession,
                  answers: list[FetchedPartition]) -> None:
         """Answer ``msg``; the partitions its follower is now caught up on become idle."""
         follower = msg.replica_id
@@ -526,7 +504,7 @@ class ReplicaManager:
         self.outbox.append(NodeMessage(self.broker_id, follower, ReplicaFetchResponse(
             msg.correlation_id, -1, tuple(answers), "NONE", session.session_id)))
 
-    def _answer_held(self, due: Callable[[_HeldFetch], bool]) -> None:
+    def _answer_held(self, due: Callable[[HeldFetch], bool]) -> None:
         """Answer the held fetches ``due`` selects, reading their partitions again."""
         for follower in sorted(self._held):
             held = self._held[follower]
@@ -550,7 +528,7 @@ class ReplicaManager:
         del self._in_flight[leader]
         handler = self._handler(leader)
         if msg.error != "NONE":  # the leader lost our session: start over with a full fetch
-            self._handlers[leader] = _SessionHandler()
+            self._handlers[leader] = FetchSessionHandler()
             self._fetch_due[leader] = now
             return
         if handler.session_id != msg.session_id:  # the answer to a full fetch
@@ -718,51 +696,6 @@ class ReplicaManager:
     def init_producer_id(self) -> tuple[str, int]:
         """An idempotent producer's id: (NONE, id) or (COORDINATOR_LOAD_IN_PROGRESS, -1)."""
         return self.producer_ids.next_id(self._broker_epoch())
-
-
-class _ReplicaView(Mapping[tuple[str, int], Replica]):
-    """A manager's replicas as Replica objects (a compact one is made when read)."""
-
-    __slots__ = ("_manager",)
-
-    def __init__(self, manager: ReplicaManager) -> None:
-        self._manager = manager
-
-    def __getitem__(self, key: tuple[str, int]) -> Replica:
-        return self._manager._replica(key)
-
-    def __iter__(self) -> Iterator[tuple[str, int]]:
-        return iter(self._manager._replicas)
-
-    def __len__(self) -> int:
-        return len(self._manager._replicas)
-
-    def __contains__(self, key: object) -> bool:
-        return key in self._manager._replicas
-
-    def items(self) -> ItemsView[tuple[str, int], Replica]:  # as Mapping's, in one pass
-        return _Items(self)
-
-    def values(self) -> ValuesView[Replica]:  # as Mapping's, in one pass
-        return _Values(self)
-
-
-class _Items(ItemsView[tuple[str, int], Replica]):
-    _mapping: _ReplicaView
-
-    def __iter__(self) -> Iterator[tuple[tuple[str, int], Replica]]:
-        manager = self._mapping._manager
-        for key, held in list(manager._replicas.items()):
-            yield key, held if type(held) is Replica else manager._replica(key)
-
-
-class _Values(ValuesView[Replica]):
-    _mapping: _ReplicaView
-
-    def __iter__(self) -> Iterator[Replica]:
-        manager = self._mapping._manager
-        for key, held in list(manager._replicas.items()):
-            yield held if type(held) is Replica else manager._replica(key)
 
 
 def _by_key(item: tuple[tuple[str, int], object]) -> tuple[str, int]:
