@@ -8,10 +8,13 @@ broker. :class:`~broker.replica_manager.ReplicaManager` drives both.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import msgspec
 
 from broker.fetch_messages import FetchPartition, ReplicaFetchRequest
 from broker.replica import FetchClock
+from broker.replica_view import Key, shared_key
 
 
 class HeldFetch(msgspec.Struct):
@@ -37,3 +40,43 @@ class FetchSessionHandler(msgspec.Struct):
     session_id: int = 0  # 0: none yet, the next fetch is a full one
     epoch: int = 0
     changed: dict[tuple[str, int], None] = msgspec.field(default_factory=dict)
+
+
+class FetchSessionCache:
+    """A leader's fetch sessions, one per follower broker (Kafka's FetchSessionCache)."""
+
+    def __init__(self) -> None:
+        self.by_follower: dict[int, FetchSession] = {}
+        self._last_id = 0
+
+    def open(self, msg: ReplicaFetchRequest,
+             forget: Callable[[Key], None]) -> FetchSession | str:
+        """The follower's session after ``msg``, or the session error to answer.
+
+        A full fetch (session epoch 0) opens a new session in place of the old
+        one; an incremental one must name the session and carry its next epoch,
+        and ``forget`` is called for each partition it drops from the session.
+        """
+        follower = msg.replica_id
+        if msg.session_epoch == 0:
+            self._last_id += 1
+            positions = {shared_key((p.topic_id, p.partition_id)): p for p in msg.partitions}
+            session = FetchSession(self._last_id, 1, positions, dict.fromkeys(positions),
+                                   FetchClock())
+            self.by_follower[follower] = session
+            return session
+        found = self.by_follower.get(follower)
+        if found is None or found.session_id != msg.session_id:
+            return "FETCH_SESSION_ID_NOT_FOUND"
+        if msg.session_epoch != found.epoch:
+            return "INVALID_FETCH_SESSION_EPOCH"
+        found.epoch += 1
+        for key in msg.forgotten:
+            if found.partitions.pop(key, None) is not None:
+                forget(key)  # no longer fetched here: its fetch times stop
+            found.pending.pop(key, None)
+        for part in msg.partitions:
+            key = shared_key((part.topic_id, part.partition_id))
+            found.partitions[key] = part
+            found.pending[key] = None
+        return found

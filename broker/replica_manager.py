@@ -54,15 +54,15 @@ from broker.fetch_messages import (
     ReplicaFetchRequest,
     ReplicaFetchResponse,
 )
-from broker.fetch_session import FetchSession, FetchSessionHandler, HeldFetch
+from broker.fetch_session import FetchSession, FetchSessionCache, FetchSessionHandler, HeldFetch
 from broker.lifecycle import BrokerLifecycleManager
 from broker.loader import MetadataLoader
 from broker.log_dir import LogDir
 from broker.mutations import BrokerMutation
 from broker.partition_log import PartitionLog, SequenceError
 from broker.producer_ids import ProducerIdManager
-from broker.replica import FetchClock, Replica
-from broker.replica_view import ReplicaView
+from broker.replica import Replica
+from broker.replica_view import ReplicaView, shared_key
 from metadata.delta import BROKER_RESOURCE, TOPIC_RESOURCE
 from metadata.image import MetadataImage, PartitionRegistration
 from metadata.requests import AlterPartitionRequest, AlterPartitionResponse, NodeMessage
@@ -121,8 +121,7 @@ class ReplicaManager:
         self._in_flight: dict[int, tuple[int, int]] = {}  # leader -> (correlation, sent at)
         self._alter_in_flight: dict[int, tuple[str, int]] = {}
         self._held: dict[int, HeldFetch] = {}  # follower broker -> its held fetch
-        self._sessions: dict[int, FetchSession] = {}  # follower broker -> its session
-        self._session_ids = 0
+        self._sessions = FetchSessionCache()  # our followers' sessions, as their leader
         self._handlers: dict[int, FetchSessionHandler] = {}  # leader broker -> our session
         self._followed: dict[int, int] = {}  # leader broker -> partitions we fetch there
         self._changed: dict[tuple[str, int], None] = {}  # insertion-ordered set
@@ -168,7 +167,7 @@ class ReplicaManager:
                     self.log_dir.delete(key)
         take_log = self.log_dir.take
         replicas, changed, me, now = self._replicas, self._changed, self.broker_id, self.now
-        sessions = list(self._sessions.items())  # no session opens or closes here
+        sessions = list(self._sessions.by_follower.items())  # no session opens or closes here
         for topic_id in sorted(set(mine) | set(before)):
             topic = image.topics_by_id.get(topic_id)
             pids = mine.get(topic_id, ())
@@ -197,7 +196,7 @@ class ReplicaManager:
                 # assigned none of the topic (e.g. a new topic)
                 held = replicas.get(key) if old_pids else None
                 if held is None:
-                    key = _shared_key(key)
+                    key = shared_key(key)
                     log = take_log(key)
                     was, epoch = None, -1
                     if log is None and reg.leader != me:  # a pristine follower: compact
@@ -302,7 +301,7 @@ class ReplicaManager:
 
     def _touch(self, key: tuple[str, int], skip: int = -1) -> None:
         """``key`` has something new for its followers: their sessions read it next fetch."""
-        for follower, session in self._sessions.items():
+        for follower, session in self._sessions.by_follower.items():
             if follower != skip and key in session.partitions:
                 self._wake(follower, key)
                 session.pending[key] = None
@@ -414,7 +413,8 @@ class ReplicaManager:
         self._maybe_start()
         msg = env.message
         if isinstance(msg, ReplicaFetchRequest):
-            session = self._open_session(msg)
+            follower = msg.replica_id
+            session = self._sessions.open(msg, lambda key: self._wake(follower, key))
             if isinstance(session, str):
                 self._held.pop(msg.replica_id, None)
                 self.outbox.append(NodeMessage(self.broker_id, msg.replica_id,
@@ -436,32 +436,6 @@ class ReplicaManager:
             self._on_alter_response(msg)
         else:
             self.producer_ids.handle_message(msg)
-
-    def _open_session(self, msg: ReplicaFetchRequest) -> FetchSession | str:
-        """The follower's session after ``msg``, or the session error to answer."""
-        follower = msg.replica_id
-        if msg.session_epoch == 0:  # a full fetch: a new session replaces the old one
-            self._session_ids += 1
-            positions = {_shared_key((p.topic_id, p.partition_id)): p for p in msg.partitions}
-            session = FetchSession(self._session_ids, 1, positions, dict.fromkeys(positions),
-                                    FetchClock())
-            self._sessions[follower] = session
-            return session
-        found = self._sessions.get(follower)
-        if found is None or found.session_id != msg.session_id:
-            return "FETCH_SESSION_ID_NOT_FOUND"
-        if msg.session_epoch != found.epoch:
-            return "INVALID_FETCH_SESSION_EPOCH"
-        found.epoch += 1
-        for key in msg.forgotten:
-            if found.partitions.pop(key, None) is not None:
-                self._wake(follower, key)  # no longer fetched here: its fetch times stop
-            found.pending.pop(key, None)
-        for part in msg.partitions:
-            key = _shared_key((part.topic_id, part.partition_id))
-            found.partitions[key] = part
-            found.pending[key] = None
-        return found
 
     def _serve_session(self, follower: int, session: FetchSession,
                        now: int) -> list[FetchedPartition]:
@@ -510,7 +484,7 @@ class ReplicaManager:
             held = self._held[follower]
             if due(held):
                 del self._held[follower]
-                session = self._sessions[follower]
+                session = self._sessions.by_follower[follower]
                 self._respond(held.request, session,
                               self._serve_session(follower, session, self.now))
 
@@ -519,7 +493,8 @@ class ReplicaManager:
         key = (replica.topic_id, replica.partition_id)
         self._changed[key] = None
         self._touch(key)
-        self._answer_held(lambda held: key in self._sessions[held.request.replica_id].partitions)
+        sessions = self._sessions.by_follower
+        self._answer_held(lambda held: key in sessions[held.request.replica_id].partitions)
 
     def _on_fetch_response(self, leader: int, msg: ReplicaFetchResponse, now: int) -> None:
         flight = self._in_flight.get(leader)
@@ -707,25 +682,6 @@ def _position(key: tuple[str, int], held: Replica | PartitionRegistration) -> Fe
     if type(held) is Replica:
         return held.fetch_position()
     return FetchPartition(key[0], key[1], held.leader_epoch, 0, -1)
-
-
-_SHARED_KEYS = 1 << 16
-_keys: dict[tuple[str, int], tuple[str, int]] = {}
-
-
-def _shared_key(key: tuple[str, int]) -> tuple[str, int]:
-    """``key``, or the equal (topic id, partition) tuple made shortly before.
-
-    Every broker hosts a replica of the same partitions, made within a few
-    events of each other: the key of each is one tuple rather than one per
-    broker (a bounded identity cache, emptied when full; it changes no value).
-    """
-    found = _keys.get(key)
-    if found is None:
-        if len(_keys) >= _SHARED_KEYS:
-            _keys.clear()
-        found = _keys[key] = key
-    return found
 
 
 def _unknown(topic_id: str, partition_id: int) -> FetchedPartition:

@@ -68,3 +68,22 @@ class _Values(ValuesView[Replica]):
     def __iter__(self) -> Iterator[Replica]:
         for _, replica in self._mapping._pairs():
             yield replica
+
+
+_SHARED_KEYS = 1 << 16
+_keys: dict[tuple[str, int], tuple[str, int]] = {}
+
+
+def shared_key(key: tuple[str, int]) -> tuple[str, int]:
+    """``key``, or the equal (topic id, partition) tuple made shortly before.
+
+    Every broker hosts a replica of the same partitions, made within a few
+    events of each other: the key of each is one tuple rather than one per
+    broker (a bounded identity cache, emptied when full; it changes no value).
+    """
+    found = _keys.get(key)
+    if found is None:
+        if len(_keys) >= _SHARED_KEYS:
+            _keys.clear()
+        found = _keys[key] = key
+    return found
