@@ -484,7 +484,7 @@ def _apply_entries(current: immutables.Map[K, V], changes: dict[K, V | None], ta
     return out.finish(), digest
 
 
-_HANDLERS: dict[type[MetadataRecord], Callable[[MetadataDelta, Any], None]] = {
+REPLAY_HANDLERS: dict[type[MetadataRecord], Callable[[MetadataDelta, Any], None]] = {
     TopicRecord: MetadataDelta._replay_topic,
     PartitionRecord: MetadataDelta._replay_partition,
     PartitionChangeRecord: MetadataDelta._replay_partition_change,
@@ -501,4 +501,5 @@ _HANDLERS: dict[type[MetadataRecord], Callable[[MetadataDelta, Any], None]] = {
     ZkMigrationStateRecord: MetadataDelta._replay_zk_migration,
     NoOpRecord: MetadataDelta._replay_noop,
 }
-MetadataDelta._handlers = _HANDLERS
+"""The replay of each record type (a checking subclass, ReplayCheck, overrides some)."""
+MetadataDelta._handlers = REPLAY_HANDLERS

@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from metadata.delta import _HANDLERS, MetadataDelta, ReplayError
+from metadata.delta import REPLAY_HANDLERS, MetadataDelta, ReplayError
 from metadata.image import MetadataImage
 from metadata.schema import (
     MetadataRecord,
@@ -103,7 +103,7 @@ class ReplayCheck(MetadataDelta):
 
 
 _CHECKS: dict[type[MetadataRecord], Callable[[Any, Any], None]] = {
-    **_HANDLERS,
+    **REPLAY_HANDLERS,
     TopicRecord: ReplayCheck._check_topic,
     PartitionRecord: ReplayCheck._check_partition,
     PartitionChangeRecord: ReplayCheck._check_partition_change,
