@@ -154,6 +154,7 @@ class MetadataDelta:
         self.image = image
         self.records = 0
         self._topics: dict[str, _TopicChange] = {}
+        self._reassigned: set[str] = set()  # topic ids whose replica lists may have changed
         self._removed: dict[str, TopicImage | None] = {}  # id -> image it had (None: new)
         self._names: dict[str, str | None] = {}
         self._brokers: dict[int, BrokerRegistration | None] = {}
@@ -229,17 +230,25 @@ class MetadataDelta:
             raise ReplayError(f"PartitionRecord {record.partition_id} for unknown topic id "
                               f"{record.topic_id}")
         change.partitions[record.partition_id] = partition_from_record(record)
+        self._reassigned.add(record.topic_id)
 
     def _replay_partition_change(self, record: PartitionChangeRecord) -> None:
-        change = self._change_for(record.topic_id)
+        topic_id = record.topic_id
+        change = self._topics.get(topic_id) or self._change_for(topic_id)
         if change is None:
             raise ReplayError(f"PartitionChangeRecord {record.partition_id} for unknown topic "
-                              f"id {record.topic_id}")
-        current = change.get(record.partition_id)
+                              f"id {topic_id}")
+        partition_id = record.partition_id
+        partitions = change.partitions
+        current = partitions.get(partition_id)
+        if current is None and change.base is not None:
+            current = change.base.partitions.get(partition_id)
         if current is None:
             raise ReplayError(f"PartitionChangeRecord for unknown partition "
-                              f"{change.name}-{record.partition_id}")
-        change.partitions[record.partition_id] = merged_partition(current, record)
+                              f"{change.name}-{partition_id}")
+        partitions[partition_id] = merged_partition(current, record)
+        if record.replicas is not None:
+            self._reassigned.add(topic_id)
 
     def _replay_remove_topic(self, record: RemoveTopicRecord) -> None:
         topic = self._topic(record.topic_id)
@@ -340,12 +349,19 @@ class MetadataDelta:
         changed: list[tuple[str, TopicImage | None, dict[int, PartitionRegistration]]] = []
         made: list[TopicImage] = []
         total = 0
+        # Beyond _SHARED_TOPICS topics the cache of made topics cannot hit (a node
+        # replaying the same delta evicts the previous node's topics before it
+        # reaches them): made directly. Topics whose replica lists no record
+        # touched leave the broker index as it is: not passed to it.
+        make = _apply_topic if len(self._topics) <= _SHARED_TOPICS else _make_topic
+        reassigned = self._reassigned
         for topic_id, change in self._topics.items():
-            digest, topic = _apply_topic(change, digest)
+            digest, topic = make(change, digest)
             topics[topic_id] = topic
-            changed.append((topic_id, change.base, change.partitions))
-            made.append(topic)
-            total += len(change.partitions)
+            if change.base is None or topic_id in reassigned:
+                changed.append((topic_id, change.base, change.partitions))
+                made.append(topic)
+                total += len(change.partitions)
         index = shared_update(image.partitions_by_broker, removed, changed, made, total)
         names = image.topics_by_name
         if self._names:
