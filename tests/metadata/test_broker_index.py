@@ -31,6 +31,8 @@ def _records(seed: int) -> list[MetadataRecord]:
             moved = tuple(rng.sample(range(5), 3))
             records.append(PartitionChangeRecord(partition_id=0, topic_id=topic_id,
                                                  replicas=moved, isr=moved, leader=moved[0]))
+        elif n % 5 == 4:  # no new replica list: the index stays as it is
+            records.append(PartitionChangeRecord(partition_id=0, topic_id=topic_id, leader=-1))
     return [r for r in records if not isinstance(r, PartitionChangeRecord)
             or any(isinstance(p, PartitionRecord) and p.partition_id == 0
                    and p.topic_id == r.topic_id
@@ -50,3 +52,16 @@ def test_index_batch_by_batch_equals_index_at_once(seed: int, batch: int) -> Non
         delta.replay_all(records[start:start + batch])
         image = delta.apply(start + batch - 1, 1)
     assert image.partitions_by_broker == expected
+
+
+def test_changes_without_a_new_replica_list_keep_the_index() -> None:
+    records = _records(0)
+    delta = MetadataDelta(MetadataImage.EMPTY)
+    delta.replay_all(records)
+    image = delta.apply(len(records) - 1, 1)
+    leaderless = MetadataDelta(image)
+    leaderless.replay_all(PartitionChangeRecord(partition_id=0, topic_id=t, leader=-1)
+                          for t in ("AAAAAAAAAAAAAAAAAAAAAA", "BBBBBBBBBBBBBBBBBBBBBB"))
+    after = leaderless.apply(image.offset + 2, 1)
+    assert after.partitions_by_broker is image.partitions_by_broker
+    assert after.topics_by_id != image.topics_by_id
