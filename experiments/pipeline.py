@@ -254,8 +254,7 @@ def _compute(spark: Any, experiment: Experiment, specs: list[RunSpec],
     # Run numbers from the JVM (contiguous slices, one per task); the records by broadcast
     # (Python RDD rows would go through a second Python worker per task).
     numbers = spark.range(0, len(specs), 1, tasks)
-    grid = GridShare(context.broadcast([grid_record(s) for s in specs]), uuid.uuid4().hex,
-                     len(specs))
+    grid = GridShare(context.broadcast([grid_record(s) for s in specs]), uuid.uuid4().hex)
     done = context.accumulator(0)
     schema = spark_schema(experiment.columns)
     rows = numbers.mapInArrow(partition_runner(grid, arrow_schema(schema), done), schema)

@@ -3,7 +3,7 @@
 A task gets Arrow batches of run numbers; the grid's records (experiment,
 params, master_seed, run_index, seed) reach every Python worker once, as a
 broadcast variable; each run becomes one row of the experiment's columns. The
-task runner needs pyarrow (:func:`rows_to_frame` pandas) but not pyspark, and
+task runner needs pyarrow but not pyspark, and
 :func:`run_specs` none of them, so the same code serves Spark, a process pool
 and a replay.
 """
@@ -14,7 +14,7 @@ import json
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
-from experiments.model import Column, Row, RunSpec
+from experiments.model import Row, RunSpec
 from experiments.registry import get_experiment
 from sim.gc_policy import simulation_gc
 
@@ -43,31 +43,14 @@ def run_specs(specs: Iterable[RunSpec]) -> list[Row]:
     return [run_spec(spec) for spec in specs]
 
 
-def rows_to_frame(columns: tuple[Column, ...], rows: list[Row]) -> Any:
-    """Rows as a pandas DataFrame with nullable dtypes that Arrow maps to the columns' types."""
-    import pandas as pd
-
-    data: dict[str, Any] = {}
-    for column in columns:
-        values = [row[column.name] for row in rows]
-        if column.kind == "long":
-            data[column.name] = pd.array(values, dtype="Int64")
-        elif column.kind == "bool":
-            data[column.name] = pd.array(values, dtype="boolean")
-        else:
-            data[column.name] = pd.Series(values, dtype=object)
-    return pd.DataFrame(data)
-
-
 class GridShare:
     """The grid of a sweep as a Spark task reads it: every run's grid record in a Spark
     broadcast variable, loaded once per Python worker (PySpark would unpickle it again
     for every task), and told apart from other sweeps' grids by ``token``."""
 
-    def __init__(self, broadcast: Any, token: str, runs: int) -> None:
+    def __init__(self, broadcast: Any, token: str) -> None:
         self.broadcast = broadcast
         self.token = token
-        self.runs = runs
 
     def records(self) -> list[tuple[str, str, int, int, int]]:
         """Every run's grid record, this worker's copy."""

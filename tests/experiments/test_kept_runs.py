@@ -15,7 +15,7 @@ from experiments import failures, runs
 from experiments.failover import FAILOVER
 from experiments.grid import build_grid, cells, parse_params
 from experiments.model import ExperimentError
-from experiments.tasks import rows_to_frame
+from experiments.pipeline import arrow_schema, spark_schema
 from kraftsim.cli import main
 from tests.experiments.helpers import run, without_wall
 
@@ -144,7 +144,7 @@ def _kept_run(folder: Path, params: list[str], runs_: int, seed: int) -> list[di
     axes = parse_params(FAILOVER, params)
     rows = [run(spec) for spec in build_grid(FAILOVER, axes, runs_, seed)]
     (folder / "runs").mkdir()
-    rows_to_frame(FAILOVER.columns, rows).to_parquet(folder / "runs" / "part-0.parquet")
+    _write_rows(rows, folder / "runs" / "part-0.parquet")
     return rows
 
 
@@ -171,7 +171,7 @@ def test_replay_reports_a_fingerprint_that_differs_from_the_sweep(
     folder = tmp_path / "run"
     rows = _kept_run(folder, SMALL, 4, 4)
     rows[2]["fingerprint"] = "0" * 16
-    rows_to_frame(FAILOVER.columns, rows).to_parquet(folder / "runs" / "part-0.parquet")
+    _write_rows(rows, folder / "runs" / "part-0.parquet")
     assert main(["experiment", "replay", str(folder), "2"]) == 1
     assert "differs from the sweep's 0000000000000000" in capsys.readouterr().err
 
@@ -283,3 +283,12 @@ def test_the_manifest_keeps_no_secret_spark_setting() -> None:
     assert shown == {"spark.executor.memory": "2g",
                      "spark.hadoop.fs.s3a.secret.key": "(redacted)",
                      "spark.hadoop.fs.s3a.access.key": "(redacted)"}
+
+
+def _write_rows(rows: list[dict[str, Any]], path: Path) -> None:
+    """Rows as a sweep's Parquet file (the experiment's schema)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    schema = arrow_schema(spark_schema(FAILOVER.columns))
+    pq.write_table(pa.Table.from_pylist(rows, schema=schema), path)

@@ -36,7 +36,7 @@ def test_runner_gives_the_rows_of_the_numbered_runs() -> None:
     as running the specs directly does; the grid is loaded once per worker and sweep."""
     specs = failover_specs(6, seed=7)
     shared = _Broadcast([grid_record(s) for s in specs])
-    grid = GridShare(shared, "sweep-a", len(specs))
+    grid = GridShare(shared, "sweep-a")
     schema = arrow_schema(spark_schema(get_experiment("failover").columns))
     runner = partition_runner(grid, schema)
     batches = [_numbers([1, 2]), _numbers([4])]
@@ -48,6 +48,6 @@ def test_runner_gives_the_rows_of_the_numbered_runs() -> None:
     list(runner(iter([_numbers([0])])))  # a second task of the same sweep
     assert shared.loads == 1
     other = _Broadcast([grid_record(s) for s in failover_specs(2, seed=8)])
-    list(partition_runner(GridShare(other, "sweep-b", 2), schema)(
+    list(partition_runner(GridShare(other, "sweep-b"), schema)(
         iter([_numbers([1])])))
     assert other.loads == 1 and tasks._LOADED["token"] == "sweep-b"
