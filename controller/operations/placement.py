@@ -35,5 +35,9 @@ def place_replicas(image: MetadataImage, rng: random.Random, partitions: int,
                        f"because only {len(brokers)} broker(s) are registered.")
     n = len(brokers)
     start = rng.randrange(n)
-    return (tuple(brokers[(start + first_partition + p + j) % n]
-                  for j in range(replication_factor)) for p in range(partitions))
+    # n brokers give n distinct striped lists: partition p takes rotation (start + p) % n,
+    # one tuple shared by every partition that takes it
+    rotations = [tuple(brokers[(k + j) % n] for j in range(replication_factor))
+                 for k in range(n)]
+    offset = start + first_partition
+    return (rotations[(offset + p) % n] for p in range(partitions))
