@@ -11,6 +11,7 @@ keeps a request for millions of partitions from exhausting memory.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from itertools import islice
 from typing import SupportsIndex
 
 from controller.errors import ApiError
@@ -42,9 +43,13 @@ class BoundedRecords(list[MetadataRecord]):
         super().append(record)
 
     def extend(self, records: Iterable[MetadataRecord], /) -> None:
-        """Add records one by one, so that a huge (lazy) iterable stops at the limit."""
-        for record in records:
-            self.append(record)
+        """Add records; a huge (lazy) iterable is read only one record past the limit, and
+        then nothing is added and ApiError(POLICY_VIOLATION) raised."""
+        room = self.limit - len(self)
+        taken = list(islice(records, max(room, 0) + 1))
+        if len(taken) > room:
+            raise too_large()
+        super().extend(taken)
 
     def insert(self, index: SupportsIndex, record: MetadataRecord, /) -> None:
         """Insert one record; raises ApiError(POLICY_VIOLATION) past the limit."""
