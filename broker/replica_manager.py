@@ -29,9 +29,13 @@ A follower replica whose log is empty is *compact*: the manager holds its
 registration (the image's own object) and nothing else, since a Replica made
 from it would hold nothing else either (its log empty, no follower states, no
 pending ISR change). It fetches, is answered and is listed like any replica;
-it gets a Replica of its own when records arrive, when it becomes leader, or
-when someone reads it through :attr:`replicas`. At 1,000,000 partitions
-(RF 3) that leaves two thirds of a broker's replicas without objects.
+it gets a Replica of its own when records arrive, or when someone reads it
+through :attr:`replicas`. A leader whose log is empty is compact too
+(:class:`~broker.compact_leader.CompactLeader`: its registration, when its
+epoch began and one clock per follower) and answers its followers' plain
+fetches in that form; a produce, a marker, an ISR change to propose or a
+fetch it cannot answer plainly gives it a Replica. At 1,000,000 partitions
+that leaves a broker's idle replicas without objects of their own.
 
 Clients call :meth:`produce`, :meth:`fetch` and :meth:`init_producer_id`
 in-process; a produce with acks=all waits until the high watermark passes its
@@ -47,6 +51,7 @@ import immutables
 import msgspec
 
 from broker.batch_loader import Manifest
+from broker.compact_leader import CompactLeader, FetchedAt, materialize, new_compact_leader
 from broker.config import BrokerConfig
 from broker.fetch_messages import (
     FetchedPartition,
@@ -61,14 +66,20 @@ from broker.log_dir import LogDir
 from broker.mutations import BrokerMutation
 from broker.partition_log import PartitionLog, SequenceError
 from broker.producer_ids import ProducerIdManager
-from broker.replica import Replica
-from broker.replica_view import ReplicaView, shared_key
+from broker.replica import FetchClock, Replica
+from broker.replica_view import Held, ReplicaView, shared_key
 from metadata.delta import BROKER_RESOURCE, TOPIC_RESOURCE
 from metadata.image import MetadataImage, PartitionRegistration
 from metadata.requests import AlterPartitionRequest, AlterPartitionResponse, NodeMessage
 
 MIN_INSYNC_REPLICAS = "min.insync.replicas"
 """Kafka's topic config."""
+
+COMPACT_LEADERS = True
+"""Whether a leader with an empty log is held compact (tests switch it off to compare)."""
+
+_SHARED_CLOCKS = 1 << 10
+"""At most this many compact leaders' clock combinations are shared (see _idle_clocks)."""
 
 
 class ProduceResult(msgspec.Struct, frozen=True):
@@ -107,9 +118,9 @@ class ReplicaManager:
         self.mutations = mutations
         self.now = now
         self.image: MetadataImage | None = None
-        # every replica here, in the order they were made: a Replica, or for a follower
-        # with an empty log its registration alone (compact; see the module docs)
-        self._replicas: dict[tuple[str, int], Replica | PartitionRegistration] = {}
+        # every replica here, in the order they were made: a Replica, or with an empty
+        # log a follower's registration alone or a CompactLeader (see the module docs)
+        self._replicas: dict[tuple[str, int], Held] = {}
         self.replicas: Mapping[tuple[str, int], Replica] = ReplicaView(self._replicas,
                                                                        self._replica)
         """Every replica here by (topic id, partition); reading a compact one makes it."""
@@ -126,6 +137,9 @@ class ReplicaManager:
         self._followed: dict[int, int] = {}  # leader broker -> partitions we fetch there
         self._changed: dict[tuple[str, int], None] = {}  # insertion-ordered set
         self._next_isr_check = now
+        # compact leaders' follower clocks when all are session clocks or None: one tuple
+        # per combination, shared (there are few sessions)
+        self._clock_tuples: dict[tuple[int, ...], tuple[FetchClock | None, ...]] = {}
         self.producer_ids = ProducerIdManager(broker_id, self._send_to_controller)
         loader.subscribe(self._on_image)
 
@@ -199,30 +213,19 @@ class ReplicaManager:
                     key = shared_key(key)
                     log = take_log(key)
                     was, epoch = None, -1
-                    if log is None and reg.leader != me:  # a pristine follower: compact
-                        replicas[key] = reg
-                        new: Replica | PartitionRegistration = reg
+                    if log is None and (reg.leader != me or COMPACT_LEADERS):  # pristine
+                        new: Held = reg if reg.leader != me else new_compact_leader(reg, me, now)
+                        replicas[key] = new
                     else:
                         new = replica = self._new_replica(key, name, log)
                         replica.become(reg, now)
-                elif isinstance(held, Replica):
+                else:
                     leader = held.leader
                     was = leader if leader >= 0 and leader != me else None
                     epoch = held.leader_epoch
-                    held.become(reg, now)
-                    new = held
-                else:  # compact: its registration is the one it took last
-                    leader = held.leader
-                    was = leader if leader >= 0 and leader != me else None
-                    epoch = held.leader_epoch
-                    if reg.leader == me:  # it leads now: a replica of its own
-                        new = replica = self._new_replica(key, name, None)
-                        replica.become(held, now)
-                        replica.become(reg, now)
-                    else:
-                        replicas[key] = new = reg
-                if type(new) is Replica:  # a compact one has nothing to observe
-                    changed[key] = None
+                    new = self._become(key, held, reg, name)
+                if type(new) is not PartitionRegistration:  # a compact follower has nothing
+                    changed[key] = None                     # to observe
                 for follower, session in sessions:  # as _touch
                     if key in session.partitions:
                         self._wake(follower, key)
@@ -235,6 +238,33 @@ class ReplicaManager:
                     self._fetch_due.setdefault(now_from, now)
         self._answer_held(lambda held: True)  # leaderships may have moved: answer now
         self._complete_produces()
+
+    def _become(self, key: tuple[str, int], held: Held, reg: PartitionRegistration,
+                name: str) -> Held:
+        """``held`` after the image's new registration ``reg``: the same object, or its
+        successor in ``_replicas``."""
+        me, now = self.broker_id, self.now
+        if isinstance(held, Replica):
+            held.become(reg, now)
+            return held
+        new_epoch = reg.leader_epoch != held.leader_epoch
+        if reg.leader == me and new_epoch and COMPACT_LEADERS:  # a new epoch, the log empty
+            new: Held = new_compact_leader(reg, me, now)
+        elif reg.leader != me:  # it follows, its log empty
+            new = reg
+        elif type(held) is CompactLeader and reg.replicas == held.reg.replicas:
+            held.reg = reg  # the same followers in the same epoch: an ISR or epoch change
+            return held
+        else:  # a reassignment in the same epoch (or no epoch bump): a replica of its own
+            if isinstance(held, CompactLeader):
+                replica = self._replica(key)
+            else:
+                replica = self._new_replica(key, name, None)
+                replica.become(held, now)
+            replica.become(reg, now)
+            return replica
+        self._replicas[key] = new
+        return new
 
     def replica_keys(self) -> Iterable[tuple[str, int]]:
         """Every replica here (for the log dir)."""
@@ -263,12 +293,15 @@ class ReplicaManager:
     def _replica(self, key: tuple[str, int]) -> Replica:
         """The replica of ``key``, made for a compact one (KeyError: not a replica here)."""
         held = self._replicas[key]
-        if type(held) is Replica:
+        if isinstance(held, Replica):
             return held
-        assert self.image is not None and isinstance(held, PartitionRegistration)
+        assert self.image is not None
         replica = self._new_replica(key, self.image.topics_by_id[key[0]].name,
                                     self.log_dir.take(key))
-        replica.become(held, self.now)
+        if isinstance(held, CompactLeader):
+            materialize(held, replica)
+        else:
+            replica.become(held, self.now)
         return replica
 
     def peek(self, key: tuple[str, int]) -> Replica | None:
@@ -277,7 +310,13 @@ class ReplicaManager:
         held = self._replicas.get(key)
         return held if type(held) is Replica else None
 
-    def _fetching_from(self, replica: Replica | PartitionRegistration) -> int | None:
+    def compact_leader_epoch(self, key: tuple[str, int]) -> int | None:
+        """The leader epoch of ``key`` when this broker leads it in compact form (its log
+        empty; see the module docs), else None."""
+        held = self._replicas.get(key)
+        return held.leader_epoch if type(held) is CompactLeader else None
+
+    def _fetching_from(self, replica: Held) -> int | None:
         """The leader this broker fetches ``replica`` from, None as leader or leaderless."""
         leader = replica.leader
         return leader if leader >= 0 and leader != self.broker_id else None
@@ -308,9 +347,15 @@ class ReplicaManager:
 
     def _wake(self, follower: int, key: tuple[str, int]) -> None:
         replica = self._replicas.get(key)
-        state = replica.follower(follower) if type(replica) is Replica else None
-        if state is not None:
-            state.wake()
+        if type(replica) is Replica:
+            state = replica.follower(follower)
+            if state is not None:
+                state.wake()
+        elif type(replica) is CompactLeader:  # idle on a session clock: fetched at its time
+            index = replica.follower_index(follower, self.broker_id)
+            clock = replica.clocks[index] if index >= 0 else None
+            if clock is not None and type(clock) is not FetchedAt:
+                replica.clocks = replica.with_clock(index, FetchedAt(clock.at))
 
     def _new_log(self) -> PartitionLog:
         return PartitionLog(
@@ -449,7 +494,13 @@ class ReplicaManager:
         for key in keys:
             part = session.partitions[key]
             replica = self._replicas.get(key)
-            if type(replica) is not Replica:  # none here, or a follower (compact)
+            if type(replica) is CompactLeader:
+                answer = self._serve_compact(replica, follower, part, now)
+                if answer is not None:
+                    answers.append(answer)
+                    continue
+                replica = self._replica(key)  # a fetch its compact form cannot answer
+            elif type(replica) is not Replica:  # none here, or a follower (compact)
                 answers.append(_unknown(part.topic_id, part.partition_id))
                 continue
             hw = replica.log.high_watermark
@@ -458,6 +509,21 @@ class ReplicaManager:
                 self._changed[key] = None
                 self._touch(key, skip=follower)
         return answers
+
+    def _serve_compact(self, leader: CompactLeader, follower: int, part: FetchPartition,
+                       now: int) -> FetchedPartition | None:
+        """Replica.serve_fetch of an empty log, from the compact form; None when the
+        answer needs the Replica (a divergence check, a follower it does not know)."""
+        epoch = leader.leader_epoch
+        if part.current_leader_epoch < epoch:
+            return FetchedPartition(part.topic_id, part.partition_id, "FENCED_LEADER_EPOCH")
+        if part.current_leader_epoch > epoch:
+            return FetchedPartition(part.topic_id, part.partition_id, "UNKNOWN_LEADER_EPOCH")
+        index = leader.follower_index(follower, self.broker_id)
+        if part.last_fetched_epoch >= 0 or index < 0:
+            return None
+        leader.clocks = leader.with_clock(index, FetchedAt(now))  # caught up: the log is empty
+        return FetchedPartition(part.topic_id, part.partition_id, "NONE", 0, ())
 
     def _respond(self, msg: ReplicaFetchRequest, session: FetchSession,
                  answers: list[FetchedPartition]) -> None:
@@ -468,6 +534,12 @@ class ReplicaManager:
                 continue
             key = (answer.topic_id, answer.partition_id)
             replica = self._replicas.get(key)
+            if type(replica) is CompactLeader:  # a follower that fetched is caught up
+                index = replica.follower_index(follower, self.broker_id)
+                if index >= 0 and replica.clocks[index] is not None:
+                    replica.clocks = self._idle_clocks(replica.with_clock(index, session.clock))
+                    del session.pending[key]
+                continue
             if type(replica) is not Replica:
                 continue
             state = replica.follower(follower)
@@ -538,11 +610,29 @@ class ReplicaManager:
         again = more or (held and not errors)
         self._fetch_due[leader] = now if again else now + self.config.replica_fetch_backoff_ms
 
+    def _idle_clocks(self, clocks: tuple[FetchClock | None, ...]
+                     ) -> tuple[FetchClock | None, ...]:
+        """``clocks``, shared with the compact leaders that have the same ones (when none is
+        a FetchedAt, which each fetch makes anew)."""
+        if any(type(clock) is FetchedAt for clock in clocks):
+            return clocks
+        key = tuple(0 if clock is None else id(clock) for clock in clocks)
+        shared = self._clock_tuples
+        if len(shared) >= _SHARED_CLOCKS and key not in shared:
+            shared.clear()  # sessions come and go: keep the recent combinations
+        return shared.setdefault(key, clocks)
+
     def _check_isrs(self, now: int) -> None:
-        me = self.broker_id
-        for key, replica in sorted(((k, r) for k, r in self._replicas.items()
-                                    if r.leader == me and type(r) is Replica), key=_by_key):
-            self._propose(key, replica, now)
+        me, lag_max_ms = self.broker_id, self.config.replica_lag_time_max_ms
+        for key, held in sorted(((k, r) for k, r in self._replicas.items()
+                                 if r.leader == me and type(r) is not PartitionRegistration),
+                                key=_by_key):
+            if type(held) is CompactLeader:
+                if not held.isr_change_due(me, now, lag_max_ms):
+                    continue
+                held = self._replica(key)
+            assert type(held) is Replica
+            self._propose(key, held, now)
 
     def _propose(self, key: tuple[str, int], replica: Replica, now: int) -> None:
         proposal = replica.isr_proposal(now, self.config.replica_lag_time_max_ms)
@@ -569,10 +659,13 @@ class ReplicaManager:
         topic_id = image.topics_by_name.get(topic) if image is not None else None
         if topic_id is None:
             return "UNKNOWN_TOPIC_OR_PARTITION"
-        replica = self.peek((topic_id, partition))
-        if replica is None or not replica.is_leader:
+        key = (topic_id, partition)
+        held = self._replicas.get(key)
+        if type(held) is CompactLeader:
+            return self._replica(key)
+        if type(held) is not Replica or not held.is_leader:
             return "NOT_LEADER_OR_FOLLOWER"
-        return replica
+        return held
 
     def produce(self, topic: str, partition: int, values: list[str], acks: int,
                 callback: ProduceCallback, producer_id: int = -1, producer_epoch: int = -1,
@@ -677,7 +770,7 @@ def _by_key(item: tuple[tuple[str, int], object]) -> tuple[str, int]:
     return item[0]
 
 
-def _position(key: tuple[str, int], held: Replica | PartitionRegistration) -> FetchPartition:
+def _position(key: tuple[str, int], held: Held) -> FetchPartition:
     """What a follower asks its leader for next (a compact one: from offset 0)."""
     if type(held) is Replica:
         return held.fetch_position()

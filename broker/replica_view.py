@@ -8,11 +8,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, ItemsView, Iterator, Mapping, ValuesView
 
+from broker.compact_leader import CompactLeader
 from broker.replica import Replica
 from metadata.image import PartitionRegistration
 
-Held = Replica | PartitionRegistration
-"""What the manager holds per key: a Replica, or a compact follower's registration."""
+Held = Replica | PartitionRegistration | CompactLeader
+"""What the manager holds per key: a Replica, a compact follower's registration or a
+compact leader."""
 
 
 Key = tuple[str, int]

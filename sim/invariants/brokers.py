@@ -127,15 +127,15 @@ class BrokerInvariants(Monitor):
         for key in manager.drain_changed():
             topic_id, pid = key
             replica = manager.peek(key)
-            if replica is None:  # none, or a follower with an empty log: nothing to check
+            if replica is None:  # none, or compact: a follower or a leader with an empty log
+                epoch = manager.compact_leader_epoch(key)
+                if epoch is not None:
+                    self._check_single_leader(key, epoch, manager.broker_id,
+                                              image.topics_by_id[topic_id].name)
                 continue
             if replica.is_leader:
-                holder = self._leader_of(key, replica.leader_epoch, manager.broker_id)
-                if holder != manager.broker_id:
-                    raise InvariantViolation(
-                        "SingleLeaderPerEpoch",
-                        f"{replica.topic}-{pid} has leaders {holder} and {manager.broker_id} "
-                        f"in leader epoch {replica.leader_epoch}")
+                self._check_single_leader(key, replica.leader_epoch, manager.broker_id,
+                                          replica.topic)
             allowed = unclean.get(replica.topic)
             if allowed is None:
                 allowed = unclean[replica.topic] = unclean_allowed(image, replica.topic)
@@ -149,6 +149,14 @@ class BrokerInvariants(Monitor):
             self._check_entries(replica.topic, topic_id, pid, replica.log.entries, start, hw,
                                 manager.broker_id)
             self.checked[ckey] = hw
+
+    def _check_single_leader(self, key: tuple[str, int], epoch: int, broker: int,
+                             topic: str) -> None:
+        holder = self._leader_of(key, epoch, broker)
+        if holder != broker:
+            raise InvariantViolation(
+                "SingleLeaderPerEpoch",
+                f"{topic}-{key[1]} has leaders {holder} and {broker} in leader epoch {epoch}")
 
     def _leader_of(self, key: tuple[str, int], epoch: int, broker: int) -> int:
         """The first broker seen leading ``key`` in leader ``epoch`` (``broker`` if none)."""

@@ -1,17 +1,31 @@
-"""A broker keeps an idle follower replica compact, and it behaves as a full one.
+"""A broker keeps idle replicas compact, and they behave as full ones.
 
 A follower with an empty log is its registration alone (no Replica, no log)
-until records arrive or someone reads it; reading it, through
-``ReplicaManager.replicas`` or the log dir, gives the replica it stands for.
+until records arrive or someone reads it; a leader with an empty log is a
+CompactLeader (its registration, its epoch's start, a clock per follower)
+until a produce, an ISR change or a fetch it cannot answer plainly. Reading
+either, through ``ReplicaManager.replicas`` or the log dir, gives the replica
+it stands for. Runs with compact leaders and without give the same traces.
 The broker checker's SingleLeaderPerEpoch keeps every epoch it has seen.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
+import pytest
+
+import broker.replica_manager as replica_manager
+from broker.compact_leader import FetchedAt
 from controller.operations import CreateTopics, NewTopic
+from experiments.grid import build_grid, parse_params
+from experiments.registry import get_experiment
+from experiments.tasks import run_specs
 from sim.clients import Producer
 from sim.cluster import ClusterConfig, KRaftCluster
+from sim.faults import parse_fault
 from sim.invariants.brokers import BrokerInvariants
+from tests.experiments.helpers import without_wall
 
 
 def _cluster_with_topic(partitions: int) -> tuple[KRaftCluster, str]:
@@ -26,7 +40,13 @@ def _cluster_with_topic(partitions: int) -> tuple[KRaftCluster, str]:
     return cluster, active.committed_image().topics_by_name["t"]
 
 
-def test_idle_followers_are_compact_and_read_as_full_replicas() -> None:
+@pytest.fixture
+def compact_leaders_restored() -> Iterator[None]:
+    yield
+    replica_manager.COMPACT_LEADERS = True
+
+
+def test_idle_replicas_are_compact_and_read_as_full_replicas() -> None:
     cluster, topic_id = _cluster_with_topic(4)
     image = cluster.active_controller().committed_image()  # type: ignore[union-attr]
     for broker in (0, 1, 2):
@@ -37,10 +57,19 @@ def test_idle_followers_are_compact_and_read_as_full_replicas() -> None:
         for pid in range(4):
             reg = image.topics_by_id[topic_id].partitions[pid]
             key = (topic_id, pid)
-            if reg.leader == broker:
-                assert manager.peek(key) is not None  # a leader has follower states
-                continue
             assert manager.peek(key) is None  # compact: no objects of its own
+            if reg.leader == broker:
+                assert manager.compact_leader_epoch(key) == reg.leader_epoch
+                leader = manager.replicas[key]
+                assert leader.is_leader and leader.log.end_offset == 0
+                followers = [r for r in reg.replicas if r != broker]
+                assert [s.broker_id for s in leader.followers] == followers
+                for state in leader.followers:  # each follower fetched, caught up, idle
+                    assert state.end_offset == 0 and state.has_fetched()
+                    assert state.idle_clock is not None and type(state.idle_clock) is not \
+                        FetchedAt
+                continue
+            assert manager.compact_leader_epoch(key) is None
             replica = manager.replicas[key]  # reading makes the replica it stands for
             assert manager.peek(key) is replica
             assert (replica.leader, replica.leader_epoch, replica.isr, replica.replicas) == \
@@ -83,3 +112,73 @@ def test_single_leader_per_epoch_remembers_every_epoch() -> None:
     assert checker._leader_of(("other", 0), 6, 1) == 1
     assert checker._leader_of(("other", 0), 5, 2) == big
 
+
+
+def _scenario_fingerprint(compact: bool, faults: list[tuple[str, int]], produce: bool
+                          ) -> tuple[str, ...]:
+    """The trace fingerprint and the topic's ISRs 45 s into its life and at its end
+    (90 s): ``faults`` as (fault, ms after the topic is created)."""
+    replica_manager.COMPACT_LEADERS = compact
+    cluster = KRaftCluster(ClusterConfig(seed=11, controllers=3, brokers=3))
+    cluster.start()
+    handle = cluster.submit(CreateTopics((NewTopic("t", 6, 3),)))
+    assert cluster.wait(handle) and handle.error is None
+    now = cluster.sim.now
+    for fault, after in faults:
+        cluster.sim.schedule_fault(parse_fault(f"{fault}@{now + after}"))
+    if produce:
+        producer = Producer(cluster, "p", "t", acks=-1)
+        producer.send(5)
+    isrs = []
+    for _ in range(2):
+        cluster.sim.run_for(45_000)
+        active = cluster.active_controller()
+        assert active is not None
+        partitions = active.committed_image().topic("t").partitions  # type: ignore[union-attr]
+        isrs += [str(partitions[p].isr) for p in sorted(partitions)]
+    assert cluster.sim.violation is None
+    return (cluster.sim.trace.fingerprint, *isrs)
+
+
+@pytest.mark.parametrize(("faults", "produce"), [
+    ([], False),
+    ([], True),
+    # a follower gone before its first fetch, and one gone after it: the ISR shrinks
+    # after replica.lag.time.max.ms either way, and the brokers come back
+    ([("crash:1", 0), ("restart:1", 60_000)], False),
+    ([("crash:2", 3_000), ("restart:2", 50_000)], True),
+    ([("isolate:0", 5_000), ("heal", 40_000)], True),
+    ([("shutdown:1", 2_000)], False),
+    # broker 1 cannot reach leader 0, its heartbeats go on: leader 0 drops it from its
+    # partitions' ISRs after replica.lag.time.max.ms (from its compact form), then the
+    # network heals and it comes back
+    ([("block:1>0", 0)], False),
+    ([("block:1>0", 0), ("heal", 60_000)], True),
+])
+def test_compact_leaders_behave_as_full_ones(compact_leaders_restored: None,
+                                             faults: list[tuple[str, int]],
+                                             produce: bool) -> None:
+    on = _scenario_fingerprint(True, faults, produce)
+    off = _scenario_fingerprint(False, faults, produce)
+    assert on == off
+    if faults[:1] == [("crash:1", 0)]:  # the stopped follower left the ISRs, came back
+        assert all("1" not in isr for isr in on[1:7])
+        assert all("1" in isr for isr in on[7:])
+    if faults == [("block:1>0", 0)]:  # out of the ISRs where 0 leads, in the others
+        assert [isr for isr in on[7:] if isr.startswith("(0")] == ["(0, 2)"] * 2
+        assert all("1" in isr for isr in on[7:] if not isr.startswith("(0"))
+
+
+def test_experiment_runs_are_the_same_with_compact_leaders(
+        compact_leaders_restored: None) -> None:
+    """Broker failovers (crashes, zones, shutdowns, with produce) and exactly-once loops:
+    rows and fingerprints with compact leaders and without."""
+    specs = []
+    for name, runs in (("broker-failover", 8), ("eos", 4)):
+        experiment = get_experiment(name)
+        specs += build_grid(experiment, parse_params(experiment, []), runs, 3)
+    replica_manager.COMPACT_LEADERS = False
+    full = [without_wall(row) for row in run_specs(specs)]
+    replica_manager.COMPACT_LEADERS = True
+    compact = [without_wall(row) for row in run_specs(specs)]
+    assert compact == full

@@ -1,0 +1,123 @@
+"""A leader replica whose log is empty, held without a Replica of its own.
+
+A leader that has no records yet (a new partition, or leadership that moved to
+a broker whose replica was compact) owns nothing but its registration and what
+it knows of its followers. With an empty log that knowledge is small: each
+follower has either not fetched since the leader epoch began (caught up as of
+the epoch's start, ``since``), fetched at some time (its end offset is then 0,
+the log end, so it was caught up at that fetch), or is idle on its fetch
+session's :class:`~broker.replica.FetchClock` (caught up at every fetch of the
+session). :class:`CompactLeader` holds exactly that: the registration, the
+epoch's start time and one clock per follower; :func:`materialize` makes the
+Replica that holds the same state, field for field where it is read.
+
+The replica manager answers the plain fetch of an empty log (no divergence
+check, the current epoch) from the compact form and makes a Replica for
+anything else: a produce, a marker, a fetch it cannot answer plainly, an ISR
+change to propose, a reassignment.
+"""
+
+from __future__ import annotations
+
+from broker.replica import FetchClock, FollowerState, Replica
+from metadata.image import PartitionRegistration
+
+
+class FetchedAt(FetchClock, gc=False):
+    """A follower that fetched at ``at`` and is not idle (no session clock stands for it)."""
+
+
+Clock = FetchClock | None
+"""A follower's state as a compact leader keeps it: None (not fetched in this epoch),
+a FetchedAt (fetched then), or its session's clock (idle on it)."""
+
+
+class CompactLeader:
+    """A leader with an empty log: see the module docs. ``clocks`` follow the order of the
+    followers in ``reg.replicas`` (this broker left out)."""
+
+    __slots__ = ("clocks", "reg", "since")
+
+    def __init__(self, reg: PartitionRegistration, since: int,
+                 clocks: tuple[Clock, ...]) -> None:
+        self.reg = reg
+        self.since = since
+        self.clocks = clocks
+
+    @property
+    def leader(self) -> int:
+        """The registration's leader (this broker)."""
+        return self.reg.leader
+
+    @property
+    def leader_epoch(self) -> int:
+        """The registration's leader epoch."""
+        return self.reg.leader_epoch
+
+    def follower_index(self, follower: int, me: int) -> int:
+        """The position of ``follower`` in ``clocks``; -1 when it is not one."""
+        index = 0
+        for replica in self.reg.replicas:
+            if replica == me:
+                continue
+            if replica == follower:
+                return index
+            index += 1
+        return -1
+
+    def last_caught_up(self, index: int) -> int:
+        """When follower ``index`` was last caught up (FollowerState.last_caught_up)."""
+        clock = self.clocks[index]
+        return self.since if clock is None else clock.at
+
+    def with_clock(self, index: int, clock: Clock) -> tuple[Clock, ...]:
+        """``clocks`` with follower ``index`` set to ``clock``."""
+        clocks = list(self.clocks)
+        clocks[index] = clock
+        return tuple(clocks)
+
+    def isr_change_due(self, me: int, now: int, lag_max_ms: int) -> bool:
+        """True when the full replica would propose an ISR change now (or might: a member
+        this form does not know of); Replica.isr_proposal then says which."""
+        reg = self.reg
+        for member in reg.isr:
+            if member == me:
+                continue
+            index = self.follower_index(member, me)
+            if index < 0 or now - self.last_caught_up(index) > lag_max_ms:
+                return True
+        index = 0
+        for replica in reg.replicas:
+            if replica == me:
+                continue
+            # a follower back in sync: fetched (its end offset 0 reaches the HW, 0)
+            if replica not in reg.isr and self.clocks[index] is not None:
+                return True
+            index += 1
+        return False
+
+
+def new_compact_leader(reg: PartitionRegistration, me: int, now: int) -> CompactLeader:
+    """The compact form of a replica that becomes leader of ``reg`` at ``now`` with an empty
+    log: no follower has fetched in the new epoch."""
+    followers = sum(1 for replica in reg.replicas if replica != me)
+    return CompactLeader(reg, now, (None,) * followers)
+
+
+def materialize(leader: CompactLeader, replica: Replica) -> None:
+    """Give the new ``replica`` (empty log) the state ``leader`` stands for."""
+    replica.become(leader.reg, leader.since)
+    for state, clock in zip(replica.followers, leader.clocks, strict=True):
+        if clock is not None:
+            _fetched(state, clock)
+
+
+def _fetched(state: FollowerState, clock: FetchClock) -> None:
+    """A follower that fetched the empty log: at ``clock.at`` (FetchedAt), or idle on the
+    session ``clock`` (its own fetch times are then at most the clock's, and are only read
+    combined with it)."""
+    state.end_offset = 0
+    state.leo_at_last_fetch = 0
+    state.caught_up_at = state.last_fetch_at = clock.at
+    if type(clock) is not FetchedAt:
+        state.idle_clock = clock
