@@ -19,12 +19,25 @@ change to propose, a reassignment.
 
 from __future__ import annotations
 
+from broker.fetch_messages import FetchedPartition, FetchPartition
 from broker.replica import FetchClock, FollowerState, Replica
 from metadata.image import PartitionRegistration
 
 
 class FetchedAt(FetchClock, gc=False):
-    """A follower that fetched at ``at`` and is not idle (no session clock stands for it)."""
+    """A follower that fetched at ``at`` and is not idle (no session clock stands for it).
+    Never changed once made, so one serves every fetch at the same time."""
+
+
+_latest: list[FetchedAt] = [FetchedAt(-1)]
+
+
+def fetched_at(now: int) -> FetchedAt:
+    """A FetchedAt of ``now``: the one made last when it is of the same time."""
+    latest = _latest[0]
+    if latest.at != now:
+        latest = _latest[0] = FetchedAt(now)
+    return latest
 
 
 Clock = FetchClock | None
@@ -70,11 +83,37 @@ class CompactLeader:
         clock = self.clocks[index]
         return self.since if clock is None else clock.at
 
-    def with_clock(self, index: int, clock: Clock) -> tuple[Clock, ...]:
-        """``clocks`` with follower ``index`` set to ``clock``."""
-        clocks = list(self.clocks)
-        clocks[index] = clock
-        return tuple(clocks)
+
+    def serve(self, follower: int, me: int, part: FetchPartition, now: int,
+              share: ClockShare) -> FetchedPartition | None:
+        """Replica.serve_fetch of an empty log; None when the answer needs the Replica (a
+        divergence check, a follower this form does not know)."""
+        epoch = self.reg.leader_epoch
+        if part.current_leader_epoch < epoch:
+            return FetchedPartition(part.topic_id, part.partition_id, "FENCED_LEADER_EPOCH")
+        if part.current_leader_epoch > epoch:
+            return FetchedPartition(part.topic_id, part.partition_id, "UNKNOWN_LEADER_EPOCH")
+        index = self.follower_index(follower, me)
+        if part.last_fetched_epoch >= 0 or index < 0:
+            return None
+        self.clocks = share.replaced(self.clocks, index, fetched_at(now))  # caught up
+        return FetchedPartition(part.topic_id, part.partition_id, "NONE", 0, ())
+
+    def wake(self, follower: int, me: int, share: ClockShare) -> None:
+        """FollowerState.wake: a follower idle on a session clock fetched at its time."""
+        index = self.follower_index(follower, me)
+        clock = self.clocks[index] if index >= 0 else None
+        if clock is not None and type(clock) is not FetchedAt:
+            self.clocks = share.replaced(self.clocks, index, fetched_at(clock.at))
+
+    def idle(self, follower: int, me: int, clock: FetchClock, share: ClockShare) -> bool:
+        """A follower answered and caught up goes idle on its session's ``clock``; False
+        when it has not fetched (not caught up: it stays pending)."""
+        index = self.follower_index(follower, me)
+        if index < 0 or self.clocks[index] is None:
+            return False
+        self.clocks = share.replaced(self.clocks, index, clock)
+        return True
 
     def isr_change_due(self, me: int, now: int, lag_max_ms: int) -> bool:
         """True when the full replica would propose an ISR change now (or might: a member
@@ -97,11 +136,57 @@ class CompactLeader:
         return False
 
 
+class ClockShare:
+    """One tuple per combination of follower clocks: the compact leaders of a broker whose
+    followers idle on the same sessions (or fetched at the same time) share it. Bounded:
+    emptied when full."""
+
+    LIMIT = 1 << 10
+
+    def __init__(self) -> None:
+        self._tuples: dict[tuple[int, ...], tuple[Clock, ...]] = {}
+        # (id(clocks), index, id(clock)) -> (clocks, clock, the result): the same change
+        # of the same tuple, made for the next leader at once
+        self._moves: dict[tuple[int, int, int],
+                          tuple[tuple[Clock, ...], Clock, tuple[Clock, ...]]] = {}
+
+    def replaced(self, clocks: tuple[Clock, ...], index: int, clock: Clock
+                 ) -> tuple[Clock, ...]:
+        """``clocks`` with follower ``index`` on ``clock``, shared."""
+        key = (id(clocks), index, id(clock))
+        moves = self._moves
+        hit = moves.get(key)
+        if hit is not None and hit[0] is clocks and hit[1] is clock:
+            return hit[2]
+        changed = list(clocks)
+        changed[index] = clock
+        result = self.shared(tuple(changed))
+        if len(moves) >= self.LIMIT:
+            moves.clear()
+        moves[key] = (clocks, clock, result)
+        return result
+
+    def shared(self, clocks: tuple[Clock, ...]) -> tuple[Clock, ...]:
+        """``clocks``, or the equal tuple made before (by identity of its clocks)."""
+        key = tuple(0 if clock is None else id(clock) for clock in clocks)
+        tuples = self._tuples
+        if len(tuples) >= self.LIMIT and key not in tuples:
+            tuples.clear()  # the held tuples keep their clocks (and ids) alive until then
+        return tuples.setdefault(key, clocks)
+
+
 def new_compact_leader(reg: PartitionRegistration, me: int, now: int) -> CompactLeader:
     """The compact form of a replica that becomes leader of ``reg`` at ``now`` with an empty
     log: no follower has fetched in the new epoch."""
     followers = sum(1 for replica in reg.replicas if replica != me)
-    return CompactLeader(reg, now, (None,) * followers)
+    unfetched = _UNFETCHED.get(followers)
+    if unfetched is None:
+        unfetched = _UNFETCHED[followers] = (None,) * followers
+    return CompactLeader(reg, now, unfetched)
+
+
+_UNFETCHED: dict[int, tuple[None, ...]] = {}
+"""(None,) * n, one tuple per n."""
 
 
 def materialize(leader: CompactLeader, replica: Replica) -> None:

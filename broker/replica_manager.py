@@ -51,7 +51,7 @@ import immutables
 import msgspec
 
 from broker.batch_loader import Manifest
-from broker.compact_leader import CompactLeader, FetchedAt, materialize, new_compact_leader
+from broker.compact_leader import ClockShare, CompactLeader, materialize, new_compact_leader
 from broker.config import BrokerConfig
 from broker.fetch_messages import (
     FetchedPartition,
@@ -66,7 +66,7 @@ from broker.log_dir import LogDir
 from broker.mutations import BrokerMutation
 from broker.partition_log import PartitionLog, SequenceError
 from broker.producer_ids import ProducerIdManager
-from broker.replica import FetchClock, Replica
+from broker.replica import Replica
 from broker.replica_view import Held, ReplicaView, shared_key
 from metadata.delta import BROKER_RESOURCE, TOPIC_RESOURCE
 from metadata.image import MetadataImage, PartitionRegistration
@@ -77,9 +77,6 @@ MIN_INSYNC_REPLICAS = "min.insync.replicas"
 
 COMPACT_LEADERS = True
 """Whether a leader with an empty log is held compact (tests switch it off to compare)."""
-
-_SHARED_CLOCKS = 1 << 10
-"""At most this many compact leaders' clock combinations are shared (see _idle_clocks)."""
 
 
 class ProduceResult(msgspec.Struct, frozen=True):
@@ -137,9 +134,7 @@ class ReplicaManager:
         self._followed: dict[int, int] = {}  # leader broker -> partitions we fetch there
         self._changed: dict[tuple[str, int], None] = {}  # insertion-ordered set
         self._next_isr_check = now
-        # compact leaders' follower clocks when all are session clocks or None: one tuple
-        # per combination, shared (there are few sessions)
-        self._clock_tuples: dict[tuple[int, ...], tuple[FetchClock | None, ...]] = {}
+        self._clocks = ClockShare()  # the compact leaders' follower clocks
         self.producer_ids = ProducerIdManager(broker_id, self._send_to_controller)
         loader.subscribe(self._on_image)
 
@@ -351,11 +346,8 @@ class ReplicaManager:
             state = replica.follower(follower)
             if state is not None:
                 state.wake()
-        elif type(replica) is CompactLeader:  # idle on a session clock: fetched at its time
-            index = replica.follower_index(follower, self.broker_id)
-            clock = replica.clocks[index] if index >= 0 else None
-            if clock is not None and type(clock) is not FetchedAt:
-                replica.clocks = replica.with_clock(index, FetchedAt(clock.at))
+        elif type(replica) is CompactLeader:
+            replica.wake(follower, self.broker_id, self._clocks)
 
     def _new_log(self) -> PartitionLog:
         return PartitionLog(
@@ -495,7 +487,7 @@ class ReplicaManager:
             part = session.partitions[key]
             replica = self._replicas.get(key)
             if type(replica) is CompactLeader:
-                answer = self._serve_compact(replica, follower, part, now)
+                answer = replica.serve(follower, self.broker_id, part, now, self._clocks)
                 if answer is not None:
                     answers.append(answer)
                     continue
@@ -510,21 +502,6 @@ class ReplicaManager:
                 self._touch(key, skip=follower)
         return answers
 
-    def _serve_compact(self, leader: CompactLeader, follower: int, part: FetchPartition,
-                       now: int) -> FetchedPartition | None:
-        """Replica.serve_fetch of an empty log, from the compact form; None when the
-        answer needs the Replica (a divergence check, a follower it does not know)."""
-        epoch = leader.leader_epoch
-        if part.current_leader_epoch < epoch:
-            return FetchedPartition(part.topic_id, part.partition_id, "FENCED_LEADER_EPOCH")
-        if part.current_leader_epoch > epoch:
-            return FetchedPartition(part.topic_id, part.partition_id, "UNKNOWN_LEADER_EPOCH")
-        index = leader.follower_index(follower, self.broker_id)
-        if part.last_fetched_epoch >= 0 or index < 0:
-            return None
-        leader.clocks = leader.with_clock(index, FetchedAt(now))  # caught up: the log is empty
-        return FetchedPartition(part.topic_id, part.partition_id, "NONE", 0, ())
-
     def _respond(self, msg: ReplicaFetchRequest, session: FetchSession,
                  answers: list[FetchedPartition]) -> None:
         """Answer ``msg``; the partitions its follower is now caught up on become idle."""
@@ -534,10 +511,8 @@ class ReplicaManager:
                 continue
             key = (answer.topic_id, answer.partition_id)
             replica = self._replicas.get(key)
-            if type(replica) is CompactLeader:  # a follower that fetched is caught up
-                index = replica.follower_index(follower, self.broker_id)
-                if index >= 0 and replica.clocks[index] is not None:
-                    replica.clocks = self._idle_clocks(replica.with_clock(index, session.clock))
+            if type(replica) is CompactLeader:
+                if replica.idle(follower, self.broker_id, session.clock, self._clocks):
                     del session.pending[key]
                 continue
             if type(replica) is not Replica:
@@ -609,18 +584,6 @@ class ReplicaManager:
         held = self.config.replica_fetch_wait_max_ms > 0
         again = more or (held and not errors)
         self._fetch_due[leader] = now if again else now + self.config.replica_fetch_backoff_ms
-
-    def _idle_clocks(self, clocks: tuple[FetchClock | None, ...]
-                     ) -> tuple[FetchClock | None, ...]:
-        """``clocks``, shared with the compact leaders that have the same ones (when none is
-        a FetchedAt, which each fetch makes anew)."""
-        if any(type(clock) is FetchedAt for clock in clocks):
-            return clocks
-        key = tuple(0 if clock is None else id(clock) for clock in clocks)
-        shared = self._clock_tuples
-        if len(shared) >= _SHARED_CLOCKS and key not in shared:
-            shared.clear()  # sessions come and go: keep the recent combinations
-        return shared.setdefault(key, clocks)
 
     def _check_isrs(self, now: int) -> None:
         me, lag_max_ms = self.broker_id, self.config.replica_lag_time_max_ms
