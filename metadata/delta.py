@@ -348,7 +348,6 @@ class MetadataDelta:
                     del topics[topic_id]
         changed: list[tuple[str, TopicImage | None, dict[int, PartitionRegistration]]] = []
         made: list[TopicImage] = []
-        total = 0
         # Beyond _SHARED_TOPICS topics the cache of made topics cannot hit (a node
         # replaying the same delta evicts the previous node's topics before it
         # reaches them): made directly. Topics whose replica lists no record
@@ -361,8 +360,7 @@ class MetadataDelta:
             if change.base is None or topic_id in reassigned:
                 changed.append((topic_id, change.base, change.partitions))
                 made.append(topic)
-                total += len(change.partitions)
-        index = shared_update(image.partitions_by_broker, removed, changed, made, total)
+        index = shared_update(image.partitions_by_broker, removed, changed, made)
         names = image.topics_by_name
         if self._names:
             by_name = names.mutate()
