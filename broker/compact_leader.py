@@ -170,9 +170,15 @@ class ClockShare:
         """``clocks``, or the equal tuple made before (by identity of its clocks)."""
         key = tuple(0 if clock is None else id(clock) for clock in clocks)
         tuples = self._tuples
-        if len(tuples) >= self.LIMIT and key not in tuples:
-            tuples.clear()  # the held tuples keep their clocks (and ids) alive until then
-        return tuples.setdefault(key, clocks)
+        found = tuples.get(key)
+        # the held tuples keep their clocks (and ids) alive; the identity check covers a
+        # copy of this object (a forked cluster), whose keys are the original's ids
+        if found is not None and all(a is b for a, b in zip(found, clocks, strict=True)):
+            return found
+        if len(tuples) >= self.LIMIT:
+            tuples.clear()
+        tuples[key] = clocks
+        return clocks
 
 
 def new_compact_leader(reg: PartitionRegistration, me: int, now: int) -> CompactLeader:
