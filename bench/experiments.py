@@ -11,8 +11,8 @@
 - 10,000 failover runs on Spark local[2], report included (goal: <= 30 s on
   a quiet 2-core machine).
 
-The pool runs the same grid with the same batching (chunks of
-``RUNS_PER_TASK`` runs) and writes its rows as Parquet; Spark's figure for
+The pool runs the same grid with the same batching (the slices of Spark's
+tasks, :func:`experiments.pipeline.task_slices`) and writes its rows as Parquet; Spark's figure for
 the same work is session start, runs and rows as Parquet, and its SQL
 aggregates, report and plots are timed apart (the whole sweep is both). The
 pool's rows are checked equal to Spark's.
@@ -37,11 +37,11 @@ from experiments.aggregate import aggregate
 from experiments.common import cluster_config
 from experiments.grid import build_grid, parse_params
 from experiments.model import Row, RunSpec
-from experiments.pipeline import RUNS_PER_TASK, _compute
+from experiments.pipeline import RUNS_PER_TASK, _compute, task_slices
 from experiments.registry import get_experiment
 from experiments.report import write_report
 from experiments.spark_env import start_spark
-from experiments.tasks import run_spec, run_specs
+from experiments.tasks import run_specs
 from sim.cluster import KRaftCluster
 from sim.startup import start_cluster
 from sim.world import Simulation
@@ -155,7 +155,8 @@ def pool_sweep(specs: list[RunSpec], out: Path, processes: int = 2) -> tuple[flo
 
     started = time.perf_counter()
     with multiprocessing.get_context("fork").Pool(processes) as pool:
-        rows = list(pool.imap(run_spec, specs, chunksize=RUNS_PER_TASK))
+        chunks = [specs[first:end] for first, end in task_slices(len(specs), processes)]
+        rows = [row for chunk in pool.imap(run_specs, chunks) for row in chunk]
     columns = FAILOVER.columns
     table = pa.Table.from_pylist(rows)
     pq.write_table(table.select([c.name for c in columns]), out / "rows.parquet")

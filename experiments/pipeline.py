@@ -1,9 +1,10 @@
 """The sweep on Spark: grid DataFrame -> tasks of many runs -> Parquet -> SQL -> report.
 
-1. The run numbers become a DataFrame of ``tasks`` partitions
-   (``spark.range``, contiguous slices), about ``runs_per_task`` runs each: a
-   Python worker runs many simulations per task, so Spark's per-task cost is
-   paid rarely. The grid's records reach each Python worker once, as a
+1. The run numbers become a DataFrame of one partition per task, contiguous
+   slices of at most ``runs_per_task`` runs that shrink as the sweep nears
+   its end (:func:`task_slices`): a Python worker runs many simulations per
+   task, so Spark's per-task cost is paid rarely, and no core waits long for
+   the last task. The grid's records reach each Python worker once, as a
    broadcast variable.
 2. ``mapInArrow`` runs them; rows come back as Arrow batches with the
    experiment's explicit schema (built straight from the rows, no pandas).
@@ -54,12 +55,14 @@ from experiments.tasks import GridShare, grid_record, partition_runner
 
 T = TypeVar("T")
 
-RUNS_PER_TASK = 300
-"""Runs per Spark task, about 1.5 s of failover runs: few tasks (each costs scheduling,
-a shuffle file and its Python worker's set-up: at 4,000 failover runs, 100 per task
-cost the JVM and the workers ~3 s more CPU than 1,000), yet a progress display that
-moves (runs done are counted as tasks end) and a last task short enough to leave no
-core idle long."""
+RUNS_PER_TASK = 600
+"""The most runs of a Spark task, about 2 s of failover runs: few tasks (each costs a
+slot 40-60 ms on 2 busy cores, the JVM's scheduling, its shuffle file and the
+Python worker's hand-over: 100 runs per task made 10,000 failover runs ~2 s slower
+than 300), yet a progress display that moves (runs done are counted as tasks end)."""
+
+MIN_RUNS_PER_TASK = 100
+"""The fewest runs of a task but the very last ones (:func:`task_slices`)."""
 
 
 @dataclass
@@ -94,9 +97,28 @@ def arrow_schema(schema: Any) -> Any:
     return to_arrow_schema(schema)
 
 
-def task_count(runs: int, parallelism: int, runs_per_task: int) -> int:
-    """Tasks for ``runs``: about ``runs_per_task`` each, at least one per core."""
-    return max(1, min(runs, max(parallelism, math.ceil(runs / runs_per_task))))
+def task_slices(runs: int, parallelism: int, runs_per_task: int = RUNS_PER_TASK
+                ) -> list[tuple[int, int]]:
+    """The run numbers of each task, ``(first, end)``, in the order Spark launches them.
+
+    Guided self-scheduling: a task takes a ``1/(2 x parallelism)`` share of the
+    runs still unassigned, at most ``runs_per_task``, at least
+    :data:`MIN_RUNS_PER_TASK` (or the share that gives every core work in a
+    small sweep). Early tasks are long, so Spark's per-task cost is paid rarely;
+    the last ones are short, so a core that finishes first does not wait a
+    whole long task for the other.
+    """
+    if runs <= 0:
+        return []
+    cores = max(1, parallelism)
+    least = max(1, min(MIN_RUNS_PER_TASK, runs_per_task, math.ceil(runs / (2 * cores))))
+    slices: list[tuple[int, int]] = []
+    first = 0
+    while first < runs:
+        size = min(runs_per_task, max(least, math.ceil((runs - first) / (2 * cores))))
+        slices.append((first, min(runs, first + size)))
+        first += size
+    return slices
 
 
 def run_sweep(experiment: Experiment, specs: list[RunSpec], master: str | SparkSettings,
@@ -249,11 +271,17 @@ def run_cancellable(spark: Any, work: Callable[[], T]) -> T:
 
 def _compute(spark: Any, experiment: Experiment, specs: list[RunSpec],
              path: str, stream: TextIO | None, runs_per_task: int) -> None:
+    from pyspark.sql import functions as F
+
     context = spark.sparkContext
-    tasks = task_count(len(specs), context.defaultParallelism, runs_per_task)
-    # Run numbers from the JVM (contiguous slices, one per task); the records by broadcast
+    slices = task_slices(len(specs), context.defaultParallelism, runs_per_task)
+    # Run numbers from the JVM, task t's slice in partition t; the records by broadcast
     # (Python RDD rows would go through a second Python worker per task).
-    numbers = spark.range(0, len(specs), 1, tasks)
+    task = (F.col("id") + 1).cast("int")
+    bound = [F.element_at(F.array(*(F.lit(s[i]).cast("long") for s in slices)), task)
+             for i in (0, 1)]
+    numbers = (spark.range(0, len(slices), 1, len(slices))
+               .select(F.explode(F.sequence(bound[0], bound[1] - 1)).alias("id")))
     grid = GridShare(context.broadcast([grid_record(s) for s in specs]), uuid.uuid4().hex)
     done = context.accumulator(0)
     schema = spark_schema(experiment.columns)

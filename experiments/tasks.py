@@ -16,7 +16,7 @@ from typing import Any
 
 from experiments.model import Row, RunSpec
 from experiments.registry import get_experiment
-from sim.gc_policy import simulation_gc
+from sim.gc_policy import freeze_worker, simulation_gc
 
 ROWS_PER_FRAME = 50
 """A task hands its rows to Spark in Arrow batches of this many."""
@@ -76,6 +76,7 @@ def partition_runner(grid: GridShare, schema: Any, progress: Any = None
         import pyarrow as pa
 
         records = grid.records()
+        freeze_worker()  # PySpark's daemon collects after each task: not the modules
         rows: list[Row] = []
         for batch in batches:
             for index in batch.column("id").to_pylist():

@@ -95,3 +95,28 @@ def test_freeze_setup_outside_a_scope_does_nothing() -> None:
     before = gc.get_freeze_count()
     gc_policy.freeze_setup()
     assert gc.get_freeze_count() == before
+
+
+def test_a_worker_freezes_what_it_holds_before_a_task(policy_restored: None) -> None:
+    """A Spark Python worker freezes its modules and grid before each task (PySpark's
+    daemon makes a full collection after every task); not inside a run, not when the
+    policy is off, and what it froze still dies by reference counting."""
+    gc.collect()
+    try:
+        gc_policy.set_enabled(False)
+        gc_policy.freeze_worker()
+        assert gc.get_freeze_count() == 0
+        gc_policy.set_enabled(True)
+        with gc_policy.simulation_gc():
+            gc_policy.freeze_worker()
+            assert gc.get_freeze_count() == 0
+        held = [[i] for i in range(1_000)]
+        gc_policy.freeze_worker()
+        frozen = gc.get_freeze_count()
+        assert frozen >= len(held)
+        tracked = len(gc.get_objects())
+        assert tracked < frozen  # a full collection no longer walks them
+        del held
+        assert gc.get_freeze_count() <= frozen - 1_000
+    finally:
+        gc.unfreeze()

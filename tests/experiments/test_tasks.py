@@ -3,13 +3,14 @@ those runs out as Arrow batches."""
 
 from __future__ import annotations
 
+import itertools
 from typing import Any
 
 import pyarrow as pa
 
 from bench.experiments import failover_specs
 from experiments import tasks
-from experiments.pipeline import arrow_schema, spark_schema
+from experiments.pipeline import RUNS_PER_TASK, arrow_schema, spark_schema, task_slices
 from experiments.registry import get_experiment
 from experiments.tasks import GridShare, grid_record, partition_runner, run_specs
 
@@ -51,3 +52,22 @@ def test_runner_gives_the_rows_of_the_numbered_runs() -> None:
     list(partition_runner(GridShare(other, "sweep-b"), schema)(
         iter([_numbers([1])])))
     assert other.loads == 1 and tasks._LOADED["token"] == "sweep-b"
+
+
+def test_task_slices_cover_every_run_once_and_shrink_towards_the_end() -> None:
+    """Tasks take contiguous slices of the run numbers in launch order, none longer than
+    runs_per_task; their sizes never grow, so the last tasks are short and every core
+    gets work in a sweep of as many runs as cores."""
+    for runs in (1, 2, 3, 7, 99, 1_000, 4_321, 10_000, 100_000):
+        for cores in (1, 2, 8):
+            slices = task_slices(runs, cores)
+            assert slices[0][0] == 0 and slices[-1][1] == runs
+            assert all(a[1] == b[0] for a, b in itertools.pairwise(slices))
+            sizes = [end - first for first, end in slices]
+            assert min(sizes) >= 1 and max(sizes) <= RUNS_PER_TASK
+            assert sizes == sorted(sizes, reverse=True)
+            assert len(slices) >= min(runs, cores)
+            if runs >= 10 * RUNS_PER_TASK * cores:
+                assert sizes[-1] <= sizes[0] // 4  # the tail is short
+    assert task_slices(0, 2) == []
+    assert [e - f for f, e in task_slices(1_000, 2, runs_per_task=100)] == [100] * 10
