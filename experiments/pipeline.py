@@ -285,7 +285,8 @@ def _compute(spark: Any, experiment: Experiment, specs: list[RunSpec],
     grid = GridShare(context.broadcast([grid_record(s) for s in specs]), uuid.uuid4().hex)
     done = context.accumulator(0)
     schema = spark_schema(experiment.columns)
-    rows = numbers.mapInArrow(partition_runner(grid, arrow_schema(schema), done), schema)
+    runner = partition_runner(grid, arrow_schema(schema), done, freeze=True)
+    rows = numbers.mapInArrow(runner, schema)
     scenarios = len({s.scenario for s in specs})
     order = [c.name for c in experiment.columns if c.name in
              ("scenario", "mode", "window", "run_index")]

@@ -66,17 +66,21 @@ _LOADED: dict[str, Any] = {}
 """The grid records a reused Python worker has loaded (one sweep's, by token)."""
 
 
-def partition_runner(grid: GridShare, schema: Any, progress: Any = None
-                     ) -> Callable[[Iterator[Any]], Iterator[Any]]:
+def partition_runner(grid: GridShare, schema: Any, progress: Any = None,
+                     freeze: bool = False) -> Callable[[Iterator[Any]], Iterator[Any]]:
     """The function a ``mapInArrow`` task runs over Arrow batches of run numbers (column
     ``id``, indexes into ``grid``): Arrow batches of rows with the pyarrow ``schema``;
-    ``progress`` is an accumulator of runs done."""
+    ``progress`` is an accumulator of runs done. With ``freeze`` (a PySpark worker, whose
+    daemon makes a full collection after every task) a worker's first task of the sweep
+    freezes what the worker holds then (:func:`sim.gc_policy.freeze_worker`)."""
 
     def run_partition(batches: Iterator[Any]) -> Iterator[Any]:
         import pyarrow as pa
 
+        first_task = _LOADED.get("token") != grid.token
         records = grid.records()
-        freeze_worker()  # PySpark's daemon collects after each task: not the modules
+        if freeze and first_task:
+            freeze_worker()
         rows: list[Row] = []
         for batch in batches:
             for index in batch.column("id").to_pylist():

@@ -104,14 +104,16 @@ def collect_between_runs() -> None:
 
 
 def freeze_worker() -> None:
-    """A long-lived worker (a Spark Python worker) is about to run a task: freeze what
-    it holds (its modules, a sweep's grid, booted clusters), outside any run.
+    """A long-lived worker (a Spark Python worker) starts a sweep's first task: freeze
+    what it holds (its modules, the sweep's grid), outside any run.
 
     PySpark's daemon makes a full collection after every task of a reused
     worker: with pyspark, pyarrow and kraftsim loaded it walked ~100,000
     objects (~50 ms, 10-15 runs' worth) per task. Frozen, they stay out of it.
-    The daemon's collection has just freed the previous task's garbage, so
-    what is frozen here is live; it still dies by reference counting.
+    What is frozen is live (the daemon's collection after the previous task
+    freed the garbage) and still dies by reference counting; only a cycle
+    among frozen objects would outlive its use, and freezing once per sweep
+    bounds that to the one task's objects.
     """
     if _state["enabled"] and not _state["depth"] and gc.isenabled():
         gc.freeze()

@@ -3,6 +3,7 @@ those runs out as Arrow batches."""
 
 from __future__ import annotations
 
+import gc
 import itertools
 from typing import Any
 
@@ -52,6 +53,28 @@ def test_runner_gives_the_rows_of_the_numbered_runs() -> None:
     list(partition_runner(GridShare(other, "sweep-b"), schema)(
         iter([_numbers([1])])))
     assert other.loads == 1 and tasks._LOADED["token"] == "sweep-b"
+
+
+def test_a_spark_worker_freezes_once_per_sweep() -> None:
+    """With ``freeze`` (Spark's workers) the first task of a sweep freezes the worker's
+    state; later tasks of the sweep, and runners without it, freeze nothing."""
+    specs = failover_specs(2, seed=3)
+    schema = arrow_schema(spark_schema(get_experiment("failover").columns))
+    gc.collect()
+    try:
+        list(partition_runner(GridShare(_Broadcast([grid_record(s) for s in specs]), "p"),
+                              schema)(iter([_numbers([0])])))
+        assert gc.get_freeze_count() == 0
+        grid = GridShare(_Broadcast([grid_record(s) for s in specs]), "q")
+        runner = partition_runner(grid, schema, freeze=True)
+        list(runner(iter([_numbers([0])])))
+        frozen = gc.get_freeze_count()
+        assert frozen > 1_000
+        gc.unfreeze()
+        list(runner(iter([_numbers([1])])))
+        assert gc.get_freeze_count() == 0
+    finally:
+        gc.unfreeze()
 
 
 def test_task_slices_cover_every_run_once_and_shrink_towards_the_end() -> None:
