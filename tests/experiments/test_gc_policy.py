@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gc
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
@@ -120,3 +121,24 @@ def test_a_worker_freezes_what_it_holds_before_a_task(policy_restored: None) -> 
         assert gc.get_freeze_count() <= frozen - 1_000
     finally:
         gc.unfreeze()
+
+
+def test_young_collections_wait_longer_while_they_find_no_garbage(policy_restored: None
+                                                                 ) -> None:
+    """A run that builds without making cycles (a large cluster growing) is walked by
+    ever rarer young collections; once collections find cycles they come as often as
+    at the start; leaving the scope restores the thresholds."""
+    gc_policy.set_enabled(True)
+    thresholds = gc.get_threshold()
+    with gc_policy.simulation_gc():
+        start = gc_policy.RUN_THRESHOLDS[0]
+        built = [[i] for i in range(6 * start)]  # live, acyclic: nothing to collect
+        assert gc.get_threshold()[0] >= 4 * start
+        assert gc.get_threshold()[0] <= gc_policy.MAX_YOUNG_THRESHOLD
+        for _ in range(gc.get_threshold()[0] // 2 + 1):  # cycles: garbage only gc frees
+            cycle: list[Any] = []
+            cycle.append(cycle)
+        del cycle
+        assert gc.get_threshold()[0] == start
+        del built
+    assert gc.get_threshold() == thresholds
