@@ -356,6 +356,19 @@ def _log_py4j_to(path: Path) -> None:
     logger.addHandler(handler)
 
 
+def _preload_converters() -> None:
+    """Import, in a thread, what PySpark's first Py4J call with a list imports (its NumPy
+    converter asks ``pyspark.testing.utils``, which loads pandas: ~0.3 s), while the JVM
+    launches and the driver only polls for it; an import error shows again where PySpark
+    imports it itself."""
+
+    def load() -> None:
+        with contextlib.suppress(Exception):
+            import pyspark.testing.utils  # noqa: F401
+
+    threading.Thread(target=load, name="kraftsim-preload-pyspark", daemon=True).start()
+
+
 def start_spark(settings: SparkSettings | str, stream: TextIO | None = None) -> SparkHandle:
     """Start a session (its master checked with :func:`check_master` first); status lines
     (the archive being written) go to ``stream``."""
@@ -363,6 +376,7 @@ def start_spark(settings: SparkSettings | str, stream: TextIO | None = None) -> 
         settings = SparkSettings(settings)
     master = settings.master
     check_master(master)
+    _preload_converters()
 
     from pyspark import SparkConf, SparkContext
     from pyspark.java_gateway import launch_gateway
