@@ -1,7 +1,7 @@
 """Kafka's OffsetControlManager: committed offset, open transaction, LSO, revert points.
 
 A revert point is the controller's whole state at an offset: the image and the
-open transaction's start (-1: none). Points live in a SortedDict keyed by
+open transaction's start (-1: none). Points live in an OffsetMap keyed by
 offset (Kafka's SnapshotRegistry): one at every batch end, one at Begin-1.
 Reverting to an offset takes the newest point at or before it. As the LSO
 advances, every point before the newest one at or below it is deleted (Kafka's
@@ -21,11 +21,10 @@ that is replayed but not yet committed never exposes a partial transaction.
 
 from __future__ import annotations
 
-from sortedcontainers import SortedDict
-
 from controller.deferred import State, image_of
 from controller.errors import ControllerFault
 from metadata.image import MetadataImage
+from metadata.offset_map import OffsetMap
 
 
 class RevertPoint:
@@ -61,7 +60,8 @@ class OffsetControlManager:
         self.last_stable_offset = -1
         self.next_write_offset = -1
         self.loading_snapshot = False
-        self.registry: SortedDict = SortedDict({-1: RevertPoint(MetadataImage.EMPTY, -1)})
+        self.registry: OffsetMap[RevertPoint] = OffsetMap([(-1, RevertPoint(MetadataImage.EMPTY,
+                                                                            -1))])
 
     @property
     def active(self) -> bool:

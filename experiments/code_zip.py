@@ -3,8 +3,8 @@
 On a real cluster the workers run their own Python; the driver adds this zip
 to the job (``SparkContext.addPyFile``) and every Python worker imports
 kraftsim from it. Only kraftsim's source is shipped: its third-party
-dependencies (msgspec, immutables, google-crc32c, sortedcontainers, with
-pandas and pyarrow for Spark) are compiled and must be installed on each
+dependencies (msgspec, immutables, google-crc32c, with pandas and pyarrow
+for Spark) are compiled and must be installed on each
 worker (the README's real-cluster recipe lists them).
 """
 
@@ -19,7 +19,7 @@ PACKAGES = ("raft", "metadata", "kafka_format", "controller", "broker", "sim", "
 """The top-level packages an executor may import (what a run touches, and the CLI)."""
 
 WORKER_REQUIREMENTS = ("pyspark", "pandas", "pyarrow", "msgspec", "immutables",
-                       "google-crc32c", "sortedcontainers")
+                       "google-crc32c")
 """What a worker's Python needs installed (same pyspark version as the driver)."""
 
 _FIXED_TIME = (1980, 1, 1, 0, 0, 0)

@@ -54,13 +54,13 @@ LAYERS: dict[str, frozenset[str]] = {
 # Third-party distributions each package may import, by import name. Adding a
 # dependency to a layer is a decision: make it here, in one line.
 THIRD_PARTY: dict[str, frozenset[str]] = {
-    "raft": frozenset({"msgspec", "sortedcontainers"}),
+    "raft": frozenset({"msgspec"}),
     "metadata": frozenset({"msgspec", "immutables"}),
     "kafka_format": frozenset({"msgspec", "google_crc32c"}),
-    "controller": frozenset({"msgspec", "sortedcontainers", "immutables"}),
+    "controller": frozenset({"msgspec", "immutables"}),
     "broker": frozenset({"msgspec", "immutables"}),
     # hypothesis and pytest: sim/testing only (the kraftsim[testing] extra)
-    "sim": frozenset({"msgspec", "sortedcontainers", "immutables", "hypothesis", "pytest"}),
+    "sim": frozenset({"msgspec", "immutables", "hypothesis", "pytest"}),
     "shell": frozenset({"msgspec", "prompt_toolkit"}),
     "experiments": frozenset({"msgspec", "pyspark", "pandas", "pyarrow", "matplotlib"}),
     "bench": frozenset({"msgspec", "google_crc32c", "pandas", "pyarrow", "immutables"}),

@@ -12,10 +12,10 @@ from __future__ import annotations
 import bisect
 
 import msgspec
-from sortedcontainers import SortedDict
 
 from metadata.delta import MetadataDelta, ReplayError
 from metadata.image import MetadataImage
+from metadata.offset_map import OffsetMap
 from metadata.schema import (
     AbortTransactionRecord,
     BeginTransactionRecord,
@@ -43,7 +43,7 @@ class ReferenceReplay:
         self.history = history
         self.next_offset = 0
         self.image = MetadataImage.EMPTY
-        self.points: SortedDict = SortedDict({-1: MetadataImage.EMPTY})
+        self.points: OffsetMap[MetadataImage] = OffsetMap([(-1, MetadataImage.EMPTY)])
         self.transactions: list[Transaction] = []
         self.open: Transaction | None = None
         self._before_open: MetadataImage | None = None
