@@ -116,11 +116,17 @@ def shared_update(index: BrokerIndex, removed: Sequence[TopicImage],
     made a moment before (a failover run's small changes too: 2-3% of its CPU).
     A bounded identity cache, emptied when full; it changes no value.
     """
-    key = (id(index), *(id(t) for t in removed),
-           *(x for (tid, base, _), topic in zip(changed, made, strict=True)
-             for x in (tid, id(base), id(topic))))
-    held: list[object] = [*removed, *(x for (_, base, _), topic in zip(changed, made, strict=True)
-                                      for x in (base, topic))]
+    key: tuple[object, ...]
+    held: list[object]
+    if not removed and len(changed) == 1:  # the common change: one topic
+        topic_id, base, _ = changed[0]
+        key, held = (id(index), topic_id, id(base), id(made[0])), [base, made[0]]
+    else:
+        key = (id(index), *(id(t) for t in removed),
+               *(x for (tid, base, _), topic in zip(changed, made, strict=True)
+                 for x in (tid, id(base), id(topic))))
+        held = [*removed, *(x for (_, base, _), topic in zip(changed, made, strict=True)
+                            for x in (base, topic))]
     hit = _indexes.get(key)
     if hit is not None and hit[0] is index and len(hit[1]) == len(held) and \
             all(a is b for a, b in zip(hit[1], held, strict=True)):
