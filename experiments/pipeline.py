@@ -108,6 +108,8 @@ def task_slices(runs: int, parallelism: int, runs_per_task: int = RUNS_PER_TASK
     the last ones are short, so a core that finishes first does not wait a
     whole long task for the other.
     """
+    if runs_per_task < 1:
+        raise ValueError(f"runs_per_task must be at least 1, not {runs_per_task}")
     if runs <= 0:
         return []
     cores = max(1, parallelism)

@@ -8,6 +8,7 @@ import itertools
 from typing import Any
 
 import pyarrow as pa
+import pytest
 
 from bench.experiments import failover_specs
 from experiments import tasks
@@ -92,5 +93,7 @@ def test_task_slices_cover_every_run_once_and_shrink_towards_the_end() -> None:
             assert len(slices) >= min(runs, cores)
             if runs >= 10 * RUNS_PER_TASK * cores:
                 assert sizes[-1] <= sizes[0] // 4  # the tail is short
-    assert task_slices(0, 2) == []
+    assert task_slices(0, 2) == [] and task_slices(5, 0) == [(0, 3), (3, 5)]
+    with pytest.raises(ValueError, match="runs_per_task"):
+        task_slices(10, 2, runs_per_task=0)
     assert [e - f for f, e in task_slices(1_000, 2, runs_per_task=100)] == [100] * 10
