@@ -12,10 +12,10 @@
   a quiet 2-core machine).
 
 The pool runs the same grid with the same batching (the slices of Spark's
-tasks, :func:`experiments.pipeline.task_slices`) and writes its rows as Parquet; Spark's figure for
-the same work is session start, runs and rows as Parquet, and its SQL
-aggregates, report and plots are timed apart (the whole sweep is both). The
-pool's rows are checked equal to Spark's.
+tasks, :func:`experiments.pipeline.task_slices`) and writes its rows as
+Parquet; Spark's figure for the same work is session start, runs and rows as
+Parquet, and its SQL aggregates, report and plots are timed apart (the whole
+sweep is both). The pool's rows are checked equal to Spark's.
 """
 
 from __future__ import annotations

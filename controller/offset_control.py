@@ -60,8 +60,8 @@ class OffsetControlManager:
         self.last_stable_offset = -1
         self.next_write_offset = -1
         self.loading_snapshot = False
-        self.registry: OffsetMap[RevertPoint] = OffsetMap([(-1, RevertPoint(MetadataImage.EMPTY,
-                                                                            -1))])
+        empty = RevertPoint(MetadataImage.EMPTY, -1)
+        self.registry: OffsetMap[RevertPoint] = OffsetMap([(-1, empty)])
 
     @property
     def active(self) -> bool:

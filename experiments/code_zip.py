@@ -4,8 +4,8 @@ On a real cluster the workers run their own Python; the driver adds this zip
 to the job (``SparkContext.addPyFile``) and every Python worker imports
 kraftsim from it. Only kraftsim's source is shipped: its third-party
 dependencies (msgspec, immutables, google-crc32c, with pandas and pyarrow
-for Spark) are compiled and must be installed on each
-worker (the README's real-cluster recipe lists them).
+for Spark) are compiled and must be installed on each worker (the README's
+real-cluster recipe lists them).
 """
 
 from __future__ import annotations

@@ -98,10 +98,11 @@ def test_freeze_setup_outside_a_scope_does_nothing() -> None:
     assert gc.get_freeze_count() == before
 
 
-def test_a_worker_freezes_what_it_holds_before_a_task(policy_restored: None) -> None:
-    """A Spark Python worker freezes its modules and grid before each task (PySpark's
-    daemon makes a full collection after every task); not inside a run, not when the
-    policy is off, and what it froze still dies by reference counting."""
+def test_a_worker_freezes_what_it_holds_at_a_sweeps_first_task(policy_restored: None) -> None:
+    """A Spark Python worker freezes its modules and grid at a sweep's first task
+    (PySpark's daemon makes a full collection after every task); not inside a run, not
+    when the policy is off, and what it froze still dies by reference counting."""
+    gc.unfreeze()
     gc.collect()
     try:
         gc_policy.set_enabled(False)

@@ -61,6 +61,7 @@ def test_a_spark_worker_freezes_once_per_sweep() -> None:
     state; later tasks of the sweep, and runners without it, freeze nothing."""
     specs = failover_specs(2, seed=3)
     schema = arrow_schema(spark_schema(get_experiment("failover").columns))
+    gc.unfreeze()
     gc.collect()
     try:
         list(partition_runner(GridShare(_Broadcast([grid_record(s) for s in specs]), "p"),
