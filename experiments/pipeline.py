@@ -299,7 +299,8 @@ def _compute(spark: Any, experiment: Experiment, specs: list[RunSpec],
     finally:
         with contextlib.suppress(Exception):  # after a failure the JVM may be gone
             grid.broadcast.unpersist()
-    spark.read.parquet(path).createOrReplaceTempView("runs")
+    # The schema as written: no footer to read back (and no job on many files).
+    spark.read.schema(schema).parquet(path).createOrReplaceTempView("runs")
 
 
 def _write(writer: Any, path: str, context: Any, experiment: Experiment, runs: int,
