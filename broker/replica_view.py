@@ -72,7 +72,9 @@ class _Values(ValuesView[Replica]):
             yield replica
 
 
-_SHARED_KEYS = 1 << 16
+_SHARED_KEYS = 1 << 18
+"""Keys remembered by :func:`shared_key`: as many as registrations
+(:data:`metadata.delta.SHARED_REGISTRATIONS`), for the same reason."""
 _keys: dict[tuple[str, int], tuple[str, int]] = {}
 
 
