@@ -1,10 +1,11 @@
 """The sweep on Spark: grid DataFrame -> tasks of many runs -> Parquet -> SQL -> report.
 
-1. The run numbers become a DataFrame of one partition per task, contiguous
-   slices of at most ``runs_per_task`` runs that shrink as the sweep nears
-   its end (:func:`task_slices`): a Python worker runs many simulations per
-   task, so Spark's per-task cost is paid rarely, and no core waits long for
-   the last task. The grid's records reach each Python worker once, as a
+1. The task numbers become a DataFrame of one partition per task
+   (``spark.range``); each task runs a contiguous slice of at most
+   ``runs_per_task`` runs, slices that shrink as the sweep nears its end
+   (:func:`task_slices`): a Python worker runs many simulations per task, so
+   Spark's per-task cost is paid rarely, and no core waits long for the last
+   task. The grid's records reach each Python worker once, as a
    broadcast variable.
 2. ``mapInArrow`` runs them; rows come back as Arrow batches with the
    experiment's explicit schema (built straight from the rows, no pandas).
@@ -273,21 +274,16 @@ def run_cancellable(spark: Any, work: Callable[[], T]) -> T:
 
 def _compute(spark: Any, experiment: Experiment, specs: list[RunSpec],
              path: str, stream: TextIO | None, runs_per_task: int) -> None:
-    from pyspark.sql import functions as F
-
     context = spark.sparkContext
     slices = task_slices(len(specs), context.defaultParallelism, runs_per_task)
-    # Run numbers from the JVM, task t's slice in partition t; the records by broadcast
-    # (Python RDD rows would go through a second Python worker per task).
-    task = (F.col("id") + 1).cast("int")
-    bound = [F.element_at(F.array(*(F.lit(s[i]).cast("long") for s in slices)), task)
-             for i in (0, 1)]
-    numbers = (spark.range(0, len(slices), 1, len(slices))
-               .select(F.explode(F.sequence(bound[0], bound[1] - 1)).alias("id")))
+    # Task numbers from the JVM, task t alone in partition t, its slice of runs in the
+    # runner's closure; the records by broadcast (Python RDD rows would go through a
+    # second Python worker per task).
+    numbers = spark.range(0, len(slices), 1, len(slices))
     grid = GridShare(context.broadcast([grid_record(s) for s in specs]), uuid.uuid4().hex)
     done = context.accumulator(0)
     schema = spark_schema(experiment.columns)
-    runner = partition_runner(grid, arrow_schema(schema), done, freeze=True)
+    runner = partition_runner(grid, arrow_schema(schema), done, freeze=True, slices=slices)
     rows = numbers.mapInArrow(runner, schema)
     scenarios = len({s.scenario for s in specs})
     order = [c.name for c in experiment.columns if c.name in

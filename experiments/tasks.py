@@ -11,7 +11,7 @@ and a replay.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
 from experiments.model import Row, RunSpec
@@ -67,12 +67,15 @@ _LOADED: dict[str, Any] = {}
 
 
 def partition_runner(grid: GridShare, schema: Any, progress: Any = None,
-                     freeze: bool = False) -> Callable[[Iterator[Any]], Iterator[Any]]:
-    """The function a ``mapInArrow`` task runs over Arrow batches of run numbers (column
-    ``id``, indexes into ``grid``): Arrow batches of rows with the pyarrow ``schema``;
-    ``progress`` is an accumulator of runs done. With ``freeze`` (a PySpark worker, whose
-    daemon makes a full collection after every task) a worker's first task of the sweep
-    freezes what the worker holds then (:func:`sim.gc_policy.freeze_worker`)."""
+                     freeze: bool = False, slices: Sequence[tuple[int, int]] | None = None
+                     ) -> Callable[[Iterator[Any]], Iterator[Any]]:
+    """The function a ``mapInArrow`` task runs over Arrow batches of numbers (column
+    ``id``): run numbers (indexes into ``grid``), or with ``slices`` task numbers, task
+    ``t`` running the runs ``range(*slices[t])``. It yields Arrow batches of rows with
+    the pyarrow ``schema``; ``progress`` is an accumulator of runs done. With ``freeze``
+    (a PySpark worker, whose daemon makes a full collection after every task) a
+    worker's first task of the sweep freezes what the worker holds then
+    (:func:`sim.gc_policy.freeze_worker`)."""
 
     def run_partition(batches: Iterator[Any]) -> Iterator[Any]:
         import pyarrow as pa
@@ -83,13 +86,14 @@ def partition_runner(grid: GridShare, schema: Any, progress: Any = None,
             freeze_worker()
         rows: list[Row] = []
         for batch in batches:
-            for index in batch.column("id").to_pylist():
-                rows.append(run_spec(spec_of(*records[index])))
-                if progress is not None:
-                    progress.add(1)
-                if len(rows) >= ROWS_PER_FRAME:
-                    yield pa.RecordBatch.from_pylist(rows, schema=schema)
-                    rows = []
+            for number in batch.column("id").to_pylist():
+                for index in (number,) if slices is None else range(*slices[number]):
+                    rows.append(run_spec(spec_of(*records[index])))
+                    if progress is not None:
+                        progress.add(1)
+                    if len(rows) >= ROWS_PER_FRAME:
+                        yield pa.RecordBatch.from_pylist(rows, schema=schema)
+                        rows = []
         if rows:
             yield pa.RecordBatch.from_pylist(rows, schema=schema)
 

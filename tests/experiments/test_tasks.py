@@ -56,6 +56,16 @@ def test_runner_gives_the_rows_of_the_numbered_runs() -> None:
     assert other.loads == 1 and tasks._LOADED["token"] == "sweep-b"
 
 
+def test_with_slices_a_task_number_runs_its_slice() -> None:
+    """Spark hands a task its task number; the runner runs that task's slice of runs."""
+    specs = failover_specs(5, seed=11)
+    grid = GridShare(_Broadcast([grid_record(s) for s in specs]), "sliced")
+    schema = arrow_schema(spark_schema(get_experiment("failover").columns))
+    runner = partition_runner(grid, schema, slices=[(0, 3), (3, 4), (4, 5)])
+    out = pa.Table.from_batches(list(runner(iter([_numbers([0]), _numbers([2])]))))
+    assert out.column("seed").to_pylist() == [specs[i].seed for i in (0, 1, 2, 4)]
+
+
 def test_a_spark_worker_freezes_once_per_sweep() -> None:
     """With ``freeze`` (Spark's workers) the first task of a sweep freezes the worker's
     state; later tasks of the sweep, and runners without it, freeze nothing."""
