@@ -1,6 +1,7 @@
 """What a Spark task runs: many simulations per task, rows out as Arrow batches.
 
-A task gets Arrow batches of run numbers; the grid's records (experiment,
+A task gets Arrow batches of its task number (its slice of runs comes with
+the runner) or of run numbers; the grid's records (experiment,
 params, master_seed, run_index, seed) reach every Python worker once, as a
 broadcast variable; each run becomes one row of the experiment's columns. The
 task runner needs pyarrow but not pyspark, and
