@@ -10,6 +10,7 @@ from collections.abc import Callable, ItemsView, Iterator, Mapping, ValuesView
 
 from broker.compact_leader import CompactLeader
 from broker.replica import Replica
+from metadata.delta import SHARED_REGISTRATIONS
 from metadata.image import PartitionRegistration
 
 Held = Replica | PartitionRegistration | CompactLeader
@@ -72,9 +73,8 @@ class _Values(ValuesView[Replica]):
             yield replica
 
 
-_SHARED_KEYS = 1 << 18
-"""Keys remembered by :func:`shared_key`: as many as registrations
-(:data:`metadata.delta.SHARED_REGISTRATIONS`), for the same reason."""
+_SHARED_KEYS = SHARED_REGISTRATIONS
+"""Keys remembered by :func:`shared_key`: as many as registrations, for the same reason."""
 _keys: dict[tuple[str, int], tuple[str, int]] = {}
 
 

@@ -283,7 +283,7 @@ def _compute(spark: Any, experiment: Experiment, specs: list[RunSpec],
     grid = GridShare(context.broadcast([grid_record(s) for s in specs]), uuid.uuid4().hex)
     done = context.accumulator(0)
     schema = spark_schema(experiment.columns)
-    runner = partition_runner(grid, arrow_schema(schema), done, freeze=True, slices=slices)
+    runner = partition_runner(grid, slices, arrow_schema(schema), done, freeze=True)
     rows = numbers.mapInArrow(runner, schema)
     scenarios = len({s.scenario for s in specs})
     order = [c.name for c in experiment.columns if c.name in

@@ -1,7 +1,7 @@
 """What a Spark task runs: many simulations per task, rows out as Arrow batches.
 
 A task gets Arrow batches of its task number (its slice of runs comes with
-the runner) or of run numbers; the grid's records (experiment,
+the runner); the grid's records (experiment,
 params, master_seed, run_index, seed) reach every Python worker once, as a
 broadcast variable; each run becomes one row of the experiment's columns. The
 task runner needs pyarrow but not pyspark, and
@@ -67,13 +67,13 @@ _LOADED: dict[str, Any] = {}
 """The grid records a reused Python worker has loaded (one sweep's, by token)."""
 
 
-def partition_runner(grid: GridShare, schema: Any, progress: Any = None,
-                     freeze: bool = False, slices: Sequence[tuple[int, int]] | None = None
+def partition_runner(grid: GridShare, slices: Sequence[tuple[int, int]], schema: Any,
+                     progress: Any = None, freeze: bool = False
                      ) -> Callable[[Iterator[Any]], Iterator[Any]]:
-    """The function a ``mapInArrow`` task runs over Arrow batches of numbers (column
-    ``id``): run numbers (indexes into ``grid``), or with ``slices`` task numbers, task
-    ``t`` running the runs ``range(*slices[t])``. It yields Arrow batches of rows with
-    the pyarrow ``schema``; ``progress`` is an accumulator of runs done. With ``freeze``
+    """The function a ``mapInArrow`` task runs over Arrow batches of task numbers (column
+    ``id``), task ``t`` running the runs ``range(*slices[t])`` (indexes into ``grid``).
+    It yields Arrow batches of rows with the pyarrow ``schema``; ``progress`` is an
+    accumulator of runs done. With ``freeze``
     (a PySpark worker, whose daemon makes a full collection after every task) a
     worker's first task of the sweep freezes what the worker holds then
     (:func:`sim.gc_policy.freeze_worker`)."""
@@ -88,7 +88,7 @@ def partition_runner(grid: GridShare, schema: Any, progress: Any = None,
         rows: list[Row] = []
         for batch in batches:
             for number in batch.column("id").to_pylist():
-                for index in (number,) if slices is None else range(*slices[number]):
+                for index in range(*slices[number]):
                     rows.append(run_spec(spec_of(*records[index])))
                     if progress is not None:
                         progress.add(1)

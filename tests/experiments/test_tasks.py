@@ -34,14 +34,19 @@ def _numbers(ids: list[int]) -> pa.RecordBatch:
     return pa.RecordBatch.from_pydict({"id": pa.array(ids, pa.int64())})
 
 
+def _one_run_per_task(runs: int) -> list[tuple[int, int]]:
+    return [(i, i + 1) for i in range(runs)]
+
+
 def test_runner_gives_the_rows_of_the_numbered_runs() -> None:
-    """Frames of run numbers (any split) give the rows of exactly those runs, in order,
-    as running the specs directly does; the grid is loaded once per worker and sweep."""
+    """Frames of task numbers (any split; here a task per run) give the rows of exactly
+    those runs, in order, as running the specs directly does; the grid is loaded once
+    per worker and sweep."""
     specs = failover_specs(6, seed=7)
     shared = _Broadcast([grid_record(s) for s in specs])
     grid = GridShare(shared, "sweep-a")
     schema = arrow_schema(spark_schema(get_experiment("failover").columns))
-    runner = partition_runner(grid, schema)
+    runner = partition_runner(grid, _one_run_per_task(6), schema)
     batches = [_numbers([1, 2]), _numbers([4])]
     out = pa.Table.from_batches(list(runner(iter(batches))))
     expected = pa.Table.from_pylist(run_specs([specs[1], specs[2], specs[4]]), schema=schema)
@@ -51,7 +56,7 @@ def test_runner_gives_the_rows_of_the_numbered_runs() -> None:
     list(runner(iter([_numbers([0])])))  # a second task of the same sweep
     assert shared.loads == 1
     other = _Broadcast([grid_record(s) for s in failover_specs(2, seed=8)])
-    list(partition_runner(GridShare(other, "sweep-b"), schema)(
+    list(partition_runner(GridShare(other, "sweep-b"), _one_run_per_task(2), schema)(
         iter([_numbers([1])])))
     assert other.loads == 1 and tasks._LOADED["token"] == "sweep-b"
 
@@ -61,7 +66,7 @@ def test_with_slices_a_task_number_runs_its_slice() -> None:
     specs = failover_specs(5, seed=11)
     grid = GridShare(_Broadcast([grid_record(s) for s in specs]), "sliced")
     schema = arrow_schema(spark_schema(get_experiment("failover").columns))
-    runner = partition_runner(grid, schema, slices=[(0, 3), (3, 4), (4, 5)])
+    runner = partition_runner(grid, [(0, 3), (3, 4), (4, 5)], schema)
     out = pa.Table.from_batches(list(runner(iter([_numbers([0]), _numbers([2])]))))
     assert out.column("seed").to_pylist() == [specs[i].seed for i in (0, 1, 2, 4)]
 
@@ -75,10 +80,10 @@ def test_a_spark_worker_freezes_once_per_sweep() -> None:
     gc.collect()
     try:
         list(partition_runner(GridShare(_Broadcast([grid_record(s) for s in specs]), "p"),
-                              schema)(iter([_numbers([0])])))
+                              _one_run_per_task(2), schema)(iter([_numbers([0])])))
         assert gc.get_freeze_count() == 0
         grid = GridShare(_Broadcast([grid_record(s) for s in specs]), "q")
-        runner = partition_runner(grid, schema, freeze=True)
+        runner = partition_runner(grid, _one_run_per_task(2), schema, freeze=True)
         list(runner(iter([_numbers([0])])))
         frozen = gc.get_freeze_count()
         assert frozen > 1_000
