@@ -34,7 +34,6 @@ from typing import Any
 import experiments.failover as failover_module
 from bench.floors import floors_line
 from experiments.aggregate import aggregate
-from experiments.common import cluster_config
 from experiments.grid import build_grid, parse_params
 from experiments.model import Row, RunSpec
 from experiments.pipeline import RUNS_PER_TASK, _compute, task_slices
@@ -42,8 +41,7 @@ from experiments.registry import get_experiment
 from experiments.report import write_report
 from experiments.spark_env import start_spark
 from experiments.tasks import run_specs
-from sim.cluster import KRaftCluster
-from sim.startup import start_cluster
+from sim.gc_policy import simulation_gc
 from sim.world import Simulation
 
 Report = Callable[[str], None]
@@ -83,43 +81,61 @@ class _Counting:
         Simulation._after_event, failover_module.booted_cluster = self._saved  # type: ignore
 
 
-def idle_event_us(seconds: int = 120, repeats: int = 3) -> float:
-    """CPU us per event of an idle failover cluster (3 controllers, 2 brokers, started)."""
-    spec = failover_specs(1, seed=99)[0]
-    best = float("inf")
-    for _ in range(repeats):
-        cluster = KRaftCluster(cluster_config(spec, int(spec.params["brokers"])))
-        start_cluster(cluster, quorum_first=True)
+IDLE_SECONDS = 15
+"""Simulated seconds of one idle sample (see :func:`bench_run_cost`)."""
+
+
+def idle_sample(spec: RunSpec, seconds: int = IDLE_SECONDS) -> tuple[float, int]:
+    """CPU seconds and events of ``spec``'s own cluster (the failover cluster, its recovery
+    probe included, booted or forked as the runs are) left idle for ``seconds``, under
+    the simulations' gc policy."""
+    with simulation_gc():
+        cluster = failover_module.booted_cluster(spec)[0]
         events = cluster.sim.events
         started = time.process_time()
         cluster.sim.run_for(seconds * 1000)
-        best = min(best, (time.process_time() - started) / (cluster.sim.events - events) * 1e6)
-    return best
+        return time.process_time() - started, cluster.sim.events - events
 
 
-def bench_run_cost(report: Report, runs: int = 320) -> float:
+def bench_run_cost(report: Report, runs: int = 320, rounds: int = 16) -> float:
     """Serial cost of one failover run (ms), booting every run afresh and forking one boot
-    per configuration (the default); per event of every attempt vs an idle event."""
+    per configuration (the default); per event of every attempt vs an idle event.
+
+    The runs go in ``rounds`` chunks, each after an idle sample of the same cluster, and
+    both figures are totals over all rounds: a machine whose speed drifts moves the
+    runs and the idle events alike, and neither side keeps only its best moment.
+    """
     specs = failover_specs(runs, seed=99)
-    idle = idle_event_us()
+    chunks = [specs[k * runs // rounds:(k + 1) * runs // rounds] for k in range(rounds)]
     per_run: dict[bool, float] = {}
     for reuse in (False, True):
         failover_module.set_boot_reuse(reuse)
-        with _Counting() as counted:
-            started = time.perf_counter()
-            cpu_started = time.process_time()
-            rows = run_specs(specs)
-            wall = time.perf_counter() - started
-            cpu = time.process_time() - cpu_started
+        wall = cpu = idle_cpu = 0.0
+        events = attempts = idle_events = 0
+        rows: list[Row] = []
+        for chunk in chunks:
+            sample_cpu, sample_events = idle_sample(specs[0])
+            idle_cpu += sample_cpu
+            idle_events += sample_events
+            with _Counting() as counted:
+                started = time.perf_counter()
+                cpu_started = time.process_time()
+                rows += run_specs(chunk)
+                wall += time.perf_counter() - started
+                cpu += time.process_time() - cpu_started
+            events += counted.events
+            attempts += counted.attempts
         per_run[reuse] = cpu / runs * 1000
-        per_event = cpu / counted.events * 1e6
+        per_event = cpu / events * 1e6
+        idle = idle_cpu / idle_events * 1e6
         label = "forking one boot per configuration" if reuse else "booting every run"
         report(f"one failover run, serially, {label}: {wall / runs * 1000:.1f} ms wall, "
                f"{per_run[reuse]:.1f} ms CPU = {runs / cpu:.0f} runs/s CPU "
-               f"({counted.events / runs:.0f} events processed over "
-               f"{counted.attempts / runs:.2f} attempts per run, boots included) over {runs} "
-               f"runs = {per_event:.0f} us CPU per event vs {idle:.0f} us per event of an idle "
-               f"cluster: {per_event / idle:.2f}x (goal <= 1.5x; {rows[0]['experiment']} rows)")
+               f"({events / runs:.0f} events processed over {attempts / runs:.2f} attempts "
+               f"per run, boots included) over {runs} runs = {per_event:.0f} us CPU per event "
+               f"vs {idle:.0f} us per event of the same cluster idle ({idle_events} idle "
+               f"events in {rounds} samples between the runs): {per_event / idle:.2f}x "
+               f"(goal <= 1.5x; {rows[0]['experiment']} rows)")
     failover_module.set_boot_reuse(True)
     report(f"  forking boots: {per_run[False] / per_run[True]:.2f}x the runs per CPU second "
            f"(the same rows)")
