@@ -126,9 +126,12 @@ class RecoveryProbe(Monitor):
         if active is None or active.transaction_open:
             return False
         lagging = self._lagging
-        if lagging is not None and lagging[0] is active \
-                and all(slot.node_id != lagging[1] for slot in touched):
-            return False
+        if lagging is not None and lagging[0] is active:
+            for slot in touched:
+                if slot.node_id == lagging[1]:
+                    break
+            else:
+                return False  # the node that lagged did not move
         node = cluster.lagging(active)
         self._lagging = None if node is None or node == active.node_id else (active, node)
         return node is None

@@ -171,6 +171,7 @@ class KRaftCluster:
         self._controllers: dict[int, tuple[list[App], QuorumController | None]] = {}
         self._loaders: dict[int, tuple[list[App], MetadataLoader | None]] = {}
         self._active: tuple[int, QuorumController | None] = (-1, None)  # (sim.events, active)
+        self._controller_ids = config.controller_ids
 
     def reseed(self, seed: int) -> None:
         """Go on as the run of ``seed`` (every random stream reseeded; a trace line says so).
@@ -288,8 +289,14 @@ class KRaftCluster:
     def _find_active(self) -> QuorumController | None:
         best: QuorumController | None = None
         best_epoch = 0
-        for node_id in self.config.controller_ids:
-            c = self.controller(node_id)
+        slots, cached = self.sim.slots, self._controllers
+        for node_id in self._controller_ids:
+            slot = slots.get(node_id)
+            if slot is None:
+                continue
+            known = cached.get(node_id)  # self.controller(node_id), inline: asked every event
+            c = known[1] if known is not None and known[0] is slot.apps else \
+                self.controller(node_id)
             if c is None:
                 continue
             epoch = c.claimed_epoch
