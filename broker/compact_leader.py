@@ -184,7 +184,7 @@ class ClockShare:
 def new_compact_leader(reg: PartitionRegistration, me: int, now: int) -> CompactLeader:
     """The compact form of a replica that becomes leader of ``reg`` at ``now`` with an empty
     log: no follower has fetched in the new epoch."""
-    followers = sum(1 for replica in reg.replicas if replica != me)
+    followers = len(reg.replicas) - (me in reg.replicas)
     unfetched = _UNFETCHED.get(followers)
     if unfetched is None:
         unfetched = _UNFETCHED[followers] = (None,) * followers

@@ -14,7 +14,7 @@ import msgspec
 
 from broker.fetch_messages import FetchPartition, ReplicaFetchRequest
 from broker.replica import FetchClock
-from broker.replica_view import Key, shared_key
+from broker.replica_view import Key, key_sharer
 
 
 class HeldFetch(msgspec.Struct):
@@ -60,7 +60,11 @@ class FetchSessionCache:
         follower = msg.replica_id
         if msg.session_epoch == 0:
             self._last_id += 1
-            positions = {shared_key((p.topic_id, p.partition_id)): p for p in msg.partitions}
+            share = key_sharer(len(msg.partitions))
+            positions = {}
+            for part in msg.partitions:
+                key = (part.topic_id, part.partition_id)
+                positions[share(key, key)] = part
             session = FetchSession(self._last_id, 1, positions, dict.fromkeys(positions),
                                    FetchClock())
             self.by_follower[follower] = session
@@ -75,8 +79,11 @@ class FetchSessionCache:
             if found.partitions.pop(key, None) is not None:
                 forget(key)  # no longer fetched here: its fetch times stop
             found.pending.pop(key, None)
+        share = key_sharer(len(msg.partitions))
+        partitions, pending = found.partitions, found.pending
         for part in msg.partitions:
-            key = shared_key((part.topic_id, part.partition_id))
-            found.partitions[key] = part
-            found.pending[key] = None
+            key = (part.topic_id, part.partition_id)
+            key = share(key, key)
+            partitions[key] = part
+            pending[key] = None
         return found

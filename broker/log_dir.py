@@ -70,6 +70,11 @@ class LogDir:
         found.update(self._live.all_logs())
         return found
 
+    @property
+    def leftover(self) -> bool:
+        """True when logs a previous process left are held here (not yet taken)."""
+        return bool(self._held)
+
     def take(self, key: Key) -> PartitionLog | None:
         """The log a previous process left for ``key``, for its new replica; None if none."""
         return self._held.pop(key, None)

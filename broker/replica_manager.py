@@ -67,7 +67,7 @@ from broker.mutations import BrokerMutation
 from broker.partition_log import PartitionLog, SequenceError
 from broker.producer_ids import ProducerIdManager
 from broker.replica import Replica
-from broker.replica_view import Held, ReplicaView, shared_key
+from broker.replica_view import Held, ReplicaView, key_sharer
 from metadata.delta import BROKER_RESOURCE, TOPIC_RESOURCE
 from metadata.image import MetadataImage, PartitionRegistration
 from metadata.requests import AlterPartitionRequest, AlterPartitionResponse, NodeMessage
@@ -174,9 +174,14 @@ class ReplicaManager:
             for key in self.log_dir.replica_keys():
                 if key[1] not in mine.get(key[0], ()):
                     self.log_dir.delete(key)
-        take_log = self.log_dir.take
+        # logs a previous process left (none, mostly): taking one is only worth a look then
+        take_log = self.log_dir.take if self.log_dir.leftover else None
         replicas, changed, me, now = self._replicas, self._changed, self.broker_id, self.now
-        sessions = list(self._sessions.by_follower.items())  # no session opens or closes here
+        followed, fetch_due = self._followed, self._fetch_due
+        changed_for: dict[int, dict[tuple[str, int], None]] = {}  # leader -> handler.changed
+        # no session opens or closes here
+        sessions = [(follower, session.partitions, session.pending)
+                    for follower, session in self._sessions.by_follower.items()]
         for topic_id in sorted(set(mine) | set(before)):
             topic = image.topics_by_id.get(topic_id)
             pids = mine.get(topic_id, ())
@@ -196,6 +201,7 @@ class ReplicaManager:
             if topic is None:
                 continue
             partitions, name = topic.partitions, topic.name
+            share = key_sharer(len(pids))
             for pid in pids:
                 reg = partitions.get(pid)
                 if reg is None:
@@ -205,32 +211,50 @@ class ReplicaManager:
                 # assigned none of the topic (e.g. a new topic)
                 held = replicas.get(key) if old_pids else None
                 if held is None:
-                    key = shared_key(key)
-                    log = take_log(key)
-                    was, epoch = None, -1
-                    if log is None and (reg.leader != me or COMPACT_LEADERS):  # pristine
-                        new: Held = reg if reg.leader != me else new_compact_leader(reg, me, now)
+                    key = share(key, key)
+                    log = take_log(key) if take_log is not None else None
+                    leader = reg.leader
+                    if log is None and (leader != me or COMPACT_LEADERS):  # pristine
+                        if leader == me:
+                            new: Held = new_compact_leader(reg, me, now)
+                            changed[key] = None
+                        else:  # a compact follower has nothing to observe
+                            new = reg
                         replicas[key] = new
                     else:
                         new = replica = self._new_replica(key, name, log)
                         replica.become(reg, now)
-                else:
-                    leader = held.leader
-                    was = leader if leader >= 0 and leader != me else None
-                    epoch = held.leader_epoch
-                    new = self._become(key, held, reg, name)
+                        changed[key] = None
+                    for follower, parts, pending in sessions:  # as _touch
+                        if key in parts:
+                            self._wake(follower, key)
+                            pending[key] = None
+                    # as _follow from no leader (a new replica's epoch is always new)
+                    leader = new.leader
+                    if leader >= 0 and leader != me:
+                        to = changed_for.get(leader)
+                        if to is None:
+                            to = changed_for[leader] = self._handler(leader).changed
+                        to[key] = None
+                        followed[leader] = followed.get(leader, 0) + 1
+                        fetch_due.setdefault(leader, now)
+                    continue
+                leader = held.leader
+                was = leader if leader >= 0 and leader != me else None
+                epoch = held.leader_epoch
+                new = self._become(key, held, reg, name)
                 if type(new) is not PartitionRegistration:  # a compact follower has nothing
                     changed[key] = None                     # to observe
-                for follower, session in sessions:  # as _touch
-                    if key in session.partitions:
+                for follower, parts, pending in sessions:  # as _touch
+                    if key in parts:
                         self._wake(follower, key)
-                        session.pending[key] = None
+                        pending[key] = None
                 leader = new.leader
                 now_from = leader if leader >= 0 and leader != me else None
                 if now_from != was or new.leader_epoch != epoch:
                     self._follow(key, was, now_from)
                 if now_from is not None:
-                    self._fetch_due.setdefault(now_from, now)
+                    fetch_due.setdefault(now_from, now)
         self._answer_held(lambda held: True)  # leaderships may have moved: answer now
         self._complete_produces()
 
@@ -476,27 +500,44 @@ class ReplicaManager:
 
     def _serve_session(self, follower: int, session: FetchSession,
                        now: int) -> list[FetchedPartition]:
-        """Read the session's partitions that are not idle; the idle ones count as fetched."""
+        """Read the session's partitions that are not idle; the idle ones count as fetched.
+
+        Every pending partition is woken (its follower fetched at the session's
+        previous fetch), then read. A compact leader's plain answer is made at
+        once: it sets the follower's clock to now, whatever the wake-up set.
+        """
         keys = sorted(session.pending)
+        replicas, me, share, parts = self._replicas, self.broker_id, self._clocks, \
+            session.partitions
+        answers: list[FetchedPartition] = []
+        later: list[int] = []  # the positions in answers of those read after the wake-ups
         for key in keys:
-            self._wake(follower, key)
-        session.clock.at = now
-        answers = []
-        max_records = self.config.replica_fetch_max_records
-        for key in keys:
-            part = session.partitions[key]
-            replica = self._replicas.get(key)
-            if type(replica) is CompactLeader:
-                answer = replica.serve(follower, self.broker_id, part, now, self._clocks)
-                if answer is not None:
+            held = replicas.get(key)
+            if type(held) is CompactLeader:
+                answer = held.serve(follower, me, parts[key], now, share)
+                if answer is not None and answer.error == "NONE":
                     answers.append(answer)
+                    continue
+            self._wake(follower, key)
+            later.append(len(answers))
+            answers.append(_UNREAD)
+        session.clock.at = now
+        max_records = self.config.replica_fetch_max_records
+        for i in later:
+            key = keys[i]
+            part = parts[key]
+            replica = replicas.get(key)
+            if type(replica) is CompactLeader:
+                answer = replica.serve(follower, me, part, now, share)
+                if answer is not None:
+                    answers[i] = answer
                     continue
                 replica = self._replica(key)  # a fetch its compact form cannot answer
             elif type(replica) is not Replica:  # none here, or a follower (compact)
-                answers.append(_unknown(part.topic_id, part.partition_id))
+                answers[i] = _unknown(part.topic_id, part.partition_id)
                 continue
             hw = replica.log.high_watermark
-            answers.append(replica.serve_fetch(follower, part, now, max_records))
+            answers[i] = replica.serve_fetch(follower, part, now, max_records)
             if replica.log.high_watermark != hw:
                 self._changed[key] = None
                 self._touch(key, skip=follower)
@@ -738,6 +779,10 @@ def _position(key: tuple[str, int], held: Held) -> FetchPartition:
     if type(held) is Replica:
         return held.fetch_position()
     return FetchPartition(key[0], key[1], held.leader_epoch, 0, -1)
+
+
+_UNREAD = FetchedPartition("", -1, "NONE")
+"""A place in a fetch's answers kept for a partition read after the wake-ups."""
 
 
 def _unknown(topic_id: str, partition_id: int) -> FetchedPartition:

@@ -74,20 +74,20 @@ class _Values(ValuesView[Replica]):
 
 
 _SHARED_KEYS = SHARED_REGISTRATIONS
-"""Keys remembered by :func:`shared_key`: as many as registrations, for the same reason."""
+"""Keys remembered by :func:`key_sharer`: as many as registrations, for the same reason."""
 _keys: dict[tuple[str, int], tuple[str, int]] = {}
 
 
-def shared_key(key: tuple[str, int]) -> tuple[str, int]:
-    """``key``, or the equal (topic id, partition) tuple made shortly before.
+def key_sharer(expected: int) -> Callable[[Key, Key], Key]:
+    """A function that returns its (topic id, partition) ``key``, or the equal key made
+    shortly before: call it as ``share(key, key)``, for up to ``expected`` keys.
 
     Every broker hosts a replica of the same partitions, made within a few
     events of each other: the key of each is one tuple rather than one per
-    broker (a bounded identity cache, emptied when full; it changes no value).
+    broker (a bounded identity cache, emptied when full, here before it would
+    overflow; it changes no value). The function is the cache's setdefault, so a
+    loop pays no Python call per key.
     """
-    found = _keys.get(key)
-    if found is None:
-        if len(_keys) >= _SHARED_KEYS:
-            _keys.clear()
-        found = _keys[key] = key
-    return found
+    if len(_keys) + expected > _SHARED_KEYS:
+        _keys.clear()
+    return _keys.setdefault

@@ -40,33 +40,43 @@ def update_index(index: BrokerIndex, removed: Iterable[TopicImage],
             for broker in reg.replicas:
                 gone.add((broker, topic.topic_id))
     for topic_id, base, partitions in changed:
+        # partitions new to the topic, grouped by their replica list (a handful of
+        # lists cover a topic: one look-up per partition, not one per replica)
+        fresh: dict[tuple[int, ...], list[int]] = {}
         if base is None:  # a new topic: every replica is an addition
-            topic_adds: dict[int, set[int]] = {}  # broker -> its partitions of the topic
             for pid, reg in partitions.items():
+                group = fresh.get(reg.replicas)
+                if group is None:
+                    fresh[reg.replicas] = [pid]
+                else:
+                    group.append(pid)
+        else:  # only partitions whose replicas changed cost anything
+            old_parts = base.partitions
+            for pid, reg in partitions.items():
+                old = old_parts.get(pid)
+                if old is None:
+                    group = fresh.get(reg.replicas)
+                    if group is None:
+                        fresh[reg.replicas] = [pid]
+                    else:
+                        group.append(pid)
+                    continue
+                old_replicas = old.replicas
+                if old_replicas == reg.replicas:
+                    continue
                 for broker in reg.replicas:
-                    pids = topic_adds.get(broker)
-                    if pids is None:
-                        pids = topic_adds[broker] = set()
-                    pids.add(pid)
-            for broker, pids in topic_adds.items():
+                    if broker not in old_replicas:
+                        adds.setdefault((broker, topic_id), set()).add(pid)
+                for broker in old_replicas:
+                    if broker not in reg.replicas:
+                        drops.setdefault((broker, topic_id), set()).add(pid)
+        for replicas, group in fresh.items():
+            for broker in replicas:
                 have = adds.get((broker, topic_id))
                 if have is None:
-                    adds[(broker, topic_id)] = pids
+                    adds[(broker, topic_id)] = set(group)
                 else:
-                    have |= pids
-            continue
-        old_parts = base.partitions  # only partitions whose replicas changed cost anything
-        for pid, reg in partitions.items():
-            old = old_parts.get(pid)
-            old_replicas = old.replicas if old is not None else ()
-            if old_replicas == reg.replicas:
-                continue
-            for broker in reg.replicas:
-                if broker not in old_replicas:
-                    adds.setdefault((broker, topic_id), set()).add(pid)
-            for broker in old_replicas:
-                if broker not in reg.replicas:
-                    drops.setdefault((broker, topic_id), set()).add(pid)
+                    have.update(group)
     if not adds and not drops and not gone:
         return index
     by_broker: dict[int, list[tuple[str, set[int], set[int], bool]]] = {}
