@@ -19,6 +19,8 @@ change to propose, a reassignment.
 
 from __future__ import annotations
 
+import msgspec
+
 from broker.fetch_messages import FetchedPartition, FetchPartition
 from broker.replica import FetchClock, FollowerState, Replica
 from metadata.image import PartitionRegistration
@@ -45,17 +47,14 @@ Clock = FetchClock | None
 a FetchedAt (fetched then), or its session's clock (idle on it)."""
 
 
-class CompactLeader:
+class CompactLeader(msgspec.Struct, gc=False):
     """A leader with an empty log: see the module docs. ``clocks`` follow the order of the
-    followers in ``reg.replicas`` (this broker left out)."""
+    followers in ``reg.replicas`` (this broker left out); ``since`` is when its epoch
+    began here."""
 
-    __slots__ = ("clocks", "reg", "since")
-
-    def __init__(self, reg: PartitionRegistration, since: int,
-                 clocks: tuple[Clock, ...]) -> None:
-        self.reg = reg
-        self.since = since
-        self.clocks = clocks
+    reg: PartitionRegistration
+    since: int
+    clocks: tuple[Clock, ...]
 
     @property
     def leader(self) -> int:

@@ -229,8 +229,8 @@ class ReplicaManager:
                         if key in parts:
                             self._wake(follower, key)
                             pending[key] = None
-                    # as _follow from no leader (a new replica's epoch is always new)
-                    leader = new.leader
+                    # as _follow from no leader (a new replica's epoch is always new);
+                    # its leader is the registration's
                     if leader >= 0 and leader != me:
                         to = changed_for.get(leader)
                         if to is None:
