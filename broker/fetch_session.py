@@ -60,7 +60,7 @@ class FetchSessionCache:
         follower = msg.replica_id
         if msg.session_epoch == 0:
             self._last_id += 1
-            share = key_sharer(len(msg.partitions))
+            share = key_sharer()
             positions = {}
             for part in msg.partitions:
                 key = (part.topic_id, part.partition_id)
@@ -79,7 +79,7 @@ class FetchSessionCache:
             if found.partitions.pop(key, None) is not None:
                 forget(key)  # no longer fetched here: its fetch times stop
             found.pending.pop(key, None)
-        share = key_sharer(len(msg.partitions))
+        share = key_sharer()
         partitions, pending = found.partitions, found.pending
         for part in msg.partitions:
             key = (part.topic_id, part.partition_id)

@@ -201,7 +201,7 @@ class ReplicaManager:
             if topic is None:
                 continue
             partitions, name = topic.partitions, topic.name
-            share = key_sharer(len(pids))
+            share = key_sharer()
             for pid in pids:
                 reg = partitions.get(pid)
                 if reg is None:

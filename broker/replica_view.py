@@ -78,16 +78,17 @@ _SHARED_KEYS = SHARED_REGISTRATIONS
 _keys: dict[tuple[str, int], tuple[str, int]] = {}
 
 
-def key_sharer(expected: int) -> Callable[[Key, Key], Key]:
+def key_sharer() -> Callable[[Key, Key], Key]:
     """A function that returns its (topic id, partition) ``key``, or the equal key made
-    shortly before: call it as ``share(key, key)``, for up to ``expected`` keys.
+    shortly before: call it as ``share(key, key)`` for each key of one loop.
 
     Every broker hosts a replica of the same partitions, made within a few
     events of each other: the key of each is one tuple rather than one per
-    broker (a bounded identity cache, emptied when full, here before it would
-    overflow; it changes no value). The function is the cache's setdefault, so a
-    loop pays no Python call per key.
+    broker (a bounded identity cache, emptied when full; it changes no value).
+    The function is the cache's setdefault, so a loop pays no Python call per
+    key; the cache is emptied, when full, before the loop rather than within it
+    (it may exceed its bound by one loop's keys).
     """
-    if len(_keys) + expected > _SHARED_KEYS:
+    if len(_keys) >= _SHARED_KEYS:
         _keys.clear()
     return _keys.setdefault
