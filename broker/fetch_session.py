@@ -32,6 +32,7 @@ class FetchSession(msgspec.Struct):
     partitions: dict[tuple[str, int], FetchPartition]  # the follower's last positions
     pending: dict[tuple[str, int], None]  # to read at its next fetch (not idle)
     clock: FetchClock
+    topics: set[str]  # every topic it has named (a superset of those it holds)
 
 
 class FetchSessionHandler(msgspec.Struct):
@@ -66,7 +67,7 @@ class FetchSessionCache:
                 key = (part.topic_id, part.partition_id)
                 positions[share(key, key)] = part
             session = FetchSession(self._last_id, 1, positions, dict.fromkeys(positions),
-                                   FetchClock())
+                                   FetchClock(), {topic_id for topic_id, _ in positions})
             self.by_follower[follower] = session
             return session
         found = self.by_follower.get(follower)
@@ -80,10 +81,11 @@ class FetchSessionCache:
                 forget(key)  # no longer fetched here: its fetch times stop
             found.pending.pop(key, None)
         share = key_sharer()
-        partitions, pending = found.partitions, found.pending
+        partitions, pending, topics = found.partitions, found.pending, found.topics
         for part in msg.partitions:
             key = (part.topic_id, part.partition_id)
             key = share(key, key)
             partitions[key] = part
             pending[key] = None
+            topics.add(part.topic_id)
         return found

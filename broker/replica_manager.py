@@ -180,8 +180,7 @@ class ReplicaManager:
         followed, fetch_due = self._followed, self._fetch_due
         changed_for: dict[int, dict[tuple[str, int], None]] = {}  # leader -> handler.changed
         # no session opens or closes here
-        sessions = [(follower, session.partitions, session.pending)
-                    for follower, session in self._sessions.by_follower.items()]
+        all_sessions = list(self._sessions.by_follower.items())
         for topic_id in sorted(set(mine) | set(before)):
             topic = image.topics_by_id.get(topic_id)
             pids = mine.get(topic_id, ())
@@ -202,6 +201,8 @@ class ReplicaManager:
                 continue
             partitions, name = topic.partitions, topic.name
             share = key_sharer()
+            sessions = [(follower, session.partitions, session.pending)  # that may hold it
+                        for follower, session in all_sessions if topic_id in session.topics]
             for pid in pids:
                 reg = partitions.get(pid)
                 if reg is None:
