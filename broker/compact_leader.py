@@ -148,22 +148,28 @@ class ClockShare:
         # of the same tuple, made for the next leader at once
         self._moves: dict[tuple[int, int, int],
                           tuple[tuple[Clock, ...], Clock, tuple[Clock, ...]]] = {}
+        # the last move per follower index, asked first: a fetch moves its follower's
+        # clock alike in every leader it reads
+        self._last: dict[int, tuple[tuple[Clock, ...], Clock, tuple[Clock, ...]]] = {}
 
     def replaced(self, clocks: tuple[Clock, ...], index: int, clock: Clock
                  ) -> tuple[Clock, ...]:
         """``clocks`` with follower ``index`` on ``clock``, shared."""
+        last = self._last.get(index)
+        if last is not None and last[0] is clocks and last[1] is clock:
+            return last[2]
         key = (id(clocks), index, id(clock))
         moves = self._moves
         hit = moves.get(key)
-        if hit is not None and hit[0] is clocks and hit[1] is clock:
-            return hit[2]
-        changed = list(clocks)
-        changed[index] = clock
-        result = self.shared(tuple(changed))
-        if len(moves) >= self.LIMIT:
-            moves.clear()
-        moves[key] = (clocks, clock, result)
-        return result
+        if hit is None or hit[0] is not clocks or hit[1] is not clock:
+            changed = list(clocks)
+            changed[index] = clock
+            hit = (clocks, clock, self.shared(tuple(changed)))
+            if len(moves) >= self.LIMIT:
+                moves.clear()
+            moves[key] = hit
+        self._last[index] = hit
+        return hit[2]
 
     def shared(self, clocks: tuple[Clock, ...]) -> tuple[Clock, ...]:
         """``clocks``, or the equal tuple made before (by identity of its clocks)."""
