@@ -84,9 +84,11 @@ class CompactLeader(msgspec.Struct, gc=False):
 
 
     def serve(self, follower: int, me: int, part: FetchPartition, now: int,
-              share: ClockShare) -> FetchedPartition | None:
+              share: ClockShare, idle: FetchClock | None = None) -> FetchedPartition | None:
         """Replica.serve_fetch of an empty log; None when the answer needs the Replica (a
-        divergence check, a follower this form does not know)."""
+        divergence check, a follower this form does not know). ``idle``: the session
+        clock the follower goes idle on at once, when the answer is sent now (as
+        :meth:`idle` after it, without the step between)."""
         epoch = self.reg.leader_epoch
         if part.current_leader_epoch < epoch:
             return FetchedPartition(part.topic_id, part.partition_id, "FENCED_LEADER_EPOCH")
@@ -95,7 +97,8 @@ class CompactLeader(msgspec.Struct, gc=False):
         index = self.follower_index(follower, me)
         if part.last_fetched_epoch >= 0 or index < 0:
             return None
-        self.clocks = share.replaced(self.clocks, index, fetched_at(now))  # caught up
+        self.clocks = share.replaced(self.clocks, index,  # caught up
+                                     fetched_at(now) if idle is None else idle)
         return FetchedPartition(part.topic_id, part.partition_id, "NONE", 0, ())
 
     def wake(self, follower: int, me: int, share: ClockShare) -> None:

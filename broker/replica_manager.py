@@ -499,25 +499,31 @@ class ReplicaManager:
         else:
             self.producer_ids.handle_message(msg)
 
-    def _serve_session(self, follower: int, session: FetchSession,
-                       now: int) -> list[FetchedPartition]:
+    def _serve_session(self, follower: int, session: FetchSession, now: int,
+                       answering: bool = False) -> list[FetchedPartition]:
         """Read the session's partitions that are not idle; the idle ones count as fetched.
 
         Every pending partition is woken (its follower fetched at the session's
         previous fetch), then read. A compact leader's plain answer is made at
         once: it sets the follower's clock to now, whatever the wake-up set.
+        ``answering``: the answers go out now (no fetch is held), so a compact
+        leader answered plainly puts its follower idle on the session's clock at
+        once (what :meth:`_respond` would do next).
         """
         keys = sorted(session.pending)
         replicas, me, share, parts = self._replicas, self.broker_id, self._clocks, \
             session.partitions
+        idle, pending = (session.clock if answering else None), session.pending
         answers: list[FetchedPartition] = []
         later: list[int] = []  # the positions in answers of those read after the wake-ups
         for key in keys:
             held = replicas.get(key)
             if type(held) is CompactLeader:
-                answer = held.serve(follower, me, parts[key], now, share)
+                answer = held.serve(follower, me, parts[key], now, share, idle)
                 if answer is not None and answer.error == "NONE":
                     answers.append(answer)
+                    if idle is not None:
+                        del pending[key]
                     continue
             self._wake(follower, key)
             later.append(len(answers))
@@ -552,6 +558,8 @@ class ReplicaManager:
             if answer.error != "NONE" or answer.entries or answer.diverging:
                 continue
             key = (answer.topic_id, answer.partition_id)
+            if key not in session.pending:
+                continue  # idle already (see _serve_session)
             replica = self._replicas.get(key)
             if type(replica) is CompactLeader:
                 if replica.idle(follower, self.broker_id, session.clock, self._clocks):
@@ -575,7 +583,7 @@ class ReplicaManager:
                 del self._held[follower]
                 session = self._sessions.by_follower[follower]
                 self._respond(held.request, session,
-                              self._serve_session(follower, session, self.now))
+                              self._serve_session(follower, session, self.now, answering=True))
 
     def _records_arrived(self, replica: Replica) -> None:
         """The leader appended to ``replica``: answer the held fetches that wait on it."""
