@@ -452,9 +452,10 @@ class ReplicaManager:
             epoch = 0
         else:  # incremental: the positions that changed, the partitions left
             parts = []
+            replicas = self._replicas
             for key in sorted(handler.changed):
-                replica = self._replicas.get(key)
-                if replica is not None and self._fetching_from(replica) == leader:
+                replica = replicas.get(key)
+                if replica is not None and replica.leader == leader:  # (never this broker)
                     parts.append(_position(key, replica))
                 else:
                     forgotten.append(key)
