@@ -18,7 +18,7 @@ from typing import Any, ClassVar, TypeVar
 import immutables
 import msgspec
 
-from metadata.broker_index import clear_shared_appends, shared_update
+from metadata.broker_index import BrokerIndex, clear_shared_appends, shared_update
 from metadata.image import (
     DIGEST_MASK,
     BrokerRegistration,
@@ -350,6 +350,9 @@ class MetadataDelta:
         if self.records == 0:
             return image.with_provenance(offset, epoch)
         digest = image.digest
+        if not self._removed and not self._topics:  # no topic changed (e.g. a broker's)
+            return self._apply_rest(image, offset, epoch, image.topics_by_id,
+                                    image.partitions_by_broker, digest)
         topics = image.topics_by_id.mutate()
         removed: list[TopicImage] = []
         for topic_id, gone in self._removed.items():
@@ -372,7 +375,15 @@ class MetadataDelta:
             if change.base is None or topic_id in reassigned:
                 changed.append((topic_id, change.base, change.partitions))
                 made.append(topic)
-        index = shared_update(image.partitions_by_broker, removed, changed, made)
+        index = shared_update(image.partitions_by_broker, removed, changed, made) \
+            if removed or changed else image.partitions_by_broker
+        return self._apply_rest(image, offset, epoch, topics.finish(), index, digest)
+
+    def _apply_rest(self, image: MetadataImage, offset: int, epoch: int,
+                    topics_by_id: immutables.Map[str, TopicImage], index: BrokerIndex,
+                    digest: int) -> MetadataImage:
+        """:meth:`apply` once the topics are made: names, brokers, controllers, features,
+        configs, producer ids, the ZK migration state."""
         names = image.topics_by_name
         if self._names:
             by_name = names.mutate()
@@ -395,7 +406,7 @@ class MetadataDelta:
             digest += digest_of("z", self._zk_migration_state) - digest_of("z", zk)
             zk = self._zk_migration_state
         return MetadataImage(
-            offset=offset, epoch=epoch, topics_by_id=topics.finish(), topics_by_name=names,
+            offset=offset, epoch=epoch, topics_by_id=topics_by_id, topics_by_name=names,
             brokers=brokers, controllers=controllers, configs=configs, features=features,
             next_producer_id=next_pid, zk_migration_state=zk, digest=digest & DIGEST_MASK,
             partitions_by_broker=index)
