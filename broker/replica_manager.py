@@ -67,7 +67,7 @@ from broker.mutations import BrokerMutation
 from broker.partition_log import PartitionLog, SequenceError
 from broker.producer_ids import ProducerIdManager
 from broker.replica import Replica
-from broker.replica_view import Held, ReplicaView, key_sharer
+from broker.replica_view import Held, HeldReplicas, ReplicaView, key_sharer
 from metadata.delta import BROKER_RESOURCE, TOPIC_RESOURCE
 from metadata.image import MetadataImage, PartitionRegistration
 from metadata.requests import AlterPartitionRequest, AlterPartitionResponse, NodeMessage
@@ -117,7 +117,7 @@ class ReplicaManager:
         self.image: MetadataImage | None = None
         # every replica here, in the order they were made: a Replica, or with an empty
         # log a follower's registration alone or a CompactLeader (see the module docs)
-        self._replicas: dict[tuple[str, int], Held] = {}
+        self._replicas = HeldReplicas()
         self.replicas: Mapping[tuple[str, int], Replica] = ReplicaView(self._replicas,
                                                                        self._replica)
         """Every replica here by (topic id, partition); reading a compact one makes it."""
@@ -177,7 +177,7 @@ class ReplicaManager:
         # logs a previous process left (none, mostly): taking one is only worth a look then
         take_log = self.log_dir.take if self.log_dir.leftover else None
         replicas, changed, me, now = self._replicas, self._changed, self.broker_id, self.now
-        followed, fetch_due = self._followed, self._fetch_due
+        by_topic, followed, fetch_due = replicas.by_topic, self._followed, self._fetch_due
         changed_for: dict[int, dict[tuple[str, int], None]] = {}  # leader -> handler.changed
         # no session opens or closes here
         all_sessions = list(self._sessions.by_follower.items())
@@ -192,14 +192,17 @@ class ReplicaManager:
             for pid in old_pids:  # the replicas the previous image made here
                 if pid not in kept:
                     key = (topic_id, pid)
-                    gone = replicas.pop(key, None)
+                    gone = replicas.pop(key)
                     if gone is not None:
                         self._follow(key, self._fetching_from(gone), None)
                         self._touch(key)
                     self.log_dir.delete(key)
-            if topic is None:
+            if topic is None or not pids:
                 continue
             partitions, name = topic.partitions, topic.name
+            here = by_topic.get(topic_id)  # this topic's replicas here, by partition
+            if here is None:
+                here = by_topic[topic_id] = {}
             share = key_sharer()
             sessions = [(follower, session.partitions, session.pending)  # that may hold it
                         for follower, session in all_sessions if topic_id in session.topics]
@@ -210,7 +213,7 @@ class ReplicaManager:
                 key = (topic_id, pid)
                 # a replica here is one the previous image assigned here: none if it
                 # assigned none of the topic (e.g. a new topic)
-                held = replicas.get(key) if old_pids else None
+                held = here.get(pid) if old_pids else None
                 if held is None:
                     key = share(key, key)
                     log = take_log(key) if take_log is not None else None
@@ -221,7 +224,7 @@ class ReplicaManager:
                             changed[key] = None
                         else:  # a compact follower has nothing to observe
                             new = reg
-                        replicas[key] = new
+                        here[pid] = new
                     else:
                         new = replica = self._new_replica(key, name, log)
                         replica.become(reg, now)
@@ -256,6 +259,8 @@ class ReplicaManager:
                     self._follow(key, was, now_from)
                 if now_from is not None:
                     fetch_due.setdefault(now_from, now)
+            if not here:  # none of its partitions had a registration
+                del by_topic[topic_id]
         self._answer_held(lambda held: True)  # leaderships may have moved: answer now
         self._complete_produces()
 
@@ -366,7 +371,8 @@ class ReplicaManager:
                 session.pending[key] = None
 
     def _wake(self, follower: int, key: tuple[str, int]) -> None:
-        replica = self._replicas.get(key)
+        here = self._replicas.by_topic.get(key[0])
+        replica = here.get(key[1]) if here is not None else None
         if type(replica) is Replica:
             state = replica.follower(follower)
             if state is not None:
@@ -452,9 +458,12 @@ class ReplicaManager:
             epoch = 0
         else:  # incremental: the positions that changed, the partitions left
             parts = []
-            replicas = self._replicas
+            by_topic, topic_id, here = self._replicas.by_topic, None, _NONE_HERE
             for key in sorted(handler.changed):
-                replica = replicas.get(key)
+                if key[0] != topic_id:
+                    topic_id = key[0]
+                    here = by_topic.get(topic_id, _NONE_HERE)
+                replica = here.get(key[1])
                 if replica is not None and replica.leader == leader:  # (never this broker)
                     parts.append(_position(key, replica))
                 else:
@@ -517,8 +526,12 @@ class ReplicaManager:
         idle, pending = (session.clock if answering else None), session.pending
         answers: list[FetchedPartition] = []
         later: list[int] = []  # the positions in answers of those read after the wake-ups
+        by_topic, topic_id, here = replicas.by_topic, None, _NONE_HERE  # keys come by topic
         for key in keys:
-            held = replicas.get(key)
+            if key[0] != topic_id:
+                topic_id = key[0]
+                here = by_topic.get(topic_id, _NONE_HERE)
+            held = here.get(key[1])
             if type(held) is CompactLeader:
                 answer = held.serve(follower, me, parts[key], now, share, idle)
                 if answer is not None and answer.error == "NONE":
@@ -607,9 +620,13 @@ class ReplicaManager:
         if handler.session_id != msg.session_id:  # the answer to a full fetch
             handler.session_id, handler.epoch = msg.session_id, 1
         errors = more = False
+        by_topic, topic_id, here = self._replicas.by_topic, "", _NONE_HERE
         for part in msg.partitions:
             key = (part.topic_id, part.partition_id)
-            found = self._replicas.get(key)
+            if key[0] != topic_id:  # answers come by topic
+                topic_id = key[0]
+                here = by_topic.get(topic_id, _NONE_HERE)
+            found = here.get(key[1])
             if found is not None and found.leader == leader:
                 if isinstance(found, Replica):
                     replica = found
@@ -790,6 +807,9 @@ def _position(key: tuple[str, int], held: Held) -> FetchPartition:
         return held.fetch_position()
     return FetchPartition(key[0], key[1], held.leader_epoch, 0, -1)
 
+
+_NONE_HERE: dict[int, Held] = {}
+"""No replica of a topic here (read only)."""
 
 _UNREAD = FetchedPartition("", -1, "NONE")
 """A place in a fetch's answers kept for a partition read after the wake-ups."""
