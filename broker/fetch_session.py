@@ -8,13 +8,13 @@ broker. :class:`~broker.replica_manager.ReplicaManager` drives both.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 import msgspec
 
 from broker.fetch_messages import FetchPartition, ReplicaFetchRequest
 from broker.replica import FetchClock
-from broker.replica_view import Key, key_sharer
+from broker.replica_view import Key
 
 
 class HeldFetch(msgspec.Struct):
@@ -29,10 +29,29 @@ class FetchSession(msgspec.Struct):
 
     session_id: int
     epoch: int  # the epoch its next incremental fetch must carry
-    partitions: dict[tuple[str, int], FetchPartition]  # the follower's last positions
+    # the follower's last positions, by topic id then partition (as the replicas are
+    # held: a look-up touches one topic's map, not one of every partition)
+    partitions: dict[str, dict[int, FetchPartition]]
     pending: dict[tuple[str, int], None]  # to read at its next fetch (not idle)
     clock: FetchClock
-    topics: set[str]  # every topic it has named (a superset of those it holds)
+
+    def add(self, parts: Sequence[FetchPartition]) -> None:
+        """The follower names ``parts`` (new positions): each is read at its next fetch."""
+        partitions, pending = self.partitions, self.pending
+        topic_id, topic = "", None
+        for part in parts:
+            if part.topic_id != topic_id or topic is None:  # positions come by topic
+                topic_id = part.topic_id
+                topic = partitions.get(topic_id)
+                if topic is None:
+                    topic = partitions[topic_id] = {}
+            topic[part.partition_id] = part
+            pending[(topic_id, part.partition_id)] = None
+
+    def holds(self, key: Key) -> bool:
+        """Whether the follower fetches ``key`` in this session."""
+        topic = self.partitions.get(key[0])
+        return topic is not None and key[1] in topic
 
 
 class FetchSessionHandler(msgspec.Struct):
@@ -61,13 +80,8 @@ class FetchSessionCache:
         follower = msg.replica_id
         if msg.session_epoch == 0:
             self._last_id += 1
-            share = key_sharer()
-            positions = {}
-            for part in msg.partitions:
-                key = (part.topic_id, part.partition_id)
-                positions[share(key, key)] = part
-            session = FetchSession(self._last_id, 1, positions, dict.fromkeys(positions),
-                                   FetchClock(), {topic_id for topic_id, _ in positions})
+            session = FetchSession(self._last_id, 1, {}, {}, FetchClock())
+            session.add(msg.partitions)
             self.by_follower[follower] = session
             return session
         found = self.by_follower.get(follower)
@@ -76,16 +90,13 @@ class FetchSessionCache:
         if msg.session_epoch != found.epoch:
             return "INVALID_FETCH_SESSION_EPOCH"
         found.epoch += 1
+        partitions = found.partitions
         for key in msg.forgotten:
-            if found.partitions.pop(key, None) is not None:
+            topic = partitions.get(key[0])
+            if topic is not None and topic.pop(key[1], None) is not None:
+                if not topic:
+                    del partitions[key[0]]
                 forget(key)  # no longer fetched here: its fetch times stop
             found.pending.pop(key, None)
-        share = key_sharer()
-        partitions, pending, topics = found.partitions, found.pending, found.topics
-        for part in msg.partitions:
-            key = (part.topic_id, part.partition_id)
-            key = share(key, key)
-            partitions[key] = part
-            pending[key] = None
-            topics.add(part.topic_id)
+        found.add(msg.partitions)
         return found

@@ -67,7 +67,7 @@ from broker.mutations import BrokerMutation
 from broker.partition_log import PartitionLog, SequenceError
 from broker.producer_ids import ProducerIdManager
 from broker.replica import Replica
-from broker.replica_view import Held, HeldReplicas, ReplicaView, key_sharer
+from broker.replica_view import Held, HeldReplicas, ReplicaView
 from metadata.delta import BROKER_RESOURCE, TOPIC_RESOURCE
 from metadata.image import MetadataImage, PartitionRegistration
 from metadata.requests import AlterPartitionRequest, AlterPartitionResponse, NodeMessage
@@ -203,9 +203,9 @@ class ReplicaManager:
             here = by_topic.get(topic_id)  # this topic's replicas here, by partition
             if here is None:
                 here = by_topic[topic_id] = {}
-            share = key_sharer()
-            sessions = [(follower, session.partitions, session.pending)  # that may hold it
-                        for follower, session in all_sessions if topic_id in session.topics]
+            sessions = [(follower, session.partitions[topic_id], session.pending)
+                        for follower, session in all_sessions  # those that fetch the topic
+                        if topic_id in session.partitions]
             for pid in pids:
                 reg = partitions.get(pid)
                 if reg is None:
@@ -215,7 +215,6 @@ class ReplicaManager:
                 # assigned none of the topic (e.g. a new topic)
                 held = here.get(pid) if old_pids else None
                 if held is None:
-                    key = share(key, key)
                     log = take_log(key) if take_log is not None else None
                     leader = reg.leader
                     if log is None and (leader != me or COMPACT_LEADERS):  # pristine
@@ -230,7 +229,7 @@ class ReplicaManager:
                         replica.become(reg, now)
                         changed[key] = None
                     for follower, parts, pending in sessions:  # as _touch
-                        if key in parts:
+                        if pid in parts:
                             self._wake(follower, key)
                             pending[key] = None
                     # as _follow from no leader (a new replica's epoch is always new);
@@ -250,7 +249,7 @@ class ReplicaManager:
                 if type(new) is not PartitionRegistration:  # a compact follower has nothing
                     changed[key] = None                     # to observe
                 for follower, parts, pending in sessions:  # as _touch
-                    if key in parts:
+                    if pid in parts:
                         self._wake(follower, key)
                         pending[key] = None
                 leader = new.leader
@@ -366,7 +365,7 @@ class ReplicaManager:
     def _touch(self, key: tuple[str, int], skip: int = -1) -> None:
         """``key`` has something new for its followers: their sessions read it next fetch."""
         for follower, session in self._sessions.by_follower.items():
-            if follower != skip and key in session.partitions:
+            if follower != skip and session.holds(key):
                 self._wake(follower, key)
                 session.pending[key] = None
 
@@ -527,13 +526,15 @@ class ReplicaManager:
         answers: list[FetchedPartition] = []
         later: list[int] = []  # the positions in answers of those read after the wake-ups
         by_topic, topic_id, here = replicas.by_topic, None, _NONE_HERE  # keys come by topic
+        positions: dict[int, FetchPartition] = {}
         for key in keys:
             if key[0] != topic_id:
                 topic_id = key[0]
                 here = by_topic.get(topic_id, _NONE_HERE)
+                positions = parts[topic_id]  # (what is pending is in the session)
             held = here.get(key[1])
             if type(held) is CompactLeader:
-                answer = held.serve(follower, me, parts[key], now, share, idle)
+                answer = held.serve(follower, me, positions[key[1]], now, share, idle)
                 if answer is not None and answer.error == "NONE":
                     answers.append(answer)
                     if idle is not None:
@@ -546,7 +547,7 @@ class ReplicaManager:
         max_records = self.config.replica_fetch_max_records
         for i in later:
             key = keys[i]
-            part = parts[key]
+            part = parts[key[0]][key[1]]
             replica = replicas.get(key)
             if type(replica) is CompactLeader:
                 answer = replica.serve(follower, me, part, now, share)
@@ -605,7 +606,7 @@ class ReplicaManager:
         self._changed[key] = None
         self._touch(key)
         sessions = self._sessions.by_follower
-        self._answer_held(lambda held: key in sessions[held.request.replica_id].partitions)
+        self._answer_held(lambda held: sessions[held.request.replica_id].holds(key))
 
     def _on_fetch_response(self, leader: int, msg: ReplicaFetchResponse, now: int) -> None:
         flight = self._in_flight.get(leader)

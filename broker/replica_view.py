@@ -10,7 +10,6 @@ from collections.abc import Callable, ItemsView, Iterator, Mapping, ValuesView
 
 from broker.compact_leader import CompactLeader
 from broker.replica import Replica
-from metadata.delta import SHARED_REGISTRATIONS
 from metadata.image import PartitionRegistration
 
 Held = Replica | PartitionRegistration | CompactLeader
@@ -134,24 +133,3 @@ class _Values(ValuesView[Replica]):
     def __iter__(self) -> Iterator[Replica]:
         for _, replica in self._mapping._pairs():
             yield replica
-
-
-_SHARED_KEYS = SHARED_REGISTRATIONS
-"""Keys remembered by :func:`key_sharer`: as many as registrations, for the same reason."""
-_keys: dict[tuple[str, int], tuple[str, int]] = {}
-
-
-def key_sharer() -> Callable[[Key, Key], Key]:
-    """A function that returns its (topic id, partition) ``key``, or the equal key made
-    shortly before: call it as ``share(key, key)`` for each key of one loop.
-
-    Every broker hosts a replica of the same partitions, made within a few
-    events of each other: the key of each is one tuple rather than one per
-    broker (a bounded identity cache, emptied when full; it changes no value).
-    The function is the cache's setdefault, so a loop pays no Python call per
-    key; the cache is emptied, when full, before the loop rather than within it
-    (it may exceed its bound by one loop's keys).
-    """
-    if len(_keys) >= _SHARED_KEYS:
-        _keys.clear()
-    return _keys.setdefault
