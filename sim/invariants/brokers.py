@@ -64,9 +64,10 @@ class BrokerInvariants(Monitor):
 
     def __init__(self) -> None:
         # SingleLeaderPerEpoch: each partition's latest leader epoch and its holder, packed
-        # in one int (see _pack: one dict entry, no tuple, per partition); the holders of
-        # its earlier epochs by (topic id, partition, leader epoch) in ``leaders``
-        self.latest_leader: dict[tuple[str, int], int | tuple[int, int]] = {}
+        # in one int (see _pack: one dict entry, no tuple, per partition), by topic id then
+        # partition (a look-up in one table of every partition waits on memory at 1M); the
+        # holders of its earlier epochs by (topic id, partition, leader epoch) in ``leaders``
+        self.latest_leader: dict[str, dict[int, int | tuple[int, int]]] = {}
         self.leaders: dict[tuple[str, int, int], int] = {}
         self.committed: dict[tuple[str, int], dict[int, tuple[int, str]]] = {}
         self.acked: dict[tuple[str, int], dict[int, str]] = {}
@@ -160,16 +161,19 @@ class BrokerInvariants(Monitor):
 
     def _leader_of(self, key: tuple[str, int], epoch: int, broker: int) -> int:
         """The first broker seen leading ``key`` in leader ``epoch`` (``broker`` if none)."""
-        packed = self.latest_leader.get(key)
+        topic = self.latest_leader.get(key[0])
+        if topic is None:
+            topic = self.latest_leader[key[0]] = {}
+        packed = topic.get(key[1])
         if packed is None:
-            self.latest_leader[key] = _pack(epoch, broker)
+            topic[key[1]] = _pack(epoch, broker)
             return broker
         latest, holder = _unpack(packed)
         if epoch == latest:
             return holder
         if epoch > latest:  # a newer epoch: the latest one joins the history
             self.leaders[(*key, latest)] = holder
-            self.latest_leader[key] = _pack(epoch, broker)
+            topic[key[1]] = _pack(epoch, broker)
             return broker
         return self.leaders.setdefault((*key, epoch), broker)
 
