@@ -116,8 +116,8 @@ class ReplicaManager:
         self.now = now
         self.image: MetadataImage | None = None
         # every replica here, by topic and then partition in the order they were made
-        # (see HeldReplicas): a Replica, or with an empty
-        # log a follower's registration alone or a CompactLeader (see the module docs)
+        # (see HeldReplicas): a Replica, or with an empty log a follower's registration
+        # alone or a CompactLeader (see the module docs)
         self._replicas = HeldReplicas()
         self.replicas: Mapping[tuple[str, int], Replica] = ReplicaView(self._replicas,
                                                                        self._replica)
