@@ -23,6 +23,9 @@ BrokerIndex = immutables.Map[int, immutables.Map[str, tuple[int, ...]]]
 
 EMPTY_INDEX: BrokerIndex = immutables.Map()
 
+_NO_PARTITIONS: dict[int, PartitionRegistration] = {}
+"""A new topic's partitions before it (read only)."""
+
 
 def update_index(index: BrokerIndex, removed: Iterable[TopicImage],
                  changed: Iterable[tuple[str, TopicImage | None,
@@ -43,33 +46,28 @@ def update_index(index: BrokerIndex, removed: Iterable[TopicImage],
         # partitions new to the topic, grouped by their replica list (a handful of
         # lists cover a topic: one look-up per partition, not one per replica)
         fresh: dict[tuple[int, ...], list[int]] = {}
-        if base is None:  # a new topic: every replica is an addition
-            for pid, reg in partitions.items():
+        # a new topic: every replica is an addition; else only partitions whose
+        # replicas changed cost anything
+        old_parts: Mapping[int, PartitionRegistration] = \
+            base.partitions if base is not None else _NO_PARTITIONS
+        for pid, reg in partitions.items():
+            old = old_parts.get(pid)
+            if old is None:
                 group = fresh.get(reg.replicas)
                 if group is None:
                     fresh[reg.replicas] = [pid]
                 else:
                     group.append(pid)
-        else:  # only partitions whose replicas changed cost anything
-            old_parts = base.partitions
-            for pid, reg in partitions.items():
-                old = old_parts.get(pid)
-                if old is None:
-                    group = fresh.get(reg.replicas)
-                    if group is None:
-                        fresh[reg.replicas] = [pid]
-                    else:
-                        group.append(pid)
-                    continue
-                old_replicas = old.replicas
-                if old_replicas == reg.replicas:
-                    continue
-                for broker in reg.replicas:
-                    if broker not in old_replicas:
-                        adds.setdefault((broker, topic_id), set()).add(pid)
-                for broker in old_replicas:
-                    if broker not in reg.replicas:
-                        drops.setdefault((broker, topic_id), set()).add(pid)
+                continue
+            old_replicas = old.replicas
+            if old_replicas == reg.replicas:
+                continue
+            for broker in reg.replicas:
+                if broker not in old_replicas:
+                    adds.setdefault((broker, topic_id), set()).add(pid)
+            for broker in old_replicas:
+                if broker not in reg.replicas:
+                    drops.setdefault((broker, topic_id), set()).add(pid)
         for replicas, group in fresh.items():
             for broker in replicas:
                 have = adds.get((broker, topic_id))
