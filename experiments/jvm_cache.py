@@ -15,7 +15,10 @@ a JVM that finds a stale archive ignores it. ``KRAFTSIM_SPARK_CDS=0``
 turns it off. Beside the archive a ``.json`` names the environment it was
 made for (``kraftsim cache info`` shows it); partial files and locks of
 sessions that were killed are removed by the next session
-(``cache_dir.py``).
+(``cache_dir.py``). A new archive replaces the ones it supersedes: those of
+the same environment, java and flags (a reinstalled or upgraded environment
+would otherwise leave 190 MB behind at each install) and those of
+environments that are gone.
 """
 
 from __future__ import annotations
@@ -161,7 +164,37 @@ def finish(partial: Path | None, archive: Path | None, jvm_exited_cleanly: bool,
         if jvm_exited_cleanly and partial.exists() and partial.stat().st_size > 0:
             os.replace(partial, archive)
             describe(archive, jvm_flags)
+            remove_superseded(archive)
         else:
             partial.unlink(missing_ok=True)
     finally:
         _lock_of(archive).unlink(missing_ok=True)
+
+
+def remove_superseded(archive: Path) -> list[Path]:
+    """Remove the archives (and their descriptions) that no session can map again now that
+    ``archive`` is in place: those made for the same environment, java and JVM flags
+    (the environment was reinstalled or upgraded, so their key, which covers the jars'
+    and java's times, never matches again) and those of environments that are gone.
+    Archives without a description and those of other flags are kept."""
+    try:
+        mine = json.loads(archive.with_suffix(".json").read_text())
+        names = sorted(archive.parent.glob("spark-*.jsa"))
+    except (OSError, ValueError):
+        return []
+    same = ("environment", "java", "jvm_flags")
+    removed: list[Path] = []
+    for other in names:
+        if other == archive:
+            continue
+        try:
+            theirs = json.loads(other.with_suffix(".json").read_text())
+            environment = str(theirs["environment"])
+        except (OSError, ValueError, KeyError, TypeError):
+            continue
+        if all(theirs.get(k) == mine.get(k) for k in same) or not Path(environment).exists():
+            for path in (other, other.with_suffix(".json")):
+                with contextlib.suppress(OSError):
+                    path.unlink()
+                    removed.append(path)
+    return removed

@@ -115,6 +115,43 @@ def test_a_new_archive_gets_its_description(cache: Path) -> None:
     assert [e.environment for e in cache_dir.entries()] == [sys.prefix, sys.prefix]
 
 
+def test_a_new_archive_replaces_the_ones_it_supersedes(cache: Path, tmp_path: Path) -> None:
+    flags = "-XX:+UseSerialGC"
+    made_before = jvm_cache.description(flags)
+    reinstalled = _archive(cache, "old1", Path(sys.prefix), 10)  # before a reinstall
+    reinstalled.with_suffix(".json").write_text(json.dumps(made_before))
+    other_flags = _archive(cache, "flag", Path(sys.prefix), 10)
+    other_flags.with_suffix(".json").write_text(json.dumps({**made_before, "jvm_flags": "-Xint"}))
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    live = _archive(cache, "live", elsewhere, 10)
+    gone = _archive(cache, "gone", tmp_path / "removed" / ".venv", 10)
+    undescribed = cache / "spark-4.3.0-none.jsa"
+    undescribed.write_bytes(b"\0")
+    archive = jvm_cache.archive_path(flags)
+    assert archive is not None
+    partial = archive.with_name(archive.name + ".partial-1")
+    partial.write_bytes(b"\0" * 10)
+    jvm_cache.finish(partial, archive, True, flags)
+    left = sorted(p.name for p in cache.iterdir())
+    assert left == sorted([archive.name, archive.with_suffix(".json").name,
+                           other_flags.name, other_flags.with_suffix(".json").name,
+                           live.name, live.with_suffix(".json").name, undescribed.name])
+    assert not reinstalled.exists() and not gone.exists()
+
+
+def test_an_incomplete_archive_removes_nothing(cache: Path) -> None:
+    flags = "-XX:+UseSerialGC"
+    earlier = _archive(cache, "old1", Path(sys.prefix), 10)
+    earlier.with_suffix(".json").write_text(json.dumps(jvm_cache.description(flags)))
+    archive = jvm_cache.archive_path(flags)
+    assert archive is not None
+    partial = archive.with_name(archive.name + ".partial-1")
+    partial.write_bytes(b"\0" * 10)
+    jvm_cache.finish(partial, archive, False, flags)  # the JVM did not exit cleanly
+    assert earlier.exists() and not archive.exists() and not partial.exists()
+
+
 def test_clean_keeps_what_a_running_session_writes(cache: Path, tmp_path: Path) -> None:
     running = cache / f"spark-4.3.0-ffff.jsa.partial-{os.getpid()}"
     running.write_bytes(b"\0")
