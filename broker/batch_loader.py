@@ -132,12 +132,13 @@ class MetadataBatchLoader:
                 state is TransactionState.ABORTED_TRANSACTION:
             self.state = TransactionState.NO_TRANSACTION
         delta = self.delta
-        replay = delta.replay
-        for index, record in enumerate(records):
-            try:
-                replay(record)
-            except ReplayError as exc:
-                self._fault(base_offset + index, f"Error loading metadata log record: {exc}")
+        index, end = 0, len(records)
+        while index < end:
+            index, error = delta.replay_many(records, index, end)
+            if error is None:
+                break
+            self._fault(base_offset + index, f"Error loading metadata log record: {error}")
+            index += 1
         self.records_since_emit += len(records)
         if delta.records > self.largest_delta:
             self.largest_delta = delta.records

@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from controller.errors import ControllerFault
-from metadata.delta import MetadataDelta, ReplayError
+from metadata.delta import MetadataDelta
 from metadata.image import MetadataImage
 from metadata.replay_check import ReplayCheck
 from metadata.schema import MetadataRecord
@@ -71,16 +71,12 @@ class DeferredImage:
         base = node._built if isinstance(node, DeferredImage) else node
         assert base is not None
         delta = MetadataDelta(base)
-        replay = delta.replay
         for link in reversed(links):
             records = link._records
-            for index in range(link._start, link._stop):
-                try:
-                    replay(records[index])
-                except ReplayError as exc:
-                    raise ControllerFault(
-                        f"Unable to apply {records[index].TYPE_NAME}: {exc}",
-                        link.first_offset + index - link._start) from None
+            index, error = delta.replay_many(records, link._start, link._stop)
+            if error is not None:
+                raise ControllerFault(f"Unable to apply {records[index].TYPE_NAME}: {error}",
+                                      link.first_offset + index - link._start)
         self._built = delta.apply(self.offset, self.epoch)
         self._base = None
         self._records = ()

@@ -44,6 +44,7 @@ from controller.offset_control import OffsetControlManager, RevertPoint
 from controller.operations.base import Operation, OperationContext
 from controller.operations.cluster import NoOp
 from controller.write_mode import WriteMode, default_mode, plan_batches, split
+from metadata.batch_shape import shape_of
 from metadata.delta import MetadataDelta, ReplayError
 from metadata.image import MetadataImage
 from metadata.replay_check import ReplayCheck
@@ -59,8 +60,6 @@ from metadata.versions import NOOP_RECORDS
 from raft import Batch, LeaderAndEpoch, NotLeaderError, RaftNode, Snapshot
 
 FatalHandler = Callable[[ControllerFault], None]
-
-_MARKERS = frozenset({BeginTransactionRecord, EndTransactionRecord, AbortTransactionRecord})
 
 
 class QuorumController:
@@ -194,7 +193,8 @@ class QuorumController:
         assert self.claimed_epoch is not None
         first = self.raft.log.end_offset
         last = first - 1
-        for records in batches:
+        for batch in batches:
+            records = tuple(batch)  # the batch's object in the log: shapes are shared
             base = self.raft.log.end_offset
             self._replay(records, base, self.claimed_epoch)
             try:
@@ -225,44 +225,44 @@ class QuorumController:
         check: ReplayCheck | None = None
         start = 0
         delta: MetadataDelta | None = None
+        target: MetadataDelta
         if defer and offsets.transaction_start_offset != -1:
-            check = pending.check if isinstance(pending, DeferredImage) else \
+            check = target = pending.check if isinstance(pending, DeferredImage) else \
                 ReplayCheck(pending)
-            replay = check.replay
         else:
-            delta = MetadataDelta(image_of(pending))
-            replay = delta.replay
-        for index, record in enumerate(records):
-            kind = type(record)
-            if kind not in _MARKERS:
-                try:
-                    replay(record)
-                except ReplayError as exc:
-                    raise ControllerFault(f"Unable to apply {record.TYPE_NAME}: {exc}",
-                                          base_offset + index) from None
-                continue
-            offset = base_offset + index
+            delta = target = MetadataDelta(image_of(pending))
+        index = 0
+        for marker in (*shape_of(records).markers, len(records)):
+            if index < marker:  # the records up to the next marker
+                failed, error = target.replay_many(records, index, marker)
+                if error is not None:
+                    raise ControllerFault(f"Unable to apply {records[failed].TYPE_NAME}: "
+                                          f"{error}", base_offset + failed)
+            index = marker + 1
+            if marker == len(records):
+                break
+            kind = type(records[marker])
+            offset = base_offset + marker
             if kind is BeginTransactionRecord:
                 offsets.replay_begin(offset)
                 assert delta is not None  # no transaction was open
                 image = delta.apply(offset - 1, epoch)
                 offsets.add_point(offset - 1, RevertPoint(image, -1))
                 if defer:
-                    pending, check, start, delta = image, ReplayCheck(image), index + 1, None
-                    replay = check.replay
+                    pending, start, delta = image, index, None
+                    check = target = ReplayCheck(image)
                     continue
             elif kind is EndTransactionRecord:
                 offsets.replay_end(offset)
                 if check is None:
                     continue
-                image = DeferredImage(pending, records, start, index, base_offset + start,
+                image = DeferredImage(pending, records, start, marker, base_offset + start,
                                       offset - 1, epoch, check).image()
                 check = None
             else:
                 image = image_of(offsets.replay_abort(offset).state)
                 check = None
-            delta = MetadataDelta(image)
-            replay = delta.replay
+            delta = target = MetadataDelta(image)
         last = base_offset + len(records) - 1
         if check is not None:
             self._state = DeferredImage(pending, records, start, len(records),

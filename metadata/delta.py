@@ -12,12 +12,13 @@ of the change, not of the image.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, ClassVar, TypeVar
 
 import immutables
 import msgspec
 
+from metadata.batch_shape import MIN_SHAPED, PartitionRun, clear_shapes, shape_of
 from metadata.broker_index import BrokerIndex, clear_shared_appends, shared_update
 from metadata.image import (
     DIGEST_MASK,
@@ -162,6 +163,7 @@ def clear_sharing_caches() -> None:
     _merged.clear()
     _topics_made.clear()
     clear_shared_appends()
+    clear_shapes()
 
 
 def _new_registration(record: PartitionRecord) -> PartitionRegistration:
@@ -226,6 +228,47 @@ class MetadataDelta:
         """Replay several records in order."""
         for record in records:
             self.replay(record)
+
+    def replay_many(self, records: Sequence[MetadataRecord], start: int = 0,
+                    stop: int | None = None) -> tuple[int, ReplayError | None]:
+        """Replay ``records[start:stop]`` in order, as :meth:`replay` would one by one.
+
+        Stops at the first record that cannot apply: returns its index and the error
+        (the records before it are replayed), else ``(stop, None)``. A run of
+        PartitionRecords of one topic (:mod:`metadata.batch_shape`) is replayed at once,
+        with the registrations the first node to replay it made.
+        """
+        end = len(records) if stop is None else stop
+        runs = shape_of(records).runs if end - start >= MIN_SHAPED else None
+        replay = self.replay
+        index = start
+        while index < end:
+            run = runs.get(index) if runs else None
+            if run is not None and run.end <= end and self._replay_run(run):
+                index = run.end
+                continue
+            try:
+                replay(records[index])
+            except ReplayError as exc:
+                return index, exc
+            index += 1
+        return end, None
+
+    def _replay_run(self, run: PartitionRun) -> bool:
+        """Replay a run of PartitionRecords at once; False (nothing replayed) when its topic
+        is unknown, so that the caller replays it record by record for the errors."""
+        change = self._topics.get(run.topic_id) or self._change_for(run.topic_id)
+        if change is None:
+            return False
+        registrations = run.registrations
+        if registrations is None:
+            registrations = run.registrations = {
+                record.partition_id: partition_from_record(record)
+                for record in run.partition_records()}
+        change.partitions.update(registrations)
+        self._reassigned.add(run.topic_id)
+        self.records += run.end - run.start
+        return True
 
     def replay(self, record: MetadataRecord) -> None:
         """Apply one record to the delta; raises ReplayError when it cannot apply."""

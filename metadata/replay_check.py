@@ -21,6 +21,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from metadata.batch_shape import PartitionRun
 from metadata.delta import REPLAY_HANDLERS, MetadataDelta, ReplayError
 from metadata.image import MetadataImage
 from metadata.schema import (
@@ -55,6 +56,16 @@ class PartitionIds:
                 self.others = set()
             self.others.add(partition_id)
 
+    def add_range(self, low: int, high: int) -> None:
+        """Add ``low, low + 1, ..., high - 1`` in this order (O(1) when they extend the run)."""
+        if self.low == self.high:
+            self.low, self.high = low, high
+        elif low == self.high:
+            self.high = high
+        else:
+            for partition_id in range(low, high):
+                self.add(partition_id)
+
     def __contains__(self, partition_id: object) -> bool:
         if isinstance(partition_id, int) and self.low <= partition_id < self.high:
             return True
@@ -80,6 +91,22 @@ class ReplayCheck(MetadataDelta):
         if created is None:
             created = self._created[record.topic_id] = PartitionIds()
         created.add(record.partition_id)
+
+    def _replay_run(self, run: PartitionRun) -> bool:
+        """Check a run of PartitionRecords of one topic at once (as :meth:`_check_partition`
+        one by one); False when the topic is unknown."""
+        if self._change_for(run.topic_id) is None:
+            return False
+        created = self._created.get(run.topic_id)
+        if created is None:
+            created = self._created[run.topic_id] = PartitionIds()
+        if run.consecutive:
+            created.add_range(run.first_id, run.first_id + len(run))
+        else:
+            for partition_id in run.partition_ids():
+                created.add(partition_id)
+        self.records += len(run)
+        return True
 
     def _check_partition_change(self, record: PartitionChangeRecord) -> None:
         change = self._change_for(record.topic_id)
