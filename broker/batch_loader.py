@@ -29,23 +29,16 @@ from enum import StrEnum
 import msgspec
 
 from broker.mutations import BrokerMutation
-from metadata.delta import MetadataDelta, ReplayError
+from metadata.batch_shape import shape_of
+from metadata.delta import MetadataDelta
 from metadata.image import MetadataImage
 from metadata.schema import (
-    TRANSACTION_MARKERS,
     AbortTransactionRecord,
     BeginTransactionRecord,
     EndTransactionRecord,
     MetadataRecord,
 )
 from raft import Batch
-
-_MARKER_TYPES = frozenset(TRANSACTION_MARKERS)
-
-
-def _has_marker(records: tuple[MetadataRecord, ...]) -> bool:
-    """Whether any record is a Begin, End or Abort (record types have no subclasses)."""
-    return not _MARKER_TYPES.isdisjoint(map(type, records))
 
 
 class TransactionState(StrEnum):
@@ -108,22 +101,33 @@ class MetadataBatchLoader:
         """Replay one committed batch (control batches only move the offset)."""
         self.last_epoch = batch.epoch
         records = batch.records
-        if records and not _has_marker(records):
-            self._load_plain(records, batch.base_offset)
-        else:
-            self._load_records(records, batch.base_offset)
+        base_offset = batch.base_offset
+        index = 0
+        for marker in (*shape_of(records).markers, len(records)):
+            if index < marker:  # the records up to the next marker
+                self._load_plain(records, index, marker, base_offset)
+            if marker == len(records):
+                break
+            offset = base_offset + marker
+            self._replay_marker(records[marker], offset)
+            if self.state is TransactionState.STARTED_TRANSACTION and (
+                    marker > 0 or self.batches_since_emit > 0):
+                self._emit_before_begin(offset - 1, aligned=marker == 0)
+            index = marker + 1
         self.last_offset = batch.last_offset
         self.last_epoch = batch.epoch
         self.batches_since_emit += 1
 
-    def _load_plain(self, records: tuple[MetadataRecord, ...], base_offset: int) -> None:
-        """The fast path of a batch with no transaction marker (most batches).
+    def _load_plain(self, records: tuple[MetadataRecord, ...], start: int, stop: int,
+                    base_offset: int) -> None:
+        """``records[start:stop]``, none of them a transaction marker.
 
-        The same steps as :meth:`_load_records`, taken once per batch where they
-        do not depend on the record: the first record moves the state out of
-        STARTED, ENDED or ABORTED and no later one moves it; no emission before
-        a Begin can happen; the delta only grows, so its largest size is its
-        size at the end.
+        The steps a record takes, taken once for all of them where they do not
+        depend on the record: the first record moves the state out of STARTED,
+        ENDED or ABORTED and no later one moves it; no emission before a Begin
+        can happen; the delta only grows, so its largest size is its size at
+        the end. A record that cannot apply is a fault; loading goes on with
+        the next.
         """
         state = self.state
         if state is TransactionState.STARTED_TRANSACTION:
@@ -132,32 +136,24 @@ class MetadataBatchLoader:
                 state is TransactionState.ABORTED_TRANSACTION:
             self.state = TransactionState.NO_TRANSACTION
         delta = self.delta
-        index, end = 0, len(records)
-        while index < end:
-            index, error = delta.replay_many(records, index, end)
+        index = start
+        while index < stop:
+            index, error = delta.replay_many(records, index, stop)
             if error is None:
                 break
             self._fault(base_offset + index, f"Error loading metadata log record: {error}")
             index += 1
-        self.records_since_emit += len(records)
+        self.records_since_emit += stop - start
         if delta.records > self.largest_delta:
             self.largest_delta = delta.records
-
-    def _load_records(self, records: tuple[MetadataRecord, ...], base_offset: int) -> None:
-        """Record by record: markers drive the transaction state."""
-        for index, record in enumerate(records):
-            offset = base_offset + index
-            self._replay(record, offset)
-            if self.state is TransactionState.STARTED_TRANSACTION and (
-                    index > 0 or self.batches_since_emit > 0):
-                self._emit_before_begin(offset - 1, aligned=index == 0)
 
     def _emit_before_begin(self, offset: int, aligned: bool) -> None:
         image = self.delta.apply(offset, self.last_epoch)
         self._publish(image, offset, aligned)
         self.state = TransactionState.STARTED_TRANSACTION
 
-    def _replay(self, record: MetadataRecord, offset: int) -> None:
+    def _replay_marker(self, record: MetadataRecord, offset: int) -> None:
+        """A Begin, End or Abort: the transaction state moves, or it is a fault."""
         state = self.state
         if isinstance(record, BeginTransactionRecord):
             if state in _IN_TRANSACTION:
@@ -171,7 +167,8 @@ class MetadataBatchLoader:
             else:
                 self._fault(offset, "Encountered EndTransactionRecord without having seen a "
                                     "BeginTransactionRecord")
-        elif isinstance(record, AbortTransactionRecord):
+        else:
+            assert isinstance(record, AbortTransactionRecord), record
             if state in _IN_TRANSACTION:
                 self.state = TransactionState.ABORTED_TRANSACTION
                 if not self.mutations & {BrokerMutation.LEAK_AFTER_ABORT,
@@ -180,18 +177,6 @@ class MetadataBatchLoader:
             else:
                 self._fault(offset, "Encountered AbortTransactionRecord without having seen a "
                                     "BeginTransactionRecord")
-        else:
-            if state is TransactionState.STARTED_TRANSACTION:
-                self.state = TransactionState.CONTINUED_TRANSACTION
-            elif state in (TransactionState.ENDED_TRANSACTION,
-                           TransactionState.ABORTED_TRANSACTION):
-                self.state = TransactionState.NO_TRANSACTION
-            try:
-                self.delta.replay(record)
-            except ReplayError as exc:
-                self._fault(offset, f"Error loading metadata log record: {exc}")
-            self.records_since_emit += 1
-            self.largest_delta = max(self.largest_delta, self.delta.records)
 
     def _fault(self, offset: int, message: str) -> None:
         self.on_fault(LoaderFault(offset, message))
