@@ -239,11 +239,18 @@ class MetadataDelta:
         with the registrations the first node to replay it made.
         """
         end = len(records) if stop is None else stop
-        runs = shape_of(records).runs if end - start >= MIN_SHAPED else None
         replay = self.replay
+        runs = shape_of(records).runs if end - start >= MIN_SHAPED else None
+        if not runs:
+            for index in range(start, end):
+                try:
+                    replay(records[index])
+                except ReplayError as exc:
+                    return index, exc
+            return end, None
         index = start
         while index < end:
-            run = runs.get(index) if runs else None
+            run = runs.get(index)
             if run is not None and run.end <= end and self._replay_run(run):
                 index = run.end
                 continue
