@@ -53,6 +53,11 @@ class DeferredImage:
         self._built: MetadataImage | None = None
 
     @property
+    def built(self) -> bool:
+        """Whether :meth:`image` has built the state (reading it again applies nothing)."""
+        return self._built is not None
+
+    @property
     def metadata_version(self) -> int:
         """metadata.version in this state, without building it."""
         return self.check.metadata_version

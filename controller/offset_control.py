@@ -45,6 +45,12 @@ class RevertPoint:
         """The state as an image."""
         return image_of(self.state)
 
+    @property
+    def built(self) -> bool:
+        """Whether the state is an image already (a deferred one built): reading
+        :attr:`image` then applies nothing."""
+        return isinstance(self.state, MetadataImage) or self.state.built
+
     def __repr__(self) -> str:
         return (f"RevertPoint(offset={self.state.offset}, "
                 f"transaction_start={self.transaction_start})")
