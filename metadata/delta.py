@@ -13,7 +13,6 @@ of the change, not of the image.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from itertools import repeat
 from typing import Any, ClassVar, TypeVar
 
 import immutables
@@ -30,6 +29,7 @@ from metadata.image import (
     PartitionRegistration,
     TopicImage,
     digest_of,
+    partitions_digest,
 )
 from metadata.schema import (
     BrokerRegistrationChangeRecord,
@@ -517,15 +517,7 @@ def _replace_broker(broker: BrokerRegistration, **changes: Any) -> BrokerRegistr
 def _topic_digest(topic: TopicImage) -> int:
     parts = topic.partitions
     return digest_of("t", topic.topic_id, topic.name) + \
-        _partitions_digest(topic.topic_id, parts.keys(), parts.values())
-
-
-def _partitions_digest(topic_id: str, partition_ids: Iterable[int],
-                       registrations: Iterable[PartitionRegistration]) -> int:
-    """``digest_of("p", topic_id, pid, reg)`` summed over the pairs, in C (no Python call
-    per partition). The terms are not masked: a hash and its masked value are equal modulo
-    2**64, which is all an image's digest keeps (:meth:`MetadataDelta.apply` masks it)."""
-    return sum(map(hash, zip(repeat("p"), repeat(topic_id), partition_ids, registrations)))
+        partitions_digest(topic.topic_id, parts.keys(), parts.values())
 
 
 _SHARED_TOPICS = 64
@@ -561,7 +553,7 @@ def _apply_topic(change: _TopicChange, digest: int) -> tuple[int, TopicImage]:
 
 def _make_topic(change: _TopicChange, digest: int) -> tuple[int, TopicImage]:
     base, topic_id, changed = change.base, change.topic_id, change.partitions
-    digest += _partitions_digest(topic_id, changed.keys(), changed.values())
+    digest += partitions_digest(topic_id, changed.keys(), changed.values())
     if base is None:
         digest += digest_of("t", topic_id, change.name)
         return digest, TopicImage(change.name, topic_id, immutables.Map(changed))
@@ -569,7 +561,7 @@ def _make_topic(change: _TopicChange, digest: int) -> tuple[int, TopicImage]:
     olds = list(map(partitions.get, changed))
     if olds.count(None) != len(olds):  # partitions that existed: their old terms go
         replaced = [(pid, old) for pid, old in zip(changed, olds, strict=True) if old is not None]
-        digest -= _partitions_digest(topic_id, (pid for pid, _ in replaced),
+        digest -= partitions_digest(topic_id, (pid for pid, _ in replaced),
                                      (old for _, old in replaced))
     return digest, TopicImage(base.name, topic_id, partitions.update(changed))
 
