@@ -167,6 +167,10 @@ def clear_sharing_caches() -> None:
     clear_shapes()
 
 
+_NO_RUNS: dict[int, PartitionRun] = {}
+"""The runs of a stretch too short to look for any (read only)."""
+
+
 def _new_registration(record: PartitionRecord) -> PartitionRegistration:
     return PartitionRegistration(
         replicas=record.replicas, isr=record.isr, leader=record.leader,
@@ -241,14 +245,7 @@ class MetadataDelta:
         """
         end = len(records) if stop is None else stop
         replay = self.replay
-        runs = shape_of(records).runs if end - start >= MIN_SHAPED else None
-        if not runs:
-            for index in range(start, end):
-                try:
-                    replay(records[index])
-                except ReplayError as exc:
-                    return index, exc
-            return end, None
+        runs = shape_of(records).runs if end - start >= MIN_SHAPED else _NO_RUNS
         index = start
         while index < end:
             run = runs.get(index)
