@@ -31,6 +31,12 @@ class FetchedAt(FetchClock, gc=False):
     Never changed once made, so one serves every fetch at the same time."""
 
 
+CAUGHT_UP = FetchedPartition("", -1, "NONE")
+"""What :meth:`CompactLeader.serve` answers for a follower caught up on the empty log: the
+answer is NONE with high watermark 0 and no records, made for the partition when it is
+sent (a held fetch never makes it)."""
+
+
 _latest: list[FetchedAt] = [FetchedAt(-1)]
 
 
@@ -85,8 +91,9 @@ class CompactLeader(msgspec.Struct, gc=False):
 
     def serve(self, follower: int, me: int, part: FetchPartition, now: int,
               share: ClockShare, idle: FetchClock | None = None) -> FetchedPartition | None:
-        """Replica.serve_fetch of an empty log; None when the answer needs the Replica (a
-        divergence check, a follower this form does not know). ``idle``: the session
+        """Replica.serve_fetch of an empty log: :data:`CAUGHT_UP` for the plain answer, an
+        error answer, or None when the answer needs the Replica (a divergence check, a
+        follower this form does not know). ``idle``: the session
         clock the follower goes idle on at once, when the answer is sent now (as
         :meth:`idle` after it, without the step between)."""
         epoch = self.reg.leader_epoch
@@ -99,7 +106,7 @@ class CompactLeader(msgspec.Struct, gc=False):
             return None
         self.clocks = share.replaced(self.clocks, index,  # caught up
                                      fetched_at(now) if idle is None else idle)
-        return FetchedPartition(part.topic_id, part.partition_id, "NONE", 0, ())
+        return CAUGHT_UP
 
     def wake(self, follower: int, me: int, share: ClockShare) -> None:
         """FollowerState.wake: a follower idle on a session clock fetched at its time."""

@@ -46,12 +46,19 @@ REQUEST_TIMED_OUT after ``request.timeout.ms``).
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Mapping
+from itertools import repeat
 
 import immutables
 import msgspec
 
 from broker.batch_loader import Manifest
-from broker.compact_leader import ClockShare, CompactLeader, materialize, new_compact_leader
+from broker.compact_leader import (
+    CAUGHT_UP,
+    ClockShare,
+    CompactLeader,
+    materialize,
+    new_compact_leader,
+)
 from broker.config import BrokerConfig
 from broker.fetch_messages import (
     FetchedPartition,
@@ -207,6 +214,11 @@ class ReplicaManager:
             sessions = [(follower, session.partitions[topic_id], session.pending)
                         for follower, session in all_sessions  # those that fetch the topic
                         if topic_id in session.partitions]
+            if not old_pids and not sessions and take_log is None and COMPACT_LEADERS:
+                self._add_topic(topic_id, here, pids, partitions)
+                if not here:  # none of its partitions had a registration
+                    del by_topic[topic_id]
+                continue
             for pid in pids:
                 reg = partitions.get(pid)
                 if reg is None:
@@ -263,6 +275,35 @@ class ReplicaManager:
                 del by_topic[topic_id]
         self._answer_held(lambda held: True)  # leaderships may have moved: answer now
         self._complete_produces()
+
+    def _add_topic(self, topic_id: str, here: dict[int, Held], pids: tuple[int, ...],
+                   partitions: Mapping[int, PartitionRegistration]) -> None:
+        """The replicas of a topic the previous image assigned none of here, with no logs
+        left on disk and no session fetching it: all of them compact (as the general loop
+        in :meth:`_apply` would make them, in fewer steps)."""
+        me, now, changed = self.broker_id, self.now, self._changed
+        following: dict[int, list[int]] = {}  # leader -> the partitions fetched there
+        for pid, reg in zip(pids, map(partitions.get, pids), strict=True):
+            if reg is None:
+                continue
+            leader = reg.leader
+            if leader == me:
+                here[pid] = new_compact_leader(reg, me, now)
+                changed[(topic_id, pid)] = None
+                continue
+            here[pid] = reg  # a compact follower has nothing to observe
+            if leader >= 0:
+                found = following.get(leader)
+                if found is None:
+                    following[leader] = [pid]
+                else:
+                    found.append(pid)
+        fetch_due, followed = self._fetch_due, self._followed
+        for leader, fetched in following.items():  # as _follow from no leader
+            self._handler(leader).changed.update(
+                dict.fromkeys(zip(repeat(topic_id), fetched)))
+            followed[leader] = followed.get(leader, 0) + len(fetched)
+            fetch_due.setdefault(leader, now)
 
     def _become(self, key: tuple[str, int], held: Held, reg: PartitionRegistration,
                 name: str) -> Held:
@@ -493,14 +534,14 @@ class ReplicaManager:
                                                ReplicaFetchResponse(msg.correlation_id, -1, (),
                                                                     session)))
                 return
-            answers = self._serve_session(msg.replica_id, session, now)
+            keys, answers = self._serve_session(msg.replica_id, session, now)
             wait = msg.max_wait_ms
-            if wait > 0 and all(a.error == "NONE" and not a.entries and not a.diverging
-                                for a in answers):
+            if wait > 0 and all(a is CAUGHT_UP or (a.error == "NONE" and not a.entries
+                                                   and not a.diverging) for a in answers):
                 self._held[msg.replica_id] = HeldFetch(msg, now + wait)
             else:
                 self._held.pop(msg.replica_id, None)
-                self._respond(msg, session, answers)
+                self._respond(msg, session, keys, answers)
             self._complete_produces()
         elif isinstance(msg, ReplicaFetchResponse):
             self._on_fetch_response(env.src, msg, now)
@@ -510,15 +551,19 @@ class ReplicaManager:
             self.producer_ids.handle_message(msg)
 
     def _serve_session(self, follower: int, session: FetchSession, now: int,
-                       answering: bool = False) -> list[FetchedPartition]:
-        """Read the session's partitions that are not idle; the idle ones count as fetched.
+                       answering: bool = False
+                       ) -> tuple[list[tuple[str, int]], list[FetchedPartition]]:
+        """Read the session's partitions that are not idle; the idle ones count as fetched:
+        (their keys, the answers in the same order).
 
         Every pending partition is woken (its follower fetched at the session's
         previous fetch), then read. A compact leader's plain answer is made at
         once: it sets the follower's clock to now, whatever the wake-up set.
         ``answering``: the answers go out now (no fetch is held), so a compact
         leader answered plainly puts its follower idle on the session's clock at
-        once (what :meth:`_respond` would do next).
+        once (what :meth:`_respond` would do next). A compact leader's plain answer is
+        :data:`~broker.compact_leader.CAUGHT_UP`, made for its partition only when it
+        is sent (:meth:`_respond`): a fetch that is held drops its answers.
         """
         keys = sorted(session.pending)
         replicas, me, share, parts = self._replicas, self.broker_id, self._clocks, \
@@ -536,7 +581,7 @@ class ReplicaManager:
             held = here.get(key[1])
             if type(held) is CompactLeader:
                 answer = held.serve(follower, me, positions[key[1]], now, share, idle)
-                if answer is not None and answer.error == "NONE":
+                if answer is CAUGHT_UP:
                     answers.append(answer)
                     if idle is not None:
                         del pending[key]
@@ -564,22 +609,25 @@ class ReplicaManager:
             if replica.log.high_watermark != hw:
                 self._changed[key] = None
                 self._touch(key, skip=follower)
-        return answers
+        return keys, answers
 
     def _respond(self, msg: ReplicaFetchRequest, session: FetchSession,
-                 answers: list[FetchedPartition]) -> None:
-        """Answer ``msg``; the partitions its follower is now caught up on become idle."""
-        follower = msg.replica_id
-        for answer in answers:
-            if answer.error != "NONE" or answer.entries or answer.diverging:
+                 keys: list[tuple[str, int]], answers: list[FetchedPartition]) -> None:
+        """Answer ``msg`` (``answers`` for ``keys``, as :meth:`_serve_session` made them); the
+        partitions its follower is now caught up on become idle."""
+        follower, pending = msg.replica_id, session.pending
+        for i, answer in enumerate(answers):
+            key = keys[i]
+            if answer is CAUGHT_UP:
+                answers[i] = FetchedPartition(key[0], key[1], "NONE")
+            elif answer.error != "NONE" or answer.entries or answer.diverging:
                 continue
-            key = (answer.topic_id, answer.partition_id)
-            if key not in session.pending:
+            if key not in pending:
                 continue  # idle already (see _serve_session)
             replica = self._replicas.get(key)
             if type(replica) is CompactLeader:
                 if replica.idle(follower, self.broker_id, session.clock, self._clocks):
-                    del session.pending[key]
+                    del pending[key]
                 continue
             if type(replica) is not Replica:
                 continue
@@ -587,7 +635,7 @@ class ReplicaManager:
             if state is not None and replica.is_leader and \
                     state.end_offset >= replica.log.end_offset:
                 state.idle_clock = session.clock
-                del session.pending[key]
+                del pending[key]
         self.outbox.append(NodeMessage(self.broker_id, follower, ReplicaFetchResponse(
             msg.correlation_id, -1, tuple(answers), "NONE", session.session_id)))
 
@@ -599,7 +647,7 @@ class ReplicaManager:
                 del self._held[follower]
                 session = self._sessions.by_follower[follower]
                 self._respond(held.request, session,
-                              self._serve_session(follower, session, self.now, answering=True))
+                              *self._serve_session(follower, session, self.now, answering=True))
 
     def _records_arrived(self, replica: Replica) -> None:
         """The leader appended to ``replica``: answer the held fetches that wait on it."""
