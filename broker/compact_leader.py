@@ -89,13 +89,14 @@ class CompactLeader(msgspec.Struct, gc=False):
         return self.since if clock is None else clock.at
 
 
-    def serve(self, follower: int, me: int, part: FetchPartition, now: int,
-              share: ClockShare, idle: FetchClock | None = None) -> FetchedPartition | None:
+    def serve(self, follower: int, me: int, part: FetchPartition, share: ClockShare,
+              clock: FetchClock) -> FetchedPartition | None:
         """Replica.serve_fetch of an empty log: :data:`CAUGHT_UP` for the plain answer, an
         error answer, or None when the answer needs the Replica (a divergence check, a
-        follower this form does not know). ``idle``: the session
-        clock the follower goes idle on at once, when the answer is sent now (as
-        :meth:`idle` after it, without the step between)."""
+        follower this form does not know). A caught-up follower's clock becomes ``clock``:
+        :func:`fetched_at` the fetch's time, or the session's clock when the answer is sent
+        now and the follower goes idle at once (as :meth:`idle` after it, without the step
+        between)."""
         epoch = self.reg.leader_epoch
         if part.current_leader_epoch < epoch:
             return FetchedPartition(part.topic_id, part.partition_id, "FENCED_LEADER_EPOCH")
@@ -104,8 +105,7 @@ class CompactLeader(msgspec.Struct, gc=False):
         index = self.follower_index(follower, me)
         if part.last_fetched_epoch >= 0 or index < 0:
             return None
-        self.clocks = share.replaced(self.clocks, index,  # caught up
-                                     fetched_at(now) if idle is None else idle)
+        self.clocks = share.replaced(self.clocks, index, clock)  # caught up
         return CAUGHT_UP
 
     def wake(self, follower: int, me: int, share: ClockShare) -> None:

@@ -56,6 +56,7 @@ from broker.compact_leader import (
     CAUGHT_UP,
     ClockShare,
     CompactLeader,
+    fetched_at,
     materialize,
     new_compact_leader,
 )
@@ -569,6 +570,7 @@ class ReplicaManager:
         replicas, me, share, parts = self._replicas, self.broker_id, self._clocks, \
             session.partitions
         idle, pending = (session.clock if answering else None), session.pending
+        caught_up = fetched_at(now) if idle is None else idle  # a caught-up follower's clock
         answers: list[FetchedPartition] = []
         later: list[int] = []  # the positions in answers of those read after the wake-ups
         by_topic, topic_id, here = replicas.by_topic, None, _NONE_HERE  # keys come by topic
@@ -580,7 +582,7 @@ class ReplicaManager:
                 positions = parts[topic_id]  # (what is pending is in the session)
             held = here.get(key[1])
             if type(held) is CompactLeader:
-                answer = held.serve(follower, me, positions[key[1]], now, share, idle)
+                answer = held.serve(follower, me, positions[key[1]], share, caught_up)
                 if answer is CAUGHT_UP:
                     answers.append(answer)
                     if idle is not None:
@@ -596,7 +598,7 @@ class ReplicaManager:
             part = parts[key[0]][key[1]]
             replica = replicas.get(key)
             if type(replica) is CompactLeader:
-                answer = replica.serve(follower, me, part, now, share)
+                answer = replica.serve(follower, me, part, share, fetched_at(now))
                 if answer is not None:
                     answers[i] = answer
                     continue
@@ -672,12 +674,12 @@ class ReplicaManager:
         errors = more = False
         by_topic, topic_id, here = self._replicas.by_topic, "", _NONE_HERE
         for part in msg.partitions:
-            key = (part.topic_id, part.partition_id)
-            if key[0] != topic_id:  # answers come by topic
-                topic_id = key[0]
+            if part.topic_id != topic_id:  # answers come by topic
+                topic_id = part.topic_id
                 here = by_topic.get(topic_id, _NONE_HERE)
-            found = here.get(key[1])
+            found = here.get(part.partition_id)
             if found is not None and found.leader == leader:
+                key = (topic_id, part.partition_id)
                 if isinstance(found, Replica):
                     replica = found
                 elif part.error != "NONE" or not part.entries:

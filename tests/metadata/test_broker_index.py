@@ -1,4 +1,4 @@
-"""The broker index built batch by batch equals the index built at once."""
+"""The broker index, built batch by batch, is what the image's topics say."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from metadata.image import MetadataImage
 from metadata.schema import MetadataRecord, PartitionChangeRecord, PartitionRecord, TopicRecord
 
 
-def _records(seed: int) -> list[MetadataRecord]:
+def _records(seed: int, brokers: int = 5) -> list[MetadataRecord]:
     """Two topics whose partitions arrive out of order, with reassignments in between."""
     rng = random.Random(seed)
     records: list[MetadataRecord] = []
@@ -23,12 +23,12 @@ def _records(seed: int) -> list[MetadataRecord]:
         rng.shuffle(pids[t])
     for n in range(80):
         topic_id = topics[n % 2]
-        replicas = tuple(rng.sample(range(5), 3))
+        replicas = tuple(rng.sample(range(brokers), 3))
         records.append(PartitionRecord(partition_id=pids[topic_id].pop(), topic_id=topic_id,
                                        replicas=replicas, isr=replicas, leader=replicas[0],
                                        leader_epoch=0, partition_epoch=0))
         if n % 7 == 6:
-            moved = tuple(rng.sample(range(5), 3))
+            moved = tuple(rng.sample(range(brokers), 3))
             records.append(PartitionChangeRecord(partition_id=0, topic_id=topic_id,
                                                  replicas=moved, isr=moved, leader=moved[0]))
         elif n % 5 == 4:  # no new replica list: the index stays as it is
@@ -39,19 +39,30 @@ def _records(seed: int) -> list[MetadataRecord]:
                    for p in records[:records.index(r)])]
 
 
+def _index_of(image: MetadataImage) -> dict[int, dict[str, tuple[int, ...]]]:
+    """The broker index derived from the image's topics, one replica at a time."""
+    index: dict[int, dict[str, list[int]]] = {}
+    for topic_id, topic in image.topics_by_id.items():
+        for pid, reg in topic.partitions.items():
+            for broker in reg.replicas:
+                index.setdefault(broker, {}).setdefault(topic_id, []).append(pid)
+    return {broker: {t: tuple(sorted(pids)) for t, pids in topics.items()}
+            for broker, topics in index.items()}
+
+
 @pytest.mark.parametrize("seed", range(8))
-@pytest.mark.parametrize("batch", [1, 3, 10])
-def test_index_batch_by_batch_equals_index_at_once(seed: int, batch: int) -> None:
-    records = _records(seed)
-    at_once = MetadataDelta(MetadataImage.EMPTY)
-    at_once.replay_all(records)
-    expected = at_once.apply(len(records) - 1, 1).partitions_by_broker
+@pytest.mark.parametrize("batch", [1, 3, 10, 1000])
+@pytest.mark.parametrize("brokers", [5, 12])  # one scan per broker, or by replica list
+def test_index_batch_by_batch_equals_index_of_the_topics(seed: int, batch: int,
+                                                         brokers: int) -> None:
+    records = _records(seed, brokers)
     image = MetadataImage.EMPTY
     for start in range(0, len(records), batch):
         delta = MetadataDelta(image)
         delta.replay_all(records[start:start + batch])
         image = delta.apply(start + batch - 1, 1)
-    assert image.partitions_by_broker == expected
+        found = {broker: dict(topics) for broker, topics in image.partitions_by_broker.items()}
+        assert found == _index_of(image)
 
 
 def test_changes_without_a_new_replica_list_keep_the_index() -> None:
