@@ -105,7 +105,9 @@ def update_index(index: BrokerIndex, removed: Iterable[TopicImage],
     return out.finish()
 
 
-_SHARED_INDEXES = 64
+_SHARED_INDEXES = 4096
+"""How many recently made indexes are remembered for sharing: as many as topics (see
+:data:`metadata.delta._SHARED_TOPICS`), whose sharing this one follows."""
 _indexes: dict[tuple[object, ...], tuple[BrokerIndex, list[object], BrokerIndex]] = {}
 
 

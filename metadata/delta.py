@@ -13,6 +13,7 @@ of the change, not of the image.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from operator import is_
 from typing import Any, ClassVar, TypeVar
 
 import immutables
@@ -81,12 +82,22 @@ class _TopicChange:
         return found
 
 
-SHARED_REGISTRATIONS = 1 << 18
+SHARED_REGISTRATIONS = 1 << 20
 """How many recent records' registrations are remembered for sharing (see below). The
-seven replays of a record can lie far apart (brokers fetch behind the controllers): at
-200,000 partitions in 10,000-partition transactions 65,536 made 3.2 registrations per
-record and 262,144 one; at 1,000,000, 2.7 and 2.2 (the RSS 1.27 -> 1.15 GiB; a cache of
-1,048,576 made one per record but cost as much memory as it saved)."""
+seven replays of a record can lie far apart: the active controller replays what it writes
+at once, the others when it commits, and it may write a large backlog before the first
+commit (the 1,000,000-partition benchmark's 100 concurrent creations: all 1,000,000
+records). A backlog larger than the cache is made twice (once for the active controller,
+once for the rest), and then so is every topic and index built from it (see
+:data:`_SHARED_TOPICS`). Measured at 1,000,000 partitions: 262,144 records (with 64 topics
+and 64 indexes) made 2.2 registrations per record; 1,048,576 (with 4,096 topics and
+indexes) one, 25-28% less CPU for the whole run and the same RSS (what the cache holds,
+~110 bytes per record, is what the second copies took). Experiment runs empty the caches
+when they end (:func:`clear_sharing_caches`): what one run made, no other run replays."""
+
+SHARED_MERGES = 1 << 18
+"""How many recent merges of a registration with a PartitionChangeRecord are remembered
+for sharing (see :func:`merged_partition`)."""
 
 _from_record: dict[int, int] = {}
 """id(record) -> its position in ``_records_held`` and ``_registrations``."""
@@ -148,7 +159,7 @@ def merged_partition(current: PartitionRegistration,
     if hit is not None and hit[0] is current and hit[1] is change:
         return hit[2]
     reg = current.merge(change)
-    if len(_merged) >= SHARED_REGISTRATIONS:
+    if len(_merged) >= SHARED_MERGES:
         _merged.clear()
     _merged[key] = (current, change, reg)
     return reg
@@ -517,19 +528,23 @@ def _topic_digest(topic: TopicImage) -> int:
         partitions_digest(topic.topic_id, parts.keys(), parts.values())
 
 
-_SHARED_TOPICS = 64
+_SHARED_TOPICS = 4096
+"""How many recently made topics are remembered for sharing (see :func:`_apply_topic`):
+enough to span the active controller's backlog of per-batch topics until the others
+apply the same batches (see :data:`SHARED_REGISTRATIONS`)."""
 _topics_made: dict[tuple[int, str, str, int, int, int],
-                   tuple[TopicImage | None, dict[int, PartitionRegistration], int,
-                         TopicImage]] = {}
+                   tuple[TopicImage | None, tuple[int, ...],
+                         tuple[PartitionRegistration, ...], int, TopicImage]] = {}
 
 
 def _apply_topic(change: _TopicChange, digest: int) -> tuple[int, TopicImage]:
     """The topic after ``change`` and the digest with it.
 
     Shared like the registrations (see :func:`partition_from_record`): a node
-    applying the same registrations (by identity) to the same base topic gets
-    the topic another node made a moment before (its own partitions map is
-    otherwise one more copy of every node of the map).
+    applying the same registrations (by identity, under the same partition ids
+    in the same order) to the same base topic gets the topic another node made
+    a moment before (its own partitions map is otherwise one more copy of every
+    node of the map).
     """
     changed = change.partitions
     if not changed:
@@ -537,14 +552,14 @@ def _apply_topic(change: _TopicChange, digest: int) -> tuple[int, TopicImage]:
     first, last = next(iter(changed.values())), next(reversed(changed.values()))
     key = (id(change.base), change.topic_id, change.name, len(changed), id(first), id(last))
     hit = _topics_made.get(key)
-    if hit is not None and hit[0] is change.base:
-        made = hit[1]
-        if all(made.get(pid) is reg for pid, reg in changed.items()):
-            return digest + hit[2], hit[3]
+    if hit is not None and hit[0] is change.base and hit[1] == tuple(changed) and \
+            all(map(is_, hit[2], changed.values())):
+        return digest + hit[3], hit[4]
     out, topic = _make_topic(change, digest)
     if len(_topics_made) >= _SHARED_TOPICS:
         _topics_made.clear()
-    _topics_made[key] = (change.base, dict(changed), out - digest, topic)
+    _topics_made[key] = (change.base, tuple(changed), tuple(changed.values()), out - digest,
+                         topic)
     return out, topic
 
 

@@ -36,6 +36,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from metadata.delta import clear_sharing_caches
+
 RUN_THRESHOLDS = (50_000, 50, 100)
 """gc thresholds inside a run: fewer young collections, rarer full ones."""
 
@@ -91,13 +93,21 @@ def _freeze_survivors(phase: str, info: dict[str, int]) -> None:
 
 @contextmanager
 def simulation_gc() -> Iterator[None]:
-    """One simulation run under the policy; nested scopes act as the outermost one."""
+    """One simulation run under the policy; nested scopes act as the outermost one.
+
+    When the outermost scope ends, policy on or off, the metadata layer's
+    sharing caches are emptied (:func:`metadata.delta.clear_sharing_caches`):
+    they share what the nodes of one run make from the same records, and no
+    other run replays those records.
+    """
     if not _state["enabled"] or _state["depth"]:
         _state["depth"] += 1
         try:
             yield
         finally:
             _state["depth"] -= 1
+            if not _state["depth"]:
+                clear_sharing_caches()
         return
     saved = gc.get_threshold()
     _state["depth"] = 1
@@ -110,6 +120,7 @@ def simulation_gc() -> Iterator[None]:
         gc.callbacks.remove(_freeze_survivors)
         gc.set_threshold(*saved)
         _state["depth"] = 0
+        clear_sharing_caches()
         if _state["frozen"]:
             collect_between_runs()
 

@@ -10,6 +10,7 @@ import pytest
 
 from controller.operations import CreateTopics, NewTopic
 from experiments.tasks import run_spec
+from metadata import batch_shape, broker_index, delta
 from sim import gc_policy
 from sim.cluster import ClusterConfig, KRaftCluster
 from tests.experiments.helpers import spec, without_wall
@@ -56,6 +57,17 @@ def test_cluster_trace_is_the_same_with_the_policy_on_or_off(policy_restored: No
     on = _cluster_fingerprint()
     gc_policy.set_enabled(False)
     assert _cluster_fingerprint() == on
+
+
+@pytest.mark.parametrize("on", [True, False])
+def test_a_run_leaves_nothing_in_the_sharing_caches(policy_restored: None, on: bool) -> None:
+    """What the nodes of one run shared (registrations, topics, indexes, shapes) is not
+    kept for the next run, which replays records of its own."""
+    gc_policy.set_enabled(on)
+    run_spec(spec("failover", index=2, seed=11, scenario="crash", window="inside",
+                  mode="transactional"))
+    assert not delta._records_held and not delta._from_record and not delta._merged
+    assert not delta._topics_made and not broker_index._indexes and not batch_shape._shapes
 
 
 def test_the_scope_restores_thresholds_and_unfreezes(policy_restored: None) -> None:
