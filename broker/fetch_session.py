@@ -59,7 +59,17 @@ class FetchSessionHandler(msgspec.Struct):
 
     session_id: int = 0  # 0: none yet, the next fetch is a full one
     epoch: int = 0
-    changed: dict[tuple[str, int], None] = msgspec.field(default_factory=dict)
+    # the partitions to name in the next incremental fetch (a new position, or no longer
+    # fetched here), by topic id then partition, each an insertion-ordered set
+    changed: dict[str, dict[int, None]] = msgspec.field(default_factory=dict)
+
+    def mark(self, key: Key) -> None:
+        """Name ``key`` in the next incremental fetch."""
+        topic = self.changed.get(key[0])
+        if topic is None:
+            self.changed[key[0]] = {key[1]: None}
+        else:
+            topic[key[1]] = None
 
 
 class FetchSessionCache:

@@ -46,7 +46,6 @@ REQUEST_TIMED_OUT after ``request.timeout.ms``).
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from itertools import repeat
 
 import immutables
 import msgspec
@@ -187,7 +186,7 @@ class ReplicaManager:
         take_log = self.log_dir.take if self.log_dir.leftover else None
         replicas, changed, me, now = self._replicas, self._changed, self.broker_id, self.now
         by_topic, followed, fetch_due = replicas.by_topic, self._followed, self._fetch_due
-        changed_for: dict[int, dict[tuple[str, int], None]] = {}  # leader -> handler.changed
+        handlers: dict[int, FetchSessionHandler] = {}  # leader -> our session there
         # no session opens or closes here
         all_sessions = list(self._sessions.by_follower.items())
         for topic_id in sorted(set(mine) | set(before)):
@@ -249,10 +248,10 @@ class ReplicaManager:
                     # as _follow from no leader (a new replica's epoch is always new);
                     # its leader is the registration's
                     if leader >= 0 and leader != me:
-                        to = changed_for.get(leader)
+                        to = handlers.get(leader)
                         if to is None:
-                            to = changed_for[leader] = self._handler(leader).changed
-                        to[key] = None
+                            to = handlers[leader] = self._handler(leader)
+                        to.mark(key)
                         followed[leader] = followed.get(leader, 0) + 1
                         fetch_due.setdefault(leader, now)
                     continue
@@ -301,8 +300,8 @@ class ReplicaManager:
                     found.append(pid)
         fetch_due, followed = self._fetch_due, self._followed
         for leader, fetched in following.items():  # as _follow from no leader
-            self._handler(leader).changed.update(
-                dict.fromkeys(zip(repeat(topic_id), fetched)))
+            self._handler(leader).changed.setdefault(topic_id, {}).update(
+                dict.fromkeys(fetched))
             followed[leader] = followed.get(leader, 0) + len(fetched)
             fetch_due.setdefault(leader, now)
 
@@ -391,11 +390,11 @@ class ReplicaManager:
     def _follow(self, key: tuple[str, int], was: int | None, now: int | None) -> None:
         """``key``'s fetch position or leader changed: tell the sessions concerned."""
         if was is not None:
-            self._handler(was).changed[key] = None  # its new position, or forgotten
+            self._handler(was).mark(key)  # its new position, or forgotten
             if was != now:
                 self._followed[was] -= 1
         if now is not None:
-            self._handler(now).changed[key] = None
+            self._handler(now).mark(key)
             if was != now:
                 self._followed[now] = self._followed.get(now, 0) + 1
 
@@ -495,21 +494,21 @@ class ReplicaManager:
         forgotten: list[tuple[str, int]] = []
         if handler.session_id == 0:  # a full fetch: every partition fetched from there
             me = self.broker_id
-            parts = [_position(k, r) for k, r in sorted(self._replicas.items(), key=_by_key)
+            parts = [_position(k[0], k[1], r)
+                     for k, r in sorted(self._replicas.items(), key=_by_key)
                      if r.leader == leader and leader != me]
             epoch = 0
         else:  # incremental: the positions that changed, the partitions left
             parts = []
-            by_topic, topic_id, here = self._replicas.by_topic, None, _NONE_HERE
-            for key in sorted(handler.changed):
-                if key[0] != topic_id:
-                    topic_id = key[0]
-                    here = by_topic.get(topic_id, _NONE_HERE)
-                replica = here.get(key[1])
-                if replica is not None and replica.leader == leader:  # (never this broker)
-                    parts.append(_position(key, replica))
-                else:
-                    forgotten.append(key)
+            by_topic, changed = self._replicas.by_topic, handler.changed
+            for topic_id in sorted(changed):
+                here = by_topic.get(topic_id, _NONE_HERE)
+                for pid in sorted(changed[topic_id]):
+                    replica = here.get(pid)
+                    if replica is not None and replica.leader == leader:  # (not this broker)
+                        parts.append(_position(topic_id, pid, replica))
+                    else:
+                        forgotten.append((topic_id, pid))
             epoch = handler.epoch
             handler.epoch += 1
         handler.changed = {}
@@ -694,7 +693,7 @@ class ReplicaManager:
                 offset, epoch, hw = log.end_offset, log.last_epoch, log.high_watermark
                 more |= replica.apply_fetched(part) or part.diverging
                 if log.end_offset != offset or log.last_epoch != epoch:
-                    handler.changed[key] = None  # a new position for the leader
+                    handler.mark(key)  # a new position for the leader
                     self._changed[key] = None
                 elif log.high_watermark != hw:
                     self._changed[key] = None
@@ -853,11 +852,11 @@ def _by_key(item: tuple[tuple[str, int], object]) -> tuple[str, int]:
     return item[0]
 
 
-def _position(key: tuple[str, int], held: Held) -> FetchPartition:
+def _position(topic_id: str, partition_id: int, held: Held) -> FetchPartition:
     """What a follower asks its leader for next (a compact one: from offset 0)."""
     if type(held) is Replica:
         return held.fetch_position()
-    return FetchPartition(key[0], key[1], held.leader_epoch, 0, -1)
+    return FetchPartition(topic_id, partition_id, held.leader_epoch, 0, -1)
 
 
 _NONE_HERE: dict[int, Held] = {}
