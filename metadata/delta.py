@@ -145,6 +145,35 @@ def partition_from_record(record: PartitionRecord) -> PartitionRegistration:
     return reg
 
 
+def registrations_of(records: Sequence[PartitionRecord]) -> list[PartitionRegistration]:
+    """:func:`partition_from_record` of each of ``records``, in order, at once.
+
+    A run of records another node replayed before lies in the cache in a row:
+    its registrations are read as one slice. A run nobody replayed yet is made
+    and added to the cache in one step (the first record decides which). Any
+    other run is asked for record by record.
+    """
+    count = len(records)
+    if not count:
+        return []
+    start = _from_record.get(id(records[0]))
+    if start is None:
+        made = list(map(_new_registration, records))
+        if len(_records_held) + count > SHARED_REGISTRATIONS:
+            _clear_registrations()
+        start = len(_records_held)
+        _records_held.extend(records)
+        _registrations.extend(made)
+        _from_record.update(zip(map(id, records), range(start, start + count), strict=True))
+        _cursor[0] = start + count - 1
+        return made
+    end = start + count
+    if end <= len(_records_held) and all(map(is_, _records_held[start:end], records)):
+        _cursor[0] = end - 1
+        return _registrations[start:end]
+    return [partition_from_record(record) for record in records]
+
+
 def _clear_registrations() -> None:
     _from_record.clear()
     _records_held.clear()
@@ -279,9 +308,8 @@ class MetadataDelta:
             return False
         registrations = run.registrations
         if registrations is None:
-            registrations = run.registrations = {
-                record.partition_id: partition_from_record(record)
-                for record in run.partition_records()}
+            registrations = run.registrations = dict(zip(
+                run.partition_ids(), registrations_of(run.partition_records()), strict=True))
         change.partitions.update(registrations)
         self._reassigned.add(run.topic_id)
         self.records += run.end - run.start

@@ -12,7 +12,14 @@ import pytest
 from broker import MetadataLoader
 from controller import ControllerConfig, ControllerFault, QuorumController
 from metadata.batch_shape import MIN_RUN, shape_of
-from metadata.delta import MetadataDelta, ReplayError, clear_sharing_caches
+from metadata.delta import (
+    MetadataDelta,
+    ReplayError,
+    _new_registration,
+    clear_sharing_caches,
+    partition_from_record,
+    registrations_of,
+)
 from metadata.image import MetadataImage
 from metadata.replay_check import PartitionIds, ReplayCheck
 from metadata.schema import (
@@ -152,3 +159,20 @@ def test_a_standby_stops_at_the_offset_of_the_first_record_that_cannot_apply() -
     standby.handle_commit([Batch(100, 1, good), Batch(141, 1, bad)], 165)
     assert standby.fault is not None and standby.fault.offset == 161, standby.fault
     assert "PartitionRecord 0 for unknown topic id" in str(standby.fault)
+
+
+def test_a_runs_registrations_are_made_once_and_shared_with_every_replay() -> None:
+    clear_sharing_caches()
+    records = [partition(FOO, p) for p in range(20)]
+    made = registrations_of(records)
+    assert made == [_new_registration(r) for r in records]
+    assert all(partition_from_record(r) is reg for r, reg in zip(records, made, strict=True))
+    assert all(a is b for a, b in zip(registrations_of(records), made, strict=True))
+    inside = registrations_of(records[5:12])  # a run that starts inside the cached one
+    assert all(a is b for a, b in zip(inside, made[5:12], strict=True))
+    new = partition(BAR, 0)
+    mixed = registrations_of([*records[15:], new])  # cached records, then one nobody made
+    assert all(a is b for a, b in zip(mixed[:-1], made[15:], strict=True))
+    assert mixed[-1] == _new_registration(new) and partition_from_record(new) is mixed[-1]
+    fresh = registrations_of([new, *records[:3]])  # a new first record: made afresh
+    assert fresh == [_new_registration(r) for r in (new, *records[:3])]
