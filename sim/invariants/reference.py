@@ -25,6 +25,9 @@ from metadata.schema import (
 from raft import Batch
 from sim.invariants.history import CommittedLog
 
+_CLOSING = (EndTransactionRecord, AbortTransactionRecord)
+"""The records that close a transaction (a tuple: ``A | B`` would make a union per record)."""
+
 
 class Transaction(msgspec.Struct):
     """A metadata transaction of the committed log."""
@@ -100,7 +103,7 @@ class ReferenceReplay:
                 self.open = Transaction(offset, record.name)
                 self.transactions.append(self.open)
                 delta = MetadataDelta(self.image)
-            elif isinstance(record, EndTransactionRecord | AbortTransactionRecord):
+            elif isinstance(record, _CLOSING):
                 if self.open is None or self._before_open is None:
                     problems.append(("TxnWellFormed", f"{type(record).__name__} at {offset} "
                                                       f"without an open transaction"))
