@@ -557,13 +557,13 @@ class ReplicaManager:
         (their keys, the answers in the same order).
 
         Every pending partition is woken (its follower fetched at the session's
-        previous fetch), then read. A compact leader's plain answer is made at
-        once: it sets the follower's clock to now, whatever the wake-up set.
+        previous fetch), then read. A compact leader answers plainly at once (it
+        sets the follower's clock to now, whatever the wake-up set) with
+        :data:`~broker.compact_leader.CAUGHT_UP`, which :meth:`_respond` makes into
+        the partition's answer when it is sent: a held fetch makes none.
         ``answering``: the answers go out now (no fetch is held), so a compact
         leader answered plainly puts its follower idle on the session's clock at
-        once (what :meth:`_respond` would do next). A compact leader's plain answer is
-        :data:`~broker.compact_leader.CAUGHT_UP`, made for its partition only when it
-        is sent (:meth:`_respond`): a fetch that is held drops its answers.
+        once (what :meth:`_respond` would do next).
         """
         keys = sorted(session.pending)
         replicas, me, share, parts = self._replicas, self.broker_id, self._clocks, \
