@@ -52,7 +52,7 @@ def _index_of(image: MetadataImage) -> dict[int, dict[str, tuple[int, ...]]]:
 
 @pytest.mark.parametrize("seed", range(8))
 @pytest.mark.parametrize("batch", [1, 3, 10, 1000])
-@pytest.mark.parametrize("brokers", [5, 12])  # one scan per broker, or by replica list
+@pytest.mark.parametrize("brokers", [5, 12])  # replica lists over few brokers, or many
 def test_index_batch_by_batch_equals_index_of_the_topics(seed: int, batch: int,
                                                          brokers: int) -> None:
     records = _records(seed, brokers)
