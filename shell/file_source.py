@@ -31,6 +31,7 @@ from broker.loader import MetadataLoader
 from kafka_format import files
 from kafka_format.batch_format import DecodedBatch
 from kafka_format.errors import DecodeFailure
+from metadata.delta import clear_sharing_caches
 from metadata.image import MetadataImage
 from metadata.schema import BeginTransactionRecord, is_marker
 from raft.batch import Batch
@@ -180,6 +181,7 @@ def open_files(log_dir: str | None, snapshot: str | None) -> FileSource:
     if log_dir is not None:
         _open_log_dir(source, log_dir, snapshot is not None, start)
     source.note_loader_faults()
+    clear_sharing_caches()  # the files' records are replayed once: the caches would only hold them
     return source
 
 

@@ -11,6 +11,7 @@ from controller import ControllerConfig
 from controller.operations import CreateTopics, NewTopic
 from kafka_format import write_node_log
 from kraftsim.cli import main
+from metadata import delta
 from metadata.versions import MINIMUM_KRAFT
 from shell.file_source import open_files
 from sim.cluster import ClusterConfig, KRaftCluster
@@ -128,3 +129,11 @@ def test_topic_deletes_keep_only_the_third_incarnation(kafka_data: Path) -> None
     value = partition["/image/topics/byId/YNY5hm01SZ-bAGeCLAGqWA/0"]
     assert (value["leader"], value["leaderEpoch"], value["partitionEpoch"]) == (1, 2, 3)
     assert json.loads(rec.run("ls /image/configs")[0]) == {"/image/configs": ["BROKER"]}
+
+
+def test_files_read_leave_nothing_in_the_sharing_caches(kafka_data: Path) -> None:
+    """Nothing replays a file's records again: the caches that share what several nodes
+    make from the same records do not keep them alive."""
+    source = open_files(str(kafka_data / "topics-configs"), None)
+    assert len(source.image.topics_by_id) == 63
+    assert not delta._records_held and not delta._topics_made
