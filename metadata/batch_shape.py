@@ -31,7 +31,7 @@ SHARED_SHAPES = 512
 """How many batches' shapes are remembered. The followers' replays of a batch lie close
 together; the active controller's, at write time, can lie the whole run ahead of them (it
 writes all 1,000 batches of the 1,000,000-partition benchmark before the first commits):
-keeping those too (2,048) was no faster there and held 10 MB more."""
+keeping those too (2,048 or 4,096) was no faster there and held 10 MB more."""
 
 _MARKER_TYPES = frozenset(TRANSACTION_MARKERS)
 

@@ -125,7 +125,7 @@ def partition_from_record(record: PartitionRecord) -> PartitionRegistration:
     cannot be reused while cached) and is emptied when full; it changes no
     value, only how many equal objects exist. A replay asks for a batch's
     records in order, so a hit is most often the record after the one asked
-    for last: two list reads, where a look-up by id in a table of 262,144
+    for last: two list reads, where a look-up by id in a table of up to 1,048,576
     records waits on memory (at 1,000,000 partitions ~8% of the run).
     """
     at = _cursor[0] + 1
