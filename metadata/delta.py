@@ -67,13 +67,17 @@ class ReplayError(Exception):
 class _TopicChange:
     """A topic created or changed in this delta."""
 
-    __slots__ = ("base", "name", "partitions", "topic_id")
+    __slots__ = ("base", "name", "partitions", "replaced", "topic_id")
 
     def __init__(self, name: str, topic_id: str, base: TopicImage | None) -> None:
         self.name = name
         self.topic_id = topic_id
         self.base = base
         self.partitions: dict[int, PartitionRegistration] = {}
+        self.replaced: dict[int, PartitionRegistration] | None = None if base is None else {}
+        """The base's registrations that changes replaced, read as they were merged (the
+        topic's digest drops their terms); None once a PartitionRecord replayed over a base
+        (the apply then looks every partition up in the base)."""
 
     def get(self, partition_id: int) -> PartitionRegistration | None:
         found = self.partitions.get(partition_id)
@@ -110,8 +114,11 @@ _registrations: list[PartitionRegistration] = []
 _cursor = [-1]
 """The position of the record asked for last: a replay asks for a batch's records in
 order, so the next one is most often at the next position."""
-_merged: dict[tuple[int, int], tuple[PartitionRegistration, PartitionChangeRecord,
-                                     PartitionRegistration]] = {}
+_merged: dict[int, tuple[PartitionRegistration, PartitionChangeRecord,
+                         PartitionRegistration]] = {}
+"""Merged registrations by the change record's id: every node replays the same record
+over the same shared registration (a node that merges it over another one replaces the
+entry)."""
 
 
 def partition_from_record(record: PartitionRecord) -> PartitionRegistration:
@@ -184,7 +191,7 @@ def _clear_registrations() -> None:
 def merged_partition(current: PartitionRegistration,
                      change: PartitionChangeRecord) -> PartitionRegistration:
     """``current.merge(change)``, shared as :func:`partition_from_record` shares."""
-    key = (id(current), id(change))
+    key = id(change)
     hit = _merged.get(key)
     if hit is not None and hit[0] is current and hit[1] is change:
         return hit[2]
@@ -311,6 +318,7 @@ class MetadataDelta:
             registrations = run.registrations = dict(zip(
                 run.partition_ids(), registrations_of(run.partition_records()), strict=True))
         change.partitions.update(registrations)
+        change.replaced = None
         self._reassigned.add(run.topic_id)
         self.records += run.end - run.start
         return True
@@ -331,15 +339,17 @@ class MetadataDelta:
         self._names[record.name] = record.topic_id
 
     def _change_for(self, topic_id: str) -> _TopicChange | None:
+        """The change of topic ``topic_id`` in this delta, begun from the image's topic
+        when this delta has not changed it yet; None when there is no such topic."""
         change = self._topics.get(topic_id)
         if change is not None:
             return change
-        topic = self._topic(topic_id)
+        if topic_id in self._removed:
+            return None
+        topic = self.image.topics_by_id.get(topic_id)
         if topic is None:
             return None
-        assert isinstance(topic, TopicImage)
-        change = _TopicChange(topic.name, topic.topic_id, topic)
-        self._topics[topic_id] = change
+        change = self._topics[topic_id] = _TopicChange(topic.name, topic_id, topic)
         return change
 
     def _replay_partition(self, record: PartitionRecord) -> None:
@@ -348,6 +358,7 @@ class MetadataDelta:
             raise ReplayError(f"PartitionRecord {record.partition_id} for unknown topic id "
                               f"{record.topic_id}")
         change.partitions[record.partition_id] = partition_from_record(record)
+        change.replaced = None
         self._reassigned.add(record.topic_id)
 
     def _replay_partition_change(self, record: PartitionChangeRecord) -> None:
@@ -361,6 +372,8 @@ class MetadataDelta:
         current = partitions.get(partition_id)
         if current is None and change.base is not None:
             current = change.base.partitions.get(partition_id)
+            if current is not None and change.replaced is not None:
+                change.replaced[partition_id] = current
         if current is None:
             raise ReplayError(f"PartitionChangeRecord for unknown partition "
                               f"{change.name}-{partition_id}")
@@ -373,8 +386,11 @@ class MetadataDelta:
         if topic is None:
             raise ReplayError(f"RemoveTopicRecord for unknown topic id {record.topic_id}")
         change = self._topics.pop(record.topic_id, None)
-        self._removed[record.topic_id] = (change.base if change is not None else
-                                          topic if isinstance(topic, TopicImage) else None)
+        gone = change.base if change is not None else \
+            topic if isinstance(topic, TopicImage) else None
+        if gone is None:  # made in this delta, maybe again after the image's topic of the
+            gone = self._removed.get(record.topic_id)  # same id was removed: that one goes
+        self._removed[record.topic_id] = gone
         if self.topic_id(topic.name) == record.topic_id:
             self._names[topic.name] = None
         key = (TOPIC_RESOURCE, topic.name)
@@ -603,11 +619,16 @@ def _make_topic(change: _TopicChange, digest: int) -> tuple[int, TopicImage]:
         digest += digest_of("t", topic_id, change.name)
         return digest, TopicImage(change.name, topic_id, immutables.Map(changed))
     partitions = base.partitions
-    olds = list(map(partitions.get, changed))
-    if olds.count(None) != len(olds):  # partitions that existed: their old terms go
-        replaced = [(pid, old) for pid, old in zip(changed, olds, strict=True) if old is not None]
-        digest -= partitions_digest(topic_id, (pid for pid, _ in replaced),
-                                     (old for _, old in replaced))
+    replaced = change.replaced
+    if replaced is not None:  # only changes (an ISR or leader change): their olds are known
+        digest -= partitions_digest(topic_id, replaced.keys(), replaced.values())
+    else:
+        olds = list(map(partitions.get, changed))
+        if olds.count(None) != len(olds):  # partitions that existed: their old terms go
+            pairs = [(pid, old) for pid, old in zip(changed, olds, strict=True)
+                     if old is not None]
+            digest -= partitions_digest(topic_id, (pid for pid, _ in pairs),
+                                         (old for _, old in pairs))
     return digest, TopicImage(base.name, topic_id, partitions.update(changed))
 
 
