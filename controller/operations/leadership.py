@@ -18,7 +18,7 @@ broker's partitions are visited, through the image's broker index.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 
 from metadata.broker_index import partitions_of
 from metadata.delta import BROKER_RESOURCE, TOPIC_RESOURCE
@@ -31,11 +31,25 @@ UNCLEAN_LEADER_ELECTION = "unclean.leader.election.enable"
 
 def unclean_allowed(image: MetadataImage, topic_name: str) -> bool:
     """The topic's unclean.leader.election.enable, else the cluster default, else false."""
-    for key in ((TOPIC_RESOURCE, topic_name), (BROKER_RESOURCE, "")):
-        configs = image.configs.get(key)
-        if configs is not None and UNCLEAN_LEADER_ELECTION in configs:
-            return configs[UNCLEAN_LEADER_ELECTION].strip().lower() == "true"
-    return False
+    return _unclean_of(image, topic_name, _cluster_unclean(image))
+
+
+def _cluster_unclean(image: MetadataImage) -> bool:
+    """The cluster default of unclean.leader.election.enable (false when unset)."""
+    return _configured(image.configs.get((BROKER_RESOURCE, ""))) or False
+
+
+def _unclean_of(image: MetadataImage, topic_name: str, default: bool) -> bool:
+    """The topic's unclean.leader.election.enable, else ``default``."""
+    configured = _configured(image.configs.get((TOPIC_RESOURCE, topic_name)))
+    return default if configured is None else configured
+
+
+def _configured(configs: Mapping[str, str] | None) -> bool | None:
+    """unclean.leader.election.enable in one resource's configs; None when unset."""
+    if configs is None or UNCLEAN_LEADER_ELECTION not in configs:
+        return None
+    return configs[UNCLEAN_LEADER_ELECTION].strip().lower() == "true"
 
 
 def active(image: MetadataImage, broker_id: int, leaving: int = NO_LEADER) -> bool:
@@ -97,12 +111,13 @@ def leaving_changes(image: MetadataImage, broker_id: int) -> Iterator[PartitionC
         return
     topics_by_id = image.topics_by_id
     actives: dict[int, bool] = {}
+    default = _cluster_unclean(image)
     for topic_id in sorted(by_topic):
         topic = topics_by_id.get(topic_id)
         if topic is None:
             continue
         partitions = topic.partitions
-        unclean = unclean_allowed(image, topic.name)
+        unclean = _unclean_of(image, topic.name, default)
         for pid in by_topic[topic_id]:
             reg = partitions.get(pid)
             if reg is None:
