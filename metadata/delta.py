@@ -30,6 +30,7 @@ from metadata.image import (
     PartitionRegistration,
     TopicImage,
     digest_of,
+    partition_change_digest,
     partitions_digest,
 )
 from metadata.schema import (
@@ -67,17 +68,17 @@ class ReplayError(Exception):
 class _TopicChange:
     """A topic created or changed in this delta."""
 
-    __slots__ = ("base", "name", "partitions", "replaced", "topic_id")
+    __slots__ = ("base", "name", "partitions", "terms", "topic_id")
 
     def __init__(self, name: str, topic_id: str, base: TopicImage | None) -> None:
         self.name = name
         self.topic_id = topic_id
         self.base = base
         self.partitions: dict[int, PartitionRegistration] = {}
-        self.replaced: dict[int, PartitionRegistration] | None = None if base is None else {}
-        """The base's registrations that changes replaced, read as they were merged (the
-        topic's digest drops their terms); None once a PartitionRecord replayed over a base
-        (the apply then looks every partition up in the base)."""
+        self.terms: int | None = None if base is None else 0
+        """What the changes replayed so far add to the topic's digest terms, summed as they
+        are merged (the old registration is at hand then); None for a new topic and once a
+        PartitionRecord replayed over a base (the apply then sums the terms itself)."""
 
     def get(self, partition_id: int) -> PartitionRegistration | None:
         found = self.partitions.get(partition_id)
@@ -318,7 +319,7 @@ class MetadataDelta:
             registrations = run.registrations = dict(zip(
                 run.partition_ids(), registrations_of(run.partition_records()), strict=True))
         change.partitions.update(registrations)
-        change.replaced = None
+        change.terms = None
         self._reassigned.add(run.topic_id)
         self.records += run.end - run.start
         return True
@@ -358,7 +359,7 @@ class MetadataDelta:
             raise ReplayError(f"PartitionRecord {record.partition_id} for unknown topic id "
                               f"{record.topic_id}")
         change.partitions[record.partition_id] = partition_from_record(record)
-        change.replaced = None
+        change.terms = None
         self._reassigned.add(record.topic_id)
 
     def _replay_partition_change(self, record: PartitionChangeRecord) -> None:
@@ -372,12 +373,12 @@ class MetadataDelta:
         current = partitions.get(partition_id)
         if current is None and change.base is not None:
             current = change.base.partitions.get(partition_id)
-            if current is not None and change.replaced is not None:
-                change.replaced[partition_id] = current
         if current is None:
             raise ReplayError(f"PartitionChangeRecord for unknown partition "
                               f"{change.name}-{partition_id}")
-        partitions[partition_id] = merged_partition(current, record)
+        merged = partitions[partition_id] = merged_partition(current, record)
+        if change.terms is not None:
+            change.terms += partition_change_digest(topic_id, partition_id, current, merged)
         if record.replicas is not None:
             self._reassigned.add(topic_id)
 
@@ -614,15 +615,15 @@ def _apply_topic(change: _TopicChange, digest: int) -> tuple[int, TopicImage]:
 
 def _make_topic(change: _TopicChange, digest: int) -> tuple[int, TopicImage]:
     base, topic_id, changed = change.base, change.topic_id, change.partitions
-    digest += partitions_digest(topic_id, changed.keys(), changed.values())
     if base is None:
-        digest += digest_of("t", topic_id, change.name)
+        digest += digest_of("t", topic_id, change.name) + \
+            partitions_digest(topic_id, changed.keys(), changed.values())
         return digest, TopicImage(change.name, topic_id, immutables.Map(changed))
     partitions = base.partitions
-    replaced = change.replaced
-    if replaced is not None:  # only changes (an ISR or leader change): their olds are known
-        digest -= partitions_digest(topic_id, replaced.keys(), replaced.values())
+    if change.terms is not None:  # only PartitionChangeRecords: summed as they merged
+        digest += change.terms
     else:
+        digest += partitions_digest(topic_id, changed.keys(), changed.values())
         olds = list(map(partitions.get, changed))
         if olds.count(None) != len(olds):  # partitions that existed: their old terms go
             pairs = [(pid, old) for pid, old in zip(changed, olds, strict=True)

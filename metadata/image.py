@@ -146,6 +146,12 @@ def partitions_digest(topic_id: str, partition_ids: Iterable[int],
     return sum(map(hash, zip(_PARTITION_TAG, repeat(topic_id), partition_ids, registrations)))
 
 
+def partition_change_digest(topic_id: str, partition_id: int, old: PartitionRegistration,
+                            new: PartitionRegistration) -> int:
+    """What replacing ``old`` by ``new`` adds to :func:`partitions_digest`'s sum."""
+    return hash(("p", topic_id, partition_id, new)) - hash(("p", topic_id, partition_id, old))
+
+
 _PARTITION_TAG = repeat("p")
 """The partition terms' tag, endlessly: an iterator with no state, which every call's
 ``zip`` can draw from (making a ``repeat`` costs more than hashing a partition: a fence of

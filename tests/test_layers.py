@@ -92,9 +92,11 @@ IMPURE_ALLOWED: dict[str, frozenset[str]] = {
 # hashes, compared only inside one process (MetadataImage.same_content, the
 # invariant checker's set of seen states); it never orders an iteration and
 # never leaves the process. partitions_digest sums digest_of's terms of many
-# partitions at once, for the same digest.
+# partitions at once, and partition_change_digest one replaced partition's, for the
+# same digest.
 HASH_ALLOWED = frozenset({("metadata/image.py", "digest_of"),
-                          ("metadata/image.py", "partitions_digest")})
+                          ("metadata/image.py", "partitions_digest"),
+                          ("metadata/image.py", "partition_change_digest")})
 
 # The only attribute of the random module a pure core may touch: the class of
 # the seeded generator that sim/ hands in.
