@@ -33,13 +33,8 @@ NO_LEADER_CHANGE = -2
 DIGEST_MASK = (1 << 64) - 1
 
 
-class PartitionRegistration(msgspec.Struct, frozen=True, gc=False, cache_hash=True):
-    """One partition's replicas, ISR, leader and epochs (Kafka's PartitionRegistration).
-
-    Its hash is kept once computed (8 bytes more each): an image's digest hashes a
-    registration when it enters a topic and again when a change replaces it, and every
-    node applying the same shared registration hashes it again.
-    """
+class PartitionRegistration(msgspec.Struct, frozen=True, gc=False):
+    """One partition's replicas, ISR, leader and epochs (Kafka's PartitionRegistration)."""
 
     replicas: tuple[int, ...]
     isr: tuple[int, ...]
