@@ -23,7 +23,8 @@ partitions each) and two in ten in ~6,700 topics, and the nested image
 after one untimed fence; the ratio is printed as the median over them and
 the worst of them. Times are the process's CPU time, so that other
 processes on a shared machine do not blur the comparison; each side is the
-best of a few repeats, with the collector off while it is timed (a full
+best of five repeats, taken in turns (a slow moment of a shared machine
+slows both sides), with the collector off while it is timed (a full
 collection landing in one side's 30 ms would decide the ratio; with both
 sides' garbage left to the collector, the baseline's 1,000,000-entry map
 made some of its updates ten times slower).
@@ -122,10 +123,10 @@ def _flat_map(image: MetadataImage) -> immutables.Map[tuple[str, int], Partition
                            for pid, reg in topic.partitions.items()})
 
 
-def _baseline_seconds(flat: immutables.Map[tuple[str, int], PartitionRegistration],
-                      broker: int, repeats: int) -> tuple[float, int]:
-    """The flat map updated at the broker's partitions, as a fence changes them: (the best
-    of ``repeats`` in seconds, partitions touched)."""
+def _baseline_update(flat: immutables.Map[tuple[str, int], PartitionRegistration],
+                     broker: int) -> tuple[Callable[[], object], int]:
+    """The flat map's update at the broker's partitions, as a fence changes them, and how
+    many partitions it touches."""
     touched = [key for key, reg in flat.items() if broker in reg.replicas]
 
     def update() -> None:
@@ -137,13 +138,14 @@ def _baseline_seconds(flat: immutables.Map[tuple[str, int], PartitionRegistratio
                 m[key] = msgspec.structs.replace(reg, isr=isr, leader=leader)
             m.finish()
 
-    return min(_timed(update) for _ in range(repeats)), len(touched)
+    return update, len(touched)
 
 
 def bench_fence_one_broker(report: Report, topics: int = 100_000, partitions: int = 10,
-                           brokers: int = 300, fenced: int = 10, repeats: int = 3) -> float:
+                           brokers: int = 300, fenced: int = 10, repeats: int = 5) -> float:
     """Fence one broker of 1,000,000 partitions: controller + publish vs a bare map update
-    (median ratio over ``fenced`` consecutive brokers, each side the best of ``repeats``;
+    (median ratio over ``fenced`` consecutive brokers, each side the best of ``repeats``
+    taken in turns;
     the worst is printed too)."""
     gc.collect()
     started = time.perf_counter()
@@ -155,9 +157,13 @@ def bench_fence_one_broker(report: Report, topics: int = 100_000, partitions: in
     fences: list[tuple[float, float, int]] = []
     baselines: list[tuple[float, int]] = []
     for broker in range(fenced):
-        tries = [_fence_seconds(image, broker) for _ in range(repeats)]
+        update, touched = _baseline_update(flat, broker)
+        tries, bare = [], []
+        for _ in range(repeats):  # in turns: a slow moment of the machine slows both sides
+            tries.append(_fence_seconds(image, broker))
+            bare.append(_timed(update))
         fences.append((min(t[0] for t in tries), min(t[1] for t in tries), tries[0][2]))
-        baselines.append(_baseline_seconds(flat, broker, repeats))
+        baselines.append((min(bare), touched))
     gc.unfreeze()
     ratios = [(c + p) / base for (c, p, _), (base, _) in zip(fences, baselines, strict=True)]
     ratio = statistics.median(ratios)
