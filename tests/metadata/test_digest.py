@@ -1,5 +1,6 @@
-"""An image's digest, kept up to date delta by delta, equals the digest of the same content
-built at once, whatever mix of records and delta boundaries led there."""
+"""An image kept up to date delta by delta holds what the records say, replayed the plain
+way, and its digest equals the digest of the same content built at once, whatever mix of
+records and delta boundaries led there."""
 
 from __future__ import annotations
 
@@ -8,8 +9,8 @@ import random
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from metadata.delta import MetadataDelta
-from metadata.image import MetadataImage
+from metadata.delta import MetadataDelta, partition_from_record
+from metadata.image import MetadataImage, PartitionRegistration
 from metadata.schema import (
     MetadataRecord,
     PartitionChangeRecord,
@@ -65,6 +66,26 @@ def _records(rng: random.Random, count: int) -> list[MetadataRecord]:
     return records
 
 
+Topics = dict[str, tuple[str, dict[int, PartitionRegistration]]]
+"""topic id -> (name, partitions)."""
+
+
+def _model(records: list[MetadataRecord]) -> Topics:
+    """The topics the records leave, replayed the plain way."""
+    topics: Topics = {}
+    for record in records:
+        if isinstance(record, TopicRecord):
+            topics[record.topic_id] = (record.name, {})
+        elif isinstance(record, RemoveTopicRecord):
+            del topics[record.topic_id]
+        elif isinstance(record, PartitionRecord):
+            topics[record.topic_id][1][record.partition_id] = partition_from_record(record)
+        elif isinstance(record, PartitionChangeRecord):
+            partitions = topics[record.topic_id][1]
+            partitions[record.partition_id] = partitions[record.partition_id].merge(record)
+    return topics
+
+
 @settings(deadline=None)
 @given(st.integers(0, 2**32 - 1), st.integers(1, 120), st.lists(st.integers(1, 12), min_size=1))
 def test_digest_delta_by_delta_equals_the_rebuilt_images(seed: int, count: int,
@@ -79,4 +100,8 @@ def test_digest_delta_by_delta_equals_the_rebuilt_images(seed: int, count: int,
         rebuilt = image_from_records(image_to_records(image), image.offset, image.epoch)
         assert image.digest == rebuilt.digest, (start, stop)
         assert image.same_content(rebuilt)
+        model = _model(records[:stop])
+        assert {tid: (t.name, dict(t.partitions)) for tid, t in image.topics_by_id.items()} \
+            == model, (start, stop)
+        assert dict(image.topics_by_name) == {name: tid for tid, (name, _) in model.items()}
         start, k = stop, k + 1
