@@ -1,6 +1,6 @@
-"""An image kept up to date delta by delta holds what the records say, replayed the plain
-way, and its digest equals the digest of the same content built at once, whatever mix of
-records and delta boundaries led there."""
+"""An image kept up to date delta by delta holds the topics and configs the records say,
+replayed the plain way, and its digest equals the digest of the same content built at once,
+whatever mix of records and delta boundaries led there."""
 
 from __future__ import annotations
 
@@ -9,9 +9,10 @@ import random
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from metadata.delta import MetadataDelta, partition_from_record
-from metadata.image import MetadataImage, PartitionRegistration
+from metadata.delta import TOPIC_RESOURCE, MetadataDelta, partition_from_record
+from metadata.image import ConfigKey, MetadataImage, PartitionRegistration
 from metadata.schema import (
+    ConfigRecord,
     MetadataRecord,
     PartitionChangeRecord,
     PartitionRecord,
@@ -57,6 +58,10 @@ def _records(rng: random.Random, count: int) -> list[MetadataRecord]:
         elif roll < 0.1:
             records.append(RemoveTopicRecord(topic_id))
             del live[topic_id]
+        elif roll < 0.2:
+            records.append(ConfigRecord(TOPIC_RESOURCE, f"t-{topic_id[-2]}",
+                                        rng.choice(("retention.ms", "cleanup.policy")),
+                                        rng.choice(("1", "2", None))))
         elif roll < 0.45 or partitions == 0:
             pid = rng.randrange(partitions + 1)  # a new partition, or a replacement
             records.append(_partition(topic_id, pid, rng))
@@ -70,20 +75,30 @@ Topics = dict[str, tuple[str, dict[int, PartitionRegistration]]]
 """topic id -> (name, partitions)."""
 
 
-def _model(records: list[MetadataRecord]) -> Topics:
-    """The topics the records leave, replayed the plain way."""
+def _model(records: list[MetadataRecord]) -> tuple[Topics, dict[ConfigKey, dict[str, str]]]:
+    """The topics and configs the records leave, replayed the plain way."""
     topics: Topics = {}
+    configs: dict[ConfigKey, dict[str, str]] = {}
     for record in records:
         if isinstance(record, TopicRecord):
             topics[record.topic_id] = (record.name, {})
         elif isinstance(record, RemoveTopicRecord):
-            del topics[record.topic_id]
+            configs.pop((TOPIC_RESOURCE, topics.pop(record.topic_id)[0]), None)
+        elif isinstance(record, ConfigRecord):
+            key = (record.resource_type, record.resource_name)
+            entries = configs.setdefault(key, {})
+            if record.value is None:
+                entries.pop(record.name, None)
+            else:
+                entries[record.name] = record.value
+            if not entries:
+                del configs[key]
         elif isinstance(record, PartitionRecord):
             topics[record.topic_id][1][record.partition_id] = partition_from_record(record)
         elif isinstance(record, PartitionChangeRecord):
             partitions = topics[record.topic_id][1]
             partitions[record.partition_id] = partitions[record.partition_id].merge(record)
-    return topics
+    return topics, configs
 
 
 @settings(deadline=None)
@@ -100,8 +115,9 @@ def test_digest_delta_by_delta_equals_the_rebuilt_images(seed: int, count: int,
         rebuilt = image_from_records(image_to_records(image), image.offset, image.epoch)
         assert image.digest == rebuilt.digest, (start, stop)
         assert image.same_content(rebuilt)
-        model = _model(records[:stop])
+        topics, configs = _model(records[:stop])
         assert {tid: (t.name, dict(t.partitions)) for tid, t in image.topics_by_id.items()} \
-            == model, (start, stop)
-        assert dict(image.topics_by_name) == {name: tid for tid, (name, _) in model.items()}
+            == topics, (start, stop)
+        assert dict(image.topics_by_name) == {name: tid for tid, (name, _) in topics.items()}
+        assert {key: dict(entries) for key, entries in image.configs.items()} == configs
         start, k = stop, k + 1
