@@ -101,6 +101,17 @@ def _model(records: list[MetadataRecord]) -> tuple[Topics, dict[ConfigKey, dict[
     return topics, configs
 
 
+def _index(topics: Topics) -> dict[int, dict[str, tuple[int, ...]]]:
+    """broker -> topic id -> sorted ids of the partitions it is a replica of."""
+    index: dict[int, dict[str, list[int]]] = {}
+    for topic_id, (_, partitions) in topics.items():
+        for pid, reg in partitions.items():
+            for broker in reg.replicas:
+                index.setdefault(broker, {}).setdefault(topic_id, []).append(pid)
+    return {b: {t: tuple(sorted(pids)) for t, pids in by_topic.items()}
+            for b, by_topic in index.items()}
+
+
 @settings(deadline=None)
 @given(st.integers(0, 2**32 - 1), st.integers(1, 120), st.lists(st.integers(1, 12), min_size=1))
 def test_digest_delta_by_delta_equals_the_rebuilt_images(seed: int, count: int,
@@ -120,4 +131,6 @@ def test_digest_delta_by_delta_equals_the_rebuilt_images(seed: int, count: int,
             == topics, (start, stop)
         assert dict(image.topics_by_name) == {name: tid for tid, (name, _) in topics.items()}
         assert {key: dict(entries) for key, entries in image.configs.items()} == configs
+        assert {b: dict(by_topic) for b, by_topic in image.partitions_by_broker.items()} == \
+            _index(topics)
         start, k = stop, k + 1
