@@ -20,7 +20,9 @@ Pickling follows rules of its own:
   copies of its cells, so the fork's callbacks reach the fork's objects;
 - :class:`sim.trace.Trace` is rebuilt with a copy of its running hash (a
   trace writing to a file cannot be forked: its lines so far are in the
-  original's file).
+  original's file);
+- classes are shared too, and the unpickler finds every shared object by its
+  index in a list, in C (no Python call and no look-up of a class by name).
 
 A fork computes exactly what the original would: a test runs failover specs
 on forked and on freshly booted clusters and compares rows and trace
@@ -92,6 +94,17 @@ def _new_cell() -> Any:
     return types.CellType()
 
 
+class _TraceOrigin:
+    """The trace a fork's trace goes on from (shared with every fork, never copied)."""
+
+    def __init__(self, trace: Trace) -> None:
+        self.trace = trace
+
+
+def _trace_copy(origin: _TraceOrigin) -> Trace:
+    return origin.trace.copy()
+
+
 class _Pickler(pickle.Pickler):
     """Pickles a world, sharing what is immutable (see the module docs)."""
 
@@ -112,16 +125,13 @@ class _Pickler(pickle.Pickler):
 
     def persistent_id(self, obj: Any) -> Any:
         cls = type(obj)
-        if cls is immutables.Map or cls is types.CodeType or cls is types.ModuleType:
-            return self._share(obj)
+        if cls is immutables.Map or cls is types.CodeType or cls is types.ModuleType \
+                or cls is _TraceOrigin or issubclass(cls, type):
+            return self._share(obj)  # (a class too: no look-up by name when unpickled)
         if cls is types.FunctionType:
             return self._share(obj) if obj.__closure__ is None else None
         if (cls is dict or cls is tuple) and id(obj) in self._pinned:
             return self._share(obj)  # a module's globals or a random state, shared as is
-        if cls is Trace:
-            if obj.out is not None:
-                raise ValueError("a trace written to a file cannot be forked")
-            return ("trace", self._share(obj))
         frozen = self._frozen.get(cls)
         if frozen is None:
             frozen = self._frozen[cls] = _frozen_struct(cls)
@@ -137,6 +147,10 @@ class _Pickler(pickle.Pickler):
                     _restore_function)
         if cls is types.CellType:
             return (_new_cell, (), _cell_state(obj), None, None, _set_cell)
+        if cls is Trace:
+            if obj.out is not None:
+                raise ValueError("a trace written to a file cannot be forked")
+            return (_trace_copy, (_TraceOrigin(obj),))
         if cls is random.Random or cls is PENDING_STREAM:
             state = obj.getstate()
             self._share(state)  # kept alive by the shared list, so its id stays its own
@@ -174,15 +188,7 @@ class Frozen(Generic[T]):
     def fork(self) -> T:
         """A copy of the value as it was when frozen."""
         unpickler = pickle.Unpickler(io.BytesIO(self._data))
-        shared = self._shared
-
-        def load(pid: Any) -> Any:
-            if type(pid) is tuple:
-                trace: Trace = shared[pid[1]]
-                return trace.copy()
-            return shared[pid]
-
-        unpickler.persistent_load = load  # type: ignore[method-assign]
+        unpickler.persistent_load = self._shared.__getitem__  # type: ignore[method-assign]
         value: T = unpickler.load()
         return value
 
