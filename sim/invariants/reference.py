@@ -10,23 +10,22 @@ point). It is the oracle the transaction invariants compare nodes with.
 from __future__ import annotations
 
 import bisect
+from collections.abc import Sequence
 
 import msgspec
 
-from metadata.delta import MetadataDelta, ReplayError
+from metadata.batch_shape import shape_of
+from metadata.delta import MetadataDelta
 from metadata.image import MetadataImage
 from metadata.offset_map import OffsetMap
 from metadata.schema import (
     AbortTransactionRecord,
     BeginTransactionRecord,
-    EndTransactionRecord,
+    MetadataRecord,
     NoOpRecord,
 )
 from raft import Batch
 from sim.invariants.history import CommittedLog
-
-_CLOSING = (EndTransactionRecord, AbortTransactionRecord)
-"""The records that close a transaction (a tuple: ``A | B`` would make a union per record)."""
 
 
 class Transaction(msgspec.Struct):
@@ -90,8 +89,15 @@ class ReferenceReplay:
                     f"{self.open.begin_offset} is open"))
             self.last_data_epoch = batch.epoch
         delta = MetadataDelta(self.image)
-        for index, record in enumerate(batch.records):
-            offset = batch.base_offset + index
+        records = batch.records
+        start = 0
+        for index in (*shape_of(records).markers, len(records)):
+            if start < index:
+                self._replay_data(delta, records, start, index, batch.base_offset, problems)
+            start = index + 1
+            if index == len(records):
+                break
+            record, offset = records[index], batch.base_offset + index
             if isinstance(record, BeginTransactionRecord):
                 if self.open is not None:
                     problems.append(("TxnWellFormed", f"Begin at {offset} inside the "
@@ -103,7 +109,7 @@ class ReferenceReplay:
                 self.open = Transaction(offset, record.name)
                 self.transactions.append(self.open)
                 delta = MetadataDelta(self.image)
-            elif isinstance(record, _CLOSING):
+            else:  # End or Abort
                 if self.open is None or self._before_open is None:
                     problems.append(("TxnWellFormed", f"{type(record).__name__} at {offset} "
                                                       f"without an open transaction"))
@@ -116,18 +122,31 @@ class ReferenceReplay:
                     delta = MetadataDelta(self._before_open)
                 self.open = self._before_open = None
                 self.last_meaningful_offset = offset
-            else:
-                if self.open is not None:
-                    self.open.records += 1
-                if not isinstance(record, NoOpRecord):
-                    self.last_meaningful_offset = offset
-                try:
-                    delta.replay(record)
-                except ReplayError as exc:
-                    problems.append(("TxnWellFormed", f"record at {offset} cannot apply: {exc}"))
         self.image = delta.apply(batch.last_offset, batch.epoch)
         self.points[batch.last_offset] = self.image
         return problems
+
+    def _replay_data(self, delta: MetadataDelta, records: Sequence[MetadataRecord],
+                     start: int, stop: int, base_offset: int,
+                     problems: list[tuple[str, str]]) -> None:
+        """Replay ``records[start:stop]``, none of them a transaction marker, at once
+        (:meth:`MetadataDelta.replay_many`); a record that cannot apply is a problem and
+        is skipped."""
+        if self.open is not None:
+            self.open.records += stop - start
+        last = stop - 1
+        while last >= start and isinstance(records[last], NoOpRecord):
+            last -= 1
+        if last >= start:
+            self.last_meaningful_offset = base_offset + last
+        index = start
+        while index < stop:
+            index, error = delta.replay_many(records, index, stop)
+            if error is None:
+                return
+            problems.append(("TxnWellFormed", f"record at {base_offset + index} cannot "
+                                              f"apply: {error}"))
+            index += 1
 
     # ------------------------------------------------------------------ queries
     def image_at(self, offset: int) -> MetadataImage | None:
