@@ -624,13 +624,14 @@ def _make_topic(change: _TopicChange, digest: int) -> tuple[int, TopicImage]:
         digest += change.terms
     else:
         digest += partitions_digest(topic_id, changed.keys(), changed.values())
+    updated = partitions.update(changed)
+    if change.terms is None and len(updated) != len(partitions) + len(changed):
+        # some partitions existed (not only added ones): their old terms go
         olds = list(map(partitions.get, changed))
-        if olds.count(None) != len(olds):  # partitions that existed: their old terms go
-            pairs = [(pid, old) for pid, old in zip(changed, olds, strict=True)
-                     if old is not None]
-            digest -= partitions_digest(topic_id, (pid for pid, _ in pairs),
-                                         (old for _, old in pairs))
-    return digest, TopicImage(base.name, topic_id, partitions.update(changed))
+        pairs = [(pid, old) for pid, old in zip(changed, olds, strict=True) if old is not None]
+        digest -= partitions_digest(topic_id, (pid for pid, _ in pairs),
+                                     (old for _, old in pairs))
+    return digest, TopicImage(base.name, topic_id, updated)
 
 
 K = TypeVar("K")
