@@ -38,7 +38,7 @@ from tests.metadata.test_replay_check import first_error, partition, random_reco
 def run_of(rng: random.Random) -> list[MetadataRecord]:
     """PartitionRecords of one topic in a row: ids in order, shuffled or repeated."""
     topic = rng.choice((FOO, BAR))
-    length = rng.randrange(MIN_RUN - 2, 3 * MIN_RUN)
+    length = rng.randrange(max(1, MIN_RUN - 2), 3 * MIN_RUN + 4)
     first = rng.randrange(4)
     ids = list(range(first, first + length))
     shape = rng.randrange(3)
