@@ -80,12 +80,6 @@ class _TopicChange:
         are merged (the old registration is at hand then); None for a new topic and once a
         PartitionRecord replayed over a base (the apply then sums the terms itself)."""
 
-    def get(self, partition_id: int) -> PartitionRegistration | None:
-        found = self.partitions.get(partition_id)
-        if found is None and self.base is not None:
-            found = self.base.partitions.get(partition_id)
-        return found
-
 
 SHARED_REGISTRATIONS = 1 << 20
 """How many recent records' registrations are remembered for sharing (see below). The
@@ -620,13 +614,11 @@ def _make_topic(change: _TopicChange, digest: int) -> tuple[int, TopicImage]:
             partitions_digest(topic_id, changed.keys(), changed.values())
         return digest, TopicImage(change.name, topic_id, immutables.Map(changed))
     partitions = base.partitions
-    if change.terms is not None:  # only PartitionChangeRecords: summed as they merged
-        digest += change.terms
-    else:
-        digest += partitions_digest(topic_id, changed.keys(), changed.values())
     updated = partitions.update(changed)
-    if change.terms is None and len(updated) != len(partitions) + len(changed):
-        # some partitions existed (not only added ones): their old terms go
+    if change.terms is not None:  # only PartitionChangeRecords: terms summed as they merged
+        return digest + change.terms, TopicImage(base.name, topic_id, updated)
+    digest += partitions_digest(topic_id, changed.keys(), changed.values())
+    if len(updated) != len(partitions) + len(changed):  # some existed: their old terms go
         olds = list(map(partitions.get, changed))
         pairs = [(pid, old) for pid, old in zip(changed, olds, strict=True) if old is not None]
         digest -= partitions_digest(topic_id, (pid for pid, _ in pairs),

@@ -149,8 +149,8 @@ def partition_change_digest(topic_id: str, partition_id: int, old: PartitionRegi
 
 _PARTITION_TAG = repeat("p")
 """The partition terms' tag, endlessly: an iterator with no state, which every call's
-``zip`` can draw from (making a ``repeat`` costs more than hashing a partition: a fence of
-6,700 topics sums two digests a topic)."""
+``zip`` can draw from (making a ``repeat`` costs more than hashing a partition, and a delta
+of thousands of small topics sums a digest per topic)."""
 
 
 class MetadataImage(msgspec.Struct, frozen=True, gc=False):
