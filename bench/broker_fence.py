@@ -145,8 +145,7 @@ def bench_fence_one_broker(report: Report, topics: int = 100_000, partitions: in
                            brokers: int = 300, fenced: int = 10, repeats: int = 5) -> float:
     """Fence one broker of 1,000,000 partitions: controller + publish vs a bare map update
     (median ratio over ``fenced`` consecutive brokers, each side the best of ``repeats``
-    taken in turns;
-    the worst is printed too)."""
+    taken in turns; the worst is printed too)."""
     gc.collect()
     started = time.perf_counter()
     image = _image(zonal_records(topics, partitions, brokers))
