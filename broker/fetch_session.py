@@ -8,7 +8,7 @@ broker. :class:`~broker.replica_manager.ReplicaManager` drives both.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 import msgspec
 
@@ -70,6 +70,10 @@ class FetchSessionHandler(msgspec.Struct):
             self.changed[key[0]] = {key[1]: None}
         else:
             topic[key[1]] = None
+
+    def mark_all(self, topic_id: str, partition_ids: Iterable[int]) -> None:
+        """Name each of the topic's ``partition_ids`` in the next incremental fetch."""
+        self.changed.setdefault(topic_id, {}).update(dict.fromkeys(partition_ids))
 
 
 class FetchSessionCache:

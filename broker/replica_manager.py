@@ -300,8 +300,7 @@ class ReplicaManager:
                     found.append(pid)
         fetch_due, followed = self._fetch_due, self._followed
         for leader, fetched in following.items():  # as _follow from no leader
-            self._handler(leader).changed.setdefault(topic_id, {}).update(
-                dict.fromkeys(fetched))
+            self._handler(leader).mark_all(topic_id, fetched)
             followed[leader] = followed.get(leader, 0) + len(fetched)
             fetch_due.setdefault(leader, now)
 
