@@ -15,7 +15,7 @@ Pickling follows rules of its own:
   only such values), functions without a closure. A frozen Struct must
   therefore hold only immutable values: one holding a callback would hand the
   fork the original's closure (so ``broker.txn.prereg``'s held begins are
-  plain Structs);
+  plain Structs); enum members are shared as well (each is one object);
 - a function with a closure (``lambda: sim.now``, a listener) is rebuilt with
   copies of its cells, so the fork's callbacks reach the fork's objects;
 - :class:`sim.trace.Trace` is rebuilt with a copy of its running hash (a
@@ -32,6 +32,7 @@ fingerprints.
 from __future__ import annotations
 
 import copyreg
+import enum
 import io
 import pickle
 import random
@@ -126,8 +127,9 @@ class _Pickler(pickle.Pickler):
     def persistent_id(self, obj: Any) -> Any:
         cls = type(obj)
         if cls is immutables.Map or cls is types.CodeType or cls is types.ModuleType \
-                or cls is _TraceOrigin or issubclass(cls, type):
-            return self._share(obj)  # (a class too: no look-up by name when unpickled)
+                or cls is _TraceOrigin or issubclass(cls, (type, enum.Enum)):
+            return self._share(obj)  # (a class or an enum member too: no look-up by name or
+            # value, in Python, when unpickled)
         if cls is types.FunctionType:
             return self._share(obj) if obj.__closure__ is None else None
         if (cls is dict or cls is tuple) and id(obj) in self._pinned:
