@@ -21,6 +21,7 @@ from typing import ClassVar
 
 import immutables
 import msgspec
+from msgspec.structs import replace
 
 from metadata.schema import BrokerEndpoint, BrokerFeature, PartitionChangeRecord
 from metadata.versions import METADATA_VERSION_FEATURE, MINIMUM_KRAFT
@@ -58,6 +59,14 @@ class PartitionRegistration(msgspec.Struct, frozen=True, gc=False):
         leader, leader_epoch = self.leader, self.leader_epoch
         if change.leader != NO_LEADER_CHANGE:
             leader, leader_epoch = change.leader, leader_epoch + 1
+        if change.replicas is None and change.directories is None \
+                and change.removing_replicas is None and change.adding_replicas is None \
+                and change.leader_recovery_state == -1 \
+                and change.eligible_leader_replicas is None and change.last_known_elr is None:
+            # the common change (ISR and leader: a fence, an AlterPartition), copied in C
+            return replace(self, isr=self.isr if change.isr is None else change.isr,
+                           leader=leader, leader_epoch=leader_epoch,
+                           partition_epoch=self.partition_epoch + 1)
         return PartitionRegistration(
             replicas=self.replicas if change.replicas is None else change.replicas,
             isr=self.isr if change.isr is None else change.isr,

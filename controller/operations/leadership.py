@@ -45,6 +45,22 @@ def _unclean_of(image: MetadataImage, topic_name: str, default: bool) -> bool:
     return default if configured is None else configured
 
 
+def _unclean_overrides(image: MetadataImage, most: int) -> dict[str, bool] | None:
+    """The topics whose own configs set unclean.leader.election.enable, by name, read in
+    one pass over the image's configs; None when they hold more than ``most`` resources
+    (a look-up per topic costs less then)."""
+    configs = image.configs
+    if len(configs) > most:
+        return None
+    overrides: dict[str, bool] = {}
+    for (resource, name), values in configs.items():
+        if resource == TOPIC_RESOURCE:
+            configured = _configured(values)
+            if configured is not None:
+                overrides[name] = configured
+    return overrides
+
+
 def _configured(configs: Mapping[str, str] | None) -> bool | None:
     """unclean.leader.election.enable in one resource's configs; None when unset."""
     if configs is None or UNCLEAN_LEADER_ELECTION not in configs:
@@ -103,8 +119,9 @@ def _leaving_change(image: MetadataImage, topic_id: str, partition_id: int,
 def leaving_changes(image: MetadataImage, broker_id: int) -> Iterator[PartitionChangeRecord]:
     """Changes for every partition of ``broker_id``, in (topic id, partition) order.
 
-    Walked topic by topic (one topic lookup and one unclean-election lookup per topic,
-    not per partition); the records are those of :func:`leaving_change` for each.
+    Walked topic by topic (one topic lookup per topic, not per partition; the topics'
+    unclean-election settings read once, or one look-up per topic when the configs are
+    many); the records are those of :func:`leaving_change` for each.
     """
     by_topic = image.partitions_by_broker.get(broker_id)
     if by_topic is None:
@@ -112,12 +129,14 @@ def leaving_changes(image: MetadataImage, broker_id: int) -> Iterator[PartitionC
     topics_by_id = image.topics_by_id
     actives: dict[int, bool] = {}
     default = _cluster_unclean(image)
+    overrides = _unclean_overrides(image, len(by_topic))
     for topic_id in sorted(by_topic):
         topic = topics_by_id.get(topic_id)
         if topic is None:
             continue
         partitions = topic.partitions
-        unclean = _unclean_of(image, topic.name, default)
+        unclean = _unclean_of(image, topic.name, default) if overrides is None else \
+            overrides.get(topic.name, default) if overrides else default
         for pid in by_topic[topic_id]:
             reg = partitions.get(pid)
             if reg is None:

@@ -27,7 +27,8 @@ from metadata.schema import (
 from metadata.uuids import random_uuid
 
 
-def _random_image(seed: int, brokers: int = 7, topics: int = 12) -> MetadataImage:
+def _random_image(seed: int, brokers: int = 7, topics: int = 12,
+                  other_configs: int = 0) -> MetadataImage:
     rng = random.Random(seed)
     records: list[MetadataRecord] = [
         RegisterBrokerRecord(b, random_uuid(rng), broker_epoch=b + 1, fenced=rng.random() < 0.3,
@@ -48,6 +49,8 @@ def _random_image(seed: int, brokers: int = 7, topics: int = 12) -> MetadataImag
             records.append(PartitionRecord(partition_id=p, topic_id=topic_id, replicas=replicas,
                                            isr=isr or replicas[:1], leader=leader,
                                            leader_epoch=0, partition_epoch=0))
+    records += [ConfigRecord(TOPIC_RESOURCE, f"other-{k}", "retention.ms", "1")
+                for k in range(other_configs)]  # configs of topics that do not exist (yet)
     delta = MetadataDelta(MetadataImage.EMPTY)
     delta.replay_all(records)
     return delta.apply(len(records) - 1, 1)
@@ -69,9 +72,11 @@ def _each_partition(image: MetadataImage, broker_id: int) -> list[PartitionChang
     return out
 
 
+@pytest.mark.parametrize("other_configs", [0, 40], ids=["few configs", "many configs"])
 @pytest.mark.parametrize("seed", range(40))
-def test_leaving_changes_are_those_of_each_partition(seed: int) -> None:
-    image = _random_image(seed)
+def test_leaving_changes_are_those_of_each_partition(seed: int, other_configs: int) -> None:
+    # few configs: the topics' settings are read in one pass; many: looked up per topic
+    image = _random_image(seed, other_configs=other_configs)
     changes = 0
     for broker_id in range(8):  # broker 7 has no partitions
         expected = _each_partition(image, broker_id)
