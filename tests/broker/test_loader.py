@@ -153,3 +153,44 @@ def test_control_batches_advance_the_offset_only() -> None:
     r.next_offset = control.end_offset
     r.commit(control)
     assert r.images[-1][0].offset == 1 and r.images[-1][0].same_content(r.images[0][0])
+
+
+def test_a_new_loader_waits_to_catch_up_and_has_published_nothing() -> None:
+    loader = MetadataLoader(1)
+    assert loader.catching_up and loader.published is None and loader.published_offset == -1
+    assert loader.leader.leader_id is None and loader.leader.epoch == 0
+
+
+def test_caught_up_means_the_image_holds_the_record_just_below_the_high_watermark() -> None:
+    """Kafka's loader: caught up once offset + 1 >= high watermark (not one record before)."""
+    r = Recorder(caught_up=False)
+    r.loader.handle_commit([r.batch(TopicRecord("foo", FOO))], 2)  # offset 0, hw 2: behind
+    assert r.images == [] and r.loader.catching_up
+    r.loader.handle_commit([r.batch(NoOpRecord())], 2)  # offset 1 = hw - 1: caught up
+    assert [img.offset for img, _ in r.images] == [1] and not r.loader.catching_up
+    r.commit(r.batch(NoOpRecord()))  # from now on every commit publishes
+    assert [img.offset for img, _ in r.images] == [1, 2]
+
+
+def test_a_snapshot_behind_the_high_watermark_is_published_once_the_log_shows_it_current() -> None:
+    r = Recorder(caught_up=False)
+    r.loader.handle_commit([], 20)  # the leader's log goes on to offset 19
+    source = MetadataImage.EMPTY.with_provenance(9, 1)
+    r.loader.handle_load_snapshot(Snapshot(SnapshotId(10, 1), tuple(image_to_records(source))))
+    assert r.images == [] and r.loader.catching_up
+    r.loader.handle_commit([], 10)  # the snapshot's last offset (9) = hw - 1
+    assert [(img.offset, manifest.from_snapshot, manifest.batch_aligned)
+            for img, manifest in r.images] == [(9, True, True)]
+    assert not r.loader.catching_up
+    r.next_offset = 10
+    r.commit(r.batch(TopicRecord("foo", FOO)))
+    assert [img.offset for img, _ in r.images] == [9, 10]
+
+
+def test_a_manifest_counts_the_records_the_published_change_replayed() -> None:
+    """Markers are not counted; each publication counts from the previous one."""
+    r = Recorder()
+    r.commit(r.batch(TopicRecord("foo", FOO), partition(FOO, 0)))
+    r.commit(r.batch(BeginTransactionRecord("t"), partition(FOO, 1), partition(FOO, 2)),
+             r.batch(partition(FOO, 3), EndTransactionRecord()))
+    assert [(img.offset, manifest.records) for img, manifest in r.images] == [(1, 2), (6, 3)]
