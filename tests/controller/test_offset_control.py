@@ -76,6 +76,19 @@ def test_abort_reverts_to_begin_minus_one() -> None:
     assert manager.transaction_start_offset == -1
 
 
+def test_abort_skips_the_point_of_a_begin_batch_of_two_records() -> None:
+    """An active controller's Begin batch of two records ends at Begin + 1: its point holds
+    the transaction's first record, which an Abort drops with the rest."""
+    manager = OffsetControlManager()
+    manager.activate(0)
+    manager.handle_schedule_append(1499, RevertPoint(image_at(1499, 13), -1))
+    manager.replay_begin(1500)
+    manager.handle_schedule_append(1501, RevertPoint(image_at(1501, 14), 1500))
+    manager.handle_schedule_append(1510, RevertPoint(image_at(1510, 15), 1500))
+    point = manager.replay_abort(1511)
+    assert (point.image.offset, point.image.metadata_version) == (1499, 13)
+
+
 def test_snapshot_load_in_a_transaction_clears_it() -> None:
     manager = _with_open_transaction()
     manager.begin_load_snapshot()
