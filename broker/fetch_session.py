@@ -88,8 +88,9 @@ class FetchSessionCache:
         """The follower's session after ``msg``, or the session error to answer.
 
         A full fetch (session epoch 0) opens a new session in place of the old
-        one; an incremental one must name the session and carry its next epoch,
-        and ``forget`` is called for each partition it drops from the session.
+        one; an incremental one must name the session and carry its next epoch: it
+        updates the positions it names, then drops the partitions it forgets (one
+        named and forgotten in the same fetch is gone), calling ``forget`` for each.
         """
         follower = msg.replica_id
         if msg.session_epoch == 0:
@@ -104,6 +105,7 @@ class FetchSessionCache:
         if msg.session_epoch != found.epoch:
             return "INVALID_FETCH_SESSION_EPOCH"
         found.epoch += 1
+        found.add(msg.partitions)  # then the forgotten ones go, as in Kafka's FetchSession
         partitions = found.partitions
         for key in msg.forgotten:
             topic = partitions.get(key[0])
@@ -112,5 +114,4 @@ class FetchSessionCache:
                     del partitions[key[0]]
                 forget(key)  # no longer fetched here: its fetch times stop
             found.pending.pop(key, None)
-        found.add(msg.partitions)
         return found
