@@ -1,4 +1,5 @@
-"""Kafka's LeaderStateTest.testUpdateHighWatermarkQuorumSizeThree, and the HW rules."""
+"""Kafka's LeaderStateTest.testUpdateHighWatermarkQuorumSizeThree (and quorums of two, four
+and five voters), and the HW rules."""
 
 from raft import LeaderState
 
@@ -15,6 +16,19 @@ def test_high_watermark_needs_a_majority_past_the_epoch_start() -> None:
     assert state.high_watermark == 15
     assert state.update_replica_end_offset(2, 20)
     assert state.high_watermark == 20  # leader and a follower at 20: HW 20
+
+
+def test_high_watermark_is_the_largest_offset_a_majority_holds_in_any_quorum_size() -> None:
+    """Two voters need both, four need three, five need three: the HW is the end offset
+    that many voters have reached (the leader included)."""
+    for voters, ends, expected in (((1, 2), (40, 25), 25),
+                                   ((1, 2, 3, 4), (40, 35, 30, 20), 30),
+                                   ((1, 2, 3, 4, 5), (40, 35, 30, 20, 15), 30),
+                                   ((1, 2, 3, 4, 5), (40, 12, 30, 11, 35), 30)):
+        state = LeaderState(local_id=1, epoch=3, epoch_start_offset=10, voters=voters)
+        for voter, end in zip(voters, ends, strict=True):
+            state.update_replica_end_offset(voter, end)
+        assert state.high_watermark == expected, (voters, ends)
 
 
 def test_high_watermark_never_moves_back_and_ignores_observers() -> None:
