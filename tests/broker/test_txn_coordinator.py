@@ -99,6 +99,11 @@ def test_java_string_hash_and_partition_for() -> None:
     assert java_string_hash("polygenelubricants") == -2147483648  # Integer.MIN_VALUE
     assert partition_for("polygenelubricants", 50) == 0
     assert partition_for("hello", 50) == 99162322 % 50
+    # values from Java 17: a negative hash, UTF-16 code units past ASCII, a surrogate pair
+    assert (java_string_hash("my-transactional-id"), partition_for("my-transactional-id", 50)) \
+        == (-959806496, 46)
+    assert java_string_hash("txn-\u00e9\u4e2d") == -859815769
+    assert (java_string_hash("\U0001F600"), partition_for("\U0001F600", 50)) == (1772899, 49)
 
 
 def test_the_valid_previous_state_table_is_kafkas() -> None:
@@ -196,6 +201,18 @@ def test_vector_19_fence_at_the_last_epoch_then_rotate() -> None:
     assert h.init().error == "CONCURRENT_TRANSACTIONS"
     assert h.meta.producer_epoch == 32767
     h.deliver_markers()
+    assert h.init() == TxnResult("NONE", 11, 0)
+
+
+def test_a_fence_at_epoch_32767_aborts_without_a_bump_then_rotates() -> None:
+    """An ongoing transaction already at the last epoch: the fence keeps it (no overflow);
+    its markers carry 32767; the retry moves to the next producer id."""
+    h = Harness()
+    h.put(_meta(S.ONGOING, epoch=32767, last=-1))
+    assert h.init().error == "CONCURRENT_TRANSACTIONS"
+    assert (h.meta.state, h.meta.producer_epoch) == (S.PREPARE_ABORT, 32767)
+    [marker] = h.deliver_markers()
+    assert (marker.producer_epoch, marker.commit) == (32767, False)
     assert h.init() == TxnResult("NONE", 11, 0)
 
 
