@@ -226,8 +226,10 @@ def test_a_commit_prepares_sends_markers_then_completes() -> None:
     pid, epoch = h.init().producer_id, 0
     assert h.add(pid, epoch, ("a", 0), ("b", 1)) == "NONE"
     assert h.meta.state == S.ONGOING
-    assert h.add(pid, epoch, ("a", 0)) == "NONE"   # subset: no write
     writes = len(h.log)
+    assert h.add(pid, epoch, ("a", 0)) == "NONE"   # a subset: no write
+    assert h.add(pid, epoch, ("b", 1), ("a", 0)) == "NONE"   # the same set: no write either
+    assert len(h.log) == writes
     assert h.end(pid, epoch, True) == "NONE"
     assert len(h.log) == writes + 1 and h.meta.state == S.PREPARE_COMMIT
     assert h.end(pid, epoch, True) == "CONCURRENT_TRANSACTIONS"
@@ -292,6 +294,29 @@ def test_marker_retries_and_fenced_markers() -> None:
     h.end(pid, 0, False)
     h.deliver_markers("NOT_LEADER_OR_FOLLOWER")
     assert h.coordinator.drain_outbox() == []
+    h.coordinator.poll(10 + 99)
+    assert h.coordinator.drain_outbox() == []  # not before the retry backoff (100 ms)
     h.coordinator.poll(10 + 100)
     assert len(h.deliver_markers()) == 1
     assert h.meta.state == S.COMPLETE_ABORT
+
+
+def test_a_resigned_partition_forgets_its_transactions_and_answers_not_coordinator() -> None:
+    h = Harness()
+    pid = h.init().producer_id
+    h.coordinator.resign(7)  # not a partition it coordinates: nothing changes
+    assert h.add(pid, 0, ("a", 0)) == "NONE"
+    h.coordinator.resign(0)
+    assert "t" not in h.coordinator.txns
+    assert h.add(pid, 0, ("b", 0)) == "NOT_COORDINATOR"
+    assert h.init().error == "NOT_COORDINATOR"
+
+
+def test_a_write_acknowledged_after_the_coordinator_epoch_moved_answers_not_coordinator() -> None:
+    h = Harness(auto_ack=False)
+    out: list[TxnResult] = []
+    h.coordinator.handle_init_producer_id("t", 60_000, None, 0, out.append)
+    h.coordinator.resign(0)
+    h.coordinator.become_leader(0, 1, [], 0)  # coordinator epoch 1: the write was epoch 0's
+    h.waiting.pop()("NONE")
+    assert out == [TxnResult("NOT_COORDINATOR")]
