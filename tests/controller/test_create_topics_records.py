@@ -1,0 +1,44 @@
+"""The records of a CreateTopics (Kafka's ReplicationControlManager.createTopic): a TopicRecord,
+then one PartitionRecord per partition, in order, each led by its first replica with the
+whole replica set in the ISR at leader and partition epoch 0, then the topic's configs."""
+
+from __future__ import annotations
+
+import random
+
+from controller.operations import CreateTopics, NewTopic, OperationContext
+from metadata.delta import TOPIC_RESOURCE, MetadataDelta
+from metadata.image import MetadataImage
+from metadata.schema import (
+    ConfigRecord,
+    MetadataRecord,
+    PartitionRecord,
+    RegisterBrokerRecord,
+    TopicRecord,
+)
+from metadata.uuids import random_uuid
+
+
+def _brokers(count: int) -> MetadataImage:
+    rng = random.Random(5)
+    records: list[MetadataRecord] = [
+        RegisterBrokerRecord(b, random_uuid(rng), broker_epoch=b + 1, fenced=False)
+        for b in range(count)]
+    delta = MetadataDelta(MetadataImage.EMPTY)
+    delta.replay_all(records)
+    return delta.apply(len(records) - 1, 1)
+
+
+def test_a_new_topic_is_its_record_its_partitions_at_epoch_0_then_its_configs() -> None:
+    image = _brokers(4)
+    generated = CreateTopics((NewTopic("foo", 5, 3, (("retention.ms", "100"),)),)).generate(
+        OperationContext(image, random.Random(1), image.offset + 1, 0))
+    topic, *parts, config = generated.records
+    assert isinstance(topic, TopicRecord) and topic.name == "foo"
+    assert config == ConfigRecord(TOPIC_RESOURCE, "foo", "retention.ms", "100")
+    assert [p.partition_id for p in parts if isinstance(p, PartitionRecord)] == list(range(5))
+    for part in parts:
+        assert isinstance(part, PartitionRecord) and part.topic_id == topic.topic_id
+        assert len(set(part.replicas)) == 3 and set(part.replicas) <= set(range(4))
+        assert (part.leader, part.isr, part.leader_epoch, part.partition_epoch) == \
+            (part.replicas[0], part.replicas, 0, 0)
