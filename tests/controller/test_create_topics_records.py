@@ -6,7 +6,11 @@ from __future__ import annotations
 
 import random
 
-from controller.operations import CreateTopics, NewTopic, OperationContext
+import pytest
+
+from controller.errors import ApiError
+from controller.operations import CreatePartitions, CreateTopics, NewTopic, OperationContext
+from controller.operations.topics import validate_topic_name
 from metadata.delta import TOPIC_RESOURCE, MetadataDelta
 from metadata.image import MetadataImage
 from metadata.schema import (
@@ -42,3 +46,25 @@ def test_a_new_topic_is_its_record_its_partitions_at_epoch_0_then_its_configs() 
         assert len(set(part.replicas)) == 3 and set(part.replicas) <= set(range(4))
         assert (part.leader, part.isr, part.leader_epoch, part.partition_epoch) == \
             (part.replicas[0], part.replicas, 0, 0)
+
+
+def test_new_partitions_of_a_topic_start_at_epoch_0_after_the_last_one() -> None:
+    image = _brokers(4)
+    records = CreateTopics((NewTopic("foo", 2, 2),)).generate(
+        OperationContext(image, random.Random(1), image.offset + 1, 0)).records
+    delta = MetadataDelta(image)
+    delta.replay_all(records)
+    image = delta.apply(image.offset + len(records), 1)
+    added = CreatePartitions("foo", 5).generate(
+        OperationContext(image, random.Random(2), image.offset + 1, 0)).records
+    assert [p.partition_id for p in added if isinstance(p, PartitionRecord)] == [2, 3, 4]
+    for part in added:
+        assert isinstance(part, PartitionRecord) and len(part.replicas) == 2
+        assert (part.leader, part.isr, part.leader_epoch, part.partition_epoch) == \
+            (part.replicas[0], part.replicas, 0, 0)
+
+
+def test_a_topic_name_may_have_249_characters_not_250() -> None:
+    validate_topic_name("a" * 249)
+    with pytest.raises(ApiError, match="can't be longer than 249"):
+        validate_topic_name("a" * 250)
