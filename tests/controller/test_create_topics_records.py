@@ -68,3 +68,24 @@ def test_a_topic_name_may_have_249_characters_not_250() -> None:
     validate_topic_name("a" * 249)
     with pytest.raises(ApiError, match="can't be longer than 249"):
         validate_topic_name("a" * 250)
+
+
+@pytest.mark.parametrize("name", ["", ".", ".."])
+def test_an_empty_name_and_the_dot_names_are_illegal(name: str) -> None:
+    with pytest.raises(ApiError, match="is illegal"):
+        validate_topic_name(name)
+    validate_topic_name("..." if name else "a.b")  # dots alone are legal otherwise
+
+
+def test_create_partitions_must_grow_the_topic() -> None:
+    image = _brokers(2)
+    records = CreateTopics((NewTopic("foo", 3, 1),)).generate(
+        OperationContext(image, random.Random(1), image.offset + 1, 0)).records
+    delta = MetadataDelta(image)
+    delta.replay_all(records)
+    image = delta.apply(image.offset + len(records), 1)
+    for count in (3, 2):
+        with pytest.raises(ApiError) as refused:
+            CreatePartitions("foo", count).generate(
+                OperationContext(image, random.Random(2), image.offset + 1, 0))
+        assert refused.value.code == "INVALID_PARTITIONS"
