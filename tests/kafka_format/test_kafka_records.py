@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import msgspec
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -9,10 +10,13 @@ from hypothesis import strategies as st
 from kafka_format import (
     DecodeError,
     EncodeError,
+    decode_log,
     decode_metadata_record,
+    encode_decoded_batch,
     encode_metadata_record,
     record_version,
 )
+from kafka_format.batch_format import to_decoded_batch
 from kafka_format.control_records import (
     UnknownControlRecord,
     decode_control_record,
@@ -22,6 +26,7 @@ from kafka_format.control_records import (
 from kafka_format.metadata_serde import supported_versions
 from metadata import schema as rec
 from metadata import versions as mv
+from raft import Batch
 
 from .samples import TOPIC_A, sample_control_records, sample_record
 
@@ -193,3 +198,20 @@ def test_partition_change_round_trips(
     data = encode_metadata_record(record, version)
     decoded = decode_metadata_record(data)
     assert decoded.record == record and decoded.version == version
+
+
+def test_record_headers_round_trip_with_kafkas_bytes_null_values_included() -> None:
+    """A record header is a varint key length, the key, then a varint value length (-1 for
+    a null value) and the value (Kafka's DefaultRecord); metadata records carry none, but a
+    batch that has some is read and written back exactly."""
+    decoded = to_decoded_batch(Batch(0, 1, (rec.NoOpRecord(), rec.TopicRecord("foo", TOPIC_A))),
+                               20)
+    headers = ((b"k", b"v"), (b"null", None), (b"", b""))
+    with_headers = msgspec.structs.replace(decoded, facts=(
+        msgspec.structs.replace(decoded.facts[0], headers=headers), decoded.facts[1]))
+    data = encode_decoded_batch(with_headers)
+    assert b"\x06\x02k\x02v\x08null\x01\x00\x00" in data  # 3 headers (zigzag 6), then each
+    result = decode_log(data)
+    assert result.error is None
+    assert [facts.headers for facts in result.batches[0].facts] == [headers, ()]
+    assert encode_decoded_batch(result.batches[0]) == data
