@@ -16,7 +16,7 @@ from kafka_format import (
     encode_metadata_record,
     record_version,
 )
-from kafka_format.batch_format import to_decoded_batch
+from kafka_format.batch_format import plain_prefix, plain_prefixes, to_decoded_batch
 from kafka_format.control_records import (
     UnknownControlRecord,
     decode_control_record,
@@ -215,3 +215,21 @@ def test_record_headers_round_trip_with_kafkas_bytes_null_values_included() -> N
     assert result.error is None
     assert [facts.headers for facts in result.batches[0].facts] == [headers, ()]
     assert encode_decoded_batch(result.batches[0]) == data
+
+
+def test_a_batch_of_more_records_than_the_cached_prefixes_round_trips() -> None:
+    """Record prefixes (attributes, deltas) are cached for the first 1,024 records of a
+    batch and the cache grows on demand: a batch of 3,000 records is written and read back."""
+    records = tuple(rec.PartitionRecord(partition_id=p, topic_id=TOPIC_A, replicas=(1, 2),
+                                        isr=(1, 2), leader=1, leader_epoch=0,
+                                        partition_epoch=0) for p in range(3_000))
+    data = encode_decoded_batch(to_decoded_batch(Batch(0, 1, records), 20))
+    result = decode_log(data)
+    assert result.error is None and result.batches[0].batch.records == records
+    # Kafka's bytes before a value: attributes 0, timestamp delta 0, the offset delta
+    # (zig-zag varint), a null key (-1)
+    assert (plain_prefix(0), plain_prefix(63), plain_prefix(64), plain_prefix(1_500)) == \
+        (b"\x00\x00\x00\x01", b"\x00\x00\x7e\x01", b"\x00\x00\x80\x01\x01",
+         b"\x00\x00\xb8\x17\x01")
+    assert plain_prefixes(3_000) == tuple(map(plain_prefix, range(3_000)))
+    assert data.count(plain_prefix(2_999)) == 1
