@@ -8,7 +8,13 @@ import pytest
 
 from metadata.delta import MetadataDelta
 from metadata.image import MetadataImage
-from metadata.schema import MetadataRecord, PartitionChangeRecord, PartitionRecord, TopicRecord
+from metadata.schema import (
+    MetadataRecord,
+    PartitionChangeRecord,
+    PartitionRecord,
+    RemoveTopicRecord,
+    TopicRecord,
+)
 
 
 def _records(seed: int, brokers: int = 5) -> list[MetadataRecord]:
@@ -76,3 +82,26 @@ def test_changes_without_a_new_replica_list_keep_the_index() -> None:
     after = leaderless.apply(image.offset + 2, 1)
     assert after.partitions_by_broker is image.partitions_by_broker
     assert after.topics_by_id != image.topics_by_id
+
+
+def test_a_replica_list_that_only_shrinks_and_a_topic_removed_alone_leave_the_index() -> None:
+    """Changes with nothing to add: a broker leaves a partition's replicas (a reassignment
+    completing), then the topic is removed, each in a delta of its own."""
+    topic_id = "AAAAAAAAAAAAAAAAAAAAAA"
+    image = MetadataImage.EMPTY
+    steps: list[list[MetadataRecord]] = [
+        [TopicRecord("t", topic_id), *(
+            PartitionRecord(partition_id=p, topic_id=topic_id, replicas=(1, 2, 3), isr=(1, 2, 3),
+                            leader=1, leader_epoch=0, partition_epoch=0) for p in range(2))],
+        [PartitionChangeRecord(partition_id=1, topic_id=topic_id, replicas=(1, 2), isr=(1, 2))],
+        [RemoveTopicRecord(topic_id)],
+    ]
+    expected = [{1: {topic_id: (0, 1)}, 2: {topic_id: (0, 1)}, 3: {topic_id: (0, 1)}},
+                {1: {topic_id: (0, 1)}, 2: {topic_id: (0, 1)}, 3: {topic_id: (0,)}},
+                {}]
+    for records, index in zip(steps, expected, strict=True):
+        delta = MetadataDelta(image)
+        delta.replay_all(records)
+        image = delta.apply(image.offset + len(records), 1)
+        assert {broker: dict(topics) for broker, topics in image.partitions_by_broker.items()
+                if topics} == index == _index_of(image)
