@@ -33,6 +33,16 @@ def _brokers(count: int) -> MetadataImage:
     return delta.apply(len(records) - 1, 1)
 
 
+def _with_topic(brokers: int, partitions: int, replication: int) -> MetadataImage:
+    """``brokers`` brokers and topic "foo", created by a CreateTopics."""
+    image = _brokers(brokers)
+    records = CreateTopics((NewTopic("foo", partitions, replication),)).generate(
+        OperationContext(image, random.Random(1), image.offset + 1, 0)).records
+    delta = MetadataDelta(image)
+    delta.replay_all(records)
+    return delta.apply(image.offset + len(records), 1)
+
+
 def test_a_new_topic_is_its_record_its_partitions_at_epoch_0_then_its_configs() -> None:
     image = _brokers(4)
     generated = CreateTopics((NewTopic("foo", 5, 3, (("retention.ms", "100"),)),)).generate(
@@ -49,12 +59,7 @@ def test_a_new_topic_is_its_record_its_partitions_at_epoch_0_then_its_configs() 
 
 
 def test_new_partitions_of_a_topic_start_at_epoch_0_after_the_last_one() -> None:
-    image = _brokers(4)
-    records = CreateTopics((NewTopic("foo", 2, 2),)).generate(
-        OperationContext(image, random.Random(1), image.offset + 1, 0)).records
-    delta = MetadataDelta(image)
-    delta.replay_all(records)
-    image = delta.apply(image.offset + len(records), 1)
+    image = _with_topic(4, 2, 2)
     added = CreatePartitions("foo", 5).generate(
         OperationContext(image, random.Random(2), image.offset + 1, 0)).records
     assert [p.partition_id for p in added if isinstance(p, PartitionRecord)] == [2, 3, 4]
@@ -78,12 +83,7 @@ def test_an_empty_name_and_the_dot_names_are_illegal(name: str) -> None:
 
 
 def test_create_partitions_must_grow_the_topic() -> None:
-    image = _brokers(2)
-    records = CreateTopics((NewTopic("foo", 3, 1),)).generate(
-        OperationContext(image, random.Random(1), image.offset + 1, 0)).records
-    delta = MetadataDelta(image)
-    delta.replay_all(records)
-    image = delta.apply(image.offset + len(records), 1)
+    image = _with_topic(2, 3, 1)
     for count in (3, 2):
         with pytest.raises(ApiError) as refused:
             CreatePartitions("foo", count).generate(
