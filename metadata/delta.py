@@ -615,8 +615,8 @@ def _make_topic(change: _TopicChange, digest: int) -> tuple[int, TopicImage]:
         return digest, TopicImage(change.name, topic_id, immutables.Map(changed))
     partitions = base.partitions
     if len(changed) == 1:  # (most topics of a fence at 100,000 topics: set costs less)
-        for partition_id, registration in changed.items():
-            updated = partitions.set(partition_id, registration)
+        [(partition_id, registration)] = changed.items()
+        updated = partitions.set(partition_id, registration)
     else:
         updated = partitions.update(changed)
     if change.terms is not None:  # only PartitionChangeRecords: terms summed as they merged

@@ -126,10 +126,10 @@ class _Pickler(pickle.Pickler):
 
     def persistent_id(self, obj: Any) -> Any:
         cls = type(obj)
+        # (a class or an enum member too: unpickled with no look-up by name or value)
         if cls is immutables.Map or cls is types.CodeType or cls is types.ModuleType \
                 or cls is _TraceOrigin or issubclass(cls, (type, enum.Enum)):
-            return self._share(obj)  # (a class or an enum member too: no look-up by name or
-            # value, in Python, when unpickled)
+            return self._share(obj)
         if cls is types.FunctionType:
             return self._share(obj) if obj.__closure__ is None else None
         if (cls is dict or cls is tuple) and id(obj) in self._pinned:

@@ -135,8 +135,10 @@ def leaving_changes(image: MetadataImage, broker_id: int) -> Iterator[PartitionC
         if topic is None:
             continue
         partitions = topic.partitions
-        unclean = _unclean_of(image, topic.name, default) if overrides is None else \
-            overrides.get(topic.name, default) if overrides else default
+        if overrides is None:
+            unclean = _unclean_of(image, topic.name, default)
+        else:  # (no topic sets it, the usual case: not even the topic's name is read)
+            unclean = overrides.get(topic.name, default) if overrides else default
         for pid in by_topic[topic_id]:
             reg = partitions.get(pid)
             if reg is None:
