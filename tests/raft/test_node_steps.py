@@ -7,6 +7,7 @@ import random
 import pytest
 
 from raft import LeaderAndEpoch, RaftConfig, RaftNode, RaftStorage, Role, Snapshot, SnapshotId
+from raft.messages import Envelope, VoteRequest, VoteResponse
 
 
 class Recorder:
@@ -68,3 +69,23 @@ def test_a_new_listener_loads_a_snapshot_at_offset_zero() -> None:
     assert listener.calls.count("snapshot") == 1
     node.poll(node.next_deadline() or 0)
     assert listener.calls.count("snapshot") == 1  # loaded once
+
+
+def test_a_vote_in_the_current_epoch_is_granted_again_to_its_candidate_only() -> None:
+    """A fresh voter (epoch 0, no leader) gets VoteRequests for epoch 1: it grants the first
+    candidate, grants the same candidate's retry, refuses another in that epoch, and
+    refuses any request for an older epoch (Kafka's handleVoteRequest)."""
+    node = RaftNode(1, (1, 2, 3), RaftStorage(), random.Random(0), 0)
+
+    def vote(candidate: int, epoch: int) -> bool:
+        node.handle(Envelope(candidate, 1, VoteRequest(epoch, candidate, 0, 0)), 1)
+        [answer] = [env.message for env in node.drain_outbox()
+                    if isinstance(env.message, VoteResponse)]
+        return answer.vote_granted
+
+    assert vote(2, 1)
+    assert node.epoch == 1 and node.voted_id == 2
+    assert vote(2, 1)  # the candidate's retry: same epoch, same vote
+    assert not vote(3, 1)  # one vote per epoch
+    assert not vote(3, 0)  # an older epoch
+    assert vote(3, 2)  # a newer epoch: a new vote
