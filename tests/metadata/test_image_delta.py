@@ -14,6 +14,7 @@ from metadata.schema import (
     NoOpRecord,
     PartitionChangeRecord,
     PartitionRecord,
+    ProducerIdsRecord,
     RegisterBrokerRecord,
     RemoveTopicRecord,
     TopicRecord,
@@ -121,3 +122,21 @@ def test_snapshot_records_rebuild_the_same_image() -> None:
     assert rebuilt == image
     with pytest.raises(ReplayError, match="cannot appear within a snapshot"):
         image_from_records([BeginTransactionRecord()], 0, 0)
+
+
+def test_a_snapshot_writes_metadata_version_first_and_the_producer_ids_as_kafka_does() -> None:
+    """metadata.version before every other feature, and the next producer id as
+    ProducerIdsRecord(brokerId -1, brokerEpoch -1), as Kafka's images write them (the other
+    features by name: Kafka's order is its hash map's)."""
+    image = image_of(FeatureLevelRecord("transaction.version", 2),
+                     FeatureLevelRecord("metadata.version", 13),
+                     FeatureLevelRecord("kraft.version", 1),
+                     ProducerIdsRecord(broker_id=3, broker_epoch=9, next_producer_id=5000))
+    records = image_to_records(image)
+    assert records == [FeatureLevelRecord("metadata.version", 13),
+                       FeatureLevelRecord("kraft.version", 1),
+                       FeatureLevelRecord("transaction.version", 2),
+                       ProducerIdsRecord(broker_id=-1, broker_epoch=-1, next_producer_id=5000)]
+    rebuilt = image_from_records(records, image.offset, image.epoch)
+    assert rebuilt.same_content(image)
+    assert rebuilt == image
