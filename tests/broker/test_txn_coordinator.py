@@ -320,3 +320,14 @@ def test_a_write_acknowledged_after_the_coordinator_epoch_moved_answers_not_coor
     h.coordinator.become_leader(0, 1, [], 0)  # coordinator epoch 1: the write was epoch 0's
     h.waiting.pop()("NONE")
     assert out == [TxnResult("NOT_COORDINATOR")]
+
+
+def test_no_transition_leads_to_a_negative_producer_id_or_epoch_but_dead() -> None:
+    """Kafka's prepareTransitionTo: a negative producer id or epoch is illegal, except the
+    epoch of a Dead (expired) transactional id."""
+    for change in ({"producer_epoch": -1}, {"producer_id": -1}):
+        with pytest.raises(IllegalTransition, match="negative producer id or epoch"):
+            _meta(S.EMPTY).transit(S.EMPTY, 1, **change)
+    assert _meta(S.EMPTY).transit(S.DEAD, 1, producer_epoch=-1).producer_epoch == -1
+    with pytest.raises(IllegalTransition, match="negative producer id or epoch"):
+        _meta(S.EMPTY).transit(S.DEAD, 1, producer_id=-1)
