@@ -6,6 +6,7 @@ from collections.abc import Callable
 
 import pytest
 
+from broker.txn import prereg
 from broker.txn.coordinator import (
     MarkerRequest,
     TransactionCoordinator,
@@ -331,3 +332,32 @@ def test_no_transition_leads_to_a_negative_producer_id_or_epoch_but_dead() -> No
     assert _meta(S.EMPTY).transit(S.DEAD, 1, producer_epoch=-1).producer_epoch == -1
     with pytest.raises(IllegalTransition, match="negative producer id or epoch"):
         _meta(S.EMPTY).transit(S.DEAD, 1, producer_id=-1)
+
+
+def test_a_pre_registration_begin_writes_only_a_new_partition_set() -> None:
+    """The variant's AddPartitionsToTxn: registering what the transaction holds already
+    answers NONE without a write, as the classic one does."""
+    h = Harness()
+    pid = h.init().producer_id
+    out: list[str] = []
+
+    def add(*topics: tuple[str, tuple[int, ...]]) -> str:
+        prereg.add_partitions(h.coordinator, prereg.AddPartitionsToTxnPreRegRequest(
+            "t", pid, 0, None, topics), 5, out.append)
+        return out[-1]
+
+    assert add(("a", (0, 1))) == "NONE" and h.meta.state == S.ONGOING
+    writes = len(h.log)
+    assert add(("a", (0, 1))) == "NONE" and add(("a", (1,))) == "NONE"
+    assert len(h.log) == writes
+    assert add(("b", (0,))) == "NONE" and len(h.log) == writes + 1
+    assert h.meta.topic_partitions == {("a", 0), ("a", 1), ("b", 0)}
+
+
+def test_a_pre_registration_end_txn_of_another_producer_id_is_refused() -> None:
+    h = Harness()
+    pid = h.init().producer_id
+    out: list[str] = []
+    prereg.end_txn(h.coordinator, prereg.EndTxnPreRegRequest("t", pid + 1, 0, True, None), 5,
+                   out.append)
+    assert out == ["INVALID_PRODUCER_ID_MAPPING"]
