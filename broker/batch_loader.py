@@ -136,13 +136,8 @@ class MetadataBatchLoader:
                 state is TransactionState.ABORTED_TRANSACTION:
             self.state = TransactionState.NO_TRANSACTION
         delta = self.delta
-        index = start
-        while index < stop:
-            index, error = delta.replay_many(records, index, stop)
-            if error is None:
-                break
-            self._fault(base_offset + index, f"Error loading metadata log record: {error}")
-            index += 1
+        delta.replay_past_errors(records, start, stop, lambda index, error: self._fault(
+            base_offset + index, f"Error loading metadata log record: {error}"))
         self.records_since_emit += stop - start
         if delta.records > self.largest_delta:
             self.largest_delta = delta.records

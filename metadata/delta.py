@@ -302,6 +302,19 @@ class MetadataDelta:
             index += 1
         return end, None
 
+    def replay_past_errors(self, records: Sequence[MetadataRecord], start: int, stop: int,
+                           refused: Callable[[int, ReplayError], None]) -> None:
+        """:meth:`replay_many` over ``records[start:stop]``, going on after a record that
+        cannot apply: ``refused(index, error)`` hears of each such record, which is skipped
+        (as a broker's loader and the checkers' reference skip them)."""
+        index = start
+        while index < stop:
+            index, error = self.replay_many(records, index, stop)
+            if error is None:
+                return
+            refused(index, error)
+            index += 1
+
     def _replay_run(self, run: PartitionRun) -> bool:
         """Replay a run of PartitionRecords at once; False (nothing replayed) when its topic
         is unknown, so that the caller replays it record by record for the errors."""

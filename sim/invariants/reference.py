@@ -130,8 +130,8 @@ class ReferenceReplay:
                      start: int, stop: int, base_offset: int,
                      problems: list[tuple[str, str]]) -> None:
         """Replay ``records[start:stop]``, none of them a transaction marker, at once
-        (:meth:`MetadataDelta.replay_many`); a record that cannot apply is a problem and
-        is skipped."""
+        (:meth:`MetadataDelta.replay_past_errors`); a record that cannot apply is a problem
+        and is skipped."""
         if self.open is not None:
             self.open.records += stop - start
         last = stop - 1
@@ -139,14 +139,8 @@ class ReferenceReplay:
             last -= 1
         if last >= start:
             self.last_meaningful_offset = base_offset + last
-        index = start
-        while index < stop:
-            index, error = delta.replay_many(records, index, stop)
-            if error is None:
-                return
-            problems.append(("TxnWellFormed", f"record at {base_offset + index} cannot "
-                                              f"apply: {error}"))
-            index += 1
+        delta.replay_past_errors(records, start, stop, lambda index, error: problems.append(
+            ("TxnWellFormed", f"record at {base_offset + index} cannot apply: {error}")))
 
     # ------------------------------------------------------------------ queries
     def image_at(self, offset: int) -> MetadataImage | None:
