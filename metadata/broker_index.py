@@ -12,7 +12,7 @@ The index is derived: it is not part of an image's digest.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 
 import immutables
 
@@ -27,14 +27,18 @@ _NO_PARTITIONS: dict[int, PartitionRegistration] = {}
 """A new topic's partitions before it (read only)."""
 
 
-def update_index(index: BrokerIndex, removed: Iterable[TopicImage],
-                 changed: Iterable[tuple[str, TopicImage | None,
+def update_index(index: BrokerIndex, removed: Sequence[TopicImage],
+                 changed: Sequence[tuple[str, TopicImage | None,
                                          Mapping[int, PartitionRegistration]]]) -> BrokerIndex:
     """The index after removing ``removed`` topics and applying partition changes.
 
     ``changed`` holds (topic id, the topic as it was or None, new registrations
     by partition id); only partitions whose replica list changed cost anything.
     """
+    if not removed and len(changed) == 1:
+        appended = _one_topic_appended(index, *changed[0])
+        if appended is not None:
+            return appended
     adds: dict[tuple[int, str], set[int]] = {}
     drops: dict[tuple[int, str], set[int]] = {}
     gone: set[tuple[int, str]] = set()
@@ -103,6 +107,42 @@ def update_index(index: BrokerIndex, removed: Iterable[TopicImage],
         elif broker in out:
             del out[broker]
     return out.finish()
+
+
+def _one_topic_appended(index: BrokerIndex, topic_id: str, base: TopicImage | None,
+                        partitions: Mapping[int, PartitionRegistration]) -> BrokerIndex | None:
+    """:func:`update_index` for the commonest change: partitions new to one topic, in
+    ascending order, each after those its brokers already hold (a topic created over one
+    batch or many). None for any other change (the general path takes it).
+
+    Each replica's broker gets the partitions appended to its tuple for the topic,
+    with one persistent-map set per broker rather than a mutation of the whole index.
+    """
+    old_parts = base.partitions if base is not None else _NO_PARTITIONS
+    last = -1
+    per_broker: dict[int, list[int]] = {}
+    for pid, reg in partitions.items():
+        if pid <= last or pid in old_parts:
+            return None
+        last = pid
+        for broker in reg.replicas:
+            pids = per_broker.get(broker)
+            if pids is None:
+                per_broker[broker] = [pid]
+            else:
+                pids.append(pid)
+    out = index
+    for broker in sorted(per_broker):
+        topics = out.get(broker)
+        if topics is None:
+            out = out.set(broker, immutables.Map({topic_id: tuple(per_broker[broker])}))
+            continue
+        current = topics.get(topic_id, ())
+        added = tuple(per_broker[broker])
+        if current and added[0] <= current[-1]:
+            return None  # the index holds a later partition than the topic: not appended
+        out = out.set(broker, topics.set(topic_id, _appended(current, added)))
+    return out
 
 
 _SHARED_INDEXES = 4096

@@ -105,3 +105,35 @@ def test_a_replica_list_that_only_shrinks_and_a_topic_removed_alone_leave_the_in
         image = delta.apply(image.offset + len(records), 1)
         assert {broker: dict(topics) for broker, topics in image.partitions_by_broker.items()
                 if topics} == index == _index_of(image)
+
+
+def test_a_topic_growing_batch_by_batch_and_its_last_partition_moving_to_new_brokers() -> None:
+    """Partitions appended after a topic's last (a topic created over many batches, on
+    some brokers or new ones), then the last partition reassigned to brokers that hold
+    nothing of the topic: its old brokers drop it."""
+    topic_id = "AAAAAAAAAAAAAAAAAAAAAA"
+
+    def partition(pid: int, replicas: tuple[int, ...]) -> PartitionRecord:
+        return PartitionRecord(partition_id=pid, topic_id=topic_id, replicas=replicas,
+                               isr=replicas, leader=replicas[0], leader_epoch=0,
+                               partition_epoch=0)
+
+    steps: list[list[MetadataRecord]] = [
+        [TopicRecord("t", topic_id), partition(0, (1, 2)), partition(1, (2, 1))],
+        [partition(2, (1, 2)), partition(3, (3, 1))],
+        [PartitionChangeRecord(partition_id=3, topic_id=topic_id, replicas=(4, 5), isr=(4, 5),
+                               leader=4)],
+        [partition(5, (5, 4)), partition(4, (4, 1))],  # not in ascending order
+    ]
+    expected = [{1: (0, 1), 2: (0, 1)},
+                {1: (0, 1, 2, 3), 2: (0, 1, 2), 3: (3,)},
+                {1: (0, 1, 2), 2: (0, 1, 2), 4: (3,), 5: (3,)},
+                {1: (0, 1, 2, 4), 2: (0, 1, 2), 4: (3, 4, 5), 5: (3, 5)}]
+    image = MetadataImage.EMPTY
+    for records, index in zip(steps, expected, strict=True):
+        delta = MetadataDelta(image)
+        delta.replay_all(records)
+        image = delta.apply(image.offset + len(records), 1)
+        assert {broker: dict(topics) for broker, topics in image.partitions_by_broker.items()
+                if topics} == {b: {topic_id: pids} for b, pids in index.items()} \
+            == _index_of(image)
