@@ -113,6 +113,27 @@ def test_transaction_log_records_round_trip() -> None:
         decode_value(b"\x00\x07")
 
 
+def test_transaction_log_values_have_kafkas_bytes_in_both_versions() -> None:
+    """Version 1 writes a tagged field only when it differs from its default (-1 for the
+    producer ids and the next epoch, 0 for the client version); version 0, which Kafka
+    wrote before 2.8's flexible value, has int16 strings and int32 counts, and no tags."""
+    head = struct.pack(">qhib", 4, 3, 60000, 0)
+    times = struct.pack(">qq", 70, -1)
+    empty = TxnLogValue(4, 3, 60000, 0, None, 70, -1)
+    assert encode_value(empty) == b"\x00\x01" + head + b"\x00" + times + b"\x00"
+    tagged = TxnLogValue(4, 3, 60000, 0, None, 70, -1, PreviousProducerId=0,
+                         NextProducerEpoch=0)
+    assert encode_value(tagged) == b"\x00\x01" + head + b"\x00" + times + b"\x02" + \
+        b"\x00\x08" + struct.pack(">q", 0) + b"\x03\x02" + struct.pack(">h", 0)
+    assert decode_value(encode_value(tagged)) == tagged
+    version0 = (b"\x00\x00" + struct.pack(">qhib", 4, 2, 60000, 1) + struct.pack(">i", 2)
+                + struct.pack(">h", 6) + b"orders" + struct.pack(">iii", 2, 0, 1)
+                + struct.pack(">h", 1) + b"t" + struct.pack(">ii", 1, 3)
+                + struct.pack(">qq", 50, 40))
+    assert decode_value(version0) == TxnLogValue(4, 2, 60000, 1,
+                                                 (("orders", (0, 1)), ("t", (3,))), 50, 40)
+
+
 def test_partition_directory_round_trips(tmp_path: Path) -> None:
     batches = [_txn_batch(0, ["a", "b"]), _marker(2, False)]
     written = write_partition_dir(tmp_path / "orders-0", batches, [AbortedTxnEntry(7, 0, 2, 3)])

@@ -159,6 +159,12 @@ def test_leader_change_known_bytes() -> None:
     assert encode_control_value(decoded.record) == value
 
 
+def test_a_control_key_shorter_than_four_bytes_is_refused() -> None:
+    buf = bytes(5) + bytes.fromhex("000000") + bytes.fromhex("0000" "00000001" "00" "00" "00")
+    with pytest.raises(DecodeError, match="control record key at byte 5 has 3 bytes, not 4"):
+        decode_control_record(buf, 5, 8, 8, len(buf))
+
+
 def test_unknown_control_type_is_kept_as_bytes() -> None:
     buf = bytes.fromhex("0000" "0001") + b"\x00\x00\x00\x00\x00\x05"
     decoded = decode_control_record(buf, 0, 4, 4, len(buf))
