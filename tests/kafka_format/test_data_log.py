@@ -21,7 +21,7 @@ from kafka_format.data_log import (
     encode_txn_index,
     marker_record,
 )
-from kafka_format.errors import DecodeError
+from kafka_format.errors import DecodeError, EncodeError
 from kafka_format.files import read_data_segment, read_txn_index, write_partition_dir
 from kafka_format.transaction_log import (
     TxnLogValue,
@@ -29,6 +29,7 @@ from kafka_format.transaction_log import (
     decode_value,
     encode_key,
     encode_value,
+    value_json,
 )
 
 from .conftest import FIRST_SEGMENT, METADATA_DIR
@@ -132,6 +133,31 @@ def test_transaction_log_values_have_kafkas_bytes_in_both_versions() -> None:
                 + struct.pack(">qq", 50, 40))
     assert decode_value(version0) == TxnLogValue(4, 2, 60000, 1,
                                                  (("orders", (0, 1)), ("t", (3,))), 50, 40)
+    # a tag this schema does not know (7) is skipped, whatever its size
+    unknown = b"\x00\x01" + head + b"\x00" + times + b"\x01" + b"\x07\x08" + bytes(8)
+    assert decode_value(unknown) == empty
+
+
+def test_transaction_log_json_names_fields_as_kafka_dump_log_does() -> None:
+    """Kafka's JSON converter writes the schema's fields in order, a tagged one only
+    when it is not its default; a transactional id is a string of at most 32,767 bytes."""
+    plain = value_json(TxnLogValue(4, 3, 60000, 0, None, 70, -1))
+    assert list(plain) == ["producerId", "producerEpoch", "transactionTimeoutMs",
+                           "transactionStatus", "transactionPartitions",
+                           "transactionLastUpdateTimestampMs", "transactionStartTimestampMs"]
+    tagged = value_json(TxnLogValue(4, 3, 60000, 1, (("t", (0, 2)),), 70, 60, 0, 5, 2, 0))
+    assert list(tagged) == ["producerId", "previousProducerId", "nextProducerId",
+                            "producerEpoch", "transactionTimeoutMs", "transactionStatus",
+                            "transactionPartitions", "transactionLastUpdateTimestampMs",
+                            "transactionStartTimestampMs", "clientTransactionVersion",
+                            "nextProducerEpoch"]
+    assert (tagged["previousProducerId"], tagged["nextProducerId"],
+            tagged["nextProducerEpoch"]) == (0, 5, 0)
+    assert tagged["transactionPartitions"] == [{"topic": "t", "partitionIds": [0, 2]}]
+    longest = "x" * 0x7FFF
+    assert decode_key(encode_key(longest)) == longest
+    with pytest.raises(EncodeError, match="32768 bytes is too long"):
+        encode_key(longest + "x")
 
 
 def test_partition_directory_round_trips(tmp_path: Path) -> None:
