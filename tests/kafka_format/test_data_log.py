@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from kafka_format.batch_format import CONTROL_FLAG, TRANSACTIONAL_FLAG
+from kafka_format.batch_format import CONTROL_FLAG, HEADER_SIZE, TRANSACTIONAL_FLAG
 from kafka_format.data_log import (
     AbortedTxnEntry,
     DataBatch,
@@ -21,7 +21,7 @@ from kafka_format.data_log import (
     encode_txn_index,
     marker_record,
 )
-from kafka_format.errors import DecodeError, EncodeError
+from kafka_format.errors import DecodeError, DecodeFailure, EncodeError
 from kafka_format.files import read_data_segment, read_txn_index, write_partition_dir
 from kafka_format.transaction_log import (
     TxnLogValue,
@@ -82,6 +82,49 @@ def test_damage_keeps_the_good_batches() -> None:
     bad = decode_data_log(bytes(flipped), "seg")
     assert len(bad.batches) == 1 and bad.error is not None
     assert bad.error.kind == "crc-mismatch" and bad.error.batch_offset == 1
+
+
+def test_damage_in_a_later_batch_is_reported_where_it_is() -> None:
+    """Each kind of damage in the second batch: the first is kept, and the report names
+    the batch's byte and the field's (Kafka's header: magic at +16, CRC at +17,
+    attributes at +21)."""
+    data = encode_data_log([_txn_batch(0, ["a"]), _txn_batch(1, ["b"], sequence=1)])
+    second = len(encode_data_batch(_txn_batch(0, ["a"])))
+
+    def damage(bad: bytes) -> DecodeFailure:
+        result = decode_data_log(bad, "seg")
+        assert len(result.batches) == 1 and result.error is not None
+        assert result.error.batch_position == second
+        return result.error
+
+    header = damage(data[:second + HEADER_SIZE - 1])
+    assert (header.kind, header.position) == ("truncated", second)
+    assert f"batch header needs {HEADER_SIZE} bytes at byte {second} but only " \
+        f"{HEADER_SIZE - 1} remain" in header.message
+    body = damage(data[:-3])
+    assert (body.kind, body.position) == ("truncated", second)
+    assert f"batch needs {len(data) - second} bytes at byte {second} but only " \
+        f"{len(data) - 3 - second} remain" in body.message
+    crc = bytearray(data)
+    crc[-1] ^= 0xFF
+    assert (damage(bytes(crc)).kind, damage(bytes(crc)).position) == \
+        ("crc-mismatch", second + 17)
+    magic = bytearray(data)
+    magic[second + 16] = 1
+    assert (damage(bytes(magic)).kind, damage(bytes(magic)).position) == \
+        ("unsupported", second + 16)
+    compressed = encode_data_log([_txn_batch(0, ["a"]), DataBatch(
+        1, 2, TRANSACTIONAL_FLAG | 1, 1000, 1000, 7, 3, 1, (DataRecord(None, b"b"),))])
+    assert (damage(compressed).kind, damage(compressed).position) == \
+        ("unsupported", second + 21)
+
+
+def test_record_headers_round_trip_up_to_the_records_last_byte() -> None:
+    batch = DataBatch(0, 2, 0, 1000, 1000, -1, -1, -1, (
+        DataRecord(b"k", b"v", 0, ((b"h1", b"x"), (b"h2", None), (b"h3", b"last"))),
+        DataRecord(None, None, 5, ((b"h", b""),))))
+    [decoded] = decode_data_log(encode_data_log([batch])).batches
+    assert decoded.records == batch.records
 
 
 def test_txn_index_entries_are_34_bytes_big_endian() -> None:
