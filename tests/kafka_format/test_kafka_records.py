@@ -239,3 +239,19 @@ def test_a_batch_of_more_records_than_the_cached_prefixes_round_trips() -> None:
          b"\x00\x00\xb8\x17\x01")
     assert plain_prefixes(3_000) == tuple(map(plain_prefix, range(3_000)))
     assert data.count(plain_prefix(2_999)) == 1
+
+
+@pytest.mark.parametrize("count", [126, 127, 128, 300])
+def test_int32_arrays_at_the_one_byte_length_edge(count: int) -> None:
+    """A compact array's length is count + 1 as an unsigned varint: one byte up to 126
+    elements, two from 127 (Kafka's ByteUtils.writeUnsignedVarint)."""
+    replicas = tuple(range(count))
+    record = rec.PartitionRecord(partition_id=0, topic_id=TOPIC_A, replicas=replicas,
+                                 isr=replicas, leader=0, leader_epoch=0, partition_epoch=0)
+    length = bytes([count + 1]) if count + 1 < 0x80 else \
+        bytes([(count + 1) & 0x7F | 0x80, (count + 1) >> 7])
+    array = length + b"".join(n.to_bytes(4, "big") for n in replicas)
+    tags = ((9, b"\x01"),)  # an unknown tag: written by the general codec, not the fast one
+    for data in (encode_metadata_record(record, 0), encode_metadata_record(record, 0, tags)):
+        assert decode_metadata_record(data).record == record
+        assert array in data
