@@ -220,11 +220,8 @@ class Replica:
         if part.error != "NONE" or self.is_leader:
             return False
         if part.diverging:
-            epoch, mine = log.end_offset_for_epoch(part.diverging_epoch)
-            target = part.diverging_end_offset
-            if epoch == part.diverging_epoch and mine >= 0:
-                target = min(target, mine)
-            log.truncate_to(max(target, 0))  # never below the HW: truncate_to clamps
+            log.truncate_to(_diverged_end(log, part.diverging_epoch,
+                                          part.diverging_end_offset))
             return False
         if part.entries:
             first = part.entries[0].offset
@@ -233,3 +230,25 @@ class Replica:
             log.append_entries(list(part.entries))
         log.update_high_watermark(part.high_watermark)
         return bool(part.entries)
+
+
+def _diverged_end(log: PartitionLog, leader_epoch: int, leader_end: int) -> int:
+    """Where a follower cuts its log when the leader answers that it diverged: the
+    leader's largest epoch at or below the follower's last and where it ends there
+    (Kafka's AbstractFetcherThread.getOffsetTruncationState; never below the HW, which
+    :meth:`PartitionLog.truncate_to` keeps).
+
+    - the leader knows no such epoch (end -1): back to the high watermark;
+    - the follower has the leader's epoch: where the first of the two ends;
+    - the follower has only older epochs: where its largest one ends (KIP-279); its
+      next fetch names that epoch, and the leader answers again if need be;
+    - the follower has only later epochs: from its first epoch's start (Kafka's
+      epoch cache answers an epoch below its first with that start).
+    """
+    if leader_end < 0:
+        return 0
+    epoch, mine = log.end_offset_for_epoch(leader_epoch)
+    if mine < 0:
+        starts = log.epoch_starts
+        return min(starts[0][1], leader_end) if starts else 0
+    return min(mine, leader_end) if epoch == leader_epoch else mine
