@@ -104,6 +104,21 @@ def test_a_pending_commit_above_the_high_watermark_is_unstable() -> None:
     assert h.fetch() == (-1, "UNSTABLE_OFFSET_COMMIT")  # appended, not yet replicated
 
 
+def test_a_marker_above_the_high_watermark_settles_the_pending_commit_commit_or_abort(
+        ) -> None:
+    """A pending commit whose ABORT or COMMIT marker is in the log but not yet replicated
+    is no longer unstable (Kafka's group coordinator completes it on the marker's append);
+    OffsetFetch asks for stable offsets only when told (requireStable, KIP-447)."""
+    for commit in (False, True):
+        h = Harness()
+        h.coordinator.handle_txn_offset_commit("app", "g", 7, 0, {TP: 3}, 0, h.answers.append)
+        h.marker(commit)
+        assert h.fetch() == (-1, "NONE")
+        h.txn_commit(6, pid=8)
+        assert h.fetch() == (-1, "UNSTABLE_OFFSET_COMMIT")
+        assert h.coordinator.handle_offset_fetch("g", [TP]).partitions[TP] == (-1, "NONE")
+
+
 def test_a_new_leader_replays_the_log() -> None:
     h = Harness()
     h.txn_commit(4)
