@@ -1,0 +1,96 @@
+"""A node's small files in both of Kafka's versions: ``quorum-state`` (QuorumStateData as
+JSON, version 0 as Kafka 3.0-3.6 wrote it and version 1 from 3.7) and
+``meta.properties`` (a Java properties file), with every malformed input refused."""
+
+from __future__ import annotations
+
+import pytest
+
+from kafka_format.errors import DecodeError
+from kafka_format.node_state import (
+    MetaProperties,
+    QuorumState,
+    format_meta_properties,
+    format_quorum_state,
+    parse_meta_properties,
+    parse_properties,
+    parse_quorum_state,
+)
+
+VERSION_0 = ('{"clusterId":"","leaderId":1,"leaderEpoch":7,"votedId":-1,"appliedOffset":0,'
+             '"currentVoters":[{"voterId":1},{"voterId":2},{"voterId":3}],"data_version":0}')
+VERSION_1 = ('{"leaderId":-1,"leaderEpoch":5,"votedId":2,'
+             '"votedDirectoryId":"AAAAAAAAAAAAAAAAAAAAAA","data_version":1}')
+
+
+def test_quorum_state_version_0_keeps_its_voters_and_round_trips() -> None:
+    state = parse_quorum_state(VERSION_0)
+    assert state == QuorumState(leader_id=1, leader_epoch=7, voted_id=-1, data_version=0,
+                                cluster_id="", applied_offset=0, current_voters=(1, 2, 3))
+    assert format_quorum_state(state) == VERSION_0
+    unknown_voters = VERSION_0.replace('[{"voterId":1},{"voterId":2},{"voterId":3}]', "null")
+    assert parse_quorum_state(unknown_voters).current_voters is None
+    assert format_quorum_state(parse_quorum_state(unknown_voters)) == unknown_voters
+
+
+def test_quorum_state_version_1_has_the_voted_directory_and_round_trips() -> None:
+    state = parse_quorum_state(VERSION_1)
+    assert state == QuorumState(leader_id=-1, leader_epoch=5, voted_id=2, data_version=1,
+                                voted_directory_id="AAAAAAAAAAAAAAAAAAAAAA")
+    assert format_quorum_state(state) == VERSION_1
+
+
+def test_missing_quorum_state_fields_take_kafkas_defaults() -> None:
+    state = parse_quorum_state('{"data_version":0}')
+    assert (state.leader_id, state.leader_epoch, state.voted_id, state.applied_offset,
+            state.current_voters) == (-1, -1, -1, 0, None)
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ("{", "is not JSON"),
+    ("[]", "is not a JSON object"),
+    ('{"leaderId":1}', "has no data_version field"),
+    ('{"data_version":2}', "data_version 2 is not 0 or 1"),
+    ('{"data_version":"1"}', "'data_version' is not an integer"),
+    ('{"leaderEpoch":true,"data_version":1}', "'leaderEpoch' is not an integer: True"),
+    ('{"currentVoters":{"voterId":1},"data_version":0}', "currentVoters is not a list"),
+    ('{"currentVoters":[1],"data_version":0}', "currentVoters holds a non-object"),
+    ('{"currentVoters":[{"voterId":1.5}],"data_version":0}', "'voterId' is not an integer"),
+])
+def test_a_malformed_quorum_state_is_refused_with_its_reason(text: str, message: str) -> None:
+    with pytest.raises(DecodeError, match=message) as refused:
+        parse_quorum_state(text)
+    assert refused.value.position == 0
+
+
+def test_meta_properties_as_kafka_writes_them_round_trip() -> None:
+    text = ("#\n#Sat Nov 28 06:00:00 UTC 2026\nnode.id=1\n"
+            "directory.id=J8aAPcfLQt2bqs1JT_rMgQ\nversion=1\ncluster.id=MkU3OEVBNTcwNTJENDM2Qk\n")
+    meta = parse_meta_properties(text)
+    assert meta == MetaProperties(version=1, cluster_id="MkU3OEVBNTcwNTJENDM2Qk", node_id=1,
+                                  directory_id="J8aAPcfLQt2bqs1JT_rMgQ",
+                                  comments=("", "Sat Nov 28 06:00:00 UTC 2026"))
+    assert format_meta_properties(meta) == text
+
+
+def test_meta_properties_version_0_has_no_directory_and_no_node_is_none() -> None:
+    meta = parse_meta_properties("version=0\ncluster.id=abc\n")
+    assert (meta.version, meta.cluster_id, meta.node_id, meta.directory_id) == \
+        (0, "abc", None, None)
+    assert format_meta_properties(meta) == "version=0\ncluster.id=abc\n"  # no comments kept
+    with pytest.raises(DecodeError, match="non-numeric"):
+        parse_meta_properties("version=1\nnode.id=one\n")
+
+
+def test_properties_follow_javas_syntax() -> None:
+    """Separators '=', ':' or white space; escapes (\\t, \\uXXXX, an escaped separator);
+    comments after the first entry are not the header."""
+    entries, comments = parse_properties(
+        "! header\n  a = 1\nb:2\nc 3\n# later\nd\\=e=\\u0041x\\tz\n\ne=\\ lead\n")
+    assert comments == (" header",)
+    assert entries == {"a": "1", "b": "2", "c": "3", "d=e": "Ax\tz", "e": " lead"}
+    with pytest.raises(DecodeError, match="bad \\\\u escape"):
+        parse_properties("k=\\u00zz\n")
+    odd = MetaProperties(cluster_id=" a=b:c#d!e\\f\tg", comments=())
+    assert parse_meta_properties(format_meta_properties(odd)) == odd
+    assert "cluster.id=\\ a\\=b\\:c\\#d\\!e\\\\f\\tg" in format_meta_properties(odd)
