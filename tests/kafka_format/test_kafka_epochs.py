@@ -17,8 +17,11 @@ from pathlib import Path
 import pytest
 
 from kafka_format import files
+from kafka_format.batch_format import encode_batches
 from kafka_format.log_codec import decode_log
 from kafka_format.snapshot_codec import decode_snapshot
+from metadata.schema import NoOpRecord
+from raft.batch import Batch, ControlRecord, KRaftVersionRecord, LeaderChangeMessage
 from raft.snapshot import SnapshotId
 
 METADATA_DIR = "__cluster_metadata-0"
@@ -139,3 +142,25 @@ def test_a_snapshot_must_start_at_offset_0(kafka_data: Path) -> None:
 def test_real_snapshots_still_load_whole(kafka_data: Path, folder: str) -> None:
     for snapshot in files.read_log_dir(kafka_data / folder).snapshots:
         assert snapshot.result.snapshot is not None
+
+
+def test_a_new_epoch_starts_only_with_a_leader_change_control_batch() -> None:
+    """Another control batch (a KRaftVersionRecord alone) cannot open an epoch; one that
+    holds the LeaderChange among other control records can."""
+    def log(second: tuple[ControlRecord, ...]) -> bytes:
+        return encode_batches([
+            Batch(0, 1, control_records=(
+                LeaderChangeMessage(leader_id=1, voters=(1,), granting_voters=(1,)),)),
+            Batch(1, 1, records=(NoOpRecord(),)),
+            Batch(2, 2, control_records=second),
+            Batch(2 + len(second), 2, records=(NoOpRecord(),)),
+        ], 21)
+
+    led = LeaderChangeMessage(leader_id=2, voters=(1, 2), granting_voters=(2,))
+    assert decode_log(log((led, KRaftVersionRecord(kraft_version=1))), first_offset=0,
+                      leader_epochs=True).error is None
+    result = decode_log(log((KRaftVersionRecord(kraft_version=1),)), first_offset=0,
+                        leader_epochs=True)
+    assert result.error is not None and result.error.batch_index == 2
+    assert "partitionLeaderEpoch 2 after 1: a new epoch starts with its leader's " \
+           "LeaderChange control batch, and this batch is not one" in result.error.message
