@@ -16,8 +16,10 @@ import google_crc32c
 import pytest
 
 from kafka_format import (
+    DecodeError,
     LogDecodeResult,
     decode_log,
+    decode_metadata_record,
     decode_snapshot,
     encode_decoded_batch,
     encode_log,
@@ -161,6 +163,23 @@ def test_forged_record_count_with_valid_crc(kafka_data: Path, count: int) -> Non
     batch[23:27] = struct.pack(">i", count - 1)  # keep lastOffsetDelta consistent
     result = _decode_quickly(with_crc(bytes(batch)))
     assert result.error is not None and result.error.kind == "corrupt"
+
+
+def test_a_record_count_that_disagrees_with_the_last_offset_delta(kafka_data: Path) -> None:
+    batch = _first_data_batch(kafka_data)
+    count = struct.unpack_from(">i", batch, 57)[0]
+    batch[57:61] = struct.pack(">i", count + 1)  # lastOffsetDelta (byte 23) left as it was
+    result = _decode_quickly(with_crc(bytes(batch)))
+    assert result.error is not None and result.error.kind == "corrupt"
+    assert result.error.position == 57
+    assert f"record count {count + 1} and last offset delta {count - 1} disagree" in \
+        result.error.message
+
+
+def test_an_unknown_metadata_frame_version_is_named_at_its_byte() -> None:
+    with pytest.raises(DecodeError, match="unknown metadata frame version 2") as refused:
+        decode_metadata_record(bytes([2, 3, 0]))
+    assert refused.value.position == 0
 
 
 def test_forged_record_length_and_array_count_with_valid_crc(kafka_data: Path) -> None:
