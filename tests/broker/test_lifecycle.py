@@ -1,0 +1,153 @@
+"""BrokerLifecycleManager alone: registration, heartbeats, fencing and controlled shutdown
+(Kafka's BrokerLifecycleManagerTest), driven by hand-written controller answers."""
+
+from __future__ import annotations
+
+import random
+
+from broker import MetadataLoader
+from broker.config import BrokerConfig
+from broker.lifecycle import BrokerLifecycleManager, BrokerState
+from metadata.requests import (
+    BrokerHeartbeatRequest,
+    BrokerHeartbeatResponse,
+    BrokerRegistrationRequest,
+    BrokerRegistrationResponse,
+    NodeMessage,
+)
+from metadata.schema import NoOpRecord
+from raft import Batch
+from raft.listener import LeaderAndEpoch
+
+BROKER, CONTROLLER = 1, 3000
+CONFIG = BrokerConfig()
+
+
+class Harness:
+    """A broker's lifecycle manager whose loader the test feeds."""
+
+    def __init__(self) -> None:
+        self.loader = MetadataLoader(BROKER)
+        self.loader.catching_up = False
+        self.loader.handle_leader_change(LeaderAndEpoch(CONTROLLER, 1))
+        self.manager = BrokerLifecycleManager(BROKER, self.loader, random.Random(7), 0, CONFIG)
+
+    def state(self) -> BrokerState:
+        return self.manager.state
+
+    def sent(self, now: int) -> list[object]:
+        self.manager.poll(now)
+        out = self.manager.drain_outbox()
+        assert all(m.src == BROKER and m.dst == CONTROLLER for m in out)
+        return [m.message for m in out]
+
+    def answer(self, response: object, now: int) -> None:
+        self.manager.handle_message(NodeMessage(CONTROLLER, BROKER, response), now)
+
+    def publish(self, end_offset: int) -> None:
+        self.loader.handle_commit([Batch(0, 1, tuple(NoOpRecord() for _ in range(end_offset)))],
+                                  end_offset)
+
+
+def test_a_broker_registers_then_heartbeats_fenced_until_it_has_caught_up() -> None:
+    h = Harness()
+    [registration] = h.sent(0)
+    assert isinstance(registration, BrokerRegistrationRequest)
+    assert registration.incarnation_id == h.manager.incarnation_id
+    assert h.sent(1) == []  # one request at a time, retried after an interval
+    assert isinstance(h.sent(CONFIG.registration_retry_ms)[0], BrokerRegistrationRequest)
+    h.publish(4)  # an image before the registration: not caught up yet
+    assert not h.manager.registered and not h.manager.caught_up
+    h.answer(BrokerRegistrationResponse(2, "NONE", broker_epoch=6), 200)
+    assert h.manager.state is BrokerState.RECOVERY and h.manager.broker_epoch == 6
+    assert not h.manager.caught_up  # the image (offset 3) is older than the registration
+    [heartbeat] = h.sent(200)  # at once
+    assert heartbeat == BrokerHeartbeatRequest(3, BROKER, 6, 3, want_fence=False)
+    h.answer(BrokerHeartbeatResponse(3, "NONE", is_fenced=True), 201)
+    assert h.manager.state is BrokerState.RECOVERY and h.manager.fenced
+    h.publish(8)
+    assert h.manager.caught_up
+    [heartbeat] = h.sent(200 + CONFIG.heartbeat_interval_ms)
+    assert isinstance(heartbeat, BrokerHeartbeatRequest)
+    assert heartbeat.current_metadata_offset == 7
+    h.answer(BrokerHeartbeatResponse(heartbeat.correlation_id, "NONE", is_fenced=False), 300)
+    assert h.manager.state is BrokerState.RUNNING and not h.manager.fenced
+
+
+def test_a_late_or_foreign_answer_is_ignored() -> None:
+    h = Harness()
+    h.sent(0)
+    h.answer(BrokerRegistrationResponse(9, "NONE", broker_epoch=6), 1)  # not outstanding
+    assert not h.manager.registered
+    h.answer(BrokerRegistrationResponse(1, "DUPLICATE_BROKER_REGISTRATION"), 1)
+    assert not h.manager.registered and h.manager.state is BrokerState.STARTING
+
+
+def _running() -> Harness:
+    h = Harness()
+    h.sent(0)
+    h.answer(BrokerRegistrationResponse(1, "NONE", broker_epoch=6), 1)
+    [heartbeat] = h.sent(1)
+    assert isinstance(heartbeat, BrokerHeartbeatRequest) and heartbeat.want_fence
+    h.answer(BrokerHeartbeatResponse(heartbeat.correlation_id, "NONE", is_fenced=False), 2)
+    assert h.manager.state is BrokerState.RUNNING
+    return h
+
+
+def test_a_stale_epoch_sends_the_broker_back_to_registration() -> None:
+    h = _running()
+    [heartbeat] = h.sent(1 + CONFIG.heartbeat_interval_ms)
+    assert isinstance(heartbeat, BrokerHeartbeatRequest)
+    h.answer(BrokerHeartbeatResponse(heartbeat.correlation_id, "STALE_BROKER_EPOCH"), 600)
+    assert h.manager.state is BrokerState.STARTING and h.manager.fenced
+    assert not h.manager.registered
+    [again] = h.sent(600)
+    assert isinstance(again, BrokerRegistrationRequest)
+    assert again.incarnation_id == h.manager.incarnation_id  # the same process
+
+
+def test_a_fenced_answer_moves_a_running_broker_back_to_recovery() -> None:
+    h = _running()
+    [heartbeat] = h.sent(1 + CONFIG.heartbeat_interval_ms)
+    assert isinstance(heartbeat, BrokerHeartbeatRequest)
+    h.answer(BrokerHeartbeatResponse(heartbeat.correlation_id, "NONE", is_fenced=True), 600)
+    assert h.manager.state is BrokerState.RECOVERY and h.manager.fenced
+
+
+def test_controlled_shutdown_waits_for_the_controller_or_the_timeout() -> None:
+    h = _running()
+    assert h.manager.begin_controlled_shutdown(10)
+    assert h.manager.state is BrokerState.PENDING_CONTROLLED_SHUTDOWN
+    [heartbeat] = h.manager.drain_outbox()
+    request = heartbeat.message
+    assert isinstance(request, BrokerHeartbeatRequest) and request.want_shut_down
+    h.answer(BrokerHeartbeatResponse(request.correlation_id, "NONE", is_fenced=False,
+                                     should_shut_down=False), 11)
+    assert h.state() is BrokerState.PENDING_CONTROLLED_SHUTDOWN
+    assert h.manager.next_deadline() == 10 + CONFIG.heartbeat_interval_ms
+    h.manager.poll(10 + CONFIG.controlled_shutdown_timeout_ms)
+    assert h.state() is BrokerState.SHUTTING_DOWN and h.manager.shutdown_complete
+    assert h.manager.next_deadline() is None
+
+    answered = _running()
+    answered.manager.begin_controlled_shutdown(10)
+    [heartbeat] = answered.manager.drain_outbox()
+    answered.answer(BrokerHeartbeatResponse(heartbeat.message.correlation_id, "NONE",
+                                            is_fenced=True, should_shut_down=True), 12)
+    assert answered.manager.shutdown_complete
+
+
+def test_an_unregistered_or_fenced_broker_shuts_down_at_once() -> None:
+    h = Harness()
+    assert not h.manager.begin_controlled_shutdown(0)
+    assert h.manager.shutdown_complete and h.manager.drain_outbox() == []
+    assert h.sent(CONFIG.registration_retry_ms) == []
+
+
+def test_no_known_controller_sends_nothing_and_retries_later() -> None:
+    h = Harness()
+    h.loader.handle_leader_change(LeaderAndEpoch(None, 2))
+    assert h.sent(0) == []
+    assert h.manager.next_deadline() == CONFIG.registration_retry_ms
+    h.loader.handle_leader_change(LeaderAndEpoch(CONTROLLER, 2))
+    assert isinstance(h.sent(CONFIG.registration_retry_ms)[0], BrokerRegistrationRequest)
