@@ -71,6 +71,21 @@ def test_reads_never_pass_the_given_end() -> None:
         wire.read_compact_string(data, 4, 8)
 
 
+@pytest.mark.parametrize(("reader", "size"), [
+    (wire.read_int8, 1), (wire.read_bool, 1), (wire.read_int16, 2), (wire.read_uint16, 2),
+    (wire.read_int32, 4), (wire.read_int64, 8), (wire.read_uuid, 16),
+])
+def test_fixed_width_reads_stop_at_a_nonzero_position(
+        reader: Callable[[bytes, int, int], tuple[object, int]], size: int) -> None:
+    """Each fixed-width read at byte 3 needs ``size`` bytes before the end it is given,
+    whatever the buffer holds after it: one short is refused as truncated."""
+    data = bytes(3 + size + 4)
+    assert reader(data, 3, 3 + size)[1] == 3 + size
+    with pytest.raises(DecodeError) as short:
+        reader(data, 3, 3 + size - 1)
+    assert short.value.kind == "truncated" and short.value.position == 3
+
+
 def test_write_range_errors() -> None:
     with pytest.raises(ValueError):
         wire.write_uvarint(bytearray(), 2**32)
