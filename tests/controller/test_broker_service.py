@@ -1,0 +1,214 @@
+"""The active controller's answers to broker heartbeats and registrations (Kafka's
+ClusterControlManager and BrokerHeartbeatManager, as QuorumControllerTest drives them): the
+errors of unknown and stale brokers, fencing on request or on an expired session, and
+each step of a controlled shutdown."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from controller.broker_service import ControllerBrokerService
+from controller.operations import CreateTopics, NewTopic
+from metadata.requests import (
+    AllocateProducerIdsRequest,
+    AllocateProducerIdsResponse,
+    AlterPartitionRequest,
+    AlterPartitionResponse,
+    BrokerHeartbeatRequest,
+    BrokerHeartbeatResponse,
+    BrokerRegistrationRequest,
+    BrokerRegistrationResponse,
+    NodeMessage,
+)
+from sim.cluster import KRaftCluster
+
+from .conftest import cluster
+
+
+def _service(c: KRaftCluster) -> ControllerBrokerService:
+    active = c.active_controller()
+    assert active is not None
+    [service] = [app for app in c.sim.slots[active.node_id].apps
+                 if isinstance(app, ControllerBrokerService)]
+    return service
+
+
+def _ask(c: KRaftCluster, broker: int, request: Any, settle_ms: int = 200) -> Any:
+    """Hand ``request`` to the active controller's service as from ``broker``, let the
+    cluster run while a write it makes commits, and return the one answer (taken before
+    the network would carry it)."""
+    service = _service(c)
+    answers: list[Any] = []
+    setattr(service, "_reply", lambda dst, response: answers.append(response))  # noqa: B010
+    try:
+        service.handle_message(NodeMessage(broker, service.controller.node_id, request),
+                               c.sim.now)
+        for _ in range(settle_ms // 10):
+            if answers:
+                break
+            c.sim.run_for(10)
+    finally:
+        delattr(service, "_reply")
+    [answer] = answers
+    return answer
+
+
+def _heartbeat(c: KRaftCluster, broker: int, **fields: Any) -> BrokerHeartbeatResponse:
+    registration = c.active_controller().image.brokers[broker]  # type: ignore[union-attr]
+    request = BrokerHeartbeatRequest(
+        **{"correlation_id": 77, "broker_id": broker, "broker_epoch": registration.epoch,
+           "current_metadata_offset": c.history.end, **fields})
+    answer = _ask(c, broker, request)
+    assert isinstance(answer, BrokerHeartbeatResponse) and answer.correlation_id == 77
+    return answer
+
+
+def test_an_unknown_broker_and_a_stale_epoch_get_their_own_errors() -> None:
+    c = cluster()
+    unknown = _ask(c, 9, BrokerHeartbeatRequest(5, 9, 40, 0))
+    assert unknown == BrokerHeartbeatResponse(5, "BROKER_ID_NOT_REGISTERED")
+    broker = min(c.config.broker_ids)
+    epoch = c.active_controller().image.brokers[broker].epoch  # type: ignore[union-attr]
+    stale = _ask(c, broker, BrokerHeartbeatRequest(6, broker, epoch - 1, 0))
+    assert stale == BrokerHeartbeatResponse(6, "STALE_BROKER_EPOCH")
+
+
+def test_a_running_broker_heartbeats_unfenced_and_caught_up() -> None:
+    c = cluster()
+    broker = min(c.config.broker_ids)
+    answer = _heartbeat(c, broker)
+    assert answer == BrokerHeartbeatResponse(77, "NONE", is_caught_up=True, is_fenced=False)
+    behind = _heartbeat(c, broker, current_metadata_offset=0)
+    assert not behind.is_caught_up and not behind.is_fenced
+
+
+def test_want_fence_fences_and_a_caught_up_heartbeat_unfences() -> None:
+    c = cluster()
+    broker = min(c.config.broker_ids)
+    fenced = _heartbeat(c, broker, want_fence=True)
+    assert (fenced.error, fenced.is_fenced, fenced.should_shut_down) == ("NONE", True, False)
+    assert c.active_controller().image.brokers[broker].fenced  # type: ignore[union-attr]
+    assert _heartbeat(c, broker, current_metadata_offset=0).is_fenced  # not caught up
+    unfenced = _heartbeat(c, broker)
+    assert (unfenced.error, unfenced.is_fenced) == ("NONE", False)
+    assert not c.active_controller().image.brokers[broker].fenced  # type: ignore[union-attr]
+
+
+def test_controlled_shutdown_moves_leaders_then_fences_and_says_shut_down() -> None:
+    c = cluster()
+    broker = min(c.config.broker_ids)
+    first = _heartbeat(c, broker, want_shut_down=True)
+    assert (first.error, first.is_fenced, first.should_shut_down) == ("NONE", False, False)
+    service = _service(c)
+    assert service.shutdown_offsets[broker] >= 0
+    behind = _heartbeat(c, broker, want_shut_down=True,  # its image misses the shutdown
+                        current_metadata_offset=service.shutdown_offsets[broker] - 1)
+    assert (behind.is_fenced, behind.should_shut_down) == (False, False)
+    assert c.active_controller().image.brokers[broker].in_controlled_shutdown  # type: ignore
+    done = _heartbeat(c, broker, want_shut_down=True)
+    assert (done.error, done.is_fenced, done.should_shut_down) == ("NONE", True, True)
+    again = _heartbeat(c, broker, want_shut_down=True)  # fenced already: at once
+    assert again == BrokerHeartbeatResponse(77, "NONE", True, True, True)
+
+
+def test_an_expired_session_fences_the_broker_and_only_when_active() -> None:
+    c = cluster()
+    service = _service(c)
+    broker = min(c.config.broker_ids)
+    now = c.sim.now
+    assert service.next_deadline() is not None
+    service.poll(now + service.config.session_timeout_ms + 1)
+    assert [b for b, _ in service.fenced_by_timeout] == sorted(c.config.broker_ids)
+    assert broker in service.fencing
+    standbys = [app for n in c.config.controller_ids for app in c.sim.slots[n].apps
+                if isinstance(app, ControllerBrokerService) and app is not service]
+    assert standbys and all(s.next_deadline() is None for s in standbys)
+
+
+def test_a_second_incarnation_with_a_live_session_is_a_duplicate() -> None:
+    c = cluster()
+    broker = min(c.config.broker_ids)
+    answer = _ask(c, broker, BrokerRegistrationRequest(3, broker, "another-incarnation"))
+    assert answer == BrokerRegistrationResponse(3, "DUPLICATE_BROKER_REGISTRATION")
+    again = _ask(c, broker, BrokerRegistrationRequest(
+        4, broker, c.active_controller().image.brokers[broker].incarnation_id))  # type: ignore
+    assert isinstance(again, BrokerRegistrationResponse) and again.error == "NONE"
+    assert again.broker_epoch > 0
+
+
+def test_a_session_is_valid_until_its_timeout() -> None:
+    c = cluster()
+    service = _service(c)
+    broker = min(c.config.broker_ids)
+    seen = service.last_contact[broker]
+    timeout = service.config.session_timeout_ms
+    assert service.has_valid_session(broker, seen + timeout)
+    assert not service.has_valid_session(broker, seen + timeout + 1)
+    assert not service.has_valid_session(99, seen)
+    service.poll(seen + timeout)  # not yet expired
+    assert service.fenced_by_timeout == []
+    service.poll(seen + timeout + 1)
+    service.poll(seen + timeout + 2)  # a fence under way is not asked for again
+    assert [b for b, _ in service.fenced_by_timeout].count(broker) == 1
+
+
+def test_a_fenced_broker_is_not_fenced_again_when_its_session_expires() -> None:
+    c = cluster()
+    service = _service(c)
+    broker = min(c.config.broker_ids)
+    assert _heartbeat(c, broker, want_fence=True).is_fenced
+    assert broker not in service.fencing
+    service.poll(c.sim.now + service.config.session_timeout_ms + 1)
+    assert broker not in [b for b, _ in service.fenced_by_timeout]
+    assert sorted(b for b, _ in service.fenced_by_timeout) == \
+        sorted(b for b in c.config.broker_ids if b != broker)
+
+
+def test_a_standby_answers_not_controller() -> None:
+    c = cluster()
+    active = c.active_controller()
+    assert active is not None
+    [standby] = [app for n in c.config.controller_ids if n != active.node_id
+                 for app in c.sim.slots[n].apps if isinstance(app, ControllerBrokerService)][:1]
+    answers: list[Any] = []
+    setattr(standby, "_reply", lambda dst, response: answers.append(response))  # noqa: B010
+    for request in (BrokerHeartbeatRequest(1, 1, 5, 0), BrokerRegistrationRequest(2, 1, "x"),
+                    AllocateProducerIdsRequest(3, 1, 5),
+                    AlterPartitionRequest(4, 1, 5, "t", 0, 0, 0, (1,))):
+        standby.handle_message(NodeMessage(1, standby.controller.node_id, request), c.sim.now)
+    assert [a.error for a in answers] == ["NOT_CONTROLLER"] * 4
+    assert [a.correlation_id for a in answers] == [1, 2, 3, 4]
+
+
+def test_producer_id_blocks_go_to_a_registered_broker_of_the_current_epoch() -> None:
+    c = cluster()
+    broker = min(c.config.broker_ids)
+    epoch = c.active_controller().image.brokers[broker].epoch  # type: ignore[union-attr]
+    first = _ask(c, broker, AllocateProducerIdsRequest(8, broker, epoch))
+    second = _ask(c, broker, AllocateProducerIdsRequest(9, broker, epoch))
+    assert isinstance(first, AllocateProducerIdsResponse) and first.error == "NONE"
+    assert (second.producer_id_start, second.producer_id_len) == \
+        (first.producer_id_start + 1000, 1000)
+    assert _ask(c, broker, AllocateProducerIdsRequest(10, broker, epoch - 1)) == \
+        AllocateProducerIdsResponse(10, "STALE_BROKER_EPOCH")
+    assert _ask(c, broker, AllocateProducerIdsRequest(11, 99, 1)) == \
+        AllocateProducerIdsResponse(11, "STALE_BROKER_EPOCH")
+
+
+def test_alter_partition_answers_with_the_new_state_or_the_error() -> None:
+    c = cluster()
+    handle = c.submit(CreateTopics((NewTopic("t", 1, 3),)))
+    assert c.run_until(lambda: handle.done, 5000)
+    image = c.active_controller().image  # type: ignore[union-attr]
+    topic = image.topic("t")
+    assert topic is not None
+    reg = topic.partitions[0]
+    leader = reg.leader
+    request = AlterPartitionRequest(12, leader, image.brokers[leader].epoch, topic.topic_id, 0,
+                                    reg.leader_epoch, reg.partition_epoch, (leader,))
+    answer = _ask(c, leader, request)
+    assert answer == AlterPartitionResponse(12, "NONE", topic.topic_id, 0, leader,
+                                            reg.leader_epoch, (leader,), reg.partition_epoch + 1)
+    stale = _ask(c, leader, request)  # the same partition epoch again
+    assert isinstance(stale, AlterPartitionResponse) and stale.error != "NONE"
+    assert (stale.topic_id, stale.partition_id) == (topic.topic_id, 0)
