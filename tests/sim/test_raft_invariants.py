@@ -1,0 +1,178 @@
+"""The raft checkers catch each violation they name, and only it: a healthy raft-only run
+is tampered with one way at a time (a node's disk, its persisted election state, the
+leader's high watermark) and the checker is asked to look again.
+
+The tampering stands for a bug a checker must catch whatever code made it; the runs
+themselves never do this.
+"""
+
+from __future__ import annotations
+
+import msgspec
+import pytest
+
+from raft import Batch
+from raft.storage import ElectionState
+from sim.invariants.history import CommittedLog
+from sim.invariants.raft import CommitAuditor, RaftInvariants
+from sim.raft_sim import RaftSimConfig, build_raft_sim
+from sim.world import InvariantViolation, Simulation
+
+
+def _healthy(voters: int = 3, seed: int = 5) -> tuple[Simulation, RaftInvariants]:
+    """A raft-only cluster run for 3 s with appends every 100 ms, no faults: a leader, a
+    committed history, every voter's disk flushed."""
+    sim, invariants = build_raft_sim(RaftSimConfig(seed=seed, voters=voters, duration_ms=3000,
+                                                   snapshot_every=0))
+    sim.run_for(3000)
+    assert sim.violation is None and sim.leader_slot() is not None
+    assert invariants.history.last is not None
+    return sim, invariants
+
+
+def _look_again(sim: Simulation, invariants: RaftInvariants) -> None:
+    invariants.check(sim, list(sim.slots.values()))
+
+
+def _violation(sim: Simulation, invariants: RaftInvariants) -> str:
+    with pytest.raises(InvariantViolation) as caught:
+        _look_again(sim, invariants)
+    return str(caught.value)
+
+
+def _unflush(sim: Simulation, followers: int, below: int) -> None:
+    """Move the flush point of ``followers`` voters back to ``below`` (the leader first)."""
+    leader = sim.leader_slot()
+    assert leader is not None
+    order = [leader.node_id] + [v for v in sim.voter_ids if v != leader.node_id]
+    for voter in order[:followers]:
+        log = sim.slots[voter].storage.log
+        log.flushed_end = min(log.flushed_end, below)
+
+
+@pytest.mark.parametrize("voters", [3, 5])
+def test_a_committed_batch_must_be_on_a_majority_of_disks(voters: int) -> None:
+    sim, invariants = _healthy(voters)
+    invariants.disabled = frozenset({"MajorityReachedHighWatermark"})
+    last = invariants.history.last
+    assert last is not None
+    _unflush(sim, voters // 2, last.base_offset)  # a minority lost it: still durable
+    _look_again(sim, invariants)
+    _unflush(sim, voters // 2 + 1, last.base_offset)  # a majority lost it
+    message = _violation(sim, invariants)
+    assert "CommittedDurable" in message
+    assert f"is on the disk of only {voters - voters // 2 - 1} of {voters} voters" in message
+
+
+@pytest.mark.parametrize("voters", [3, 5])
+def test_the_high_watermark_must_be_on_a_majority_of_disks(voters: int) -> None:
+    sim, invariants = _healthy(voters)
+    invariants.disabled = frozenset({"CommittedDurable"})
+    leader = sim.leader_slot()
+    assert leader is not None and leader.raft is not None
+    hw = leader.raft.high_watermark
+    assert hw is not None and hw > 1
+    _unflush(sim, voters // 2, hw - 1)
+    _look_again(sim, invariants)
+    _unflush(sim, voters // 2 + 1, hw - 1)
+    message = _violation(sim, invariants)
+    assert "MajorityReachedHighWatermark" in message
+    assert f"only {voters - voters // 2 - 1} of {voters} voters hold offset {hw - 1}" in message
+
+
+def test_a_high_watermark_moved_past_what_a_majority_flushed_is_caught() -> None:
+    """Kafka's hw-without-majority bug: the leader's HW moves on before a majority holds
+    the offsets (the disks are as they were)."""
+    sim, invariants = _healthy()
+    invariants.disabled = frozenset({"CommittedDurable"})
+    leader = sim.leader_slot()
+    assert leader is not None and leader.raft is not None
+    end = max(sim.slots[v].storage.log.flushed_end for v in sim.voter_ids)
+    leader.raft.high_watermark = end + 1
+    message = _violation(sim, invariants)
+    assert "MajorityReachedHighWatermark" in message
+    assert f"only 0 of 3 voters hold offset {end}" in message
+
+
+def test_the_leaders_high_watermark_never_goes_back() -> None:
+    sim, invariants = _healthy()
+    leader = sim.leader_slot()
+    assert leader is not None and leader.raft is not None
+    hw = leader.raft.high_watermark
+    assert hw is not None
+    leader.raft.high_watermark = hw - 1
+    message = _violation(sim, invariants)
+    assert "MonotonicHighWatermark" in message and f"below {hw} seen before" in message
+
+
+def test_a_persisted_epoch_never_goes_back_and_matches_the_running_one() -> None:
+    sim, invariants = _healthy()
+    voter = sim.voter_ids[-1]
+    storage = sim.slots[voter].storage
+    election = storage.election
+    storage.election = msgspec.structs.replace(election, epoch=election.epoch - 1)
+    message = _violation(sim, invariants)
+    assert "MonotonicEpoch" in message
+    assert f"persisted epoch {election.epoch - 1} after {election.epoch}" in message
+
+
+def test_one_epoch_has_one_leader() -> None:
+    sim, invariants = _healthy()
+    leader = sim.leader_slot()
+    assert leader is not None and leader.raft is not None
+    other = next(v for v in sim.voter_ids if v != leader.node_id)
+    slot = sim.slots[other]
+    epoch = slot.storage.election.epoch
+    assert epoch == leader.raft.epoch
+    slot.storage.election = ElectionState(epoch, voted_id=None, leader_id=other)
+    assert slot.raft is not None
+    message = _violation(sim, invariants)
+    assert "SingleLeader" in message
+    assert f"epoch {epoch} has leaders {leader.node_id} and {other}" in message
+
+
+def test_a_new_leader_must_hold_what_earlier_epochs_committed() -> None:
+    """A leader of a later epoch whose log lacks committed batches, or holds another batch
+    where one was committed, breaks Raft's leader completeness (§5.4)."""
+    sim, invariants = _healthy()
+    leader = sim.leader_slot()
+    assert leader is not None and leader.raft is not None
+    epoch, committed = leader.raft.epoch, invariants.committed_in_epoch[leader.raft.epoch]
+    invariants.committed_in_epoch[epoch - 1] = leader.storage.log.end_offset
+    invariants.completeness_checked.discard((leader.node_id, epoch))
+    invariants._node_seen.clear()  # the leader looks new to the checker
+    _look_again(sim, invariants)  # its log ends where the commits end: complete
+    invariants.committed_in_epoch[epoch - 1] = leader.storage.log.end_offset + 5
+    invariants.completeness_checked.discard((leader.node_id, epoch))
+    invariants._node_seen.clear()
+    message = _violation(sim, invariants)
+    assert "LeaderCompleteness" in message and "before the committed end" in message
+    invariants.committed_in_epoch[epoch - 1] = committed
+    history = invariants.history
+    first = leader.storage.log.batches[0]
+    assert history.get(first.base_offset) == first
+    swapped = msgspec.structs.replace(first, epoch=first.epoch + 100)
+    history.batches[first.base_offset] = swapped  # the history says another was committed
+    invariants.completeness_checked.discard((leader.node_id, epoch))
+    invariants._node_seen.clear()
+    message = _violation(sim, invariants)
+    assert "LeaderCompleteness" in message and "different batch" in message
+
+
+def test_a_listener_gets_committed_batches_in_order_once_below_the_hw_and_identical() -> None:
+    history = CommittedLog()
+    first, second = CommitAuditor(1, history), CommitAuditor(2, history)
+    batches = [Batch(0, 1, ("a", "b")), Batch(2, 1, ("c",))]
+    first.handle_commit(batches, 3)
+    second.handle_commit(batches[:1], 2)
+    with pytest.raises(InvariantViolation, match="got batch 0 while expecting offset 2"):
+        second.handle_commit(batches[:1], 3)  # delivered twice
+    with pytest.raises(InvariantViolation, match="got batch 2-2 above its high watermark 2"):
+        second.handle_commit(batches[1:], 2)
+    with pytest.raises(InvariantViolation) as differs:
+        second.handle_commit([Batch(2, 2, ("x",))], 3)  # not the committed batch
+    assert "LogMatching" in str(differs.value)
+    assert "node 2: batch at 2 (epoch 2) differs from the committed batch (epoch 1)" in \
+        str(differs.value)
+    with pytest.raises(InvariantViolation, match="got batch 5 while expecting offset 3"):
+        first.handle_commit([Batch(5, 1, ("gap",))], 6)
