@@ -128,3 +128,27 @@ def test_an_aborted_transaction_is_never_applied_on_a_standby() -> None:
     assert not metadata.delta._from_record  # no PartitionRegistration was ever made
     assert controller.committed_state().image.topic("big") is None
     assert controller.offsets.last_stable_offset == abort.last_offset
+
+
+@pytest.mark.parametrize("defer", [False, True])
+def test_an_abort_reverts_to_just_before_a_begin_inside_a_batch(defer: bool) -> None:
+    """A Begin in the middle of a batch: the records before it in the same batch stay, the
+    transaction's go (the revert point is Begin - 1, not the batch's start or end)."""
+    rng = random.Random(11)
+    kept_id, kept = topic(rng, "kept", 2)
+    _, dropped = topic(rng, "dropped", 2)
+    controller = standby(defer)
+    first = Batch(0, 1, (NoOpRecord(), *kept, BeginTransactionRecord("t"), *dropped[:2]))
+    second = Batch(first.end_offset, 1, (*dropped[2:], change(kept_id, 1),
+                                         AbortTransactionRecord("Controller failover"),
+                                         change(kept_id, 0)))
+    for batch in (first, second):
+        controller.handle_commit([batch], batch.end_offset)
+    image = controller.committed_image()
+    assert controller.fault is None and not controller.transaction_open
+    assert image.topic("dropped") is None
+    topic_kept = image.topic("kept")
+    assert topic_kept is not None
+    assert topic_kept.partitions[1].leader == 0  # changed inside the aborted transaction
+    assert topic_kept.partitions[0].leader == 1  # changed after the abort
+    assert image.offset == second.last_offset
