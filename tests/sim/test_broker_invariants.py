@@ -1,0 +1,135 @@
+"""The broker checkers catch each violation they name, and nothing else: replicas that
+disagree below their high watermarks, an acknowledged write lost, a duplicate idempotent
+write, two leaders in one leader epoch, a fenced broker leading. Each is fed what a
+broken broker would show it."""
+
+from __future__ import annotations
+
+import pytest
+
+from broker.partition_log import LogEntry
+from metadata.delta import MetadataDelta
+from metadata.image import MetadataImage
+from metadata.schema import MetadataRecord, PartitionRecord, RegisterBrokerRecord, TopicRecord
+from sim.invariants.brokers import BrokerInvariants
+from sim.world import InvariantViolation
+
+TOPIC = "AAAAAAAAAAAAAAAAAAAAAA"
+
+
+def _entries(*values: str, epoch: int = 1, producer: int = -1,
+             sequences: tuple[int, ...] = ()) -> list[LogEntry]:
+    return [LogEntry(offset, epoch, value, producer, 0 if producer >= 0 else -1,
+                     sequences[0] if sequences else -1,
+                     sequences[offset] if sequences else -1)
+            for offset, value in enumerate(values)]
+
+
+def _check(invariants: BrokerInvariants, entries: list[LogEntry], start: int, hw: int,
+           broker: int = 1) -> None:
+    invariants._check_entries("t", TOPIC, 0, entries, start, hw, broker)
+
+
+def test_replicas_agree_below_the_high_watermark_only() -> None:
+    invariants = BrokerInvariants()
+    _check(invariants, _entries("a", "b", "c"), 0, 3, broker=1)
+    _check(invariants, _entries("a", "b", "x"), 0, 2, broker=2)  # differs above its HW
+    with pytest.raises(InvariantViolation) as caught:
+        _check(invariants, _entries("a", "b", "x"), 2, 3, broker=2)
+    assert caught.value.invariant == "ReplicasAgree"
+    assert "t-0 offset 2: broker 2 holds 'x' (epoch 1) below its HW, another replica 'c' " \
+           "(epoch 1)" in str(caught.value)
+    with pytest.raises(InvariantViolation, match="ReplicasAgree"):  # same value, other epoch
+        _check(invariants, _entries("a", epoch=2), 0, 1, 3)
+
+
+def test_an_acknowledged_write_must_be_what_replicas_hold() -> None:
+    invariants = BrokerInvariants()
+    invariants.acked[(TOPIC, 0)] = {1: "b"}
+    _check(invariants, _entries("a", "b"), 0, 2)
+    lost = BrokerInvariants()
+    lost.acked[(TOPIC, 0)] = {1: "b"}
+    with pytest.raises(InvariantViolation) as caught:
+        _check(lost, _entries("a", "z"), 0, 2, broker=4)
+    assert caught.value.invariant == "AckedWriteDurable"
+    assert "t-0 offset 1: acknowledged 'b', broker 4 holds 'z' below its HW 2" in \
+        str(caught.value)
+
+
+def test_one_idempotent_sequence_is_at_one_offset() -> None:
+    invariants = BrokerInvariants()
+    _check(invariants, _entries("a", "b", producer=7, sequences=(0, 1)), 0, 2)
+    with pytest.raises(InvariantViolation) as caught:
+        _check(invariants, [*_entries("a", "b", producer=7, sequences=(0, 1)),
+                            LogEntry(2, 1, "b", 7, 0, 1, 1)], 2, 3)
+    assert caught.value.invariant == "NoDuplicates"
+    assert "producer 7 epoch 0 sequence 1 at offsets 1 and 2" in str(caught.value)
+
+
+def test_producer_zero_at_sequence_zero_is_checked_too() -> None:
+    with pytest.raises(InvariantViolation, match="producer 0 epoch 0 sequence 0 at offsets 0 "
+                                                 "and 1"):
+        _check(BrokerInvariants(), [LogEntry(0, 1, "a", 0, 0, 0, 0),
+                                    LogEntry(1, 1, "a", 0, 0, 0, 0)], 0, 2)
+
+
+def test_markers_unsequenced_records_and_other_epochs_are_not_duplicates() -> None:
+    invariants = BrokerInvariants()
+    entries = [
+        LogEntry(0, 1, "a", 7, 0, 0, 0),
+        LogEntry(1, 1, "COMMIT", 7, 0, transactional=True, control=1),
+        LogEntry(2, 1, "ABORT", 7, 0, transactional=True, control=0),
+        LogEntry(3, 1, "ABORT", 7, 0, transactional=True, control=0),
+        LogEntry(4, 1, "offsets", 7, 0, -1, -1),  # a TxnOffsetCommit: no sequence
+        LogEntry(5, 1, "offsets", 7, 0, -1, -1),
+        LogEntry(6, 1, "a", 7, 1, 0, 0),  # the next epoch starts over at sequence 0
+        LogEntry(7, 1, "plain", -1, -1, 0, 0),  # no producer id: not idempotent
+        LogEntry(8, 1, "plain", -1, -1, 0, 0),
+    ]
+    _check(invariants, entries, 0, len(entries))
+
+
+def test_one_leader_per_partition_and_leader_epoch() -> None:
+    invariants = BrokerInvariants()
+    key = (TOPIC, 0)
+    for epoch, broker in ((1, 1), (1, 1), (2, 2), (5, 1), (2, 2)):
+        invariants._check_single_leader(key, epoch, broker, "t")
+    for epoch, other in ((5, 3), (2, 1), (1, 2)):  # the latest epoch, then earlier ones
+        with pytest.raises(InvariantViolation) as caught:
+            invariants._check_single_leader(key, epoch, other, "t")
+        assert caught.value.invariant == "SingleLeaderPerEpoch"
+        assert "t-0 has leaders" in str(caught.value)
+        assert f"and {other} in leader epoch {epoch}" in str(caught.value)
+    # broker ids at and past the packed range's edge, and epoch 0
+    for pid, (epoch, broker) in enumerate(((3, (1 << 20) - 1), (3, 1 << 20), (0, 1 << 21),
+                                           (0, 0)), start=1):
+        invariants._check_single_leader((TOPIC, pid), epoch, broker, "t")
+        invariants._check_single_leader((TOPIC, pid), epoch, broker, "t")
+        with pytest.raises(InvariantViolation, match=f"has leaders {broker} and 4"):
+            invariants._check_single_leader((TOPIC, pid), epoch, 4, "t")
+        invariants._check_single_leader((TOPIC, pid), epoch + 1, 4, "t")
+        with pytest.raises(InvariantViolation, match=f"has leaders {broker} and 5"):
+            invariants._check_single_leader((TOPIC, pid), epoch, 5, "t")
+
+
+def _image(fenced: tuple[int, ...], leader: int) -> MetadataImage:
+    records: list[MetadataRecord] = [
+        *(RegisterBrokerRecord(b, f"inc-{b}", broker_epoch=b, fenced=b in fenced)
+          for b in (1, 2, 3)),
+        TopicRecord("t", TOPIC),
+        PartitionRecord(partition_id=0, topic_id=TOPIC, replicas=(1, 2, 3), isr=(1, 2, 3),
+                        leader=leader, leader_epoch=0, partition_epoch=0),
+    ]
+    delta = MetadataDelta(MetadataImage.EMPTY)
+    delta.replay_all(records)
+    return delta.apply(40, 1)
+
+
+def test_a_fenced_broker_never_leads_in_a_published_image() -> None:
+    invariants = BrokerInvariants()
+    invariants._check_fenced(2, _image(fenced=(3,), leader=1))
+    invariants._check_fenced(2, _image(fenced=(), leader=3))
+    with pytest.raises(InvariantViolation) as caught:
+        invariants._check_fenced(2, _image(fenced=(3,), leader=3))
+    assert caught.value.invariant == "FencedNotLeader"
+    assert "broker 2's image at 40: fenced broker 3 leads t-0" in str(caught.value)
