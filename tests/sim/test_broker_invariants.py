@@ -8,9 +8,13 @@ from __future__ import annotations
 import pytest
 
 from broker.partition_log import LogEntry
-from metadata.delta import MetadataDelta
+from controller.operations import CreateTopics, IncrementalAlterConfigs, NewTopic
+from controller.operations.configs import ConfigChange
+from metadata.delta import TOPIC_RESOURCE, MetadataDelta
 from metadata.image import MetadataImage
 from metadata.schema import MetadataRecord, PartitionRecord, RegisterBrokerRecord, TopicRecord
+from sim.clients import Acknowledged, Producer
+from sim.cluster import ClusterConfig, KRaftCluster
 from sim.invariants.brokers import BrokerInvariants
 from sim.world import InvariantViolation
 
@@ -133,3 +137,54 @@ def test_a_fenced_broker_never_leads_in_a_published_image() -> None:
         invariants._check_fenced(2, _image(fenced=(3,), leader=3))
     assert caught.value.invariant == "FencedNotLeader"
     assert "broker 2's image at 40: fenced broker 3 leads t-0" in str(caught.value)
+
+
+def _produced(unclean: bool = False) -> tuple[KRaftCluster, Producer]:
+    """A 3-broker cluster whose topic ``t`` (one partition, RF 3) took 5 acks=all writes."""
+    cluster = KRaftCluster(ClusterConfig(seed=3, controllers=3, brokers=3))
+    cluster.start()
+    handle = cluster.submit(CreateTopics((NewTopic("t", 1, 3),)))
+    assert cluster.wait(handle)
+    if unclean:
+        assert cluster.wait(cluster.submit(IncrementalAlterConfigs(
+            TOPIC_RESOURCE, "t", (ConfigChange("unclean.leader.election.enable", "true"),))))
+    producer = Producer(cluster, "p", "t", acks=-1)
+    producer.send(5)
+    assert cluster.run_until(lambda: producer.idle and cluster.idle(), 30_000)
+    assert cluster.sim.violation is None and len(producer.acknowledged) >= 1
+    return cluster, producer
+
+
+def _claim(cluster: KRaftCluster, values: tuple[str, ...], acks: int = -1,
+           min_isr_met: bool = True) -> None:
+    """Tell the checker a producer was acknowledged ``values`` at offset 0."""
+    cluster.broker_invariants.acknowledge(
+        cluster.sim, Acknowledged("t", 0, 0, values, acks, cluster.sim.now), min_isr_met)
+
+
+def test_an_acknowledgement_of_what_the_replicas_do_not_hold_is_a_lost_write() -> None:
+    cluster, producer = _produced()
+    held = producer.acknowledged[0].values
+    _claim(cluster, held)  # what they hold: nothing to say
+    cluster.broker_invariants.check(cluster.sim, list(cluster.sim.slots.values()))
+    _claim(cluster, ("other",) * len(held))
+    with pytest.raises(InvariantViolation) as caught:
+        cluster.broker_invariants.check(cluster.sim, [])
+    assert caught.value.invariant == "AckedWriteDurable"
+    assert f"t-0 offset 0: acknowledged 'other', replicas hold {held[0]!r}" in \
+        str(caught.value)
+
+
+@pytest.mark.parametrize(("unclean", "acks", "min_isr_met"), [
+    (True, -1, True),  # unclean election may lose acknowledged writes
+    (False, 1, True),  # acks=1 promises nothing after the leader
+    (False, -1, False),  # acknowledged below min.insync.replicas
+])
+def test_acknowledgements_without_the_acks_all_promise_are_not_checked(
+        unclean: bool, acks: int, min_isr_met: bool) -> None:
+    cluster, _ = _produced(unclean)
+    _claim(cluster, ("other",), acks, min_isr_met)
+    cluster.broker_invariants.check(cluster.sim, list(cluster.sim.slots.values()))
+    assert cluster.broker_invariants.acked.get(
+        (cluster.active_controller().image.topics_by_name["t"], 0),  # type: ignore[union-attr]
+        {}).get(0) != "other"
