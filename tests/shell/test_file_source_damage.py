@@ -14,6 +14,9 @@ import pytest
 from kafka_format import files
 from kafka_format.log_codec import decode_log
 from kraftsim.cli import main
+from metadata.schema import FeatureLevelRecord, PartitionChangeRecord
+from metadata.versions import METADATA_VERSION_FEATURE
+from raft.batch import Batch
 from shell.file_source import open_files
 
 METADATA_DIR = "__cluster_metadata-0"
@@ -115,3 +118,48 @@ def test_a_save_folder_one_level_up_is_an_error_with_a_hint(
     code, out, _ = run_shell(capsys, "--log-dir", str(saved / "broker-0"), "-c",
                              "ls /image/cluster/brokers")
     assert code == 0 and out.split() == ["0"]
+
+
+def test_a_log_that_starts_exactly_at_the_snapshots_end_continues_it(
+        kafka_data: Path, tmp_path: Path) -> None:
+    """The snapshot ends at offset N and the first segment starts at N: nothing is missing."""
+    checkpoint = next((kafka_data / "topics-configs" / METADATA_DIR).glob("*.checkpoint"))
+    end = files.parse_snapshot_name(checkpoint.name)
+    assert end is not None
+    data = (kafka_data / "topics-configs" / LOG).read_bytes()
+    index = next(i for i, d in enumerate(decode_log(data).batches)
+                 if d.batch.base_offset == end.end_offset)
+    log_without_its_start(kafka_data, tmp_path, index)
+    shutil.copy(checkpoint, tmp_path / METADATA_DIR)
+    source = open_files(str(tmp_path), None)
+    assert source.errors == [] and source.warnings == []
+    assert source.image.same_content(open_files(str(kafka_data / "topics-configs"),
+                                                None).image)
+
+
+def test_a_checkpoint_alone_has_the_snapshots_provenance(
+        kafka_data: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Loaded as a snapshot: its last contained offset and epoch, and the header's time
+    (replayed batch by batch it would carry the offsets inside the file)."""
+    checkpoint = kafka_data / "topic-deletes" / METADATA_DIR / \
+        "00000000000000046533-0000000004.checkpoint"
+    code, out, err = run_shell(capsys, "--snapshot", str(checkpoint), "-c",
+                               "cat /image/provenance")
+    assert code == 0 and err == ""
+    assert out.startswith("offset 46532, epoch 4, time ")
+
+
+def test_records_the_loader_cannot_apply_are_counted(tmp_path: Path) -> None:
+    """One record, then two, that name an unknown topic: the warning counts them."""
+    for count, noun in ((1, "record"), (2, "records")):
+        folder = tmp_path / str(count)
+        batches = [Batch(0, 1, (FeatureLevelRecord(METADATA_VERSION_FEATURE, 7),)),
+                   *(Batch(1 + n, 1, (PartitionChangeRecord(
+                       partition_id=n, topic_id="AAAAAAAAAAAAAAAAAAAAAA", leader=1),))
+                     for n in range(count))]
+        files.write_node_log(folder, batches, metadata_version=7)
+        source = open_files(str(folder), None)
+        assert source.errors == []
+        [warning] = source.warnings
+        assert warning.startswith(f"the loader could not apply {count} {noun} (the first at "
+                                  f"offset 1: ")
