@@ -140,7 +140,7 @@ def _one_topic_appended(index: BrokerIndex, topic_id: str, base: TopicImage | No
         current = topics.get(topic_id, ())
         added = tuple(per_broker[broker])
         if current and added[0] <= current[-1]:
-            return None  # the index holds a later partition than the topic: not appended
+            return None  # a new partition falls before one this broker holds: not appended
         out = out.set(broker, topics.set(topic_id, _appended(current, added)))
     return out
 
