@@ -140,3 +140,21 @@ def test_a_snapshot_writes_metadata_version_first_and_the_producer_ids_as_kafka_
     rebuilt = image_from_records(records, image.offset, image.epoch)
     assert rebuilt.same_content(image)
     assert rebuilt == image
+
+
+def test_the_next_producer_id_only_moves_forward() -> None:
+    """Kafka's ProducerIdControlManager.replay: a record whose next producer id is not
+    above the current one is refused, the same one included."""
+    delta = MetadataDelta(MetadataImage.EMPTY)
+    delta.replay(ProducerIdsRecord(broker_id=1, broker_epoch=5, next_producer_id=1000))
+    for stale in (1000, 999):
+        with pytest.raises(ReplayError, match=f"next producer id {stale} is not above the "
+                                              f"current 1000"):
+            delta.replay(ProducerIdsRecord(broker_id=1, broker_epoch=5,
+                                           next_producer_id=stale))
+    delta.replay(ProducerIdsRecord(broker_id=2, broker_epoch=6, next_producer_id=2000))
+    image = delta.apply(2, 1)
+    assert image.next_producer_id == 2000
+    later = MetadataDelta(image)
+    with pytest.raises(ReplayError, match="not above the current 2000"):
+        later.replay(ProducerIdsRecord(broker_id=1, broker_epoch=5, next_producer_id=2000))
