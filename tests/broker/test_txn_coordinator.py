@@ -323,6 +323,19 @@ def test_a_write_acknowledged_after_the_coordinator_epoch_moved_answers_not_coor
     assert out == [TxnResult("NOT_COORDINATOR")]
 
 
+def test_a_write_acknowledged_for_a_reloaded_transactional_id_answers_not_coordinator(
+        ) -> None:
+    """The same coordinator epoch, but the partition was loaded again meanwhile: the write
+    was for metadata the coordinator no longer holds."""
+    h = Harness(auto_ack=False)
+    out: list[TxnResult] = []
+    h.coordinator.handle_init_producer_id("t", 60_000, None, 0, out.append)
+    h.coordinator.resign(0)
+    h.coordinator.become_leader(0, 0, [], 0)
+    h.waiting.pop()("NONE")
+    assert out == [TxnResult("NOT_COORDINATOR")]
+
+
 def test_no_transition_leads_to_a_negative_producer_id_or_epoch_but_dead() -> None:
     """Kafka's prepareTransitionTo: a negative producer id or epoch is illegal, except the
     epoch of a Dead (expired) transactional id."""
