@@ -12,8 +12,9 @@ Checked against the controller's latest state when the operation runs (Kafka's
 - the request's partition epoch is the partition's, else INVALID_UPDATE_VERSION
   (another change came first);
 - the new ISR holds the leader and only replicas, else INVALID_REQUEST;
-- every member the ISR gains is an active broker (registered, unfenced, not in
-  controlled shutdown), else INELIGIBLE_REPLICA (KIP-841).
+- every member of the new ISR, those it keeps included, is an active broker
+  (registered, unfenced, not in controlled shutdown), else INELIGIBLE_REPLICA
+  (KIP-841; Kafka's ``ineligibleReplicasForIsr`` checks them all).
 
 An unchanged ISR writes nothing and answers the current state. The response
 is the partition registration after the change.
@@ -73,7 +74,7 @@ class AlterPartitionOp(msgspec.Struct, frozen=True):
                            f"ISR {list(self.new_isr)} lacks the leader or is not within the "
                            f"replicas {list(reg.replicas)}")
         for replica in self.new_isr:
-            if replica not in reg.isr and not active(image, replica):
+            if not active(image, replica):
                 raise ApiError("INELIGIBLE_REPLICA",
                                f"replica {replica} is fenced, shutting down or unregistered")
         if tuple(self.new_isr) == reg.isr:

@@ -1,0 +1,93 @@
+"""A partition leader's AlterPartition as the controller checks it (Kafka's
+ReplicationControlManager.alterPartition): the broker's epoch, the partition and leader
+epochs, the ISR holding the leader within the replicas, only active brokers joining."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from controller.errors import ApiError
+from controller.operations import OperationContext
+from controller.operations.alter_partition import AlterPartitionOp
+from metadata.delta import MetadataDelta
+from metadata.image import MetadataImage
+from metadata.schema import (
+    MetadataRecord,
+    PartitionChangeRecord,
+    PartitionRecord,
+    RegisterBrokerRecord,
+    TopicRecord,
+)
+
+TOPIC = "AAAAAAAAAAAAAAAAAAAAAA"
+
+
+def _image(isr: tuple[int, ...] = (1, 2)) -> MetadataImage:
+    """Brokers 1-3 (3 fenced) and 4 (in controlled shutdown); partition 0 on 1-4 led by 1
+    at leader epoch 5, partition epoch 9, with ``isr``."""
+    records: list[MetadataRecord] = [
+        *(RegisterBrokerRecord(b, f"inc-{b}", broker_epoch=10 + b, fenced=b == 3,
+                               in_controlled_shutdown=b == 4) for b in (1, 2, 3, 4)),
+        TopicRecord("t", TOPIC),
+        PartitionRecord(partition_id=0, topic_id=TOPIC, replicas=(1, 2, 3, 4), isr=isr,
+                        leader=1, leader_epoch=5, partition_epoch=9),
+    ]
+    delta = MetadataDelta(MetadataImage.EMPTY)
+    delta.replay_all(records)
+    return delta.apply(20, 1)
+
+
+def _op(isr: tuple[int, ...], broker: int = 1, broker_epoch: int = 11, partition: int = 0,
+        leader_epoch: int = 5, partition_epoch: int = 9) -> AlterPartitionOp:
+    return AlterPartitionOp(broker, broker_epoch, TOPIC, partition, leader_epoch,
+                            partition_epoch, isr)
+
+
+def _generate(op: AlterPartitionOp, image: MetadataImage | None = None
+              ) -> tuple[list[MetadataRecord], object]:
+    generated = op.generate(OperationContext(image or _image(), random.Random(1), 21, 0))
+    return list(generated.records), generated.response
+
+
+def test_a_shrink_writes_the_new_isr_and_answers_the_merged_registration() -> None:
+    records, response = _generate(_op((1,)))
+    assert records == [PartitionChangeRecord(partition_id=0, topic_id=TOPIC, isr=(1,))]
+    assert response == _image().topics_by_id[TOPIC].partitions[0].merge(records[0])  # type: ignore[arg-type]
+
+
+def test_the_same_isr_writes_nothing() -> None:
+    records, response = _generate(_op((1, 2)))
+    assert records == [] and response == _image().topics_by_id[TOPIC].partitions[0]
+
+
+@pytest.mark.parametrize(("op", "code", "message"), [
+    (_op((1,), broker_epoch=10), "STALE_BROKER_EPOCH", "broker 1 epoch 10 is not current"),
+    (_op((1,), broker=7), "STALE_BROKER_EPOCH", "broker 7 epoch 11"),
+    (_op((1,), partition=3), "UNKNOWN_TOPIC_OR_PARTITION", f"no partition {TOPIC}-3"),
+    (_op((1,), leader_epoch=4), "FENCED_LEADER_EPOCH", "leader epoch 4, the partition is at 5"),
+    (_op((2,), broker=2, broker_epoch=12), "NOT_LEADER_OR_FOLLOWER", "broker 2 does not lead"),
+    (_op((1,), partition_epoch=8), "INVALID_UPDATE_VERSION", "partition epoch 8, the partition"),
+    (_op((2,)), "INVALID_REQUEST", "ISR [2] lacks the leader"),
+    (_op((1, 5)), "INVALID_REQUEST", "not within the replicas [1, 2, 3, 4]"),
+    (_op((1, 2, 3)), "INELIGIBLE_REPLICA", "replica 3 is fenced"),
+    (_op((1, 2, 4)), "INELIGIBLE_REPLICA", "replica 4 is fenced, shutting down"),
+])
+def test_refusals_follow_kafka(op: AlterPartitionOp, code: str, message: str) -> None:
+    with pytest.raises(ApiError) as refused:
+        _generate(op)
+    assert refused.value.code == code and message in refused.value.message
+
+
+def test_a_member_the_isr_keeps_must_be_active_too() -> None:
+    """Kafka checks every member of the new ISR, not only those it gains: an ISR that
+    keeps a fenced or shutting-down broker is refused, unchanged or not."""
+    for isr in ((1, 2, 3), (1, 2, 4)):
+        for asked in (isr, (1, *isr[2:])):
+            with pytest.raises(ApiError) as refused:
+                _generate(_op(asked), _image(isr))
+            assert refused.value.code == "INELIGIBLE_REPLICA"
+            assert f"replica {isr[2]} is fenced, shutting down" in refused.value.message
+    records, _ = _generate(_op((1,)), _image((1, 2, 3)))  # dropping it is allowed
+    assert records == [PartitionChangeRecord(partition_id=0, topic_id=TOPIC, isr=(1,))]
