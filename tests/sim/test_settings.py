@@ -14,6 +14,7 @@ from sim.settings import (
     MAX_FETCH_LAG_MS,
     SETTINGS,
     SettingError,
+    build_config,
     parse_int,
     parse_setting_words,
     parse_settings,
@@ -108,3 +109,34 @@ def test_demo_cluster_is_spelled_in_settings() -> None:
     assert config.controller.max_records_per_batch == 100
     assert config.raft.fetch_max_records == 250
     assert demo_config().controller.write_mode is None
+
+
+def test_errors_show_long_values_shortened_and_never_misstate_a_bound() -> None:
+    with pytest.raises(SettingError) as word:
+        parse_int("n", "x" * 50, 1, 5)
+    assert word.value.line() == "n must be an integer, got 'xxxxxxxxxxxx'... (50 characters)"
+    with pytest.raises(SettingError) as negative:  # no lower bound: not "at most 5"
+        parse_int("n", "-" + "9" * 100, None, 5)
+    assert "at most" not in negative.value.line()
+    with pytest.raises(SettingError, match="must be at most 5, got a number of 100 characters"):
+        parse_int("n", "9" * 100, None, 5)
+
+
+def test_help_lines_name_each_setting_with_its_bounds() -> None:
+    [brokers] = settings_help(["brokers"])
+    setting_of = BY_NAME["brokers"]
+    assert brokers.startswith(f"brokers={setting_of.minimum}-{setting_of.maximum}")
+    assert brokers.endswith(f"(default {setting_of.default})")
+    assert len(settings_help()) == len(SETTINGS)
+    mode = BY_NAME["mode"]
+    assert mode.bounds() == "|".join(mode.choices)
+    with pytest.raises(SettingError) as nothing_close:
+        parse_settings(["zzzzzz=1"])
+    assert "settings: " + ", ".join(s.name + "=" for s in SETTINGS) in \
+        nothing_close.value.line()
+
+
+def test_a_config_built_from_unknown_names_names_the_first_in_order() -> None:
+    with pytest.raises(SettingError) as unknown:
+        build_config({"zeta": 1, "alpha": 2, "brokers": 3})
+    assert unknown.value.line().startswith("alpha is no cluster setting")
