@@ -83,3 +83,28 @@ def test_random_faults_are_typed_and_deterministic() -> None:
     assert [f.render() for f in drawn] == [
         "shutdown:1@918", "crash:2@946", "restart:2@1566", "restart:1@1988",
         "partition:0|1,2@2642", "isolate:2@2946", "heal@3652", "heal@4609"]
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_random_faults_are_undone_before_the_end_and_partitions_split_everyone(
+        seed: int) -> None:
+    voters, nodes = [0, 1, 2], [0, 1, 2, 3, 4]
+    drawn = random_faults(random.Random(seed), 6, voters, nodes, 1000, 5000)
+    assert [f.at_ms for f in drawn] == sorted(f.at_ms for f in drawn)
+    assert all(1000 <= f.at_ms < 5000 for f in drawn)
+    for index, fault in enumerate(drawn):
+        later = drawn[index + 1:]
+        if isinstance(fault, Crash | Shutdown):
+            victims = voters if fault.node == "leader" else [fault.node]
+            assert all(any(isinstance(r, Restart) and r.node == v and r.at_ms > fault.at_ms
+                           for r in later) for v in victims)
+        elif isinstance(fault, Pause):
+            assert fault.duration_ms > 0 and fault.at_ms + fault.duration_ms < 5000
+        elif isinstance(fault, Partition):
+            left, right = fault.groups
+            assert left and right and not set(left) & set(right)
+            assert sorted(left + right) == nodes
+        if isinstance(fault, Partition | Isolate):
+            assert any(isinstance(h, Heal) and h.at_ms > fault.at_ms for h in later)
+    assert random_faults(random.Random(seed), 6, voters, nodes, 1000, 1009) == ()
+    assert len(random_faults(random.Random(seed), 6, voters, nodes, 1000, 1010)) >= 6
