@@ -27,7 +27,7 @@ from collections.abc import Iterable
 
 import msgspec
 
-from kafka_format import wire
+from kafka_format import compression, wire
 from kafka_format.batch_format import (
     COMPRESSION_MASK,
     COMPRESSION_NAMES,
@@ -59,12 +59,17 @@ _MARKER_VALUE = struct.Struct(">hi")
 
 
 class DataRecord(msgspec.Struct, frozen=True, gc=False):
-    """One record of a data batch: key and value bytes (None: null), headers."""
+    """One record of a data batch: key and value bytes (None: null), headers.
+
+    ``offset_delta`` is None when the record's offset delta is its index in the
+    batch; compaction removes records and leaves the others' deltas as they were.
+    """
 
     key: bytes | None
     value: bytes | None
     timestamp_delta: int = 0
     headers: tuple[tuple[bytes, bytes | None], ...] = ()
+    offset_delta: int | None = None
 
 
 class DataBatch(msgspec.Struct, frozen=True, gc=False):
@@ -82,6 +87,9 @@ class DataBatch(msgspec.Struct, frozen=True, gc=False):
     position: int = 0
     size: int = 0
     crc: int = 0
+    last_offset_delta: int | None = None
+    """The header's lastOffsetDelta when it is not the record count less one (after
+    compaction, the batch keeps its offsets, even with no record left)."""
 
     @property
     def is_transactional(self) -> bool:
@@ -100,8 +108,15 @@ class DataBatch(msgspec.Struct, frozen=True, gc=False):
 
     @property
     def last_offset(self) -> int:
-        """The offset of the last record."""
+        """The batch's last offset (its last record's, unless compaction removed it)."""
+        if self.last_offset_delta is not None:
+            return self.base_offset + self.last_offset_delta
         return self.base_offset + len(self.records) - 1
+
+    def record_offset(self, index: int) -> int:
+        """The offset of the batch's ``index``-th record."""
+        delta = self.records[index].offset_delta
+        return self.base_offset + (index if delta is None else delta)
 
 
 class EndTxnMarker(msgspec.Struct, frozen=True, gc=False):
@@ -179,14 +194,14 @@ def _write_bytes(out: bytearray, data: bytes | None) -> None:
 
 
 def encode_data_batch(batch: DataBatch) -> bytes:
-    """The bytes of one batch (no compression)."""
-    if not batch.records:
+    """The bytes of one batch, its records compressed if its attributes say so."""
+    if not batch.records and batch.last_offset_delta is None:
         raise EncodeError(f"batch at offset {batch.base_offset} has no records")
     section = bytearray()
     for index, record in enumerate(batch.records):
         body = bytearray(b"\x00")  # record attributes: unused, 0
         wire.write_varlong(body, record.timestamp_delta)
-        wire.write_varint(body, index)
+        wire.write_varint(body, index if record.offset_delta is None else record.offset_delta)
         _write_bytes(body, record.key)
         _write_bytes(body, record.value)
         wire.write_varint(body, len(record.headers))
@@ -196,8 +211,12 @@ def encode_data_batch(batch: DataBatch) -> bytes:
         wire.write_varint(section, len(body))
         section += body
     count = len(batch.records)
+    codec = batch.attributes & COMPRESSION_MASK
+    if codec:
+        section = bytearray(compression.compress(codec, bytes(section)))
     try:
-        tail = struct.pack(">hiqqqhii", batch.attributes, count - 1, batch.base_timestamp,
+        tail = struct.pack(">hiqqqhii", batch.attributes, batch.last_offset - batch.base_offset,
+                           batch.base_timestamp,
                            batch.max_timestamp, batch.producer_id, batch.producer_epoch,
                            batch.base_sequence, count) + bytes(section)
         head = struct.pack(">qiibI", batch.base_offset, HEADER_SIZE - LENGTH_PREFIX +
@@ -224,8 +243,12 @@ def _read_bytes(buf: bytes, pos: int, end: int, what: str) -> tuple[bytes | None
     return bytes(buf[pos:pos + length]), pos + length
 
 
-def _decode_records(buf: bytes, pos: int, end: int, count: int) -> tuple[DataRecord, ...]:
+def _decode_records(buf: bytes, pos: int, end: int, count: int,
+                    last_delta: int) -> tuple[DataRecord, ...]:
+    """The records of a batch; offset deltas must grow and stay within ``last_delta``
+    (they skip the records compaction removed)."""
     records = []
+    previous = -1
     for index in range(count):
         start = pos
         length, pos = wire.read_varint(buf, pos, end)
@@ -236,9 +259,11 @@ def _decode_records(buf: bytes, pos: int, end: int, count: int) -> tuple[DataRec
         pos += 1  # attributes
         delta, pos = wire.read_varlong(buf, pos, record_end)
         offset_delta, pos = wire.read_varint(buf, pos, record_end)
-        if offset_delta != index:
+        if not previous < offset_delta <= last_delta:
             raise DecodeError(f"record {index} at byte {start} has offset delta "
-                              f"{offset_delta}", start)
+                              f"{offset_delta}, not above {previous} and at most the batch's "
+                              f"last offset delta {last_delta}", start)
+        previous = offset_delta
         key, pos = _read_bytes(buf, pos, record_end, "key")
         value, pos = _read_bytes(buf, pos, record_end, "value")
         header_count, pos = wire.read_varint(buf, pos, record_end)
@@ -250,10 +275,28 @@ def _decode_records(buf: bytes, pos: int, end: int, count: int) -> tuple[DataRec
         if pos != record_end:
             raise DecodeError(f"record {index} at byte {start} has {record_end - pos} bytes "
                               f"left over", pos)
-        records.append(DataRecord(key, value, delta, tuple(headers)))
+        records.append(DataRecord(key, value, delta, tuple(headers),
+                                  None if offset_delta == index else offset_delta))
     if pos != end:
         raise DecodeError(f"{end - pos} bytes after the last record", pos)
     return tuple(records)
+
+
+def _batch_records(data: bytes, pos: int, end: int, codec: int, count: int,
+                   last_delta: int) -> tuple[DataRecord, ...]:
+    """The records of the batch at ``pos``, decompressed first if ``codec`` says so."""
+    start = pos + HEADER_SIZE
+    if not codec:
+        return _decode_records(data, start, end, count, last_delta)
+    if codec not in compression.CODECS:
+        raise DecodeError(f"compression type {codec} is not one of Kafka's", pos + 21,
+                          "unsupported")
+    section = compression.decompress(codec, bytes(data[start:end]), start)
+    try:
+        return _decode_records(section, 0, len(section), count, last_delta)
+    except DecodeError as exc:  # a position in the decompressed bytes means nothing on disk
+        raise DecodeError(f"in the decompressed records, at their byte {exc.position}: "
+                          f"{exc.message}", start, exc.kind) from None
 
 
 def decode_data_log(data: bytes, source: str = "<bytes>") -> DataLogDecodeResult:
@@ -266,7 +309,7 @@ def decode_data_log(data: bytes, source: str = "<bytes>") -> DataLogDecodeResult
         try:
             if total - pos < HEADER_SIZE:
                 raise wire.truncated("batch header", pos, HEADER_SIZE, total)
-            (base_offset, length, leader_epoch, magic, crc, attributes, _last_delta,
+            (base_offset, length, leader_epoch, magic, crc, attributes, last_delta,
              base_ts, max_ts, producer_id, producer_epoch, base_sequence,
              count) = HEADER.unpack_from(data, pos)
             batch_offset = base_offset
@@ -281,15 +324,15 @@ def decode_data_log(data: bytes, source: str = "<bytes>") -> DataLogDecodeResult
             if actual != crc:
                 raise DecodeError(f"CRC {crc} stored, {actual} computed", pos + 17,
                                   "crc-mismatch")
-            if attributes & COMPRESSION_MASK:
-                raise DecodeError("compressed batches are not read", pos + 21, "unsupported")
-            records = _decode_records(data, pos + HEADER_SIZE, end, count)
+            records = _batch_records(data, pos, end, attributes & COMPRESSION_MASK, count,
+                                     last_delta)
         except DecodeError as exc:
             return DataLogDecodeResult(tuple(batches), DecodeFailure(
                 source, exc.kind, exc.message, exc.position, len(batches), batch_offset, pos))
         batches.append(DataBatch(base_offset, leader_epoch, attributes, base_ts, max_ts,
                                  producer_id, producer_epoch, base_sequence, records, pos,
-                                 end - pos, crc))
+                                 end - pos, crc,
+                                 None if last_delta == count - 1 else last_delta))
         pos = end
     return DataLogDecodeResult(tuple(batches), None)
 

@@ -33,6 +33,12 @@ from pathlib import Path
 import msgspec
 
 from kafka_format.batch_format import DecodedBatch, encode_batch, encode_decoded_batch
+from kafka_format.checkpoints import (
+    CheckpointDecodeResult,
+    PartitionMetadata,
+    decode_checkpoint,
+    decode_partition_metadata,
+)
 from kafka_format.data_log import (
     AbortedTxnEntry,
     DataBatch,
@@ -46,6 +52,14 @@ from kafka_format.data_log import (
 )
 from kafka_format.errors import DecodeError, DecodeFailure
 from kafka_format.log_codec import LogDecodeResult, decode_log, encode_log
+from kafka_format.log_indexes import (
+    IndexDecodeResult,
+    ProducerSnapshotDecodeResult,
+    base_offset_of,
+    decode_offset_index,
+    decode_producer_snapshot,
+    decode_time_index,
+)
 from kafka_format.node_state import (
     MetaProperties,
     QuorumState,
@@ -448,3 +462,41 @@ def read_txn_index(path: str | Path) -> TxnIndexDecodeResult:
     if isinstance(data, DecodeFailure):
         return TxnIndexDecodeResult((), data)
     return decode_txn_index(data, str(path))
+
+
+def read_index(path: str | Path, *, time_index: bool = False) -> IndexDecodeResult:
+    """Decode a ``.index`` (or, with ``time_index``, a ``.timeindex``) file; its base offset
+    is the one in its name (0 if the name holds none)."""
+    path = Path(path)
+    data = _read_bytes(path)
+    if isinstance(data, DecodeFailure):
+        return IndexDecodeResult((), data)
+    decode = decode_time_index if time_index else decode_offset_index
+    return decode(data, base_offset_of(path.name) or 0, str(path))
+
+
+def read_producer_snapshot(path: str | Path) -> ProducerSnapshotDecodeResult:
+    """Decode a producer state snapshot (``<offset>.snapshot``)."""
+    data = _read_bytes(Path(path))
+    if isinstance(data, DecodeFailure):
+        return ProducerSnapshotDecodeResult((), data)
+    return decode_producer_snapshot(data, str(path))
+
+
+def read_checkpoint(path: str | Path, kind: str) -> CheckpointDecodeResult:
+    """Decode a text checkpoint (``leader-epoch-checkpoint`` or an offset checkpoint);
+    ``kind`` is its file name as Kafka writes it."""
+    path = Path(path)
+    text = _read_text(path)
+    if isinstance(text, DecodeFailure):
+        return CheckpointDecodeResult(None, (), text)
+    return decode_checkpoint(text, kind, str(path))
+
+
+def read_partition_metadata(path: str | Path) -> PartitionMetadata | DecodeFailure:
+    """Decode a partition directory's ``partition.metadata``."""
+    path = Path(path)
+    text = _read_text(path)
+    if isinstance(text, DecodeFailure):
+        return text
+    return decode_partition_metadata(text, str(path))

@@ -22,6 +22,7 @@ from typing import Any, TextIO
 
 import msgspec
 
+from kafka_format.batch_format import DELETE_HORIZON_FLAG, TIMESTAMP_TYPE_FLAG
 from kafka_format.data_log import (
     DataBatch,
     DataRecord,
@@ -57,29 +58,49 @@ def _text(value: Any) -> str:
 
 def batch_facts(batch: DataBatch) -> dict[str, Any]:
     """A batch's facts under kafka-dump-log's key names, in its order."""
-    count = len(batch.records)
+    last_delta = batch.last_offset - batch.base_offset
+    horizon = batch.attributes & DELETE_HORIZON_FLAG
     return {
-        "baseOffset": batch.base_offset, "lastOffset": batch.last_offset, "count": count,
-        "baseSequence": batch.base_sequence,
-        "lastSequence": -1 if batch.base_sequence < 0 else batch.base_sequence + count - 1,
+        "baseOffset": batch.base_offset, "lastOffset": batch.last_offset,
+        "count": len(batch.records), "baseSequence": batch.base_sequence,
+        "lastSequence": _sequence(batch, last_delta),
         "producerId": batch.producer_id, "producerEpoch": batch.producer_epoch,
         "partitionLeaderEpoch": batch.partition_leader_epoch,
         "isTransactional": batch.is_transactional, "isControl": batch.is_control,
-        "deleteHorizonMs": "OptionalLong.empty", "position": batch.position,
-        "CreateTime": batch.max_timestamp, "size": batch.size, "magic": 2,
+        "deleteHorizonMs": f"OptionalLong[{batch.base_timestamp}]" if horizon
+        else "OptionalLong.empty", "position": batch.position,
+        _timestamp_type(batch): batch.max_timestamp, "size": batch.size, "magic": 2,
         "compresscodec": batch.compression, "crc": batch.crc, "isvalid": True,
     }
 
 
+def _timestamp_type(batch: DataBatch) -> str:
+    """``CreateTime``, or ``LogAppendTime`` when the broker stamped the batch (attribute bit 3)."""
+    return "LogAppendTime" if batch.attributes & TIMESTAMP_TYPE_FLAG else "CreateTime"
+
+
+def _sequence(batch: DataBatch, offset_delta: int) -> int:
+    """The sequence at ``offset_delta`` in the batch (-1 without one), wrapping as Kafka's."""
+    if batch.base_sequence < 0:
+        return -1
+    return (batch.base_sequence + offset_delta) % (1 << 31)
+
+
 def record_facts(batch: DataBatch, index: int, record: DataRecord) -> dict[str, Any]:
     """One record's facts under kafka-dump-log's key names."""
+    offset = batch.record_offset(index)
+    if batch.attributes & TIMESTAMP_TYPE_FLAG:
+        timestamp = batch.max_timestamp
+    elif batch.base_timestamp >= 0:
+        timestamp = batch.base_timestamp + record.timestamp_delta
+    else:
+        timestamp = batch.base_timestamp
     return {
-        "offset": batch.base_offset + index,
-        "CreateTime": batch.base_timestamp + record.timestamp_delta
-        if batch.base_timestamp >= 0 else batch.base_timestamp,
+        "offset": offset,
+        _timestamp_type(batch): timestamp,
         "keySize": -1 if record.key is None else len(record.key),
         "valueSize": -1 if record.value is None else len(record.value),
-        "sequence": -1 if batch.base_sequence < 0 else batch.base_sequence + index,
+        "sequence": _sequence(batch, offset - batch.base_offset),
         "headerKeys": [k.decode("utf-8", "replace") for k, _ in record.headers],
     }
 

@@ -2,8 +2,10 @@
 
 Reads ``.log`` segments, ``.checkpoint`` snapshots (and ``bootstrap.checkpoint``),
 ``quorum-state`` and ``meta.properties``, as written by Kafka or by kraftsim,
-and data partitions' segments and ``.txnindex`` files (:mod:`kraftsim.dump_data_log`),
-and prints each batch and each record with ``kafka-dump-log``'s key names
+data partitions' segments and ``.txnindex`` files (:mod:`kraftsim.dump_data_log`),
+and the indexes, producer snapshots and checkpoints beside any segment
+(:mod:`kraftsim.dump_side_files`); it ignores other files, as Kafka does. It
+prints each batch and each record with ``kafka-dump-log``'s key names
 (``baseOffset: … partitionLeaderEpoch: … isControl: … position: … CreateTime:
 … size: … magic: 2 compresscodec: … crc: … isvalid: true``, then
 ``| offset: … CreateTime: … keySize: … valueSize: … sequence: … headerKeys: []
@@ -45,6 +47,7 @@ from kraftsim.dump_data_log import (
     is_data_segment,
     is_txn_index_name,
 )
+from kraftsim.dump_side_files import dump_side_file, side_file_kind
 from metadata.schema import MetadataRecord, record_to_json
 
 PROG = "kraftsim dump-log"
@@ -61,8 +64,12 @@ def build_parser() -> argparse.ArgumentParser:
             "(NNNN.log), snapshots (NNNN-NNNN.checkpoint, bootstrap.checkpoint), "
             "quorum-state and meta.properties; and of data partitions (NNNN.log in a "
             "TOPIC-PARTITION directory: transactional batches, COMMIT/ABORT markers, "
-            "__transaction_state records) and their abort index (NNNN.txnindex). Exits 1 "
-            "if any file is missing or damaged."
+            "__transaction_state records) and their abort index (NNNN.txnindex); and "
+            "the files beside any partition's segments: offset and time indexes "
+            "(NNNN.index, NNNN.timeindex, checked against the segment), producer state "
+            "snapshots (NNNN.snapshot), leader-epoch-checkpoint, the offset checkpoints "
+            "and partition.metadata. Other files are ignored, with a line on stderr. "
+            "Exits 1 if any file is missing or damaged."
         ),
     )
     parser.add_argument("paths", nargs="*", metavar="FILE", help="the files to print")
@@ -262,12 +269,20 @@ def dump_file(path: str, fmt: str, with_records: bool, out: TextIO,
     if (files.parse_segment_name(name) is not None or name.endswith(".log")) and \
             not metadata_only and (txn_log or is_data_segment(path)):
         return dump_data_segment(path, fmt, with_records, out, skip_record_metadata, txn_log)
+    side_kind = side_file_kind(name)
+    if side_kind is not None:
+        return dump_side_file(path, side_kind, fmt, out, sys.stderr)
     if files.parse_segment_name(name) is not None or name.endswith(".log"):
         segment = files.read_segment_file(path)
         result = segment.result
         _dump_batches(path, "log segment", result.batches, {}, result.error, fmt, with_records,
                       out, skip_record_metadata)  # fmt: skip
         return result.error
+    if not name.endswith(".checkpoint") and Path(path).is_file():
+        print(f"{PROG}: ignoring {path}: not a file kafka-dump-log reads (a segment, a "
+              f".checkpoint snapshot, an index, a producer snapshot, a checkpoint)",
+              file=sys.stderr)
+        return None
     snapshot = files.read_snapshot_file(path)
     snapshot_id = snapshot.snapshot_id
     extra = {"snapshotEndOffset": snapshot_id.end_offset, "snapshotEpoch": snapshot_id.epoch}

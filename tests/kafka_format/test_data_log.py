@@ -8,7 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from kafka_format.batch_format import CONTROL_FLAG, HEADER_SIZE, TRANSACTIONAL_FLAG
+from kafka_format.batch_format import (
+    CONTROL_FLAG,
+    HEADER_SIZE,
+    TRANSACTIONAL_FLAG,
+    crc32c_of_bytes,
+)
 from kafka_format.data_log import (
     AbortedTxnEntry,
     DataBatch,
@@ -113,10 +118,21 @@ def test_damage_in_a_later_batch_is_reported_where_it_is() -> None:
     magic[second + 16] = 1
     assert (damage(bytes(magic)).kind, damage(bytes(magic)).position) == \
         ("unsupported", second + 16)
-    compressed = encode_data_log([_txn_batch(0, ["a"]), DataBatch(
-        1, 2, TRANSACTIONAL_FLAG | 1, 1000, 1000, 7, 3, 1, (DataRecord(None, b"b"),))])
-    assert (damage(compressed).kind, damage(compressed).position) == \
+    unknown_codec = _with_attributes(data, second, TRANSACTIONAL_FLAG | 5)
+    assert (damage(unknown_codec).kind, damage(unknown_codec).position) == \
         ("unsupported", second + 21)
+    not_gzip = damage(_with_attributes(data, second, TRANSACTIONAL_FLAG | 1))
+    assert (not_gzip.kind, not_gzip.position) == ("corrupt", second + HEADER_SIZE)
+    assert "do not decompress" in not_gzip.message
+
+
+def _with_attributes(data: bytes, at: int, attributes: int) -> bytes:
+    """``data`` with the attributes of the batch at ``at`` replaced, its CRC made right."""
+    out = bytearray(data)
+    struct.pack_into(">h", out, at + 21, attributes)
+    end = at + 12 + struct.unpack_from(">i", out, at + 8)[0]
+    struct.pack_into(">I", out, at + 17, crc32c_of_bytes(bytes(out[at + 21:end])))
+    return bytes(out)
 
 
 def test_record_headers_round_trip_up_to_the_records_last_byte() -> None:

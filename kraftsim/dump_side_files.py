@@ -1,0 +1,224 @@
+"""``kraftsim dump-log`` for the files beside a partition's segments.
+
+- ``.index``: ``offset: N position: P`` per entry, as ``kafka-dump-log``
+  prints it (``<file> is empty.`` for none); every entry is checked against
+  the segment beside it: the batch at that position must end at that offset
+  (``Mismatches in :<file>`` then ``  Index offset: N, log offset: M`` on
+  stderr, as Kafka reports them);
+- ``.timeindex``: ``timestamp: T offset: O`` per entry, checked against the
+  segment: the batch ending at that offset must hold that largest timestamp,
+  and timestamps must grow (Kafka's three reports on stderr);
+- ``.snapshot`` (producer state): ``producerId: … producerEpoch: …
+  coordinatorEpoch: … currentTxnFirstOffset: … lastTimestamp: …`` then the
+  last batch's ``firstSequence: … lastSequence: … lastOffset: … offsetDelta:
+  … timestamp: …`` per producer, as Kafka prints them;
+- ``leader-epoch-checkpoint``, the offset checkpoints and
+  ``partition.metadata`` (which ``kafka-dump-log`` does not read): their
+  version and one line per entry.
+
+A file that fails a check makes ``dump-log`` exit 1, as a damaged segment does.
+"""
+
+from __future__ import annotations
+
+import json
+import struct
+from pathlib import Path
+from typing import Any, TextIO
+
+import msgspec
+
+from kafka_format.batch_format import HEADER
+from kafka_format.checkpoints import (
+    LEADER_EPOCH_CHECKPOINT,
+    OFFSET_CHECKPOINTS,
+    PARTITION_METADATA,
+    EpochEntry,
+)
+from kafka_format.errors import DecodeFailure
+from kafka_format.files import (
+    read_checkpoint,
+    read_index,
+    read_partition_metadata,
+    read_producer_snapshot,
+)
+from kafka_format.log_indexes import (
+    OFFSET_INDEX_SUFFIX,
+    PRODUCER_SNAPSHOT_SUFFIX,
+    TIME_INDEX_SUFFIX,
+    OffsetIndexEntry,
+    ProducerSnapshotEntry,
+    TimeIndexEntry,
+)
+
+_BATCH_SPAN = struct.Struct(">q")  # base offset; lastOffsetDelta and maxTimestamp read below
+_LAST_DELTA_AT, _MAX_TIMESTAMP_AT = 23, 35
+
+
+def side_file_kind(name: str) -> str | None:
+    """What a side file is, by its name (as ``dump-log`` prints it), or None."""
+    if name in (LEADER_EPOCH_CHECKPOINT, PARTITION_METADATA) or name in OFFSET_CHECKPOINTS:
+        return name
+    for suffix, kind in ((OFFSET_INDEX_SUFFIX, "offset index"),
+                         (TIME_INDEX_SUFFIX, "time index"),
+                         (PRODUCER_SNAPSHOT_SUFFIX, "producer snapshot")):
+        if name.endswith(suffix):
+            return kind
+    return None
+
+
+def _segment_batches(index_path: Path) -> dict[int, tuple[int, int]] | None:
+    """The batches of the segment beside an index: position -> (last offset, max timestamp);
+    None when there is no segment to check against."""
+    segment = index_path.with_name(index_path.name.rsplit(".", 1)[0] + ".log")
+    try:
+        data = segment.read_bytes()
+    except OSError:
+        return None
+    batches: dict[int, tuple[int, int]] = {}
+    position = 0
+    while position + HEADER.size <= len(data):
+        base = _BATCH_SPAN.unpack_from(data, position)[0]
+        length = struct.unpack_from(">i", data, position + 8)[0]
+        delta = struct.unpack_from(">i", data, position + _LAST_DELTA_AT)[0]
+        max_timestamp = struct.unpack_from(">q", data, position + _MAX_TIMESTAMP_AT)[0]
+        batches[position] = (base + delta, max_timestamp)
+        if length < HEADER.size - 12:
+            break
+        position += 12 + length
+    return batches
+
+
+def _offset_index_problems(path: Path, entries: tuple[OffsetIndexEntry, ...]) -> list[str]:
+    batches = _segment_batches(path)
+    if batches is None:
+        return []
+    mismatches = [(e.offset, batches.get(e.position, (-1, 0))[0]) for e in entries
+                  if batches.get(e.position, (-1, 0))[0] != e.offset]
+    if not mismatches:
+        return []
+    return [f"Mismatches in :{path.absolute()}",
+            *(f"  Index offset: {index}, log offset: {log}" for index, log in mismatches)]
+
+
+def _time_index_problems(path: Path, entries: tuple[TimeIndexEntry, ...]) -> list[str]:
+    batches = _segment_batches(path)
+    if batches is None:
+        return []
+    by_last = {last: timestamp for last, timestamp in batches.values()}
+    mismatched, disordered, missing = [], [], []
+    previous = -1
+    for entry in entries:
+        timestamp = by_last.get(entry.offset)
+        if timestamp is None:
+            following = [last for last in by_last if last >= entry.offset]
+            missing.append((entry.offset, min(following) if following else -1))
+        elif timestamp != entry.timestamp:
+            mismatched.append((entry.timestamp, timestamp))
+        if timestamp is not None and previous >= entry.timestamp:
+            disordered.append((entry.timestamp, previous))
+        previous = entry.timestamp
+    where = path.absolute()
+    lines = []
+    if mismatched:
+        lines += [f"Found timestamp mismatch in :{where}",
+                  *(f"  Index timestamp: {i}, log timestamp: {t}" for i, t in mismatched)]
+    if disordered:
+        lines += [f"Found out of order timestamp in :{where}",
+                  *(f"  Index timestamp: {i}, Previously indexed timestamp: {p}"
+                    for i, p in disordered)]
+    if missing:
+        lines += ["The following indexed offsets are not found in the log.",
+                  *(f"Indexed offset: {i}, found log offset: {f}" for i, f in missing)]
+    return lines
+
+
+def _producer_line(entry: ProducerSnapshotEntry) -> str:
+    txn = (f"OptionalLong[{entry.current_txn_first_offset}]"
+           if entry.current_txn_first_offset >= 0 else "OptionalLong.empty")
+    line = (f"producerId: {entry.producer_id} producerEpoch: {entry.producer_epoch} "
+            f"coordinatorEpoch: {entry.coordinator_epoch} currentTxnFirstOffset: {txn} "
+            f"lastTimestamp: {entry.timestamp} ")
+    if entry.has_batch:
+        line += (f"firstSequence: {entry.first_sequence} lastSequence: {entry.last_sequence} "
+                 f"lastOffset: {entry.last_offset} offsetDelta: {entry.offset_delta} "
+                 f"timestamp: {entry.timestamp}")
+    return line
+
+
+def _producer_json(entry: ProducerSnapshotEntry) -> dict[str, Any]:
+    facts: dict[str, Any] = {
+        "producerId": entry.producer_id, "producerEpoch": entry.producer_epoch,
+        "coordinatorEpoch": entry.coordinator_epoch,
+        "currentTxnFirstOffset": (entry.current_txn_first_offset
+                                  if entry.current_txn_first_offset >= 0 else None),
+        "lastTimestamp": entry.timestamp}
+    if entry.has_batch:
+        facts |= {"firstSequence": entry.first_sequence, "lastSequence": entry.last_sequence,
+                  "lastOffset": entry.last_offset, "offsetDelta": entry.offset_delta,
+                  "timestamp": entry.timestamp}
+    return facts
+
+
+def _read(path: Path, kind: str) -> tuple[list[str], list[dict[str, Any]], dict[str, Any],
+                                          DecodeFailure | None, list[str]]:
+    """(text lines, JSON entries, JSON extras, failure, problems) of one side file."""
+    if kind in ("offset index", "time index"):
+        result = read_index(path, time_index=kind == "time index")
+        entries = result.entries
+        if not entries and result.error is None:
+            return [f"{path} is empty."], [], {}, None, []
+        if kind == "offset index":
+            lines = [f"offset: {e.offset} position: {e.position}"
+                     for e in entries if isinstance(e, OffsetIndexEntry)]
+            problems = _offset_index_problems(path, entries)  # type: ignore[arg-type]
+        else:
+            lines = [f"timestamp: {e.timestamp} offset: {e.offset}"
+                     for e in entries if isinstance(e, TimeIndexEntry)]
+            problems = _time_index_problems(path, entries)  # type: ignore[arg-type]
+        return lines, [msgspec.to_builtins(e) for e in entries], {}, result.error, problems
+    if kind == "producer snapshot":
+        snapshot = read_producer_snapshot(path)
+        return ([_producer_line(e) for e in snapshot.entries],
+                [_producer_json(e) for e in snapshot.entries], {}, snapshot.error, [])
+    if kind == PARTITION_METADATA:
+        metadata = read_partition_metadata(path)
+        if isinstance(metadata, DecodeFailure):
+            return [], [], {}, metadata, []
+        return ([f"version: {metadata.version}", f"topic_id: {metadata.topic_id}"], [],
+                {"version": metadata.version, "topicId": metadata.topic_id}, None, [])
+    checkpoint = read_checkpoint(path, kind)
+    lines = [] if checkpoint.version is None else [f"version: {checkpoint.version}"]
+    lines += [f"epoch: {e.epoch} startOffset: {e.start_offset}" if isinstance(e, EpochEntry)
+              else f"topic: {e.topic} partition: {e.partition} offset: {e.offset}"
+              for e in checkpoint.entries]
+    return (lines, [msgspec.to_builtins(e) for e in checkpoint.entries],
+            {"version": checkpoint.version}, checkpoint.error, [])
+
+
+def dump_side_file(path: str, kind: str, fmt: str, out: TextIO, err: TextIO
+                   ) -> DecodeFailure | None:
+    """Print one side file of ``kind`` (:func:`side_file_kind`); returns what stopped it.
+
+    A check that fails (an index entry the segment does not match) is printed on
+    ``err`` and returned as a ``corrupt`` failure.
+    """
+    lines, entries, extras, failure, problems = _read(Path(path), kind)
+    if problems and failure is None:
+        failure = DecodeFailure(path, "corrupt", "its entries do not match the segment beside "
+                                "it (listed above)", 0)
+    if fmt == "json":
+        document = {"file": path, "kind": kind, **extras, "entries": entries,
+                    "problems": problems,
+                    "error": None if failure is None else msgspec.to_builtins(failure)}
+        out.write(json.dumps(document, ensure_ascii=False) + "\n")
+        return failure
+    if failure is not None and failure.kind == "unreadable":
+        return failure
+    out.write(f"Dumping {path} ({kind})\n")
+    for line in lines:
+        out.write(line + "\n")
+    if problems:
+        out.flush()
+        err.write("".join(line + "\n" for line in problems))
+    return failure
