@@ -34,6 +34,9 @@ import msgspec
 
 from kafka_format.batch_format import DecodedBatch, encode_batch, encode_decoded_batch
 from kafka_format.checkpoints import (
+    LEADER_EPOCH_CHECKPOINT,
+    OFFSET_CHECKPOINTS,
+    PARTITION_METADATA,
     CheckpointDecodeResult,
     PartitionMetadata,
     decode_checkpoint,
@@ -53,6 +56,9 @@ from kafka_format.data_log import (
 from kafka_format.errors import DecodeError, DecodeFailure
 from kafka_format.log_codec import LogDecodeResult, decode_log, encode_log
 from kafka_format.log_indexes import (
+    OFFSET_INDEX_SUFFIX,
+    PRODUCER_SNAPSHOT_SUFFIX,
+    TIME_INDEX_SUFFIX,
     IndexDecodeResult,
     ProducerSnapshotDecodeResult,
     base_offset_of,
@@ -462,6 +468,19 @@ def read_txn_index(path: str | Path) -> TxnIndexDecodeResult:
     if isinstance(data, DecodeFailure):
         return TxnIndexDecodeResult((), data)
     return decode_txn_index(data, str(path))
+
+
+def side_file_kind(name: str) -> str | None:
+    """What a file beside a partition's segments is, by its name (``offset index``, ``time
+    index``, ``producer snapshot``, or the checkpoint's own name), or None."""
+    if name in (LEADER_EPOCH_CHECKPOINT, PARTITION_METADATA) or name in OFFSET_CHECKPOINTS:
+        return name
+    for suffix, kind in ((OFFSET_INDEX_SUFFIX, "offset index"),
+                         (TIME_INDEX_SUFFIX, "time index"),
+                         (PRODUCER_SNAPSHOT_SUFFIX, "producer snapshot")):
+        if name.endswith(suffix):
+            return kind
+    return None
 
 
 def read_index(path: str | Path, *, time_index: bool = False) -> IndexDecodeResult:

@@ -47,7 +47,7 @@ from kraftsim.dump_data_log import (
     is_data_segment,
     is_txn_index_name,
 )
-from kraftsim.dump_side_files import dump_side_file, side_file_kind
+from kraftsim.dump_side_files import dump_side_file
 from metadata.schema import MetadataRecord, record_to_json
 
 PROG = "kraftsim dump-log"
@@ -269,7 +269,7 @@ def dump_file(path: str, fmt: str, with_records: bool, out: TextIO,
     if (files.parse_segment_name(name) is not None or name.endswith(".log")) and \
             not metadata_only and (txn_log or is_data_segment(path)):
         return dump_data_segment(path, fmt, with_records, out, skip_record_metadata, txn_log)
-    side_kind = side_file_kind(name)
+    side_kind = files.side_file_kind(name)
     if side_kind is not None:
         return dump_side_file(path, side_kind, fmt, out, sys.stderr)
     if files.parse_segment_name(name) is not None or name.endswith(".log"):

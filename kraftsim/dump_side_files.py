@@ -29,12 +29,7 @@ from typing import Any, TextIO
 import msgspec
 
 from kafka_format.batch_format import HEADER
-from kafka_format.checkpoints import (
-    LEADER_EPOCH_CHECKPOINT,
-    OFFSET_CHECKPOINTS,
-    PARTITION_METADATA,
-    EpochEntry,
-)
+from kafka_format.checkpoints import PARTITION_METADATA, EpochEntry
 from kafka_format.errors import DecodeFailure
 from kafka_format.files import (
     read_checkpoint,
@@ -43,9 +38,6 @@ from kafka_format.files import (
     read_producer_snapshot,
 )
 from kafka_format.log_indexes import (
-    OFFSET_INDEX_SUFFIX,
-    PRODUCER_SNAPSHOT_SUFFIX,
-    TIME_INDEX_SUFFIX,
     OffsetIndexEntry,
     ProducerSnapshotEntry,
     TimeIndexEntry,
@@ -53,18 +45,6 @@ from kafka_format.log_indexes import (
 
 _BATCH_SPAN = struct.Struct(">q")  # base offset; lastOffsetDelta and maxTimestamp read below
 _LAST_DELTA_AT, _MAX_TIMESTAMP_AT = 23, 35
-
-
-def side_file_kind(name: str) -> str | None:
-    """What a side file is, by its name (as ``dump-log`` prints it), or None."""
-    if name in (LEADER_EPOCH_CHECKPOINT, PARTITION_METADATA) or name in OFFSET_CHECKPOINTS:
-        return name
-    for suffix, kind in ((OFFSET_INDEX_SUFFIX, "offset index"),
-                         (TIME_INDEX_SUFFIX, "time index"),
-                         (PRODUCER_SNAPSHOT_SUFFIX, "producer snapshot")):
-        if name.endswith(suffix):
-            return kind
-    return None
 
 
 def _segment_batches(index_path: Path) -> dict[int, tuple[int, int]] | None:
@@ -198,7 +178,8 @@ def _read(path: Path, kind: str) -> tuple[list[str], list[dict[str, Any]], dict[
 
 def dump_side_file(path: str, kind: str, fmt: str, out: TextIO, err: TextIO
                    ) -> DecodeFailure | None:
-    """Print one side file of ``kind`` (:func:`side_file_kind`); returns what stopped it.
+    """Print one side file of ``kind`` (:func:`kafka_format.files.side_file_kind`); returns
+    what stopped it.
 
     A check that fails (an index entry the segment does not match) is printed on
     ``err`` and returned as a ``corrupt`` failure.

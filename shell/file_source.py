@@ -30,6 +30,7 @@ from pathlib import Path
 from broker.loader import MetadataLoader
 from kafka_format import files
 from kafka_format.batch_format import DecodedBatch
+from kafka_format.data_log import parse_partition_dir_name
 from kafka_format.errors import DecodeFailure
 from metadata.delta import clear_sharing_caches
 from metadata.image import MetadataImage
@@ -150,6 +151,22 @@ def _no_log(log_dir: str) -> str:
     return text
 
 
+def _not_metadata(path: Path) -> str | None:
+    """What ``path`` is when it is one of a partition's other files, or a data partition's
+    segment or directory, rather than the metadata log; None otherwise."""
+    kind = files.side_file_kind(path.name)
+    if kind is not None and not path.is_dir():
+        article = "an" if kind[0] in "aeiou" else "a"
+        return f"{path} is {article} {kind} file, not metadata: `kraftsim dump-log` prints it"
+    directory = files.metadata_partition_dir(path) if path.is_dir() else path.parent
+    partition = parse_partition_dir_name(directory.name)
+    if partition is None or directory.name.startswith("__cluster_metadata"):
+        return None
+    return (f"{directory} looks like the directory of partition {partition[1]} of topic "
+            f"{partition[0]}: a data partition, not the metadata log "
+            f"({files.METADATA_PARTITION_DIR}); `kraftsim dump-log` prints its files")
+
+
 def open_files(log_dir: str | None, snapshot: str | None) -> FileSource:
     """Read ``--log-dir`` and/or ``--snapshot`` into a :class:`FileSource`.
 
@@ -180,6 +197,9 @@ def open_files(log_dir: str | None, snapshot: str | None) -> FileSource:
         start = snap.snapshot_id.end_offset
     if log_dir is not None:
         _open_log_dir(source, log_dir, snapshot is not None, start)
+    if not source.batches:
+        source.warnings += [hint for path in (snapshot, log_dir)
+                            if path is not None and (hint := _not_metadata(Path(path)))]
     source.note_loader_faults()
     clear_sharing_caches()  # the files' records are replayed once: the caches would only hold them
     return source

@@ -12,7 +12,9 @@ from pathlib import Path
 import pytest
 
 from kafka_format import files
+from kafka_format.data_log import DataBatch, DataRecord
 from kafka_format.log_codec import decode_log
+from kafka_format.log_indexes import OffsetIndexEntry, encode_offset_index
 from kraftsim.cli import main
 from metadata.schema import FeatureLevelRecord, PartitionChangeRecord
 from metadata.versions import METADATA_VERSION_FEATURE
@@ -151,3 +153,23 @@ def test_records_the_loader_cannot_apply_are_counted(tmp_path: Path) -> None:
         [warning] = source.warnings
         assert warning.startswith(f"the loader could not apply {count} {noun} (the first at "
                                   f"offset 1: ")
+
+
+def test_a_data_partition_or_a_side_file_is_named_for_what_it_is(tmp_path: Path) -> None:
+    """A data partition's directory or segment, or an index beside a segment, given as the
+    metadata log: nothing loads, and a warning says what the path is instead."""
+    orders = tmp_path / "orders-3"
+    segment = files.write_partition_dir(orders, [DataBatch(0, 0, 0, 1, 1, -1, -1, -1, (
+        DataRecord(None, b"a plain value"),))])[0]
+    index = tmp_path / "__cluster_metadata-0" / "00000000000000000000.index"
+    index.parent.mkdir()
+    index.write_bytes(encode_offset_index([OffsetIndexEntry(5, 0)], 0))
+    for log_dir, snapshot in ((str(orders), None), (None, str(segment)),
+                              (None, str(index))):
+        source = open_files(log_dir, snapshot)
+        assert not source.batches
+        hints = [w for w in source.warnings if "dump-log" in w]
+        assert len(hints) == 1
+        expected = ("is an offset index file" if snapshot == str(index) else
+                    "partition 3 of topic orders: a data partition, not the metadata log")
+        assert expected in hints[0]
