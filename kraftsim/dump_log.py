@@ -51,6 +51,8 @@ from kraftsim.dump_side_files import dump_side_file
 from metadata.schema import MetadataRecord, record_to_json
 
 PROG = "kraftsim dump-log"
+STRING_DECODERS = ("org.apache.kafka.tools.api.StringDecoder", "kafka.serializer.StringDecoder")
+"""The decoder classes kafka-dump-log takes that print UTF-8, as kraftsim always does."""
 DELETE_HORIZON_FLAG = 0x40
 """The batch attribute bit saying that the base timestamp is a delete horizon."""
 
@@ -86,6 +88,20 @@ def build_parser() -> argparse.ArgumentParser:
                        ("--deep-iteration", "reads every record")):
         parser.add_argument(flag, action="store_true",
                             help=f"accepted for kafka-dump-log's sake: kraftsim always {what}")
+    index_modes = parser.add_mutually_exclusive_group()
+    index_modes.add_argument("--verify-index-only", action="store_true",
+                             help="check .index and .timeindex files against their segment "
+                                  "without printing their entries")
+    index_modes.add_argument("--index-sanity-check", action="store_true",
+                             help="only run the check a broker runs on start-up on .index and "
+                                  ".timeindex files (whole entries, offsets from the base on, "
+                                  "a last timestamp not below the first): prints FILE passed "
+                                  "sanity check.")
+    parser.add_argument("--max-message-size", type=int, metavar="SIZE",
+                        help="accepted for kafka-dump-log's sake: kraftsim reads whole batches")
+    for flag in ("--key-decoder-class", "--value-decoder-class"):
+        parser.add_argument(flag, nargs="?", const=STRING_DECODERS[0], metavar="CLASS",
+                            help="only Kafka's StringDecoder (the default: UTF-8) is known")
     parser.add_argument("--skip-record-metadata", action="store_true",
                         help="print each record's payload without its offset, time, sizes "
                              "and headers (as kafka-dump-log)")
@@ -245,12 +261,13 @@ def _dump_batches(
 
 def dump_file(path: str, fmt: str, with_records: bool, out: TextIO,
               skip_record_metadata: bool = False, *, metadata_only: bool = False,
-              txn_log: bool = False) -> DecodeFailure | None:
+              txn_log: bool = False, index_mode: str = "print") -> DecodeFailure | None:
     """Print one file; returns what stopped it, if anything did.
 
     A ``.log`` in a ``<topic>-<partition>`` directory is a data partition's
     segment (unless ``metadata_only``); ``txn_log`` decodes every segment's
-    records as ``__transaction_state`` records.
+    records as ``__transaction_state`` records. ``index_mode`` is how an index prints
+    (:func:`kraftsim.dump_side_files.dump_side_file`).
     """
     name = Path(path).name
     if name == files.QUORUM_STATE_FILE or name == files.META_PROPERTIES_FILE:
@@ -271,7 +288,7 @@ def dump_file(path: str, fmt: str, with_records: bool, out: TextIO,
         return dump_data_segment(path, fmt, with_records, out, skip_record_metadata, txn_log)
     side_kind = files.side_file_kind(name)
     if side_kind is not None:
-        return dump_side_file(path, side_kind, fmt, out, sys.stderr)
+        return dump_side_file(path, side_kind, fmt, out, sys.stderr, index_mode)
     if files.parse_segment_name(name) is not None or name.endswith(".log"):
         segment = files.read_segment_file(path)
         result = segment.result
@@ -299,13 +316,19 @@ def main(argv: list[str] | None = None) -> int:
     paths = [*args.paths, *(p for item in args.files for p in item.split(",") if p.strip())]
     if not paths:
         parser.error("no file to print: give FILE... or --files F1[,F2...]")
+    for decoder in (args.key_decoder_class, args.value_decoder_class):
+        if decoder is not None and decoder not in STRING_DECODERS:
+            parser.error(f"decoder class {decoder}: kraftsim runs no Java class; keys and "
+                         f"values print as UTF-8 ({STRING_DECODERS[0]})")
+    index_mode = "verify" if args.verify_index_only else \
+        "sanity" if args.index_sanity_check else "print"
     status = 0
     try:
         for path in paths:
             failure = dump_file(path.strip(), args.format, not args.batches_only, sys.stdout,
                                 args.skip_record_metadata,
                                 metadata_only=args.cluster_metadata_decoder,
-                                txn_log=args.transaction_log_decoder)
+                                txn_log=args.transaction_log_decoder, index_mode=index_mode)
             if failure is not None:
                 sys.stdout.flush()
                 print(f"{PROG}: error: {failure.describe()}", file=sys.stderr)

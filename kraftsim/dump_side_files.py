@@ -38,6 +38,8 @@ from kafka_format.files import (
     read_producer_snapshot,
 )
 from kafka_format.log_indexes import (
+    OFFSET_ENTRY,
+    TIME_ENTRY,
     OffsetIndexEntry,
     ProducerSnapshotEntry,
     TimeIndexEntry,
@@ -176,15 +178,56 @@ def _read(path: Path, kind: str) -> tuple[list[str], list[dict[str, Any]], dict[
             {"version": checkpoint.version}, checkpoint.error, [])
 
 
-def dump_side_file(path: str, kind: str, fmt: str, out: TextIO, err: TextIO
-                   ) -> DecodeFailure | None:
+def _sanity_failure(path: Path, kind: str) -> DecodeFailure | None:
+    """The check a broker runs on an index at start-up (Kafka's ``sanityCheck``): whole
+    entries, the last entry's offset not below the base offset and, for a time index, its
+    timestamp not below the first; the entries are the file's, zeros included."""
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        return DecodeFailure(str(path), "unreadable", str(exc), 0)
+    entry = TIME_ENTRY if kind == "time index" else OFFSET_ENTRY
+    if len(data) % entry.size:
+        return DecodeFailure(str(path), "corrupt", f"{len(data)} bytes is not a whole number "
+                             f"of {entry.size}-byte entries", len(data) - len(data) % entry.size)
+    if not data:
+        return None
+    last = entry.unpack_from(data, len(data) - entry.size)
+    relative = last[-1] if kind == "time index" else last[0]
+    if relative < 0:
+        return DecodeFailure(str(path), "corrupt", f"the last entry's offset is {relative} "
+                             f"below the base offset", len(data) - entry.size)
+    if kind == "time index" and last[0] < entry.unpack_from(data)[0]:
+        return DecodeFailure(str(path), "corrupt", f"the last timestamp {last[0]} is below "
+                             f"the first {entry.unpack_from(data)[0]}", len(data) - entry.size)
+    return None
+
+
+def dump_side_file(path: str, kind: str, fmt: str, out: TextIO, err: TextIO,
+                   index_mode: str = "print") -> DecodeFailure | None:
     """Print one side file of ``kind`` (:func:`kafka_format.files.side_file_kind`); returns
     what stopped it.
 
     A check that fails (an index entry the segment does not match) is printed on
-    ``err`` and returned as a ``corrupt`` failure.
+    ``err`` and returned as a ``corrupt`` failure. An index prints its entries
+    (``index_mode`` "print"), only what its checks find ("verify", Kafka's
+    ``--verify-index-only``) or only the start-up check ("sanity",
+    ``--index-sanity-check``).
     """
+    if index_mode == "sanity" and kind in ("offset index", "time index"):
+        failure = _sanity_failure(Path(path), kind)
+        if fmt == "json":
+            out.write(json.dumps({"file": path, "kind": kind, "sanityCheck": failure is None,
+                                  "error": None if failure is None
+                                  else msgspec.to_builtins(failure)}) + "\n")
+        elif failure is None or failure.kind != "unreadable":
+            out.write(f"Dumping {path} ({kind})\n")
+            if failure is None:
+                out.write(f"{path} passed sanity check.\n")
+        return failure
     lines, entries, extras, failure, problems = _read(Path(path), kind)
+    if index_mode == "verify" and kind in ("offset index", "time index"):
+        lines = [line for line in lines if line.endswith(" is empty.")]
     if problems and failure is None:
         failure = DecodeFailure(path, "corrupt", "its entries do not match the segment beside "
                                 "it (listed above)", 0)

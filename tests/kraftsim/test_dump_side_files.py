@@ -132,3 +132,44 @@ def test_unknown_files_are_ignored_and_missing_ones_fail(
     assert out == "" and "ignoring" in err and str(notes) in err
     assert main([str(partition / "00000000000000000099.snapshot")]) == 1
     assert "No such file" in capsys.readouterr().err
+
+
+def test_verify_index_only_prints_no_entry_but_still_checks(
+        partition: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    index = partition / f"{BASE}.index"
+    assert main(["--verify-index-only", str(index)]) == 0
+    assert capsys.readouterr().out == f"Dumping {index} (offset index)\n"
+    index.write_bytes(encode_offset_index([OffsetIndexEntry(4, 77)], 0))
+    assert main(["--verify-index-only", str(index)]) == 1
+    out, err = capsys.readouterr()
+    assert "offset: " not in out and "  Index offset: 4, log offset: 3" in err
+
+
+def test_index_sanity_check_is_the_brokers_start_up_check(
+        partition: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    index, time_index = partition / f"{BASE}.index", partition / f"{BASE}.timeindex"
+    assert main(["--index-sanity-check", str(index), str(time_index)]) == 0
+    out = capsys.readouterr().out
+    assert f"{index} passed sanity check." in out and f"{time_index} passed sanity check." in out
+    index.write_bytes(index.read_bytes() + b"\x00\x00\x00")  # not whole entries
+    time_index.write_bytes(encode_time_index([TimeIndexEntry(900, 1), TimeIndexEntry(800, 3)], 0))
+    assert main(["--index-sanity-check", str(index), str(time_index)]) == 1
+    out, err = capsys.readouterr()
+    assert "passed sanity check" not in out
+    assert "not a whole number of 8-byte entries" in err
+    assert "the last timestamp 800 is below the first 900" in err
+    backwards = partition / "00000000000000000010.index"
+    backwards.write_bytes(encode_offset_index([OffsetIndexEntry(12, 0), OffsetIndexEntry(9, 70)],
+                                              10))
+    assert main(["--index-sanity-check", str(backwards)]) == 1
+    assert "below the base offset" in capsys.readouterr().err
+
+
+def test_kafkas_decoder_flags(partition: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    segment = str(partition / f"{BASE}.log")
+    assert main([segment, "--value-decoder-class", "kafka.serializer.StringDecoder",
+                 "--key-decoder-class", "--max-message-size", "1000"]) == 0
+    capsys.readouterr()
+    with pytest.raises(SystemExit):
+        main([segment, "--value-decoder-class", "com.example.AvroDecoder"])
+    assert "com.example.AvroDecoder" in capsys.readouterr().err
