@@ -56,7 +56,7 @@ LAYERS: dict[str, frozenset[str]] = {
 THIRD_PARTY: dict[str, frozenset[str]] = {
     "raft": frozenset({"msgspec"}),
     "metadata": frozenset({"msgspec", "immutables"}),
-    "kafka_format": frozenset({"msgspec", "google_crc32c"}),
+    "kafka_format": frozenset({"msgspec", "google_crc32c", "cramjam"}),
     "controller": frozenset({"msgspec", "immutables"}),
     "broker": frozenset({"msgspec", "immutables"}),
     # hypothesis and pytest: sim/testing only (the kraftsim[testing] extra)
