@@ -9,7 +9,15 @@ transaction marker, ``endTxnMarker: COMMIT coordinatorEpoch: N``; for a
 ``__transaction_state`` record (or with ``--transaction-log-decoder``) its
 key and value as Kafka's transaction log decoder prints them (``key:
 {"type":"0","data":{"transactionalId":…}} payload: {"version":"1","data":{…}}``,
-``<DELETE>`` for a tombstone); otherwise ``payload:`` and the value as UTF-8.
+``<DELETE>`` for a tombstone); for a ``__consumer_offsets`` record (or with
+``--offsets-decoder``) likewise as Kafka's offsets decoder prints it (``key:
+{"type":"1","data":{"group":…,"topic":…,"partition":…}} payload:
+{"version":"3","data":{"offset":…}}``, group metadata and the KIP-848 records,
+:mod:`kafka_format.offsets_log`); a record that does not decode says why in
+its own line (``key: Unknown record type N at offset M, skipping.``, ``key:
+Error at offset M, skipping. …``, or after its decoded key ``payload: Error at
+offset M, skipping. …``) and the dump goes on; otherwise ``payload:`` and the
+value as UTF-8.
 A ``.txnindex`` prints one ``version: … producerId: … firstOffset: …
 lastOffset: … lastStableOffset: …`` line per aborted transaction.
 """
@@ -22,6 +30,7 @@ from typing import Any, TextIO
 
 import msgspec
 
+from kafka_format import offsets_log
 from kafka_format.batch_format import DELETE_HORIZON_FLAG, TIMESTAMP_TYPE_FLAG
 from kafka_format.data_log import (
     DataBatch,
@@ -35,6 +44,8 @@ from kafka_format.files import METADATA_PARTITION_DIR, read_data_segment, read_t
 from kafka_format.transaction_log import decode_key, decode_value, value_json
 
 TRANSACTION_STATE_TOPIC = "__transaction_state"
+TRANSACTION_DECODER = "transaction"
+OFFSETS_DECODER = "offsets"
 
 
 def is_data_segment(path: str) -> bool:
@@ -48,6 +59,26 @@ def is_transaction_log(path: str) -> bool:
     """Whether a segment belongs to ``__transaction_state``."""
     found = parse_partition_dir_name(Path(path).parent.name)
     return found is not None and found[0] == TRANSACTION_STATE_TOPIC
+
+
+def is_offsets_log(path: str) -> bool:
+    """Whether a segment belongs to ``__consumer_offsets``."""
+    found = parse_partition_dir_name(Path(path).parent.name)
+    return found is not None and found[0] == offsets_log.OFFSETS_TOPIC
+
+
+def record_decoder(path: str, txn_log: bool = False, offsets: bool = False) -> str | None:
+    """Which records a segment holds: a flag wins (the offsets one first, as in Kafka's
+    tool), else the topic of the segment's directory; None for plain records."""
+    if offsets:
+        return OFFSETS_DECODER
+    if txn_log:
+        return TRANSACTION_DECODER
+    if is_offsets_log(path):
+        return OFFSETS_DECODER
+    if is_transaction_log(path):
+        return TRANSACTION_DECODER
+    return None
 
 
 def _text(value: Any) -> str:
@@ -105,14 +136,17 @@ def record_facts(batch: DataBatch, index: int, record: DataRecord) -> dict[str, 
     }
 
 
-def _content(batch: DataBatch, record: DataRecord, txn_log: bool) -> dict[str, Any]:
-    """What a record holds: a marker, a transaction log record, or a payload."""
+def _content(batch: DataBatch, index: int, record: DataRecord,
+             decoder: str | None) -> dict[str, Any]:
+    """What a record holds: a marker, a transaction log or offsets record, or a payload."""
     if batch.is_control:
         marker = decode_marker(record)
         if marker is None:
             return {"controlType": "unknown"}
         return {"endTxnMarker": marker.name, "coordinatorEpoch": marker.coordinator_epoch}
-    if txn_log and record.key is not None:
+    if decoder == OFFSETS_DECODER:
+        return _offsets_content(batch.record_offset(index), record)
+    if decoder == TRANSACTION_DECODER and record.key is not None:
         try:
             key = {"type": "0", "data": {"transactionalId": decode_key(record.key)}}
             payload: Any = "<DELETE>" if record.value is None else {
@@ -128,6 +162,28 @@ def _content(batch: DataBatch, record: DataRecord, txn_log: bool) -> dict[str, A
     return out
 
 
+def _offsets_content(offset: int, record: DataRecord) -> dict[str, Any]:
+    """A ``__consumer_offsets`` record as Kafka's offsets decoder prints it; what does not
+    decode is named on the record (a key that decodes is printed before its value's error)."""
+    skipping = f"Error at offset {offset}, skipping."
+    if record.key is None:
+        return {"key": f"{skipping} The record has no key."}
+    try:
+        record_type, key_data = offsets_log.decode_key(record.key)
+    except offsets_log.UnknownRecordType as exc:
+        return {"key": f"Unknown record type {exc.record_type} at offset {offset}, skipping."}
+    except DecodeError as exc:
+        return {"key": f"{skipping} Key: {exc.message}"}
+    key = {"type": str(record_type), "data": key_data}
+    if record.value is None:
+        return {"key": key, "payload": "<DELETE>"}
+    try:
+        version, value_data = offsets_log.decode_value(record_type, record.value)
+    except DecodeError as exc:
+        return {"key": key, "payload": f"{skipping} Value: {exc.message}"}
+    return {"key": key, "payload": {"version": str(version), "data": value_data}}
+
+
 def _compact(value: Any) -> str:
     if isinstance(value, str):
         return value
@@ -135,7 +191,7 @@ def _compact(value: Any) -> str:
 
 
 def _lines(batch: DataBatch, with_records: bool, skip_metadata: bool,
-           txn_log: bool) -> list[str]:
+           decoder: str | None) -> list[str]:
     lines = [" ".join(f"{k}: {_text(v)}" for k, v in batch_facts(batch).items())]
     if not with_records:
         return lines
@@ -143,24 +199,28 @@ def _lines(batch: DataBatch, with_records: bool, skip_metadata: bool,
         words = [] if skip_metadata else [
             f"{k}: {'[' + ','.join(v) + ']' if isinstance(v, list) else _text(v)}"
             for k, v in record_facts(batch, index, record).items()]
-        words += [f"{k}: {_compact(v)}" for k, v in _content(batch, record, txn_log).items()
+        words += [f"{k}: {_compact(v)}" for k, v in _content(batch, index, record, decoder).items()
                   if v is not None]
         lines.append("| " + " ".join(words))
     return lines
 
 
 def dump_data_segment(path: str, fmt: str, with_records: bool, out: TextIO,
-                      skip_record_metadata: bool = False, txn_log: bool = False
-                      ) -> DecodeFailure | None:
-    """Print a data partition segment; returns what stopped it, if anything did."""
+                      skip_record_metadata: bool = False, txn_log: bool = False,
+                      offsets: bool = False) -> DecodeFailure | None:
+    """Print a data partition segment; returns what stopped it, if anything did.
+
+    ``txn_log`` and ``offsets`` decode its records as ``__transaction_state`` or
+    ``__consumer_offsets`` records, which its directory's name also selects.
+    """
     result = read_data_segment(path)
-    txn_log = txn_log or is_transaction_log(path)
+    decoder = record_decoder(path, txn_log, offsets)
     if fmt == "json":
         batches = []
         for batch in result.batches:
             item: dict[str, Any] = batch_facts(batch)
             if with_records:
-                item["records"] = [{**record_facts(batch, i, r), **_content(batch, r, txn_log)}
+                item["records"] = [{**record_facts(batch, i, r), **_content(batch, i, r, decoder)}
                                    for i, r in enumerate(batch.records)]
             batches.append(item)
         error = None if result.error is None else msgspec.to_builtins(result.error)
@@ -171,7 +231,7 @@ def dump_data_segment(path: str, fmt: str, with_records: bool, out: TextIO,
         return result.error
     out.write(f"Dumping {path} (data log segment)\n")
     for batch in result.batches:
-        for line in _lines(batch, with_records, skip_record_metadata, txn_log):
+        for line in _lines(batch, with_records, skip_record_metadata, decoder):
             out.write(line + "\n")
     return result.error
 

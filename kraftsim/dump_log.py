@@ -2,7 +2,10 @@
 
 Reads ``.log`` segments, ``.checkpoint`` snapshots (and ``bootstrap.checkpoint``),
 ``quorum-state`` and ``meta.properties``, as written by Kafka or by kraftsim,
-data partitions' segments and ``.txnindex`` files (:mod:`kraftsim.dump_data_log`),
+data partitions' segments and ``.txnindex`` files (:mod:`kraftsim.dump_data_log`;
+``__transaction_state`` and ``__consumer_offsets`` records decoded as Kafka's
+``--transaction-log-decoder`` and ``--offsets-decoder`` print them, by their
+directory's name or by those flags),
 and the indexes, producer snapshots and checkpoints beside any segment
 (:mod:`kraftsim.dump_side_files`); it ignores other files, as Kafka does. It
 prints each batch and each record with ``kafka-dump-log``'s key names
@@ -66,7 +69,8 @@ def build_parser() -> argparse.ArgumentParser:
             "(NNNN.log), snapshots (NNNN-NNNN.checkpoint, bootstrap.checkpoint), "
             "quorum-state and meta.properties; and of data partitions (NNNN.log in a "
             "TOPIC-PARTITION directory: transactional batches, COMMIT/ABORT markers, "
-            "__transaction_state records) and their abort index (NNNN.txnindex); and "
+            "__transaction_state and __consumer_offsets records) and their abort index "
+            "(NNNN.txnindex); and "
             "the files beside any partition's segments: offset and time indexes "
             "(NNNN.index, NNNN.timeindex, checked against the segment), producer state "
             "snapshots (NNNN.snapshot), leader-epoch-checkpoint, the offset checkpoints "
@@ -84,6 +88,12 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--transaction-log-decoder", action="store_true",
                         help="decode records as __transaction_state records (the default "
                              "for a segment in a __transaction_state-N directory)")
+    parser.add_argument("--offsets-decoder", action="store_true",
+                        help="decode records as __consumer_offsets records: committed "
+                             "offsets, group metadata and the consumer and share group "
+                             "records of KIP-848 and KIP-932 (the default for a segment in "
+                             "a __consumer_offsets-N directory; wins over "
+                             "--transaction-log-decoder, as in kafka-dump-log)")
     for flag, what in (("--print-data-log", "prints the records"),
                        ("--deep-iteration", "reads every record")):
         parser.add_argument(flag, action="store_true",
@@ -261,12 +271,14 @@ def _dump_batches(
 
 def dump_file(path: str, fmt: str, with_records: bool, out: TextIO,
               skip_record_metadata: bool = False, *, metadata_only: bool = False,
-              txn_log: bool = False, index_mode: str = "print") -> DecodeFailure | None:
+              txn_log: bool = False, offsets: bool = False,
+              index_mode: str = "print") -> DecodeFailure | None:
     """Print one file; returns what stopped it, if anything did.
 
     A ``.log`` in a ``<topic>-<partition>`` directory is a data partition's
     segment (unless ``metadata_only``); ``txn_log`` decodes every segment's
-    records as ``__transaction_state`` records. ``index_mode`` is how an index prints
+    records as ``__transaction_state`` records, ``offsets`` as
+    ``__consumer_offsets`` records. ``index_mode`` is how an index prints
     (:func:`kraftsim.dump_side_files.dump_side_file`).
     """
     name = Path(path).name
@@ -284,8 +296,9 @@ def dump_file(path: str, fmt: str, with_records: bool, out: TextIO,
     if is_txn_index_name(name):
         return dump_txn_index(path, fmt, out)
     if (files.parse_segment_name(name) is not None or name.endswith(".log")) and \
-            not metadata_only and (txn_log or is_data_segment(path)):
-        return dump_data_segment(path, fmt, with_records, out, skip_record_metadata, txn_log)
+            not metadata_only and (txn_log or offsets or is_data_segment(path)):
+        return dump_data_segment(path, fmt, with_records, out, skip_record_metadata, txn_log,
+                                 offsets)
     side_kind = files.side_file_kind(name)
     if side_kind is not None:
         return dump_side_file(path, side_kind, fmt, out, sys.stderr, index_mode)
@@ -328,7 +341,8 @@ def main(argv: list[str] | None = None) -> int:
             failure = dump_file(path.strip(), args.format, not args.batches_only, sys.stdout,
                                 args.skip_record_metadata,
                                 metadata_only=args.cluster_metadata_decoder,
-                                txn_log=args.transaction_log_decoder, index_mode=index_mode)
+                                txn_log=args.transaction_log_decoder,
+                                offsets=args.offsets_decoder, index_mode=index_mode)
             if failure is not None:
                 sys.stdout.flush()
                 print(f"{PROG}: error: {failure.describe()}", file=sys.stderr)
