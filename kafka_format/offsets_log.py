@@ -40,13 +40,14 @@ not fit).
 from __future__ import annotations
 
 import base64
+import struct
 from dataclasses import dataclass
 from typing import Any
 
 import msgspec
 
 from kafka_format import wire
-from kafka_format.errors import DecodeError
+from kafka_format.errors import DecodeError, EncodeError
 
 OFFSETS_TOPIC = "__consumer_offsets"
 CONSUMER_PROTOCOL_TYPE = "consumer"
@@ -429,3 +430,32 @@ def record_type_name(record_type: int) -> str:
     """Kafka's name of a record type's key message (``?`` when unknown)."""
     messages = RECORD_TYPES.get(record_type)
     return "?" if messages is None else messages[0].name
+
+
+def _short_string(value: str) -> bytes:
+    data = value.encode("utf-8")
+    if len(data) > 0x7FFF:
+        raise EncodeError(f"string of {len(data)} bytes is too long for an int16 length")
+    return wire.INT16.pack(len(data)) + data
+
+
+OFFSET_COMMIT_KEY_TYPE = 1
+"""The key type Kafka's group coordinator writes an offset commit under."""
+OFFSET_COMMIT_VALUE_VERSION = 3
+"""The value version Kafka writes for an offset commit without a topic id (leaderEpoch on)."""
+
+
+def encode_offset_commit(group: str, topic: str, partition: int, offset: int,
+                         leader_epoch: int, metadata: str, commit_timestamp: int
+                         ) -> tuple[bytes, bytes]:
+    """An offset commit's record key (type 1) and value (version 3), as Kafka writes them;
+    raises EncodeError."""
+    try:
+        key = (wire.INT16.pack(OFFSET_COMMIT_KEY_TYPE) + _short_string(group)
+               + _short_string(topic) + struct.pack(">i", partition))
+        value = (wire.INT16.pack(OFFSET_COMMIT_VALUE_VERSION) + struct.pack(">qi", offset,
+                                                                             leader_epoch)
+                 + _short_string(metadata) + struct.pack(">q", commit_timestamp))
+    except struct.error as exc:
+        raise EncodeError(f"offset commit: {exc}") from None
+    return key, value

@@ -6,7 +6,8 @@ replica's log entries, batched as they were appended (an idempotent or
 transactional batch by its producer id, epoch and base sequence; a control
 record is a batch of its own), and a ``.txnindex`` with the replica's abort
 index. Record values are UTF-8 with no key; ``__transaction_state`` records
-get Kafka's TransactionLogKey / TransactionLogValue bytes. The simulation
+get Kafka's TransactionLogKey / TransactionLogValue bytes, ``__consumer_offsets``
+offset commits Kafka's OffsetCommitKey (type 1) / OffsetCommitValue (version 3). The simulation
 keeps no per-record time, so timestamps are -1 (Kafka's NO_TIMESTAMP).
 """
 
@@ -18,6 +19,7 @@ from pathlib import Path
 from broker.partition_log import LogEntry, PartitionLog
 from broker.replica_manager import ReplicaManager
 from broker.txn.coordinator import TRANSACTION_STATE_TOPIC
+from broker.txn.group import CONSUMER_OFFSETS_TOPIC, decode_offset, offset_commit_time
 from broker.txn.state import decode_record
 from kafka_format.batch_format import CONTROL_FLAG, TRANSACTIONAL_FLAG
 from kafka_format.data_log import (
@@ -29,6 +31,7 @@ from kafka_format.data_log import (
     partition_dir_name,
 )
 from kafka_format.files import write_partition_dir
+from kafka_format.offsets_log import encode_offset_commit
 from kafka_format.transaction_log import TxnLogValue, encode_key, encode_value
 from sim.world import NodeSlot
 
@@ -39,6 +42,12 @@ EMPTY_STATUS = 0
 def _record(topic: str, entry: LogEntry) -> DataRecord:
     if entry.control >= 0:
         return marker_record(entry.control == 1, entry.coordinator_epoch)
+    if topic == CONSUMER_OFFSETS_TOPIC:
+        commit = decode_offset(entry.value)
+        if commit is not None:
+            (group, committed_topic, partition), offset = commit
+            return DataRecord(*encode_offset_commit(group, committed_topic, partition, offset,
+                                                    -1, "", offset_commit_time(entry.value)))
     if topic != TRANSACTION_STATE_TOPIC:
         return DataRecord(None, entry.value.encode("utf-8"))
     record = decode_record(entry.value)

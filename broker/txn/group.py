@@ -49,7 +49,8 @@ from broker.txn.coordinator import CONSUMER_OFFSETS_TOPIC, partition_for
 from broker.txn.mutations import TxnMutation
 
 __all__ = ["CONSUMER_OFFSETS_TOPIC", "GroupCoordinator", "GroupCoordinatorConfig",
-           "OffsetFetchResult", "OffsetsState", "decode_offset", "encode_offset"]
+           "OffsetFetchResult", "OffsetsState", "decode_offset", "encode_offset",
+           "offset_commit_time"]
 
 TopicPartition = tuple[str, int]
 GroupTopicPartition = tuple[str, str, int]
@@ -114,6 +115,14 @@ def decode_offset(value: str) -> tuple[GroupTopicPartition, int] | None:
             int(val["Offset"])
     except (ValueError, KeyError, TypeError):
         return None
+
+
+def offset_commit_time(value: str) -> int:
+    """The commit timestamp of an offset record (-1 when the text holds none)."""
+    try:
+        return int(json.loads(value.rsplit("/", 1)[-1])["value"]["CommitTimestamp"])
+    except (ValueError, KeyError, TypeError):
+        return -1
 
 
 class OffsetsState:
