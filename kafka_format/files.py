@@ -177,23 +177,36 @@ def _read_bytes(path: Path) -> bytes | DecodeFailure:
         return _unreadable(path, exc)
 
 
+def _read_head(path: Path, max_bytes: int | None) -> tuple[bytes | DecodeFailure, bool]:
+    """The file's bytes, or its first ``max_bytes``; and whether they were cut."""
+    data = _read_bytes(path)
+    if max_bytes is None or isinstance(data, DecodeFailure) or len(data) <= max_bytes:
+        return data, False
+    return data[:max_bytes], True
+
+
 def read_segment_file(path: str | Path, *, base_offset: int | None = None,
-                      previous_epoch: int | None = None) -> SegmentFile:
+                      previous_epoch: int | None = None,
+                      max_bytes: int | None = None) -> SegmentFile:
     """Decode a ``.log`` segment; the base offset defaults to the one in its name.
 
     The batches' epochs must never decrease and change only at a leader's
     LeaderChange control batch; ``previous_epoch`` is the epoch of the batch
-    before the segment (the previous segment's last), if any.
+    before the segment (the previous segment's last), if any. ``max_bytes``
+    reads only the whole batches within the file's first bytes (Kafka's
+    ``kafka-dump-log --max-bytes``).
     """
     path = Path(path)
     if base_offset is None:
         base_offset = parse_segment_name(path.name)
-    data = _read_bytes(path)
+    data, cut = _read_head(path, max_bytes)
     if isinstance(data, DecodeFailure):
         result = LogDecodeResult((), data, 0, 0)
     else:
         result = decode_log(data, source=str(path), first_offset=base_offset,
                             leader_epochs=True, previous_epoch=previous_epoch)
+        if cut and result.error is not None and result.error.kind == "truncated":
+            result = msgspec.structs.replace(result, error=None)  # the cut, not damage
     return SegmentFile(str(path), base_offset if base_offset is not None else -1, result)
 
 
@@ -454,12 +467,16 @@ def write_partition_dir(directory: str | Path, batches: Iterable[DataBatch],
     return written
 
 
-def read_data_segment(path: str | Path) -> DataLogDecodeResult:
-    """Decode a data partition's ``.log`` segment."""
-    data = _read_bytes(Path(path))
+def read_data_segment(path: str | Path, max_bytes: int | None = None) -> DataLogDecodeResult:
+    """Decode a data partition's ``.log`` segment (only the whole batches within its first
+    ``max_bytes``, if given)."""
+    data, cut = _read_head(Path(path), max_bytes)
     if isinstance(data, DecodeFailure):
         return DataLogDecodeResult((), data)
-    return decode_data_log(data, str(path))
+    result = decode_data_log(data, str(path))
+    if cut and result.error is not None and result.error.kind == "truncated":
+        return DataLogDecodeResult(result.batches, None)  # the cut, not damage
+    return result
 
 
 def read_txn_index(path: str | Path) -> TxnIndexDecodeResult:

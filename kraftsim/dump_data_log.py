@@ -207,13 +207,15 @@ def _lines(batch: DataBatch, with_records: bool, skip_metadata: bool,
 
 def dump_data_segment(path: str, fmt: str, with_records: bool, out: TextIO,
                       skip_record_metadata: bool = False, txn_log: bool = False,
-                      offsets: bool = False) -> DecodeFailure | None:
+                      offsets: bool = False, max_bytes: int | None = None
+                      ) -> DecodeFailure | None:
     """Print a data partition segment; returns what stopped it, if anything did.
 
     ``txn_log`` and ``offsets`` decode its records as ``__transaction_state`` or
-    ``__consumer_offsets`` records, which its directory's name also selects.
+    ``__consumer_offsets`` records, which its directory's name also selects;
+    ``max_bytes`` limits it to the whole batches within its first bytes.
     """
-    result = read_data_segment(path)
+    result = read_data_segment(path, max_bytes)
     decoder = record_decoder(path, txn_log, offsets)
     if fmt == "json":
         batches = []

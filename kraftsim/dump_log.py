@@ -60,6 +60,16 @@ DELETE_HORIZON_FLAG = 0x40
 """The batch attribute bit saying that the base timestamp is a delete horizon."""
 
 
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"{value} is not above 0")
+    return value
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The command line of ``dump-log``."""
     parser = argparse.ArgumentParser(
@@ -107,6 +117,9 @@ def build_parser() -> argparse.ArgumentParser:
                                   ".timeindex files (whole entries, offsets from the base on, "
                                   "a last timestamp not below the first): prints FILE passed "
                                   "sanity check.")
+    parser.add_argument("--max-bytes", type=_positive, metavar="SIZE",
+                        help="read only the whole batches within each segment's first SIZE "
+                             "bytes (not the whole .log file)")
     parser.add_argument("--max-message-size", type=int, metavar="SIZE",
                         help="accepted for kafka-dump-log's sake: kraftsim reads whole batches")
     for flag in ("--key-decoder-class", "--value-decoder-class"):
@@ -272,14 +285,15 @@ def _dump_batches(
 def dump_file(path: str, fmt: str, with_records: bool, out: TextIO,
               skip_record_metadata: bool = False, *, metadata_only: bool = False,
               txn_log: bool = False, offsets: bool = False,
-              index_mode: str = "print") -> DecodeFailure | None:
+              index_mode: str = "print", max_bytes: int | None = None) -> DecodeFailure | None:
     """Print one file; returns what stopped it, if anything did.
 
     A ``.log`` in a ``<topic>-<partition>`` directory is a data partition's
     segment (unless ``metadata_only``); ``txn_log`` decodes every segment's
     records as ``__transaction_state`` records, ``offsets`` as
     ``__consumer_offsets`` records. ``index_mode`` is how an index prints
-    (:func:`kraftsim.dump_side_files.dump_side_file`).
+    (:func:`kraftsim.dump_side_files.dump_side_file`); ``max_bytes`` limits a segment to
+    the whole batches within its first bytes.
     """
     name = Path(path).name
     if name == files.QUORUM_STATE_FILE or name == files.META_PROPERTIES_FILE:
@@ -298,12 +312,12 @@ def dump_file(path: str, fmt: str, with_records: bool, out: TextIO,
     if (files.parse_segment_name(name) is not None or name.endswith(".log")) and \
             not metadata_only and (txn_log or offsets or is_data_segment(path)):
         return dump_data_segment(path, fmt, with_records, out, skip_record_metadata, txn_log,
-                                 offsets)
+                                 offsets, max_bytes)
     side_kind = files.side_file_kind(name)
     if side_kind is not None:
         return dump_side_file(path, side_kind, fmt, out, sys.stderr, index_mode)
     if files.parse_segment_name(name) is not None or name.endswith(".log"):
-        segment = files.read_segment_file(path)
+        segment = files.read_segment_file(path, max_bytes=max_bytes)
         result = segment.result
         _dump_batches(path, "log segment", result.batches, {}, result.error, fmt, with_records,
                       out, skip_record_metadata)  # fmt: skip
@@ -342,7 +356,8 @@ def main(argv: list[str] | None = None) -> int:
                                 args.skip_record_metadata,
                                 metadata_only=args.cluster_metadata_decoder,
                                 txn_log=args.transaction_log_decoder,
-                                offsets=args.offsets_decoder, index_mode=index_mode)
+                                offsets=args.offsets_decoder, index_mode=index_mode,
+                                max_bytes=args.max_bytes)
             if failure is not None:
                 sys.stdout.flush()
                 print(f"{PROG}: error: {failure.describe()}", file=sys.stderr)

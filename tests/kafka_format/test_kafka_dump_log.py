@@ -108,3 +108,13 @@ def test_runs_as_a_module(kafka_data: Path) -> None:
     assert "END_TRANSACTION_RECORD" in done.stdout
     assert done.stderr.startswith("kraftsim dump-log: error: /nonexistent")
     assert "Traceback" not in done.stderr
+
+
+def test_max_bytes_reads_the_whole_batches_within(kafka_data: Path,
+                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    log = str(bootstrap_log(kafka_data))  # a LeaderChange batch, then the bootstrap transaction
+    assert main(["--max-bytes", "100", log]) == 0
+    out, err = capsys.readouterr()
+    assert err == "" and out.count("baseOffset: ") == 1 and "LeaderChange" in out
+    assert main(["--max-bytes", "100000", log]) == 0
+    assert capsys.readouterr().out.count("baseOffset: ") == 2

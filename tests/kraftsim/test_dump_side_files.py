@@ -173,3 +173,15 @@ def test_kafkas_decoder_flags(partition: Path, capsys: pytest.CaptureFixture[str
     with pytest.raises(SystemExit):
         main([segment, "--value-decoder-class", "com.example.AvroDecoder"])
     assert "com.example.AvroDecoder" in capsys.readouterr().err
+
+
+def test_max_bytes_reads_only_the_whole_batches_within(
+        partition: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    segment = str(partition / f"{BASE}.log")
+    assert main(["--max-bytes", "160", segment]) == 0  # batches end at 77, 154, 231
+    out, err = capsys.readouterr()
+    assert err == "" and out.count("baseOffset: ") == 2
+    for bad in ("0", "-5", "many"):
+        with pytest.raises(SystemExit):
+            main(["--max-bytes", bad, segment])
+        assert "--max-bytes" in capsys.readouterr().err
