@@ -179,10 +179,15 @@ def _emit_read(src: Source, spec: TypeSpec, version: int, target: str, bound: st
         if spec.fixed:
             _emit_fixed_read(src, [target], [spec], i)
             return
-        if spec.name not in ("string", "nullable string"):
+        if spec.name not in ("string", "nullable string", "bytes"):
             raise Unsupported(spec.name)
         size = src.name("size")
         src.emit(i, f"{size} = buf[pos] - 1")
+        if spec.name == "bytes":
+            src.emit(i, f"if not 0 <= {size} < 0x7F: raise Fallback")
+            src.emit(i, f"{target} = bytes(buf[pos + 1 : pos + 1 + {size}])")
+            src.emit(i, f"pos += {size} + 1")
+            return
         if spec.name == "nullable string":
             src.emit(i, f"if {size} < 0:")
             src.emit(i + 1, f"{target} = None")

@@ -69,8 +69,14 @@ def _emit_write(src: Source, spec: TypeSpec, version: int, value: str, out: str,
         if spec.fixed:
             _emit_fixed_write(src, [value], [spec], out, i)
             return
-        if spec.name not in ("string", "nullable string"):
+        if spec.name not in ("string", "nullable string", "bytes"):
             raise Unsupported(spec.name)
+        if spec.name == "bytes":
+            src.emit(i, f"if {value}.__class__ is not bytes: raise Fallback")
+            src.emit(i, f"{value}_n = len({value}) + 1")
+            _emit_write_length(src, f"{value}_n", out, i)
+            src.emit(i, f"{out} += {value}")
+            return
         if spec.name == "nullable string":
             src.emit(i, f"if {value} is None: {out}.append(0)")
             src.emit(i, "else:")

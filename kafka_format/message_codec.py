@@ -118,6 +118,8 @@ INT32 = Primitive("int32", wire.read_int32, wire.write_int32, "i")
 INT64 = Primitive("int64", wire.read_int64, wire.write_int64, "q")
 BOOL = Primitive("bool", wire.read_bool, wire.write_bool, "B")
 UUID = Primitive("uuid", wire.read_uuid, wire.write_uuid, "16s")
+FLOAT64 = Primitive("float64", wire.read_float64, wire.write_float64, "d")
+BYTES = Primitive("bytes", wire.read_compact_bytes, wire.write_compact_bytes)
 STRING = Primitive("string", wire.read_compact_string, wire.write_compact_string)
 NULLABLE_STRING = Primitive(
     "nullable string", wire.read_compact_nullable_string, wire.write_compact_nullable_string

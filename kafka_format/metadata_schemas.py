@@ -13,6 +13,8 @@ from typing import Any
 
 from kafka_format.message_codec import (
     BOOL,
+    BYTES,
+    FLOAT64,
     INT8,
     INT16,
     INT32,
@@ -59,6 +61,20 @@ FEATURE = StructOf(
     _feature,
 )
 """A supported feature range (BrokerFeature / ControllerFeature)."""
+
+def _entity_data(values: dict[str, Any]) -> records.EntityData:
+    return records.EntityData(**values)
+
+
+ENTITY_DATA = StructOf(
+    "EntityData",
+    (
+        Field("entity_type", STRING),
+        Field("entity_name", NULLABLE_STRING),
+    ),
+    _entity_data,
+)
+"""One (type, name) part of a client quota entity."""
 
 INT32_ARRAY = ArrayOf(INT32)
 NULLABLE_INT32_ARRAY = ArrayOf(INT32, nullable=True)
@@ -131,9 +147,32 @@ _SCHEMAS: tuple[MessageSchema, ...] = (
     MessageSchema(records.RemoveTopicRecord, "RemoveTopicRecord", 0, (
         Field("topic_id", UUID),
     )),
+    MessageSchema(records.DelegationTokenRecord, "DelegationTokenRecord", 0, (
+        Field("owner", STRING),
+        Field("requester", STRING),
+        Field("renewers", ArrayOf(STRING)),
+        Field("issue_timestamp", INT64),
+        Field("max_timestamp", INT64),
+        Field("expiration_timestamp", INT64),
+        Field("token_id", STRING),
+    )),
+    MessageSchema(records.UserScramCredentialRecord, "UserScramCredentialRecord", 0, (
+        Field("name", STRING),
+        Field("mechanism", INT8),
+        Field("salt", BYTES),
+        Field("stored_key", BYTES),
+        Field("server_key", BYTES),
+        Field("iterations", INT32),
+    )),
     MessageSchema(records.FeatureLevelRecord, "FeatureLevelRecord", 0, (
         Field("name", STRING),
         Field("feature_level", INT16),
+    )),
+    MessageSchema(records.ClientQuotaRecord, "ClientQuotaRecord", 0, (
+        Field("entity", ArrayOf(ENTITY_DATA)),
+        Field("key", STRING),
+        Field("value", FLOAT64),
+        Field("remove", BOOL),
     )),
     MessageSchema(records.ProducerIdsRecord, "ProducerIdsRecord", 0, (
         Field("broker_id", INT32),
@@ -149,9 +188,26 @@ _SCHEMAS: tuple[MessageSchema, ...] = (
         Field("in_controlled_shutdown", INT8, since=1, tag=1),
         Field("log_dirs", NULLABLE_UUID_ARRAY, since=2, tag=2),
     )),
+    MessageSchema(records.AccessControlEntryRecord, "AccessControlEntryRecord", 0, (
+        Field("id", UUID),
+        Field("resource_type", INT8),
+        Field("resource_name", STRING),
+        Field("pattern_type", INT8),
+        Field("principal", STRING),
+        Field("host", STRING),
+        Field("operation", INT8),
+        Field("permission_type", INT8),
+    )),
+    MessageSchema(records.RemoveAccessControlEntryRecord, "RemoveAccessControlEntryRecord", 0, (
+        Field("id", UUID),
+    )),
     MessageSchema(records.NoOpRecord, "NoOpRecord", 0, ()),
     MessageSchema(records.ZkMigrationStateRecord, "ZkMigrationStateRecord", 0, (
         Field("zk_migration_state", INT8),
+    )),
+    MessageSchema(records.RemoveUserScramCredentialRecord, "RemoveUserScramCredentialRecord", 0, (
+        Field("name", STRING),
+        Field("mechanism", INT8),
     )),
     MessageSchema(records.BeginTransactionRecord, "BeginTransactionRecord", 0, (
         Field("name", NULLABLE_STRING, tag=0),
@@ -159,6 +215,9 @@ _SCHEMAS: tuple[MessageSchema, ...] = (
     MessageSchema(records.EndTransactionRecord, "EndTransactionRecord", 0, ()),
     MessageSchema(records.AbortTransactionRecord, "AbortTransactionRecord", 0, (
         Field("reason", NULLABLE_STRING, tag=0),
+    )),
+    MessageSchema(records.RemoveDelegationTokenRecord, "RemoveDelegationTokenRecord", 0, (
+        Field("token_id", STRING),
     )),
     MessageSchema(records.RegisterControllerRecord, "RegisterControllerRecord", 0, (
         Field("controller_id", INT32),

@@ -1,4 +1,4 @@
-"""Kafka's wire primitives: fixed-width integers, varints, compact strings and arrays.
+"""Kafka's wire primitives: fixed-width numbers, varints, compact strings, bytes and arrays.
 
 Readers take ``(buf, pos, end)`` and return ``(value, next_pos)``; every read
 is checked against ``end`` before it touches the buffer, so a forged length or
@@ -23,6 +23,7 @@ INT16 = struct.Struct(">h")
 UINT16 = struct.Struct(">H")
 INT32 = struct.Struct(">i")
 INT64 = struct.Struct(">q")
+FLOAT64 = struct.Struct(">d")
 
 _MAX_VARINT_BYTES = 5
 _MAX_VARLONG_BYTES = 10
@@ -81,6 +82,13 @@ def read_int64(buf: bytes, pos: int, end: int) -> tuple[int, int]:
     if pos + 8 > end:
         raise truncated("int64", pos, 8, end)
     return INT64.unpack_from(buf, pos)[0], pos + 8
+
+
+def read_float64(buf: bytes, pos: int, end: int) -> tuple[float, int]:
+    """A big-endian IEEE 754 double (client quota values)."""
+    if pos + 8 > end:
+        raise truncated("float64", pos, 8, end)
+    return FLOAT64.unpack_from(buf, pos)[0], pos + 8
 
 
 _UUID_CACHE_LIMIT = 1 << 16
@@ -150,6 +158,11 @@ def write_int32(out: bytearray, value: int) -> None:
 def write_int64(out: bytearray, value: int) -> None:
     """Append a big-endian int64."""
     out += INT64.pack(value)
+
+
+def write_float64(out: bytearray, value: float) -> None:
+    """Append a big-endian IEEE 754 double."""
+    out += FLOAT64.pack(value)
 
 
 def write_uuid(out: bytearray, value: str) -> None:
@@ -292,6 +305,23 @@ def read_compact_nullable_string(buf: bytes, pos: int, end: int) -> tuple[str | 
         return buf[pos : pos + length].decode("utf-8"), pos + length
     except UnicodeDecodeError:
         raise DecodeError(f"string at byte {start} is not valid UTF-8", start) from None
+
+
+def read_compact_bytes(buf: bytes, pos: int, end: int) -> tuple[bytes, int]:
+    """A non-null compact byte string (SCRAM salts and keys)."""
+    start = pos
+    length, pos = read_compact_length(buf, pos, end, "bytes")
+    if length < 0:
+        raise DecodeError(f"null bytes at byte {start} where a value is required", start)
+    return bytes(buf[pos : pos + length]), pos + length
+
+
+def write_compact_bytes(out: bytearray, value: bytes) -> None:
+    """Append a non-null compact byte string."""
+    if not isinstance(value, bytes | bytearray):
+        raise EncodeError(f"{type(value).__name__} where bytes are required")
+    write_uvarint(out, len(value) + 1)
+    out += value
 
 
 def write_compact_string(out: bytearray, value: str) -> None:

@@ -9,8 +9,12 @@ Records are ``frozen=True, gc=False`` and every sequence field is a tuple: one
 record object is shared by every node of the single process, and a million of
 them cost the garbage collector nothing (DESIGN.md, "Decisions already taken").
 
-Topic, incarnation and directory ids are Kafka Uuids in Kafka's text form (URL
-safe base64 of the 16 bytes, no padding), see :mod:`metadata.uuids`.
+Topic, incarnation, directory and ACL ids are Kafka Uuids in Kafka's text form
+(URL safe base64 of the 16 bytes, no padding), see :mod:`metadata.uuids`. The
+records of ACLs, SCRAM credentials, client quotas and delegation tokens carry
+Kafka's enum codes as they are (resource type, operation, SCRAM mechanism, ...);
+the shell names them (:mod:`shell.security_tree`). Byte fields print in JSON as
+base64, as Kafka's JSON converters print them.
 """
 
 from __future__ import annotations
@@ -164,6 +168,61 @@ class RemoveTopicRecord(MetadataRecord, frozen=True, gc=False):
     topic_id: str
 
 
+class DelegationTokenRecord(MetadataRecord, frozen=True, gc=False):
+    """Creates or renews a delegation token (apiKey 10).
+
+    Principals are text (``User:alice``); times are milliseconds since the epoch.
+    The token's HMAC is not in the record: brokers derive it from a secret.
+    """
+
+    API_KEY: ClassVar[int] = 10
+    TYPE_NAME: ClassVar[str] = "DELEGATION_TOKEN_RECORD"
+    owner: str
+    requester: str
+    renewers: tuple[str, ...]
+    issue_timestamp: int
+    max_timestamp: int
+    expiration_timestamp: int
+    token_id: str
+
+
+class UserScramCredentialRecord(MetadataRecord, frozen=True, gc=False):
+    """Sets a user's SCRAM credential for one mechanism (apiKey 11).
+
+    ``mechanism``: 1 is SCRAM-SHA-256, 2 SCRAM-SHA-512 (Kafka's ScramMechanism types).
+    """
+
+    API_KEY: ClassVar[int] = 11
+    TYPE_NAME: ClassVar[str] = "USER_SCRAM_CREDENTIAL_RECORD"
+    name: str
+    mechanism: int
+    salt: bytes
+    stored_key: bytes
+    server_key: bytes
+    iterations: int
+
+
+class EntityData(msgspec.Struct, frozen=True, gc=False, rename="camel"):
+    """One part of a client quota entity: ``user``, ``client-id`` or ``ip``, and a name.
+
+    A ``None`` name is the type's default entity.
+    """
+
+    entity_type: str
+    entity_name: str | None
+
+
+class ClientQuotaRecord(MetadataRecord, frozen=True, gc=False):
+    """Sets (or, with ``remove``, deletes) one quota key of a client entity (apiKey 14)."""
+
+    API_KEY: ClassVar[int] = 14
+    TYPE_NAME: ClassVar[str] = "CLIENT_QUOTA_RECORD"
+    entity: tuple[EntityData, ...]
+    key: str
+    value: float
+    remove: bool = False
+
+
 class FeatureLevelRecord(MetadataRecord, frozen=True, gc=False):
     """Sets a finalized feature level (apiKey 12); level 0 removes a feature.
 
@@ -202,6 +261,34 @@ class BrokerRegistrationChangeRecord(MetadataRecord, frozen=True, gc=False):
     log_dirs: tuple[str, ...] | None = None
 
 
+class AccessControlEntryRecord(MetadataRecord, frozen=True, gc=False):
+    """Creates an ACL under its id (apiKey 18).
+
+    The codes are Kafka's: ResourceType (TOPIC=2, GROUP=3, CLUSTER=4, ...),
+    PatternType (LITERAL=3, PREFIXED=4), AclOperation (ALL=2, READ=3, WRITE=4,
+    ...), AclPermissionType (DENY=2, ALLOW=3).
+    """
+
+    API_KEY: ClassVar[int] = 18
+    TYPE_NAME: ClassVar[str] = "ACCESS_CONTROL_ENTRY_RECORD"
+    id: str
+    resource_type: int
+    resource_name: str
+    pattern_type: int
+    principal: str
+    host: str
+    operation: int
+    permission_type: int
+
+
+class RemoveAccessControlEntryRecord(MetadataRecord, frozen=True, gc=False):
+    """Deletes the ACL with this id (apiKey 19)."""
+
+    API_KEY: ClassVar[int] = 19
+    TYPE_NAME: ClassVar[str] = "REMOVE_ACCESS_CONTROL_ENTRY_RECORD"
+    id: str
+
+
 class NoOpRecord(MetadataRecord, frozen=True, gc=False):
     """An empty record the active controller writes periodically (apiKey 20)."""
 
@@ -215,6 +302,15 @@ class ZkMigrationStateRecord(MetadataRecord, frozen=True, gc=False):
     API_KEY: ClassVar[int] = 21
     TYPE_NAME: ClassVar[str] = "ZK_MIGRATION_STATE_RECORD"
     zk_migration_state: int = 0
+
+
+class RemoveUserScramCredentialRecord(MetadataRecord, frozen=True, gc=False):
+    """Deletes a user's SCRAM credential for one mechanism (apiKey 22)."""
+
+    API_KEY: ClassVar[int] = 22
+    TYPE_NAME: ClassVar[str] = "REMOVE_USER_SCRAM_CREDENTIAL_RECORD"
+    name: str
+    mechanism: int
 
 
 class BeginTransactionRecord(MetadataRecord, frozen=True, gc=False):
@@ -238,6 +334,14 @@ class AbortTransactionRecord(MetadataRecord, frozen=True, gc=False):
     API_KEY: ClassVar[int] = 25
     TYPE_NAME: ClassVar[str] = "ABORT_TRANSACTION_RECORD"
     reason: str | None = None
+
+
+class RemoveDelegationTokenRecord(MetadataRecord, frozen=True, gc=False):
+    """Deletes (expires) the delegation token with this id (apiKey 26)."""
+
+    API_KEY: ClassVar[int] = 26
+    TYPE_NAME: ClassVar[str] = "REMOVE_DELEGATION_TOKEN_RECORD"
+    token_id: str
 
 
 class RegisterControllerRecord(MetadataRecord, frozen=True, gc=False):
@@ -278,14 +382,21 @@ RECORD_TYPES: dict[int, type[MetadataRecord]] = {
         FenceBrokerRecord,
         UnfenceBrokerRecord,
         RemoveTopicRecord,
+        DelegationTokenRecord,
+        UserScramCredentialRecord,
         FeatureLevelRecord,
+        ClientQuotaRecord,
         ProducerIdsRecord,
         BrokerRegistrationChangeRecord,
+        AccessControlEntryRecord,
+        RemoveAccessControlEntryRecord,
         NoOpRecord,
         ZkMigrationStateRecord,
+        RemoveUserScramCredentialRecord,
         BeginTransactionRecord,
         EndTransactionRecord,
         AbortTransactionRecord,
+        RemoveDelegationTokenRecord,
         RegisterControllerRecord,
     )
 }

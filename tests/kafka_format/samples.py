@@ -67,8 +67,24 @@ def sample_record(api_key: int, version: int) -> rec.MetadataRecord:
         return rec.UnfenceBrokerRecord(id=2, epoch=101)
     if api_key == 9:
         return rec.RemoveTopicRecord(topic_id=TOPIC_A)
+    if api_key == 10:
+        return rec.DelegationTokenRecord(
+            owner="User:alice", requester="User:admin", renewers=("User:bob", "User:\u00e9va"),
+            issue_timestamp=1_700_000_000_000, max_timestamp=1_700_604_800_000,
+            expiration_timestamp=1_700_086_400_000, token_id="4Ex5-QJdTv6QZ7Tm9e0YhQ",
+        )  # fmt: skip
+    if api_key == 11:
+        return rec.UserScramCredentialRecord(
+            name="alice", mechanism=2, salt=bytes(range(1, 17)), stored_key=b"\x00" * 3 + b"k",
+            server_key=bytes(range(200, 232)), iterations=8192,
+        )  # fmt: skip
     if api_key == 12:
         return rec.FeatureLevelRecord(name="group.version", feature_level=1)
+    if api_key == 14:
+        return rec.ClientQuotaRecord(
+            entity=(rec.EntityData("user", "alice"), rec.EntityData("client-id", None)),
+            key="producer_byte_rate", value=1024.5, remove=True,
+        )  # fmt: skip
     if api_key == 15:
         return rec.ProducerIdsRecord(broker_id=1, next_producer_id=2000, broker_epoch=44)
     if api_key == 17:
@@ -77,16 +93,27 @@ def sample_record(api_key: int, version: int) -> rec.MetadataRecord:
             in_controlled_shutdown=1 if version >= 1 else 0,
             log_dirs=(DIR_2,) if version >= 2 else None,
         )  # fmt: skip
+    if api_key == 18:
+        return rec.AccessControlEntryRecord(
+            id=TOPIC_B, resource_type=2, resource_name="orders-", pattern_type=4,
+            principal="User:alice", host="10.0.0.1", operation=4, permission_type=2,
+        )  # fmt: skip
+    if api_key == 19:
+        return rec.RemoveAccessControlEntryRecord(id=TOPIC_B)
     if api_key == 20:
         return rec.NoOpRecord()
     if api_key == 21:
         return rec.ZkMigrationStateRecord(zk_migration_state=3)
+    if api_key == 22:
+        return rec.RemoveUserScramCredentialRecord(name="alice", mechanism=1)
     if api_key == 23:
         return rec.BeginTransactionRecord(name="CreateTopics orders")
     if api_key == 24:
         return rec.EndTransactionRecord()
     if api_key == 25:
         return rec.AbortTransactionRecord(reason="Controller failover")
+    if api_key == 26:
+        return rec.RemoveDelegationTokenRecord(token_id="4Ex5-QJdTv6QZ7Tm9e0YhQ")
     if api_key == 27:
         return rec.RegisterControllerRecord(controller_id=3000, incarnation_id=DIR_1,
                                             zk_migration_ready=True, end_points=ENDPOINTS[:1],

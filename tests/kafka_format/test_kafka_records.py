@@ -84,7 +84,7 @@ def test_unknown_tagged_fields_are_kept_and_rewritten() -> None:
     [
         bytes([1, 99, 0, 1, 2, 3]),  # unknown apiKey
         bytes([1, 3, 7, 0xFF]),  # PartitionRecord at a version Kafka did not define (yet)
-        bytes([1, 11, 0]),  # UserScramCredentialRecord: not modelled
+        bytes([1, 26, 1, 0]),  # RemoveDelegationTokenRecord at a version Kafka has not
     ],
 )
 def test_unknown_types_and_versions_round_trip_as_unknown_record(data: bytes) -> None:
