@@ -5,22 +5,24 @@ managers): PartitionChangeRecord merges with "null/-2 means unchanged";
 RemoveTopicRecord also drops the topic's configs; a ConfigRecord with a null
 value deletes the key; broker changes need the broker to exist with the same
 epoch; transaction markers are not metadata and are refused here (the loader
-and the controller handle them). :meth:`MetadataDelta.apply` builds a new
-image sharing every unchanged map with the old one; its cost is in the size
-of the change, not of the image.
+and the controller handle them). ACLs, SCRAM credentials, client quotas and
+delegation tokens are replayed by :mod:`metadata.security_delta`.
+:meth:`MetadataDelta.apply` builds a new image sharing every unchanged map with
+the old one; its cost is in the size of the change, not of the image.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from operator import is_
-from typing import Any, ClassVar, TypeVar
+from typing import Any, ClassVar
 
 import immutables
 import msgspec
 
 from metadata.batch_shape import MIN_SHAPED, PartitionRun, clear_shapes, shape_of
 from metadata.broker_index import BrokerIndex, clear_shared_appends, shared_update
+from metadata.errors import ReplayError as ReplayError  # re-exported: its old home
 from metadata.image import (
     DIGEST_MASK,
     BrokerRegistration,
@@ -29,6 +31,7 @@ from metadata.image import (
     MetadataImage,
     PartitionRegistration,
     TopicImage,
+    apply_entries,
     digest_of,
     partition_change_digest,
     partitions_digest,
@@ -51,6 +54,7 @@ from metadata.schema import (
     UnregisterBrokerRecord,
     ZkMigrationStateRecord,
 )
+from metadata.security_delta import SECURITY_RECORD_TYPES, SecurityDelta
 from metadata.versions import METADATA_VERSION_FEATURE
 
 ConfigMap = immutables.Map[ConfigKey, immutables.Map[str, str]]
@@ -59,10 +63,6 @@ TOPIC_RESOURCE = 2
 """Kafka's ConfigResource.Type id of a topic."""
 BROKER_RESOURCE = 4
 """Kafka's ConfigResource.Type id of a broker."""
-
-
-class ReplayError(Exception):
-    """A record that cannot be applied to the current metadata."""
 
 
 class _TopicChange:
@@ -229,6 +229,9 @@ class MetadataDelta:
 
     _handlers: ClassVar[Mapping[type[MetadataRecord], Callable[[Any, Any], None]]]
     """How each record type is replayed (a subclass may check instead)."""
+    _security: SecurityDelta | None = None
+    """The changes to ACLs, SCRAM credentials, client quotas and delegation tokens, made
+    with the first such record (a class default until then: most deltas have none)."""
 
     def __init__(self, image: MetadataImage) -> None:
         self.image = image
@@ -473,6 +476,12 @@ class MetadataDelta:
     def _replay_noop(self, record: NoOpRecord) -> None:
         pass
 
+    def _replay_security(self, record: MetadataRecord) -> None:
+        changes = self._security
+        if changes is None:
+            changes = self._security = SecurityDelta(self.image)
+        changes.replay(record)
+
     # ------------------------------------------------------------------ apply
     def apply(self, offset: int, epoch: int) -> MetadataImage:
         """The image with every replayed change, at ``offset`` / ``epoch``."""
@@ -513,7 +522,8 @@ class MetadataDelta:
                     topics_by_id: immutables.Map[str, TopicImage], index: BrokerIndex,
                     digest: int) -> MetadataImage:
         """:meth:`apply` once the topics are made: names, brokers, controllers, features,
-        configs, producer ids, the ZK migration state."""
+        configs, producer ids, the ZK migration state, then ACLs, SCRAM credentials, client
+        quotas and delegation tokens."""
         names = image.topics_by_name
         if self._names:
             by_name = names.mutate()
@@ -523,9 +533,9 @@ class MetadataDelta:
                 else:
                     by_name[name] = named_id
             names = by_name.finish()
-        brokers, digest = _apply_entries(image.brokers, self._brokers, "b", digest)
-        controllers, digest = _apply_entries(image.controllers, self._controllers, "k", digest)
-        features, digest = _apply_entries(image.features, self._features, "f", digest)
+        brokers, digest = apply_entries(image.brokers, self._brokers, "b", digest)
+        controllers, digest = apply_entries(image.controllers, self._controllers, "k", digest)
+        features, digest = apply_entries(image.features, self._features, "f", digest)
         configs, digest = self._apply_configs(digest)
         next_pid = image.next_producer_id
         if self._next_producer_id is not None:
@@ -535,11 +545,14 @@ class MetadataDelta:
         if self._zk_migration_state is not None:
             digest += digest_of("z", self._zk_migration_state) - digest_of("z", zk)
             zk = self._zk_migration_state
+        security = image.security
+        if self._security is not None:
+            security, digest = self._security.apply(digest)
         return MetadataImage(
             offset=offset, epoch=epoch, topics_by_id=topics_by_id, topics_by_name=names,
             brokers=brokers, controllers=controllers, configs=configs, features=features,
-            next_producer_id=next_pid, zk_migration_state=zk, digest=digest & DIGEST_MASK,
-            partitions_by_broker=index)
+            next_producer_id=next_pid, zk_migration_state=zk, security=security,
+            digest=digest & DIGEST_MASK, partitions_by_broker=index)
 
     def _apply_configs(self, digest: int) -> tuple[ConfigMap, int]:
         configs = self.image.configs
@@ -643,26 +656,6 @@ def _make_topic(change: _TopicChange, digest: int) -> tuple[int, TopicImage]:
     return digest, TopicImage(base.name, topic_id, updated)
 
 
-K = TypeVar("K")
-V = TypeVar("V")
-
-
-def _apply_entries(current: immutables.Map[K, V], changes: dict[K, V | None], tag: str,
-                   digest: int) -> tuple[immutables.Map[K, V], int]:
-    if not changes:
-        return current, digest
-    out = current.mutate()
-    for key, value in changes.items():
-        old = out.get(key)
-        if old is not None:
-            digest -= digest_of(tag, key, old)
-            del out[key]
-        if value is not None:
-            out[key] = value
-            digest += digest_of(tag, key, value)
-    return out.finish(), digest
-
-
 REPLAY_HANDLERS: dict[type[MetadataRecord], Callable[[MetadataDelta, Any], None]] = {
     TopicRecord: MetadataDelta._replay_topic,
     PartitionRecord: MetadataDelta._replay_partition,
@@ -679,6 +672,7 @@ REPLAY_HANDLERS: dict[type[MetadataRecord], Callable[[MetadataDelta, Any], None]
     ProducerIdsRecord: MetadataDelta._replay_producer_ids,
     ZkMigrationStateRecord: MetadataDelta._replay_zk_migration,
     NoOpRecord: MetadataDelta._replay_noop,
+    **dict.fromkeys(SECURITY_RECORD_TYPES, MetadataDelta._replay_security),
 }
 """The replay of each record type (a checking subclass, ReplayCheck, overrides some)."""
 MetadataDelta._handlers = REPLAY_HANDLERS

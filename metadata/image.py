@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from itertools import repeat
-from typing import ClassVar
+from typing import ClassVar, TypeVar
 
 import immutables
 import msgspec
@@ -137,9 +137,94 @@ ConfigKey = tuple[int, str]
 """A config resource: (Kafka ConfigResource type id, resource name)."""
 
 
+class StandardAcl(msgspec.Struct, frozen=True, gc=False):
+    """One ACL (Kafka's StandardAcl), kept by its id; the codes are Kafka's enum codes
+    (see :class:`~metadata.schema.AccessControlEntryRecord`)."""
+
+    resource_type: int
+    resource_name: str
+    pattern_type: int
+    principal: str
+    host: str
+    operation: int
+    permission_type: int
+
+
+class ScramCredentialData(msgspec.Struct, frozen=True, gc=False):
+    """A user's SCRAM credential for one mechanism (Kafka's ScramCredentialData)."""
+
+    salt: bytes
+    stored_key: bytes
+    server_key: bytes
+    iterations: int
+
+
+class DelegationTokenData(msgspec.Struct, frozen=True, gc=False):
+    """A delegation token (Kafka's DelegationTokenData: its TokenInformation)."""
+
+    token_id: str
+    owner: str
+    requester: str
+    renewers: tuple[str, ...]
+    issue_timestamp: int
+    max_timestamp: int
+    expiration_timestamp: int
+
+
+QuotaEntity = tuple[tuple[str, str | None], ...]
+"""A client quota entity: its (entity type, name) pairs sorted by type, one per type
+(``None``: the type's default entity), as Kafka's ClientQuotaEntity map holds them."""
+
+
+class SecurityImage(msgspec.Struct, frozen=True, gc=False):
+    """Client quotas, ACLs, SCRAM credentials and delegation tokens: four parts of Kafka's
+    MetadataImage (``clientQuotas``, ``acls``, ``scram``, ``delegationTokens``) that
+    kraftsim keeps together, as one field of :class:`MetadataImage`, because their records
+    are rare: an image made after a delta of partitions or brokers carries them over as
+    one reference (see :mod:`metadata.security_delta`)."""
+
+    EMPTY: ClassVar[SecurityImage]
+
+    client_quotas: immutables.Map[QuotaEntity, immutables.Map[str, float]]
+    """Quota values by entity, then quota key (an entity without keys is absent)."""
+    acls: immutables.Map[str, StandardAcl]
+    """ACLs by id."""
+    scram: immutables.Map[int, immutables.Map[str, ScramCredentialData]]
+    """SCRAM credentials by mechanism type, then user name (a mechanism without users is
+    absent)."""
+    delegation_tokens: immutables.Map[str, DelegationTokenData]
+    """Delegation tokens by token id."""
+
+
+SecurityImage.EMPTY = SecurityImage(immutables.Map(), immutables.Map(), immutables.Map(),
+                                    immutables.Map())
+
+
 def digest_of(*parts: object) -> int:
     """The checksum contribution of one entry (in-process only: ``hash`` is salted)."""
     return hash(parts) & DIGEST_MASK
+
+
+K = TypeVar("K")
+V = TypeVar("V")
+
+
+def apply_entries(current: immutables.Map[K, V], changes: dict[K, V | None], tag: str,
+                  digest: int) -> tuple[immutables.Map[K, V], int]:
+    """``current`` with ``changes`` applied (``None`` removes a key), and ``digest`` with
+    each entry's ``digest_of(tag, key, value)`` term moved along."""
+    if not changes:
+        return current, digest
+    out = current.mutate()
+    for key, value in changes.items():
+        old = out.get(key)
+        if old is not None:
+            digest -= digest_of(tag, key, old)
+            del out[key]
+        if value is not None:
+            out[key] = value
+            digest += digest_of(tag, key, value)
+    return out.finish(), digest
 
 
 def partitions_digest(topic_id: str, partition_ids: Iterable[int],
@@ -182,11 +267,34 @@ class MetadataImage(msgspec.Struct, frozen=True, gc=False):
     features: immutables.Map[str, int]
     next_producer_id: int = 0
     zk_migration_state: int = 0
+    security: SecurityImage = SecurityImage.EMPTY
+    """Client quotas, ACLs, SCRAM credentials and delegation tokens (also read as the
+    properties of the same names)."""
     digest: int = 0
     partitions_by_broker: immutables.Map[int, immutables.Map[str, tuple[int, ...]]] = \
         msgspec.field(default_factory=immutables.Map)
     """Derived index, broker -> topic id -> partition ids it is a replica of (not in the
     digest); see :mod:`metadata.broker_index`."""
+
+    @property
+    def client_quotas(self) -> immutables.Map[QuotaEntity, immutables.Map[str, float]]:
+        """Quota values by entity, then quota key."""
+        return self.security.client_quotas
+
+    @property
+    def acls(self) -> immutables.Map[str, StandardAcl]:
+        """ACLs by id."""
+        return self.security.acls
+
+    @property
+    def scram(self) -> immutables.Map[int, immutables.Map[str, ScramCredentialData]]:
+        """SCRAM credentials by mechanism type, then user name."""
+        return self.security.scram
+
+    @property
+    def delegation_tokens(self) -> immutables.Map[str, DelegationTokenData]:
+        """Delegation tokens by token id."""
+        return self.security.delegation_tokens
 
     @property
     def metadata_version(self) -> int:

@@ -2,8 +2,11 @@
 
 Snapshots hold no transaction markers and follow Kafka's order: features
 (metadata.version first), the ZK migration state, brokers, controllers,
-topics with their partitions, configs, producer ids. Everything is sorted, so
-the same image always gives the same records in any process.
+topics with their partitions, configs, client quotas, producer ids, ACLs,
+SCRAM credentials, delegation tokens. Everything is sorted, so the same image
+always gives the same records in any process. (Kafka's writer leaves SCRAM
+credentials out below metadata.version 3.5-IV2 and delegation tokens below
+3.6-IV2, reporting the loss; kraftsim writes what the image holds.)
 """
 
 from __future__ import annotations
@@ -11,9 +14,13 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from metadata.delta import MetadataDelta, ReplayError
-from metadata.image import MetadataImage
+from metadata.image import MetadataImage, QuotaEntity
 from metadata.schema import (
+    AccessControlEntryRecord,
+    ClientQuotaRecord,
     ConfigRecord,
+    DelegationTokenRecord,
+    EntityData,
     FeatureLevelRecord,
     MetadataRecord,
     PartitionRecord,
@@ -21,6 +28,7 @@ from metadata.schema import (
     RegisterBrokerRecord,
     RegisterControllerRecord,
     TopicRecord,
+    UserScramCredentialRecord,
     ZkMigrationStateRecord,
     is_marker,
 )
@@ -64,8 +72,48 @@ def image_to_records(image: MetadataImage) -> list[MetadataRecord]:
         entries = image.configs[(resource_type, resource_name)]
         out.extend(ConfigRecord(resource_type, resource_name, key, entries[key])
                    for key in sorted(entries))
+    out.extend(_client_quota_records(image))
     if image.next_producer_id:
         out.append(ProducerIdsRecord(broker_id=-1, next_producer_id=image.next_producer_id))
+    out.extend(_security_records(image))
+    return out
+
+
+def _entity_order(entity: QuotaEntity) -> tuple[tuple[str, bool, str], ...]:
+    return tuple((kind, name is not None, name or "") for kind, name in entity)
+
+
+def _client_quota_records(image: MetadataImage) -> list[MetadataRecord]:
+    out: list[MetadataRecord] = []
+    for entity in sorted(image.client_quotas, key=_entity_order):
+        values = image.client_quotas[entity]
+        parts = tuple(EntityData(kind, name) for kind, name in entity)
+        out.extend(ClientQuotaRecord(parts, key, values[key]) for key in sorted(values))
+    return out
+
+
+def _security_records(image: MetadataImage) -> list[MetadataRecord]:
+    """ACLs, SCRAM credentials and delegation tokens, as Kafka's image writes them last."""
+    out: list[MetadataRecord] = []
+    for acl_id in sorted(image.acls):
+        acl = image.acls[acl_id]
+        out.append(AccessControlEntryRecord(
+            id=acl_id, resource_type=acl.resource_type, resource_name=acl.resource_name,
+            pattern_type=acl.pattern_type, principal=acl.principal, host=acl.host,
+            operation=acl.operation, permission_type=acl.permission_type))
+    for mechanism in sorted(image.scram):
+        users = image.scram[mechanism]
+        for user in sorted(users):
+            data = users[user]
+            out.append(UserScramCredentialRecord(
+                name=user, mechanism=mechanism, salt=data.salt, stored_key=data.stored_key,
+                server_key=data.server_key, iterations=data.iterations))
+    for token_id in sorted(image.delegation_tokens):
+        token = image.delegation_tokens[token_id]
+        out.append(DelegationTokenRecord(
+            owner=token.owner, requester=token.requester, renewers=token.renewers,
+            issue_timestamp=token.issue_timestamp, max_timestamp=token.max_timestamp,
+            expiration_timestamp=token.expiration_timestamp, token_id=token_id))
     return out
 
 
