@@ -48,6 +48,9 @@ def register(sub: Any) -> None:
                    help="show a real Kafka snapshot (.checkpoint) or log segment (.log)")
     p.add_argument("--format", choices=("text", "json"), default="text",
                    help="output of cat, ls, find and status (default text)")
+    p.add_argument("--show-secrets", action="store_true",
+                   help="print SCRAM salts, keys and iterations and delegation token "
+                        "fields (redacted by default)")
     p.add_argument("--history-file", metavar="PATH", type=Path,
                    help="the interactive history (default $KRAFTSIM_HISTORY, else "
                         "$XDG_STATE_HOME/kraftsim/history)")
@@ -105,7 +108,8 @@ def prepare(session: Session, args: argparse.Namespace) -> bool:
 def run(args: argparse.Namespace) -> int:
     """Run the shell; see the module docs."""
     interactive = not args.command and not args.file and not args.words and sys.stdin.isatty()
-    session = Session(_print, output_format=args.format, interactive=interactive)
+    session = Session(_print, output_format=args.format, interactive=interactive,
+                      redact=not args.show_secrets)
     if not prepare(session, args):
         return EXIT_FAILED
     if interactive:

@@ -13,10 +13,13 @@ Layout (as ``kafka-metadata-shell`` shows it)::
     /image/topics/byName/<name>/<partition> the partition registration
     /image/topics/byId/<id>/...             the same, by topic id
     /image/configs/<TYPE>:<name>/<key>      a config value (<TYPE> alone: the default)
+    /image/clientQuotas/<entity>/<key>      a client quota value
     /image/producerIds/nextProducerId       the next producer id to hand out
+    /image/acls/<id>                        an ACL
+    /image/scram/<mechanism>/<user>         a SCRAM credential (secrets redacted)
+    /image/delegationToken/<id>             a delegation token (redacted)
 
-Client quotas, ACLs, SCRAM credentials and delegation tokens are not modelled
-by kraftsim, so their directories are absent.
+The last four (and ``clientQuotas``) are laid out in :mod:`shell.security_tree`.
 """
 
 from __future__ import annotations
@@ -33,6 +36,7 @@ from metadata.image import (
 )
 from metadata.schema import BrokerEndpoint, BrokerFeature
 from metadata.versions import METADATA_VERSION_FEATURE, release_name
+from shell.security_tree import acls_dir, client_quotas_dir, delegation_tokens_dir, scram_dir
 from shell.tree import Dir, File, Node, mapped_dir, static_dir, text_file
 
 CONFIG_RESOURCE_TYPES: dict[int, str] = {
@@ -211,8 +215,10 @@ def _cluster_dir(image: MetadataImage) -> Dir:
     })
 
 
-def image_dir(image: MetadataImage, time_of: TimeOf | None = None) -> Dir:
-    """``/image`` for one published image."""
+def image_dir(image: MetadataImage, time_of: TimeOf | None = None, *,
+              redact: bool = True) -> Dir:
+    """``/image`` for one published image (with Kafka's children, empty ones included);
+    ``redact``: SCRAM and delegation token secrets print as ``[redacted]``."""
     return static_dir({
         "provenance": File(lambda: provenance_text(image, time_of),
                            lambda: {"offset": image.offset, "epoch": image.epoch,
@@ -221,5 +227,9 @@ def image_dir(image: MetadataImage, time_of: TimeOf | None = None) -> Dir:
         "cluster": lambda: _cluster_dir(image),
         "topics": lambda: _topics_dir(image),
         "configs": lambda: _configs_dir(image),
+        "clientQuotas": lambda: client_quotas_dir(image),
         "producerIds": static_dir({"nextProducerId": text_file(image.next_producer_id)}),
+        "acls": lambda: acls_dir(image),
+        "scram": lambda: scram_dir(image, redact),
+        "delegationToken": lambda: delegation_tokens_dir(image, redact),
     })

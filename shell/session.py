@@ -111,9 +111,12 @@ class Session:
     """State shared by the commands; see the module docs."""
 
     def __init__(self, sink: Sink, *, output_format: str = "text", width: int = 80,
-                 history: list[str] | None = None, interactive: bool = False) -> None:
+                 history: list[str] | None = None, interactive: bool = False,
+                 redact: bool = True) -> None:
         self.sink = sink
         self.format = output_format
+        self.redact = redact
+        """Print SCRAM and delegation token secrets as ``[redacted]``."""
         self.width = width
         self.history: list[str] = list(history or [])
         self.interactive = interactive
@@ -179,9 +182,9 @@ class Session:
 
     def _image_dir(self) -> Dir:
         if self.files is not None:
-            return image_dir(self.files.image, self.files.time_of)
+            return image_dir(self.files.image, self.files.time_of, redact=self.redact)
         lab = self.require_lab()
-        return image_dir(lab.view_image(lab.view), lab.time_of)
+        return image_dir(lab.view_image(lab.view), lab.time_of, redact=self.redact)
 
     def view_description(self) -> str:
         """What ``/image`` shows, in words."""
