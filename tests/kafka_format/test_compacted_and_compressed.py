@@ -14,11 +14,13 @@ import json
 from pathlib import Path
 
 import cramjam
+import msgspec
 import pytest
 
-from kafka_format import compression
+from kafka_format import compression, wire
 from kafka_format.batch_format import crc32c_of_bytes
 from kafka_format.data_log import DataBatch, DataRecord, decode_data_log, encode_data_log
+from kafka_format.errors import DecodeError
 from kafka_format.files import write_partition_dir
 from kraftsim.dump_data_log import batch_facts, dump_data_segment, record_facts
 
@@ -108,6 +110,7 @@ def test_dump_prints_log_append_time_and_the_compacted_offsets(tmp_path: Path) -
     lines = out.getvalue().splitlines()
     assert "baseOffset: 100 lastOffset: 109 count: 2 baseSequence: 20 lastSequence: 29" in lines[1]
     assert lines[2].startswith("| offset: 103 CreateTime: 5003 ") and "sequence: 23" in lines[2]
+    assert lines[2].endswith("key: k3 payload: v3")  # a plain topic's records, not decoded
     assert lines[3].startswith("| offset: 107 CreateTime: 5007 ")
     assert " LogAppendTime: 6500 " in lines[4] and "CreateTime" not in lines[4]
     assert lines[5].startswith("| offset: 110 LogAppendTime: 6500 ")
@@ -116,3 +119,56 @@ def test_dump_prints_log_append_time_and_the_compacted_offsets(tmp_path: Path) -
     dump_data_segment(str(written[0]), "json", True, out)
     document = json.loads(out.getvalue())
     assert [r["offset"] for r in document["batches"][0]["records"]] == [103, 107]
+
+
+@pytest.mark.parametrize("cut,position", [(10, 0), (18, 16), (-2, 20)],
+                         ids=["header", "block-length", "block"])
+def test_a_cut_snappy_stream_is_truncated_where_it_stops(cut: int, position: int) -> None:
+    framed = compression.compress(compression.SNAPPY, b"x" * 100)
+    with pytest.raises(DecodeError) as caught:
+        compression.decompress(compression.SNAPPY, framed[:cut], 0)
+    assert (caught.value.kind, caught.value.position) == ("truncated", position)
+
+
+def test_a_plain_batch_decodes_to_itself_with_its_size() -> None:
+    batch = DataBatch(3, 1, 0, 10, 11, 9, 0, 0, (DataRecord(b"k", b"v"), DataRecord(None, b"w", 1)))
+    data = encode_data_log([batch])
+    decoded = decode_data_log(data).batches[0]
+    assert decoded == msgspec.structs.replace(batch, size=len(data), crc=decoded.crc)
+    assert decoded.last_offset_delta is None and decoded.size == len(data)
+
+
+@pytest.mark.parametrize("length,kind", [(-3, "corrupt"), (200, "truncated")])
+def test_a_record_length_out_of_its_batch(length: int, kind: str) -> None:
+    """The record's length (its first varint, at byte 61) negative, or past the batch's end."""
+    data = bytearray(encode_data_log([DataBatch(0, 0, 0, 0, 0, -1, -1, -1,
+                                                (DataRecord(None, b"abc"),))]))
+    length_varint = bytearray()
+    wire.write_varint(length_varint, length)
+    data[61:62] = length_varint
+    data[8:12] = (len(data) - 12).to_bytes(4, "big")
+    data[17:21] = crc32c_of_bytes(bytes(data[21:])).to_bytes(4, "big")
+    result = decode_data_log(bytes(data), "seg")
+    assert result.error is not None and (result.error.kind, result.error.position) == (kind, 61)
+
+
+def test_sequences_and_times_at_their_edges() -> None:
+    at_zero = DataBatch(0, 0, 0, 0, 5, 1, 0, 0, (DataRecord(None, b"a"), DataRecord(None, b"b", 5)))
+    facts = [record_facts(at_zero, i, r) for i, r in enumerate(at_zero.records)]
+    assert [(f["sequence"], f["CreateTime"]) for f in facts] == [(0, 0), (1, 5)]
+    wrapping = DataBatch(0, 0, 0, 1, 1, 1, 0, 2**31 - 1,
+                         (DataRecord(None, b"a"), DataRecord(None, b"b")))
+    assert [record_facts(wrapping, i, r)["sequence"] for i, r in enumerate(wrapping.records)] \
+        == [2**31 - 1, 0]
+    assert batch_facts(wrapping)["lastSequence"] == 0
+
+
+def test_text_and_json_keep_non_ascii_payloads(tmp_path: Path) -> None:
+    segment = write_partition_dir(tmp_path / "orders-0", [DataBatch(
+        0, 0, 0, 1, 1, -1, -1, -1, (DataRecord(None, "café ☕".encode()),))])[0]
+    out = io.StringIO()
+    dump_data_segment(str(segment), "text", True, out)
+    assert "payload: café ☕" in out.getvalue()
+    out = io.StringIO()
+    dump_data_segment(str(segment), "json", True, out)
+    assert "café ☕" in out.getvalue() and json.loads(out.getvalue())["error"] is None

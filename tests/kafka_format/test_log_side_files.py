@@ -123,3 +123,37 @@ def test_partition_metadata() -> None:
     for bad in ("version: 1\ntopic_id: NjQ4FrvzSYmOXRjin9mJvw", "version: 0\n",
                 "version: 0\ntopic: NjQ4FrvzSYmOXRjin9mJvw", "version: 0\ntopic_id: nope"):
         assert isinstance(decode_partition_metadata(bad), DecodeFailure), bad
+
+
+def test_an_index_of_one_entry_then_zeros() -> None:
+    """The zeros Kafka preallocates end the entries even right after the first one, and a
+    first entry at the base offset itself is an entry."""
+    offsets = encode_offset_index([OffsetIndexEntry(100, 0)], 100) + bytes(8 * 2)
+    assert decode_offset_index(offsets, 100).entries == (OffsetIndexEntry(100, 0),)
+    times = encode_time_index([TimeIndexEntry(7, 100)], 100) + bytes(12 * 2)
+    assert decode_time_index(times, 100).entries == (TimeIndexEntry(7, 100),)
+    cut = decode_time_index(encode_time_index([TimeIndexEntry(7, 101), TimeIndexEntry(9, 102)],
+                                              100)[:-5], 100, "tix")
+    assert cut.entries == (TimeIndexEntry(7, 101),) and cut.error is not None
+    assert (cut.error.kind, cut.error.position) == ("truncated", 12)
+    assert "7 bytes after the last whole 12-byte entry" in cut.error.message
+
+
+def test_producer_snapshot_edges() -> None:
+    assert decode_producer_snapshot(encode_producer_snapshot([])).entries == ()
+    assert decode_producer_snapshot(encode_producer_snapshot([])).error is None
+    version_only = decode_producer_snapshot(struct.pack(">h", 1), "snap")
+    assert version_only.error is not None
+    assert (version_only.error.kind, version_only.error.position) == ("truncated", 2)
+    at_zero = ProducerSnapshotEntry(5, 0, 3, 0, 3, 0, -1)
+    assert at_zero.has_batch and at_zero.first_sequence == 0  # a last offset of 0 is a batch
+
+
+@pytest.mark.parametrize("text,position", [
+    ("version: x\ntopic_id: NjQ4FrvzSYmOXRjin9mJvw", 0),
+    ("version: 7\ntopic_id: NjQ4FrvzSYmOXRjin9mJvw", 0),
+    ("version: 0\ntopic_id: nope", 11),
+], ids=["not-a-number", "version-7", "bad-id"])
+def test_partition_metadata_errors_say_where(text: str, position: int) -> None:
+    failure = decode_partition_metadata(text, "pm")
+    assert isinstance(failure, DecodeFailure) and failure.position == position

@@ -13,13 +13,14 @@ import uuid
 
 import pytest
 
-from kafka_format.errors import DecodeError
+from kafka_format.errors import DecodeError, EncodeError
 from kafka_format.offsets_log import (
     RECORD_TYPES,
     UnknownRecordType,
     decode_key,
     decode_record,
     decode_value,
+    encode_offset_commit,
     record_type_name,
 )
 
@@ -270,3 +271,27 @@ def test_a_huge_declared_array_is_refused_before_reading() -> None:
     value = i16(3) + s16("consumer") + i32(1) + s16(None) + s16(None) + i64(0) + i32(1 << 30)
     with pytest.raises(DecodeError, match="members at byte 28 declares 1073741824 entries"):
         decode_value(2, value)
+
+
+def test_a_subscription_with_bytes_after_its_fields_still_decodes() -> None:
+    """Kafka's ConsumerProtocol reads a member's subscription up to its last field and
+    ignores what follows (a newer client's additions)."""
+    member = (s16("m-1") + s16(None) + s16("client") + s16("/10.0.0.1") + i32(300_000)
+              + i32(45_000) + b32(subscription_v3() + b"\x00\x07") + b32(assignment_v0()))
+    value = (i16(3) + s16("consumer") + i32(7) + s16("range") + s16("m-1") + i64(123)
+             + i32(1) + member)
+    record = decode_record(i16(2) + s16("g"), value)
+    assert record.value is not None
+    assert record.value["members"][0]["subscription"] == SUBSCRIPTION_JSON
+
+
+def test_a_key_too_short_for_its_type_is_truncated() -> None:
+    with pytest.raises(DecodeError) as caught:
+        decode_record(b"\x00", None)
+    assert (caught.value.kind, caught.value.position) == ("truncated", 0)
+
+
+def test_an_offset_commit_with_a_name_too_long_for_kafka_is_refused() -> None:
+    encode_offset_commit("g" * 0x7FFF, "t", 0, 1, -1, "", 0)  # the longest Kafka writes
+    with pytest.raises(EncodeError):
+        encode_offset_commit("g" * 0x8000, "t", 0, 1, -1, "", 0)

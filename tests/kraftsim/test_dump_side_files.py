@@ -185,3 +185,33 @@ def test_max_bytes_reads_only_the_whole_batches_within(
         with pytest.raises(SystemExit):
             main(["--max-bytes", bad, segment])
         assert "--max-bytes" in capsys.readouterr().err
+
+
+def test_side_file_edges(partition: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """An empty index says so; an entry pointing between batches is reported with log offset
+    -1; a transaction open at offset 0 prints as OptionalLong[0]."""
+    empty = partition / "00000000000000000050.index"
+    empty.write_bytes(b"")
+    assert main([str(empty)]) == 0
+    assert capsys.readouterr().out.splitlines()[1] == f"{empty} is empty."
+    index = partition / f"{BASE}.index"
+    index.write_bytes(encode_offset_index([OffsetIndexEntry(3, 40)], 0))
+    assert main([str(index)]) == 1
+    assert "  Index offset: 3, log offset: -1" in capsys.readouterr().err
+    snapshot = partition / "00000000000000000009.snapshot"
+    snapshot.write_bytes(encode_producer_snapshot([ProducerSnapshotEntry(7, 0, 1, 1, 1, 5, 2, 0)]))
+    assert main([str(snapshot)]) == 0
+    assert "currentTxnFirstOffset: OptionalLong[0] " in capsys.readouterr().out
+
+
+def test_index_sanity_check_in_json_and_on_a_missing_file(
+        partition: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    index = partition / f"{BASE}.index"
+    assert main(["--index-sanity-check", "--format", "json", str(index)]) == 0
+    document = json.loads(capsys.readouterr().out)
+    assert document == {"file": str(index), "kind": "offset index", "sanityCheck": True,
+                        "error": None}
+    missing = partition / "00000000000000000077.timeindex"
+    assert main(["--index-sanity-check", str(missing)]) == 1
+    out, err = capsys.readouterr()
+    assert out == "" and str(missing) in err and "unreadable" in err
