@@ -22,7 +22,9 @@ from kafka_format.batch_format import crc32c_of_bytes
 from kafka_format.data_log import DataBatch, DataRecord, decode_data_log, encode_data_log
 from kafka_format.errors import DecodeError
 from kafka_format.files import write_partition_dir
+from kafka_format.log_indexes import OffsetIndexEntry, encode_offset_index
 from kraftsim.dump_data_log import batch_facts, dump_data_segment, record_facts
+from kraftsim.dump_side_files import dump_side_file
 
 TIMESTAMP_TYPE_FLAG = 0x08
 
@@ -172,3 +174,25 @@ def test_text_and_json_keep_non_ascii_payloads(tmp_path: Path) -> None:
     out = io.StringIO()
     dump_data_segment(str(segment), "json", True, out)
     assert "café ☕" in out.getvalue() and json.loads(out.getvalue())["error"] is None
+
+
+def test_an_emptied_batch_last_in_the_segment(tmp_path: Path) -> None:
+    """Compaction can leave the last batch with no record: 61 bytes, the header alone. It
+    reads, keeps its offsets and its size, and the index beside it may point at it."""
+    first = DataBatch(0, 0, 0, 0, 0, -1, -1, -1, (DataRecord(None, b"a"), DataRecord(None, b"b")))
+    emptied = DataBatch(2, 0, 0, 0, 0, 4, 0, 2, (), last_offset_delta=2)
+    segment = write_partition_dir(tmp_path / "orders-0", [first, emptied])[0]
+    data = segment.read_bytes()
+    batches = decode_data_log(data).batches
+    assert [(b.base_offset, b.last_offset, b.size) for b in batches] == [
+        (0, 1, len(data) - 61), (2, 4, 61)]
+    assert batches[1].position == len(data) - 61
+    index = segment.with_suffix(".index")
+    index.write_bytes(encode_offset_index([OffsetIndexEntry(4, len(data) - 61)], 0))
+    out = io.StringIO()
+    assert dump_side_file(str(index), "offset index", "text", out, io.StringIO()) is None
+
+
+def test_snappy_header_alone_is_an_empty_stream() -> None:
+    framed = compression.compress(compression.SNAPPY, b"")
+    assert compression.decompress(compression.SNAPPY, framed, 0) == b""

@@ -295,3 +295,9 @@ def test_an_offset_commit_with_a_name_too_long_for_kafka_is_refused() -> None:
     encode_offset_commit("g" * 0x7FFF, "t", 0, 1, -1, "", 0)  # the longest Kafka writes
     with pytest.raises(EncodeError):
         encode_offset_commit("g" * 0x8000, "t", 0, 1, -1, "", 0)
+
+
+def test_a_key_with_its_type_only_is_cut_after_the_type() -> None:
+    with pytest.raises(DecodeError) as caught:
+        decode_record(i16(2), None)
+    assert (caught.value.kind, caught.value.position) == ("truncated", 2)

@@ -12,6 +12,7 @@ import pytest
 
 from kafka_format.data_log import DataBatch, DataRecord
 from kafka_format.files import write_partition_dir
+from kafka_format.offsets_log import encode_offset_commit
 from kraftsim.cli import main as cli_main
 from kraftsim.dump_log import main
 
@@ -134,3 +135,12 @@ def test_offsets_decoder_flag_decodes_a_segment_anywhere(
     assert main(["--offsets-decoder", "--transaction-log-decoder", "--skip-record-metadata",
                  str(segment)]) == 0
     assert _record_lines(capsys.readouterr().out) == [f"| {c}" for c in EXPECTED_CONTENT]
+
+
+def test_non_ascii_group_names_print_as_they_are(tmp_path: Path,
+                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    key, value = encode_offset_commit("café-☕", "orders", 0, 5, -1, "", 1)
+    segment = write_partition_dir(tmp_path / "__consumer_offsets-0", [
+        DataBatch(0, 0, 0, 1, 1, -1, -1, -1, (DataRecord(key, value),))])[0]
+    assert main([str(segment)]) == 0
+    assert '"group":"café-☕"' in capsys.readouterr().out

@@ -215,3 +215,15 @@ def test_index_sanity_check_in_json_and_on_a_missing_file(
     assert main(["--index-sanity-check", str(missing)]) == 1
     out, err = capsys.readouterr()
     assert out == "" and str(missing) in err and "unreadable" in err
+
+
+def test_json_of_an_open_transaction_at_0_and_of_a_damaged_file(
+        partition: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    snapshot = partition / "00000000000000000009.snapshot"
+    snapshot.write_bytes(encode_producer_snapshot([ProducerSnapshotEntry(7, 0, 1, 1, 1, 5, 2, 0)]))
+    damaged = partition / "00000000000000000010.snapshot"
+    damaged.write_bytes(snapshot.read_bytes()[:-1])
+    assert main(["--format", "json", str(snapshot), str(damaged)]) == 1
+    good, bad = map(json.loads, capsys.readouterr().out.splitlines())
+    assert good["entries"][0]["currentTxnFirstOffset"] == 0 and good["error"] is None
+    assert bad["entries"] == [] and bad["error"]["kind"] == "truncated"
