@@ -8,7 +8,6 @@ checks the JSON that Kafka's offsets decoder would print.
 from __future__ import annotations
 
 import base64
-import struct
 import uuid
 
 import pytest
@@ -23,58 +22,7 @@ from kafka_format.offsets_log import (
     encode_offset_commit,
     record_type_name,
 )
-
-
-def i8(v: int) -> bytes:
-    return struct.pack(">b", v)
-
-
-def i16(v: int) -> bytes:
-    return struct.pack(">h", v)
-
-
-def i32(v: int) -> bytes:
-    return struct.pack(">i", v)
-
-
-def i64(v: int) -> bytes:
-    return struct.pack(">q", v)
-
-
-def uvarint(v: int) -> bytes:
-    out = bytearray()
-    while v >= 0x80:
-        out.append(v & 0x7F | 0x80)
-        v >>= 7
-    out.append(v)
-    return bytes(out)
-
-
-def s16(text: str | None) -> bytes:
-    """A string before flexible versions: int16 length (-1: null), UTF-8."""
-    if text is None:
-        return i16(-1)
-    data = text.encode()
-    return i16(len(data)) + data
-
-
-def cs(text: str | None) -> bytes:
-    """A compact string: unsigned varint length + 1 (0: null), UTF-8."""
-    if text is None:
-        return b"\x00"
-    data = text.encode()
-    return uvarint(len(data) + 1) + data
-
-
-def b32(data: bytes | None) -> bytes:
-    """Bytes before flexible versions: int32 length (-1: null)."""
-    return i32(-1) if data is None else i32(len(data)) + data
-
-
-def cb(data: bytes) -> bytes:
-    """Compact bytes."""
-    return uvarint(len(data) + 1) + data
-
+from tests.kafka_format.kafka_bytes import b32, cb, cs, i8, i16, i32, i64, s16, uvarint
 
 NO_TAGS = b"\x00"
 TOPIC_ID = uuid.UUID("5f4f3a1e-0d1c-4b5a-9e8f-7a6b5c4d3e2f").bytes

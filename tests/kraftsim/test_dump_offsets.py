@@ -5,7 +5,6 @@ its own line without stopping the dump."""
 from __future__ import annotations
 
 import json
-import struct
 from pathlib import Path
 
 import pytest
@@ -15,25 +14,7 @@ from kafka_format.files import write_partition_dir
 from kafka_format.offsets_log import encode_offset_commit
 from kraftsim.cli import main as cli_main
 from kraftsim.dump_log import main
-
-
-def i16(v: int) -> bytes:
-    return struct.pack(">h", v)
-
-
-def i32(v: int) -> bytes:
-    return struct.pack(">i", v)
-
-
-def i64(v: int) -> bytes:
-    return struct.pack(">q", v)
-
-
-def s16(text: str | None) -> bytes:
-    if text is None:
-        return i16(-1)
-    return i16(len(text)) + text.encode()
-
+from tests.kafka_format.kafka_bytes import i16, i32, i64, s16
 
 OFFSET_KEY = i16(1) + s16("billing") + s16("orders") + i32(0)
 OFFSET_VALUE = i16(3) + i64(42) + i32(0) + s16("") + i64(1_700_000_000_000)
