@@ -32,6 +32,7 @@ from metadata.image import (
     PartitionRegistration,
     TopicImage,
     apply_entries,
+    apply_nested_entries,
     digest_of,
     partition_change_digest,
     partitions_digest,
@@ -556,32 +557,16 @@ class MetadataDelta:
 
     def _apply_configs(self, digest: int) -> tuple[ConfigMap, int]:
         configs = self.image.configs
-        if not self._configs and not self._dropped_configs:
-            return configs, digest
-        out = configs.mutate()
-        for key in self._dropped_configs:
-            old = out.get(key)
-            if old is not None:
-                for name, value in old.items():
-                    digest -= digest_of("c", key, name, value)
-                del out[key]
-        for key, changes in self._configs.items():
-            current = out.get(key, immutables.Map())
-            entries = current.mutate()
-            for config_name, config_value in changes.items():
-                old_value = entries.get(config_name)
-                if old_value is not None:
-                    digest -= digest_of("c", key, config_name, old_value)
-                    del entries[config_name]
-                if config_value is not None:
-                    entries[config_name] = config_value
-                    digest += digest_of("c", key, config_name, config_value)
-            updated = entries.finish()
-            if len(updated):
-                out[key] = updated
-            elif key in out:
-                del out[key]
-        return out.finish(), digest
+        if self._dropped_configs:
+            out = configs.mutate()
+            for key in self._dropped_configs:
+                old = out.get(key)
+                if old is not None:
+                    for name, value in old.items():
+                        digest -= digest_of("c", key, name, value)
+                    del out[key]
+            configs = out.finish()
+        return apply_nested_entries(configs, self._configs, "c", digest)
 
 
 def _replace_broker(broker: BrokerRegistration, **changes: Any) -> BrokerRegistration:

@@ -227,6 +227,32 @@ def apply_entries(current: immutables.Map[K, V], changes: dict[K, V | None], tag
     return out.finish(), digest
 
 
+def apply_nested_entries(current: immutables.Map[K, immutables.Map[str, V]],
+                         changes: dict[K, dict[str, V | None]], tag: str,
+                         digest: int) -> tuple[immutables.Map[K, immutables.Map[str, V]], int]:
+    """:func:`apply_entries` one level down; an outer key left without inner entries goes.
+    The terms are ``digest_of(tag, outer, key, value)``."""
+    if not changes:
+        return current, digest
+    out = current.mutate()
+    for outer, inner_changes in changes.items():
+        entries = out.get(outer, immutables.Map()).mutate()
+        for key, value in inner_changes.items():
+            old = entries.get(key)
+            if old is not None:
+                digest -= digest_of(tag, outer, key, old)
+                del entries[key]
+            if value is not None:
+                entries[key] = value
+                digest += digest_of(tag, outer, key, value)
+        updated = entries.finish()
+        if len(updated):
+            out[outer] = updated
+        elif outer in out:
+            del out[outer]
+    return out.finish(), digest
+
+
 def partitions_digest(topic_id: str, partition_ids: Iterable[int],
                       registrations: Iterable[PartitionRegistration]) -> int:
     """``digest_of("p", topic_id, pid, reg)`` summed over the pairs, in C (no Python call

@@ -17,9 +17,7 @@ left without users.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from typing import Any, TypeVar
-
-import immutables
+from typing import Any
 
 from metadata.errors import ReplayError
 from metadata.image import (
@@ -30,7 +28,7 @@ from metadata.image import (
     SecurityImage,
     StandardAcl,
     apply_entries,
-    digest_of,
+    apply_nested_entries,
 )
 from metadata.schema import (
     AccessControlEntryRecord,
@@ -107,42 +105,12 @@ class SecurityDelta:
         """The image's client quotas, ACLs, SCRAM credentials and delegation tokens with
         these changes, and ``digest`` moved along with them (unmasked)."""
         image = self.image
-        quotas, digest = _apply_nested(image.client_quotas, self.quotas, "q", digest)
+        quotas, digest = apply_nested_entries(image.client_quotas, self.quotas, "q", digest)
         acls, digest = apply_entries(image.acls, self.acls, "a", digest)
-        scram, digest = _apply_nested(image.scram, self.scram, "s", digest)
+        scram, digest = apply_nested_entries(image.scram, self.scram, "s", digest)
         tokens, digest = apply_entries(image.delegation_tokens, self.tokens, "d", digest)
         return SecurityImage(client_quotas=quotas, acls=acls, scram=scram,
                              delegation_tokens=tokens), digest
-
-
-K = TypeVar("K")
-V = TypeVar("V")
-
-
-def _apply_nested(current: immutables.Map[K, immutables.Map[str, V]],
-                  changes: dict[K, dict[str, V | None]], tag: str,
-                  digest: int) -> tuple[immutables.Map[K, immutables.Map[str, V]], int]:
-    """:func:`~metadata.image.apply_entries` one level down; an outer key left without
-    inner entries goes. The terms are ``digest_of(tag, outer, key, value)``."""
-    if not changes:
-        return current, digest
-    out = current.mutate()
-    for outer, inner_changes in changes.items():
-        entries = out.get(outer, immutables.Map()).mutate()
-        for key, value in inner_changes.items():
-            old = entries.get(key)
-            if old is not None:
-                digest -= digest_of(tag, outer, key, old)
-                del entries[key]
-            if value is not None:
-                entries[key] = value
-                digest += digest_of(tag, outer, key, value)
-        updated = entries.finish()
-        if len(updated):
-            out[outer] = updated
-        elif outer in out:
-            del out[outer]
-    return out.finish(), digest
 
 
 _REPLAYS: dict[type[MetadataRecord], Callable[[SecurityDelta, Any], None]] = {
