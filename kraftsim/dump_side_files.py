@@ -21,14 +21,14 @@ A file that fails a check makes ``dump-log`` exit 1, as a damaged segment does.
 
 from __future__ import annotations
 
+import bisect
 import json
-import struct
 from pathlib import Path
 from typing import Any, TextIO
 
 import msgspec
 
-from kafka_format.batch_format import HEADER
+from kafka_format.batch_format import HEADER, LENGTH_PREFIX
 from kafka_format.checkpoints import PARTITION_METADATA, EpochEntry
 from kafka_format.errors import DecodeFailure
 from kafka_format.files import (
@@ -45,9 +45,6 @@ from kafka_format.log_indexes import (
     TimeIndexEntry,
 )
 
-_BATCH_SPAN = struct.Struct(">q")  # base offset; lastOffsetDelta and maxTimestamp read below
-_LAST_DELTA_AT, _MAX_TIMESTAMP_AT = 23, 35
-
 
 def _segment_batches(index_path: Path) -> dict[int, tuple[int, int]] | None:
     """The batches of the segment beside an index: position -> (last offset, max timestamp);
@@ -60,14 +57,12 @@ def _segment_batches(index_path: Path) -> dict[int, tuple[int, int]] | None:
     batches: dict[int, tuple[int, int]] = {}
     position = 0
     while position + HEADER.size <= len(data):
-        base = _BATCH_SPAN.unpack_from(data, position)[0]
-        length = struct.unpack_from(">i", data, position + 8)[0]
-        delta = struct.unpack_from(">i", data, position + _LAST_DELTA_AT)[0]
-        max_timestamp = struct.unpack_from(">q", data, position + _MAX_TIMESTAMP_AT)[0]
-        batches[position] = (base + delta, max_timestamp)
-        if length < HEADER.size - 12:
+        base, length, _, _, _, _, last_delta, _, max_timestamp, *_ = \
+            HEADER.unpack_from(data, position)
+        batches[position] = (base + last_delta, max_timestamp)
+        if length < HEADER.size - LENGTH_PREFIX:
             break
-        position += 12 + length
+        position += LENGTH_PREFIX + length
     return batches
 
 
@@ -88,13 +83,14 @@ def _time_index_problems(path: Path, entries: tuple[TimeIndexEntry, ...]) -> lis
     if batches is None:
         return []
     by_last = {last: timestamp for last, timestamp in batches.values()}
+    lasts = sorted(by_last)
     mismatched, disordered, missing = [], [], []
     previous = -1
     for entry in entries:
         timestamp = by_last.get(entry.offset)
-        if timestamp is None:
-            following = [last for last in by_last if last >= entry.offset]
-            missing.append((entry.offset, min(following) if following else -1))
+        if timestamp is None:  # the first batch that ends after it, as Kafka's tool finds
+            following = bisect.bisect_left(lasts, entry.offset)
+            missing.append((entry.offset, lasts[following] if following < len(lasts) else -1))
         elif timestamp != entry.timestamp:
             mismatched.append((entry.timestamp, timestamp))
         if timestamp is not None and previous >= entry.timestamp:
