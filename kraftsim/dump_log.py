@@ -70,6 +70,17 @@ def _positive(text: str) -> int:
     return value
 
 
+def _starts_with_text(path: str) -> bool:
+    """Whether a file's first bytes are printable text (no record batch starts so: its base
+    offset's high bytes are zeros)."""
+    try:
+        with open(path, "rb") as file:
+            head = file.read(64)
+    except OSError:
+        return False
+    return len(head) >= 8 and all(32 <= b < 127 or b in (9, 10, 13) for b in head)
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The command line of ``dump-log``."""
     parser = argparse.ArgumentParser(
@@ -361,6 +372,9 @@ def main(argv: list[str] | None = None) -> int:
             if failure is not None:
                 sys.stdout.flush()
                 print(f"{PROG}: error: {failure.describe()}", file=sys.stderr)
+                if failure.batch_index == 0 and _starts_with_text(path.strip()):
+                    print(f"{PROG}: {path.strip()} holds text, not record batches (a "
+                          f"broker's own log, such as server.log?)", file=sys.stderr)
                 status = 1
         sys.stdout.flush()
     except BrokenPipeError:

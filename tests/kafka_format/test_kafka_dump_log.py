@@ -118,3 +118,15 @@ def test_max_bytes_reads_the_whole_batches_within(kafka_data: Path,
     assert err == "" and out.count("baseOffset: ") == 1 and "LeaderChange" in out
     assert main(["--max-bytes", "100000", log]) == 0
     assert capsys.readouterr().out.count("baseOffset: ") == 2
+
+
+def test_a_brokers_text_log_is_named_for_what_it_is(tmp_path: Path,
+                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    server_log = tmp_path / "server.log"
+    server_log.write_text("[2024-05-01 10:00:00,000] INFO Kafka version: 3.7.0 "
+                          "(org.apache.kafka.common.utils.AppInfoParser)\n" * 3)
+    assert main([str(server_log)]) == 1
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 2 and "batch 0" in err[0]
+    assert err[1] == (f"kraftsim dump-log: {server_log} holds text, not record batches (a "
+                      f"broker's own log, such as server.log?)")
