@@ -51,7 +51,8 @@ from kraftsim.dump_data_log import (
     is_txn_index_name,
 )
 from kraftsim.dump_side_files import dump_side_file
-from metadata.schema import MetadataRecord, record_to_json
+from metadata.schema import ClientQuotaRecord, MetadataRecord, record_to_json
+from shell.security_tree import java_double_text
 
 PROG = "kraftsim dump-log"
 STRING_DECODERS = ("org.apache.kafka.tools.api.StringDecoder", "kafka.serializer.StringDecoder")
@@ -268,6 +269,9 @@ def _batch_lines(decoded: DecodedBatch, with_records: bool,
             words.append(f"{label} {data}" if label else f"controlType: {shown['type']}")
         else:
             payload = json.dumps(shown, separators=(",", ":"), ensure_ascii=False)
+            if isinstance(record, ClientQuotaRecord):  # its value as Java prints a double
+                payload = payload.replace(f'"value":{json.dumps(record.value)}',
+                                          f'"value":{java_double_text(record.value)}', 1)
             words.append(f"payload: {payload}")
         yield "| " + " ".join(words)
 

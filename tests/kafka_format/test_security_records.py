@@ -168,3 +168,17 @@ def test_dump_log_json_format_names_them(tmp_path: Path,
     (shown,) = [r for batch in document["batches"] for r in batch["records"]]
     assert shown["type"] == "ACCESS_CONTROL_ENTRY_RECORD" and shown["version"] == 0
     assert shown["data"]["principal"] == "User:alice"
+
+
+def test_dump_log_prints_a_quota_as_java_prints_a_double(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Kafka's JSON converters write a double with Java's Double.toString: 1.048576E7, not
+    10485760.0 (a value from 1e-3 up to 1e7 prints alike in both)."""
+    quota = rec.ClientQuotaRecord(
+        entity=(rec.EntityData("user", "alice"),), key="producer_byte_rate", value=10_485_760.0)
+    write_node_log(tmp_path, [Batch(0, 1, (quota,), (), 1_000)], metadata_version=20)
+    segment = tmp_path / "__cluster_metadata-0" / "00000000000000000000.log"
+    assert dump_log([str(segment)]) == 0
+    line = next(line for line in capsys.readouterr().out.splitlines() if "payload: " in line)
+    assert '"key":"producer_byte_rate","value":1.048576E7,"remove":false' in line
+    assert json.loads(line.split("payload: ", 1)[1])["data"]["value"] == 10_485_760.0
