@@ -387,7 +387,7 @@ def _check_log_epoch(epoch: int, previous: int, control: int, records: tuple[Any
 def decode_log(
     data: bytes, *, source: str = "<bytes>", first_offset: int | None = None,
     leader_epochs: bool = False, previous_epoch: int | None = None,
-    snapshot_epoch: int | None = None,
+    snapshot_epoch: int | None = None, start: int = 0,
 ) -> LogDecodeResult:
     """Decode consecutive batches (a ``.log`` segment or a ``.checkpoint``'s bytes).
 
@@ -397,15 +397,16 @@ def decode_log(
     log segment) the batches' epochs never decrease and change only at a
     LeaderChange control batch; ``previous_epoch`` is the epoch of the batch
     before this segment's first, if any. With ``snapshot_epoch`` (a snapshot)
-    every batch carries that epoch. Never raises on bad bytes.
+    every batch carries that epoch. ``start`` is the byte the first batch starts at
+    (positions, in batches and errors, stay those in ``data``). Never raises on bad bytes.
     """
     data = bytes(data)
     size = len(data)
-    pos = 0
+    pos = start
     # Without a first offset, the first batch sets what the next one must start at.
     expected = first_offset
-    if expected is None and size >= 8:
-        expected = wire.INT64.unpack_from(data)[0]
+    if expected is None and size - start >= 8:
+        expected = wire.INT64.unpack_from(data, start)[0]
     batches: list[DecodedBatch] = []
     append = batches.append
     unpack_header = HEADER.unpack_from

@@ -40,7 +40,14 @@ from kafka_format.data_log import (
     parse_partition_dir_name,
 )
 from kafka_format.errors import DecodeError, DecodeFailure
-from kafka_format.files import METADATA_PARTITION_DIR, read_data_segment, read_txn_index
+from kafka_format.files import (
+    BOOTSTRAP_FILE,
+    METADATA_PARTITION_DIR,
+    parse_segment_name,
+    parse_snapshot_name,
+    read_data_segment,
+    read_txn_index,
+)
 from kafka_format.transaction_log import decode_key, decode_value, value_json
 
 TRANSACTION_STATE_TOPIC = "__transaction_state"
@@ -190,18 +197,47 @@ def _compact(value: Any) -> str:
     return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
 
 
+def facts_words(facts: dict[str, Any]) -> list[str]:
+    """``key: value`` words of a batch's or a record's facts, as kafka-dump-log prints them."""
+    return [f"{k}: {'[' + ','.join(v) + ']' if isinstance(v, list) else _text(v)}"
+            for k, v in facts.items()]
+
+
+def record_line(metadata: list[str], control: list[str] | None, key: str | None,
+                payload: str | None, skip_metadata: bool) -> str:
+    """One record's line as kafka-dump-log prints it.
+
+    ``| `` and the record's ``metadata`` words (with a control record's
+    ``control`` words after them), unless ``skip_metadata``; then, for a record
+    that is not a control record (``control`` None), ``key: …`` and ``payload:
+    …`` when it has them. Kafka's own spacing is kept: with ``skip_metadata`` a
+    record without a key prints `` payload: …`` alone and a control record an
+    empty line.
+    """
+    line, prefix = "", "| "
+    if not skip_metadata:
+        line, prefix = prefix + " ".join(metadata + (control or [])), " "
+    if control is None:
+        if key is not None:
+            line += f"{prefix}key: {key}"
+        if payload is not None:
+            line += f" payload: {payload}"
+    return line
+
+
 def _lines(batch: DataBatch, with_records: bool, skip_metadata: bool,
            decoder: str | None) -> list[str]:
-    lines = [" ".join(f"{k}: {_text(v)}" for k, v in batch_facts(batch).items())]
+    lines = [" ".join(facts_words(batch_facts(batch)))]
     if not with_records:
         return lines
     for index, record in enumerate(batch.records):
-        words = [] if skip_metadata else [
-            f"{k}: {'[' + ','.join(v) + ']' if isinstance(v, list) else _text(v)}"
-            for k, v in record_facts(batch, index, record).items()]
-        words += [f"{k}: {_compact(v)}" for k, v in _content(batch, index, record, decoder).items()
-                  if v is not None]
-        lines.append("| " + " ".join(words))
+        content = _content(batch, index, record, decoder)
+        control = [f"{k}: {_compact(v)}" for k, v in content.items()] if batch.is_control \
+            else None
+        key, payload = content.get("key"), content.get("payload")
+        lines.append(record_line(facts_words(record_facts(batch, index, record)), control,
+                                 None if key is None else _compact(key),
+                                 None if payload is None else _compact(payload), skip_metadata))
     return lines
 
 
@@ -232,10 +268,40 @@ def dump_data_segment(path: str, fmt: str, with_records: bool, out: TextIO,
     if result.error is not None and result.error.kind == "unreadable":
         return result.error
     out.write(f"Dumping {path} (data log segment)\n")
+    out.writelines(line + "\n" for line in start_lines(path))
     for batch in result.batches:
         for line in _lines(batch, with_records, skip_record_metadata, decoder):
             out.write(line + "\n")
+    out.writelines(line + "\n" for line in invalid_bytes_lines(path, result.error))
     return result.error
+
+
+def start_lines(path: str) -> list[str]:
+    """What kafka-dump-log prints before a file's batches: a segment's base offset
+    (``Log starting offset: N``), a snapshot's id (``Snapshot end offset: N, epoch:
+    E``), or that it is the bootstrap snapshot; nothing for a name it does not parse."""
+    name = Path(path).name
+    if name == BOOTSTRAP_FILE:
+        return ["KRaft bootstrap snapshot"]
+    snapshot_id = parse_snapshot_name(name)
+    if snapshot_id is not None:
+        return [f"Snapshot end offset: {snapshot_id.end_offset}, epoch: {snapshot_id.epoch}"]
+    base_offset = parse_segment_name(name)
+    return [] if base_offset is None else [f"Log starting offset: {base_offset}"]
+
+
+def invalid_bytes_lines(path: str, error: DecodeFailure | None) -> list[str]:
+    """kafka-dump-log's line after a file whose last batch is cut: ``Found N invalid bytes
+    at the end of NAME`` (the error itself goes to stderr)."""
+    if error is None or error.kind != "truncated" or error.batch_position is None:
+        return []
+    try:
+        size = Path(path).stat().st_size
+    except OSError:
+        return []
+    trailing = size - error.batch_position
+    return [f"Found {trailing} invalid bytes at the end of {Path(path).name}"] \
+        if trailing > 0 else []
 
 
 def dump_txn_index(path: str, fmt: str, out: TextIO) -> DecodeFailure | None:

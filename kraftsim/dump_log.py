@@ -13,13 +13,19 @@ prints each batch and each record with ``kafka-dump-log``'s key names
 … size: … magic: 2 compresscodec: … crc: … isvalid: true``, then
 ``| offset: … CreateTime: … keySize: … valueSize: … sequence: … headerKeys: []
 payload: {"type":…,"version":…,"data":{…}}``, or the control record's JSON).
+Before the batches, as Kafka's tool: ``Log starting offset: N`` for a segment,
+``Snapshot end offset: N, epoch: E`` for a snapshot, ``KRaft bootstrap
+snapshot`` for ``bootstrap.checkpoint``.
 Kafka's flags are accepted: ``--files F1,F2`` (besides positional files), and
 ``--cluster-metadata-decoder``, ``--print-data-log``, ``--deep-iteration``
 and ``--skip-record-metadata``, which kraftsim needs not (it always decodes
 the metadata records) and ignores, apart from the last. A damaged or missing
 file prints what could be read, then one line on stderr naming the file, the
-batch, its base offset and the byte position; the exit status is then 1. Run as
-``python -m kraftsim.dump_log``.
+batch, its base offset and the byte position; the exit status is then 1. As in
+Kafka's tool, a metadata record that does not decode in a batch whose frame and
+CRC are whole prints ``payload: Error at N, skipping. …`` and the dump goes on
+(so does a batch whose epoch breaks the log's rules), and a cut last batch adds
+``Found N invalid bytes at the end of FILE``. Run as ``python -m kraftsim.dump_log``.
 """
 
 from __future__ import annotations
@@ -30,7 +36,7 @@ import os
 import sys
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, NamedTuple, TextIO
 
 import msgspec
 
@@ -39,16 +45,25 @@ from kafka_format.batch_format import DecodedBatch, RecordFacts
 from kafka_format.control_records import (
     UnknownControlRecord,
     control_record_name,
+    decode_control_record,
     encode_control_key,
     encode_control_value,
 )
-from kafka_format.errors import DecodeFailure
-from kafka_format.metadata_serde import write_metadata_value
+from kafka_format.data_log import DataBatch, decode_data_log
+from kafka_format.errors import DecodeError, DecodeFailure
+from kafka_format.log_codec import decode_log
+from kafka_format.metadata_serde import decode_metadata_record, write_metadata_value
 from kraftsim.dump_data_log import (
+    batch_facts,
     dump_data_segment,
     dump_txn_index,
+    facts_words,
+    invalid_bytes_lines,
     is_data_segment,
     is_txn_index_name,
+    record_facts,
+    record_line,
+    start_lines,
 )
 from kraftsim.dump_side_files import dump_side_file
 from metadata.schema import ClientQuotaRecord, MetadataRecord, record_to_json
@@ -138,8 +153,9 @@ def build_parser() -> argparse.ArgumentParser:
         parser.add_argument(flag, nargs="?", const=STRING_DECODERS[0], metavar="CLASS",
                             help="only Kafka's StringDecoder (the default: UTF-8) is known")
     parser.add_argument("--skip-record-metadata", action="store_true",
-                        help="print each record's payload without its offset, time, sizes "
-                             "and headers (as kafka-dump-log)")
+                        help="print each record's key and payload without its offset, time, "
+                             "sizes and headers, and control records as empty lines (as "
+                             "kafka-dump-log)")
     parser.add_argument(
         "--format",
         choices=("text", "json"),
@@ -259,49 +275,174 @@ def _batch_lines(decoded: DecodedBatch, with_records: bool,
     if not with_records:
         return
     for index, (record, facts) in enumerate(zip(decoded.records, decoded.facts, strict=True)):
-        shown = record_json(record, facts.version)
-        words = [] if skip_record_metadata else [
-            f"{key}: {_text(value)}"
-            for key, value in _record_facts(decoded, index, record, facts).items()]
-        if decoded.is_control:
-            data = json.dumps(shown["data"], separators=(",", ":"), ensure_ascii=False)
-            label = _CONTROL_LABELS.get(shown["type"])
-            words.append(f"{label} {data}" if label else f"controlType: {shown['type']}")
-        else:
-            payload = json.dumps(shown, separators=(",", ":"), ensure_ascii=False)
-            if isinstance(record, ClientQuotaRecord):  # its value as Java prints a double
-                payload = payload.replace(f'"value":{json.dumps(record.value)}',
-                                          f'"value":{java_double_text(record.value)}', 1)
-            words.append(f"payload: {payload}")
-        yield "| " + " ".join(words)
+        metadata = facts_words(_record_facts(decoded, index, record, facts))
+        control, key, payload = _shown(record, facts.version, decoded.is_control)
+        yield record_line(metadata, control, key, payload, skip_record_metadata)
+
+
+def _shown(record: Any, version: int, control: bool
+           ) -> tuple[list[str] | None, str | None, str | None]:
+    """A decoded record's (control words, key, payload) for :func:`record_line`: a control
+    record's JSON after its label, a metadata record's JSON as its payload."""
+    shown = record_json(record, version)
+    if control:
+        data = json.dumps(shown["data"], separators=(",", ":"), ensure_ascii=False)
+        label = _CONTROL_LABELS.get(shown["type"])
+        return [f"{label} {data}" if label else f"controlType: {shown['type']}"], None, None
+    payload = json.dumps(shown, separators=(",", ":"), ensure_ascii=False)
+    if isinstance(record, ClientQuotaRecord):  # its value as Java prints a double
+        payload = payload.replace(f'"value":{json.dumps(record.value)}',
+                                  f'"value":{java_double_text(record.value)}', 1)
+    return None, None, payload
+
+
+class _Undecoded(NamedTuple):
+    """A batch whose frame is whole but some of whose records are not what a metadata log
+    holds; kafka-dump-log prints it, each such record with ``Error at N, skipping.``"""
+
+    batch: DataBatch
+    records: tuple[tuple[Any, int] | str, ...]  # (record, version), or the error's text
+
+
+def _undecoded(batch: DataBatch) -> _Undecoded:
+    """Decode ``batch``'s records one by one, as metadata or control records."""
+    records: list[tuple[Any, int] | str] = []
+    for index, raw in enumerate(batch.records):
+        value = raw.value or b""
+        try:
+            if batch.is_control:
+                key = raw.key or b""
+                control = decode_control_record(key + value, 0, len(key), len(key),
+                                                len(key) + len(value))
+                records.append((control.record, int.from_bytes(value[:2], "big", signed=True)))
+            else:
+                decoded = decode_metadata_record(value)
+                records.append((decoded.record, decoded.version))
+        except DecodeError as exc:
+            records.append(f"Error at {batch.record_offset(index)}, skipping. {exc.message}")
+    return _Undecoded(batch, tuple(records))
+
+
+def _undecoded_lines(item: _Undecoded, with_records: bool,
+                     skip_record_metadata: bool) -> Iterator[str]:
+    batch = item.batch
+    yield " ".join(facts_words(batch_facts(batch)))
+    if not with_records:
+        return
+    for index, (raw, shown) in enumerate(zip(batch.records, item.records, strict=True)):
+        metadata = facts_words(record_facts(batch, index, raw))
+        control, key, payload = _shown(*shown, batch.is_control) \
+            if not isinstance(shown, str) else \
+            ([shown], None, None) if batch.is_control else (None, None, shown)
+        yield record_line(metadata, control, key, payload, skip_record_metadata)
+
+
+def _undecoded_json(item: _Undecoded, with_records: bool) -> dict[str, Any]:
+    batch = item.batch
+    out = batch_facts(batch)
+    if with_records:
+        out["records"] = [
+            {**record_facts(batch, index, raw),
+             **({"error": shown} if isinstance(shown, str) else record_json(*shown))}
+            for index, (raw, shown) in enumerate(zip(batch.records, item.records, strict=True))]
+    return out
+
+
+Printable = DecodedBatch | _Undecoded
+
+
+def _past_record_errors(path: str, batches: tuple[DecodedBatch, ...],
+                        error: DecodeFailure | None, *, log: bool, snapshot_epoch: int | None,
+                        max_bytes: int | None) -> tuple[list[Printable], list[DecodeFailure]]:
+    """The batches of a metadata file, read on past the problems kafka-dump-log reads
+    past: a batch whose frame and CRC are whole but whose records do not all decode, or
+    whose epoch breaks the log's rules (Kafka's tool checks no epoch). Such a batch is
+    printed record by record and the reading goes on after it; every problem is
+    returned, the first one first. Anything else (a cut or damaged frame) stops there."""
+    items: list[Printable] = list(batches)
+    failures: list[DecodeFailure] = []
+    data: bytes | None = None
+    while error is not None:
+        failures.append(error)
+        start = error.batch_position
+        if error.kind != "corrupt" or start is None:
+            break
+        if data is None:
+            try:
+                with open(path, "rb") as file:
+                    data = file.read(max_bytes if max_bytes is not None else -1)
+            except OSError:
+                break
+        if len(data) < start + 12:
+            break
+        end = start + 12 + int.from_bytes(data[start + 8:start + 12], "big", signed=True)
+        raw = decode_data_log(data[start:end])
+        if raw.error is not None or len(raw.batches) != 1:
+            break
+        batch = msgspec.structs.replace(raw.batches[0], position=start)
+        items.append(_undecoded(batch))
+        result = decode_log(data, source=path, start=end, first_offset=batch.last_offset + 1,
+                            leader_epochs=log,
+                            previous_epoch=batch.partition_leader_epoch if log else None,
+                            snapshot_epoch=snapshot_epoch)
+        before = len(items)
+        items.extend(result.batches)
+        error = result.error
+        if error is not None and error.batch_index is not None:  # counted from the restart
+            error = msgspec.structs.replace(error, batch_index=before + error.batch_index)
+        if error is not None and error.kind == "truncated" and max_bytes is not None:
+            error = None  # the cut, not damage
+    return items, failures
 
 
 def _dump_batches(
-    path: str, kind: str, batches: tuple[DecodedBatch, ...], extra: dict[str, Any],
-    error: DecodeFailure | None, fmt: str, with_records: bool, out: TextIO,
+    path: str, kind: str, batches: list[Printable], extra: dict[str, Any],
+    failures: list[DecodeFailure], fmt: str, with_records: bool, out: TextIO,
     skip_record_metadata: bool = False,
 ) -> None:
+    error = failures[0] if failures else None
     if fmt == "json":
         document = {"file": path, "kind": kind, **extra,
-                    "batches": [batch_json(batch, with_records) for batch in batches],
+                    "batches": [_undecoded_json(batch, with_records)
+                                if isinstance(batch, _Undecoded)
+                                else batch_json(batch, with_records) for batch in batches],
                     "error": None if error is None else msgspec.to_builtins(error)}  # fmt: skip
+        if len(failures) > 1:
+            document["errors"] = [msgspec.to_builtins(f) for f in failures]
         out.write(json.dumps(document, ensure_ascii=False) + "\n")
         return
     if error is not None and error.kind == "unreadable":
         return
     out.write(f"Dumping {path} ({kind})\n")
-    for key, value in extra.items():
-        out.write(f"{key}: {value}\n")
+    out.writelines(line + "\n" for line in start_lines(path))
     for batch in batches:
-        for line in _batch_lines(batch, with_records, skip_record_metadata):
+        lines = _undecoded_lines(batch, with_records, skip_record_metadata) \
+            if isinstance(batch, _Undecoded) \
+            else _batch_lines(batch, with_records, skip_record_metadata)
+        for line in lines:
             out.write(line + "\n")
+    out.writelines(line + "\n" for line in invalid_bytes_lines(path, failures[-1] if failures
+                                                                 else None))
 
 
 def dump_file(path: str, fmt: str, with_records: bool, out: TextIO,
               skip_record_metadata: bool = False, *, metadata_only: bool = False,
               txn_log: bool = False, offsets: bool = False,
               index_mode: str = "print", max_bytes: int | None = None) -> DecodeFailure | None:
-    """Print one file; returns what stopped it, if anything did.
+    """Print one file; returns the first problem found in it, if any (see
+    :func:`dump_file_failures`)."""
+    failures = dump_file_failures(path, fmt, with_records, out, skip_record_metadata,
+                                  metadata_only=metadata_only, txn_log=txn_log,
+                                  offsets=offsets, index_mode=index_mode, max_bytes=max_bytes)
+    return failures[0] if failures else None
+
+
+def dump_file_failures(path: str, fmt: str, with_records: bool, out: TextIO,
+                       skip_record_metadata: bool = False, *, metadata_only: bool = False,
+                       txn_log: bool = False, offsets: bool = False, index_mode: str = "print",
+                       max_bytes: int | None = None) -> list[DecodeFailure]:
+    """Print one file; returns every problem found in it, in file order (most files stop
+    at their first; a metadata file reads on past a record that does not decode).
 
     A ``.log`` in a ``<topic>-<partition>`` directory is a data partition's
     segment (unless ``metadata_only``); ``txn_log`` decodes every segment's
@@ -315,40 +456,49 @@ def dump_file(path: str, fmt: str, with_records: bool, out: TextIO,
         state = (files.read_quorum_state(path) if name == files.QUORUM_STATE_FILE
                  else files.read_meta_properties(path))  # fmt: skip
         if isinstance(state, DecodeFailure):
-            return state
+            return [state]
         content = msgspec.to_builtins(state)
         if fmt == "json":
             out.write(json.dumps({"file": path, "kind": name, "content": content}) + "\n")
         else:
             out.write(f"Dumping {path} ({name})\n{json.dumps(content)}\n")
-        return None
+        return []
     if is_txn_index_name(name):
-        return dump_txn_index(path, fmt, out)
+        return _listed(dump_txn_index(path, fmt, out))
     if (files.parse_segment_name(name) is not None or name.endswith(".log")) and \
             not metadata_only and (txn_log or offsets or is_data_segment(path)):
-        return dump_data_segment(path, fmt, with_records, out, skip_record_metadata, txn_log,
-                                 offsets, max_bytes)
+        return _listed(dump_data_segment(path, fmt, with_records, out, skip_record_metadata,
+                                         txn_log, offsets, max_bytes))
     side_kind = files.side_file_kind(name)
     if side_kind is not None:
-        return dump_side_file(path, side_kind, fmt, out, sys.stderr, index_mode)
+        return _listed(dump_side_file(path, side_kind, fmt, out, sys.stderr, index_mode))
     if files.parse_segment_name(name) is not None or name.endswith(".log"):
         segment = files.read_segment_file(path, max_bytes=max_bytes)
         result = segment.result
-        _dump_batches(path, "log segment", result.batches, {}, result.error, fmt, with_records,
-                      out, skip_record_metadata)  # fmt: skip
-        return result.error
+        items, failures = _past_record_errors(path, result.batches, result.error, log=True,
+                                              snapshot_epoch=None, max_bytes=max_bytes)
+        _dump_batches(path, "log segment", items, {}, failures, fmt, with_records, out,
+                      skip_record_metadata)
+        return failures
     if not name.endswith(".checkpoint") and Path(path).is_file():
         print(f"{PROG}: ignoring {path}: not a file kafka-dump-log reads (a segment, a "
               f".checkpoint snapshot, an index, a producer snapshot, a checkpoint)",
               file=sys.stderr)
-        return None
+        return []
     snapshot = files.read_snapshot_file(path)
     snapshot_id = snapshot.snapshot_id
     extra = {"snapshotEndOffset": snapshot_id.end_offset, "snapshotEpoch": snapshot_id.epoch}
     decoded = snapshot.result
-    _dump_batches(path, "snapshot", decoded.batches, extra, decoded.error, fmt, with_records, out,
+    epoch = decoded.batches[0].batch.epoch if decoded.batches else snapshot_id.epoch
+    items, failures = _past_record_errors(path, decoded.batches, decoded.error, log=False,
+                                          snapshot_epoch=epoch, max_bytes=None)
+    _dump_batches(path, "snapshot", items, extra, failures, fmt, with_records, out,
                   skip_record_metadata)
-    return decoded.error
+    return failures
+
+
+def _listed(failure: DecodeFailure | None) -> list[DecodeFailure]:
+    return [] if failure is None else [failure]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -367,16 +517,16 @@ def main(argv: list[str] | None = None) -> int:
     status = 0
     try:
         for path in paths:
-            failure = dump_file(path.strip(), args.format, not args.batches_only, sys.stdout,
-                                args.skip_record_metadata,
-                                metadata_only=args.cluster_metadata_decoder,
-                                txn_log=args.transaction_log_decoder,
-                                offsets=args.offsets_decoder, index_mode=index_mode,
-                                max_bytes=args.max_bytes)
-            if failure is not None:
+            failures = dump_file_failures(
+                path.strip(), args.format, not args.batches_only, sys.stdout,
+                args.skip_record_metadata, metadata_only=args.cluster_metadata_decoder,
+                txn_log=args.transaction_log_decoder, offsets=args.offsets_decoder,
+                index_mode=index_mode, max_bytes=args.max_bytes)
+            if failures:
                 sys.stdout.flush()
-                print(f"{PROG}: error: {failure.describe()}", file=sys.stderr)
-                if failure.batch_index == 0 and _starts_with_text(path.strip()):
+                for failure in failures:
+                    print(f"{PROG}: error: {failure.describe()}", file=sys.stderr)
+                if failures[0].batch_index == 0 and _starts_with_text(path.strip()):
                     print(f"{PROG}: {path.strip()} holds text, not record batches (a "
                           f"broker's own log, such as server.log?)", file=sys.stderr)
                 status = 1

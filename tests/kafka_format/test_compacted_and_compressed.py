@@ -110,13 +110,14 @@ def test_dump_prints_log_append_time_and_the_compacted_offsets(tmp_path: Path) -
     out = io.StringIO()
     assert dump_data_segment(str(written[0]), "text", True, out) is None
     lines = out.getvalue().splitlines()
-    assert "baseOffset: 100 lastOffset: 109 count: 2 baseSequence: 20 lastSequence: 29" in lines[1]
-    assert lines[2].startswith("| offset: 103 CreateTime: 5003 ") and "sequence: 23" in lines[2]
-    assert lines[2].endswith("key: k3 payload: v3")  # a plain topic's records, not decoded
-    assert lines[3].startswith("| offset: 107 CreateTime: 5007 ")
-    assert " LogAppendTime: 6500 " in lines[4] and "CreateTime" not in lines[4]
-    assert lines[5].startswith("| offset: 110 LogAppendTime: 6500 ")
-    assert lines[6].startswith("| offset: 111 LogAppendTime: 6500 ")
+    assert lines[1] == "Log starting offset: 0"  # the segment's name, as kafka-dump-log says
+    assert "baseOffset: 100 lastOffset: 109 count: 2 baseSequence: 20 lastSequence: 29" in lines[2]
+    assert lines[3].startswith("| offset: 103 CreateTime: 5003 ") and "sequence: 23" in lines[3]
+    assert lines[3].endswith("key: k3 payload: v3")  # a plain topic's records, not decoded
+    assert lines[4].startswith("| offset: 107 CreateTime: 5007 ")
+    assert " LogAppendTime: 6500 " in lines[5] and "CreateTime" not in lines[5]
+    assert lines[6].startswith("| offset: 110 LogAppendTime: 6500 ")
+    assert lines[7].startswith("| offset: 111 LogAppendTime: 6500 ")
     out = io.StringIO()
     dump_data_segment(str(written[0]), "json", True, out)
     document = json.loads(out.getvalue())
