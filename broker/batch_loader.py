@@ -69,6 +69,10 @@ class Manifest(msgspec.Struct, frozen=True):
     batch_aligned: bool
     records: int
     from_snapshot: bool = False
+    batches: int = 0
+    """How many batches the change completes since the previous image (Kafka's
+    ``LogDeltaManifest.numBatches``): a batch counts in the image that holds its last
+    record, so an image cut inside the first batch counts none; 0 for a snapshot."""
 
 
 Emit = Callable[[MetadataImage, Manifest], None]
@@ -192,6 +196,7 @@ class MetadataBatchLoader:
         self._publish(image, self.last_offset, aligned=True)
 
     def _publish(self, image: MetadataImage, offset: int, aligned: bool) -> None:
-        manifest = Manifest(offset, image.epoch, aligned, self.records_since_emit)
+        manifest = Manifest(offset, image.epoch, aligned, self.records_since_emit,
+                            batches=self.batches_since_emit)
         self.reset_to_image(image)
         self.emit(image, manifest)

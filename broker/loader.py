@@ -60,7 +60,11 @@ class MetadataLoader:
 
         As Kafka's loader hands a newly installed publisher the whole current image,
         a publisher that subscribes late starts from the present, not from nothing.
+        Raises ValueError when ``publisher`` is already subscribed (as Kafka's loader
+        refuses to install a publisher twice): it would receive every image twice.
         """
+        if publisher in self.publishers:
+            raise ValueError(f"publisher {publisher!r} is already subscribed")
         self.publishers.append(publisher)
         if self.published is not None and self.published_manifest is not None:
             publisher(self.published, self.published_manifest)
