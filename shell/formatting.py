@@ -8,18 +8,31 @@ from typing import Any
 
 
 def columns(names: Sequence[str], width: int = 80) -> list[str]:
-    """Names in columns filled top to bottom, as ``ls`` lays them out in a terminal."""
+    """Names in columns filled top to bottom, as Kafka's metadata shell lays out ``ls``.
+
+    Kafka's ``LsCommandHandler``: each column is as wide as its longest name plus two
+    spaces; of at most ``width // 4`` columns, the most that fill their last column and
+    fit in ``width`` are taken (one column when none do). A line ends after its last
+    name: kraftsim drops the padding Kafka leaves after the last name of a short line.
+    """
     if not names:
         return []
-    gap = 2
-    longest = max(len(n) for n in names)
-    per_line = max(1, (width + gap) // (longest + gap))
-    rows = -(-len(names) // per_line)
-    per_line = -(-len(names) // rows)
+    count = len(names)
+    lengths = [len(name) for name in names]
+    per_column, widths = count, [max(lengths) + 2]
+    for column_count in range(width // 4, 1, -1):
+        rows = -(-count // column_count)
+        if (column_count - 1) * rows >= count:  # the last column would be empty
+            continue
+        candidate = [max(lengths[start:start + rows]) + 2 for start in range(0, count, rows)]
+        if sum(candidate) <= width:
+            per_column, widths = rows, candidate
+            break
     lines = []
-    for r in range(rows):
-        cells = [names[c * rows + r] for c in range(per_line) if c * rows + r < len(names)]
-        lines.append((" " * gap).join(cell.ljust(longest) for cell in cells).rstrip())
+    for row in range(per_column):
+        cells = [names[index].ljust(widths[column])
+                 for column, index in enumerate(range(row, count, per_column))]
+        lines.append("".join(cells).rstrip())
     return lines
 
 

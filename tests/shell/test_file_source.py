@@ -123,7 +123,7 @@ def test_topic_deletes_keep_only_the_third_incarnation(kafka_data: Path) -> None
     rec = files_shell(kafka_data / "topic-deletes")
     assert rec.run("ls /image/topics/byName", "ls /image/topics/byId") == [
         "test-topic", "YNY5hm01SZ-bAGeCLAGqWA"]
-    assert rec.run("ls /image/topics/byName/test-topic") == ["0     id    name"]
+    assert rec.run("ls /image/topics/byName/test-topic") == ["0  id  name"]  # Kafka's ls layout
     rec.session.format = "json"
     partition = json.loads(rec.run("cat /image/topics/byId/*/0")[0])
     value = partition["/image/topics/byId/YNY5hm01SZ-bAGeCLAGqWA/0"]
