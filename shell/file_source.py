@@ -23,7 +23,9 @@ could not apply are counted in a warning.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import fcntl
+from collections.abc import Iterator, Sequence
+from contextlib import ExitStack, contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -176,6 +178,47 @@ def open_files(log_dir: str | None, snapshot: str | None) -> FileSource:
     prefix goes to :attr:`FileSource.warnings`.
     """
     source = FileSource(" + ".join(p for p in (snapshot, log_dir) if p))
+    nodes = [Path(snapshot).parent.parent] if snapshot is not None else []
+    if log_dir is not None:
+        partition = files.metadata_partition_dir(log_dir)
+        nodes.append(partition.parent if partition.name == files.METADATA_PARTITION_DIR
+                     else partition)
+    with ExitStack() as locks:
+        for node in dict.fromkeys(nodes):
+            if not locks.enter_context(node_directory_lock(node)):
+                source.errors.append(f"Unable to lock {node.absolute()}. Please ensure that no "
+                                     f"broker or controller process is using this directory "
+                                     f"before proceeding.")
+                return source
+        _read_files(source, log_dir, snapshot)
+    return source
+
+
+@contextmanager
+def node_directory_lock(directory: Path) -> Iterator[bool]:
+    """A shared lock on ``directory/.lock`` for the time of the ``with``: False when another
+    process holds it (a running broker or controller), True when taken or when there is no
+    ``.lock`` to take. The lock is a POSIX record lock, the kind Java's ``FileChannel``
+    takes, so a Kafka process's lock excludes it."""
+    try:
+        handle = (directory / ".lock").open("rb")
+    except OSError:  # no .lock (or one that cannot be read): nothing to wait for
+        yield True
+        return
+    with handle:
+        try:
+            fcntl.lockf(handle, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except OSError:
+            yield False
+            return
+        try:
+            yield True
+        finally:
+            fcntl.lockf(handle, fcntl.LOCK_UN)
+
+
+def _read_files(source: FileSource, log_dir: str | None, snapshot: str | None) -> None:
+    """:func:`open_files` once the node directories are locked."""
     start = 0
     if snapshot is not None and Path(snapshot).suffix == ".log":
         # The base offset comes from the file's name (as dump-log takes it), else from
@@ -202,7 +245,6 @@ def open_files(log_dir: str | None, snapshot: str | None) -> FileSource:
                             if path is not None and (hint := _not_metadata(Path(path)))]
     source.note_loader_faults()
     clear_sharing_caches()  # the files' records are replayed once: the caches would only hold them
-    return source
 
 
 def _open_log_dir(source: FileSource, log_dir: str, after_snapshot: bool, start: int) -> None:
