@@ -265,9 +265,6 @@ class ControllerBrokerService:
     def _on_allocate(self, src: int, req: AllocateProducerIdsRequest) -> None:
         cid = req.correlation_id
         error = self._not_active()
-        broker = self.controller.image.brokers.get(req.broker_id)
-        if error is None and (broker is None or broker.epoch != req.broker_epoch):
-            error = "STALE_BROKER_EPOCH"
         if error is not None:
             self._reply(src, AllocateProducerIdsResponse(cid, error))
             return
@@ -280,5 +277,5 @@ class ControllerBrokerService:
             self._reply(src, AllocateProducerIdsResponse(
                 cid, "NONE", block["producerIdStart"], block["producerIdLen"]))
 
-        self._submit_then(AllocateProducerIds(req.broker_id), reply)
+        self._submit_then(AllocateProducerIds(req.broker_id, req.broker_epoch), reply)
 

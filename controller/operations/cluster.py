@@ -22,6 +22,8 @@ from metadata.versions import (
 
 PRODUCER_ID_BLOCK_SIZE = 1000
 """Kafka's ProducerIdsBlock.PRODUCER_ID_BLOCK_SIZE."""
+MAX_PRODUCER_ID = (1 << 63) - 1
+"""Producer ids are int64: no block may end past this one."""
 
 KNOWN_FEATURES: dict[str, int] = {
     METADATA_VERSION_FEATURE: max(LEVELS.values()),
@@ -117,22 +119,38 @@ class AlterPartition(msgspec.Struct, frozen=True):
 
 
 class AllocateProducerIds(msgspec.Struct, frozen=True):
-    """Give a broker the next block of producer ids."""
+    """Give a broker the next block of producer ids (Kafka's ProducerIdControlManager)."""
 
     broker_id: int
+    broker_epoch: int | None = None
+    """The epoch the broker asks with; None (an operator's tool): its current one."""
 
     def describe(self) -> str:
         """E.g. ``AllocateProducerIds(1)``."""
         return f"AllocateProducerIds({self.broker_id})"
 
     def generate(self, ctx: OperationContext) -> Generated:
-        """One ProducerIdsRecord moving the next id one block on."""
+        """One ProducerIdsRecord moving the next id one block on.
+
+        Raises STALE_BROKER_EPOCH when the broker is not registered or asks with
+        another epoch than its registration's, and UNKNOWN_SERVER_ERROR once the
+        next block would pass the largest int64 (the ids are exhausted).
+        """
         broker = ctx.image.brokers.get(self.broker_id)
         if broker is None:
-            raise ApiError("BROKER_ID_NOT_REGISTERED", f"Broker {self.broker_id} is not "
-                                                       f"registered.")
+            raise ApiError("STALE_BROKER_EPOCH",
+                           f"broker {self.broker_id} is not registered")
+        epoch = broker.epoch if self.broker_epoch is None else self.broker_epoch
+        if epoch != broker.epoch:
+            raise ApiError("STALE_BROKER_EPOCH",
+                           f"broker {self.broker_id} is registered with epoch {broker.epoch}, "
+                           f"not {epoch}")
         start = ctx.image.next_producer_id
-        record = ProducerIdsRecord(broker_id=self.broker_id, broker_epoch=broker.epoch,
+        if start > MAX_PRODUCER_ID - PRODUCER_ID_BLOCK_SIZE:
+            raise ApiError("UNKNOWN_SERVER_ERROR",
+                           f"producer ids are exhausted: a block from {start} would pass "
+                           f"{MAX_PRODUCER_ID}")
+        record = ProducerIdsRecord(broker_id=self.broker_id, broker_epoch=epoch,
                                    next_producer_id=start + PRODUCER_ID_BLOCK_SIZE)
         return Generated([record], {"producerIdStart": start,
                                     "producerIdLen": PRODUCER_ID_BLOCK_SIZE})
