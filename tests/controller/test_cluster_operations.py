@@ -80,11 +80,10 @@ def _features(*updates: FeatureUpdate) -> UpdateFeatures:
 @pytest.mark.parametrize(("name", "level", "downgrade"), [
     (MV, HIGHEST_MV, False),  # the highest known
     (MV, CURRENT_MV, False),  # the same level again
-    (MV, MINIMUM_KRAFT, True),  # the lowest, as a downgrade
     ("transaction.version", 2, False),
     ("transaction.version", 0, True),  # level 0: the feature off
     ("group.version", 0, False),  # not finalized yet (0): not a downgrade
-    ("kraft.version", 1, False),
+    ("group.version", 1, False),
 ])
 def test_a_feature_level_in_range_is_written(name: str, level: int, downgrade: bool) -> None:
     records, response = _generate(_features(FeatureUpdate(name, level, downgrade)))
@@ -105,7 +104,7 @@ def test_a_feature_level_in_range_is_written(name: str, level: int, downgrade: b
 ])
 def test_a_feature_level_out_of_range_or_a_silent_downgrade_is_refused(
         update: FeatureUpdate, message: str) -> None:
-    refused = _refusal(_features(FeatureUpdate("kraft.version", 1), update))
+    refused = _refusal(_features(update, FeatureUpdate("group.version", 1)))
     assert refused.code == "INVALID_UPDATE_VERSION"
     assert message in refused.message  # and nothing is written, the good update included
 
