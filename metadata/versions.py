@@ -33,6 +33,9 @@ BROKER_REGISTRATION_CHANGE = LEVELS["3.3-IV2"]
 """Level 6: BrokerRegistrationChangeRecord replaces Fence/UnfenceBrokerRecord."""
 ZK_MIGRATION_RECORD = LEVELS["3.4-IV0"]
 """Level 8: bootstrap writes a ZkMigrationStateRecord."""
+NO_EPOCH_BUMP_ON_ISR_SHRINK = LEVELS["3.6-IV0"]
+"""Level 12: an ISR shrink no longer bumps the leader epoch (below it, Kafka's
+PartitionChangeBuilder sets the leader again so that the epoch moves: KAFKA-15021)."""
 TRANSACTIONS = LEVELS["3.6-IV1"]
 """Level 13: metadata transactions (KIP-868) are available."""
 DIRECTORIES = LEVELS["3.7-IV2"]

@@ -18,6 +18,7 @@ from metadata.versions import (
     METADATA_VERSION_FEATURE,
     MINIMUM_BOOTSTRAP,
     MINIMUM_KRAFT,
+    NO_EPOCH_BUMP_ON_ISR_SHRINK,
     metadata_changed_between,
     release_name,
 )
@@ -174,6 +175,9 @@ class AlterPartition(msgspec.Struct, frozen=True):
             leader = self.leader
         elif reg.leader not in self.isr:
             leader = self.isr[0]
+        elif ctx.image.metadata_version < NO_EPOCH_BUMP_ON_ISR_SHRINK \
+                and not set(reg.isr) <= set(self.isr):
+            leader = reg.leader  # an older version bumps the leader epoch on a shrink
         change = PartitionChangeRecord(partition_id=self.partition, topic_id=topic.topic_id,
                                        isr=self.isr, leader=leader)
         return Generated([change], {"topic": self.topic, "partition": self.partition})

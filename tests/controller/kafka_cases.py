@@ -50,8 +50,8 @@ def refusal(op: Operation, image: MetadataImage, offset: int = 100) -> ApiError:
     raise AssertionError(f"{op.describe()} was not refused")
 
 
-def run(op: Operation, image: MetadataImage, offset: int = 100
+def run(op: Operation, image: MetadataImage, offset: int = 100, seed: int = 3
         ) -> tuple[MetadataImage, list[MetadataRecord], object]:
     """``op`` generated then replayed: the image after it, its records and response."""
-    records, response = generate(op, image, offset)
+    records, response = generate(op, image, offset, seed)
     return image_of(records, image, offset + max(len(records) - 1, 0)), records, response
