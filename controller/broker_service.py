@@ -16,8 +16,14 @@ unfenced broker whose session is older than ``broker.session.timeout.ms``
 A broker is unfenced once it asks to be (wantFence false) and the offset of
 its published image has reached its own registration record (its broker
 epoch), as Kafka's ``BrokerHeartbeatManager.calculateNextBrokerState`` does.
-wantShutDown moves the broker's leaderships away (ControlledShutdown); once it
-leads nothing and has seen that change, it is fenced and told to shut down.
+wantShutDown from a broker that leads nothing (or that also asks to be fenced)
+fences it and tells it to shut down at once; from a leader it starts a
+controlled shutdown (ControlledShutdown moves its leaderships away). A broker in
+controlled shutdown is fenced and told to shut down once it leads nothing and
+every active broker (unfenced, not shutting down, heard from in this session)
+has reported an offset at or past the controlled shutdown's records (Kafka's
+lowest active offset), so that the new leaders know they lead before the old one
+stops. A fenced broker asking to shut down is told to at once.
 """
 
 from __future__ import annotations
@@ -78,6 +84,8 @@ class ControllerBrokerService:
         self.session_epoch: int | None = None
         self.fencing: set[int] = set()
         self.shutdown_offsets: dict[int, int] = {}
+        self.metadata_offsets: dict[int, int] = {}
+        """The offset each broker's last heartbeat in this session reported."""
         self.fenced_by_timeout: list[tuple[int, int]] = []  # (broker, time)
 
     # ------------------------------------------------------------------ sessions
@@ -87,13 +95,26 @@ class ControllerBrokerService:
         if epoch != self.session_epoch:
             self.session_epoch = epoch
             self.last_contact = {b: now for b in self.controller.image.brokers}
+            self.metadata_offsets = {}
             self.fencing.clear()
         return self.last_contact
 
     def has_valid_session(self, broker_id: int, now: int) -> bool:
-        """True while the broker's last contact is within the session timeout."""
+        """True while the broker is registered, unfenced, and its last contact is within
+        the session timeout (Kafka: a fenced broker has no session)."""
+        broker = self.controller.image.brokers.get(broker_id)
         seen = self._sessions(now).get(broker_id)
-        return seen is not None and now - seen <= self.config.session_timeout_ms
+        return broker is not None and not broker.fenced and seen is not None \
+            and now - seen <= self.config.session_timeout_ms
+
+    def lowest_active_offset(self) -> int | None:
+        """The lowest offset reported in this session by an active broker (registered,
+        unfenced, not in controlled shutdown); None when there is none."""
+        brokers = self.controller.image.brokers
+        offsets = [offset for broker_id, offset in self.metadata_offsets.items()
+                   if (b := brokers.get(broker_id)) is not None and not b.fenced
+                   and not b.in_controlled_shutdown]
+        return min(offsets) if offsets else None
 
     # ------------------------------------------------------------------ app
     def drain_outbox(self) -> list[NodeMessage]:
@@ -166,7 +187,7 @@ class ControllerBrokerService:
             return
         existing = self.controller.image.brokers.get(req.broker_id)
         if existing is not None and existing.incarnation_id != req.incarnation_id and \
-                not existing.fenced and self.has_valid_session(req.broker_id, now):
+                self.has_valid_session(req.broker_id, now):
             self._reply(src, BrokerRegistrationResponse(cid, "DUPLICATE_BROKER_REGISTRATION"))
             return
 
@@ -187,9 +208,9 @@ class ControllerBrokerService:
         error = self._not_active()
         broker = self.controller.image.brokers.get(req.broker_id)
         if error is None and (broker is None or broker.epoch != req.broker_epoch):
-            error = "STALE_BROKER_EPOCH" if broker is not None else "BROKER_ID_NOT_REGISTERED"
+            error = "STALE_BROKER_EPOCH"  # Kafka's answer to an unregistered broker too
         if error is not None or broker is None:
-            self._reply(src, BrokerHeartbeatResponse(cid, error or "BROKER_ID_NOT_REGISTERED"))
+            self._reply(src, BrokerHeartbeatResponse(cid, error or "STALE_BROKER_EPOCH"))
             return
         self._sessions(now)[req.broker_id] = now
         caught_up = req.current_metadata_offset >= broker.epoch
@@ -201,43 +222,60 @@ class ControllerBrokerService:
                                                          shut_down))
             return reply
 
-        if req.want_shut_down:
-            self._shutdown_step(src, req, broker.fenced, broker.in_controlled_shutdown)
-            return
-        if broker.fenced and not req.want_fence and caught_up \
+        self.metadata_offsets[req.broker_id] = req.current_metadata_offset
+        if broker.in_controlled_shutdown and not broker.fenced:
+            self._shutdown_step(src, req)
+        elif req.want_shut_down and broker.fenced:
+            self._reply(src, BrokerHeartbeatResponse(cid, "NONE", caught_up, True, True))
+        elif req.want_shut_down and (req.want_fence or
+                                     not leads_any(self.controller.image, req.broker_id)):
+            self._shut_down_now(src, req, caught_up)
+        elif req.want_shut_down:
+            self._submit_then(ControlledShutdown(req.broker_id),
+                              self._controlled_shutdown_started(src, req))
+        elif broker.fenced and not req.want_fence and caught_up \
                 and req.broker_id not in self.fencing:
             self._submit_then(UnfenceBroker(req.broker_id), answer(False))
-            return
-        if not broker.fenced and req.want_fence and req.broker_id not in self.fencing:
+        elif not broker.fenced and req.want_fence and req.broker_id not in self.fencing:
             self._fence(req.broker_id).on_done(answer(True))
-            return
-        self._reply(src, BrokerHeartbeatResponse(cid, "NONE", caught_up, broker.fenced))
+        else:
+            self._reply(src, BrokerHeartbeatResponse(cid, "NONE", caught_up, broker.fenced))
 
-    def _shutdown_step(self, src: int, req: BrokerHeartbeatRequest, fenced: bool,
-                       in_shutdown: bool) -> None:
-        """Controlled shutdown: move leaderships away, then fence and say shut down."""
+    def _shut_down_now(self, src: int, req: BrokerHeartbeatRequest, caught_up: bool) -> None:
+        """Fence the broker, then tell it to shut down (Kafka's SHUTDOWN_NOW)."""
+        cid = req.correlation_id
+
+        def reply(handle: OperationHandle) -> None:
+            code = handle.error.code if handle.error is not None else "NONE"
+            self._reply(src, BrokerHeartbeatResponse(cid, code, caught_up, True,
+                                                     code == "NONE"))
+
+        if req.broker_id in self.fencing:  # a fence under way: shut down once it is done
+            self._reply(src, BrokerHeartbeatResponse(cid, "NONE", caught_up, False, False))
+            return
+        self._fence(req.broker_id).on_done(reply)
+
+    def _controlled_shutdown_started(self, src: int, req: BrokerHeartbeatRequest
+                                     ) -> Callable[[OperationHandle], None]:
+        """The answer once ControlledShutdown is written: its last offset is the one every
+        active broker must reach before this one may stop (kept from the first time)."""
+        def reply(handle: OperationHandle) -> None:
+            code = handle.error.code if handle.error is not None else "NONE"
+            if code == "NONE" and handle.last_offset >= 0:
+                self.shutdown_offsets.setdefault(req.broker_id, handle.last_offset)
+            self._reply(src, BrokerHeartbeatResponse(req.correlation_id, code, True, False,
+                                                     False))
+        return reply
+
+    def _shutdown_step(self, src: int, req: BrokerHeartbeatRequest) -> None:
+        """A broker in controlled shutdown: fence it and say shut down once it leads
+        nothing and the active brokers have seen its shutdown's records."""
         cid = req.correlation_id
         broker_id = req.broker_id
-
-        def reply(should: bool) -> Callable[[OperationHandle], None]:
-            def send(handle: OperationHandle) -> None:
-                code = handle.error.code if handle.error is not None else "NONE"
-                if code == "NONE" and not should and handle.last_offset >= 0:
-                    self.shutdown_offsets[broker_id] = handle.last_offset
-                self._reply(src, BrokerHeartbeatResponse(cid, code, True, fenced or should,
-                                                         should and code == "NONE"))
-            return send
-
-        if fenced:
-            self._reply(src, BrokerHeartbeatResponse(cid, "NONE", True, True, True))
-            return
-        if not in_shutdown:
-            self._submit_then(ControlledShutdown(broker_id), reply(False))
-            return
-        seen = req.current_metadata_offset >= self.shutdown_offsets.get(broker_id, -1)
-        if seen and not leads_any(self.controller.image, broker_id) \
-                and broker_id not in self.fencing:
-            self._fence(broker_id).on_done(reply(True))
+        lowest = self.lowest_active_offset()
+        seen = lowest is None or lowest >= self.shutdown_offsets.get(broker_id, -1)
+        if seen and not leads_any(self.controller.image, broker_id):
+            self._shut_down_now(src, req, True)
             return
         self._reply(src, BrokerHeartbeatResponse(cid, "NONE", True, False, False))
 
@@ -265,9 +303,6 @@ class ControllerBrokerService:
     def _on_allocate(self, src: int, req: AllocateProducerIdsRequest) -> None:
         cid = req.correlation_id
         error = self._not_active()
-        broker = self.controller.image.brokers.get(req.broker_id)
-        if error is None and (broker is None or broker.epoch != req.broker_epoch):
-            error = "STALE_BROKER_EPOCH"
         if error is not None:
             self._reply(src, AllocateProducerIdsResponse(cid, error))
             return
@@ -280,5 +315,5 @@ class ControllerBrokerService:
             self._reply(src, AllocateProducerIdsResponse(
                 cid, "NONE", block["producerIdStart"], block["producerIdLen"]))
 
-        self._submit_then(AllocateProducerIds(req.broker_id), reply)
+        self._submit_then(AllocateProducerIds(req.broker_id, req.broker_epoch), reply)
 

@@ -24,12 +24,18 @@ LEVELS: dict[str, int] = {name: level for level, name in enumerate(_RELEASES, st
 
 MINIMUM_KRAFT = LEVELS["3.0-IV1"]
 """Level 1: the version of a log that has no metadata.version record."""
+MINIMUM_BOOTSTRAP = LEVELS["3.3-IV0"]
+"""Level 4: the first with FeatureLevelRecord; UpdateFeatures sets no lower
+metadata.version, and no other feature may be enabled below it."""
 NOOP_RECORDS = LEVELS["3.3-IV1"]
 """Level 5: the active controller writes periodic NoOpRecords."""
 BROKER_REGISTRATION_CHANGE = LEVELS["3.3-IV2"]
 """Level 6: BrokerRegistrationChangeRecord replaces Fence/UnfenceBrokerRecord."""
 ZK_MIGRATION_RECORD = LEVELS["3.4-IV0"]
 """Level 8: bootstrap writes a ZkMigrationStateRecord."""
+NO_EPOCH_BUMP_ON_ISR_SHRINK = LEVELS["3.6-IV0"]
+"""Level 12: an ISR shrink no longer bumps the leader epoch (below it, Kafka's
+PartitionChangeBuilder sets the leader again so that the epoch moves: KAFKA-15021)."""
 TRANSACTIONS = LEVELS["3.6-IV1"]
 """Level 13: metadata transactions (KIP-868) are available."""
 DIRECTORIES = LEVELS["3.7-IV2"]
@@ -38,6 +44,25 @@ ELR = LEVELS["4.0-IV1"]
 """Level 23: PartitionRecord v2 and PartitionChangeRecord v2 (ELR fields)."""
 LATEST_PRODUCTION = LEVELS["4.0-IV0"]
 """Level 22: the default of a fresh kraftsim cluster (Kafka's LATEST_PRODUCTION in 2024)."""
+
+
+_CHANGES_METADATA: frozenset[int] = frozenset(
+    LEVELS[name] for name in (
+        "3.0-IV1", "3.2-IV0", "3.3-IV1", "3.3-IV2", "3.3-IV3", "3.4-IV0", "3.5-IV2",
+        "3.6-IV1", "3.6-IV2", "3.7-IV0", "3.7-IV2", "4.0-IV1"))
+"""The levels up to 4.0-IV3 whose records differ from the level before (Kafka's
+``MetadataVersion.didMetadataChange``)."""
+_KNOWN_CHANGES = LEVELS["4.0-IV3"]
+"""The last level whose ``didMetadataChange`` kraftsim knows; later ones count as changes."""
+
+
+def metadata_changed_between(low: int, high: int) -> bool:
+    """True when some level in ``(low, high]`` changed the metadata records, so that going
+    down from ``high`` to ``low`` could drop what they hold (Kafka's
+    ``MetadataVersion.checkIfMetadataChanged``). Levels past 4.0-IV3 count as changes."""
+    low, high = min(low, high), max(low, high)
+    return any(level in _CHANGES_METADATA or level > _KNOWN_CHANGES
+               for level in range(low + 1, high + 1))
 
 
 def release_name(level: int) -> str:

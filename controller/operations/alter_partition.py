@@ -5,19 +5,22 @@ Checked against the controller's latest state when the operation runs (Kafka's
 
 - the requesting broker is registered with that broker epoch, else
   STALE_BROKER_EPOCH;
-- the partition exists, else UNKNOWN_TOPIC_OR_PARTITION;
-- the request's leader epoch is the partition's, else FENCED_LEADER_EPOCH
-  (the leader was replaced);
-- the requester is the leader, else NOT_LEADER_OR_FOLLOWER;
-- the request's partition epoch is the partition's, else INVALID_UPDATE_VERSION
-  (another change came first);
-- the new ISR holds the leader and only replicas, else INVALID_REQUEST;
+- the topic exists, else UNKNOWN_TOPIC_ID; the partition, else
+  UNKNOWN_TOPIC_OR_PARTITION;
+- a leader or partition epoch above the partition's answers NOT_CONTROLLER (the
+  leader knows a later state: this controller is likely no longer active);
+- a lower leader epoch is FENCED_LEADER_EPOCH (the leader was replaced);
+- the requester is the leader, else INVALID_REQUEST;
+- a lower partition epoch is INVALID_UPDATE_VERSION (another change came first);
+- the new ISR holds only replicas, each once, and the leader, else INVALID_REQUEST;
 - every member of the new ISR, those it keeps included, is an active broker
   (registered, unfenced, not in controlled shutdown), else INELIGIBLE_REPLICA
   (KIP-841; Kafka's ``ineligibleReplicasForIsr`` checks them all).
 
-An unchanged ISR writes nothing and answers the current state. The response
-is the partition registration after the change.
+An unchanged ISR writes nothing and answers the current state. Below
+metadata.version 3.6-IV0 a shrink also bumps the leader epoch (the record sets the
+leader again), as Kafka's PartitionChangeBuilder does there. The response is the
+partition registration after the change.
 """
 
 from __future__ import annotations
@@ -27,7 +30,9 @@ import msgspec
 from controller.errors import ApiError
 from controller.operations.base import Generated, OperationContext
 from controller.operations.leadership import active
+from metadata.image import NO_LEADER_CHANGE
 from metadata.schema import PartitionChangeRecord
+from metadata.versions import NO_EPOCH_BUMP_ON_ISR_SHRINK
 
 
 class AlterPartitionOp(msgspec.Struct, frozen=True):
@@ -54,31 +59,42 @@ class AlterPartitionOp(msgspec.Struct, frozen=True):
             raise ApiError("STALE_BROKER_EPOCH",
                            f"broker {self.broker_id} epoch {self.broker_epoch} is not current")
         topic = image.topics_by_id.get(self.topic_id)
-        reg = topic.partitions.get(self.partition_id) if topic is not None else None
+        if topic is None:
+            raise ApiError("UNKNOWN_TOPIC_ID", f"no topic with id {self.topic_id}")
+        reg = topic.partitions.get(self.partition_id)
         if reg is None:
             raise ApiError("UNKNOWN_TOPIC_OR_PARTITION",
                            f"no partition {self.topic_id}-{self.partition_id}")
-        if self.leader_epoch != reg.leader_epoch:
+        if self.leader_epoch > reg.leader_epoch or self.partition_epoch > reg.partition_epoch:
+            raise ApiError("NOT_CONTROLLER",
+                           f"leader epoch {self.leader_epoch} and partition epoch "
+                           f"{self.partition_epoch} are ahead of this controller's "
+                           f"{reg.leader_epoch} and {reg.partition_epoch}")
+        if self.leader_epoch < reg.leader_epoch:
             raise ApiError("FENCED_LEADER_EPOCH",
                            f"leader epoch {self.leader_epoch}, the partition is at "
                            f"{reg.leader_epoch}")
         if reg.leader != self.broker_id:
-            raise ApiError("NOT_LEADER_OR_FOLLOWER",
+            raise ApiError("INVALID_REQUEST",
                            f"broker {self.broker_id} does not lead the partition")
-        if self.partition_epoch != reg.partition_epoch:
+        if self.partition_epoch < reg.partition_epoch:
             raise ApiError("INVALID_UPDATE_VERSION",
                            f"partition epoch {self.partition_epoch}, the partition is at "
                            f"{reg.partition_epoch}")
-        if self.broker_id not in self.new_isr or not set(self.new_isr) <= set(reg.replicas):
+        if self.broker_id not in self.new_isr or not set(self.new_isr) <= set(reg.replicas) \
+                or len(set(self.new_isr)) != len(self.new_isr):
             raise ApiError("INVALID_REQUEST",
-                           f"ISR {list(self.new_isr)} lacks the leader or is not within the "
-                           f"replicas {list(reg.replicas)}")
+                           f"ISR {list(self.new_isr)} lacks the leader, repeats a replica or "
+                           f"is not within the replicas {list(reg.replicas)}")
         for replica in self.new_isr:
             if not active(image, replica):
                 raise ApiError("INELIGIBLE_REPLICA",
                                f"replica {replica} is fenced, shutting down or unregistered")
         if tuple(self.new_isr) == reg.isr:
             return Generated([], reg)
+        bump = image.metadata_version < NO_EPOCH_BUMP_ON_ISR_SHRINK and \
+            not set(reg.isr) <= set(self.new_isr)
         change = PartitionChangeRecord(partition_id=self.partition_id, topic_id=self.topic_id,
-                                       isr=tuple(self.new_isr))
+                                       isr=tuple(self.new_isr),
+                                       leader=reg.leader if bump else NO_LEADER_CHANGE)
         return Generated([change], reg.merge(change))

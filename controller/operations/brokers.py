@@ -61,20 +61,33 @@ class RegisterBroker(msgspec.Struct, frozen=True):
         return f"RegisterBroker({self.broker_id})"
 
     def generate(self, ctx: OperationContext) -> Generated:
-        """A new incarnation first leaves its partitions (Kafka's unclean-shutdown handling
-        of a re-registration), then one RegisterBrokerRecord at the next offset."""
+        """One RegisterBrokerRecord; the response's broker epoch is the record's.
+
+        A new incarnation first leaves its partitions (Kafka's unclean-shutdown handling
+        of a re-registration) and takes the record's offset as its epoch, fenced. The
+        incarnation already registered amends its registration (Kafka's "amending
+        registration"): it keeps its epoch, and whether it is fenced or in controlled
+        shutdown.
+        """
         if self.broker_id < 0:
             raise ApiError("INVALID_REQUEST", f"broker id must not be negative: {self.broker_id}")
         incarnation = self.incarnation_id or random_uuid(ctx.rng)
         records: list[MetadataRecord] = []
         existing = ctx.image.brokers.get(self.broker_id)
-        if existing is not None and existing.incarnation_id != incarnation:
+        endpoints = (BrokerEndpoint("PLAINTEXT", self.host, self.port, 0),)
+        if existing is not None and existing.incarnation_id == incarnation:
+            records.append(RegisterBrokerRecord(
+                broker_id=self.broker_id, incarnation_id=incarnation,
+                broker_epoch=existing.epoch, rack=self.rack, fenced=existing.fenced,
+                in_controlled_shutdown=existing.in_controlled_shutdown, end_points=endpoints))
+            return Generated(records, {"brokerId": self.broker_id,
+                                       "brokerEpoch": existing.epoch})
+        if existing is not None:
             records.extend(leaving_changes(ctx.image, self.broker_id))
         epoch = ctx.next_offset + len(records)
         records.append(RegisterBrokerRecord(
             broker_id=self.broker_id, incarnation_id=incarnation,
-            broker_epoch=epoch, rack=self.rack, fenced=True,
-            end_points=(BrokerEndpoint("PLAINTEXT", self.host, self.port, 0),)))
+            broker_epoch=epoch, rack=self.rack, fenced=True, end_points=endpoints))
         return Generated(records, {"brokerId": self.broker_id, "brokerEpoch": epoch})
 
 

@@ -16,12 +16,17 @@ from metadata.schema import (
 from metadata.versions import (
     LEVELS,
     METADATA_VERSION_FEATURE,
+    MINIMUM_BOOTSTRAP,
     MINIMUM_KRAFT,
+    NO_EPOCH_BUMP_ON_ISR_SHRINK,
+    metadata_changed_between,
     release_name,
 )
 
 PRODUCER_ID_BLOCK_SIZE = 1000
 """Kafka's ProducerIdsBlock.PRODUCER_ID_BLOCK_SIZE."""
+MAX_PRODUCER_ID = (1 << 63) - 1
+"""Producer ids are int64: no block may end past this one."""
 
 KNOWN_FEATURES: dict[str, int] = {
     METADATA_VERSION_FEATURE: max(LEVELS.values()),
@@ -33,16 +38,36 @@ KNOWN_FEATURES: dict[str, int] = {
 """Features kraftsim accepts, with their highest level."""
 
 
+FEATURE_DEPENDENCIES: dict[tuple[str, int], int] = {("kraft.version", 1): LEVELS["3.9-IV0"]}
+"""The metadata.version a feature level needs beyond 3.3-IV0 (Kafka's
+``FeatureVersion.dependencies``)."""
+
+
 class FeatureUpdate(msgspec.Struct, frozen=True):
-    """Set ``name`` to ``level``; a lower level needs ``allow_downgrade``."""
+    """Set ``name`` to ``level`` (Kafka's FeatureUpdate with its upgrade type).
+
+    A lower level needs ``allow_downgrade`` (Kafka's SAFE_DOWNGRADE) or ``unsafe``
+    (UNSAFE_DOWNGRADE); either refuses a higher level.
+    """
 
     name: str
     level: int
     allow_downgrade: bool = False
+    unsafe: bool = False
+
+    @property
+    def downgrade(self) -> bool:
+        """True when the update is meant as a downgrade (safe or unsafe)."""
+        return self.allow_downgrade or self.unsafe
+
+
+def _refused(update: FeatureUpdate, why: str) -> ApiError:
+    return ApiError("INVALID_UPDATE_VERSION",
+                    f"Invalid update version {update.level} for feature {update.name}: {why}")
 
 
 class UpdateFeatures(msgspec.Struct, frozen=True):
-    """Finalize feature levels, metadata.version included."""
+    """Finalize feature levels, metadata.version included (Kafka's FeatureControlManager)."""
 
     updates: tuple[FeatureUpdate, ...]
 
@@ -51,7 +76,16 @@ class UpdateFeatures(msgspec.Struct, frozen=True):
         return "UpdateFeatures(" + ", ".join(f"{u.name}={u.level}" for u in self.updates) + ")"
 
     def generate(self, ctx: OperationContext) -> Generated:
-        """One FeatureLevelRecord per update, after range and downgrade checks."""
+        """One FeatureLevelRecord per update; all or nothing. Each update is checked in
+        Kafka's order: a known feature within its supported levels; no downgrade without
+        asking for one, and no upgrade asked for as a downgrade; for metadata.version
+        nothing below 3.3-IV0 and no downgrade across a level that changed the metadata
+        records (safe: it might drop metadata; unsafe: not supported); for another feature
+        a level above 0 needs metadata.version 3.3-IV0 and the feature's own dependencies,
+        as they stand with the request's updates. Raises INVALID_UPDATE_VERSION."""
+        image = ctx.image
+        proposed = {**image.features, METADATA_VERSION_FEATURE: image.metadata_version,
+                    **{u.name: u.level for u in self.updates}}
         records = ctx.records()
         for update in self.updates:
             highest = KNOWN_FEATURES.get(update.name)
@@ -59,20 +93,50 @@ class UpdateFeatures(msgspec.Struct, frozen=True):
                 raise ApiError("INVALID_UPDATE_VERSION", f"Unknown feature {update.name}")
             lowest = MINIMUM_KRAFT if update.name == METADATA_VERSION_FEATURE else 0
             if not lowest <= update.level <= highest:
-                raise ApiError("INVALID_UPDATE_VERSION",
-                               f"Invalid update version {update.level} for feature "
-                               f"{update.name}; supported: {lowest}-{highest}")
-            current = ctx.image.features.get(update.name, 0)
+                raise _refused(update, f"supported: {lowest}-{highest}")
             if update.name == METADATA_VERSION_FEATURE:
-                current = ctx.image.metadata_version
-            if update.level < current and not update.allow_downgrade:
+                current = image.metadata_version
+            else:
+                current = image.features.get(update.name, 0)
+            if update.level < current and not update.downgrade:
                 name = (release_name(update.level) if update.name == METADATA_VERSION_FEATURE
                         else str(update.level))
                 raise ApiError("INVALID_UPDATE_VERSION",
                                f"Invalid update version {update.level} ({name}) for feature "
                                f"{update.name}: a downgrade was not allowed")
+            if update.level > current and update.downgrade:
+                raise _refused(update, "a downgrade cannot go to a higher level")
+            if update.name == METADATA_VERSION_FEATURE:
+                _check_metadata_version(update, current)
+            else:
+                _check_dependencies(update, proposed)
             records.append(FeatureLevelRecord(update.name, update.level))
         return Generated(records, {u.name: u.level for u in self.updates})
+
+
+def _check_metadata_version(update: FeatureUpdate, current: int) -> None:
+    """metadata.version: not below 3.3-IV0, and a downgrade only across levels that left
+    the metadata records as they were."""
+    level = update.level
+    if level < MINIMUM_BOOTSTRAP:
+        raise _refused(update, f"metadata.version cannot be set below "
+                               f"{release_name(MINIMUM_BOOTSTRAP)}")
+    if level < current and metadata_changed_between(level, current):
+        if update.unsafe:
+            raise _refused(update, "an unsafe metadata.version downgrade is not supported")
+        raise _refused(update, f"the metadata records changed between {release_name(level)} "
+                               f"and {release_name(current)}: the downgrade could lose "
+                               f"metadata")
+
+
+def _check_dependencies(update: FeatureUpdate, proposed: dict[str, int]) -> None:
+    """A feature level above 0 needs metadata.version 3.3-IV0 and its own dependencies, in
+    the levels the request leaves."""
+    if update.level < 1:
+        return
+    needed = max(MINIMUM_BOOTSTRAP, FEATURE_DEPENDENCIES.get((update.name, update.level), 0))
+    if proposed[METADATA_VERSION_FEATURE] < needed:
+        raise _refused(update, f"it needs metadata.version {needed} ({release_name(needed)})")
 
 
 class AlterPartition(msgspec.Struct, frozen=True):
@@ -111,28 +175,47 @@ class AlterPartition(msgspec.Struct, frozen=True):
             leader = self.leader
         elif reg.leader not in self.isr:
             leader = self.isr[0]
+        elif ctx.image.metadata_version < NO_EPOCH_BUMP_ON_ISR_SHRINK \
+                and not set(reg.isr) <= set(self.isr):
+            leader = reg.leader  # an older version bumps the leader epoch on a shrink
         change = PartitionChangeRecord(partition_id=self.partition, topic_id=topic.topic_id,
                                        isr=self.isr, leader=leader)
         return Generated([change], {"topic": self.topic, "partition": self.partition})
 
 
 class AllocateProducerIds(msgspec.Struct, frozen=True):
-    """Give a broker the next block of producer ids."""
+    """Give a broker the next block of producer ids (Kafka's ProducerIdControlManager)."""
 
     broker_id: int
+    broker_epoch: int | None = None
+    """The epoch the broker asks with; None (an operator's tool): its current one."""
 
     def describe(self) -> str:
         """E.g. ``AllocateProducerIds(1)``."""
         return f"AllocateProducerIds({self.broker_id})"
 
     def generate(self, ctx: OperationContext) -> Generated:
-        """One ProducerIdsRecord moving the next id one block on."""
+        """One ProducerIdsRecord moving the next id one block on.
+
+        Raises STALE_BROKER_EPOCH when the broker is not registered or asks with
+        another epoch than its registration's, and UNKNOWN_SERVER_ERROR once the
+        next block would pass the largest int64 (the ids are exhausted).
+        """
         broker = ctx.image.brokers.get(self.broker_id)
         if broker is None:
-            raise ApiError("BROKER_ID_NOT_REGISTERED", f"Broker {self.broker_id} is not "
-                                                       f"registered.")
+            raise ApiError("STALE_BROKER_EPOCH",
+                           f"broker {self.broker_id} is not registered")
+        epoch = broker.epoch if self.broker_epoch is None else self.broker_epoch
+        if epoch != broker.epoch:
+            raise ApiError("STALE_BROKER_EPOCH",
+                           f"broker {self.broker_id} is registered with epoch {broker.epoch}, "
+                           f"not {epoch}")
         start = ctx.image.next_producer_id
-        record = ProducerIdsRecord(broker_id=self.broker_id, broker_epoch=broker.epoch,
+        if start > MAX_PRODUCER_ID - PRODUCER_ID_BLOCK_SIZE:
+            raise ApiError("UNKNOWN_SERVER_ERROR",
+                           f"producer ids are exhausted: a block from {start} would pass "
+                           f"{MAX_PRODUCER_ID}")
+        record = ProducerIdsRecord(broker_id=self.broker_id, broker_epoch=epoch,
                                    next_producer_id=start + PRODUCER_ID_BLOCK_SIZE)
         return Generated([record], {"producerIdStart": start,
                                     "producerIdLen": PRODUCER_ID_BLOCK_SIZE})

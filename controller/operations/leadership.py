@@ -9,7 +9,10 @@
   none and the topic's ``unclean.leader.election.enable`` is true, the first
   active replica leads and the ISR becomes just it (it may lack acknowledged
   records: that is what unclean means).
-- An unfenced broker leads leaderless partitions whose ISR holds it.
+- An unfenced broker leads leaderless partitions whose ISR holds it, and, where
+  unclean election is enabled, its other leaderless partitions (ISR just it).
+- Below metadata.version 3.6-IV0 an ISR shrink that keeps the leader still bumps
+  the leader epoch (the record names the leader again), as Kafka did then.
 
 Setting a leader bumps the leader epoch and every change bumps the partition
 epoch (:meth:`metadata.image.PartitionRegistration.merge`). Only the leaving
@@ -24,6 +27,7 @@ from metadata.broker_index import partitions_of
 from metadata.delta import BROKER_RESOURCE, TOPIC_RESOURCE
 from metadata.image import NO_LEADER, MetadataImage, PartitionRegistration
 from metadata.schema import PartitionChangeRecord
+from metadata.versions import NO_EPOCH_BUMP_ON_ISR_SHRINK
 
 UNCLEAN_LEADER_ELECTION = "unclean.leader.election.enable"
 """Kafka's topic config; false by default."""
@@ -111,6 +115,10 @@ def _leaving_change(image: MetadataImage, topic_id: str, partition_id: int,
     same_isr = isr == old_isr
     if same_isr and leader == old_leader:
         return None
+    if leader == old_leader and not same_isr and \
+            image.metadata_version < NO_EPOCH_BUMP_ON_ISR_SHRINK:
+        return PartitionChangeRecord(  # an older version bumps the leader epoch on a shrink
+            partition_id=partition_id, topic_id=topic_id, isr=isr, leader=leader)
     return PartitionChangeRecord(
         partition_id=partition_id, topic_id=topic_id, isr=None if same_isr else isr,
         leader=leader if leader != old_leader else -2)
@@ -149,12 +157,27 @@ def leaving_changes(image: MetadataImage, broker_id: int) -> Iterator[PartitionC
 
 
 def returning_changes(image: MetadataImage, broker_id: int) -> Iterator[PartitionChangeRecord]:
-    """Leadership of leaderless partitions whose ISR holds ``broker_id``."""
+    """Leadership of the leaderless partitions ``broker_id`` (now active) is a replica of:
+    of those whose ISR holds it (a clean election), and, where the topic allows unclean
+    elections, of the others too: the first active replica leads with the ISR just it
+    (Kafka's handleBrokerUnfenced runs the topic's election type over the leaderless
+    partitions)."""
+    default: bool | None = None
     for topic_id, pid in partitions_of(image.partitions_by_broker, broker_id):
         topic = image.topics_by_id.get(topic_id)
         reg = topic.partitions.get(pid) if topic is not None else None
-        if reg is not None and reg.leader == NO_LEADER and broker_id in reg.isr:
+        if reg is None or reg.leader != NO_LEADER:
+            continue
+        if broker_id in reg.isr:
             yield PartitionChangeRecord(partition_id=pid, topic_id=topic_id, leader=broker_id)
+            continue
+        assert topic is not None
+        if default is None:
+            default = _cluster_unclean(image)
+        if _unclean_of(image, topic.name, default):
+            leader = next(r for r in reg.replicas if r == broker_id or active(image, r))
+            yield PartitionChangeRecord(partition_id=pid, topic_id=topic_id,
+                                        isr=(leader,), leader=leader)
 
 
 def leads_any(image: MetadataImage, broker_id: int) -> bool:

@@ -1,4 +1,10 @@
-"""Replica placement over the unfenced brokers (leadership changes: ``leadership.py``)."""
+"""Replica placement over the registered brokers (leadership changes: ``leadership.py``).
+
+As Kafka's StripedReplicaPlacer: replicas go to unfenced brokers first, striped so
+that partitions differ; fenced brokers are used only when there are not enough
+unfenced ones, and never first (the leader). Brokers in controlled shutdown are
+not used at all (Kafka's heartbeat manager no longer offers them).
+"""
 
 from __future__ import annotations
 
@@ -15,29 +21,54 @@ def usable_brokers(image: MetadataImage) -> list[int]:
                   if not b.fenced and not b.in_controlled_shutdown)
 
 
+def fenced_brokers(image: MetadataImage) -> list[int]:
+    """Registered, fenced brokers not in controlled shutdown, by id: placement's last
+    resort."""
+    return sorted(b.broker_id for b in image.brokers.values()
+                  if b.fenced and not b.in_controlled_shutdown)
+
+
+def in_sync_count(image: MetadataImage, replication_factor: int) -> int:
+    """How many of the first replicas :func:`place_replicas` gives are unfenced: a new
+    partition's ISR is that prefix of its replicas."""
+    return min(replication_factor, len(usable_brokers(image)))
+
+
 def place_replicas(image: MetadataImage, rng: random.Random, partitions: int,
                    replication_factor: int, first_partition: int = 0
                    ) -> Iterator[tuple[int, ...]]:
-    """Replica lists for ``partitions`` new partitions, striped over the usable brokers.
+    """Replica lists for ``partitions`` new partitions, striped over the unfenced brokers,
+    then filled with fenced ones when the unfenced are fewer than ``replication_factor``.
 
     Lazy, so that an operation's bounded record list can stop a huge request
     early; the checks (and the draw from ``rng``) happen at the call. Raises
-    INVALID_REPLICATION_FACTOR when there are not enough usable brokers.
+    INVALID_REPLICATION_FACTOR for a factor below 1, when every broker is fenced, or
+    when fewer brokers are registered (and not shutting down) than the factor.
     """
     brokers = usable_brokers(image)
+    fenced = fenced_brokers(image)
+    total = len(brokers) + len(fenced)
+    prefix = f"Unable to replicate the partition {replication_factor} time(s): "
     if replication_factor < 1:
         raise ApiError("INVALID_REPLICATION_FACTOR",
                        f"Replication factor must be larger than 0, got {replication_factor}")
-    if len(brokers) < replication_factor:
+    if not brokers and total:
         raise ApiError("INVALID_REPLICATION_FACTOR",
-                       f"Unable to replicate the partition {replication_factor} time(s): The "
-                       f"target replication factor of {replication_factor} cannot be reached "
-                       f"because only {len(brokers)} broker(s) are registered.")
+                       f"{prefix}All brokers are currently fenced.")
+    if total < replication_factor:
+        raise ApiError("INVALID_REPLICATION_FACTOR",
+                       f"{prefix}The target replication factor of {replication_factor} cannot "
+                       f"be reached because only {total} broker(s) are registered.")
     n = len(brokers)
     start = rng.randrange(n)
+    live = min(replication_factor, n)
     # n brokers give n distinct striped lists: partition p takes rotation (start + p) % n,
     # one tuple shared by every partition that takes it
-    rotations = [tuple(brokers[(k + j) % n] for j in range(replication_factor))
-                 for k in range(n)]
+    rotations = [tuple(brokers[(k + j) % n] for j in range(live)) for k in range(n)]
     offset = start + first_partition
-    return (rotations[(offset + p) % n] for p in range(partitions))
+    if live == replication_factor:
+        return (rotations[(offset + p) % n] for p in range(partitions))
+    missing, m = replication_factor - live, len(fenced)
+    return (rotations[(offset + p) % n]
+            + tuple(fenced[(first_partition + p + j) % m] for j in range(missing))
+            for p in range(partitions))

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping, Set
 
 import msgspec
 
 from controller.errors import ApiError
 from controller.operations.base import Generated, OperationContext
 from controller.operations.configs import validate_config
-from controller.operations.placement import place_replicas
+from controller.operations.placement import in_sync_count, place_replicas
 from metadata.delta import TOPIC_RESOURCE
 from metadata.schema import (
     ConfigRecord,
@@ -38,6 +39,31 @@ def validate_topic_name(name: str) -> None:
                        f"ASCII alphanumerics, '.', '_' and '-'")
 
 
+_SWAPPABLE = 12
+"""Up to this many '.' and '_' in a name, its colliding names are looked up one by one
+(2**12 look-ups at most); past it the topic names are scanned."""
+
+
+def colliding_topic(name: str, existing: Mapping[str, str] | Set[str]) -> str | None:
+    """A topic in ``existing`` other than ``name`` whose name equals it once every '.' is
+    read as '_' (Kafka refuses such a pair: the two share metric names), else None."""
+    spots = [i for i, c in enumerate(name) if c in "._"]
+    if not spots:
+        return None
+    normal = name.replace(".", "_")
+    if len(spots) > _SWAPPABLE:
+        return next((other for other in sorted(existing)
+                     if other != name and other.replace(".", "_") == normal), None)
+    chars = list(normal)
+    for mask in range(1 << len(spots)):
+        for bit, at in enumerate(spots):
+            chars[at] = "." if mask >> bit & 1 else "_"
+        other = "".join(chars)
+        if other != name and other in existing:
+            return other
+    return None
+
+
 class NewTopic(msgspec.Struct, frozen=True):
     """One topic to create."""
 
@@ -58,7 +84,11 @@ class CreateTopics(msgspec.Struct, frozen=True):
         return f"CreateTopics({inner})"
 
     def generate(self, ctx: OperationContext) -> Generated:
-        """Validate every topic, then place replicas and emit the records."""
+        """Validate every topic (a legal name, new, not colliding with another one on
+        '.' against '_', at least one partition, known configs), then place replicas and
+        emit the records: a partition's
+        ISR is its unfenced replicas (those placed on fenced brokers, when too few are
+        unfenced, join it once they catch up), led by the first."""
         records = ctx.records()
         created = []
         image = ctx.image
@@ -67,6 +97,12 @@ class CreateTopics(msgspec.Struct, frozen=True):
             validate_topic_name(topic.name)
             if topic.name in image.topics_by_name or topic.name in seen:
                 raise ApiError("TOPIC_ALREADY_EXISTS", f"Topic '{topic.name}' already exists.")
+            clash = colliding_topic(topic.name, image.topics_by_name) or \
+                colliding_topic(topic.name, seen)
+            if clash is not None:
+                raise ApiError("INVALID_TOPIC_EXCEPTION",
+                               f"Topic '{topic.name}' collides with the topic '{clash}': "
+                               f"'.' and '_' are the same in metric names")
             seen.add(topic.name)
             if topic.partitions < 1:
                 raise ApiError("INVALID_PARTITIONS",
@@ -75,12 +111,14 @@ class CreateTopics(msgspec.Struct, frozen=True):
             for key, value in topic.configs:
                 validate_config(TOPIC_RESOURCE, key, value)
             replicas = place_replicas(image, ctx.rng, topic.partitions, topic.replication_factor)
+            live = in_sync_count(image, topic.replication_factor)
             topic_id = random_uuid(ctx.rng)
             while topic_id in image.topics_by_id:
                 topic_id = random_uuid(ctx.rng)
             records.append(TopicRecord(topic.name, topic_id))
             records.extend(
-                PartitionRecord(partition_id=p, topic_id=topic_id, replicas=r, isr=r,
+                PartitionRecord(partition_id=p, topic_id=topic_id, replicas=r,
+                                isr=r if live == len(r) else r[:live],
                                 leader=r[0], leader_epoch=0, partition_epoch=0)
                 for p, r in enumerate(replicas))
             records.extend(ConfigRecord(TOPIC_RESOURCE, topic.name, key, value)
@@ -136,9 +174,11 @@ class CreatePartitions(msgspec.Struct, frozen=True):
                            f"equal to the requested {self.count}.")
         rf = self.replication_factor or len(next(iter(topic.partitions.values())).replicas)
         replicas = place_replicas(ctx.image, ctx.rng, self.count - current, rf, current)
+        live = in_sync_count(ctx.image, rf)
         records = ctx.records()
         records.extend(
             PartitionRecord(partition_id=current + i, topic_id=topic.topic_id, replicas=r,
-                            isr=r, leader=r[0], leader_epoch=0, partition_epoch=0)
+                            isr=r if live == len(r) else r[:live], leader=r[0],
+                            leader_epoch=0, partition_epoch=0)
             for i, r in enumerate(replicas))
         return Generated(records, {"name": self.name, "count": self.count})

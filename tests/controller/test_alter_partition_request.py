@@ -14,20 +14,23 @@ from controller.operations.alter_partition import AlterPartitionOp
 from metadata.delta import MetadataDelta
 from metadata.image import MetadataImage
 from metadata.schema import (
+    FeatureLevelRecord,
     MetadataRecord,
     PartitionChangeRecord,
     PartitionRecord,
     RegisterBrokerRecord,
     TopicRecord,
 )
+from metadata.versions import LATEST_PRODUCTION, METADATA_VERSION_FEATURE
 
 TOPIC = "AAAAAAAAAAAAAAAAAAAAAA"
 
 
 def _image(isr: tuple[int, ...] = (1, 2)) -> MetadataImage:
-    """Brokers 1-3 (3 fenced) and 4 (in controlled shutdown); partition 0 on 1-4 led by 1
-    at leader epoch 5, partition epoch 9, with ``isr``."""
+    """metadata.version 4.0-IV0; brokers 1-3 (3 fenced) and 4 (in controlled shutdown);
+    partition 0 on 1-4 led by 1 at leader epoch 5, partition epoch 9, with ``isr``."""
     records: list[MetadataRecord] = [
+        FeatureLevelRecord(METADATA_VERSION_FEATURE, LATEST_PRODUCTION),
         *(RegisterBrokerRecord(b, f"inc-{b}", broker_epoch=10 + b, fenced=b == 3,
                                in_controlled_shutdown=b == 4) for b in (1, 2, 3, 4)),
         TopicRecord("t", TOPIC),
@@ -66,8 +69,9 @@ def test_the_same_isr_writes_nothing() -> None:
     (_op((1,), broker_epoch=10), "STALE_BROKER_EPOCH", "broker 1 epoch 10 is not current"),
     (_op((1,), broker=7), "STALE_BROKER_EPOCH", "broker 7 epoch 11"),
     (_op((1,), partition=3), "UNKNOWN_TOPIC_OR_PARTITION", f"no partition {TOPIC}-3"),
+    (AlterPartitionOp(1, 11, "B" * 22, 0, 5, 9, (1,)), "UNKNOWN_TOPIC_ID", "no topic with id"),
     (_op((1,), leader_epoch=4), "FENCED_LEADER_EPOCH", "leader epoch 4, the partition is at 5"),
-    (_op((2,), broker=2, broker_epoch=12), "NOT_LEADER_OR_FOLLOWER", "broker 2 does not lead"),
+    (_op((2,), broker=2, broker_epoch=12), "INVALID_REQUEST", "broker 2 does not lead"),
     (_op((1,), partition_epoch=8), "INVALID_UPDATE_VERSION", "partition epoch 8, the partition"),
     (_op((2,)), "INVALID_REQUEST", "ISR [2] lacks the leader"),
     (_op((1, 5)), "INVALID_REQUEST", "not within the replicas [1, 2, 3, 4]"),

@@ -63,10 +63,11 @@ def _heartbeat(c: KRaftCluster, broker: int, **fields: Any) -> BrokerHeartbeatRe
     return answer
 
 
-def test_an_unknown_broker_and_a_stale_epoch_get_their_own_errors() -> None:
+def test_an_unknown_broker_and_a_stale_epoch_are_both_stale() -> None:
+    """Kafka answers a heartbeat from a broker it has no registration for STALE_BROKER_EPOCH."""
     c = cluster()
     unknown = _ask(c, 9, BrokerHeartbeatRequest(5, 9, 40, 0))
-    assert unknown == BrokerHeartbeatResponse(5, "BROKER_ID_NOT_REGISTERED")
+    assert unknown == BrokerHeartbeatResponse(5, "STALE_BROKER_EPOCH")
     broker = min(c.config.broker_ids)
     epoch = c.active_controller().image.brokers[broker].epoch  # type: ignore[union-attr]
     stale = _ask(c, broker, BrokerHeartbeatRequest(6, broker, epoch - 1, 0))
@@ -94,21 +95,44 @@ def test_want_fence_fences_and_a_caught_up_heartbeat_unfences() -> None:
     assert not c.active_controller().image.brokers[broker].fenced  # type: ignore[union-attr]
 
 
+def _leader_of_something(c: KRaftCluster) -> int:
+    handle = c.submit(CreateTopics((NewTopic("t", 6, 3),)))
+    assert c.run_until(lambda: handle.done, 5000)
+    topic = c.active_controller().image.topic("t")  # type: ignore[union-attr]
+    assert topic is not None
+    return min(reg.leader for reg in topic.partitions.values())
+
+
 def test_controlled_shutdown_moves_leaders_then_fences_and_says_shut_down() -> None:
+    """Kafka's order: a leader first moves its leaderships away; it is fenced and told to
+    shut down once every active broker that heartbeats has reached those records."""
     c = cluster()
-    broker = min(c.config.broker_ids)
+    broker = _leader_of_something(c)
+    others = [b for b in sorted(c.config.broker_ids) if b != broker]
     first = _heartbeat(c, broker, want_shut_down=True)
     assert (first.error, first.is_fenced, first.should_shut_down) == ("NONE", False, False)
     service = _service(c)
-    assert service.shutdown_offsets[broker] >= 0
-    behind = _heartbeat(c, broker, want_shut_down=True,  # its image misses the shutdown
-                        current_metadata_offset=service.shutdown_offsets[broker] - 1)
+    shutdown_offset = service.shutdown_offsets[broker]
+    assert shutdown_offset >= 0
+    for other in others:  # one of them misses the moves
+        _heartbeat(c, other, current_metadata_offset=shutdown_offset - (other == others[0]))
+    behind = _heartbeat(c, broker, want_shut_down=True)
     assert (behind.is_fenced, behind.should_shut_down) == (False, False)
     assert c.active_controller().image.brokers[broker].in_controlled_shutdown  # type: ignore
+    _heartbeat(c, others[0])  # now it has them
     done = _heartbeat(c, broker, want_shut_down=True)
     assert (done.error, done.is_fenced, done.should_shut_down) == ("NONE", True, True)
     again = _heartbeat(c, broker, want_shut_down=True)  # fenced already: at once
     assert again == BrokerHeartbeatResponse(77, "NONE", True, True, True)
+
+
+def test_a_broker_that_leads_nothing_shuts_down_at_once() -> None:
+    c = cluster()
+    broker = min(c.config.broker_ids)  # no topics: it leads nothing
+    answer = _heartbeat(c, broker, want_shut_down=True)
+    assert (answer.error, answer.is_fenced, answer.should_shut_down) == ("NONE", True, True)
+    registration = c.active_controller().image.brokers[broker]  # type: ignore[union-attr]
+    assert registration.fenced and not registration.in_controlled_shutdown
 
 
 def test_an_expired_session_fences_the_broker_and_only_when_active() -> None:

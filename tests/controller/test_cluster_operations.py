@@ -80,11 +80,10 @@ def _features(*updates: FeatureUpdate) -> UpdateFeatures:
 @pytest.mark.parametrize(("name", "level", "downgrade"), [
     (MV, HIGHEST_MV, False),  # the highest known
     (MV, CURRENT_MV, False),  # the same level again
-    (MV, MINIMUM_KRAFT, True),  # the lowest, as a downgrade
     ("transaction.version", 2, False),
     ("transaction.version", 0, True),  # level 0: the feature off
     ("group.version", 0, False),  # not finalized yet (0): not a downgrade
-    ("kraft.version", 1, False),
+    ("group.version", 1, False),
 ])
 def test_a_feature_level_in_range_is_written(name: str, level: int, downgrade: bool) -> None:
     records, response = _generate(_features(FeatureUpdate(name, level, downgrade)))
@@ -105,7 +104,7 @@ def test_a_feature_level_in_range_is_written(name: str, level: int, downgrade: b
 ])
 def test_a_feature_level_out_of_range_or_a_silent_downgrade_is_refused(
         update: FeatureUpdate, message: str) -> None:
-    refused = _refusal(_features(FeatureUpdate("kraft.version", 1), update))
+    refused = _refusal(_features(update, FeatureUpdate("group.version", 1)))
     assert refused.code == "INVALID_UPDATE_VERSION"
     assert message in refused.message  # and nothing is written, the good update included
 
@@ -161,4 +160,4 @@ def test_a_producer_id_block_starts_at_the_next_id_and_moves_it_one_block_on() -
                                        next_producer_id=5000 + PRODUCER_ID_BLOCK_SIZE)
     assert response == {"producerIdStart": 5000, "producerIdLen": 1000}
     refused = _refusal(AllocateProducerIds(4))
-    assert refused.code == "BROKER_ID_NOT_REGISTERED" and "Broker 4" in refused.message
+    assert refused.code == "STALE_BROKER_EPOCH" and "broker 4 is not registered" in refused.message

@@ -1,0 +1,135 @@
+"""UpdateFeatures, following the cases of Kafka's FeatureControlManagerTest: levels within
+the supported range, a feature set to 0 removed, downgrades only when asked for (and never
+to a higher level), metadata.version never below 3.3-IV0 and never downgraded across a
+level that changed the metadata records, and feature dependencies on metadata.version."""
+
+from __future__ import annotations
+
+import pytest
+
+from controller.operations.cluster import KNOWN_FEATURES, FeatureUpdate, UpdateFeatures
+from metadata.image import MetadataImage
+from metadata.schema import FeatureLevelRecord
+from metadata.versions import LEVELS, METADATA_VERSION_FEATURE, metadata_changed_between
+
+from .kafka_cases import brokers, generate, image_of, refusal, run
+
+MV = METADATA_VERSION_FEATURE
+
+
+def _at(release: str) -> MetadataImage:
+    return image_of(brokers(1, level=LEVELS[release]))
+
+
+def _update(*updates: FeatureUpdate) -> UpdateFeatures:
+    return UpdateFeatures(tuple(updates))
+
+
+def _refused(image: MetadataImage, *updates: FeatureUpdate) -> str:
+    error = refusal(_update(*updates), image)
+    assert error.code == "INVALID_UPDATE_VERSION"
+    return error.message
+
+
+def test_a_level_past_the_supported_range_or_an_unknown_feature_is_refused() -> None:
+    image = _at("3.3-IV0")
+    highest = KNOWN_FEATURES["transaction.version"]
+    assert f"supported: 0-{highest}" in _refused(
+        image, FeatureUpdate("transaction.version", highest + 1, allow_downgrade=True))
+    assert "Unknown feature bar" in _refused(
+        image, FeatureUpdate("transaction.version", 1), FeatureUpdate("bar", 1))
+    records, _ = generate(_update(FeatureUpdate("transaction.version", 1)), image)
+    assert records == [FeatureLevelRecord("transaction.version", 1)]
+
+
+def test_replayed_levels_are_the_finalized_features() -> None:
+    image, records, _ = run(_update(FeatureUpdate("group.version", 1),
+                                    FeatureUpdate("transaction.version", 2)), _at("3.3-IV0"))
+    assert records == [FeatureLevelRecord("group.version", 1),
+                       FeatureLevelRecord("transaction.version", 2)]
+    assert dict(image.features) == {MV: LEVELS["3.3-IV0"], "group.version": 1,
+                                    "transaction.version": 2}
+    assert image.metadata_version == LEVELS["3.3-IV0"]
+
+
+def test_a_downgrade_must_be_asked_for_and_then_is_written() -> None:
+    image, _, _ = run(_update(FeatureUpdate("transaction.version", 2)), _at("3.9-IV0"))
+    assert "a downgrade was not allowed" in _refused(image,
+                                                     FeatureUpdate("transaction.version", 1))
+    _, records, _ = run(_update(FeatureUpdate("transaction.version", 1, allow_downgrade=True)),
+                        image)
+    assert records == [FeatureLevelRecord("transaction.version", 1)]
+
+
+def test_a_feature_downgraded_to_zero_is_no_longer_finalized() -> None:
+    image, _, _ = run(_update(FeatureUpdate("group.version", 1)), _at("4.0-IV0"))
+    assert image.features["group.version"] == 1
+    image, records, _ = run(_update(FeatureUpdate("group.version", 0, unsafe=True)), image)
+    assert records == [FeatureLevelRecord("group.version", 0)]
+    assert "group.version" not in image.features
+
+
+def test_a_metadata_version_record_sets_the_version() -> None:
+    image = image_of([FeatureLevelRecord(MV, LEVELS["3.3-IV3"])], _at("3.3-IV2"))
+    assert image.metadata_version == LEVELS["3.3-IV3"]
+
+
+@pytest.mark.parametrize("unsafe", [False, True])
+def test_metadata_version_is_never_set_below_3_3_iv0(unsafe: bool) -> None:
+    message = _refused(_at("3.3-IV2"), FeatureUpdate(MV, LEVELS["3.2-IV0"],
+                                                     allow_downgrade=not unsafe, unsafe=unsafe))
+    assert "cannot be set below 3.3-IV0" in message
+
+
+@pytest.mark.parametrize("unsafe", [False, True])
+def test_a_downgrade_cannot_go_to_a_higher_level(unsafe: bool) -> None:
+    message = _refused(_at("3.3-IV2"), FeatureUpdate(MV, LEVELS["3.3-IV3"],
+                                                     allow_downgrade=not unsafe, unsafe=unsafe))
+    assert "a downgrade cannot go to a higher level" in message
+
+
+def test_an_upgrade_cannot_go_to_a_lower_level() -> None:
+    assert "a downgrade was not allowed" in _refused(_at("3.3-IV2"),
+                                                     FeatureUpdate(MV, LEVELS["3.3-IV0"]))
+
+
+def test_an_upgrade_goes_to_a_higher_level() -> None:
+    records, _ = generate(_update(FeatureUpdate(MV, LEVELS["3.3-IV3"])), _at("3.3-IV2"))
+    assert records == [FeatureLevelRecord(MV, LEVELS["3.3-IV3"])]
+
+
+def test_a_safe_downgrade_across_changed_metadata_is_refused() -> None:
+    assert metadata_changed_between(LEVELS["3.3-IV0"], LEVELS["3.3-IV2"])
+    message = _refused(_at("3.3-IV2"), FeatureUpdate(MV, LEVELS["3.3-IV0"],
+                                                     allow_downgrade=True))
+    assert "the downgrade could lose metadata" in message
+
+
+def test_an_unsafe_metadata_version_downgrade_is_not_supported() -> None:
+    message = _refused(_at("3.3-IV2"), FeatureUpdate(MV, LEVELS["3.3-IV0"], unsafe=True))
+    assert "an unsafe metadata.version downgrade is not supported" in message
+
+
+def test_a_safe_downgrade_where_the_metadata_did_not_change_is_written() -> None:
+    """3.5-IV0 and 3.5-IV1 changed no record (Kafka's didMetadataChange false)."""
+    assert not metadata_changed_between(LEVELS["3.4-IV0"], LEVELS["3.5-IV1"])
+    image, records, _ = run(_update(FeatureUpdate(MV, LEVELS["3.4-IV0"], allow_downgrade=True)),
+                            _at("3.5-IV1"))
+    assert records == [FeatureLevelRecord(MV, LEVELS["3.4-IV0"])]
+    assert image.metadata_version == LEVELS["3.4-IV0"]
+
+
+def test_a_feature_needs_the_metadata_version_it_depends_on() -> None:
+    """kraft.version 1 needs 3.9-IV0; the request's own metadata.version update counts."""
+    assert "needs metadata.version 21 (3.9-IV0)" in _refused(
+        _at("3.8-IV0"), FeatureUpdate("kraft.version", 1))
+    records, _ = generate(_update(FeatureUpdate(MV, LEVELS["3.9-IV0"]),
+                                  FeatureUpdate("kraft.version", 1)), _at("3.8-IV0"))
+    assert records == [FeatureLevelRecord(MV, LEVELS["3.9-IV0"]),
+                       FeatureLevelRecord("kraft.version", 1)]
+
+
+def test_no_feature_is_enabled_below_3_3_iv0() -> None:
+    image = image_of(brokers(1, level=LEVELS["3.2-IV0"]))
+    assert "needs metadata.version 4 (3.3-IV0)" in _refused(
+        image, FeatureUpdate("transaction.version", 1))

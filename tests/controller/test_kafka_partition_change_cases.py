@@ -1,0 +1,126 @@
+"""Partition changes, following the cases of Kafka's PartitionChangeBuilderTest that
+kraftsim models (its rules live in the operations that change partitions: AlterPartition
+and the fencing and unfencing of brokers): nothing written when nothing changes, who is
+elected (clean, then unclean where allowed), and when the leader and partition epochs
+move (an ISR shrink bumps the leader epoch only below metadata.version 3.6-IV0)."""
+
+from __future__ import annotations
+
+import pytest
+
+from controller.operations import FenceBroker, IncrementalAlterConfigs, UnfenceBroker
+from controller.operations.alter_partition import AlterPartitionOp
+from controller.operations.cluster import AlterPartition
+from controller.operations.configs import ConfigChange
+from metadata.delta import TOPIC_RESOURCE
+from metadata.image import NO_LEADER, MetadataImage, PartitionRegistration
+from metadata.schema import PartitionChangeRecord, PartitionRecord, TopicRecord
+from metadata.versions import LEVELS, NO_EPOCH_BUMP_ON_ISR_SHRINK
+
+from .kafka_cases import brokers, generate, image_of, run
+
+FOO = "FOOFOOFOOFOOFOOFOOFOOA"
+OLD, NEW = NO_EPOCH_BUMP_ON_ISR_SHRINK - 1, NO_EPOCH_BUMP_ON_ISR_SHRINK
+
+
+def _image(replicas: tuple[int, ...] = (2, 1, 3), isr: tuple[int, ...] = (2, 1, 3),
+           leader: int = 2, level: int = NEW, fenced: tuple[int, ...] = (),
+           unclean: bool = False) -> MetadataImage:
+    """Brokers 1-4 at ``level``; topic ``foo`` with one partition at leader epoch 100 and
+    partition epoch 200."""
+    image = image_of([*brokers(1, 2, 3, 4, level=level, fenced=fenced),
+                      TopicRecord("foo", FOO),
+                      PartitionRecord(partition_id=0, topic_id=FOO, replicas=replicas,
+                                      isr=isr, leader=leader, leader_epoch=100,
+                                      partition_epoch=200)])
+    if unclean:
+        image, _, _ = run(IncrementalAlterConfigs(
+            TOPIC_RESOURCE, "foo", (ConfigChange("unclean.leader.election.enable", "true"),)),
+            image)
+    return image
+
+
+def _reg(image: MetadataImage) -> PartitionRegistration:
+    return image.topics_by_id[FOO].partitions[0]
+
+
+def _alter(image: MetadataImage, isr: tuple[int, ...]) -> AlterPartitionOp:
+    reg = _reg(image)
+    return AlterPartitionOp(reg.leader, 100, FOO, 0, reg.leader_epoch, reg.partition_epoch, isr)
+
+
+def test_nothing_changed_writes_nothing() -> None:
+    image = _image()
+    assert generate(_alter(image, (2, 1, 3)), image)[0] == []
+    records, _ = generate(FenceBroker(4), image)  # in no ISR, leads nothing: only the fence
+    assert [type(r).__name__ for r in records] == ["BrokerRegistrationChangeRecord"]
+
+
+@pytest.mark.parametrize("level", [OLD, NEW])
+def test_an_isr_shrink_bumps_the_leader_epoch_only_before_3_6_iv0(level: int) -> None:
+    image = _image(level=level)
+    bump = level < NO_EPOCH_BUMP_ON_ISR_SHRINK
+    after, [change], response = run(_alter(image, (2, 1)), image)
+    assert change == PartitionChangeRecord(partition_id=0, topic_id=FOO, isr=(2, 1),
+                                           leader=2 if bump else -2)
+    reg = _reg(after)
+    assert (reg.leader, reg.leader_epoch, reg.partition_epoch) == (2, 100 + bump, 201)
+    assert response == reg
+    # the same when a follower is fenced, and with the operator's AlterPartition
+    fenced, _, _ = run(FenceBroker(3), image)
+    assert (_reg(fenced).isr, _reg(fenced).leader_epoch) == ((2, 1), 100 + bump)
+    forced, _, _ = run(AlterPartition("foo", 0, (2, 1)), image)
+    assert (_reg(forced).isr, _reg(forced).leader_epoch) == ((2, 1), 100 + bump)
+
+
+@pytest.mark.parametrize("level", [OLD, NEW])
+def test_an_isr_expansion_never_bumps_the_leader_epoch(level: int) -> None:
+    image = _image(isr=(2, 1), level=level)
+    after, [change], _ = run(_alter(image, (2, 1, 3)), image)
+    assert change == PartitionChangeRecord(partition_id=0, topic_id=FOO, isr=(2, 1, 3))
+    assert (_reg(after).leader_epoch, _reg(after).partition_epoch) == (100, 201)
+
+
+def test_a_leader_change_with_an_isr_change_bumps_both_epochs_once() -> None:
+    after, records, _ = run(FenceBroker(2), _image())
+    assert records[0] == PartitionChangeRecord(partition_id=0, topic_id=FOO, isr=(1, 3),
+                                               leader=1)
+    reg = _reg(after)
+    assert (reg.isr, reg.leader, reg.leader_epoch, reg.partition_epoch) == \
+        ((1, 3), 1, 101, 201)
+
+
+def test_the_new_leader_is_the_first_active_replica_in_the_isr() -> None:
+    """Replica order decides, not ISR order; fenced members are skipped."""
+    image = _image(replicas=(2, 1, 3, 4), isr=(2, 4, 3, 1), fenced=(1,))
+    after, _, _ = run(FenceBroker(2), image)
+    assert (_reg(after).leader, _reg(after).isr) == (3, (4, 3, 1))
+
+
+def test_no_active_isr_member_leaves_the_partition_leaderless_keeping_the_last() -> None:
+    image = _image(isr=(2,))
+    after, _, _ = run(FenceBroker(2), image)
+    assert (_reg(after).leader, _reg(after).isr) == (NO_LEADER, (2,))
+
+
+def test_an_unclean_election_takes_the_first_active_replica_with_an_isr_of_it() -> None:
+    image = _image(replicas=(2, 1, 3), isr=(2,), fenced=(1,), unclean=True)
+    after, [change, _fence], _ = run(FenceBroker(2), image)
+    assert change == PartitionChangeRecord(partition_id=0, topic_id=FOO, isr=(3,), leader=3)
+    assert (_reg(after).leader, _reg(after).isr, _reg(after).leader_epoch) == (3, (3,), 101)
+
+
+def test_a_returning_isr_member_leads_a_leaderless_partition() -> None:
+    image = _image(isr=(2,), leader=NO_LEADER, fenced=(2,))
+    after, records, _ = run(UnfenceBroker(2), image)
+    assert records[1:] == [PartitionChangeRecord(partition_id=0, topic_id=FOO, leader=2)]
+    assert (_reg(after).leader, _reg(after).leader_epoch, _reg(after).partition_epoch) == \
+        (2, 101, 201)
+
+
+def test_a_requested_leader_change_alone_keeps_the_isr() -> None:
+    image = _image(level=LEVELS["3.5-IV2"])
+    after, [change], _ = run(AlterPartition("foo", 0, (2, 1, 3), leader=1), image)
+    assert change == PartitionChangeRecord(partition_id=0, topic_id=FOO, isr=(2, 1, 3),
+                                           leader=1)
+    assert (_reg(after).leader, _reg(after).leader_epoch) == (1, 101)

@@ -1,0 +1,283 @@
+"""Topics, partitions, fencing and AlterPartition, following the cases of Kafka's
+ReplicationControlManagerTest that kraftsim models: placement that needs an unfenced
+leader and keeps fenced replicas out of the ISR, topic names that collide on '.' and
+'_', deletion with the topic's configs, growing a topic, the ISR after fences, unclean
+elections when a broker returns, duplicate topic ids, and the checks of a leader's
+AlterPartition in Kafka's order."""
+
+from __future__ import annotations
+
+import pytest
+
+from controller.operations import (
+    CreatePartitions,
+    CreateTopics,
+    DeleteTopics,
+    FenceBroker,
+    IncrementalAlterConfigs,
+    NewTopic,
+    UnfenceBroker,
+)
+from controller.operations.alter_partition import AlterPartitionOp
+from controller.operations.configs import ConfigChange
+from metadata.delta import BROKER_RESOURCE, TOPIC_RESOURCE, ReplayError
+from metadata.image import NO_LEADER, MetadataImage, PartitionRegistration
+from metadata.schema import (
+    ConfigRecord,
+    MetadataRecord,
+    PartitionChangeRecord,
+    PartitionRecord,
+    RemoveTopicRecord,
+    TopicRecord,
+)
+
+from .kafka_cases import brokers, image_of, refusal, run
+
+FOO = "FOOFOOFOOFOOFOOFOOFOOA"
+
+
+def _with_topic(base: MetadataImage, *assignments: tuple[int, ...],
+                name: str = "foo", topic_id: str = FOO) -> MetadataImage:
+    """``base`` and a topic whose partitions have ``assignments`` (all in sync, the first
+    replica leading, epochs 0)."""
+    records: list[MetadataRecord] = [TopicRecord(name, topic_id)]
+    records += [PartitionRecord(partition_id=p, topic_id=topic_id, replicas=r, isr=r,
+                                leader=r[0], leader_epoch=0, partition_epoch=0)
+                for p, r in enumerate(assignments)]
+    return image_of(records, base)
+
+
+def _partition(image: MetadataImage, pid: int, name: str = "foo") -> PartitionRegistration:
+    topic = image.topic(name)
+    assert topic is not None
+    return topic.partitions[pid]
+
+
+def _create(name: str = "foo", partitions: int = 1, rf: int = 3,
+            configs: tuple[tuple[str, str], ...] = ()) -> CreateTopics:
+    return CreateTopics((NewTopic(name, partitions, rf, configs),))
+
+
+# ------------------------------------------------------------------ CreateTopics
+
+def test_create_topics_needs_an_unfenced_broker_and_refuses_an_existing_name() -> None:
+    fenced = image_of(brokers(0, 1, 2, fenced=[0, 1, 2]))
+    refused = refusal(_create(), fenced)
+    assert refused.code == "INVALID_REPLICATION_FACTOR"
+    assert "All brokers are currently fenced" in refused.message
+    image, records, response = run(_create(), image_of(brokers(0, 1, 2)))
+    assert isinstance(records[0], TopicRecord)
+    reg = _partition(image, 0)
+    assert sorted(reg.replicas) == [0, 1, 2] and reg.isr == reg.replicas
+    assert (reg.leader, reg.leader_epoch, reg.partition_epoch) == (reg.replicas[0], 0, 0)
+    assert response["topics"][0]["replicationFactor"] == 3  # type: ignore[index]
+    again = refusal(_create(), image)
+    assert again.code == "TOPIC_ALREADY_EXISTS" and "'foo' already exists" in again.message
+
+
+def test_fenced_replicas_are_placed_last_and_stay_out_of_the_isr() -> None:
+    """Too few unfenced brokers: the fenced fill the rest, never first, never in sync."""
+    image, _, _ = run(_create(partitions=4), image_of(brokers(0, 1, 2, fenced=[1, 2])))
+    for pid in range(4):
+        reg = _partition(image, pid)
+        assert reg.replicas[0] == 0 and sorted(reg.replicas) == [0, 1, 2]
+        assert (reg.isr, reg.leader) == ((0,), 0)
+
+
+def test_a_broker_in_controlled_shutdown_is_not_placed_on() -> None:
+    shutting = image_of(brokers(0, 1, 2, shutting=[1], fenced=[2]))
+    refused = refusal(_create(), shutting)
+    assert refused.code == "INVALID_REPLICATION_FACTOR"
+    assert "only 2 broker(s) are registered" in refused.message
+    image, _, _ = run(_create(rf=2), shutting)
+    reg = _partition(image, 0)
+    assert (reg.replicas, reg.isr, reg.leader) == ((0, 2), (0,), 0)
+
+
+def test_create_topics_writes_the_topic_configs() -> None:
+    configs = (("cleanup.policy", "compact"), ("segment.bytes", "12300000"))
+    image, records, _ = run(_create("baz", configs=configs), image_of(brokers(0, 1, 2)))
+    assert records[-2:] == [ConfigRecord(TOPIC_RESOURCE, "baz", k, v) for k, v in configs]
+    assert dict(image.configs[(TOPIC_RESOURCE, "baz")]) == dict(configs)
+    bad = refusal(_create("quux", configs=(("segment.bytes", "ten"),)), image)
+    assert bad.code == "INVALID_CONFIG"
+
+
+@pytest.mark.parametrize("name", ["", "."])
+def test_empty_and_dot_topic_names_are_invalid(name: str) -> None:
+    assert refusal(_create(name), image_of(brokers(0, 1, 2))).code == "INVALID_TOPIC_EXCEPTION"
+
+
+@pytest.mark.parametrize(("existing", "new", "clash"), [
+    ("foo_bar", "foo.bar", "foo_bar"),
+    ("woo.bar.foo", "woo.bar_foo", "woo.bar.foo"),
+    ("woo_bar.foo", "woo.bar_foo", "woo_bar.foo"),
+])
+def test_a_name_colliding_on_dot_and_underscore_is_refused(existing: str, new: str,
+                                                           clash: str) -> None:
+    image, _, _ = run(_create(existing, rf=1), image_of(brokers(0)))
+    refused = refusal(_create(new, rf=1), image)
+    assert refused.code == "INVALID_TOPIC_EXCEPTION"
+    assert f"'{new}' collides with the topic '{clash}'" in refused.message
+
+
+def test_names_colliding_within_one_request_are_refused() -> None:
+    both = CreateTopics((NewTopic("a.b"), NewTopic("a_b")))
+    assert refusal(both, image_of(brokers(0))).code == "INVALID_TOPIC_EXCEPTION"
+
+
+def test_a_deleted_topic_name_can_be_created_again_with_a_new_id() -> None:
+    image, _, first = run(_create("foo.bar", 2, 2), image_of(brokers(0, 1, 2)))
+    image, _, _ = run(DeleteTopics(("foo.bar",)), image, offset=200)
+    image, _, second = run(_create("foo.bar", 4, 2), image, offset=300, seed=4)
+    old_id = first["topics"][0]["topicId"]  # type: ignore[index]
+    new_id = second["topics"][0]["topicId"]  # type: ignore[index]
+    assert old_id != new_id
+    topic = image.topic("foo.bar")
+    assert topic is not None and topic.topic_id == new_id and len(topic.partitions) == 4
+
+
+def test_a_topic_id_replayed_twice_is_refused() -> None:
+    image = image_of([TopicRecord("foo", FOO)])
+    with pytest.raises(ReplayError, match="already exists"):
+        image_of([TopicRecord("bar", FOO)], image)
+
+
+# ------------------------------------------------------------------ DeleteTopics
+
+def test_delete_topics_removes_partitions_and_configs() -> None:
+    configs = (("cleanup.policy", "compact"), ("min.cleanable.dirty.ratio", "0.1"))
+    image, _, created = run(_create(partitions=3, rf=2, configs=configs),
+                            image_of(brokers(0, 1)))
+    topic_id = created["topics"][0]["topicId"]  # type: ignore[index]
+    assert len(image.topics_by_id[topic_id].partitions) == 3
+    assert dict(image.configs[(TOPIC_RESOURCE, "foo")]) == dict(configs)
+    unknown = refusal(DeleteTopics(("bar",)), image)
+    assert unknown.code == "UNKNOWN_TOPIC_OR_PARTITION"
+    image, records, _ = run(DeleteTopics(("foo",)), image, offset=200)
+    assert records == [RemoveTopicRecord(topic_id)]
+    assert topic_id not in image.topics_by_id and "foo" not in image.topics_by_name
+    assert (TOPIC_RESOURCE, "foo") not in image.configs
+
+
+# ------------------------------------------------------------------ CreatePartitions
+
+def test_create_partitions_grows_a_topic_only() -> None:
+    image = image_of(brokers(0, 1, 3))
+    for name, count in (("foo", 3), ("bar", 4), ("quux", 2)):
+        image, _, _ = run(_create(name, count, 2), image, offset=image.offset + 1)
+    image, records, _ = run(CreatePartitions("foo", 5), image, offset=200)
+    assert [r.partition_id for r in records] == [3, 4]  # type: ignore[attr-defined]
+    assert len(image.topic("foo").partitions) == 5  # type: ignore[union-attr]
+    for name, count in (("bar", 3), ("quux", 2)):
+        assert refusal(CreatePartitions(name, count), image).code == "INVALID_PARTITIONS"
+    assert refusal(CreatePartitions("baz", 3), image).code == "UNKNOWN_TOPIC_OR_PARTITION"
+
+
+def test_create_partitions_needs_an_unfenced_broker() -> None:
+    image, _, _ = run(_create(rf=2), image_of(brokers(0, 1)))
+    down = image_of(brokers(0, 1, shutting=[0], fenced=[1]), image)
+    refused = refusal(CreatePartitions("foo", 2), down)
+    assert refused.code == "INVALID_REPLICATION_FACTOR"
+
+
+def test_new_partitions_keep_fenced_replicas_out_of_the_isr() -> None:
+    image, _, _ = run(_create(rf=3), image_of(brokers(0, 1, 2)))
+    image = image_of(brokers(0, 1, 2, fenced=[1, 2]), image)
+    image, _, _ = run(CreatePartitions("foo", 2), image, offset=200)
+    reg = _partition(image, 1)
+    assert reg.replicas[0] == 0 and sorted(reg.replicas) == [0, 1, 2]
+    assert (reg.isr, reg.leader) == ((0,), 0)
+
+
+# ------------------------------------------------------------------ fencing
+
+def test_a_fenced_broker_leaves_every_isr() -> None:
+    image = _with_topic(image_of(brokers(0, 1, 2, 3)),
+                        (0, 1, 2), (1, 2, 3), (2, 3, 0), (0, 2, 1))
+    image, _, _ = run(FenceBroker(0), image)
+    topic = image.topic("foo")
+    assert topic is not None
+    assert all(0 not in reg.isr and reg.leader != 0 for reg in topic.partitions.values())
+
+
+def test_fencing_several_brokers_shrinks_isrs_and_moves_leaders() -> None:
+    image = _with_topic(image_of(brokers(0, 1, 2, 3, 4)), (1, 2, 3), (2, 3, 4), (0, 2, 1))
+    for broker in (2, 3):
+        image, _, _ = run(FenceBroker(broker), image, offset=image.offset + 1)
+    p0, p1, p2 = (_partition(image, p) for p in range(3))
+    assert (p0.replicas, p0.isr, p0.leader) == ((1, 2, 3), (1,), 1)
+    assert (p1.replicas, p1.isr, p1.leader) == ((2, 3, 4), (4,), 4)
+    assert (p2.replicas, p2.isr) == ((0, 2, 1), (0, 1)) and p2.leader != 2
+
+
+@pytest.mark.parametrize("unclean", ["none", "topic", "cluster"])
+def test_a_returning_broker_leads_leaderless_partitions_by_the_election_allowed(
+        unclean: str) -> None:
+    image = _with_topic(image_of(brokers(0, 1, 2, 3, 4)), (1, 2, 4), (1, 3, 4), (0, 2, 4))
+    if unclean != "none":
+        resource = (TOPIC_RESOURCE, "foo") if unclean == "topic" else (BROKER_RESOURCE, "")
+        image, _, _ = run(IncrementalAlterConfigs(
+            *resource, (ConfigChange("unclean.leader.election.enable", "true"),)), image)
+    for broker in range(5):  # all fenced: partitions keep their last ISR member, no leader
+        image, _, _ = run(FenceBroker(broker), image, offset=image.offset + 1)
+    for pid in range(3):
+        assert (_partition(image, pid).isr, _partition(image, pid).leader) == ((4,), NO_LEADER)
+    image, _, _ = run(UnfenceBroker(2), image, offset=image.offset + 1)
+    led = unclean != "none"
+    for pid, expected in ((0, led), (1, False), (2, led)):
+        reg = _partition(image, pid)
+        assert (reg.isr, reg.leader) == (((2,), 2) if expected else ((4,), NO_LEADER))
+
+
+# ------------------------------------------------------------------ AlterPartition
+
+def _alter(image: MetadataImage, isr: tuple[int, ...], broker: int = 0,
+           leader_epoch: int | None = None, partition_epoch: int | None = None,
+           topic_id: str = FOO) -> AlterPartitionOp:
+    reg = _partition(image, 0)
+    return AlterPartitionOp(broker, image.brokers[broker].epoch, topic_id, 0,
+                            reg.leader_epoch if leader_epoch is None else leader_epoch,
+                            reg.partition_epoch if partition_epoch is None else partition_epoch,
+                            isr)
+
+
+def test_shrink_then_expand_answers_the_partition_as_written() -> None:
+    image = _with_topic(image_of(brokers(0, 1, 2)), (0, 1, 2))
+    for isr in ((0, 1), (0, 1, 2)):
+        image, [change], response = run(_alter(image, isr), image, offset=image.offset + 1)
+        assert change == PartitionChangeRecord(partition_id=0, topic_id=FOO, isr=isr)
+        assert response == _partition(image, 0)
+        assert (_partition(image, 0).isr, _partition(image, 0).leader_epoch) == (isr, 0)
+
+
+def test_an_unknown_topic_id_is_unknown_topic_id() -> None:
+    image = _with_topic(image_of(brokers(0, 1, 2)), (0, 1, 2))
+    op = AlterPartitionOp(0, 100, "UNKNOWNUNKNOWNUNKNOWNA", 0, 0, 0, (0,))
+    assert refusal(op, image).code == "UNKNOWN_TOPIC_ID"
+
+
+def test_invalid_alter_partition_requests_get_kafkas_errors() -> None:
+    image = _with_topic(image_of(brokers(0, 1, 2)), (0, 1, 2))
+    cases = [
+        (_alter(image, (0, 1), broker=1), "INVALID_REQUEST"),  # not the leader
+        (AlterPartitionOp(0, 99, FOO, 0, 0, 0, (0, 1)), "STALE_BROKER_EPOCH"),
+        (_alter(image, (0, 1), leader_epoch=500), "NOT_CONTROLLER"),  # ahead of us
+        (_alter(image, (0, 1), partition_epoch=500), "NOT_CONTROLLER"),
+        (_alter(image, (0, 1, 3)), "INVALID_REQUEST"),  # 3 is no replica
+        (_alter(image, (1, 2)), "INVALID_REQUEST"),  # without the leader
+        (_alter(image, (0, 1, 1)), "INVALID_REQUEST"),  # a replica twice
+    ]
+    for op, code in cases:
+        assert refusal(op, image).code == code, op
+    moved, _, _ = run(_alter(image, (0, 1)), image)
+    assert refusal(_alter(image, (0,)), moved).code == "INVALID_UPDATE_VERSION"  # behind
+
+
+def test_a_leader_epoch_behind_is_fenced() -> None:
+    image = _with_topic(image_of(brokers(0, 1, 2)), (0, 1, 2))
+    image, _, _ = run(FenceBroker(0), image)
+    reg = _partition(image, 0)
+    assert (reg.leader, reg.leader_epoch) == (1, 1)
+    stale = AlterPartitionOp(0, 100, FOO, 0, 0, reg.partition_epoch, (0, 1, 2))
+    assert refusal(stale, image).code == "FENCED_LEADER_EPOCH"
