@@ -565,6 +565,9 @@ class TransactionCoordinator:
                 or meta.state not in (S.PREPARE_COMMIT, S.PREPARE_ABORT):
             return
         completion.writing = True
+        # The Prepare* record is durable, so a fence that failed before it no longer
+        # matters: the next fence bumps again (Kafka's prepareComplete).
+        meta.has_failed_epoch_fence = False
         target = S.COMPLETE_COMMIT if meta.state == S.PREPARE_COMMIT else S.COMPLETE_ABORT
         transit = meta.transit(target, now, topic_partitions=frozenset(),
                                **two_phase.complete_identity(meta))
