@@ -325,6 +325,19 @@ def test_resigning_drops_the_partitions_transactions_and_markers() -> None:
     assert h.coordinator.txns == {} and len(h.log) == 1
 
 
+def test_resigning_drops_the_markers_not_yet_sent() -> None:
+    """shouldRemoveTransactionsForPartitionOnEmigration (removeMarkersForTxnTopicPartition):
+    queued markers and marker retries of the partition are not sent after resigning."""
+    h = _harness(_meta(S.ONGOING, last=-1, partitions=frozenset({("a", 0), ("b", 0)})))
+    assert _end(h, 0, EPOCH).error == "NONE"
+    first, second = h.coordinator.drain_outbox()
+    h.coordinator.on_marker_result(first, "NOT_LEADER_OR_FOLLOWER", 10)  # to be retried
+    h.coordinator.outbox.append(second)                                 # not sent yet
+    h.coordinator.resign(0)
+    h.coordinator.poll(10_000)
+    assert h.coordinator.drain_outbox() == [] and h.coordinator.retries == []
+
+
 def test_a_timed_out_transaction_is_fenced_and_aborted() -> None:
     """shouldAbortExpiredTransactionsInOngoingStateAndBumpEpoch: the PrepareAbort record
     has epoch + 1, no last epoch, the start time kept and the check's time as update."""
