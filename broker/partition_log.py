@@ -17,8 +17,10 @@ leader checks each idempotent batch against it:
 - a new epoch must start at sequence 0; a producer with no state must start at
   sequence 0, else UNKNOWN_PRODUCER_ID (as Kafka answers a producer whose
   state it lost);
-- otherwise the first sequence must follow the last one, else
-  OUT_OF_ORDER_SEQUENCE_NUMBER.
+- otherwise the first sequence must follow the last one (Integer.MAX_VALUE
+  is followed by 0), else OUT_OF_ORDER_SEQUENCE_NUMBER;
+- a non-transactional batch of a producer whose transaction is open on this
+  partition is INVALID_TXN_STATE.
 
 Followers and truncation rebuild the same state from the entries, so a new
 leader knows every producer whose batches it holds.
@@ -43,6 +45,13 @@ from broker.txn.log_state import TxnLogState
 
 MAX_BATCHES_PER_PRODUCER = 5
 """Kafka's ProducerStateEntry.NUM_BATCHES_TO_RETAIN."""
+SEQUENCE_MODULUS = 1 << 31
+"""Sequences wrap from Integer.MAX_VALUE to 0 (Kafka's DefaultRecordBatch.incrementSequence)."""
+
+
+def sequence_after(sequence: int, increment: int) -> int:
+    """``sequence + increment``, wrapped past Integer.MAX_VALUE to 0 as Kafka does."""
+    return (sequence + increment) % SEQUENCE_MODULUS
 
 
 class LogEntry(msgspec.Struct, frozen=True, gc=False):
@@ -176,7 +185,7 @@ class PartitionLog:
 
     # ------------------------------------------------------------------ appends
     def check_batch(self, producer_id: int, producer_epoch: int, first_sequence: int,
-                    count: int) -> tuple[int, int] | None:
+                    count: int, transactional: bool = False) -> tuple[int, int] | None:
         """The offsets of the duplicate it is, None for a new batch; raises SequenceError."""
         if not self.check_sequences:
             return None
@@ -185,8 +194,9 @@ class PartitionLog:
             if entry is not None and producer_epoch < entry.epoch:
                 raise SequenceError("INVALID_PRODUCER_EPOCH",
                                     f"epoch {producer_epoch} is older than {entry.epoch}")
+            self._check_txn_state(producer_id, transactional)
             return None
-        last_sequence = first_sequence + count - 1
+        last_sequence = sequence_after(first_sequence, count - 1)
         if entry is not None:
             if producer_epoch < entry.epoch:
                 raise SequenceError("INVALID_PRODUCER_EPOCH",
@@ -205,12 +215,20 @@ class PartitionLog:
             if first_sequence != 0:
                 raise SequenceError("OUT_OF_ORDER_SEQUENCE_NUMBER",
                                     f"new epoch {producer_epoch} must start at sequence 0")
-        elif first_sequence != (last := entry.batches[-1].last_sequence
-                                if entry.batches else -1) + 1:
+        elif first_sequence != sequence_after(last := entry.batches[-1].last_sequence
+                                              if entry.batches else -1, 1):
             # a marker of a bumped epoch (TV2) leaves no batches: sequence 0 follows (Kafka)
             raise SequenceError("OUT_OF_ORDER_SEQUENCE_NUMBER",
                                 f"sequence {first_sequence} does not follow {last}")
+        self._check_txn_state(producer_id, transactional)
         return None
+
+    def _check_txn_state(self, producer_id: int, transactional: bool) -> None:
+        """Kafka's appendDataBatch: no plain write inside the producer's open transaction."""
+        if not transactional and self._txns is not None and producer_id in self._txns.ongoing:
+            raise SequenceError("INVALID_TXN_STATE",
+                                f"producer {producer_id} has a transaction open here; "
+                                f"expected a transactional write")
 
     def append_as_leader(self, values: list[str], leader_epoch: int, producer_id: int = -1,
                          producer_epoch: int = -1, first_sequence: int = -1,
@@ -220,8 +238,8 @@ class PartitionLog:
         n = len(values)
         self.append_entries([LogEntry(first + i, leader_epoch, value, producer_id,
                                       producer_epoch, first_sequence,
-                                      first_sequence + i if first_sequence >= 0 else -1, n,
-                                      transactional)
+                                      sequence_after(first_sequence, i)
+                                      if first_sequence >= 0 else -1, n, transactional)
                              for i, value in enumerate(values)])
         return first, first + n - 1
 
@@ -281,7 +299,8 @@ class PartitionLog:
             if state is None or entry.producer_epoch > state.epoch:
                 self._own_producers()[entry.producer_id] = ProducerEntry(entry.producer_epoch, [])
             return
-        if entry.producer_id < 0 or entry.sequence != entry.base_sequence + entry.batch_size - 1:
+        if entry.producer_id < 0 or \
+                entry.sequence != sequence_after(entry.base_sequence, entry.batch_size - 1):
             return  # state changes once per batch, at its last record
         state = self.producers.get(entry.producer_id)
         if state is None or entry.producer_epoch > state.epoch:

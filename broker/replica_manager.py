@@ -765,7 +765,7 @@ class ReplicaManager:
         if producer_id >= 0:
             try:
                 duplicate = log.check_batch(producer_id, producer_epoch, first_sequence,
-                                            len(values))
+                                            len(values), transactional)
             except SequenceError as exc:
                 callback(ProduceResult(exc.code))
                 return

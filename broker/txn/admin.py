@@ -10,8 +10,8 @@ start timestamp of their last transaction (-1 before the first), so they pass
 the filter too unless a state filter excludes them.
 
 DescribeTransactions answers per transactional id: its state, timeout, start
-time, producer id and epoch and partitions, or NOT_COORDINATOR /
-TRANSACTIONAL_ID_NOT_FOUND.
+time, producer id and epoch and partitions, or INVALID_REQUEST (an empty id),
+NOT_COORDINATOR / TRANSACTIONAL_ID_NOT_FOUND.
 """
 
 from __future__ import annotations
@@ -84,6 +84,9 @@ def describe_transactions(coordinator: TransactionCoordinator,
     """DescribeTransactions for ``transactional_ids`` in request order."""
     out = []
     for txn_id in transactional_ids:
+        if not txn_id:
+            out.append(TransactionDescription("INVALID_REQUEST", txn_id))
+            continue
         if coordinator.partition_of(txn_id) not in coordinator.owned:
             out.append(TransactionDescription("NOT_COORDINATOR", txn_id))
             continue

@@ -195,12 +195,21 @@ class TransactionCoordinator:
                 self._send_markers(meta, now)
 
     def resign(self, partition: int) -> None:
-        """Stop coordinating ``partition`` (leadership moved, or the broker stops)."""
+        """Stop coordinating ``partition`` (leadership moved, or the broker stops).
+
+        Its transactions are forgotten and so are its WriteTxnMarkers not yet sent
+        (Kafka's removeMarkersForTxnTopicPartition): a new leader loads the
+        partition and sends them again under its own coordinator epoch.
+        """
         if self.owned.pop(partition, None) is None:
             return
         for txn_id in [t for t in self.txns if self.partition_of(t) == partition]:
             del self.txns[txn_id]
             self.completions.pop(txn_id, None)
+        self.outbox = [m for m in self.outbox
+                       if self.partition_of(m.transactional_id) != partition]
+        self.retries = [(at, m) for at, m in self.retries
+                        if self.partition_of(m.transactional_id) != partition]
         self.purgatory.fail([t for t in self.purgatory.waiting
                              if self.partition_of(t) == partition], "NOT_COORDINATOR")
 
@@ -565,6 +574,9 @@ class TransactionCoordinator:
                 or meta.state not in (S.PREPARE_COMMIT, S.PREPARE_ABORT):
             return
         completion.writing = True
+        # The Prepare* record is durable, so a fence that failed before it no longer
+        # matters: the next fence bumps again (Kafka's prepareComplete).
+        meta.has_failed_epoch_fence = False
         target = S.COMPLETE_COMMIT if meta.state == S.PREPARE_COMMIT else S.COMPLETE_ABORT
         transit = meta.transit(target, now, topic_partitions=frozenset(),
                                **two_phase.complete_identity(meta))
