@@ -199,11 +199,16 @@ class ClockShare:
 def new_compact_leader(reg: PartitionRegistration, me: int, now: int) -> CompactLeader:
     """The compact form of a replica that becomes leader of ``reg`` at ``now`` with an empty
     log: no follower has fetched in the new epoch."""
-    followers = len(reg.replicas) - (me in reg.replicas)
-    unfetched = _UNFETCHED.get(followers)
-    if unfetched is None:
-        unfetched = _UNFETCHED[followers] = (None,) * followers
-    return CompactLeader(reg, now, unfetched)
+    return CompactLeader(reg, now, unfetched(len(reg.replicas) - (me in reg.replicas)))
+
+
+def unfetched(followers: int) -> tuple[None, ...]:
+    """The clocks of ``followers`` none of which has fetched: ``(None,) * followers``, one
+    tuple per count."""
+    found = _UNFETCHED.get(followers)
+    if found is None:
+        found = _UNFETCHED[followers] = (None,) * followers
+    return found
 
 
 _UNFETCHED: dict[int, tuple[None, ...]] = {}

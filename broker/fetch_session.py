@@ -18,10 +18,16 @@ from broker.replica_view import Key
 
 
 class HeldFetch(msgspec.Struct):
-    """A follower's fetch that found nothing new, held until records or its deadline."""
+    """A follower's fetch that found nothing new, held until records or its deadline.
+
+    ``caught_up``: the partitions of compact leaders read when it arrived, in order, whose
+    follower went idle then; its answer names them without reading them again (unless
+    something woke them since, which puts them back among the session's pending ones).
+    """
 
     request: ReplicaFetchRequest
     deadline: int
+    caught_up: list[Key] = msgspec.field(default_factory=list)
 
 
 class FetchSession(msgspec.Struct):

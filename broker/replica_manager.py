@@ -58,6 +58,7 @@ from broker.compact_leader import (
     fetched_at,
     materialize,
     new_compact_leader,
+    unfetched,
 )
 from broker.config import BrokerConfig
 from broker.fetch_messages import (
@@ -288,7 +289,8 @@ class ReplicaManager:
                 continue
             leader = reg.leader
             if leader == me:
-                here[pid] = new_compact_leader(reg, me, now)
+                here[pid] = CompactLeader(reg, now, unfetched(len(reg.replicas) - 1)) \
+                    if me in reg.replicas else new_compact_leader(reg, me, now)
                 changed[(topic_id, pid)] = None
                 continue
             here[pid] = reg  # a compact follower has nothing to observe
@@ -374,6 +376,12 @@ class ReplicaManager:
         follower with an empty log, as its registration in the image says) or none."""
         held = self._replicas.get(key)
         return held if type(held) is Replica else None
+
+    def held(self, key: tuple[str, int]) -> Held | None:
+        """What this broker holds for ``key`` as it holds it (no Replica is made): a
+        Replica, a compact leader, a compact follower's registration, or None."""
+        here = self._replicas.by_topic.get(key[0])
+        return None if here is None else here.get(key[1])
 
     def compact_leader_epoch(self, key: tuple[str, int]) -> int | None:
         """The leader epoch of ``key`` when this broker leads it in compact form (its log
@@ -537,7 +545,9 @@ class ReplicaManager:
             wait = msg.max_wait_ms
             if wait > 0 and all(a is CAUGHT_UP or (a.error == "NONE" and not a.entries
                                                    and not a.diverging) for a in answers):
-                self._held[msg.replica_id] = HeldFetch(msg, now + wait)
+                self._held[msg.replica_id] = HeldFetch(msg, now + wait, [
+                    key for key, answer in zip(keys, answers, strict=True)
+                    if answer is CAUGHT_UP])
             else:
                 self._held.pop(msg.replica_id, None)
                 self._respond(msg, session, keys, answers)
@@ -549,26 +559,26 @@ class ReplicaManager:
         else:
             self.producer_ids.handle_message(msg)
 
-    def _serve_session(self, follower: int, session: FetchSession, now: int,
-                       answering: bool = False
+    def _serve_session(self, follower: int, session: FetchSession, now: int
                        ) -> tuple[list[tuple[str, int]], list[FetchedPartition]]:
         """Read the session's partitions that are not idle; the idle ones count as fetched:
         (their keys, the answers in the same order).
 
         Every pending partition is woken (its follower fetched at the session's
-        previous fetch), then read. A compact leader answers plainly at once (it
-        sets the follower's clock to now, whatever the wake-up set) with
+        previous fetch), then read. A compact leader answers plainly at once with
         :data:`~broker.compact_leader.CAUGHT_UP`, which :meth:`_respond` makes into
-        the partition's answer when it is sent: a held fetch makes none.
-        ``answering``: the answers go out now (no fetch is held), so a compact
-        leader answered plainly puts its follower idle on the session's clock at
-        once (what :meth:`_respond` would do next).
+        the partition's answer when it is sent, and its follower goes idle on the
+        session's clock at once (what :meth:`_respond` does for a full replica): a
+        fetch held from then on is caught up on it as of the session's fetches, as a
+        follower that fetched now would be until the answer goes out (the clock's time
+        is the session's last fetch), and the held fetch's answer names it without
+        reading it again (:class:`HeldFetch`).
         """
         keys = sorted(session.pending)
         replicas, me, share, parts = self._replicas, self.broker_id, self._clocks, \
             session.partitions
-        idle, pending = (session.clock if answering else None), session.pending
-        caught_up = fetched_at(now) if idle is None else idle  # a caught-up follower's clock
+        pending = session.pending
+        caught_up = session.clock  # a caught-up follower's clock: idle on the session
         answers: list[FetchedPartition] = []
         later: list[int] = []  # the positions in answers of those read after the wake-ups
         by_topic, topic_id, here = replicas.by_topic, None, _NONE_HERE  # keys come by topic
@@ -583,8 +593,7 @@ class ReplicaManager:
                 answer = held.serve(follower, me, positions[key[1]], share, caught_up)
                 if answer is CAUGHT_UP:
                     answers.append(answer)
-                    if idle is not None:
-                        del pending[key]
+                    del pending[key]
                     continue
             self._wake(follower, key)
             later.append(len(answers))
@@ -618,12 +627,13 @@ class ReplicaManager:
         follower, pending = msg.replica_id, session.pending
         for i, answer in enumerate(answers):
             key = keys[i]
-            if answer is CAUGHT_UP:
+            if answer is CAUGHT_UP:  # its follower went idle when it was read
                 answers[i] = FetchedPartition(key[0], key[1], "NONE")
-            elif answer.error != "NONE" or answer.entries or answer.diverging:
+                continue
+            if answer.error != "NONE" or answer.entries or answer.diverging:
                 continue
             if key not in pending:
-                continue  # idle already (see _serve_session)
+                continue  # idle already
             replica = self._replicas.get(key)
             if type(replica) is CompactLeader:
                 if replica.idle(follower, self.broker_id, session.clock, self._clocks):
@@ -640,14 +650,18 @@ class ReplicaManager:
             msg.correlation_id, -1, tuple(answers), "NONE", session.session_id)))
 
     def _answer_held(self, due: Callable[[HeldFetch], bool]) -> None:
-        """Answer the held fetches ``due`` selects, reading their partitions again."""
+        """Answer the held fetches ``due`` selects, reading their pending partitions again
+        (those caught up when the fetch arrived and not woken since are answered as
+        they were read then)."""
         for follower in sorted(self._held):
             held = self._held[follower]
             if due(held):
                 del self._held[follower]
                 session = self._sessions.by_follower[follower]
-                self._respond(held.request, session,
-                              *self._serve_session(follower, session, self.now, answering=True))
+                keys, answers = self._serve_session(follower, session, self.now)
+                if held.caught_up:
+                    keys, answers = _with_caught_up(held.caught_up, keys, answers)
+                self._respond(held.request, session, keys, answers)
 
     def _records_arrived(self, replica: Replica) -> None:
         """The leader appended to ``replica``: answer the held fetches that wait on it."""
@@ -863,6 +877,18 @@ _NONE_HERE: dict[int, Held] = {}
 
 _UNREAD = FetchedPartition("", -1, "NONE")
 """A place in a fetch's answers kept for a partition read after the wake-ups."""
+
+
+def _with_caught_up(caught_up: list[tuple[str, int]], keys: list[tuple[str, int]],
+                    answers: list[FetchedPartition]
+                    ) -> tuple[list[tuple[str, int]], list[FetchedPartition]]:
+    """A held fetch's answers: ``keys`` read now with their ``answers``, and the keys
+    ``caught_up`` when it arrived (sorted) that were not read again, in key order."""
+    if not keys:
+        return caught_up, [CAUGHT_UP] * len(caught_up)
+    read = dict(zip(keys, answers, strict=True))
+    merged = sorted(read.keys() | set(caught_up))
+    return merged, [read.get(key, CAUGHT_UP) for key in merged]
 
 
 def _unknown(topic_id: str, partition_id: int) -> FetchedPartition:

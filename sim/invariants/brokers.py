@@ -23,7 +23,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from broker.compact_leader import CompactLeader
 from broker.partition_log import LogEntry
+from broker.replica import Replica
 from broker.replica_manager import ReplicaManager
 from controller.operations.leadership import unclean_allowed
 from metadata.broker_index import partitions_of
@@ -127,11 +129,10 @@ class BrokerInvariants(Monitor):
         unclean: dict[str, bool] = {}  # per topic: the image's setting, read once per check
         for key in manager.drain_changed():
             topic_id, pid = key
-            replica = manager.peek(key)
-            if replica is None:  # none, or compact: a follower or a leader with an empty log
-                epoch = manager.compact_leader_epoch(key)
-                if epoch is not None:
-                    self._check_single_leader(key, epoch, manager.broker_id,
+            replica = manager.held(key)
+            if type(replica) is not Replica:  # none, or compact: a follower or an empty leader
+                if type(replica) is CompactLeader:
+                    self._check_single_leader(key, replica.reg.leader_epoch, manager.broker_id,
                                               image.topics_by_id[topic_id].name)
                 continue
             if replica.is_leader:
