@@ -160,6 +160,10 @@ class RaftNode:
         self._fetched_from_leader_at: int | None = None
         self._discovery_index = 0
         self._resigned_leader: tuple[int, int] | None = None  # (epoch, leader) that resigned
+        self._refused: list[Envelope] = []  # parked fetches to refuse once the step ends
+        self._vote_pending: set[int] = set()  # voters whose vote this candidate still awaits
+        self._end_epoch_pending: set[int] = set()  # voters yet to acknowledge the resignation
+        self._end_epoch_successors: tuple[int, ...] = ()
         election = storage.election
         self.epoch = election.epoch
         self.voted_id = election.voted_id
@@ -169,6 +173,8 @@ class RaftNode:
             self._become_resigned(now, ())
         elif election.leader_id is not None:
             self._become_follower(election.epoch, election.leader_id, now)
+        elif election.voted_id == node_id and self.is_voter:
+            self._resume_candidacy(now)
         elif election.voted_id is not None and self.is_voter:
             self.role = Role.VOTED
             self._set_election_deadline(now + self._election_timeout())
@@ -231,6 +237,8 @@ class RaftNode:
                 self._on_fetch_response(envelope.src, msg, now)
             else:
                 self._handle(envelope, now)
+            if self._refused:
+                self._refuse_parked()
             self._poll_listeners()
         finally:
             self._stepping = False
@@ -253,7 +261,7 @@ class RaftNode:
         elif isinstance(msg, EndQuorumEpochRequest):
             self._on_end_quorum_epoch(src, msg, now)
         elif isinstance(msg, EndQuorumEpochResponse):
-            self._observe_epoch(msg.epoch, msg.leader_id, now)
+            self._on_end_quorum_epoch_response(src, msg, now)
         elif isinstance(msg, FetchSnapshotRequest):
             self._on_fetch_snapshot_request(src, msg, now)
         elif isinstance(msg, FetchSnapshotResponse):
@@ -266,6 +274,8 @@ class RaftNode:
         self._stepping = True
         try:
             self._run_timers(now)
+            if self._refused:
+                self._refuse_parked()
             self._poll_listeners()
         finally:
             self._stepping = False
@@ -288,11 +298,16 @@ class RaftNode:
     def append(self, records: Iterable[Any], epoch: int, now: int) -> int:
         """Append one batch as leader of ``epoch``; returns the offset of its last record.
 
-        Raises NotLeaderError when this node is not the leader of ``epoch``.
+        Raises NotLeaderError when this node is not the leader of ``epoch``, and
+        ValueError for an epoch this node has not reached (Kafka's IllegalArgument:
+        a state machine only ever appends in an epoch its node told it of).
         The batch is durable (and fetchable) after ``append_linger_ms``: at the
         first step at or after that time (with 0, the next step at ``now``), never
         during this call, which calls no listener.
         """
+        if epoch > self.epoch:
+            raise ValueError(f"node {self.id} cannot append in epoch {epoch}: it is in "
+                             f"epoch {self.epoch}")
         if self.role is not _LEADER or epoch != self.epoch:
             raise NotLeaderError(
                 f"node {self.id} is not the leader of epoch {epoch} "
@@ -330,6 +345,8 @@ class RaftNode:
             if self.role is _LEADER and self.leader_state is not None:
                 self._flush(now)
                 self._become_resigned(now, self.leader_state.preferred_successors())
+            if self._refused:
+                self._refuse_parked()
             self._poll_listeners()
 
     def flush_all(self, now: int) -> None:
@@ -370,6 +387,10 @@ class RaftNode:
             self._on_check_quorum(now)
         elif name == "begin_epoch":
             self._send_begin_quorum_epoch(now)
+        elif name == "end_epoch":
+            self._send_end_quorum_epoch(now)
+        elif name == "vote_retry":
+            self._resend_vote_requests(now)
 
     def _on_election_timer(self, now: int) -> None:
         if not self.is_voter or self.role in (_LEADER, _FOLLOWER):
@@ -379,6 +400,7 @@ class RaftNode:
             return
         if self.role is Role.CANDIDATE and not self._backing_off:
             self._backing_off = True
+            self._timers.pop("vote_retry", None)  # no retries while backing off
             self._set_timer("election", now + self._election_backoff())
             return
         self._start_election(now)
@@ -417,11 +439,17 @@ class RaftNode:
         self._backing_off = False
         self._votes_granted = set()
         self._votes_rejected = set()
+        self._vote_pending = set()
+        self._end_epoch_pending = set()
         if self.leader_state is not None:
             # Appends still lingering were in Kafka's accumulator, which a leader
             # drops when it steps down: they were never in the log.
             self.log.lose_unflushed()
-            self._flush_parked_as_not_leader()
+            # Refused at the end of the step, so that the answer carries the epoch and
+            # leader this node moved to (Kafka completes its fetch purgatory after the
+            # transition): the follower goes straight to the new leader.
+            self._refused.extend(env for _, env in self._parked)
+            self._parked = []
             self.leader_state = None
             self._hw_sent = {}
 
@@ -491,10 +519,39 @@ class RaftNode:
         self._persist()
         self._votes_granted = {self.id}
         self._set_election_deadline(now + self._election_timeout())
+        self._ask_for_votes(now)
+
+    def _resume_candidacy(self, now: int) -> None:
+        """Stand again in the persisted epoch this node had voted for itself in.
+
+        Kafka's QuorumState starts such a node as that epoch's candidate (its epoch
+        is already bumped and its vote cast): it asks the voters again at once.
+        """
+        self.leader_id = None
+        self.role = Role.CANDIDATE
+        self._votes_granted = {self.id}
+        self._set_election_deadline(now + self._election_timeout())
+        self._ask_for_votes(now)
+
+    def _ask_for_votes(self, now: int) -> None:
+        """A candidate with its own vote: lead if that is a majority, else ask the others
+        (again after ``request_timeout_ms`` for those that have not answered)."""
         if len(self._votes_granted) >= len(self.voters) // 2 + 1:
             self._become_leader(now)
-        else:
-            self._request_votes(pre_vote=False)
+            return
+        self._request_votes(pre_vote=False)
+        self._vote_pending = {v for v in self.voters if v != self.id}
+        self._set_timer("vote_retry", now + self.config.request_timeout_ms)
+
+    def _resend_vote_requests(self, now: int) -> None:
+        """Kafka's candidate resends a vote request left unanswered for a request timeout
+        (not while it backs off after a lost election)."""
+        if self.role is not Role.CANDIDATE or self._backing_off or not self._vote_pending:
+            return
+        end = self.log.end_offset_and_epoch()
+        for voter in sorted(self._vote_pending):
+            self._send(voter, VoteRequest(self.epoch, self.id, end.epoch, end.offset))
+        self._set_timer("vote_retry", now + self.config.request_timeout_ms)
 
     def _request_votes(self, *, pre_vote: bool) -> None:
         end = self.log.end_offset_and_epoch()
@@ -523,11 +580,21 @@ class RaftNode:
         self._leave_role()
         self.leader_id = None
         self.role = Role.RESIGNED
-        for voter in self.voters:
-            if voter != self.id:
-                self._send(voter, EndQuorumEpochRequest(self.epoch, self.id, successors))
+        self._end_epoch_successors = successors
+        self._end_epoch_pending = {v for v in self.voters if v != self.id}
+        self._send_end_quorum_epoch(now)
         if self.is_voter:
             self._set_election_deadline(now + self._election_timeout())
+
+    def _send_end_quorum_epoch(self, now: int) -> None:
+        """Tell the voters that have not acknowledged it yet that this leader resigned;
+        again every ``request_timeout_ms`` while Resigned (Kafka's ResignedState)."""
+        if self.role is not Role.RESIGNED or not self._end_epoch_pending:
+            return
+        for voter in sorted(self._end_epoch_pending):
+            self._send(voter, EndQuorumEpochRequest(self.epoch, self.id,
+                                                    self._end_epoch_successors))
+        self._set_timer("end_epoch", now + self.config.request_timeout_ms)
 
     def _observe_epoch(self, epoch: int, leader: int | None, now: int) -> bool:
         """React to the epoch and leader a message carries; False when the message is stale."""
@@ -588,8 +655,12 @@ class RaftNode:
         expected = Role.PROSPECTIVE if resp.pre_vote else Role.CANDIDATE
         if self.role is not expected or (not resp.pre_vote and resp.epoch != self.epoch):
             return
-        if self._backing_off:
+        if self._backing_off or src not in self.voters \
+                or src in self._votes_granted or src in self._votes_rejected:
+            # A non-voter's answer counts neither way, and a voter's first answer is its
+            # answer for the epoch (Kafka's CandidateState refuses to record either).
             return
+        self._vote_pending.discard(src)
         (self._votes_granted if resp.vote_granted else self._votes_rejected).add(src)
         majority = len(self.voters) // 2 + 1
         if len(self._votes_granted) >= majority:
@@ -602,6 +673,7 @@ class RaftNode:
                 self._prospective_failed(now)
             else:
                 self._backing_off = True
+                self._timers.pop("vote_retry", None)  # no retries while backing off
                 self._set_timer("election", now + self._election_backoff())
 
     def _prospective_failed(self, now: int) -> None:
@@ -648,16 +720,33 @@ class RaftNode:
             return
         if req.epoch == self.epoch:
             self._resigned_leader = (req.epoch, req.leader_id)
-        if req.epoch == self.epoch and self.leader_id == req.leader_id \
-                and self.role is _FOLLOWER and self.is_voter:
+        # A follower of the resigning leader, or a voter of its epoch that never heard
+        # from it (Kafka makes that one follow the leader first), stands after a backoff
+        # set by its place among the preferred successors.
+        if req.epoch == self.epoch and self.is_voter and (
+                (self.role is _FOLLOWER and self.leader_id == req.leader_id)
+                or self.role in (Role.UNATTACHED, Role.VOTED)):
             self._become_unattached(self.epoch, now, keep_vote=True)
             if self.id in req.preferred_successors:
-                position = req.preferred_successors.index(self.id)
-                backoff = 0 if position == 0 else min(
-                    self.config.retry_backoff_ms << (position - 1),
-                    self.config.election_backoff_max_ms)
-                self._set_election_deadline(now + backoff)
+                self._set_election_deadline(now + self._successor_backoff(
+                    req.preferred_successors.index(self.id), len(req.preferred_successors)))
         self._send(src, EndQuorumEpochResponse(self.epoch, self.leader_id))
+
+    def _successor_backoff(self, position: int, successors: int) -> int:
+        """Kafka's strict exponential election backoff: none for the first successor,
+        then ``election_backoff_max_ms >> (successors - 1)`` doubled per place, capped at
+        ``election_backoff_max_ms``."""
+        if position == 0:
+            return 0
+        cap = self.config.election_backoff_max_ms
+        return min(cap, (cap >> (successors - 1)) << (position - 1))
+
+    def _on_end_quorum_epoch_response(self, src: int, resp: EndQuorumEpochResponse,
+                                      now: int) -> None:
+        if not self._observe_epoch(resp.epoch, resp.leader_id, now):
+            return
+        if self.role is Role.RESIGNED and resp.epoch == self.epoch and resp.error is _NONE:
+            self._end_epoch_pending.discard(src)
 
     # ------------------------------------------------------------------ fetch (leader side)
     def _on_fetch_request(self, env: Envelope, req: FetchRequest, now: int) -> None:
@@ -719,12 +808,13 @@ class RaftNode:
         for deadline, env in parked:
             self._answer_fetch(env, now, deadline)
 
-    def _flush_parked_as_not_leader(self) -> None:
-        parked, self._parked = self._parked, []
-        for _, env in parked:
+    def _refuse_parked(self) -> None:
+        """Answer the fetches parked by a leadership that ended in this step."""
+        refused, self._refused = self._refused, []
+        for env in refused:
             assert isinstance(env.message, FetchRequest)
-            self._send(env.src, FetchResponse(env.message.correlation_id, self.epoch, None,
-                                              Errors.NOT_LEADER_OR_FOLLOWER,
+            self._send(env.src, FetchResponse(env.message.correlation_id, self.epoch,
+                                              self.leader_id, Errors.NOT_LEADER_OR_FOLLOWER,
                                               env.message.fetch_offset))
 
     def _flush(self, now: int) -> None:

@@ -1,0 +1,227 @@
+"""Cases of Kafka's QuorumStateTest, CandidateStateTest and FollowerStateTest.
+
+Kafka tests its election states as objects (QuorumState and one class per role);
+kraftsim keeps the roles inside RaftNode, so each case is run on a node built
+from its disk (tests/raft/kafka_context.py) and checked through its role, epoch,
+vote, persisted election state, timers and messages. Cases about the state
+objects' own API (illegal transitions that throw) have no counterpart here.
+"""
+
+from __future__ import annotations
+
+from raft import ElectionState, Role
+from raft.messages import FetchRequest, VoteRequest, VoteResponse
+from tests.raft.kafka_context import Context
+
+# ----------------------------------------------------------------- QuorumStateTest: start-up
+
+
+def test_primordial_epoch() -> None:
+    """testInitializePrimordialEpoch: an empty disk starts Unattached in epoch 0; standing
+    means epoch 1 with the node's own vote."""
+    ctx = Context(1, (1, 2, 3))
+    assert (ctx.node.role, ctx.node.epoch, ctx.node.voted_id) == (Role.UNATTACHED, 0, None)
+    ctx.sleep(ctx.config.election_timeout_ms)
+    assert (ctx.node.role, ctx.node.epoch, ctx.node.voted_id) == (Role.CANDIDATE, 1, 1)
+    assert ctx.storage.election == ElectionState(1, 1, None)
+
+
+def test_starts_unattached_with_a_full_election_timeout() -> None:
+    """testInitializeAsUnattached: the timeout is election_timeout_ms plus the jitter drawn."""
+    ctx = Context(1, (1, 2, 3), epoch=5, election_jitter_ms=2500, seed=4)
+    assert (ctx.node.role, ctx.node.epoch) == (Role.UNATTACHED, 5)
+    deadline = ctx.node.next_deadline()
+    assert deadline is not None and 1000 <= deadline < 1000 + 2500
+
+
+def test_starts_as_follower_with_a_fetch_timeout() -> None:
+    """testInitializeAsFollower."""
+    ctx = Context(1, (1, 2, 3), epoch=5, leader=2)
+    assert (ctx.node.role, ctx.node.epoch, ctx.node.leader_id) == (Role.FOLLOWER, 5, 2)
+    ctx.sleep(ctx.config.fetch_timeout_ms - 1)
+    assert ctx.node.role is Role.FOLLOWER
+    ctx.sleep(1)
+    assert (ctx.node.role, ctx.node.epoch) == (Role.CANDIDATE, 6)
+
+
+def test_starts_voted_with_its_vote_and_an_election_timeout() -> None:
+    """testInitializeAsVoted."""
+    ctx = Context(1, (1, 2, 3), epoch=5, voted=2)
+    assert (ctx.node.role, ctx.node.epoch, ctx.node.voted_id) == (Role.VOTED, 5, 2)
+    assert ctx.node.next_deadline() == ctx.config.election_timeout_ms
+
+
+def test_starts_as_the_candidate_it_was() -> None:
+    """testInitializeAsResignedCandidate: epoch 5, its own vote only, a fresh election
+    timeout, the other voters asked."""
+    ctx = Context(1, (1, 2, 3), epoch=5, voted=1)
+    assert (ctx.node.role, ctx.node.epoch, ctx.node.voted_id) == (Role.CANDIDATE, 5, 1)
+    assert ctx.storage.election == ElectionState(5, 1, None)
+    assert sorted(dst for dst, _ in ctx.sent(VoteRequest)) == [2, 3]
+    ctx.sleep(ctx.config.election_timeout_ms - 1)
+    assert ctx.node.epoch == 5  # the election timeout, then a backoff, before epoch 6
+
+
+def test_starts_resigned_after_leading() -> None:
+    """testInitializeAsResignedLeader: never the leader of the same epoch twice (unflushed
+    records of the old life would be ambiguous), every other voter still to acknowledge."""
+    ctx = Context(1, (1, 2, 3), epoch=5, voted=1, leader=1)
+    assert (ctx.node.role, ctx.node.epoch, ctx.node.leader_id) == (Role.RESIGNED, 5, None)
+    assert ctx.storage.election == ElectionState(5, 1, 1)
+    ends = ctx.drain()
+    assert sorted(e.dst for e in ends) == [2, 3]
+    assert ctx.node.next_deadline() == ctx.config.election_timeout_ms
+
+
+# -------------------------------------------------------------- QuorumStateTest: transitions
+
+
+def test_a_higher_epoch_keeps_the_election_timer_of_a_waiting_voter() -> None:
+    """testUnattachedToUnattached, testUnattachedVotedToUnattachedHigherEpoch: learning of a
+    higher epoch with no leader does not restart the election timeout."""
+    for voted in (None, 2):
+        ctx = Context(1, (1, 2, 3), epoch=5, voted=voted)
+        deadline = ctx.node.next_deadline()
+        ctx.sleep(500)
+        ctx.deliver(3, ctx.vote_request(3, 6, 0, 0))  # refused if voted: same log, new epoch
+        assert (ctx.node.epoch, ctx.node.leader_id) == (6, None)
+        if ctx.node.role is Role.UNATTACHED:
+            assert ctx.node.next_deadline() == deadline
+
+
+def test_high_watermark_outlives_every_role_but_a_new_leaders() -> None:
+    """testHighWatermarkRetained: a follower's HW stays through Unattached, Voted and
+    Candidate; a new leader knows none until its own epoch commits."""
+    ctx = Context(1, (1, 2), epoch=5, leader=2, log=[(5, list("abcdefghij"))])
+    _, fetch = ctx.one_sent(FetchRequest)
+    ctx.deliver(2, ctx.fetch_response(fetch, 2, high_watermark=10))
+    assert ctx.node.high_watermark == 10
+    ctx.deliver(2, ctx.vote_request(2, 6, 5, 5))  # refused: its log is behind
+    assert (ctx.node.role, ctx.node.epoch, ctx.node.high_watermark) == (Role.UNATTACHED, 6, 10)
+    ctx.deliver(2, ctx.vote_request(2, 7, 5, 10))
+    assert (ctx.node.role, ctx.node.epoch, ctx.node.high_watermark) == (Role.VOTED, 7, 10)
+    ctx.sleep(ctx.config.election_timeout_ms)
+    assert (ctx.node.role, ctx.node.high_watermark) == (Role.CANDIDATE, 10)
+    ctx.deliver(2, VoteResponse(ctx.node.epoch, None, True))
+    assert ctx.node.role is Role.LEADER and ctx.node.high_watermark is None
+
+
+# ---------------------------------------------------------------------- CandidateStateTest
+
+
+def test_single_voter_candidate_wins_on_its_own_vote() -> None:
+    """CandidateStateTest.testSingleNodeQuorum."""
+    ctx = Context(1, (1,))
+    ctx.sleep(ctx.config.election_timeout_ms)
+    assert (ctx.node.role, ctx.node.epoch) == (Role.LEADER, 1)
+
+
+def test_two_voters_one_answer_decides() -> None:
+    """testTwoNodeQuorumVoteGranted, testTwoNodeQuorumVoteRejected."""
+    for granted in (True, False):
+        ctx = Context(1, (1, 2))
+        ctx.sleep(ctx.config.election_timeout_ms)
+        ctx.deliver(2, VoteResponse(1, None, granted))
+        if granted:
+            assert ctx.node.role is Role.LEADER
+        else:  # lost: it backs off before the next epoch
+            assert (ctx.node.role, ctx.node.epoch) == (Role.CANDIDATE, 1)
+            ctx.sleep(ctx.config.retry_backoff_ms + ctx.config.election_backoff_max_ms)
+            assert (ctx.node.role, ctx.node.epoch) == (Role.CANDIDATE, 2)
+
+
+def test_three_voters_need_one_grant_or_two_rejections() -> None:
+    """testThreeNodeQuorumVoteGranted, testThreeNodeQuorumVoteRejected."""
+    ctx = Context(1, (1, 2, 3))
+    ctx.sleep(ctx.config.election_timeout_ms)
+    ctx.deliver(2, VoteResponse(1, None, True))
+    assert ctx.node.role is Role.LEADER
+
+    ctx = Context(1, (1, 2, 3), election_backoff_max_ms=0, retry_backoff_ms=1)
+    ctx.sleep(ctx.config.election_timeout_ms)
+    ctx.deliver(2, VoteResponse(1, None, False))
+    assert ctx.node.next_deadline() == 2 * ctx.config.election_timeout_ms  # still running
+    ctx.deliver(3, VoteResponse(1, None, False))
+    assert ctx.node.next_deadline() == ctx.now + 1  # lost: only the backoff left
+
+
+def test_answers_from_non_voters_count_neither_way() -> None:
+    """testCannotGrantOrRejectNonVoters (Kafka refuses to record them)."""
+    ctx = Context(1, (1, 2, 3))
+    ctx.sleep(ctx.config.election_timeout_ms)
+    ctx.deliver(9, VoteResponse(1, None, True))
+    assert ctx.node.role is Role.CANDIDATE
+    ctx = Context(1, (1, 2, 3), election_backoff_max_ms=0, retry_backoff_ms=1)
+    ctx.sleep(ctx.config.election_timeout_ms)
+    ctx.deliver(8, VoteResponse(1, None, False))
+    ctx.deliver(9, VoteResponse(1, None, False))
+    ctx.deliver(2, VoteResponse(1, None, False))
+    assert ctx.node.next_deadline() == 2 * ctx.config.election_timeout_ms  # not lost
+
+
+def test_a_voters_answer_counts_once() -> None:
+    """testIdempotentGrant, testIdempotentReject, testCannotChangeVoteGrantedToRejected,
+    testCannotChangeVoteRejectedToGranted: a repeated or contradicting answer from the same
+    voter changes nothing (Kafka throws on the contradiction)."""
+    ctx = Context(1, (1, 2, 3, 4, 5), election_backoff_max_ms=0, retry_backoff_ms=1)
+    ctx.sleep(ctx.config.election_timeout_ms)
+    timeout = 2 * ctx.config.election_timeout_ms
+    for _ in range(2):
+        ctx.deliver(2, VoteResponse(1, None, False))
+    ctx.deliver(2, VoteResponse(1, None, True))
+    ctx.deliver(3, VoteResponse(1, None, True))
+    assert ctx.node.role is Role.CANDIDATE  # 1 and 3 granted: no majority of five
+    ctx.deliver(3, VoteResponse(1, None, False))
+    ctx.deliver(4, VoteResponse(1, None, False))
+    assert ctx.node.next_deadline() == timeout  # 2 and 4 rejected: not lost yet
+    ctx.deliver(5, VoteResponse(1, None, True))
+    assert ctx.node.role is Role.LEADER
+
+
+def test_candidate_grants_no_vote_in_its_epoch_and_persists_its_own() -> None:
+    """CandidateStateTest.testGrantVote, testElectionState."""
+    ctx = Context(1, (1, 2, 3))
+    ctx.sleep(ctx.config.election_timeout_ms)
+    assert ctx.storage.election == ElectionState(1, 1, None)
+    ctx.drain()
+    for candidate in (2, 3):
+        ctx.deliver(candidate, ctx.vote_request(candidate, 1, 0, 0))
+        [(_, resp)] = ctx.sent(VoteResponse)
+        assert not resp.vote_granted
+    assert ctx.node.voted_id == 1
+
+
+# ---------------------------------------------------------------------- FollowerStateTest
+
+
+def test_follower_fetch_timeout_restarts_with_each_good_answer() -> None:
+    """FollowerStateTest.testFetchTimeoutExpiration."""
+    ctx = Context(1, (1, 2), epoch=5, leader=2, election_timeout_ms=10_000)
+    _, fetch = ctx.one_sent(FetchRequest)
+    ctx.sleep(1500)
+    ctx.deliver(2, ctx.fetch_response(fetch, 2, high_watermark=0))
+    ctx.sleep(ctx.config.fetch_timeout_ms - 1)
+    assert ctx.node.role is Role.FOLLOWER
+    ctx.sleep(1)
+    assert ctx.node.role is Role.CANDIDATE
+
+
+def test_follower_high_watermark_never_moves_back() -> None:
+    """FollowerStateTest.testMonotonicHighWatermark (Kafka throws on a lower HW; kraftsim
+    keeps the higher one)."""
+    ctx = Context(1, (1, 2), epoch=5, leader=2, log=[(5, list("abcdefghij"))])
+    _, fetch = ctx.one_sent(FetchRequest)
+    ctx.deliver(2, ctx.fetch_response(fetch, 2, high_watermark=10))
+    _, fetch = ctx.one_sent(FetchRequest)
+    ctx.deliver(2, ctx.fetch_response(fetch, 2, high_watermark=5))
+    assert ctx.node.high_watermark == 10
+
+
+def test_follower_grants_no_vote_in_its_leaders_epoch() -> None:
+    """FollowerStateTest.testGrantVote."""
+    ctx = Context(1, (1, 2, 3), epoch=5, leader=2)
+    ctx.drain()
+    for candidate in (2, 3):
+        ctx.deliver(candidate, ctx.vote_request(candidate, 5, 0, 0))
+        [(_, resp)] = ctx.sent(VoteResponse)
+        assert not resp.vote_granted
