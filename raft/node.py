@@ -180,6 +180,10 @@ class RaftNode:
             self._set_election_deadline(now + self._election_timeout())
         else:
             self._become_unattached(election.epoch, now, keep_vote=True)
+        if self.voters == (node_id,) and self.role is not Role.CANDIDATE:
+            # The only voter stands at once and wins (Kafka's KafkaRaftClient.initialize):
+            # in a new epoch, even if it led the last one.
+            self._become_candidate(now)
 
     # ------------------------------------------------------------------ queries
     @property

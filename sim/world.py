@@ -12,6 +12,7 @@ from __future__ import annotations
 import random
 from collections.abc import Callable, Sequence
 from enum import StrEnum
+from functools import partial
 from heapq import heappop
 from typing import Any, Protocol
 
@@ -469,8 +470,8 @@ class Simulation:
                              config=self.config.raft, incarnation=slot.incarnation,
                              mutations=self.config.mutations)
         slot.status = NodeStatus.RUNNING
-        for monitor in self.monitors:
-            monitor.on_boot(self, slot)
+        for monitor in self.monitors:  # (a lone voter leads as it boots: its checks run now)
+            self._call(slot, partial(monitor.on_boot, self, slot))
         slot.apps = self.app_factory(self, slot) if self.app_factory else []
         slot.drains = [d for app in slot.apps if (d := getattr(app, "drain_outbox", None))]
         slot.deadlines = [app.next_deadline for app in slot.apps

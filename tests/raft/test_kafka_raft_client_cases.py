@@ -29,13 +29,6 @@ from tests.raft.kafka_context import Context
 # ---------------------------------------------------------------------- start-up
 
 
-_STARTS_AFTER_TIMEOUT = pytest.mark.xfail(
-    strict=True, reason="kraftsim differs: a lone voter waits for its election timeout before "
-    "it stands (Kafka stands at start); kept, since every one-controller shell transcript "
-    "and lab session is timed by it")
-
-
-@_STARTS_AFTER_TIMEOUT
 def test_single_member_quorum_elects_itself_at_start() -> None:
     """testInitializeSingleMemberQuorum: the only voter is leader of epoch 1 at once."""
     ctx = Context(1, (1,))
@@ -44,7 +37,6 @@ def test_single_member_quorum_elects_itself_at_start() -> None:
     assert ctx.node.high_watermark == 1
 
 
-@_STARTS_AFTER_TIMEOUT
 def test_single_member_that_led_bumps_the_epoch_at_start() -> None:
     """testInitializeAsLeaderFromStateStoreSingleMemberQuorum: a lone voter that led epoch 2
     leads epoch 3 at once (it never leads the epoch of a previous life again)."""

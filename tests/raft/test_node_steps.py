@@ -48,15 +48,18 @@ def test_append_with_linger_zero_does_not_call_listeners() -> None:
 
 
 def test_a_listener_cannot_start_a_step_of_its_own_node() -> None:
-    node = RaftNode(1, (1,), RaftStorage(), random.Random(0), 0)
+    node = RaftNode(1, (1,), RaftStorage(), random.Random(0), 0,
+                    config=RaftConfig(append_linger_ms=0))
+    assert node.role is Role.LEADER  # the only voter leads as it starts
 
     class Reentrant(Recorder):
-        def handle_leader_change(self, leader: LeaderAndEpoch) -> None:
+        def handle_commit(self, batches: object, high_watermark: int) -> None:
             node.poll(0)
 
     node.register_listener(Reentrant())
+    node.append(["a"], node.epoch, 0)
     with pytest.raises(RuntimeError, match="inside another step"):
-        node.poll(node.next_deadline() or 0)
+        node.poll(0)
 
 
 def test_a_new_listener_loads_a_snapshot_at_offset_zero() -> None:
