@@ -7,8 +7,11 @@ from collections.abc import Sequence
 from typing import Any
 
 
-def columns(names: Sequence[str], width: int = 80) -> list[str]:
+def columns(names: Sequence[str], width: int | None = 80) -> list[str]:
     """Names in columns filled top to bottom, as Kafka's metadata shell lays out ``ls``.
+
+    ``width`` None (output that is not a terminal's) gives one name per line, as Kafka's
+    shell prints outside its interactive mode.
 
     Kafka's ``LsCommandHandler``: each column is as wide as its longest name plus two
     spaces; of at most ``width // 4`` columns, the most that fill their last column and
@@ -17,6 +20,8 @@ def columns(names: Sequence[str], width: int = 80) -> list[str]:
     """
     if not names:
         return []
+    if width is None:
+        return list(names)
     count = len(names)
     lengths = [len(name) for name in names]
     per_column, widths = count, [max(lengths) + 2]

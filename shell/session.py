@@ -110,7 +110,7 @@ def _is_json(text: str) -> bool:
 class Session:
     """State shared by the commands; see the module docs."""
 
-    def __init__(self, sink: Sink, *, output_format: str = "text", width: int = 80,
+    def __init__(self, sink: Sink, *, output_format: str = "text", width: int | None = None,
                  history: list[str] | None = None, interactive: bool = False,
                  redact: bool = True) -> None:
         self.sink = sink
@@ -118,6 +118,8 @@ class Session:
         self.redact = redact
         """Print SCRAM and delegation token secrets as ``[redacted]``."""
         self.width = width
+        """The terminal's width for ``ls`` columns; None when the output is not a terminal
+        (one name per line, as Kafka's shell prints outside its interactive mode)."""
         self.history: list[str] = list(history or [])
         self.interactive = interactive
         self.lab: Lab | None = None

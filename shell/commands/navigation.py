@@ -49,8 +49,7 @@ def run_ls(session: Session, args: list[str]) -> None:
     targets = _targets(session, LS, args, ".")
     expanded = [m for _, matches in targets for m in matches]
     file_paths = [p for p, node in expanded if not node.is_dir]
-    file_names = [word if len(matches) == 1 else render(path)
-                  for word, matches in targets for path, node in matches if not node.is_dir]
+    file_names = [_last_component(path) for path in file_paths]
     dirs = [(p, node) for p, node in expanded if isinstance(node, Dir)]
     if session.format == "json":
         listing: dict[str, list[str] | None] = {render(p): None for p in file_paths}
@@ -63,7 +62,7 @@ def run_ls(session: Session, args: list[str]) -> None:
     for path, node in dirs:
         lines = columns(node.names(), session.width)
         if len(expanded) > 1:
-            lines = [f"{render(path)}:", *lines]
+            lines = [f"{_last_component(path)}:", *lines]
         chunks.append(lines)
     first = True
     for chunk in chunks:
@@ -72,6 +71,11 @@ def run_ls(session: Session, args: list[str]) -> None:
         first = False
         for line in chunk:
             session.out(line)
+
+
+def _last_component(path: Path) -> str:
+    """What Kafka's ``ls`` names a target by: its last path component (``/`` for the root)."""
+    return path[-1] if path else "/"
 
 
 def run_cd(session: Session, args: list[str]) -> None:

@@ -96,7 +96,7 @@ def test_a_log_ending_inside_a_transaction_shows_the_state_before_it(tmp_path: P
     assert rec.run("ls /image/topics/byName") == []
     assert rec.run("cat /image/provenance")[0].startswith(f"offset {begin - 1}, epoch 1")
     assert "never ends in the files" in rec.run("cat /local/node")[0]
-    assert rec.run("ls /image/cluster/brokers") == ["0  1"]
+    assert rec.run("ls /image/cluster/brokers") == ["0", "1"]
 
 
 def test_lab_commands_say_there_is_no_simulation(kafka_data: Path,
@@ -123,7 +123,7 @@ def test_topic_deletes_keep_only_the_third_incarnation(kafka_data: Path) -> None
     rec = files_shell(kafka_data / "topic-deletes")
     assert rec.run("ls /image/topics/byName", "ls /image/topics/byId") == [
         "test-topic", "YNY5hm01SZ-bAGeCLAGqWA"]
-    assert rec.run("ls /image/topics/byName/test-topic") == ["0  id  name"]  # Kafka's ls layout
+    assert rec.run("ls /image/topics/byName/test-topic") == ["0", "id", "name"]  # one per line
     rec.session.format = "json"
     partition = json.loads(rec.run("cat /image/topics/byId/*/0")[0])
     value = partition["/image/topics/byId/YNY5hm01SZ-bAGeCLAGqWA/0"]

@@ -49,7 +49,7 @@ def shell_over_tree(width: int = 80) -> Recorder:
     ("cd", []),
     ("cd abc", []),
     ("ls", ["123  abc  foo  foobarbaz  quux  some"]),
-    ("ls abc 123", ["/abc:", "x", "", "/123:", "y"]),
+    ("ls abc 123", ["abc:", "x", "", "123:", "y"]),
     ("pwd", ["/"]),
     ("help", None),
     ("exit", []),
@@ -119,16 +119,17 @@ def test_a_short_last_column_fills_from_the_top() -> None:
 
 
 def test_files_then_each_directory_under_its_header() -> None:
-    """testPrintTargets."""
+    """testPrintTargets, through the command: each directory is introduced by its last path
+    component, as Kafka's LsCommandHandler names its targets."""
     rec = shell_over_tree(width=18)
     assert rec.run("ls foo foobarbaz quux /some/dir /some/other/dir") == [
         "foo        quux",
         "foobarbaz",
         "",
-        "/some/dir:",
+        "dir:",
         "supercalifragalistic",
         "",
-        "/some/other/dir:",
+        "dir:",
         "capability",
         "delegation",
         "elephant",

@@ -134,7 +134,7 @@ def test_ls_with_sixty_stars_and_ten_thousand(shell: Shell) -> None:
     rec = shell()
     stars60 = "/local/" + "*" * 60 + "x"
     assert rec.run(f"ls {stars60}") == [f"ERR ls: {stars60}: no such file or directory"]
-    assert rec.run("ls /" + "*" * 60 + "l") == ["node  version"]
+    assert rec.run("ls /" + "*" * 60 + "l") == ["node", "version"]
     huge = "/local/" + "*?" * 5_000 + "x"
     assert rec.run(f"ls {huge}") == [f"ERR ls: {huge}: no such file or directory"]
 
