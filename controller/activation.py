@@ -1,8 +1,10 @@
 """What a new leader writes before anything else (Kafka's ActivationRecordsGenerator).
 
-- An empty log: the bootstrap records. At metadata.version >= 3.6-IV1 inside a
-  transaction named "Bootstrap records", written non-atomically; below, one
-  atomic batch without markers.
+- An empty log: the bootstrap records (:class:`~metadata.bootstrap.BootstrapMetadata`:
+  metadata.version and whatever else the bootstrap holds), then a
+  ZkMigrationStateRecord at >= 3.4-IV0. At the bootstrap's metadata.version
+  >= 3.6-IV1 inside a transaction named "Bootstrap records", written
+  non-atomically; below, one atomic batch without markers.
 - A committed log that ends inside an open transaction: exactly one atomic
   ``AbortTransactionRecord(reason="Controller failover")``; below 3.6-IV1 this
   is a fatal fault, as in Kafka.
@@ -18,20 +20,15 @@ from __future__ import annotations
 import msgspec
 
 from controller.errors import ControllerFault
+from metadata.bootstrap import BootstrapMetadata
 from metadata.schema import (
     AbortTransactionRecord,
     BeginTransactionRecord,
     EndTransactionRecord,
-    FeatureLevelRecord,
     MetadataRecord,
     ZkMigrationStateRecord,
 )
-from metadata.versions import (
-    METADATA_VERSION_FEATURE,
-    ZK_MIGRATION_RECORD,
-    release_name,
-    supports_transactions,
-)
+from metadata.versions import ZK_MIGRATION_RECORD, release_name, supports_transactions
 
 BOOTSTRAP_TRANSACTION = "Bootstrap records"
 """The name of the bootstrap transaction."""
@@ -46,21 +43,24 @@ class ActivationRecords(msgspec.Struct, frozen=True):
     atomic: bool
 
 
-def bootstrap_records(metadata_version: int) -> list[MetadataRecord]:
+def bootstrap_records(bootstrap: BootstrapMetadata) -> list[MetadataRecord]:
     """What the first leader of an empty log sets up (without markers)."""
-    records: list[MetadataRecord] = [FeatureLevelRecord(METADATA_VERSION_FEATURE,
-                                                        metadata_version)]
-    if metadata_version >= ZK_MIGRATION_RECORD:
+    records = list(bootstrap.records)
+    if bootstrap.metadata_version >= ZK_MIGRATION_RECORD:
         records.append(ZkMigrationStateRecord(0))
     return records
 
 
 def activation_records(log_empty: bool, transaction_start: int, metadata_version: int,
-                       bootstrap_version: int) -> ActivationRecords:
-    """The records a new leader writes first; raises ControllerFault when it cannot go on."""
+                       bootstrap: BootstrapMetadata) -> ActivationRecords:
+    """The records a new leader writes first; raises ControllerFault when it cannot go on.
+
+    ``metadata_version`` is the one of the replayed log; ``bootstrap`` is used only when
+    the log is empty.
+    """
     if log_empty:
-        records = bootstrap_records(bootstrap_version)
-        if supports_transactions(bootstrap_version):
+        records = bootstrap_records(bootstrap)
+        if supports_transactions(bootstrap.metadata_version):
             return ActivationRecords(
                 [BeginTransactionRecord(BOOTSTRAP_TRANSACTION), *records, EndTransactionRecord()],
                 atomic=False)

@@ -5,7 +5,12 @@ from __future__ import annotations
 import msgspec
 
 from controller.write_mode import WriteMode
-from metadata.versions import LATEST_PRODUCTION, parse_metadata_version
+from metadata.versions import (
+    LATEST_PRODUCTION,
+    MINIMUM_BOOTSTRAP,
+    parse_metadata_version,
+    release_name,
+)
 from raft.config import ConfigError
 
 
@@ -17,7 +22,8 @@ class ControllerConfig(msgspec.Struct, frozen=True, kw_only=True):
     write_mode: WriteMode | None = None
     """How larger operations are written; None: transactional at >= 3.6-IV1, else atomic."""
     bootstrap_metadata_version: int = LATEST_PRODUCTION
-    """metadata.version written by the first leader of an empty log."""
+    """metadata.version written by the first leader of an empty log (at least 3.3-IV0, the
+    first with a FeatureLevelRecord, as Kafka's BootstrapMetadata requires)."""
     noop_interval_ms: int = 500
     """metadata.max.idle.interval.ms: the active controller writes a NoOpRecord this often
     (0: never; only at metadata.version >= 3.3-IV1)."""
@@ -46,4 +52,9 @@ class ControllerConfig(msgspec.Struct, frozen=True, kw_only=True):
             parse_metadata_version(str(self.bootstrap_metadata_version))
         except ValueError as exc:
             raise ConfigError("metadata-version", str(exc)) from None
+        if self.bootstrap_metadata_version < MINIMUM_BOOTSTRAP:
+            raise ConfigError("metadata-version",
+                              f"Bootstrap metadata.version before "
+                              f"{release_name(MINIMUM_BOOTSTRAP)} are not supported, got "
+                              f"{release_name(self.bootstrap_metadata_version)}")
         return self

@@ -41,10 +41,11 @@ from controller.errors import ApiError, ControllerFault, not_controller
 from controller.handle import OperationHandle
 from controller.mutations import ControllerMutation
 from controller.offset_control import OffsetControlManager, RevertPoint
-from controller.operations.base import Operation, OperationContext
+from controller.operations.base import Generated, Operation, OperationContext
 from controller.operations.cluster import NoOp
 from controller.write_mode import WriteMode, default_mode, plan_batches, split
 from metadata.batch_shape import shape_of
+from metadata.bootstrap import BootstrapMetadata
 from metadata.delta import MetadataDelta, ReplayError
 from metadata.image import MetadataImage
 from metadata.replay_check import ReplayCheck
@@ -56,7 +57,7 @@ from metadata.schema import (
     is_marker,
 )
 from metadata.snapshot import image_to_records
-from metadata.versions import NOOP_RECORDS
+from metadata.versions import NOOP_RECORDS, release_name
 from raft import Batch, LeaderAndEpoch, NotLeaderError, RaftNode, Snapshot
 
 FatalHandler = Callable[[ControllerFault], None]
@@ -68,12 +69,19 @@ class QuorumController:
     def __init__(self, node_id: int, raft: RaftNode, rng: random.Random,
                  clock: Callable[[], int], config: ControllerConfig | None = None,
                  fatal_handler: FatalHandler | None = None,
-                 mutations: frozenset[ControllerMutation] = frozenset()) -> None:
+                 mutations: frozenset[ControllerMutation] = frozenset(),
+                 bootstrap: BootstrapMetadata | None = None) -> None:
+        """``bootstrap``: what the first leader of an empty log writes (Kafka's
+        bootstrap.checkpoint); None: only the config's bootstrap metadata.version."""
         self.node_id = node_id
         self.raft = raft
         self.rng = rng
         self.clock = clock
         self.config = (config or ControllerConfig()).validate()
+        self.bootstrap = bootstrap or BootstrapMetadata.from_version(
+            self.config.bootstrap_metadata_version,
+            f"the configured bootstrap with metadata.version "
+            f"{release_name(self.config.bootstrap_metadata_version)}")
         self.fatal_handler = fatal_handler
         self.mutations = mutations
         self.offsets = OffsetControlManager()
@@ -145,6 +153,14 @@ class QuorumController:
         if self.fault is not None:
             handle.fail(ApiError("UNKNOWN_SERVER_ERROR",
                                  f"controller {self.node_id} stopped: {self.fault}"), now)
+            return handle
+        early = getattr(operation, "early_result", None)
+        result: Generated | None = early() if early is not None else None
+        if result is not None:
+            # An empty request: Kafka answers it at once, active or not, without queueing
+            # it behind pending writes (QuorumController.createTopics, deleteTopics, ...).
+            handle.response = result.response
+            handle.commit(now)
             return handle
         if not self.active:
             handle.fail(not_controller(self.node_id, self.raft.leader_id), now)
@@ -343,7 +359,7 @@ class QuorumController:
                 log_empty=not self.replayed_any,
                 transaction_start=self.offsets.transaction_start_offset,
                 metadata_version=self.metadata_version,
-                bootstrap_version=self.config.bootstrap_metadata_version)
+                bootstrap=self.bootstrap)
         except ControllerFault as fault:
             self._fatal(fault)
             return
@@ -416,7 +432,8 @@ class QuorumController:
 
     def _context(self) -> OperationContext:
         return OperationContext(self.image, self.rng, self.raft.log.end_offset, self.node_id,
-                                self.config.max_records_per_operation)
+                                self.config.max_records_per_operation,
+                                frozenset(self.raft.voters))
 
     def _maybe_snapshot(self) -> None:
         every = self.config.snapshot_every_records

@@ -22,8 +22,9 @@ Entry points:
   :func:`record_version` (the version Kafka writes at a metadata.version);
 - files: :func:`read_node_dir`, :func:`read_log_dir`, :func:`read_segment_file`,
   :func:`read_snapshot_file`, :func:`read_bootstrap_checkpoint`,
-  :func:`read_quorum_state`, :func:`read_meta_properties`,
-  :func:`write_node_log`, :func:`write_snapshot_file`.
+  :func:`read_bootstrap_directory`, :func:`read_quorum_state`,
+  :func:`read_meta_properties`, :func:`write_node_log`, :func:`write_snapshot_file`,
+  :func:`write_bootstrap_file`.
 """
 
 from kafka_format.batch_format import (
@@ -43,6 +44,7 @@ from kafka_format.files import (
     SegmentFile,
     SnapshotFile,
     read_bootstrap_checkpoint,
+    read_bootstrap_directory,
     read_log_dir,
     read_meta_properties,
     read_node_dir,
@@ -51,6 +53,7 @@ from kafka_format.files import (
     read_snapshot_file,
     segment_file_name,
     snapshot_file_name,
+    write_bootstrap_file,
     write_meta_properties,
     write_node_log,
     write_quorum_state,
@@ -101,6 +104,7 @@ __all__ = [
     "encode_metadata_record",
     "encode_snapshot",
     "read_bootstrap_checkpoint",
+    "read_bootstrap_directory",
     "read_log_dir",
     "read_meta_properties",
     "read_node_dir",
@@ -112,6 +116,7 @@ __all__ = [
     "snapshot_batches",
     "snapshot_file_name",
     "to_decoded_batch",
+    "write_bootstrap_file",
     "write_meta_properties",
     "write_node_log",
     "write_quorum_state",

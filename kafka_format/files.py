@@ -82,6 +82,13 @@ from kafka_format.snapshot_codec import (
     decode_snapshot,
     encode_snapshot,
 )
+from metadata.bootstrap import BootstrapMetadata
+from metadata.versions import (
+    LATEST_PRODUCTION,
+    MINIMUM_BOOTSTRAP,
+    parse_release_version,
+    release_name,
+)
 from raft.batch import Batch
 from raft.snapshot import Snapshot, SnapshotId
 
@@ -237,6 +244,53 @@ def read_bootstrap_checkpoint(path: str | Path) -> SnapshotDecodeResult:
     if path.is_dir():
         path = path / BOOTSTRAP_FILE
     return read_snapshot_file(path, snapshot_id=BOOTSTRAP_SNAPSHOT_ID).result
+
+
+def read_bootstrap_directory(directory: str | Path, ibp: str | None = None) -> BootstrapMetadata:
+    """The bootstrap metadata of a formatted node (Kafka's ``BootstrapDirectory.read``).
+
+    ``bootstrap.checkpoint`` in ``directory`` when it exists (its data records;
+    raises BootstrapError when they set no metadata.version, or one below
+    3.3-IV0, and ValueError when the file is damaged); else the configured
+    ``ibp`` (``inter.broker.protocol.version``: a release before 3.3-IV0 gives
+    3.3-IV0), else the latest production version. Raises ValueError when
+    ``directory`` is not a directory.
+    """
+    path = Path(directory)
+    if not path.is_dir():
+        if path.exists():
+            raise ValueError(f"Path {directory} exists, but is not a directory.")
+        raise ValueError(f"No such directory as {directory}")
+    file = path / BOOTSTRAP_FILE
+    if file.exists():
+        result = read_bootstrap_checkpoint(file)
+        if result.snapshot is None:
+            reason = result.error.message if result.error is not None else "no snapshot"
+            raise ValueError(f"Unable to read {file}: {reason}")
+        return BootstrapMetadata.from_records(
+            result.snapshot.records, f"the binary bootstrap metadata file: {file}")
+    if ibp is None:
+        return BootstrapMetadata.from_version(LATEST_PRODUCTION, "the default bootstrap")
+    level = parse_release_version(ibp)
+    if level < MINIMUM_BOOTSTRAP:
+        name = release_name(MINIMUM_BOOTSTRAP)
+        return BootstrapMetadata.from_version(
+            MINIMUM_BOOTSTRAP, f"the minimum version bootstrap with metadata.version {name}")
+    return BootstrapMetadata.from_version(
+        level, f"the configured bootstrap with metadata.version {release_name(level)}")
+
+
+def write_bootstrap_file(directory: str | Path, bootstrap: BootstrapMetadata) -> Path:
+    """Write ``bootstrap``'s records as ``directory``/bootstrap.checkpoint (through a
+    temporary file, then a rename, as Kafka's ``writeBinaryFile``); returns its path.
+    Raises ValueError when ``directory`` is not a directory, OSError on a write error."""
+    path = Path(directory)
+    if not path.is_dir():
+        raise ValueError(f"No such directory as {directory}")
+    snapshot = Snapshot(BOOTSTRAP_SNAPSHOT_ID, bootstrap.records)
+    temp = write_snapshot_file(path, snapshot, metadata_version=bootstrap.metadata_version,
+                               name=f"{BOOTSTRAP_FILE}.tmp")
+    return temp.replace(path / BOOTSTRAP_FILE)
 
 
 def _read_text(path: Path) -> str | DecodeFailure:

@@ -91,3 +91,24 @@ def parse_metadata_version(text: str) -> int:
 def supports_transactions(level: int) -> bool:
     """True when metadata transactions (KIP-868) may be written at this level."""
     return level >= TRANSACTIONS
+
+
+PRE_KRAFT = 0
+"""What :func:`parse_release_version` returns for a release before 3.0-IV1 (no KRaft)."""
+
+
+def parse_release_version(text: str) -> int:
+    """The level of an ``inter.broker.protocol.version``-style string, as Kafka's
+    ``MetadataVersion.fromVersionString``: a full name (``3.3-IV2``) or a release
+    (``3.3``: its last level); releases before 3.0-IV1 (``2.7``, ``0.10.2``,
+    ``3.0-IV0``) give :data:`PRE_KRAFT`. Raises ValueError for anything else."""
+    if text in LEVELS:
+        return LEVELS[text]
+    release = [level for name, level in LEVELS.items() if name.startswith(f"{text}-")]
+    if release:
+        return release[-1]
+    parts = text.split("-")[0].split(".")
+    if text != "3.0-IV0" and not (len(parts) >= 2 and all(p.isdigit() for p in parts)
+                                  and (int(parts[0]), int(parts[1])) < (3, 0)):
+        raise ValueError(f"Version {text} is not a valid version")
+    return PRE_KRAFT

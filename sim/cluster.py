@@ -25,6 +25,7 @@ from controller.handle import OperationHandle
 from controller.mutations import ControllerMutation
 from controller.operations import Operation
 from controller.write_mode import WriteMode
+from metadata.bootstrap import BootstrapMetadata
 from metadata.snapshot import image_from_records
 from raft import RaftConfig, Snapshot
 from raft.config import ConfigError
@@ -128,11 +129,15 @@ class KRaftCluster:
 
     def __init__(self, config: ClusterConfig, trace_out: IO[bytes] | None = None,
                  extra_monitors: Sequence[Monitor] = (),
-                 initial_snapshot: Snapshot | None = None) -> None:
+                 initial_snapshot: Snapshot | None = None,
+                 bootstrap: BootstrapMetadata | None = None) -> None:
         """``initial_snapshot``: a snapshot ending at offset 0 on every node's disk
         before the start (Kafka's formatted ``0-0`` checkpoint); its records are
-        the cluster's first state and no bootstrap records are written."""
+        the cluster's first state and no bootstrap records are written.
+        ``bootstrap``: the controllers' bootstrap records (Kafka's
+        ``bootstrap.checkpoint``); None: only the configured metadata.version."""
         self.config = config.validate()
+        self.bootstrap = bootstrap
         self._log_dirs: dict[int, tuple[int, LogDir]] = {}
         world = WorldConfig(seed=config.seed, voter_ids=config.controller_ids,
                             observer_ids=config.broker_ids, raft=config.raft,
@@ -204,7 +209,8 @@ class KRaftCluster:
             controller = QuorumController(
                 node_id, slot.raft, rng, lambda: sim.now, self.config.controller,
                 fatal_handler=lambda fault: self._on_fatal(node_id, fault),
-                mutations=self.config.layer_mutations(ControllerMutation))
+                mutations=self.config.layer_mutations(ControllerMutation),
+                bootstrap=self.bootstrap)
             return [controller, *controller_apps(settings, controller, lambda: sim.now)]
         loader = MetadataLoader(slot.node_id, slot.raft,
                                 mutations=self.config.layer_mutations(BrokerMutation))

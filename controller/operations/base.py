@@ -19,7 +19,9 @@ class OperationContext(msgspec.Struct, frozen=True):
     included (as in Kafka); ``next_offset`` is where its first record will be;
     ``rng`` is the controller's seeded generator (topic ids, placement);
     ``max_records`` bounds the records one operation may generate (see
-    :meth:`records`).
+    :meth:`records`); ``controller_ids`` are the controllers of the quorum (a
+    config may name one as a broker resource, as in Kafka's
+    ConfigResourceExistenceChecker).
     """
 
     image: MetadataImage
@@ -27,6 +29,7 @@ class OperationContext(msgspec.Struct, frozen=True):
     next_offset: int
     node_id: int
     max_records: int = MAX_RECORDS_PER_USER_OP
+    controller_ids: frozenset[int] = frozenset()
 
     def records(self) -> BoundedRecords:
         """An empty list for the operation's records that raises POLICY_VIOLATION as soon as
@@ -42,7 +45,12 @@ class Generated(msgspec.Struct, frozen=True):
 
 
 class Operation(Protocol):
-    """A controller write: it validates, then returns records, or raises ApiError."""
+    """A controller write: it validates, then returns records, or raises ApiError.
+
+    An operation may also have ``early_result() -> Generated | None``: a result
+    given at once, before any check or write, for a request with nothing in it
+    (Kafka completes those without an event on the controller's queue).
+    """
 
     def describe(self) -> str:
         """A short human description (also the transaction name)."""

@@ -130,15 +130,23 @@ class IncrementalAlterConfigs(msgspec.Struct, frozen=True):
         return f"IncrementalAlterConfigs({kind}:{self.resource_name} {what})"
 
     def generate(self, ctx: OperationContext) -> Generated:
-        """Validate the resource, names and values; emit one ConfigRecord per change."""
+        """Validate the resource, names and values; emit one ConfigRecord per change.
+
+        The resource must exist (Kafka's ConfigResourceExistenceChecker): a topic, or
+        for a broker resource the cluster default (""), a registered broker or a
+        controller of the quorum.
+        """
         if self.resource_type == TOPIC_RESOURCE:
             if self.resource_name not in ctx.image.topics_by_name:
                 raise ApiError("UNKNOWN_TOPIC_OR_PARTITION",
                                f"Topic {self.resource_name} does not exist")
-        elif self.resource_type == BROKER_RESOURCE and self.resource_name \
-                and not self.resource_name.isdigit():
-            raise ApiError("INVALID_REQUEST",
-                           f"broker id must be a number, not {self.resource_name!r}")
+        elif self.resource_type == BROKER_RESOURCE and self.resource_name:
+            if not self.resource_name.isdigit():
+                raise ApiError("INVALID_REQUEST",
+                               f"broker id must be a number, not {self.resource_name!r}")
+            node = int(self.resource_name)
+            if node not in ctx.image.brokers and node not in ctx.controller_ids:
+                raise ApiError("BROKER_ID_NOT_REGISTERED", f"No node with id {node} found.")
         if not self.changes:
             raise ApiError("INVALID_REQUEST", "no config change given")
         records = ctx.records()

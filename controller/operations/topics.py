@@ -83,6 +83,10 @@ class CreateTopics(msgspec.Struct, frozen=True):
         inner = ", ".join(f"{t.name}: {t.partitions} partitions" for t in self.topics)
         return f"CreateTopics({inner})"
 
+    def early_result(self) -> Generated | None:
+        """No topics: the answer, given at once without a write (Kafka's early result)."""
+        return Generated([], {"topics": []}) if not self.topics else None
+
     def generate(self, ctx: OperationContext) -> Generated:
         """Validate every topic (a legal name, new, not colliding with another one on
         '.' against '_', at least one partition, known configs), then place replicas and
@@ -137,6 +141,10 @@ class DeleteTopics(msgspec.Struct, frozen=True):
     def describe(self) -> str:
         """E.g. ``DeleteTopics(a, b)``."""
         return f"DeleteTopics({', '.join(self.names)})"
+
+    def early_result(self) -> Generated | None:
+        """No names: the answer, given at once without a write (Kafka's early result)."""
+        return Generated([], {"deleted": []}) if not self.names else None
 
     def generate(self, ctx: OperationContext) -> Generated:
         """Refuse unknown topics; otherwise remove them."""

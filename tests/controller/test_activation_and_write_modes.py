@@ -9,6 +9,7 @@ import pytest
 from controller.activation import activation_records
 from controller.errors import ApiError, ControllerFault
 from controller.write_mode import WriteMode, default_mode, plan_batches
+from metadata.bootstrap import BootstrapMetadata
 from metadata.schema import (
     AbortTransactionRecord,
     BeginTransactionRecord,
@@ -20,14 +21,18 @@ from metadata.schema import (
 from metadata.versions import LEVELS
 
 
+def _bootstrap(level: int) -> BootstrapMetadata:
+    return BootstrapMetadata.from_version(level, "test")
+
+
 @pytest.mark.parametrize(("release", "atomic", "types"), [
-    ("3.0-IV1", True, [FeatureLevelRecord]),
+    ("3.3-IV0", True, [FeatureLevelRecord]),
     ("3.4-IV0", True, [FeatureLevelRecord, ZkMigrationStateRecord]),
     ("3.6-IV1", False, [BeginTransactionRecord, FeatureLevelRecord, ZkMigrationStateRecord,
                         EndTransactionRecord]),
 ])
 def test_activation_on_an_empty_log(release: str, atomic: bool, types: list[type]) -> None:
-    result = activation_records(True, -1, LEVELS[release], LEVELS[release])
+    result = activation_records(True, -1, LEVELS[release], _bootstrap(LEVELS[release]))
     assert result.atomic is atomic
     assert [type(r) for r in result.records] == types
     if not atomic:
@@ -37,7 +42,7 @@ def test_activation_on_an_empty_log(release: str, atomic: bool, types: list[type
 
 
 def test_activation_with_an_open_transaction_writes_one_atomic_abort() -> None:
-    result = activation_records(False, 500, LEVELS["3.6-IV1"], LEVELS["3.6-IV1"])
+    result = activation_records(False, 500, LEVELS["3.6-IV1"], _bootstrap(LEVELS["3.6-IV1"]))
     assert result.atomic
     assert result.records == [AbortTransactionRecord("Controller failover")]
 
@@ -46,11 +51,11 @@ def test_activation_with_an_open_transaction_below_3_6_iv1_is_fatal() -> None:
     with pytest.raises(ControllerFault, match=re.escape(
             "in-progress transaction at offset 500, but the metadata.version 3.6-IV0 does not "
             "support transactions")):
-        activation_records(False, 500, LEVELS["3.6-IV0"], LEVELS["3.6-IV0"])
+        activation_records(False, 500, LEVELS["3.6-IV0"], _bootstrap(LEVELS["3.6-IV0"]))
 
 
 def test_activation_on_a_committed_log_writes_nothing() -> None:
-    assert activation_records(False, -1, 13, 13).records == []
+    assert activation_records(False, -1, 13, _bootstrap(13)).records == []
 
 
 def test_non_atomic_splits_without_markers() -> None:

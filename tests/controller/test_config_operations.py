@@ -17,12 +17,13 @@ from controller.operations.configs import (
 )
 from metadata.delta import BROKER_RESOURCE, TOPIC_RESOURCE, MetadataDelta
 from metadata.image import MetadataImage
-from metadata.schema import ConfigRecord, MetadataRecord, TopicRecord
+from metadata.schema import ConfigRecord, MetadataRecord, RegisterBrokerRecord, TopicRecord
 
 
 def _generate(op: IncrementalAlterConfigs) -> tuple[list[MetadataRecord], object]:
     delta = MetadataDelta(MetadataImage.EMPTY)
-    delta.replay_all([TopicRecord("t", "AAAAAAAAAAAAAAAAAAAAAA")])
+    delta.replay_all([TopicRecord("t", "AAAAAAAAAAAAAAAAAAAAAA"),
+                      RegisterBrokerRecord(2, "inc-2", broker_epoch=10)])
     generated = op.generate(OperationContext(delta.apply(0, 1), random.Random(1), 1, 0))
     return list(generated.records), generated.response
 
@@ -35,7 +36,7 @@ def test_set_and_delete_write_one_config_record_each() -> None:
     assert records == [ConfigRecord(TOPIC_RESOURCE, "t", "retention.ms", "100"),
                        ConfigRecord(TOPIC_RESOURCE, "t", "cleanup.policy", None)]
     assert response == {"resource": "TOPIC:t"}
-    for broker in ("", "2"):  # the cluster default, or one broker
+    for broker in ("", "2"):  # the cluster default, or one registered broker
         records, response = _generate(IncrementalAlterConfigs(
             BROKER_RESOURCE, broker, (ConfigChange("min.insync.replicas", "2"),)))
         assert records == [ConfigRecord(BROKER_RESOURCE, broker, "min.insync.replicas", "2")]

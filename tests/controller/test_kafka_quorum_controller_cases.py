@@ -1,0 +1,379 @@
+"""Cases of Kafka's QuorumControllerTest (metadata/src/test/java/org/apache/kafka/controller/),
+in kraftsim's terms: a simulated quorum of three controllers stands in for Kafka's
+LocalLogManagerTestEnv, an OperationHandle for a controller future, the committed
+image (the state at the last stable offset) for a controller read.
+
+Also two cases that Kafka's test had on its 3.4 and 3.5 branches and later dropped
+with the controller's own snapshot code: a non-atomic write cut by a failover
+(testMissingInMemorySnapshot) and snapshots that go on after repeated
+resignations (testSnapshotAfterRepeatedResign).
+
+Cases already ported elsewhere: the fatal replay error on the active controller
+(test_fatal_replay_on_active.py); appending records atomically or not
+(test_activation_and_write_modes.py: kraftsim refuses an oversized atomic write with
+POLICY_VIOLATION where Kafka's appendRecords throws and fails over); the activation
+records of an open transaction, with and without support (test_activation_and_write_modes.py,
+test_failover.py). Not applicable: timeouts of events waiting on the controller's queue
+(kraftsim has no queue: an operation runs when it is submitted), kraft.version in broker
+registrations, the authorizer's initial load, the partial bootstrap transaction
+(unreachable in Kafka, see controller/activation.py); the broker-lifecycle cases
+(fencing several brokers, unclean shutdown, leader balancing, unregistration) are
+covered by test_kafka_broker_heartbeat_cases.py and test_kafka_cluster_control_cases.py.
+"""
+
+from __future__ import annotations
+
+from controller import ControllerConfig, QuorumController, WriteMode
+from controller.activation import activation_records
+from controller.operations import (
+    AllocateProducerIds,
+    ConfigChange,
+    CreateTopics,
+    DeleteTopics,
+    IncrementalAlterConfigs,
+    NewTopic,
+    Operation,
+    RegisterBroker,
+    UnfenceBroker,
+)
+from metadata.bootstrap import BootstrapMetadata
+from metadata.delta import BROKER_RESOURCE, TOPIC_RESOURCE, MetadataDelta
+from metadata.image import MetadataImage
+from metadata.schema import (
+    BeginTransactionRecord,
+    BrokerRegistrationChangeRecord,
+    ConfigRecord,
+    EndTransactionRecord,
+    FeatureLevelRecord,
+    MetadataRecord,
+    NoOpRecord,
+    PartitionRecord,
+    ProducerIdsRecord,
+    RegisterBrokerRecord,
+    TopicRecord,
+    UnfenceBrokerRecord,
+    ZkMigrationStateRecord,
+    is_marker,
+)
+from metadata.snapshot import image_from_records
+from metadata.versions import LEVELS, MINIMUM_KRAFT
+from raft import Batch, RaftConfig, Snapshot, SnapshotId
+from raft.storage import ElectionState
+from sim.cluster import ClusterConfig, KRaftCluster
+from sim.faults import parse_fault
+from tests.controller.conftest import cluster
+
+MV = "metadata.version"
+
+
+def _quorum(seed: int, *, level: int = 22, batch: int = 100, noop_ms: int = 0,
+            snapshot_every: int = 0, bootstrap: BootstrapMetadata | None = None,
+            initial_snapshot: Snapshot | None = None) -> KRaftCluster:
+    """Three controllers, no brokers (operations register them), not started."""
+    config = ClusterConfig(seed=seed, brokers=0, controller=ControllerConfig(
+        max_records_per_batch=batch, bootstrap_metadata_version=level, noop_interval_ms=noop_ms,
+        snapshot_every_records=snapshot_every), raft=RaftConfig(fetch_max_records=batch))
+    return KRaftCluster(config, initial_snapshot=initial_snapshot, bootstrap=bootstrap)
+
+
+def _run(c: KRaftCluster, op: Operation, mode: WriteMode | None = None) -> str:
+    handle = c.submit(op, mode)
+    assert c.wait(handle, 20_000), handle
+    return handle.outcome()
+
+
+def _settled(c: KRaftCluster) -> QuorumController:
+    """Run until a controller is active and has committed its whole log, then is idle."""
+    active = c.run_until_active()
+    assert active is not None
+    end = active.raft.log.end_offset
+    assert c.run_until(lambda: active.offsets.last_committed_offset >= end - 1, 10_000)
+    assert c.run_until(c.idle, 10_000), c.sim.violation
+    return active
+
+
+def _data_records(c: KRaftCluster) -> list[MetadataRecord]:
+    """The active controller's log, data records only, periodic NoOps left out."""
+    active = c.active_controller()
+    assert active is not None
+    return [r for b in active.raft.log.batches if not b.is_control for r in b.records
+            if not isinstance(r, NoOpRecord)]
+
+
+# ---------------------------------------------------------------- operations and reads
+
+
+def test_a_config_set_is_read_back_once_committed() -> None:
+    """testConfigurationOperations (validate-only requests are not modelled)."""
+    c = cluster(seed=41)
+    active = c.active_controller()
+    assert active is not None
+    assert (BROKER_RESOURCE, "0") not in active.committed_image().configs
+    op = IncrementalAlterConfigs(BROKER_RESOURCE, "0", (ConfigChange("min.insync.replicas", "2"),))
+    assert _run(c, op) == "committed"
+    assert dict(active.committed_image().configs[(BROKER_RESOURCE, "0")]) == {
+        "min.insync.replicas": "2"}
+
+
+def test_a_write_completes_only_when_committed_and_reads_do_not_see_it_before() -> None:
+    """testDelayedConfigurationOperations: the future waits for the commit; a read at the
+    same time does not see the change."""
+    c = cluster(seed=42)
+    active = c.active_controller()
+    assert active is not None
+    handle = c.submit(IncrementalAlterConfigs(BROKER_RESOURCE, "0", (
+        ConfigChange("min.insync.replicas", "2"),)))
+    assert handle.last_offset >= 0 and not handle.done  # appended, not committed yet
+    assert active.image.configs[(BROKER_RESOURCE, "0")]["min.insync.replicas"] == "2"
+    assert (BROKER_RESOURCE, "0") not in active.committed_image().configs
+    assert c.wait(handle) and handle.outcome() == "committed"
+    assert active.offsets.last_stable_offset >= handle.last_offset
+    assert (BROKER_RESOURCE, "0") in active.committed_image().configs
+
+
+def test_empty_requests_complete_at_once_without_waiting_or_writing() -> None:
+    """testEarlyControllerResults: a request with nothing in it completes at once, even
+    behind a pending write and on a controller that is not active."""
+    c = cluster(seed=43, batch=10, fetch=10)
+    active = c.active_controller()
+    assert active is not None
+    pending = c.submit(CreateTopics((NewTopic("big", 40, 3),)))
+    assert not pending.done
+    end = active.raft.log.end_offset
+    standby = next(c.controller(n) for n in c.config.controller_ids if n != active.node_id)
+    assert standby is not None
+    for op in (CreateTopics(()), DeleteTopics(())):
+        for node in (active.node_id, standby.node_id):
+            handle = c.submit(op, node_id=node)
+            assert handle.done and handle.outcome() == "committed", (op, node, handle)
+            assert handle.record_count == 0
+    assert active.raft.log.end_offset == end
+    assert not pending.done
+    assert c.wait(pending) and pending.outcome() == "committed"
+
+
+def test_config_resources_must_exist() -> None:
+    """testConfigResourceExistenceChecker: the cluster default, a registered broker, a
+    controller and an existing topic may get configs; an unknown broker or topic not."""
+    c = cluster(seed=44)
+    assert _run(c, CreateTopics((NewTopic("foo", 1, 3),))) == "committed"
+    key = (ConfigChange("min.insync.replicas", "2"),)
+    controller_id = c.config.controller_ids[0]
+    for name in ("", "2", str(controller_id)):
+        assert _run(c, IncrementalAlterConfigs(BROKER_RESOURCE, name, key)) == "committed", name
+    unknown = c.submit(IncrementalAlterConfigs(BROKER_RESOURCE, "10", key))
+    assert unknown.outcome() == "BROKER_ID_NOT_REGISTERED"
+    assert unknown.error is not None and unknown.error.message == "No node with id 10 found."
+    topic_key = (ConfigChange("retention.ms", "1000"),)
+    assert _run(c, IncrementalAlterConfigs(TOPIC_RESOURCE, "foo", topic_key)) == "committed"
+    missing = c.submit(IncrementalAlterConfigs(TOPIC_RESOURCE, "bar", topic_key))
+    assert missing.outcome() == "UNKNOWN_TOPIC_OR_PARTITION"
+
+
+def test_noop_records_move_the_high_watermark_of_an_idle_quorum() -> None:
+    """testNoOpRecordWriteAfterTimeout: twice, so the leader's epoch start does not count."""
+    c = _quorum(45, noop_ms=500)
+    c.start(register_brokers=False)
+    active = _settled(c)
+    for _ in range(2):
+        before = active.raft.high_watermark
+        assert before is not None
+        assert c.run_until(lambda b=before: (active.raft.high_watermark or 0) > b, 5_000)
+    noops = sum(isinstance(r, NoOpRecord) for b in active.raft.log.batches for r in b.records)
+    assert noops >= 2 and active.raft.log.batches[-1].records == (NoOpRecord(),)
+
+
+def test_the_log_holds_the_bootstrap_transaction_then_each_operation_and_reloads() -> None:
+    """testSnapshotSaveAndLoad: the records written, in order, at metadata.version 3.7-IV0;
+    and every controller, restarted, replays them to the same state."""
+    c = _quorum(46, level=LEVELS["3.7-IV0"])
+    c.start(register_brokers=False)
+    assert c.run_until_active() is not None
+    for broker in range(4):
+        assert _run(c, RegisterBroker(broker, port=9092 + broker)) == "committed"
+    for broker in range(3):
+        assert _run(c, UnfenceBroker(broker)) == "committed"
+    assert _run(c, CreateTopics((NewTopic("foo", 2, 3),))) == "committed"
+    assert _run(c, AllocateProducerIds(0)) == "committed"
+    records = _data_records(c)
+    assert records[:4] == [BeginTransactionRecord("Bootstrap records"),
+                           FeatureLevelRecord(MV, LEVELS["3.7-IV0"]), ZkMigrationStateRecord(0),
+                           EndTransactionRecord()]
+    assert [type(r) for r in records[4:]] == [
+        *[RegisterBrokerRecord] * 4, *[BrokerRegistrationChangeRecord] * 3, TopicRecord,
+        PartitionRecord, PartitionRecord, ProducerIdsRecord]
+    registrations = [r for r in records if isinstance(r, RegisterBrokerRecord)]
+    assert [(r.broker_id, r.fenced, r.end_points[0].port) for r in registrations] == [
+        (0, True, 9092), (1, True, 9093), (2, True, 9094), (3, True, 9095)]
+    assert records[-1] == ProducerIdsRecord(broker_id=0, broker_epoch=registrations[0].broker_epoch,
+                                            next_producer_id=1000)
+    assert c.run_until(c.idle, 10_000)
+    before = image_from_records((r for r in records if not is_marker(r)), 0, 0)
+    for node in c.config.controller_ids:
+        c.sim.crash(node)
+    for node in c.config.controller_ids:
+        c.sim.restart(node)
+    assert c.run_until(c.idle, 30_000), c.sim.violation
+    for node in c.config.controller_ids:
+        controller = c.controller(node)
+        assert controller is not None
+        assert controller.committed_image().same_content(before)
+
+
+# ---------------------------------------------------------------- fatal faults while loading
+
+
+def _faults_on_every_controller(c: KRaftCluster) -> set[int]:
+    """Start the quorum; a controller whose fault stopped it is restarted (a supervisor
+    would) until every controller has stopped on the fault at least once."""
+    c.sim.start()
+    everyone = set(c.config.controller_ids)
+
+    def faulted() -> set[int]:
+        return {node for node, _, _ in c.controller_faults}
+
+    for _ in range(10):
+        if faulted() >= everyone:
+            break
+        seen = len(c.controller_faults)
+        c.sim.run_until_true(lambda n=seen: len(c.controller_faults) > n, 10_000)
+        # the log's checker flags the record too; go on to see every controller stop
+        c.sim.violation = None
+        c.sim.run_until_true(lambda: False, 100)  # the faulted process exits
+        c.sim.violation = None
+        for node in everyone:
+            if not c.sim.slots[node].running:
+                c.sim.restart(node)
+    assert c.active_controller() is None or c.active_controller().fault is None
+    return faulted()
+
+
+def test_a_record_that_cannot_apply_in_the_initial_snapshot_stops_every_controller() -> None:
+    """testFatalMetadataErrorDuringSnapshotLoading: a PartitionRecord of no known topic."""
+    c = _quorum(47)
+    bad = Snapshot(SnapshotId(0, 0), (PartitionRecord(0, "AAAAAAAAAAAAAAAAAAAAAQ", (0,), (0,)),))
+    for node in c.config.controller_ids:
+        c.sim.slots[node].storage.log.install_snapshot(bad)
+    assert _faults_on_every_controller(c) == set(c.config.controller_ids)
+    assert all("snapshot" in message for _, _, message in c.controller_faults)
+
+
+def test_a_record_that_cannot_apply_in_the_log_stops_every_controller() -> None:
+    """testFatalMetadataErrorDuringLogLoading: the same record as the log's first."""
+    c = _quorum(48)
+    for node in c.config.controller_ids:
+        storage = c.sim.slots[node].storage
+        storage.log.append(Batch(0, 1, (PartitionRecord(0, "AAAAAAAAAAAAAAAAAAAAAQ", (0,),
+                                                        (0,)),)), flushed=True)
+        storage.write_election(ElectionState(epoch=1))
+    assert _faults_on_every_controller(c) == set(c.config.controller_ids)
+    assert all("PARTITION_RECORD" in message for _, _, message in c.controller_faults)
+
+
+# ---------------------------------------------------------------- bootstrap and activation
+
+PRE_PRODUCTION = Snapshot(SnapshotId(0, 0), (
+    RegisterBrokerRecord(123, "v78Gbc6sQXK0y5qqRxiryw", broker_epoch=42),
+    UnfenceBrokerRecord(123, 42),
+    TopicRecord("bar", "cxBT72dK4si8Ied1iP4wBA"),
+))
+"""A log from before metadata.version existed (no FeatureLevelRecord)."""
+
+COMPLEX_BOOTSTRAP = BootstrapMetadata.from_records(
+    (FeatureLevelRecord(MV, LEVELS["3.3-IV1"]), ConfigRecord(BROKER_RESOURCE, "", "foo", "bar")),
+    "test bootstrap")
+
+
+def test_a_log_from_before_metadata_version_keeps_3_0_iv1_and_gets_no_bootstrap() -> None:
+    """testUpgradeFromPreProductionVersion: bootstrap records are never written to a log
+    that has records, so metadata.version stays 3.0-IV1 and the bootstrap config is absent."""
+    c = _quorum(49, bootstrap=COMPLEX_BOOTSTRAP, initial_snapshot=PRE_PRODUCTION)
+    c.start(register_brokers=False)
+    active = _settled(c)
+    image = active.committed_image()
+    assert image.metadata_version == MINIMUM_KRAFT
+    assert (BROKER_RESOURCE, "") not in image.configs
+    assert image.topic("bar") is not None and image.brokers[123].epoch == 42
+    assert active.activations[0][1] == []
+
+
+def test_bootstrap_records_are_written_to_an_empty_log() -> None:
+    """testInsertBootstrapRecordsToEmptyLog: every bootstrap record, not only the version;
+    below 3.6-IV1 in one batch without markers (and below 3.4-IV0 without the ZK state)."""
+    c = _quorum(50, bootstrap=COMPLEX_BOOTSTRAP)
+    c.start(register_brokers=False)
+    active = _settled(c)
+    image = active.committed_image()
+    assert image.metadata_version == LEVELS["3.3-IV1"]
+    assert dict(image.configs[(BROKER_RESOURCE, "")]) == {"foo": "bar"}
+    assert _data_records(c)[:2] == list(COMPLEX_BOOTSTRAP.records)
+    [first] = [b for b in active.raft.log.batches if not b.is_control][:1]
+    assert first.records == COMPLEX_BOOTSTRAP.records
+
+
+def test_activation_records_set_the_bootstrap_version_and_no_zk_migration() -> None:
+    """testActivationRecords33, testActivationRecords34 and testActivationRecordsNonEmptyLog
+    (which, despite its name, activates on an empty log at 3.9-IV0): replayed, the
+    activation records give the bootstrap's metadata.version and ZK migration state NONE."""
+    for release in ("3.3-IV0", "3.4-IV0", "3.9-IV0"):
+        level = LEVELS[release]
+        result = activation_records(True, -1, MINIMUM_KRAFT,
+                                     BootstrapMetadata.from_version(level, "test"))
+        delta = MetadataDelta(MetadataImage.EMPTY)
+        delta.replay_all(r for r in result.records if not is_marker(r))
+        image = delta.apply(len(result.records) - 1, 1)
+        assert image.metadata_version == level
+        assert image.zk_migration_state == 0
+        assert result.atomic is (level < LEVELS["3.6-IV1"])
+
+
+# ---------------------------------------------------------------- failover (3.4/3.5 branches)
+
+
+def test_a_non_atomic_write_cut_by_a_failover_keeps_its_committed_prefix() -> None:
+    """testMissingInMemorySnapshot: the leader loses leadership after the first batches of
+    a non-atomic write commit; the operation fails, the committed prefix stays, the rest
+    never appears, and the new state is the committed log's."""
+    c = cluster(seed=51, batch=10, fetch=10, noop_ms=0)
+    active = c.active_controller()
+    assert active is not None
+    handle = c.submit(CreateTopics((NewTopic("t", 29, 3),)), WriteMode.NON_ATOMIC)
+    assert handle.batch_count == 3 and not handle.transactional
+    first_end = handle.first_offset + 10
+    assert c.run_until(lambda: (active.raft.high_watermark or 0) >= first_end, 5_000)
+    c.sim.apply_fault(parse_fault(f"isolate:{active.node_id}@0"))
+    c.run_until(lambda: handle.done, 20_000)
+    assert handle.outcome() == "NOT_CONTROLLER"
+    c.sim.apply_fault(parse_fault("heal@0"))
+    assert c.run_until(c.idle, 30_000), c.sim.violation
+    new = c.active_controller()
+    assert new is not None
+    topic = new.committed_image().topic("t")
+    assert topic is not None and 9 <= len(topic.partitions) < 29
+    for node in c.config.controller_ids:
+        controller = c.controller(node)
+        assert controller is not None
+        assert controller.committed_state().image.same_content(
+            c.txn_invariants.reference.image_at(controller.offsets.last_committed_offset))
+
+
+def test_snapshots_go_on_after_repeated_resignations() -> None:
+    """testSnapshotAfterRepeatedResign: a leader change between writes does not stop the
+    next leader from taking snapshots."""
+    c = cluster(seed=52, batch=10, fetch=10, snapshot_every=30, noop_ms=0)
+    leaders = set()
+    for i in range(4):
+        active = c.active_controller()
+        assert active is not None
+        leaders.add(active.node_id)
+        assert _run(c, CreateTopics((NewTopic(f"foo-{i}", 5, 3),))) == "committed"
+        c.sim.act("resign", lambda a=active: a.raft.resign(c.sim.now))
+        assert c.run_until(lambda old=active: (a := c.active_controller()) is not None
+                           and a is not old, 10_000), c.sim.violation
+    assert c.run_until(c.idle, 20_000)
+    assert len(leaders) > 1
+    active = c.active_controller()
+    assert active is not None
+    snapshot = active.raft.log.snapshot
+    assert snapshot is not None
+    assert snapshot.snapshot_id.end_offset > 30
