@@ -193,11 +193,13 @@ class Replica:
                     max_records: int, broker_epoch: int = -1) -> FetchedPartition:
         """Answer one partition of a follower's fetch (and learn its LEO); ``broker_epoch``
         is the broker epoch the fetch carried."""
+        if req.current_leader_epoch < self.leader_epoch:  # the epoch first (Kafka's getLocalLog)
+            return FetchedPartition(self.topic_id, self.partition_id, "FENCED_LEADER_EPOCH")
+        if req.current_leader_epoch > self.leader_epoch:
+            return FetchedPartition(self.topic_id, self.partition_id, "UNKNOWN_LEADER_EPOCH")
         if self.leader != self.broker_id:
             return FetchedPartition(self.topic_id, self.partition_id, "NOT_LEADER_OR_FOLLOWER")
-        if req.current_leader_epoch < self.leader_epoch:
-            return FetchedPartition(self.topic_id, self.partition_id, "FENCED_LEADER_EPOCH")
-        if req.current_leader_epoch > self.leader_epoch or replica_id not in self.replicas:
+        if replica_id not in self.replicas:
             return FetchedPartition(self.topic_id, self.partition_id, "UNKNOWN_LEADER_EPOCH")
         log = self.log
         if req.last_fetched_epoch >= 0:

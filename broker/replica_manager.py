@@ -646,7 +646,7 @@ class ReplicaManager:
                     continue
                 replica = self._replica(key)  # a fetch its compact form cannot answer
             elif type(replica) is not Replica:  # none here, or a follower (compact)
-                answers[i] = _unknown(part.topic_id, part.partition_id)
+                answers[i] = _refused(part, replica)
                 continue
             hw = replica.log.high_watermark
             answer = answers[i] = replica.serve_fetch(follower, part, now, max_records,
@@ -820,7 +820,13 @@ class ReplicaManager:
     def produce(self, topic: str, partition: int, values: list[str], acks: int,
                 callback: ProduceCallback, producer_id: int = -1, producer_epoch: int = -1,
                 first_sequence: int = -1, transactional: bool = False) -> None:
-        """Append a batch as leader; ``callback`` gets the answer (now, or at the HW)."""
+        """Append a batch as leader; ``callback`` gets the answer (now, or at the HW).
+
+        ``acks`` is -1 (all), 0 or 1; anything else is INVALID_REQUIRED_ACKS.
+        """
+        if acks not in (-1, 0, 1):
+            callback(ProduceResult("INVALID_REQUIRED_ACKS"))
+            return
         found = self.leader_replica(topic, partition)
         if isinstance(found, str):
             callback(ProduceResult(found))
@@ -906,11 +912,17 @@ class ReplicaManager:
 
     def fetch(self, topic: str, partition: int, offset: int, max_records: int = 500
               ) -> tuple[str, list[object], int]:
-        """A consumer's fetch from the leader: (error, entries below the HW, HW)."""
+        """A consumer's fetch from the leader: (error, entries below the HW, HW).
+
+        An offset past the log end (or below 0) is OFFSET_OUT_OF_RANGE; between the HW and
+        the log end the answer is empty (Kafka's log read at the high watermark).
+        """
         found = self.leader_replica(topic, partition)
         if isinstance(found, str):
             return found, [], -1
         log = found.log
+        if not 0 <= offset <= log.end_offset:
+            return "OFFSET_OUT_OF_RANGE", [], log.high_watermark
         return "NONE", list(log.read(offset, max_records, log.high_watermark)), \
             log.high_watermark
 
@@ -949,5 +961,14 @@ def _with_caught_up(caught_up: list[tuple[str, int]], keys: list[tuple[str, int]
     return merged, [read.get(key, CAUGHT_UP) for key in merged]
 
 
-def _unknown(topic_id: str, partition_id: int) -> FetchedPartition:
-    return FetchedPartition(topic_id, partition_id, "NOT_LEADER_OR_FOLLOWER")
+def _refused(part: FetchPartition, held: Held | None) -> FetchedPartition:
+    """The answer of a broker that does not lead ``part``: ``held`` is its compact
+    follower's registration or None. The leader epoch is checked first, as
+    Replica.serve_fetch does (Kafka's getLocalLog)."""
+    error = "NOT_LEADER_OR_FOLLOWER"
+    if held is not None:
+        if part.current_leader_epoch < held.leader_epoch:
+            error = "FENCED_LEADER_EPOCH"
+        elif part.current_leader_epoch > held.leader_epoch:
+            error = "UNKNOWN_LEADER_EPOCH"
+    return FetchedPartition(part.topic_id, part.partition_id, error)
