@@ -12,7 +12,7 @@ epoch's start time and one clock per follower; :func:`materialize` makes the
 Replica that holds the same state, field for field where it is read.
 
 The replica manager answers the plain fetch of an empty log (no divergence
-check, the current epoch) from the compact form and makes a Replica for
+check, the current epoch) and the refusals from the compact form and makes a Replica for
 anything else: a produce, a marker, a fetch it cannot answer plainly, an ISR
 change to propose, a reassignment.
 """
@@ -92,18 +92,20 @@ class CompactLeader(msgspec.Struct, gc=False):
     def serve(self, follower: int, me: int, part: FetchPartition, share: ClockShare,
               clock: FetchClock) -> FetchedPartition | None:
         """Replica.serve_fetch of an empty log: :data:`CAUGHT_UP` for the plain answer, an
-        error answer, or None when the answer needs the Replica (a divergence check, a
-        follower this form does not know). A caught-up follower's clock becomes ``clock``:
-        :func:`fetched_at` the fetch's time, or the session's clock when the answer is sent
-        now and the follower goes idle at once (as :meth:`idle` after it, without the step
-        between)."""
+        error answer (a stale or future epoch, a broker that is not a replica), or None
+        when the answer needs the Replica (a divergence check). A caught-up follower's
+        clock becomes ``clock``: :func:`fetched_at` the fetch's time, or the session's
+        clock when the answer is sent now and the follower goes idle at once (as
+        :meth:`idle` after it, without the step between)."""
         epoch = self.reg.leader_epoch
         if part.current_leader_epoch < epoch:
             return FetchedPartition(part.topic_id, part.partition_id, "FENCED_LEADER_EPOCH")
         if part.current_leader_epoch > epoch:
             return FetchedPartition(part.topic_id, part.partition_id, "UNKNOWN_LEADER_EPOCH")
         index = self.follower_index(follower, me)
-        if part.last_fetched_epoch >= 0 or index < 0:
+        if index < 0:  # not a replica (as Replica.serve_fetch answers it)
+            return FetchedPartition(part.topic_id, part.partition_id, "UNKNOWN_LEADER_EPOCH")
+        if part.last_fetched_epoch >= 0:
             return None
         self.clocks = share.replaced(self.clocks, index, clock)  # caught up
         return CAUGHT_UP

@@ -36,8 +36,9 @@ class FetchPartition(msgspec.Struct, frozen=True, gc=False):
 
 
 class ReplicaFetchRequest(msgspec.Struct, frozen=True, gc=False):
-    """A follower's fetch; ``epoch`` is its broker epoch (trace only). The leader may hold
-    it up to ``max_wait_ms`` while none of its partitions has anything new."""
+    """A follower's fetch; ``epoch`` is its broker epoch (the leader checks it before the
+    follower may join an ISR: KIP-903). The leader may hold it up to ``max_wait_ms``
+    while none of its partitions has anything new."""
 
     correlation_id: int
     replica_id: int

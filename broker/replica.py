@@ -8,10 +8,19 @@ expansion, so a shrink counts only once the controller has written it —
 Kafka's ``PartitionState.maximalIsr``). It proposes ISR changes with
 AlterPartition: a follower not caught up for ``replica.lag.time.max.ms``
 leaves, a follower caught up to the HW (and to this leader's epoch start)
-comes back; one proposal at a time.
+comes back; one proposal at a time. Only an eligible follower comes back
+(Kafka's ``isReplicaIsrEligible``, KIP-841/KIP-903: unfenced, not in
+controlled shutdown, fetching with its current broker epoch), as the
+manager's image says. The HW does not move while the ISR is smaller than
+the effective ``min.insync.replicas`` (the topic's, at most the replication
+factor: Kafka's ``effectiveMinIsr``, KAFKA-15583). A fetch from a broker that
+is not a replica is refused UNKNOWN_LEADER_EPOCH (the leader may not know the
+assignment the follower knows yet: Kafka's ``followerReplicaOrThrow``).
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 import msgspec
 
@@ -41,6 +50,9 @@ class FollowerState(msgspec.Struct, gc=False):
     last_fetch_at: int = -1
     leo_at_last_fetch: int = -1
     idle_clock: FetchClock | None = None
+    broker_epoch: int = -1
+    """The broker epoch its last fetch carried (-1: unknown, which the eligibility check
+    lets pass, as Kafka does for a request without one)."""
 
     def wake(self) -> None:
         """Make the fetches an idle clock stands for explicit (before any other change)."""
@@ -62,6 +74,13 @@ class FollowerState(msgspec.Struct, gc=False):
 
 _NO_FOLLOWERS: tuple[FollowerState, ...] = ()
 
+Eligible = Callable[[int, int], bool]
+"""eligible(broker id, broker epoch of its fetch): may that follower join the ISR?"""
+
+
+def _always_eligible(broker_id: int, broker_epoch: int) -> bool:
+    return True
+
 
 def _by_broker(state: FollowerState) -> int:
     return state.broker_id
@@ -79,6 +98,7 @@ class Replica:
         "leader_epoch",
         "leader_epoch_start",
         "log",
+        "min_isr",
         "partition_epoch",
         "partition_id",
         "pending_isr",
@@ -104,6 +124,8 @@ class Replica:
         self.pending_isr: tuple[int, ...] | None = None
         self.leader_epoch_start = 0
         self.hw_ignores_isr = False  # the hw-ignores-isr mutation
+        self.min_isr = 1
+        """The topic's min.insync.replicas (kept up to date by the manager)."""
 
     @property
     def is_leader(self) -> bool:
@@ -143,10 +165,20 @@ class Replica:
             return self.isr
         return tuple(sorted(set(self.isr) | set(self.pending_isr)))
 
+    def effective_min_isr(self) -> int:
+        """min.insync.replicas, at most the replication factor (Kafka's effectiveMinIsr)."""
+        return min(self.min_isr, len(self.replicas)) if self.replicas else self.min_isr
+
+    def under_min_isr(self) -> bool:
+        """True while this leader's ISR (as written) is smaller than the effective min ISR."""
+        return len(self.isr) < self.effective_min_isr()
+
     def maybe_advance_high_watermark(self) -> bool:
-        """HW = min LEO over the maximal ISR; True when it moved."""
+        """HW = min LEO over the maximal ISR, not while under min ISR; True when it moved."""
         if not self.log.entries:
             return False  # an empty log's HW is 0 and stays there
+        if self.min_isr > 1 and self.under_min_isr():
+            return False  # KAFKA-15583: an ISR below min.insync.replicas holds the HW
         hw = self.log.end_offset
         for member in () if self.hw_ignores_isr else self.maximal_isr():
             if member == self.broker_id:
@@ -158,13 +190,16 @@ class Replica:
         return self.log.high_watermark != before
 
     def serve_fetch(self, replica_id: int, req: FetchPartition, now: int,
-                    max_records: int) -> FetchedPartition:
-        """Answer one partition of a follower's fetch (and learn its LEO)."""
-        if self.leader != self.broker_id:
-            return FetchedPartition(self.topic_id, self.partition_id, "NOT_LEADER_OR_FOLLOWER")
-        if req.current_leader_epoch < self.leader_epoch:
+                    max_records: int, broker_epoch: int = -1) -> FetchedPartition:
+        """Answer one partition of a follower's fetch (and learn its LEO); ``broker_epoch``
+        is the broker epoch the fetch carried."""
+        if req.current_leader_epoch < self.leader_epoch:  # the epoch first (Kafka's getLocalLog)
             return FetchedPartition(self.topic_id, self.partition_id, "FENCED_LEADER_EPOCH")
         if req.current_leader_epoch > self.leader_epoch:
+            return FetchedPartition(self.topic_id, self.partition_id, "UNKNOWN_LEADER_EPOCH")
+        if self.leader != self.broker_id:
+            return FetchedPartition(self.topic_id, self.partition_id, "NOT_LEADER_OR_FOLLOWER")
+        if replica_id not in self.replicas:
             return FetchedPartition(self.topic_id, self.partition_id, "UNKNOWN_LEADER_EPOCH")
         log = self.log
         if req.last_fetched_epoch >= 0:
@@ -179,6 +214,7 @@ class Replica:
             state = FollowerState(replica_id, caught_up_at=now)
             self.followers = (*self.followers, state)
         state.wake()
+        state.broker_epoch = broker_epoch
         leo = log.end_offset
         offset = min(req.fetch_offset, leo)
         if offset >= leo:
@@ -192,18 +228,25 @@ class Replica:
         return FetchedPartition(self.topic_id, self.partition_id, "NONE", log.high_watermark,
                                 entries)
 
-    def isr_proposal(self, now: int, lag_max_ms: int) -> tuple[int, ...] | None:
-        """A new ISR to ask the controller for, or None (nothing to change, or one pending)."""
+    def isr_proposal(self, now: int, lag_max_ms: int, eligible: Eligible = _always_eligible,
+                     shrink: bool = True) -> tuple[int, ...] | None:
+        """A new ISR to ask the controller for, or None (nothing to change, or one pending).
+
+        A shrink first (unless ``shrink`` is False: Kafka's maybeExpandIsr at a fetch), else
+        the followers back in sync that are ``eligible``.
+        """
         if not self.is_leader or self.pending_isr is not None:
             return None
         out = [r for r in self.isr if r != self.broker_id
-               and now - (self.follower(r) or FollowerState()).last_caught_up() > lag_max_ms]
+               and now - (self.follower(r) or FollowerState()).last_caught_up() > lag_max_ms] \
+            if shrink else None
         if out:
             return tuple(r for r in self.isr if r not in out)
         hw = self.log.high_watermark
         back = [s.broker_id for s in sorted(self.followers, key=_by_broker)
                 if s.broker_id not in self.isr and s.broker_id in self.replicas
-                and s.end_offset >= max(hw, self.leader_epoch_start) and s.has_fetched()]
+                and s.end_offset >= max(hw, self.leader_epoch_start) and s.has_fetched()
+                and eligible(s.broker_id, s.broker_epoch)]
         if back:
             return (*self.isr, *back)
         return None

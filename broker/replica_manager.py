@@ -12,9 +12,17 @@ restarts. Followers fetch from the leader
 their image names (one request per leader broker, the next one as soon as
 the answer arrives, after ``replica.fetch.backoff.ms`` when it held errors).
 Leaders answer, move the high watermark, and propose ISR changes to the
-controller with AlterPartition. A fetch that finds nothing new is held for up
-to ``replica.fetch.wait.max.ms`` (Kafka's DelayedFetch) and answered as soon
-as one of its partitions gets records or changes leadership.
+controller with AlterPartition: a shrink at the periodic ISR check (Kafka's
+``maybeShrinkIsr``, every half ``replica.lag.time.max.ms``), an expansion as
+soon as a fetch finds an eligible follower back in sync (Kafka's
+``maybeExpandIsr`` at each follower fetch; the periodic check proposes any
+expansion a fetch could not). Eligible is what this broker's image says of
+the follower (KIP-841/KIP-903: unfenced, not in controlled shutdown, fetching
+with its current broker epoch), so a fenced broker that still fetches is not
+proposed again and again only for the controller to refuse it. A fetch that
+finds nothing new is held for up to ``replica.fetch.wait.max.ms`` (Kafka's
+DelayedFetch) and answered as soon as one of its partitions gets records or
+changes leadership.
 
 Fetches use incremental fetch sessions (KIP-227, see
 :mod:`broker.fetch_messages`): after a full fetch a follower names only the
@@ -40,7 +48,11 @@ that leaves a broker's idle replicas without objects of their own.
 Clients call :meth:`produce`, :meth:`fetch` and :meth:`init_producer_id`
 in-process; a produce with acks=all waits until the high watermark passes its
 last offset (or fails NOT_LEADER_OR_FOLLOWER when leadership moves,
-REQUEST_TIMED_OUT after ``request.timeout.ms``).
+REQUEST_TIMED_OUT after ``request.timeout.ms``). ``min.insync.replicas`` is
+Kafka's effective one (at most the replication factor): an acks=all produce or a
+transaction marker is refused NOT_ENOUGH_REPLICAS while the ISR is smaller, an
+acknowledgement finds NOT_ENOUGH_REPLICAS_AFTER_APPEND when the maximal ISR
+shrank below it, and the high watermark waits while the ISR is below it.
 """
 
 from __future__ import annotations
@@ -274,8 +286,20 @@ class ReplicaManager:
                     fetch_due.setdefault(now_from, now)
             if not here:  # none of its partitions had a registration
                 del by_topic[topic_id]
+        if previous is not None and image.configs is not previous.configs:
+            self._refresh_min_isr()
         self._answer_held(lambda held: True)  # leaderships may have moved: answer now
         self._complete_produces()
+
+    def _refresh_min_isr(self) -> None:
+        """The configs changed: each replica's min.insync.replicas again (a leader's high
+        watermark may move when it went down)."""
+        for key, held in self._replicas.items():
+            if type(held) is Replica:
+                held.min_isr = self.min_insync(held.topic)
+                if held.is_leader and held.maybe_advance_high_watermark():
+                    self._changed[key] = None
+                    self._touch(key)
 
     def _add_topic(self, topic_id: str, here: dict[int, Held], pids: tuple[int, ...],
                    partitions: Mapping[int, PartitionRegistration]) -> None:
@@ -354,6 +378,7 @@ class ReplicaManager:
         replica = Replica(self.broker_id, key[0], topic, key[1],
                           log if log is not None else self._new_log())
         replica.hw_ignores_isr = BrokerMutation.HW_IGNORES_ISR in self.mutations
+        replica.min_isr = self.min_insync(topic)
         self._replicas[key] = replica
         return replica
 
@@ -541,7 +566,7 @@ class ReplicaManager:
                                                ReplicaFetchResponse(msg.correlation_id, -1, (),
                                                                     session)))
                 return
-            keys, answers = self._serve_session(msg.replica_id, session, now)
+            keys, answers = self._serve_session(msg.replica_id, session, now, msg.epoch)
             wait = msg.max_wait_ms
             if wait > 0 and all(a is CAUGHT_UP or (a.error == "NONE" and not a.entries
                                                    and not a.diverging) for a in answers):
@@ -559,7 +584,8 @@ class ReplicaManager:
         else:
             self.producer_ids.handle_message(msg)
 
-    def _serve_session(self, follower: int, session: FetchSession, now: int
+    def _serve_session(self, follower: int, session: FetchSession, now: int,
+                       broker_epoch: int = -1
                        ) -> tuple[list[tuple[str, int]], list[FetchedPartition]]:
         """Read the session's partitions that are not idle; the idle ones count as fetched:
         (their keys, the answers in the same order).
@@ -573,8 +599,13 @@ class ReplicaManager:
         follower that fetched now would be until the answer goes out (the clock's time
         is the session's last fetch), and the held fetch's answer names it without
         reading it again (:class:`HeldFetch`).
+
+        A follower answered that is not in a partition's ISR may be back in sync: the
+        partition is asked for an expansion at once (Kafka's maybeExpandIsr);
+        ``broker_epoch`` is the one the fetch carried.
         """
         keys = sorted(session.pending)
+        expand: list[tuple[str, int]] = []  # answered followers outside the ISR
         replicas, me, share, parts = self._replicas, self.broker_id, self._clocks, \
             session.partitions
         pending = session.pending
@@ -594,6 +625,8 @@ class ReplicaManager:
                 if answer is CAUGHT_UP:
                     answers.append(answer)
                     del pending[key]
+                    if follower not in held.reg.isr:
+                        expand.append(key)
                     continue
             self._wake(follower, key)
             later.append(len(answers))
@@ -608,16 +641,24 @@ class ReplicaManager:
                 answer = replica.serve(follower, me, part, share, fetched_at(now))
                 if answer is not None:
                     answers[i] = answer
+                    if answer is CAUGHT_UP and follower not in replica.reg.isr:
+                        expand.append(key)
                     continue
                 replica = self._replica(key)  # a fetch its compact form cannot answer
             elif type(replica) is not Replica:  # none here, or a follower (compact)
-                answers[i] = _unknown(part.topic_id, part.partition_id)
+                answers[i] = _refused(part, replica)
                 continue
             hw = replica.log.high_watermark
-            answers[i] = replica.serve_fetch(follower, part, now, max_records)
+            answer = answers[i] = replica.serve_fetch(follower, part, now, max_records,
+                                                      broker_epoch)
             if replica.log.high_watermark != hw:
                 self._changed[key] = None
                 self._touch(key, skip=follower)
+            if follower not in replica.isr and answer.error == "NONE" and \
+                    not answer.diverging:
+                expand.append(key)
+        for key in expand:
+            self._propose(key, self._replica(key), now, shrink=False)
         return keys, answers
 
     def _respond(self, msg: ReplicaFetchRequest, session: FetchSession,
@@ -658,7 +699,8 @@ class ReplicaManager:
             if due(held):
                 del self._held[follower]
                 session = self._sessions.by_follower[follower]
-                keys, answers = self._serve_session(follower, session, self.now)
+                keys, answers = self._serve_session(follower, session, self.now,
+                                                    held.request.epoch)
                 if held.caught_up:
                     keys, answers = _with_caught_up(held.caught_up, keys, answers)
                 self._respond(held.request, session, keys, answers)
@@ -729,8 +771,12 @@ class ReplicaManager:
             assert type(held) is Replica
             self._propose(key, held, now)
 
-    def _propose(self, key: tuple[str, int], replica: Replica, now: int) -> None:
-        proposal = replica.isr_proposal(now, self.config.replica_lag_time_max_ms)
+    def _propose(self, key: tuple[str, int], replica: Replica, now: int,
+                 shrink: bool = True) -> None:
+        """Ask the controller for ``replica``'s ISR change, if any (only an expansion when
+        ``shrink`` is False)."""
+        proposal = replica.isr_proposal(now, self.config.replica_lag_time_max_ms,
+                                        self.isr_eligible, shrink)
         if proposal is None or self._broker_epoch() < 0:
             return
         self._correlation += 1
@@ -740,6 +786,15 @@ class ReplicaManager:
         if self._send_to_controller(request):
             replica.pending_isr = proposal
             self._alter_in_flight[self._correlation] = key
+
+    def isr_eligible(self, broker_id: int, broker_epoch: int) -> bool:
+        """May follower ``broker_id``, whose fetch carried ``broker_epoch``, join an ISR?
+        (Kafka's isReplicaIsrEligible: registered, unfenced, not in controlled shutdown,
+        and the fetch's broker epoch the registered one, or -1.)"""
+        image = self.image
+        broker = image.brokers.get(broker_id) if image is not None else None
+        return broker is not None and not broker.fenced and \
+            not broker.in_controlled_shutdown and broker_epoch in (-1, broker.epoch)
 
     def _on_alter_response(self, msg: AlterPartitionResponse) -> None:
         key = self._alter_in_flight.pop(msg.correlation_id, None)
@@ -765,13 +820,19 @@ class ReplicaManager:
     def produce(self, topic: str, partition: int, values: list[str], acks: int,
                 callback: ProduceCallback, producer_id: int = -1, producer_epoch: int = -1,
                 first_sequence: int = -1, transactional: bool = False) -> None:
-        """Append a batch as leader; ``callback`` gets the answer (now, or at the HW)."""
+        """Append a batch as leader; ``callback`` gets the answer (now, or at the HW).
+
+        ``acks`` is -1 (all), 0 or 1; anything else is INVALID_REQUIRED_ACKS.
+        """
+        if acks not in (-1, 0, 1):
+            callback(ProduceResult("INVALID_REQUIRED_ACKS"))
+            return
         found = self.leader_replica(topic, partition)
         if isinstance(found, str):
             callback(ProduceResult(found))
             return
         replica = found
-        if acks == -1 and len(replica.isr) < self.min_insync(topic):
+        if acks == -1 and replica.under_min_isr():
             callback(ProduceResult("NOT_ENOUGH_REPLICAS"))
             return
         log = replica.log
@@ -811,6 +872,9 @@ class ReplicaManager:
         if isinstance(found, str):
             callback(ProduceResult(found))
             return
+        if found.under_min_isr():  # a marker is an acks=all append (Kafka's WriteTxnMarkers)
+            callback(ProduceResult("NOT_ENOUGH_REPLICAS"))
+            return
         try:
             found.log.check_marker(producer_id, producer_epoch, coordinator_epoch)
         except SequenceError as exc:
@@ -833,7 +897,7 @@ class ReplicaManager:
                     replica.leader_epoch != p.leader_epoch:
                 p.callback(ProduceResult("NOT_LEADER_OR_FOLLOWER"))
             elif self._hw_passed(replica, p.result.last_offset):
-                if len(replica.isr) < self.min_insync(replica.topic):
+                if len(replica.maximal_isr()) < replica.effective_min_isr():
                     p.callback(ProduceResult("NOT_ENOUGH_REPLICAS_AFTER_APPEND"))
                 else:
                     p.callback(p.result)
@@ -848,11 +912,17 @@ class ReplicaManager:
 
     def fetch(self, topic: str, partition: int, offset: int, max_records: int = 500
               ) -> tuple[str, list[object], int]:
-        """A consumer's fetch from the leader: (error, entries below the HW, HW)."""
+        """A consumer's fetch from the leader: (error, entries below the HW, HW).
+
+        An offset past the log end (or below 0) is OFFSET_OUT_OF_RANGE; between the HW and
+        the log end the answer is empty (Kafka's log read at the high watermark).
+        """
         found = self.leader_replica(topic, partition)
         if isinstance(found, str):
             return found, [], -1
         log = found.log
+        if not 0 <= offset <= log.end_offset:
+            return "OFFSET_OUT_OF_RANGE", [], log.high_watermark
         return "NONE", list(log.read(offset, max_records, log.high_watermark)), \
             log.high_watermark
 
@@ -891,5 +961,14 @@ def _with_caught_up(caught_up: list[tuple[str, int]], keys: list[tuple[str, int]
     return merged, [read.get(key, CAUGHT_UP) for key in merged]
 
 
-def _unknown(topic_id: str, partition_id: int) -> FetchedPartition:
-    return FetchedPartition(topic_id, partition_id, "NOT_LEADER_OR_FOLLOWER")
+def _refused(part: FetchPartition, held: Held | None) -> FetchedPartition:
+    """The answer of a broker that does not lead ``part``: ``held`` is its compact
+    follower's registration or None. The leader epoch is checked first, as
+    Replica.serve_fetch does (Kafka's getLocalLog)."""
+    error = "NOT_LEADER_OR_FOLLOWER"
+    if held is not None:
+        if part.current_leader_epoch < held.leader_epoch:
+            error = "FENCED_LEADER_EPOCH"
+        elif part.current_leader_epoch > held.leader_epoch:
+            error = "UNKNOWN_LEADER_EPOCH"
+    return FetchedPartition(part.topic_id, part.partition_id, error)

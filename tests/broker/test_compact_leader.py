@@ -1,5 +1,6 @@
 """A leader with an empty log held in its compact form answers as the full Replica would,
-and gives way to the Replica for what it cannot answer (a divergence check, a stranger)."""
+and gives way to the Replica for what it cannot answer (a divergence check); a broker that
+is not a replica is refused as the Replica refuses it."""
 
 from __future__ import annotations
 
@@ -44,14 +45,15 @@ def test_stale_and_future_epochs_are_refused_like_the_replica_does() -> None:
     assert leader.clocks == (None, None)
 
 
-def test_a_divergence_check_or_a_stranger_needs_the_full_replica() -> None:
+def test_a_divergence_check_needs_the_full_replica_and_a_stranger_is_refused() -> None:
     """A follower that names a last fetched epoch (epoch 0 included) holds records: the
     empty log must tell it where to truncate, which only the Replica does."""
     leader, share = new_compact_leader(REG, ME, 100), ClockShare()
     for epoch in (0, 3):
         assert leader.serve(2, ME, _fetch(last_fetched_epoch=epoch), share,
                             fetched_at(110)) is None
-    assert leader.serve(9, ME, _fetch(), share, fetched_at(110)) is None  # not a replica
+    stranger = leader.serve(9, ME, _fetch(), share, fetched_at(110))  # not a replica
+    assert stranger is not None and stranger.error == "UNKNOWN_LEADER_EPOCH"
     assert leader.clocks == (None, None)
 
 

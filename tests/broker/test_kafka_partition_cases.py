@@ -1,0 +1,354 @@
+"""The cases of Kafka's ``kafka.cluster.PartitionTest`` that kraftsim models.
+
+Kafka's Partition is kraftsim's :class:`~broker.replica.Replica` (with its
+:class:`~broker.partition_log.PartitionLog`), run by the broker's
+:class:`~broker.replica_manager.ReplicaManager`: the leader checks a follower's
+fetch (leader epoch, replica, last fetched epoch), tracks what each follower
+holds and when it was last caught up, moves the high watermark over the
+maximal ISR, and asks the controller for ISR changes. A leadership comes from
+the broker's published image (Kafka's makeLeader/makeFollower).
+
+Left out, as kraftsim does not model them: future replicas and alter-log-dirs,
+log start offsets (no retention or DeleteRecords), ListOffsets and
+OffsetsForLeaderEpoch requests (the divergence check rides on the fetch),
+consumer fetches from followers, metrics and partition listeners, ZooKeeper
+modes, partition states older than the current one (images only move
+forward), transaction verification (KIP-890), and topic-id files.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from broker.fetch_messages import FetchPartition
+from broker.partition_log import PartitionLog
+from broker.replica import Replica
+from metadata.image import PartitionRegistration
+from tests.broker.replica_cell import KEY, TOPIC_ID, Cell, broker_epoch
+
+ME, F1, F2 = 1, 2, 3
+
+
+def _log(batches: list[tuple[int, int]]) -> PartitionLog:
+    """A log of ``(leader epoch, records)`` batches."""
+    log = PartitionLog(check_sequences=False)
+    for epoch, count in batches:
+        log.append_as_leader([f"{log.end_offset + i}" for i in range(count)], epoch)
+    return log
+
+
+def _leader(log: PartitionLog, leader_epoch: int, isr: tuple[int, ...] = (ME, F1, F2),
+            replicas: tuple[int, ...] = (ME, F1, F2), now: int = 0) -> Replica:
+    replica = Replica(ME, TOPIC_ID, "t", 0, log)
+    replica.become(PartitionRegistration(replicas=replicas, isr=isr, leader=ME,
+                                         leader_epoch=leader_epoch, partition_epoch=1), now)
+    return replica
+
+
+def _fetch(replica: Replica, follower: int, offset: int, epoch: int | None = None,
+           last_fetched_epoch: int = -1, now: int = 0):  # type: ignore[no-untyped-def]
+    part = FetchPartition(TOPIC_ID, 0, replica.leader_epoch if epoch is None else epoch,
+                          offset, last_fetched_epoch)
+    return replica.serve_fetch(follower, part, now, 100)
+
+
+# ---------------------------------------------------------------- fetch validation
+def test_last_fetched_epoch_validation_answers_where_the_follower_diverged() -> None:
+    """testLastFetchedOffsetValidation, without the log start offset parts: the leader
+    answers the largest epoch at or below the follower's last fetched one and where it
+    ends, when that epoch is older or ends before the fetch offset."""
+    log = _log([(0, 2), (3, 3), (3, 3), (4, 5), (7, 1), (9, 3)])
+    assert log.end_offset == 17
+    leader = _leader(log, leader_epoch=10)
+    for last_epoch, offset, diverged_at in [(2, 5, (0, 2)), (0, 4, (0, 2)), (6, 6, (4, 13)),
+                                            (5, 9, (4, 13))]:
+        answer = _fetch(leader, F1, offset, last_fetched_epoch=last_epoch)
+        assert answer.error == "NONE" and answer.diverging and not answer.entries
+        assert (answer.diverging_epoch, answer.diverging_end_offset) == diverged_at
+    for last_epoch, offset in [(0, 2), (7, 14), (9, 17)]:
+        answer = _fetch(leader, F1, offset, last_fetched_epoch=last_epoch)
+        assert answer.error == "NONE" and not answer.diverging
+
+
+def test_a_diverging_fetch_does_not_update_the_followers_state() -> None:
+    """Kafka updates a follower's fetch state only for a read without divergence
+    (Partition.fetchRecords; ReplicaManagerTest.testFollowerStateNotUpdatedIfLogReadFails)."""
+    leader = _leader(_log([(0, 2), (3, 3)]), leader_epoch=5, now=0)
+    _fetch(leader, F1, 7, last_fetched_epoch=4, now=100)
+    state = leader.follower(F1)
+    assert state is not None and state.end_offset == -1 and state.last_fetch_at == -1
+
+
+def test_a_fetch_sent_to_a_follower_checks_the_epoch_first() -> None:
+    """testReplicaFetchToFollower: a follower refuses a replica fetch; a stale or a future
+    leader epoch is named as such before the role."""
+    follower = Replica(ME, TOPIC_ID, "t", 0, PartitionLog())
+    follower.become(PartitionRegistration(replicas=(ME, F1, F2), isr=(ME, F1, F2), leader=F2,
+                                          leader_epoch=8, partition_epoch=1), 0)
+    assert _fetch(follower, F1, 0, epoch=8).error == "NOT_LEADER_OR_FOLLOWER"
+    assert _fetch(follower, F1, 0, epoch=9).error == "UNKNOWN_LEADER_EPOCH"
+    assert _fetch(follower, F1, 0, epoch=7).error == "FENCED_LEADER_EPOCH"
+
+
+def test_leader_epoch_validation_on_the_leader() -> None:
+    """testLeaderEpochValidationOnLeader."""
+    leader = _leader(PartitionLog(), leader_epoch=5)
+    assert _fetch(leader, F1, 0, epoch=5).error == "NONE"
+    assert _fetch(leader, F1, 0, epoch=4).error == "FENCED_LEADER_EPOCH"
+    assert _fetch(leader, F1, 0, epoch=6).error == "UNKNOWN_LEADER_EPOCH"
+
+
+def test_a_fetch_from_a_broker_that_is_not_a_replica_is_refused_until_it_is_one() -> None:
+    """testFetchFromUnrecognizedFollower: UNKNOWN_LEADER_EPOCH (the follower may know an
+    assignment the leader does not know yet) and no state kept; once a reassignment adds
+    it in the same epoch its fetches are served."""
+    leader = _leader(_log([(8, 2)]), leader_epoch=8, replicas=(ME, F1), isr=(ME, F1))
+    assert _fetch(leader, F2, 0).error == "UNKNOWN_LEADER_EPOCH"
+    assert leader.follower(F2) is None
+    assert not leader.become(PartitionRegistration(replicas=(ME, F1, F2), isr=(ME, F1),
+                                                   leader=ME, leader_epoch=8,
+                                                   partition_epoch=2, adding_replicas=(F2,)), 1)
+    answer = _fetch(leader, F2, 0)
+    assert answer.error == "NONE" and len(answer.entries) == 2
+    state = leader.follower(F2)
+    assert state is not None and state.end_offset == 0
+
+
+def test_a_stranger_to_a_leader_held_compact_is_refused_too() -> None:
+    cell = Cell(brokers=(1, 2, 3, 4))
+    cell.create(replicas=(1, 2), leader=1)
+    manager = cell.managers[1]
+    assert manager.compact_leader_epoch(KEY) == 0
+    from broker.fetch_messages import ReplicaFetchRequest
+    from metadata.requests import NodeMessage
+    manager.handle_message(NodeMessage(4, 1, ReplicaFetchRequest(
+        1, 4, broker_epoch(4), (FetchPartition(TOPIC_ID, 0, 0, 0, -1),))), 0)
+    answer = manager.drain_outbox()[-1].message
+    assert [p.error for p in answer.partitions] == ["UNKNOWN_LEADER_EPOCH"]
+    assert manager.compact_leader_epoch(KEY) == 0  # still compact
+
+
+# ---------------------------------------------------------------- makeLeader / makeFollower
+def test_the_epoch_start_and_follower_states_reset_only_when_the_epoch_moves() -> None:
+    """testDoNotResetReplicaStateIfLeaderEpochIsNotBumped and
+    testDoNotUpdateEpochStartOffsetIfLeaderEpochIsNotBumped."""
+    log = _log([(1, 3)])
+    leader = _leader(log, leader_epoch=2, isr=(ME, F1), replicas=(ME, F1), now=0)
+    assert leader.leader_epoch_start == 3
+    _fetch(leader, F1, 3, now=10)
+    log.append_as_leader(["x"], 2)
+    # an ISR change in the same leader epoch: the leader keeps what it knows
+    assert not leader.become(PartitionRegistration(replicas=(ME, F1), isr=(ME,), leader=ME,
+                                                   leader_epoch=2, partition_epoch=2), 20)
+    state = leader.follower(F1)
+    assert state is not None and (state.end_offset, state.caught_up_at) == (3, 10)
+    assert leader.leader_epoch_start == 3
+    # a new leader epoch starts again at the log end
+    assert leader.become(PartitionRegistration(replicas=(ME, F1), isr=(ME, F1), leader=ME,
+                                               leader_epoch=3, partition_epoch=3), 30)
+    state = leader.follower(F1)
+    assert state is not None and state.end_offset == -1 and state.caught_up_at == 30
+    assert leader.leader_epoch_start == 4
+
+
+def test_a_follower_keeps_no_state_of_other_replicas() -> None:
+    """testFollowerShouldNotHaveAnyRemoteReplicaStates."""
+    leader = _leader(_log([(1, 2)]), leader_epoch=1)
+    _fetch(leader, F1, 2)
+    assert leader.followers
+    assert leader.become(PartitionRegistration(replicas=(ME, F1, F2), isr=(ME, F1, F2),
+                                               leader=F1, leader_epoch=2, partition_epoch=2), 5)
+    assert leader.followers == () and not leader.is_leader
+
+
+def test_make_follower_reports_a_new_epoch_even_with_the_same_leader() -> None:
+    """testMakeFollowerWithNoLeaderIdChange: a new epoch restarts the fetch (with the new
+    epoch) even when the leader stays the same broker."""
+    follower = Replica(ME, TOPIC_ID, "t", 0, PartitionLog())
+    reg = PartitionRegistration(replicas=(ME, F1), isr=(ME, F1), leader=F1, leader_epoch=1,
+                                partition_epoch=1)
+    assert follower.become(reg, 0)
+    assert not follower.become(reg, 1)
+    assert follower.become(PartitionRegistration(replicas=(ME, F1), isr=(ME, F1), leader=F1,
+                                                 leader_epoch=2, partition_epoch=2), 2)
+    assert follower.fetch_position().current_leader_epoch == 2
+
+
+# ---------------------------------------------------------------- follower fetch state
+def test_update_follower_fetch_state() -> None:
+    """testUpdateFollowerFetchState: a follower in the ISR counts as caught up when the
+    epoch begins; a fetch below the log end keeps that time, one at the log end moves it."""
+    leader = _leader(_log([(4, 6)]), leader_epoch=5, isr=(ME, F1), replicas=(ME, F1), now=0)
+    state = leader.follower(F1)
+    assert state is not None and (state.caught_up_at, state.end_offset) == (0, -1)
+    _fetch(leader, F1, 3, now=500)
+    assert (state.caught_up_at, state.end_offset) == (0, 3)
+    _fetch(leader, F1, 6, now=1000)
+    assert (state.caught_up_at, state.end_offset) == (1000, 6)
+
+
+def test_a_follower_caught_up_at_its_previous_fetch_is_caught_up_then() -> None:
+    """testShouldNotShrinkIsrIfPreviousFetchIsCaughtUp: a fetch reaching the leader's log
+    end as of the previous fetch makes the follower caught up as of that fetch."""
+    log = _log([(1, 10)])
+    leader = _leader(log, leader_epoch=2, isr=(ME, F1), replicas=(ME, F1), now=0)
+    _fetch(leader, F1, 10, now=1_000)
+    log.append_as_leader(["a", "b"], 2)
+    _fetch(leader, F1, 10, now=20_000)  # caught up at 1000; leader end now 12
+    log.append_as_leader(["c"], 2)
+    _fetch(leader, F1, 12, now=40_000)  # reached the end of the previous fetch (20000)
+    assert leader.isr_proposal(45_000, 30_000) is None
+    assert leader.isr_proposal(50_001, 30_000) == (ME,)
+
+
+def test_a_follower_at_the_log_end_is_never_out_of_sync() -> None:
+    """testShouldNotShrinkIsrIfFollowerCaughtUpToLogEnd and testMaybeShrinkIsr."""
+    log = _log([(1, 10)])
+    leader = _leader(log, leader_epoch=2, isr=(ME, F1, F2), now=0)
+    _fetch(leader, F1, 10, now=5_000)
+    _fetch(leader, F2, 3, now=5_000)
+    assert leader.isr_proposal(30_000, 30_000) is None
+    assert leader.isr_proposal(30_001, 30_000) == (ME, F1)  # F2 has not caught up since 0
+    _fetch(leader, F1, 10, now=60_000)
+    assert leader.isr_proposal(60_001, 30_000) == (ME, F1)
+
+
+# ---------------------------------------------------------------- ISR expansion
+def test_isr_expansion_is_asked_at_the_fetch_that_catches_up() -> None:
+    """testIsrExpansion: the fetch that reaches the high watermark sends the expansion at
+    once; the follower counts in the maximal ISR until the controller writes it."""
+    cell = Cell()
+    cell.create(replicas=(1, 2), isr=(1,), leader=1)
+    cell.produce(1, [f"v{i}" for i in range(10)], acks=1)
+    leader = cell.replica(1)
+    assert leader.log.high_watermark == 10
+    cell.step()  # broker 2 fetches from 0, then from 10
+    assert [r.new_isr for _, r in cell.alters] == [(1, 2)]
+    assert leader.isr == (1,) and leader.maximal_isr() == (1, 2)
+    cell.answer_alter()
+    assert leader.isr == (1, 2) and leader.pending_isr is None
+
+
+def test_isr_expansion_only_from_the_leaders_epoch_start() -> None:
+    """testFollowerDoesNotJoinISRUntilCaughtUpToOffsetWithinCurrentLeaderEpoch: a follower
+    at the high watermark but below where this leader's epoch started stays out."""
+    log = _log([(8, 5)])
+    leader = _leader(log, leader_epoch=8, isr=(ME, F2), now=0)
+    _fetch(leader, F2, 2)
+    assert leader.log.high_watermark == 2
+    leader.become(PartitionRegistration(replicas=(ME, F1, F2), isr=(ME, F2), leader=F2,
+                                        leader_epoch=9, partition_epoch=2), 1)
+    leader.become(PartitionRegistration(replicas=(ME, F1, F2), isr=(ME, F2), leader=ME,
+                                        leader_epoch=10, partition_epoch=3), 2)
+    assert leader.leader_epoch_start == 5
+    log.append_as_leader(["x", "y"], 10)
+    _fetch(leader, F1, 0, now=3)
+    _fetch(leader, F1, 2, now=4)  # at the high watermark, below the epoch start
+    assert leader.isr_proposal(5, 30_000, shrink=False) is None
+    _fetch(leader, F1, 5, now=6)
+    assert leader.isr_proposal(7, 30_000, shrink=False) == (ME, F2, F1)
+
+
+def test_isr_not_expanded_when_the_update_fails() -> None:
+    """testIsrNotExpandedIfUpdateFails: a refused expansion leaves the ISR and the maximal
+    ISR as the image has them."""
+    cell = Cell()
+    cell.create(replicas=(1, 2), isr=(1,), leader=1)
+    cell.produce(1, ["a", "b"], acks=1)
+    cell.step()
+    assert cell.alters
+    cell.answer_alter("INVALID_UPDATE_VERSION")
+    leader = cell.replica(1)
+    assert leader.isr == (1,) and leader.maximal_isr() == (1,)
+
+
+@pytest.mark.parametrize("state", ["fenced", "shutdown", "stale-epoch"])
+def test_an_ineligible_follower_is_not_proposed_for_the_isr(state: str) -> None:
+    """testIsrNotExpandedIfReplicaIsFencedOrShutdown, testIsrNotExpandedIfReplicaIsIn
+    ControlledShutdown, testFenceFollowerFetchWithStaleBrokerEpoch and
+    testIsrCanExpandedIfBrokerEpochsMatchWithKraftMetadataCache (KIP-841, KIP-903)."""
+    cell = Cell()
+    cell.create(replicas=(1, 2), isr=(1,), leader=1)
+    cell.produce(1, ["a"], acks=1)
+    if state == "fenced":
+        cell.broker_state(2, fenced=True)
+    elif state == "shutdown":
+        cell.broker_state(2, in_controlled_shutdown=True)
+    else:  # broker 2 fetches with an epoch the image does not have
+        cell.managers[2].lifecycle.broker_epoch = 7  # type: ignore[union-attr]
+    cell.step()
+    cell.run(40_000, every=1_000)  # the periodic checks too
+    assert cell.alters == []
+    leader = cell.replica(1)
+    assert leader.follower(2).end_offset == 1  # type: ignore[union-attr]
+    if state == "fenced":
+        cell.broker_state(2, fenced=False)
+    elif state == "shutdown":
+        return  # a broker in controlled shutdown stays out until it registers again
+    else:
+        cell.managers[2].lifecycle.broker_epoch = broker_epoch(2)  # type: ignore[union-attr]
+    cell.produce(1, ["b"], acks=1)
+    cell.step(100)
+    cell.step(100)
+    assert [r.new_isr for _, r in cell.alters] == [(1, 2)]
+
+
+def test_one_isr_change_in_flight_at_a_time() -> None:
+    """testSingleInFlightAlterIsr and testRetryShrinkIsr: while a change is pending no other
+    is asked for; an error clears it and the next check asks again."""
+    log = _log([(1, 10)])
+    leader = _leader(log, leader_epoch=2, isr=(ME, F1, F2), now=0)
+    assert leader.isr_proposal(30_001, 30_000) == (ME,)
+    leader.pending_isr = (ME,)
+    assert leader.isr_proposal(30_002, 30_000) is None
+    assert leader.maximal_isr() == (ME, F1, F2)  # a shrink counts once written
+    leader.pending_isr = None  # the controller refused it
+    assert leader.isr_proposal(30_003, 30_000) == (ME,)
+
+
+def test_an_isr_change_written_in_the_same_epoch_keeps_leading() -> None:
+    """testUpdateAssignmentAndIsr and testAlterIsrLeaderAndIsrRace: the image's ISR and
+    replicas replace the leader's, its pending change is dropped with the partition
+    epoch it was made against."""
+    leader = _leader(_log([(1, 2)]), leader_epoch=2, now=0)
+    leader.pending_isr = (ME, F1)
+    leader.become(PartitionRegistration(replicas=(ME, F1, F2, 4), isr=(ME, F1), leader=ME,
+                                        leader_epoch=2, partition_epoch=2), 1)
+    assert leader.is_leader and leader.pending_isr is None
+    assert (leader.isr, leader.replicas) == ((ME, F1), (ME, F1, F2, 4))
+
+
+# ---------------------------------------------------------------- min ISR and the HW
+@pytest.mark.parametrize(("isr", "min_isr", "under", "at"), [
+    ((ME,), 1, False, True),  # testAtMinIsr
+    ((ME,), 2, True, False),  # testIsUnderMinIsr
+    ((ME, F1), 2, False, True),
+    ((ME, F1, F2), 5, False, True),  # min ISR above the replication factor: capped at 3
+])
+def test_min_isr_is_at_most_the_replication_factor(isr: tuple[int, ...], min_isr: int,
+                                                   under: bool, at: bool) -> None:
+    leader = _leader(PartitionLog(), leader_epoch=1, isr=isr)
+    leader.min_isr = min_isr
+    assert leader.under_min_isr() == under
+    assert (len(leader.isr) == leader.effective_min_isr()) == at
+
+
+def test_the_high_watermark_waits_while_the_isr_is_under_min_isr() -> None:
+    """testHighWatermarkAdvanceShouldNotAdvanceWhenUnderMinISR (KAFKA-15583)."""
+    cell = Cell()
+    cell.create(replicas=(1, 2, 3), isr=(1, 2), leader=1, min_isr=2)
+    cell.produce(1, ["a", "b"], acks=1)
+    cell.step()
+    leader = cell.replica(1)
+    assert leader.log.high_watermark == 2
+    cell.change(isr=(1,))  # the controller shrank it
+    cell.produce(1, ["c", "d"], acks=1)
+    cell.step(100)
+    assert leader.log.high_watermark == 2
+    cell.set_min_isr(1)  # lowering the config lets it move
+    assert leader.log.high_watermark == 4
+
+
+def test_a_leader_alone_in_the_isr_advances_with_min_isr_one() -> None:
+    leader = _leader(_log([(1, 3)]), leader_epoch=2, isr=(ME,), now=0)
+    assert leader.log.high_watermark == 3

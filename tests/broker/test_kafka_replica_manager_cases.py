@@ -1,0 +1,324 @@
+"""The cases of Kafka's ``kafka.server.ReplicaManagerTest`` and ``DelayedFetchTest`` that
+kraftsim models, and UnifiedLogTest's read_committed bounds.
+
+kraftsim's :class:`~broker.replica_manager.ReplicaManager` takes each published
+image as Kafka's applies a metadata delta (leader to follower, follower to
+leader, removed replicas), answers produces with acks 0, 1 and all, holds a
+follower fetch that found nothing (Kafka's DelayedFetch, with
+``replica.fetch.wait.max.ms``) and answers consumer fetches below the high
+watermark; read_committed reads stop at the last stable offset
+(:mod:`broker.txn.fetch`).
+
+Left out, as kraftsim does not model them: remote storage and its metrics,
+quotas, log directories (JBOD, alter-log-dirs, offline directories, stray
+logs of ZooKeeper mode, partition.metadata), replica selectors and fetches
+from followers (KIP-392), transaction verification (KIP-890), StopReplica and
+LeaderAndIsr requests (ZooKeeper mode), the KRaft migration, request metrics,
+and fetch byte limits (a fetch's size is a number of records).
+"""
+
+from __future__ import annotations
+
+from broker.config import BrokerConfig
+from broker.fetch_messages import FetchPartition, ReplicaFetchRequest
+from broker.partition_log import PartitionLog
+from broker.txn.fetch import READ_COMMITTED, READ_UNCOMMITTED, fetch_log, filter_committed
+from metadata.requests import NodeMessage
+from metadata.schema import RemoveTopicRecord
+from tests.broker.replica_cell import KEY, TOPIC, TOPIC_ID, Cell, broker_epoch
+
+PID = 7
+
+
+def _fetch_request(follower: int, offset: int, epoch: int, last_epoch: int = -1,
+                   wait: int = 500) -> NodeMessage:
+    return NodeMessage(follower, 1, ReplicaFetchRequest(
+        99, follower, broker_epoch(follower),
+        (FetchPartition(TOPIC_ID, 0, epoch, offset, last_epoch),), wait))
+
+
+def _answers(cell: Cell, broker: int = 1) -> list[object]:
+    return [env.message for env in cell.managers[broker].drain_outbox()
+            if env.message.__class__.__name__ == "ReplicaFetchResponse"]
+
+
+# ---------------------------------------------------------------- produce
+def test_illegal_required_acks_are_refused() -> None:
+    """testIllegalRequiredAcks."""
+    cell = Cell()
+    cell.create(replicas=(1, 2, 3), leader=1)
+    assert [a.error for a in cell.produce(1, ["a"], acks=2)] == ["INVALID_REQUIRED_ACKS"]
+    assert cell.replica(1).log.end_offset == 0
+
+
+def test_acks_all_completes_when_the_isr_holds_the_batch() -> None:
+    cell = Cell()
+    cell.create(replicas=(1, 2, 3), leader=1)
+    answers = cell.produce(1, ["a", "b"])
+    assert answers == []  # waits for the followers
+    cell.step()
+    assert [(a.error, a.first_offset, a.last_offset) for a in answers] == [("NONE", 0, 1)]
+
+
+def test_acks_one_answers_at_the_leaders_append() -> None:
+    cell = Cell()
+    cell.create(replicas=(1, 2, 3), leader=1)
+    assert [(a.error, a.last_offset) for a in cell.produce(1, ["a"], acks=1)] == [("NONE", 0)]
+
+
+def test_a_produce_to_a_follower_is_not_leader_or_follower() -> None:
+    cell = Cell()
+    cell.create(replicas=(1, 2, 3), leader=1)
+    assert [a.error for a in cell.produce(2, ["a"])] == ["NOT_LEADER_OR_FOLLOWER"]
+
+
+def test_acks_all_under_min_isr_is_refused_before_the_append() -> None:
+    cell = Cell()
+    cell.create(replicas=(1, 2, 3), isr=(1,), leader=1, min_isr=2)
+    assert [a.error for a in cell.produce(1, ["a"])] == ["NOT_ENOUGH_REPLICAS"]
+    assert cell.replica(1).log.end_offset == 0
+    assert [a.error for a in cell.produce(1, ["a"], acks=1)] == ["NONE"]
+
+
+def test_min_isr_above_the_replication_factor_is_capped() -> None:
+    """Kafka's effectiveMinIsr: min.insync.replicas 3 on a single replica topic."""
+    cell = Cell(brokers=(1,))
+    cell.create(replicas=(1,), leader=1, min_isr=3)
+    answers = cell.produce(1, ["a"])
+    assert [a.error for a in answers] == ["NONE"]
+
+
+def test_a_batch_acknowledged_after_the_isr_shrank_below_min_isr() -> None:
+    """Kafka's checkEnoughReplicasReachOffset: NOT_ENOUGH_REPLICAS_AFTER_APPEND when the HW
+    passed the batch but the ISR is now below min ISR. Here the HW passes while the ISR is
+    still large enough, and the answer is given after the shrink is written."""
+    cell = Cell(config=BrokerConfig(replica_fetch_wait_max_ms=0))
+    cell.create(replicas=(1, 2), leader=1, min_isr=2)
+    manager, leader = cell.managers[1], cell.replica(1)
+    answers = cell.produce(1, ["a"])
+    cell.step()
+    assert [a.error for a in answers] == ["NONE"]
+    answers = cell.produce(1, ["b"])
+    leader.log.update_high_watermark(2)  # as if broker 2 had it, just before the shrink
+    leader.isr = (1,)
+    manager._complete_produces()
+    assert [a.error for a in answers] == ["NOT_ENOUGH_REPLICAS_AFTER_APPEND"]
+
+
+def test_a_marker_under_min_isr_is_refused() -> None:
+    """WriteTxnMarkers appends with acks=all: NOT_ENOUGH_REPLICAS below min ISR (the
+    coordinator sends it again)."""
+    cell = Cell()
+    cell.create(replicas=(1, 2, 3), isr=(1,), leader=1, min_isr=2)
+    answers: list[object] = []
+    cell.managers[1].write_txn_marker(TOPIC, 0, PID, 0, True, 0, answers.append)
+    assert [a.error for a in answers] == ["NOT_ENOUGH_REPLICAS"]  # type: ignore[attr-defined]
+    assert cell.replica(1).log.end_offset == 0
+
+
+def test_becoming_follower_fails_the_waiting_produces() -> None:
+    """testClearPurgatoryOnBecomingFollower and testDeltaToFollowerCompletesProduce."""
+    cell = Cell()
+    cell.create(replicas=(1, 2, 3), isr=(1, 2, 3), leader=1)
+    cell.managers[2].poll, cell.managers[3].poll = (lambda now: None,) * 2  # type: ignore
+    answers = cell.produce(1, ["a"])
+    assert answers == []
+    cell.change(leader=2)
+    assert [a.error for a in answers] == ["NOT_LEADER_OR_FOLLOWER"]
+
+
+def test_a_produce_waiting_past_the_request_timeout_fails() -> None:
+    cell = Cell(config=BrokerConfig(replica_fetch_wait_max_ms=0, request_timeout_ms=1_000))
+    cell.create(replicas=(1, 2), leader=1)
+    cell.managers[2].poll = lambda now: None  # type: ignore[method-assign]
+    answers = cell.produce(1, ["a"])
+    cell.step(999)
+    assert answers == []
+    cell.step(1)
+    assert [a.error for a in answers] == ["REQUEST_TIMED_OUT"]
+
+
+# ---------------------------------------------------------------- images: leader <-> follower
+def test_delta_from_leader_to_follower_and_back() -> None:
+    """testDeltaFromLeaderToFollower and testDeltaFromFollowerToLeader: the new follower
+    fetches from the new leader with the new epoch; the new leader starts its epoch at its
+    log end."""
+    cell = Cell()
+    cell.create(replicas=(1, 2, 3), leader=1)
+    cell.produce(1, ["a", "b"])
+    cell.step()
+    reg = cell.change(leader=2)
+    old, new = cell.replica(1), cell.replica(2)
+    assert not old.is_leader and old.fetch_position().current_leader_epoch == reg.leader_epoch
+    assert new.is_leader and new.leader_epoch_start == 2
+    answers = cell.produce(2, ["c"])
+    cell.step()
+    assert [a.error for a in answers] == ["NONE"]
+    assert [e.value for e in old.log.entries] == ["a", "b", "c"]
+
+
+def test_an_isr_change_in_the_same_epoch_keeps_the_fetch_session() -> None:
+    """testFetcherAreNotRestartedIfLeaderEpochIsNotBumpedWithKRaftPath: an ISR change
+    leaves the follower's fetch from the same leader in the same epoch as it was."""
+    cell = Cell()
+    cell.create(replicas=(1, 2, 3), leader=1)
+    cell.produce(1, ["a"])
+    cell.step()
+    handler = cell.managers[2]._handlers[1]
+    session = handler.session_id
+    assert session != 0
+    cell.change(isr=(1, 2))
+    cell.step(100)
+    assert cell.managers[2]._handlers[1].session_id == session
+    assert cell.replica(2).fetch_position().current_leader_epoch == 0
+
+
+def test_follower_and_leader_removed_from_the_replicas_or_with_their_topic() -> None:
+    """testDeltaFollowerToNotReplica, testDeltaLeaderToNotReplica,
+    testDeltaFollowerRemovedTopic and testDeltaLeaderToRemovedTopic: the replica and its
+    log are gone; a fetch for it is refused."""
+    cell = Cell(brokers=(1, 2, 3, 4))
+    cell.create(replicas=(1, 2, 3), leader=1)
+    cell.produce(1, ["a"])
+    cell.step()
+    cell.change(replicas=(1, 2, 4), isr=(1, 2))  # broker 3 is no longer a replica
+    assert KEY not in cell.managers[3].replicas
+    assert KEY not in cell.managers[3].log_dir.replica_keys()
+    cell.change(replicas=(2, 4), isr=(2,), leader=2)  # the leader leaves too
+    assert KEY not in cell.managers[1].replicas
+    cell.publish(RemoveTopicRecord(TOPIC_ID))
+    for manager in cell.managers.values():
+        assert KEY not in manager.replicas
+    assert [a.error for a in cell.produce(2, ["b"])] == ["UNKNOWN_TOPIC_OR_PARTITION"]
+
+
+def test_fetch_for_a_partition_this_broker_does_not_lead() -> None:
+    """testFetchMessagesWhenNotFollowerForOnePartition (a replica fetch of a partition the
+    broker follows is refused while the others are answered)."""
+    cell = Cell()
+    cell.create(replicas=(1, 2, 3), leader=2)
+    manager = cell.managers[1]
+    manager.handle_message(_fetch_request(3, 0, 0, wait=0), 0)
+    [answer] = _answers(cell)
+    assert [p.error for p in answer.partitions] == ["NOT_LEADER_OR_FOLLOWER"]  # type: ignore
+
+
+# ---------------------------------------------------------------- delayed fetch
+def test_a_held_fetch_is_answered_fenced_when_the_leader_epoch_moves() -> None:
+    """DelayedFetchTest.testFetchWithFencedEpoch."""
+    cell = Cell()
+    cell.create(replicas=(1, 2, 3), leader=1)
+    manager = cell.managers[1]
+    manager.handle_message(_fetch_request(3, 0, 0), 0)
+    assert _answers(cell) == []  # held: nothing new
+    cell.change(leader=1, isr=(1, 2, 3))  # the leader is elected again: a new epoch
+    [answer] = _answers(cell)
+    assert [p.error for p in answer.partitions] == ["FENCED_LEADER_EPOCH"]  # type: ignore
+
+
+def test_a_held_fetch_is_answered_when_the_leader_becomes_follower() -> None:
+    """DelayedFetchTest.testNotLeaderOrFollower and ReplicaManagerTest
+    testDeltaToFollowerCompletesFetch: answered as soon as the image moves leadership."""
+    cell = Cell()
+    cell.create(replicas=(1, 2, 3), leader=1)
+    cell.managers[1].handle_message(_fetch_request(3, 0, 0), 0)
+    assert _answers(cell) == []
+    cell.change(leader=2)
+    [answer] = _answers(cell)
+    assert [p.error for p in answer.partitions] == ["FENCED_LEADER_EPOCH"]  # type: ignore
+
+
+def test_a_diverging_fetch_is_answered_at_once() -> None:
+    """DelayedFetchTest.testDivergingEpoch."""
+    cell = Cell()
+    cell.create(replicas=(1, 2, 3), leader=1, leader_epoch=5)
+    cell.produce(1, ["a", "b"], acks=1)
+    cell.managers[1].handle_message(_fetch_request(3, 3, 5, last_epoch=4), 0)
+    [answer] = _answers(cell)
+    part = answer.partitions[0]  # type: ignore[attr-defined]
+    assert part.diverging and part.error == "NONE" and not part.entries
+
+
+def test_a_held_fetch_is_answered_when_records_arrive_or_the_wait_ends() -> None:
+    """Kafka's DelayedFetch completes once the log has something past the fetch position,
+    else at replica.fetch.wait.max.ms."""
+    cell = Cell(config=BrokerConfig(replica_fetch_wait_max_ms=500))
+    cell.create(replicas=(1, 2, 3), leader=1)
+    manager = cell.managers[1]
+    manager.handle_message(_fetch_request(3, 0, 0), 0)
+    assert _answers(cell) == []
+    cell.produce(1, ["a"], acks=1)
+    [answer] = _answers(cell)
+    assert [e.value for e in answer.partitions[0].entries] == ["a"]  # type: ignore
+    manager.handle_message(_fetch_request(3, 1, 0, last_epoch=0), 10)
+    assert _answers(cell) == []
+    manager.poll(509)
+    assert _answers(cell) == []
+    manager.poll(510)
+    [answer] = _answers(cell)
+    assert answer.partitions[0].error == "NONE"  # type: ignore[attr-defined]
+
+
+# ---------------------------------------------------------------- consumer reads
+def test_a_consumer_reads_below_the_high_watermark_only() -> None:
+    """testFetchBeyondHighWatermark: records past the HW are not returned to a consumer,
+    a fetch past the log end is OFFSET_OUT_OF_RANGE
+    (testOffsetOutOfRangeExceptionWhenFetchMessages)."""
+    cell = Cell()
+    cell.create(replicas=(1, 2), leader=1)
+    cell.managers[2].poll = lambda now: None  # type: ignore[method-assign]
+    cell.produce(1, ["a", "b", "c"], acks=1)
+    manager = cell.managers[1]
+    assert manager.fetch(TOPIC, 0, 0) == ("NONE", [], 0)
+    assert manager.fetch(TOPIC, 0, 3) == ("NONE", [], 0)
+    assert manager.fetch(TOPIC, 0, 4)[0] == "OFFSET_OUT_OF_RANGE"
+    assert manager.fetch(TOPIC, 0, 0)[0] == "NONE"
+    assert cell.managers[2].fetch(TOPIC, 0, 0)[0] == "NOT_LEADER_OR_FOLLOWER"
+
+
+def _txn_log() -> PartitionLog:
+    """0 plain, 1-2 producer PID open, 3 plain: HW at the end."""
+    log = PartitionLog(check_sequences=False)
+    log.append_as_leader(["p0"], 1)
+    log.append_as_leader(["t1", "t2"], 1, PID, 0, 0, transactional=True)
+    log.append_as_leader(["p3"], 1)
+    log.update_high_watermark(log.end_offset)
+    return log
+
+
+def test_read_committed_stops_at_the_last_stable_offset() -> None:
+    """testReadCommittedFetchLimitedAtLSO and UnifiedLogTest's LSO cases: an open
+    transaction holds the LSO at its first offset; read_uncommitted reads to the HW."""
+    log = _txn_log()
+    assert log.txns.last_stable_offset(log.high_watermark) == 1
+    committed = fetch_log(log, 0, 100, READ_COMMITTED)
+    assert [e.value for e in committed.entries] == ["p0"]
+    assert (committed.high_watermark, committed.last_stable_offset) == (4, 1)
+    assert [e.value for e in fetch_log(log, 0, 100, READ_UNCOMMITTED).entries] == \
+        ["p0", "t1", "t2", "p3"]
+    log.append_marker(1, PID, 0, commit=True, coordinator_epoch=0)
+    assert log.txns.last_stable_offset(log.high_watermark) == 1  # marker not yet below HW
+    log.update_high_watermark(log.end_offset)
+    assert log.txns.last_stable_offset(log.high_watermark) == 5
+
+
+def test_a_read_committed_fetch_names_the_aborted_transactions_it_overlaps() -> None:
+    """testDelayedFetchIncludesAbortedTransactions."""
+    log = _txn_log()
+    log.append_marker(1, PID, 0, commit=False, coordinator_epoch=0)
+    log.update_high_watermark(log.end_offset)
+    fetched = fetch_log(log, 0, 100, READ_COMMITTED)
+    assert fetched.aborted_transactions == ((PID, 1),)
+    assert [e.value for e in filter_committed(fetched.entries, fetched.aborted_transactions)] \
+        == ["p0", "p3"]
+    assert fetch_log(log, 5, 100, READ_COMMITTED).aborted_transactions == ()
+
+
+def test_truncation_reopens_a_transaction_whose_marker_it_drops() -> None:
+    """UnifiedLogTest (truncation and the producer state): a marker above the truncation
+    point is gone, so its transaction is open again and holds the LSO."""
+    log = _txn_log()
+    log.append_marker(1, PID, 0, commit=True, coordinator_epoch=0)
+    log.truncate_to(4)
+    assert log.txns.ongoing == {PID: 1}
+    assert log.txns.last_stable_offset(4) == 1
