@@ -732,6 +732,9 @@ class ReplicaManager:
                 topic_id = part.topic_id
                 here = by_topic.get(topic_id, _NONE_HERE)
             found = here.get(part.partition_id)
+            if type(found) is not Replica and part.error == "NONE" and not part.entries \
+                    and not part.diverging:
+                continue  # a plain answer: a compact replica's empty log takes nothing from it
             if found is not None and found.leader == leader:
                 key = (topic_id, part.partition_id)
                 if isinstance(found, Replica):
