@@ -175,6 +175,9 @@ def decode_control_record(
             f"control record key at byte {key_pos} has {key_end - key_pos} bytes, not 4", key_pos
         )
     key_version, kind = CONTROL_KEY.unpack_from(buf, key_pos)
+    if key_version < 0:  # Kafka reads a newer key version as version 0, a negative one never
+        raise DecodeError(f"control record key at byte {key_pos} has version {key_version}",
+                          key_pos)
     entry = _CODECS.get(kind)
     if entry is None:
         unknown_record = UnknownControlRecord(kind, buf[value_pos:value_end])

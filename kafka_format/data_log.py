@@ -170,15 +170,23 @@ def marker_record(commit: bool, coordinator_epoch: int) -> DataRecord:
 
 
 def decode_marker(record: DataRecord) -> EndTxnMarker | None:
-    """The transaction marker a control record holds; None if it is another control type."""
+    """The transaction marker a control record holds; None if it is another control type
+    or not a valid marker.
+
+    As Kafka's ``EndTransactionMarker``: the key is at least 4 bytes with a key version
+    of 0 or more, the value at least 6 bytes with a marker version of 0 or more (a newer
+    version is read as version 0, bytes after the coordinator epoch ignored).
+    """
     key, value = record.key, record.value
     if key is None or len(key) < _MARKER_KEY.size:
         return None
-    _, control_type = _MARKER_KEY.unpack_from(key)
-    if control_type not in CONTROL_TYPE_NAMES or value is None or \
+    key_version, control_type = _MARKER_KEY.unpack_from(key)
+    if key_version < 0 or control_type not in CONTROL_TYPE_NAMES or value is None or \
             len(value) < _MARKER_VALUE.size:
         return None
     version, epoch = _MARKER_VALUE.unpack_from(value)
+    if version < 0:
+        return None
     return EndTxnMarker(control_type, epoch, version)
 
 
@@ -266,12 +274,20 @@ def _decode_records(buf: bytes, pos: int, end: int, count: int,
         previous = offset_delta
         key, pos = _read_bytes(buf, pos, record_end, "key")
         value, pos = _read_bytes(buf, pos, record_end, "value")
+        header_start = pos
         header_count, pos = wire.read_varint(buf, pos, record_end)
+        if header_count < 0:
+            raise DecodeError(f"record {index} at byte {start} has {header_count} headers",
+                              header_start)
         headers = []
-        for _ in range(max(header_count, 0)):
+        for _ in range(header_count):
+            key_start = pos
             header_key, pos = _read_bytes(buf, pos, record_end, "header key")
+            if header_key is None:  # Kafka refuses a null header key as a corrupt record
+                raise DecodeError(f"record {index} at byte {start} has a null header key",
+                                  key_start)
             header_value, pos = _read_bytes(buf, pos, record_end, "header value")
-            headers.append((header_key or b"", header_value))
+            headers.append((header_key, header_value))
         if pos != record_end:
             raise DecodeError(f"record {index} at byte {start} has {record_end - pos} bytes "
                               f"left over", pos)

@@ -26,6 +26,7 @@ it is written).
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Iterable
 from pathlib import Path
@@ -102,6 +103,11 @@ DEFAULT_SEGMENT_BYTES = 1 << 30
 
 _SEGMENT_NAME = re.compile(r"^(\d{20})\.log$")
 _SNAPSHOT_NAME = re.compile(r"^(\d{20})-(\d{10})\.checkpoint$")
+_SNAPSHOT_LEFTOVER_NAME = re.compile(r"^(\d{20})-(\d{10})(?:-[^/]*)?\.checkpoint\.(part|deleted)$")
+PARTIAL_SNAPSHOT_SUFFIX = ".checkpoint.part"
+"""A snapshot still being written (Kafka renames it to ``.checkpoint`` when frozen)."""
+DELETED_SNAPSHOT_SUFFIX = ".checkpoint.deleted"
+"""A snapshot renamed before its deletion."""
 
 
 def segment_file_name(base_offset: int) -> str:
@@ -124,6 +130,19 @@ def parse_snapshot_name(name: str) -> SnapshotId | None:
     """The snapshot id in a ``.checkpoint`` file name, or ``None`` if it is not one."""
     match = _SNAPSHOT_NAME.match(name)
     return SnapshotId(int(match.group(1)), int(match.group(2))) if match else None
+
+
+def parse_snapshot_leftover_name(name: str) -> tuple[SnapshotId, str] | None:
+    """The id and state (``partial`` or ``deleted``) of a snapshot file Kafka did not finish
+    writing (``<id>[-<suffix>].checkpoint.part``) or is deleting
+    (``<id>.checkpoint.deleted``); ``None`` for any other name. Kafka's log removes
+    both kinds when it opens; they are never read as snapshots.
+    """
+    match = _SNAPSHOT_LEFTOVER_NAME.match(name)
+    if match is None:
+        return None
+    state = "partial" if match.group(3) == "part" else "deleted"
+    return SnapshotId(int(match.group(1)), int(match.group(2))), state
 
 
 class SegmentFile(msgspec.Struct, frozen=True, gc=False):
@@ -493,7 +512,11 @@ def write_snapshot_file(
         snapshot_id = snapshot.snapshot_id
         data = encode_snapshot(snapshot, metadata_version, records_per_batch=records_per_batch)
     path = Path(directory) / (name or snapshot_file_name(snapshot_id))
-    path.write_bytes(data)
+    # As Kafka's FileRawSnapshotWriter: written whole as ``.part``, then renamed, so that
+    # a write cut short never leaves a ``.checkpoint`` that looks like a snapshot.
+    partial = path.with_name(path.name + ".part")
+    partial.write_bytes(data)
+    os.replace(partial, path)
     return path
 
 

@@ -136,11 +136,12 @@ def decode_metadata_value(buf: bytes, pos: int, end: int) -> DecodedRecord:
 
 def decode_generic_value(buf: bytes, pos: int, end: int) -> DecodedRecord:
     """:func:`decode_metadata_value` without the fast path (the reference decoder)."""
+    start = pos
     frame, pos = wire.read_uvarint(buf, pos, end)
     if frame != FRAME_VERSION:
-        raise DecodeError(f"unknown metadata frame version {frame}", pos - 1)
-    api_key, pos = wire.read_uvarint(buf, pos, end)
-    version, pos = wire.read_uvarint(buf, pos, end)
+        raise DecodeError(f"unknown metadata frame version {frame}", start)
+    api_key, pos = _read_int16_uvarint(buf, pos, end, "apiKey")
+    version, pos = _read_int16_uvarint(buf, pos, end, "record version")
     entry = _CODECS.get((api_key, version))
     if entry is None:
         unknown_record = UnknownRecord(api_key=api_key, version=version, payload=buf[pos:end])
@@ -152,6 +153,14 @@ def decode_generic_value(buf: bytes, pos: int, end: int) -> DecodedRecord:
             f"{codec.name} ends at byte {after} but its value runs to byte {end}", after
         )
     return DecodedRecord(cls(**values), version, unknown)
+
+
+def _read_int16_uvarint(buf: bytes, pos: int, end: int, what: str) -> tuple[int, int]:
+    """An unsigned varint that Kafka narrows to an int16: above 32767 it is refused."""
+    value, after = wire.read_uvarint(buf, pos, end)
+    if value > 0x7FFF:
+        raise DecodeError(f"{what} {value} at byte {pos} does not fit an int16", pos)
+    return value, after
 
 
 def decode_metadata_record(data: bytes) -> DecodedRecord:

@@ -25,7 +25,13 @@ from kafka_format.batch_format import DecodedBatch, encode_batch
 from kafka_format.errors import DecodeFailure, EncodeError
 from kafka_format.log_codec import decode_log
 from kafka_format.record_versions import metadata_version_after
-from raft.batch import Batch, SnapshotFooterRecord, SnapshotHeaderRecord
+from raft.batch import (
+    Batch,
+    KRaftVersionRecord,
+    SnapshotFooterRecord,
+    SnapshotHeaderRecord,
+    VotersRecord,
+)
 from raft.snapshot import Snapshot, SnapshotId
 
 DEFAULT_RECORDS_PER_BATCH = 10_000
@@ -130,6 +136,24 @@ def decode_snapshot(
     return SnapshotDecodeResult(snapshot, batches, header, footer, tuple(controls), error)
 
 
+def _check_snapshot_controls(control_records: tuple[Any, ...]) -> None:
+    """The control records a snapshot may carry after its header, as Kafka's
+    ``RecordsSnapshotWriter`` writes them: none (kraft.version 0), or a KRaftVersionRecord
+    of kraft.version 1 or more, then perhaps a VotersRecord. Raises :class:`EncodeError`."""
+    if not control_records:
+        return
+    kraft, *rest = control_records
+    if not isinstance(kraft, KRaftVersionRecord):
+        raise EncodeError(f"a snapshot's control records start with a KRaftVersionRecord, "
+                          f"not {type(kraft).__name__}")
+    if len(rest) > 1 or (rest and not isinstance(rest[0], VotersRecord)):
+        raise EncodeError("after its KRaftVersionRecord a snapshot carries at most a "
+                          "VotersRecord")
+    if kraft.kraft_version < 1:
+        raise EncodeError(f"kraft.version {kraft.kraft_version}: the voters are static and a "
+                          f"snapshot carries no KRaftVersionRecord or VotersRecord")
+
+
 def snapshot_batches(
     snapshot: Snapshot,
     *,
@@ -139,12 +163,15 @@ def snapshot_batches(
 ) -> list[Batch]:
     """The batches of a snapshot file: header (+ ``control_records``), data, footer.
 
-    Offsets start at 0, every batch carries the snapshot's epoch, and the
-    batch timestamps are ``append_time_ms`` (default: the snapshot's
+    ``control_records`` follow the header in its batch: none, or a
+    KRaftVersionRecord of kraft.version 1 or more then perhaps a VotersRecord
+    (else :class:`EncodeError`). Offsets start at 0, every batch carries the
+    snapshot's epoch, and the batch timestamps are ``append_time_ms`` (default: the snapshot's
     last-contained log time, so that a run's files depend only on its seed).
     """
     if records_per_batch < 1:
         raise EncodeError("records_per_batch must be at least 1")
+    _check_snapshot_controls(control_records)
     epoch = snapshot.snapshot_id.epoch
     when = snapshot.last_contained_log_time_ms if append_time_ms is None else append_time_ms
     header = SnapshotHeaderRecord(last_contained_log_timestamp=snapshot.last_contained_log_time_ms)

@@ -210,7 +210,7 @@ def _batch_facts(decoded: DecodedBatch) -> dict[str, Any]:
         "lastOffset": decoded.last_offset,
         "count": count,
         "baseSequence": base_sequence,
-        "lastSequence": -1 if base_sequence < 0 else base_sequence + count - 1,
+        "lastSequence": -1 if base_sequence < 0 else (base_sequence + count - 1) % (1 << 31),
         "producerId": decoded.producer_id,
         "producerEpoch": decoded.producer_epoch,
         "partitionLeaderEpoch": batch.epoch,

@@ -1,0 +1,85 @@
+"""The metadata record frame in the cases of Kafka's ``MetadataRecordSerdeTest``
+(``metadata/src/test/java/org/apache/kafka/metadata``).
+
+A value is frame version (unsigned varint, 1), apiKey and record version (unsigned
+varints that Kafka narrows to int16), then the record. Kafka refuses an apiKey it does not
+know; kraftsim keeps such a value as an :class:`UnknownRecord` that writes back the same
+bytes (its docs: a file of a newer Kafka still reads), so that case is checked as such.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from kafka_format import DecodeError, decode_metadata_record, encode_metadata_record
+from kafka_format.metadata_serde import supported_versions
+from metadata.schema import RegisterBrokerRecord, TopicRecord, UnknownRecord
+
+
+def _refused(data: bytes) -> DecodeError:
+    with pytest.raises(DecodeError) as caught:
+        decode_metadata_record(data)
+    return caught.value
+
+
+def test_topic_record_round_trips_at_every_version() -> None:
+    """testSerde: the encoded size is the whole value, and it reads back equal."""
+    record = TopicRecord(name="foo", topic_id="AAAAAAAAAAAAAAAAAAAAAQ")
+    for version in supported_versions(TopicRecord.API_KEY):
+        data = encode_metadata_record(record, version)
+        assert data[:3] == bytes([1, TopicRecord.API_KEY, version])
+        decoded = decode_metadata_record(data)
+        assert (decoded.record, decoded.version) == (record, version)
+
+
+@pytest.mark.parametrize("frame", [0, 2, 15])
+def test_an_unknown_frame_version_is_refused_at_its_byte(frame: int) -> None:
+    """testDeserializeWithUnhandledFrameVersion (15), and frame 0 (KRaft's 2.8 preview)."""
+    error = _refused(bytes([frame, 2, 0, 0]))
+    assert error.position == 0 and f"frame version {frame}" in error.message
+
+
+def test_a_multi_byte_unknown_frame_version_is_named_at_its_first_byte() -> None:
+    error = _refused(bytes.fromhex("8f 01 02 00"))  # 143
+    assert error.position == 0 and "143" in error.message
+
+
+@pytest.mark.parametrize(("data", "position"), [
+    (b"\x80" * 6, 0),  # testParsingMalformedFrameVersionVarint
+    (b"\x01" + b"\x80" * 6, 1),  # testParsingMalformedMessageTypeVarint
+    (b"\x01\x08" + b"\x80" * 5, 2),  # testParsingMalformedMessageVersionVarint
+])
+def test_a_varint_of_the_frame_that_runs_past_five_bytes(data: bytes, position: int) -> None:
+    assert _refused(data).position == position
+
+
+def test_a_record_version_above_int16_is_refused() -> None:
+    """testParsingVersionTooLarge: version 0x0fffffff."""
+    error = _refused(bytes.fromhex("01 08 ffffff7f 80"))
+    assert error.position == 2 and "does not fit an int16" in error.message
+
+
+def test_an_api_key_above_int16_is_refused() -> None:
+    """The same narrowing for the apiKey (32768)."""
+    assert _refused(bytes.fromhex("01 808002 00")).position == 1
+
+
+def test_an_api_key_kafka_does_not_know_is_kept_as_an_unknown_record() -> None:
+    """testParsingUnsupportedApiKey: Kafka refuses apiKey 16383; kraftsim keeps it whole."""
+    data = bytes.fromhex("01 ff7f 00 80")
+    decoded = decode_metadata_record(data)
+    assert decoded.record == UnknownRecord(api_key=16383, version=0, payload=b"\x80")
+    assert encode_metadata_record(decoded.record, decoded.version) == data
+
+
+def test_a_malformed_record_body_is_refused() -> None:
+    """testParsingMalformedMessage: RegisterBrokerRecord v0 with one byte of body."""
+    error = _refused(bytes.fromhex("01 00 00 80"))
+    assert (error.kind, error.position) == ("truncated", 3)
+
+
+def test_garbage_after_a_record_is_refused_where_the_record_ends() -> None:
+    """testParsingRecordWithGarbageAtEnd: one extra byte after RegisterBrokerRecord v0."""
+    data = encode_metadata_record(RegisterBrokerRecord(broker_id=1, broker_epoch=2), 0)
+    error = _refused(data + b"\x00")
+    assert error.position == len(data)
