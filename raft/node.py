@@ -332,8 +332,11 @@ class RaftNode:
     def create_snapshot(self, end_offset: int, records: Iterable[Any], now: int) -> Snapshot:
         """Keep a snapshot of the state up to ``end_offset`` (exclusive) and drop the log before.
 
-        ``end_offset`` must be committed (at most the high watermark) and a batch
-        boundary. Raises ValueError otherwise.
+        The snapshot's epoch is that of its last record, read from the log.
+        ``end_offset`` must be committed (at most the high watermark) and past the log
+        start, else ValueError (where Kafka's createSnapshot hands back no writer, at or
+        below the start, kraftsim refuses); and a batch boundary, else RaftLogError
+        (Kafka may cut inside a batch; kraftsim's log drops whole batches).
         """
         hw = self.high_watermark
         if hw is None or end_offset > hw:
