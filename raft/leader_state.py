@@ -53,6 +53,11 @@ class LeaderState:
         self.observer_end_offsets[replica_id] = end_offset
         return False
 
+    def update_check_quorum_for_following_voter(self, replica_id: int) -> None:
+        """A voter showed it follows this leader without a log fetch (a FetchSnapshot)."""
+        if replica_id in self.voter_end_offsets:
+            self.fetched_since_check.add(replica_id)
+
     def _maybe_advance(self) -> bool:
         offsets = sorted(self.voter_end_offsets.values(), reverse=True)
         if _HW_WITHOUT_MAJORITY in self.mutations:

@@ -4,7 +4,10 @@ A state machine registers a listener with its node. The node calls it with
 committed batches in offset order, each exactly once (control batches take
 offsets but a listener just skips them), with a snapshot when the listener is
 new (whatever the snapshot's offset, even a bootstrap snapshot ending at 0)
-or behind the log start, and on every change of leader. A new leader's own
+or behind the log start, and on every change of leader. Kafka hands a listener
+the snapshot only once the high watermark is known and past the listener's
+next offset; kraftsim hands it at once, as a snapshot on a node's disk holds
+committed state only. A new leader's own
 listener hears of its leadership only after it has consumed every batch before
 the epoch start, so it acts on the whole committed history.
 """

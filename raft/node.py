@@ -164,6 +164,9 @@ class RaftNode:
         self._vote_pending: set[int] = set()  # voters whose vote this candidate still awaits
         self._end_epoch_pending: set[int] = set()  # voters yet to acknowledge the resignation
         self._end_epoch_successors: tuple[int, ...] = ()
+        self._fetching_snapshot: SnapshotId | None = None
+        """The leader's snapshot this follower is fetching (Kafka's FollowerState.fetchingSnapshot):
+        while set, the follower asks for it (FetchSnapshot) instead of fetching the log."""
         election = storage.election
         self.epoch = election.epoch
         self.voted_id = election.voted_id
@@ -329,8 +332,11 @@ class RaftNode:
     def create_snapshot(self, end_offset: int, records: Iterable[Any], now: int) -> Snapshot:
         """Keep a snapshot of the state up to ``end_offset`` (exclusive) and drop the log before.
 
-        ``end_offset`` must be committed (at most the high watermark) and a batch
-        boundary. Raises ValueError otherwise.
+        The snapshot's epoch is that of its last record, read from the log.
+        ``end_offset`` must be committed (at most the high watermark) and past the log
+        start, else ValueError (where Kafka's createSnapshot hands back no writer, at or
+        below the start, kraftsim refuses); and a batch boundary, else RaftLogError
+        (Kafka may cut inside a batch; kraftsim's log drops whole batches).
         """
         hw = self.high_watermark
         if hw is None or end_offset > hw:
@@ -445,6 +451,7 @@ class RaftNode:
         self._votes_rejected = set()
         self._vote_pending = set()
         self._end_epoch_pending = set()
+        self._fetching_snapshot = None
         if self.leader_state is not None:
             # Appends still lingering were in Kafka's accumulator, which a leader
             # drops when it steps down: they were never in the log.
@@ -754,6 +761,13 @@ class RaftNode:
 
     # ------------------------------------------------------------------ fetch (leader side)
     def _on_fetch_request(self, env: Envelope, req: FetchRequest, now: int) -> None:
+        if req.last_fetched_epoch > req.epoch or req.last_fetched_epoch < 0 \
+                or req.fetch_offset < 0 or req.max_wait_ms < 0:
+            # Kafka's handleFetchRequest: no replica can have fetched from an epoch later than
+            # the one it fetches in, nor from a negative offset or epoch.
+            self._send(env.src, FetchResponse(req.correlation_id, self.epoch, self.leader_id,
+                                              Errors.INVALID_REQUEST, req.fetch_offset))
+            return
         if self.role is not _LEADER or self.leader_state is None:
             error = Errors.FENCED_LEADER_EPOCH if req.epoch < self.epoch \
                 else Errors.NOT_LEADER_OR_FOLLOWER
@@ -843,16 +857,31 @@ class RaftNode:
         self._wake_parked(now)
 
     def _on_fetch_snapshot_request(self, src: int, req: FetchSnapshotRequest, now: int) -> None:
+        """Serve the latest snapshot (Kafka's handleFetchSnapshotRequest, whole, in one piece).
+
+        The epoch is checked first, as Kafka's validateLeaderOnlyRequest does. A bootstrap
+        snapshot (ending at 0) is never served: the first leader wrote its content to the
+        log. A voter fetching a snapshot counts as following the leader (check quorum).
+        """
         snap = self.log.snapshot
-        if self.role is not _LEADER or req.epoch != self.epoch:
+        state = self.leader_state
+        error = _NONE
+        if req.epoch < self.epoch:
+            error = Errors.FENCED_LEADER_EPOCH
+        elif req.epoch > self.epoch:
+            error = Errors.UNKNOWN_LEADER_EPOCH
+        elif self.role is not _LEADER or state is None:
+            error = Errors.NOT_LEADER_OR_FOLLOWER
+        elif snap is None or snap.snapshot_id != req.snapshot_id \
+                or snap.snapshot_id.end_offset == 0:
+            error = Errors.SNAPSHOT_NOT_FOUND
+        if error is not _NONE or state is None or snap is None:
             self._send(src, FetchSnapshotResponse(req.correlation_id, self.epoch, self.leader_id,
-                                                  Errors.NOT_LEADER_OR_FOLLOWER))
-        elif snap is None or snap.snapshot_id != req.snapshot_id:
-            self._send(src, FetchSnapshotResponse(req.correlation_id, self.epoch, self.id,
-                                                  Errors.SNAPSHOT_NOT_FOUND))
-        else:
-            self._send(src, FetchSnapshotResponse(req.correlation_id, self.epoch, self.id,
-                                                  _NONE, snap))
+                                                  error))
+            return
+        state.update_check_quorum_for_following_voter(src)
+        self._send(src, FetchSnapshotResponse(req.correlation_id, self.epoch, self.id,
+                                              _NONE, snap))
 
     # ------------------------------------------------------------------ fetch (follower side)
     def _new_correlation(self) -> int:
@@ -862,7 +891,16 @@ class RaftNode:
     def _send_fetch(self, now: int) -> None:
         if self.role is not _FOLLOWER or self.leader_id is None:
             return
+        if self._fetching_snapshot is not None:
+            self._send_fetch_snapshot(self.leader_id, self._fetching_snapshot, now)
+            return
         self._send_fetch_to(self.leader_id, now)
+
+    def _send_fetch_snapshot(self, dst: int, snapshot_id: SnapshotId, now: int) -> None:
+        correlation = self._new_correlation()
+        self._inflight = (correlation, dst)
+        self._send(dst, FetchSnapshotRequest(correlation, self.epoch, self.id, snapshot_id))
+        self._set_timer("request", now + self.config.request_timeout_ms)
 
     def _send_discovery_fetch(self, now: int) -> None:
         voters = [v for v in self.voters if v != self.id]
@@ -902,6 +940,12 @@ class RaftNode:
             if (self.epoch, self.leader_id, self.role) == before:
                 self._set_timer("request", now + self.config.retry_backoff_ms)
             return
+        snapshot_id = resp.snapshot_id
+        if snapshot_id is not None and (snapshot_id.end_offset < 0 or snapshot_id.epoch < 0):
+            # Kafka: an invalid snapshot id fails the fetch (retried after a backoff); the
+            # fetch timeout keeps running.
+            timers["request"] = now + self.config.retry_backoff_ms
+            return
         self._fetched_from_leader_at = now
         timers["fetch_timeout"] = now + self.config.fetch_timeout_ms
         if resp.diverging is not None:
@@ -914,12 +958,9 @@ class RaftNode:
                 )
             self._send_fetch(now)
             return
-        if resp.snapshot_id is not None:
-            correlation = self._new_correlation()
-            self._inflight = (correlation, src)
-            self._send(src, FetchSnapshotRequest(correlation, self.epoch, self.id,
-                                                 resp.snapshot_id))
-            self._set_timer("request", now + self.config.request_timeout_ms)
+        if snapshot_id is not None:
+            self._fetching_snapshot = snapshot_id
+            self._send_fetch_snapshot(src, snapshot_id, now)
             return
         if resp.fetch_offset != self.log.end_offset:
             self._send_fetch(now)
@@ -944,15 +985,35 @@ class RaftNode:
             return
         self._inflight = None
         self._timers.pop("request", None)
-        if resp.error is not _NONE or resp.snapshot is None or resp.epoch != self.epoch:
-            self._observe_epoch(resp.epoch, resp.leader_id, now)
-            self._set_timer("request", now + self.config.retry_backoff_ms)
+        current = resp.epoch == self.epoch and src == self.leader_id
+        if current and resp.error is Errors.SNAPSHOT_NOT_FOUND:
+            # Kafka: the leader no longer holds that snapshot (it took a newer one): start
+            # over with a fetch at once, which names the new one.
+            self._fetching_snapshot = None
+            self._fetched_from_leader_at = now
+            self._set_timer("fetch_timeout", now + self.config.fetch_timeout_ms)
+            self._send_fetch(now)
             return
+        snapshot = resp.snapshot
+        if resp.error is not _NONE or snapshot is None or not current:
+            # A stale answer leaves the download pending: it is asked for again after the
+            # backoff. A newer epoch or leader ends it (a new role has no download).
+            before = (self.epoch, self.leader_id, self.role)
+            self._observe_epoch(resp.epoch, resp.leader_id, now)
+            if (self.epoch, self.leader_id, self.role) == before:
+                self._set_timer("request", now + self.config.retry_backoff_ms)
+            return
+        if snapshot.snapshot_id != self._fetching_snapshot:
+            raise RaftProtocolError(
+                f"node {self.id} asked for snapshot {self._fetching_snapshot} and received "
+                f"{snapshot.snapshot_id}"
+            )
+        self._fetching_snapshot = None
         self._fetched_from_leader_at = now
         self._set_timer("fetch_timeout", now + self.config.fetch_timeout_ms)
-        end = resp.snapshot.snapshot_id.end_offset
+        end = snapshot.snapshot_id.end_offset
         if end > self.log.end_offset or self.log.start_offset < end:
-            self.log.install_snapshot(resp.snapshot)
+            self.log.install_snapshot(snapshot)
             if self.high_watermark is None or self.high_watermark < end:
                 self.high_watermark = end
         self._send_fetch(now)

@@ -89,6 +89,7 @@ class Context:
         voted: int | None = None,
         leader: int | None = None,
         log: Iterable[tuple[int, Sequence[Any]]] = (),
+        snapshot: Snapshot | None = None,
         seed: int = 0,
         **config: Any,
     ) -> None:
@@ -96,6 +97,8 @@ class Context:
         settings.update(config)
         self.config = msgspec.structs.replace(RaftConfig(), **settings).validate()
         self.storage = RaftStorage()
+        if snapshot is not None:  # on disk before the log, which then starts at its end
+            self.storage.log.install_snapshot(snapshot)
         for batch_epoch, records in log:
             self.storage.log.append(
                 Batch(self.storage.log.end_offset, batch_epoch, tuple(records)), flushed=True)
