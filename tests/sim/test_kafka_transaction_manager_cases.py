@@ -32,7 +32,12 @@ from controller.operations import CreateTopics, NewTopic
 from sim.cluster import ClusterConfig, KRaftCluster
 from sim.eos_clients import EosProducer
 from sim.group_cluster import GroupCluster
-from sim.txn_clients import TransactionalProducer, TxnClientError, TxnProducerState
+from sim.txn_clients import (
+    RETRY_BACKOFF_MS,
+    TransactionalProducer,
+    TxnClientError,
+    TxnProducerState,
+)
 from sim.txn_cluster import TxnCluster
 
 P = TxnProducerState
@@ -57,10 +62,15 @@ class World:
         cluster.sim.run_for(1_000)
         self.cluster = cluster
         self.requests: list[str] = []
+        self.sent_at: list[tuple[str, int]] = []
+
+    def _sent(self, request: str) -> None:
+        self.requests.append(request)
+        self.sent_at.append((request, self.cluster.sim.now))
 
     def producer(self, instance: str = "app-1") -> EosProducer:
         p = EosProducer(self.txns, self.groups, "app", instance)
-        p.on_request = self.requests.append
+        p.on_request = self._sent
         return p
 
     def run(self, *producers: TransactionalProducer) -> None:
@@ -273,14 +283,15 @@ def test_fenced_in_init_producer_id_is_fatal_producer_fenced(world: World, scrip
     assert (p.state, p.fatal) == (P.FATAL_ERROR, "PRODUCER_FENCED")
 
 
-def test_authorization_failure_in_init_producer_id_is_fatal(world: World, script: Script
-                                                            ) -> None:
-    """testTransactionalIdAuthorizationFailureInInitProducerId."""
-    script.init_producer_id("TRANSACTIONAL_ID_AUTHORIZATION_FAILED")
+@pytest.mark.parametrize("error", ["TRANSACTIONAL_ID_AUTHORIZATION_FAILED",
+                                   "CLUSTER_AUTHORIZATION_FAILED", "UNSUPPORTED_VERSION"])
+def test_fatal_errors_in_init_producer_id(world: World, script: Script, error: str) -> None:
+    """testTransactionalIdAuthorizationFailureInInitProducerId, testUnsupportedInitTransactions."""
+    script.init_producer_id(error)
     p = world.producer()
     p.init_transactions()
     world.run(p)
-    assert (p.state, p.fatal) == (P.FATAL_ERROR, "TRANSACTIONAL_ID_AUTHORIZATION_FAILED")
+    assert (p.state, p.fatal) == (P.FATAL_ERROR, error)
     assert world.requests == ["InitProducerId"]
 
 
@@ -298,6 +309,20 @@ def test_add_partitions_is_retried_on_retriable_errors(world: World, script: Scr
     assert world.requests == ["AddPartitionsToTxn", "AddPartitionsToTxn", "Produce t-0",
                               "EndTxn"]
     assert p.committed == [1] and world.markers("t", 0) == [1]
+
+
+def test_add_partitions_keeps_the_retry_backoff_for_a_regular_retriable_error(
+        world: World, script: Script) -> None:
+    """testAddPartitionToTransactionRetainsRetryBackoffForRegularRetriableError:
+    retry.backoff.ms (100 ms) between the two AddPartitionsToTxn. (Kafka shortens
+    it to 20 ms after CONCURRENT_TRANSACTIONS on a transaction's first
+    AddPartitionsToTxn; kraftsim keeps 100 ms there too, see docs/transactions.md.)"""
+    p = world.ready()
+    script.add_partitions("COORDINATOR_LOAD_IN_PROGRESS")
+    _begin_send(p, ("t", 0))
+    world.run(p)
+    times = [t for r, t in world.sent_at if r == "AddPartitionsToTxn"]
+    assert len(times) == 2 and times[1] - times[0] == RETRY_BACKOFF_MS == 100
 
 
 @pytest.mark.parametrize("error", ["PRODUCER_FENCED", "INVALID_PRODUCER_EPOCH"])
