@@ -4,10 +4,13 @@
 with the Java client's ``sendOffsetsToTransaction(offsets, groupMetadata)``:
 AddOffsetsToTxn to the transaction coordinator (the group's
 ``__consumer_offsets`` partition joins the transaction), then TxnOffsetCommit
-to the group coordinator. Errors as the Java client's handlers take them:
-coordinator errors, CONCURRENT_TRANSACTIONS and UNKNOWN_TOPIC_OR_PARTITION
-are retried; PRODUCER_FENCED / INVALID_PRODUCER_EPOCH are fatal (a zombie);
-anything else makes the transaction abortable. Its round trips are counted
+to the group coordinator. Errors as the Java client's handlers take them
+(:func:`sim.txn_clients.classify`): coordinator errors,
+CONCURRENT_TRANSACTIONS and UNKNOWN_TOPIC_OR_PARTITION are retried;
+PRODUCER_FENCED / INVALID_PRODUCER_EPOCH are fatal (a zombie); AddOffsetsToTxn's
+UNKNOWN_PRODUCER_ID / INVALID_PRODUCER_ID_MAPPING are abortable with an
+epoch bump (KIP-360); group authorization, member and generation errors and
+TRANSACTION_ABORTABLE are abortable; the rest are fatal. Its round trips are counted
 by :class:`~sim.txn_clients.TransactionalProducer` (every request sent).
 With ``protocol="pre-registration"`` (seed 002) a transaction registers its
 output partitions and the group at begin (one AddPartitionsToTxn carrying
@@ -36,15 +39,12 @@ from broker.txn.coordinator import TxnResult
 from broker.txn.fetch import READ_COMMITTED, fetch_log, filter_committed
 from broker.txn.group import CONSUMER_OFFSETS_TOPIC
 from sim.group_cluster import GroupCluster
-from sim.txn_clients import RETRIABLE, TransactionalProducer, TxnProducerState
+from sim.txn_clients import TransactionalProducer, TxnProducerState
 from sim.txn_cluster import TxnCluster
 
 P = TxnProducerState
 PROTOCOLS = ("classic", "pre-registration")
 """The transaction protocols of the producer client (``protocol``)."""
-FENCED = frozenset({"PRODUCER_FENCED", "INVALID_PRODUCER_EPOCH", "INVALID_PRODUCER_ID_MAPPING",
-                    "INVALID_TXN_STATE", "TRANSACTIONAL_ID_AUTHORIZATION_FAILED"})
-"""Errors of AddOffsetsToTxn / TxnOffsetCommit that are fatal for the producer."""
 Offsets = dict[tuple[str, int], int]
 
 
@@ -76,6 +76,7 @@ class EosProducer(TransactionalProducer):
     # ------------------------------------------------------------------ application
     def send_offsets_to_transaction(self, offsets: Offsets, group_id: str) -> None:
         """sendOffsetsToTransaction(): in the queued transaction, before its commit/abort."""
+        self._require("sendOffsetsToTransaction", P.IN_TRANSACTION, P.ABORTABLE_ERROR)
         op = ("offsets", (group_id, dict(offsets)))
         if self.ops and self.ops[-1][0] == "end":
             self.ops.insert(len(self.ops) - 1, op)
@@ -124,7 +125,8 @@ class EosProducer(TransactionalProducer):
         if self.protocol == "pre-registration":
             error = self.check_offsets_group(group_id)
             if error != "NONE":
-                self._offsets_error(error)
+                self._count(error)
+                self._abortable(error)
                 return
             self.added.add(tp)  # registered at begin by GroupId: no AddOffsetsToTxn
         if self._add_to_transaction(
@@ -132,7 +134,7 @@ class EosProducer(TransactionalProducer):
                 lambda coordinator, answer: coordinator.handle_add_offsets(
                     self.transactional_id, self.producer_id, self.producer_epoch, group_id,
                     self.groups.config.num_partitions, self.sim.now, answer),
-                self._offsets_error):
+                lambda error: self._failed("AddOffsetsToTxn", error)):
             return
         group = self.groups.coordinator_for(group_id)
         if group is None:
@@ -143,23 +145,13 @@ class EosProducer(TransactionalProducer):
             if error == "NONE":
                 self._done()
             else:
-                self._offsets_error(error)
+                self._failed("TxnOffsetCommit", error)
 
         self._sent(False, "TxnOffsetCommit")
         group.handle_txn_offset_commit(
             self.transactional_id, group_id, self.producer_id, self.producer_epoch, offsets,
             self.sim.now, lambda e: self._answer(self.attempt, committed)(TxnResult(e)),
             label=f"{self.transactional_id}/{self.instance}/{self.transactions}")
-
-    def _offsets_error(self, error: str) -> None:
-        if error in RETRIABLE or error == "COORDINATOR_LOAD_IN_PROGRESS":
-            self._retry_or(error, lambda: None)
-        elif error in FENCED:
-            self._count(error)
-            self._fail(error)
-        else:
-            self._count(error)
-            self._abortable(error)
 
 
 class EosLoop:

@@ -10,13 +10,22 @@ retried after ``retry.backoff.ms`` with FindCoordinator / metadata refreshed.
 
 - A partition is added with AddPartitionsToTxn before its first record of a
   transaction (TV1); records are idempotent, transactional, acks=all.
-- PRODUCER_FENCED (and INVALID_PRODUCER_EPOCH from the coordinator) is fatal:
-  this instance is a zombie and stops.
-- KIP-360: UNKNOWN_PRODUCER_ID, INVALID_PRODUCER_EPOCH or
-  OUT_OF_ORDER_SEQUENCE_NUMBER on a produce make the transaction abortable;
-  the abort is followed by InitProducerId carrying the current (producer id,
-  epoch), which bumps the epoch (or rotates the producer id at 32,766)
-  instead of failing the producer.
+- Every other answer is sorted as the Java client's request handlers sort
+  it (:func:`classify`): PRODUCER_FENCED (and INVALID_PRODUCER_EPOCH from a
+  coordinator) is fatal as PRODUCER_FENCED: this instance is a zombie and
+  stops; some answers make the transaction abortable; the rest are fatal.
+- KIP-360: an abortable error of a produce, or UNKNOWN_PRODUCER_ID /
+  INVALID_PRODUCER_ID_MAPPING from AddPartitionsToTxn, AddOffsetsToTxn or
+  EndTxn, needs an epoch bump: the abort is followed by InitProducerId
+  carrying the current (producer id, epoch), which bumps the epoch (or
+  rotates the producer id at 32,766) instead of failing the producer. After
+  INVALID_PRODUCER_ID_MAPPING the abort sends no EndTxn (the coordinator
+  would refuse it) and goes straight to InitProducerId.
+- A call in the wrong state (Java's IllegalStateException) raises
+  :class:`TxnClientError` ``ILLEGAL_STATE`` and changes nothing; after a
+  fatal error every call raises that error. Calls are checked when the
+  producer is idle (nothing queued): a queued call runs in whatever state
+  the calls before it leave.
 
 KIP-939 (``enable_2pc``, Kafka's ``transaction.two.phase.commit.enable``):
 InitProducerId carries Enable2Pc (no transaction timeout) and, with
@@ -67,7 +76,52 @@ RETRIABLE = frozenset({
 """Errors after which the client sends the same request again."""
 BUMP_EPOCH = frozenset({"UNKNOWN_PRODUCER_ID", "INVALID_PRODUCER_EPOCH",
                         "OUT_OF_ORDER_SEQUENCE_NUMBER"})
-"""Produce errors that make the transaction abortable and bump the epoch (KIP-360)."""
+"""Produce errors of KIP-360 proper (any abortable produce error bumps the epoch)."""
+FENCED = frozenset({"PRODUCER_FENCED", "INVALID_PRODUCER_EPOCH"})
+"""Coordinator answers that fence this instance: fatal, reported as PRODUCER_FENCED."""
+BUMP_ABORTABLE = frozenset({"UNKNOWN_PRODUCER_ID", "INVALID_PRODUCER_ID_MAPPING"})
+"""AddPartitionsToTxn / AddOffsetsToTxn / EndTxn answers that make the transaction
+abortable with an epoch bump (the Java client's ``abortableErrorIfPossible``)."""
+PRODUCE_FATAL = frozenset({"PRODUCER_FENCED", "TRANSACTIONAL_ID_AUTHORIZATION_FAILED",
+                           "CLUSTER_AUTHORIZATION_FAILED", "UNSUPPORTED_VERSION"})
+"""Produce errors that are fatal (``maybeTransitionToErrorState``); others are abortable."""
+ABORTABLE: dict[str, frozenset[str] | None] = {
+    "InitProducerId": frozenset(),
+    "AddPartitionsToTxn": None,
+    "EndTxn": frozenset({"TRANSACTION_ABORTABLE"}),
+    "AddOffsetsToTxn": frozenset({"GROUP_AUTHORIZATION_FAILED", "TRANSACTION_ABORTABLE"}),
+    "TxnOffsetCommit": frozenset({"GROUP_AUTHORIZATION_FAILED", "FENCED_INSTANCE_ID",
+                                  "TRANSACTION_ABORTABLE", "UNKNOWN_MEMBER_ID",
+                                  "ILLEGAL_GENERATION"}),
+}
+"""Per request, the answers that make the transaction abortable (None: every answer
+that is not fatal). The others not retried are fatal."""
+REQUEST_FATAL: dict[str, frozenset[str]] = {
+    "AddPartitionsToTxn": frozenset({"TRANSACTIONAL_ID_AUTHORIZATION_FAILED",
+                                     "INVALID_TXN_STATE", "UNSUPPORTED_VERSION"}),
+}
+"""Fatal answers of the requests whose other answers are abortable."""
+
+
+def classify(request: str, error: str) -> str:
+    """How the Java client takes ``error`` in answer to ``request``.
+
+    One of ``retry``, ``fenced`` (fatal, PRODUCER_FENCED), ``bump`` (abortable,
+    epoch bump after the abort), ``abortable`` or ``fatal``. ``request`` is
+    InitProducerId, AddPartitionsToTxn, EndTxn, AddOffsetsToTxn or
+    TxnOffsetCommit.
+    """
+    if error in RETRIABLE:
+        return "retry"
+    if error in FENCED:
+        return "fenced"
+    if error in BUMP_ABORTABLE and request in ("AddPartitionsToTxn", "AddOffsetsToTxn",
+                                               "EndTxn"):
+        return "bump"
+    abortable = ABORTABLE[request]
+    if abortable is None:
+        return "fatal" if error in REQUEST_FATAL.get(request, frozenset()) else "abortable"
+    return "abortable" if error in abortable else "fatal"
 
 
 class TxnProducerState(StrEnum):
@@ -191,11 +245,24 @@ class TransactionalProducer:
         """The prepared or kept transaction's state while PREPARED_TRANSACTION."""
         self.kept_init = False
         """The last InitProducerId asked to keep a prepared transaction."""
+        self.last_error: str | None = None
+        """The error that made the current transaction abortable (Kafka's lastError)."""
 
     @property
     def idle(self) -> bool:
         """No operation queued or running."""
         return not self.ops and not self.busy
+
+    def _require(self, call: str, *allowed: TxnProducerState) -> None:
+        """Raise as the Java client does for ``call`` in the wrong state; checked when idle.
+
+        Raises TxnClientError: the fatal error after one, else ILLEGAL_STATE
+        (Java's IllegalStateException: the producer is left as it was).
+        """
+        if self.state == P.FATAL_ERROR:
+            raise TxnClientError(self.fatal or "FATAL_ERROR", f"{call}: the producer has failed")
+        if self.idle and self.state not in allowed:
+            raise TxnClientError("ILLEGAL_STATE", f"{call} is invalid in state {self.state}")
 
     # ------------------------------------------------------------------ application
     def init_transactions(self, keep_prepared_txn: bool = False) -> None:
@@ -204,6 +271,7 @@ class TransactionalProducer:
         With ``keep_prepared_txn`` (KIP-939) an ongoing transaction is kept: the
         producer is then PREPARED_TRANSACTION with :attr:`prepared_state` set.
         """
+        self._require("initTransactions", P.UNINITIALIZED)
         self._queue(("init", keep_prepared_txn))
 
     # ------------------------------------------------------------------ KIP-939
@@ -280,15 +348,23 @@ class TransactionalProducer:
 
         Pre-registration: ``beginTransaction(outputPartitions, consumerGroupId)``.
         """
+        self._require("beginTransaction", P.READY)
         group = self.group_id if group_id is None else group_id
         self._queue(("begin", (frozenset(partitions or ()), group)))
 
     def send(self, topic: str, partition: int, count: int) -> None:
         """Queue ``count`` records for ``topic``/``partition`` in the current transaction."""
+        self._require("send", P.IN_TRANSACTION, P.ABORTABLE_ERROR)
         self._queue(("send", (topic, partition, count)))
 
     def end_transaction(self, commit: bool) -> None:
-        """commitTransaction() or abortTransaction(), queued after what runs."""
+        """commitTransaction() or abortTransaction(), queued after what runs.
+
+        A commit in ABORTABLE_ERROR aborts (the application's abort after the
+        Java client's commitTransaction() throws); it completes ABORTABLE_ERROR.
+        """
+        self._require("commitTransaction" if commit else "abortTransaction",
+                      P.IN_TRANSACTION, P.ABORTABLE_ERROR, P.PREPARED_TRANSACTION)
         self._queue(("end", commit))
 
     def _queue(self, op: Op) -> None:
@@ -374,6 +450,28 @@ class TransactionalProducer:
         if self.on_request is not None:
             self.on_request(name)
 
+    def _failed(self, request: str, error: str) -> None:
+        """``request`` of the running operation was answered ``error`` (not NONE).
+
+        Retried, fatal, or abortable as :func:`classify` says. An abortable
+        EndTxn(COMMIT) is followed by the abort.
+        """
+        verdict = classify(request, error)
+        if verdict == "retry":
+            self._retry_or(error, lambda: None)
+            return
+        self._count(error)
+        if verdict in ("fenced", "fatal"):
+            self._fail("PRODUCER_FENCED" if verdict == "fenced" else error)
+            return
+        self.bump_needed = self.bump_needed or verdict == "bump"
+        self.last_error = error
+        if self.ops and self.ops[0][0] == "end":
+            self.state = P.ABORTABLE_ERROR
+            self._later(self._run, 0)
+        else:
+            self._abortable(error)
+
     def _retry_or(self, error: str, otherwise: Callable[[], None]) -> None:
         self._count(error)
         if error == "CONCURRENT_TRANSACTIONS":
@@ -393,10 +491,10 @@ class TransactionalProducer:
 
         def handle(error: str, result: TxnResult) -> None:
             if error != "NONE":
-                self._retry_or(error, lambda: self._fail(error))
+                self._failed("InitProducerId", error)
                 return
             self.producer_id, self.producer_epoch = result.producer_id, result.producer_epoch
-            self.sequences, self.bump_needed = {}, False
+            self.sequences, self.bump_needed, self.last_error = {}, False, None
             self.state, self.prepared_state = P.READY, None
             self.kept_init = keep_prepared_txn
             if result.ongoing_txn_producer_id >= 0:
@@ -493,7 +591,7 @@ class TransactionalProducer:
                     self.transactional_id, self.producer_id, self.producer_epoch,
                     frozenset({tp}), self.sim.now, answer,
                     transaction_version=2 if self.enable_2pc else 0),
-                lambda error: self._retry_or(error, lambda: self._fail(error))):
+                lambda error: self._failed("AddPartitionsToTxn", error)):
             return
         leader = self.txns.cluster.partition_leader(topic, partition)
         manager = self.txns.cluster.replica_manager(leader)
@@ -511,12 +609,15 @@ class TransactionalProducer:
             if error == "NONE":
                 self.sequences[tp] = first + count
                 self._done()
-            elif error in BUMP_EPOCH:
+            elif error in RETRIABLE:
+                self._retry_or(error, lambda: None)
+            elif error in PRODUCE_FATAL:
                 self._count(error)
-                self.state, self.bump_needed = P.ABORTABLE_ERROR, True
-                self._done(error)
-            else:
-                self._retry_or(error, lambda: self._abortable(error))
+                self._fail(error)
+            else:  # maybeTransitionToErrorState: abortable, and the epoch is bumped
+                self._count(error)
+                self.bump_needed, self.last_error = True, error
+                self._abortable(error)
 
         receive = self._answer(self.attempt, produced)
         def on_produce(result: ProduceResult) -> None:
@@ -535,8 +636,10 @@ class TransactionalProducer:
         self.state = P.COMMITTING_TRANSACTION if commit else P.ABORTING_TRANSACTION
         if self._ending_since is None:
             self._ending_since = self.sim.now
-        if not self.added and not completing and self.protocol == "classic":
-            self._finish(commit)
+        nothing_added = not self.added and self.protocol == "classic"
+        if not completing and (nothing_added
+                               or self.last_error == "INVALID_PRODUCER_ID_MAPPING"):
+            self._finish(commit)  # no EndTxn: nothing to end, or the coordinator lost the id
             return
         coordinator = self._coordinator()
         if coordinator is None:
@@ -547,7 +650,7 @@ class TransactionalProducer:
             if error == "NONE":
                 self._finish(commit)
             else:
-                self._retry_or(error, lambda: self._fail(error))
+                self._failed("EndTxn", error)
 
         if self.enable_2pc:
             self._sent(True, "EndTxn")
@@ -593,7 +696,7 @@ class TransactionalProducer:
             self.commit_latencies_ms.append(self.sim.now - since)
             self.txn_latencies_ms.append(self.sim.now - self._began_at)
         self.added, self.registered, self.registered_group = set(), set(), None
-        self.state = P.READY
+        self.state, self.last_error = P.READY, None
         op = self.ops.pop(0)
         turned = op[0] == "end" and bool(op[1]) != commit  # a commit that had to abort
         self.completed.append((op, "ABORTABLE_ERROR" if turned else "NONE", self.sim.now))
