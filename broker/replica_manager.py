@@ -405,8 +405,7 @@ class ReplicaManager:
     def held(self, key: tuple[str, int]) -> Held | None:
         """What this broker holds for ``key`` as it holds it (no Replica is made): a
         Replica, a compact leader, a compact follower's registration, or None."""
-        here = self._replicas.by_topic.get(key[0])
-        return None if here is None else here.get(key[1])
+        return self._replicas.get(key)
 
     def compact_leader_epoch(self, key: tuple[str, int]) -> int | None:
         """The leader epoch of ``key`` when this broker leads it in compact form (its log

@@ -74,9 +74,6 @@ RETRIABLE = frozenset({
     "UNKNOWN_TOPIC_OR_PARTITION", "LEADER_NOT_AVAILABLE",
 })
 """Errors after which the client sends the same request again."""
-BUMP_EPOCH = frozenset({"UNKNOWN_PRODUCER_ID", "INVALID_PRODUCER_EPOCH",
-                        "OUT_OF_ORDER_SEQUENCE_NUMBER"})
-"""Produce errors of KIP-360 proper (any abortable produce error bumps the epoch)."""
 FENCED = frozenset({"PRODUCER_FENCED", "INVALID_PRODUCER_EPOCH"})
 """Coordinator answers that fence this instance: fatal, reported as PRODUCER_FENCED."""
 BUMP_ABORTABLE = frozenset({"UNKNOWN_PRODUCER_ID", "INVALID_PRODUCER_ID_MAPPING"})
