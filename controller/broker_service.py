@@ -294,11 +294,12 @@ class ControllerBrokerService:
             reg = handle.response
             self._reply(src, AlterPartitionResponse(
                 cid, "NONE", req.topic_id, req.partition_id, reg.leader, reg.leader_epoch,
-                reg.isr, reg.partition_epoch))
+                reg.isr, reg.partition_epoch, reg.leader_recovery_state))
 
         self._submit_then(AlterPartitionOp(req.broker_id, req.broker_epoch, req.topic_id,
                                            req.partition_id, req.leader_epoch,
-                                           req.partition_epoch, req.new_isr), reply)
+                                           req.partition_epoch, req.new_isr,
+                                           req.leader_recovery_state), reply)
 
     def _on_allocate(self, src: int, req: AllocateProducerIdsRequest) -> None:
         cid = req.correlation_id

@@ -30,8 +30,16 @@ NO_LEADER = -1
 """Kafka's leader id for a partition without a leader."""
 NO_LEADER_CHANGE = -2
 """PartitionChangeRecord's leader value for "unchanged"."""
+RECOVERED = 0
+"""Kafka's LeaderRecoveryState of a partition whose leader has every acknowledged record."""
+RECOVERING = 1
+"""Kafka's LeaderRecoveryState after an unclean election, until the leader says RECOVERED."""
 
 DIGEST_MASK = (1 << 64) - 1
+
+
+def _recovery_name(state: int) -> str:
+    return "RECOVERING" if state == RECOVERING else "RECOVERED"
 
 
 class PartitionRegistration(msgspec.Struct, frozen=True, gc=False):
@@ -96,8 +104,8 @@ class PartitionRegistration(msgspec.Struct, frozen=True, gc=False):
                 f"addingReplicas={list(self.adding_replicas)}, "
                 f"elr={list(self.eligible_leader_replicas or ())}, "
                 f"lastKnownElr={list(self.last_known_elr or ())}, leader={self.leader}, "
-                f"leaderRecoveryState={'RECOVERING' if self.leader_recovery_state else 'RECOVERED'}"
-                f", leaderEpoch={self.leader_epoch}, partitionEpoch={self.partition_epoch})")
+                f"leaderRecoveryState={_recovery_name(self.leader_recovery_state)}, "
+                f"leaderEpoch={self.leader_epoch}, partitionEpoch={self.partition_epoch})")
 
 
 class TopicImage(msgspec.Struct, frozen=True, gc=False):

@@ -100,6 +100,10 @@ class AlterPartitionRequest(msgspec.Struct, frozen=True, gc=False):
     leader_epoch: int
     partition_epoch: int
     new_isr: tuple[int, ...]
+    leader_recovery_state: int = 0
+    """The leader's own recovery state: RECOVERED (0) once it leads (Kafka's makeLeader
+    marks a RECOVERING partition RECOVERED), so its first ISR change ends KIP-704's
+    RECOVERING."""
 
     @property
     def epoch(self) -> int:
@@ -119,6 +123,7 @@ class AlterPartitionResponse(msgspec.Struct, frozen=True, gc=False):
     leader_epoch: int = -1
     isr: tuple[int, ...] = ()
     partition_epoch: int = -1
+    leader_recovery_state: int = 0
 
     @property
     def epoch(self) -> int:

@@ -27,6 +27,9 @@ MINIMUM_KRAFT = LEVELS["3.0-IV1"]
 MINIMUM_BOOTSTRAP = LEVELS["3.3-IV0"]
 """Level 4: the first with FeatureLevelRecord; UpdateFeatures sets no lower
 metadata.version, and no other feature may be enabled below it."""
+LEADER_RECOVERY = LEVELS["3.2-IV0"]
+"""Level 3: an unclean election marks the partition RECOVERING until its new leader's
+first AlterPartition says RECOVERED (KIP-704)."""
 NOOP_RECORDS = LEVELS["3.3-IV1"]
 """Level 5: the active controller writes periodic NoOpRecords."""
 BROKER_REGISTRATION_CHANGE = LEVELS["3.3-IV2"]

@@ -13,11 +13,14 @@ Checked against the controller's latest state when the operation runs (Kafka's
 - the requester is the leader, else INVALID_REQUEST;
 - a lower partition epoch is INVALID_UPDATE_VERSION (another change came first);
 - the new ISR holds only replicas, each once, and the leader, else INVALID_REQUEST;
+- a leader still RECOVERING (KIP-704) asks for an ISR of just itself, and a
+  RECOVERED partition never goes back to RECOVERING, else INVALID_REQUEST;
 - every member of the new ISR, those it keeps included, is an active broker
   (registered, unfenced, not in controlled shutdown), else INELIGIBLE_REPLICA
   (KIP-841; Kafka's ``ineligibleReplicasForIsr`` checks them all).
 
-An unchanged ISR writes nothing and answers the current state. Below
+An unchanged ISR and recovery state write nothing and answer the current state; a
+RECOVERING partition whose leader says RECOVERED is recorded so (with its ISR). Below
 metadata.version 3.6-IV0 a shrink also bumps the leader epoch (the record sets the
 leader again), as Kafka's PartitionChangeBuilder does there. The response is the
 partition registration after the change.
@@ -30,7 +33,7 @@ import msgspec
 from controller.errors import ApiError
 from controller.operations.base import Generated, OperationContext
 from controller.operations.leadership import active
-from metadata.image import NO_LEADER_CHANGE
+from metadata.image import NO_LEADER_CHANGE, RECOVERED, RECOVERING
 from metadata.schema import PartitionChangeRecord
 from metadata.versions import NO_EPOCH_BUMP_ON_ISR_SHRINK
 
@@ -45,6 +48,7 @@ class AlterPartitionOp(msgspec.Struct, frozen=True):
     leader_epoch: int
     partition_epoch: int
     new_isr: tuple[int, ...]
+    leader_recovery_state: int = RECOVERED
 
     def describe(self) -> str:
         """E.g. ``AlterPartition(Xyz-0 isr=[1, 2])``."""
@@ -86,15 +90,27 @@ class AlterPartitionOp(msgspec.Struct, frozen=True):
             raise ApiError("INVALID_REQUEST",
                            f"ISR {list(self.new_isr)} lacks the leader, repeats a replica or "
                            f"is not within the replicas {list(reg.replicas)}")
+        if self.leader_recovery_state == RECOVERING and len(self.new_isr) > 1:
+            raise ApiError("INVALID_REQUEST",
+                           f"ISR {list(self.new_isr)} has more than the leader while it is "
+                           f"still recovering from an unclean leader election")
+        if reg.leader_recovery_state == RECOVERED and self.leader_recovery_state == RECOVERING:
+            raise ApiError("INVALID_REQUEST",
+                           "the leader recovery state cannot change from RECOVERED to "
+                           "RECOVERING")
         for replica in self.new_isr:
             if not active(image, replica):
                 raise ApiError("INELIGIBLE_REPLICA",
                                f"replica {replica} is fenced, shutting down or unregistered")
-        if tuple(self.new_isr) == reg.isr:
+        recovery = self.leader_recovery_state
+        same_isr = tuple(self.new_isr) == reg.isr
+        if same_isr and recovery == reg.leader_recovery_state:
             return Generated([], reg)
         bump = image.metadata_version < NO_EPOCH_BUMP_ON_ISR_SHRINK and \
             not set(reg.isr) <= set(self.new_isr)
-        change = PartitionChangeRecord(partition_id=self.partition_id, topic_id=self.topic_id,
-                                       isr=tuple(self.new_isr),
-                                       leader=reg.leader if bump else NO_LEADER_CHANGE)
+        change = PartitionChangeRecord(
+            partition_id=self.partition_id, topic_id=self.topic_id,
+            isr=None if same_isr else tuple(self.new_isr),
+            leader=reg.leader if bump else NO_LEADER_CHANGE,
+            leader_recovery_state=-1 if recovery == reg.leader_recovery_state else recovery)
         return Generated([change], reg.merge(change))

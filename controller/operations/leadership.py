@@ -8,7 +8,9 @@
   and active (registered, unfenced, not in controlled shutdown). When there is
   none and the topic's ``unclean.leader.election.enable`` is true, the first
   active replica leads and the ISR becomes just it (it may lack acknowledged
-  records: that is what unclean means).
+  records: that is what unclean means); from metadata.version 3.2-IV0 the
+  partition is marked RECOVERING (KIP-704) until its leader's next
+  AlterPartition says RECOVERED.
 - An unfenced broker leads leaderless partitions whose ISR holds it, and, where
   unclean election is enabled, its other leaderless partitions (ISR just it).
 - Below metadata.version 3.6-IV0 an ISR shrink that keeps the leader still bumps
@@ -25,9 +27,14 @@ from collections.abc import Iterator, Mapping
 
 from metadata.broker_index import partitions_of
 from metadata.delta import BROKER_RESOURCE, TOPIC_RESOURCE
-from metadata.image import NO_LEADER, MetadataImage, PartitionRegistration
+from metadata.image import (
+    NO_LEADER,
+    RECOVERING,
+    MetadataImage,
+    PartitionRegistration,
+)
 from metadata.schema import PartitionChangeRecord
-from metadata.versions import NO_EPOCH_BUMP_ON_ISR_SHRINK
+from metadata.versions import LEADER_RECOVERY, NO_EPOCH_BUMP_ON_ISR_SHRINK
 
 UNCLEAN_LEADER_ELECTION = "unclean.leader.election.enable"
 """Kafka's topic config; false by default."""
@@ -110,8 +117,7 @@ def _leaving_change(image: MetadataImage, topic_id: str, partition_id: int,
         if leader == NO_LEADER and unclean:
             for replica in reg.replicas:
                 if active(image, replica, broker_id):
-                    leader, isr = replica, (replica,)
-                    break
+                    return _unclean_change(image, topic_id, partition_id, reg, replica)
     same_isr = isr == old_isr
     if same_isr and leader == old_leader:
         return None
@@ -122,6 +128,17 @@ def _leaving_change(image: MetadataImage, topic_id: str, partition_id: int,
     return PartitionChangeRecord(
         partition_id=partition_id, topic_id=topic_id, isr=None if same_isr else isr,
         leader=leader if leader != old_leader else -2)
+
+
+def _unclean_change(image: MetadataImage, topic_id: str, partition_id: int,
+                    reg: PartitionRegistration, leader: int) -> PartitionChangeRecord:
+    """``leader`` elected uncleanly: the ISR becomes just it and, where metadata.version
+    has KIP-704, the partition is RECOVERING (Kafka's PartitionChangeBuilder.tryElection)."""
+    recovering = reg.leader_recovery_state != RECOVERING and \
+        image.metadata_version >= LEADER_RECOVERY
+    return PartitionChangeRecord(
+        partition_id=partition_id, topic_id=topic_id, isr=(leader,), leader=leader,
+        leader_recovery_state=RECOVERING if recovering else -1)
 
 
 def leaving_changes(image: MetadataImage, broker_id: int) -> Iterator[PartitionChangeRecord]:
@@ -176,8 +193,7 @@ def returning_changes(image: MetadataImage, broker_id: int) -> Iterator[Partitio
             default = _cluster_unclean(image)
         if _unclean_of(image, topic.name, default):
             leader = next(r for r in reg.replicas if r == broker_id or active(image, r))
-            yield PartitionChangeRecord(partition_id=pid, topic_id=topic_id,
-                                        isr=(leader,), leader=leader)
+            yield _unclean_change(image, topic_id, pid, reg, leader)
 
 
 def leads_any(image: MetadataImage, broker_id: int) -> bool:

@@ -2,20 +2,23 @@
 kraftsim models (its rules live in the operations that change partitions: AlterPartition
 and the fencing and unfencing of brokers): nothing written when nothing changes, who is
 elected (clean, then unclean where allowed), and when the leader and partition epochs
-move (an ISR shrink bumps the leader epoch only below metadata.version 3.6-IV0)."""
+move (an ISR shrink bumps the leader epoch only below metadata.version 3.6-IV0), and
+KIP-704's leader recovery state (an unclean election marks the partition RECOVERING
+from 3.2-IV0; the leader's AlterPartition ends it)."""
 
 from __future__ import annotations
 
 import pytest
 
+from controller.errors import ApiError
 from controller.operations import FenceBroker, IncrementalAlterConfigs, UnfenceBroker
 from controller.operations.alter_partition import AlterPartitionOp
 from controller.operations.cluster import AlterPartition
 from controller.operations.configs import ConfigChange
 from metadata.delta import TOPIC_RESOURCE
-from metadata.image import NO_LEADER, MetadataImage, PartitionRegistration
+from metadata.image import NO_LEADER, RECOVERED, RECOVERING, MetadataImage, PartitionRegistration
 from metadata.schema import PartitionChangeRecord, PartitionRecord, TopicRecord
-from metadata.versions import LEVELS, NO_EPOCH_BUMP_ON_ISR_SHRINK
+from metadata.versions import LEADER_RECOVERY, LEVELS, NO_EPOCH_BUMP_ON_ISR_SHRINK
 
 from .kafka_cases import brokers, generate, image_of, run
 
@@ -25,14 +28,14 @@ OLD, NEW = NO_EPOCH_BUMP_ON_ISR_SHRINK - 1, NO_EPOCH_BUMP_ON_ISR_SHRINK
 
 def _image(replicas: tuple[int, ...] = (2, 1, 3), isr: tuple[int, ...] = (2, 1, 3),
            leader: int = 2, level: int = NEW, fenced: tuple[int, ...] = (),
-           unclean: bool = False) -> MetadataImage:
+           unclean: bool = False, recovery: int = RECOVERED) -> MetadataImage:
     """Brokers 1-4 at ``level``; topic ``foo`` with one partition at leader epoch 100 and
     partition epoch 200."""
     image = image_of([*brokers(1, 2, 3, 4, level=level, fenced=fenced),
                       TopicRecord("foo", FOO),
                       PartitionRecord(partition_id=0, topic_id=FOO, replicas=replicas,
                                       isr=isr, leader=leader, leader_epoch=100,
-                                      partition_epoch=200)])
+                                      partition_epoch=200, leader_recovery_state=recovery)])
     if unclean:
         image, _, _ = run(IncrementalAlterConfigs(
             TOPIC_RESOURCE, "foo", (ConfigChange("unclean.leader.election.enable", "true"),)),
@@ -44,9 +47,11 @@ def _reg(image: MetadataImage) -> PartitionRegistration:
     return image.topics_by_id[FOO].partitions[0]
 
 
-def _alter(image: MetadataImage, isr: tuple[int, ...]) -> AlterPartitionOp:
+def _alter(image: MetadataImage, isr: tuple[int, ...], recovery: int = RECOVERED
+           ) -> AlterPartitionOp:
     reg = _reg(image)
-    return AlterPartitionOp(reg.leader, 100, FOO, 0, reg.leader_epoch, reg.partition_epoch, isr)
+    return AlterPartitionOp(reg.leader, 100, FOO, 0, reg.leader_epoch, reg.partition_epoch, isr,
+                            recovery)
 
 
 def test_nothing_changed_writes_nothing() -> None:
@@ -106,8 +111,68 @@ def test_no_active_isr_member_leaves_the_partition_leaderless_keeping_the_last()
 def test_an_unclean_election_takes_the_first_active_replica_with_an_isr_of_it() -> None:
     image = _image(replicas=(2, 1, 3), isr=(2,), fenced=(1,), unclean=True)
     after, [change, _fence], _ = run(FenceBroker(2), image)
-    assert change == PartitionChangeRecord(partition_id=0, topic_id=FOO, isr=(3,), leader=3)
+    assert change == PartitionChangeRecord(partition_id=0, topic_id=FOO, isr=(3,), leader=3,
+                                           leader_recovery_state=RECOVERING)
     assert (_reg(after).leader, _reg(after).isr, _reg(after).leader_epoch) == (3, (3,), 101)
+    assert "leaderRecoveryState=RECOVERING" in _reg(after).describe()
+
+
+@pytest.mark.parametrize("level", [LEVELS["3.0-IV1"], LEVELS["3.1-IV0"], LEADER_RECOVERY, NEW])
+def test_an_unclean_election_marks_the_partition_recovering_from_3_2_iv0(level: int) -> None:
+    """KIP-704: below 3.2-IV0 there is no leader recovery state to set."""
+    image = _image(replicas=(2, 1, 3), isr=(2,), fenced=(1,), unclean=True, level=level)
+    after, [change, _fence], _ = run(FenceBroker(2), image)
+    expected = RECOVERING if level >= LEADER_RECOVERY else RECOVERED
+    assert change.leader_recovery_state == (RECOVERING if level >= LEADER_RECOVERY else -1)
+    assert _reg(after).leader_recovery_state == expected
+
+
+def test_an_unclean_election_of_a_recovering_partition_leaves_the_state_alone() -> None:
+    image = _image(replicas=(2, 1, 3), isr=(2,), fenced=(1,), unclean=True,
+                   recovery=RECOVERING)
+    after, [change, _fence], _ = run(FenceBroker(2), image)
+    assert change == PartitionChangeRecord(partition_id=0, topic_id=FOO, isr=(3,), leader=3)
+    assert _reg(after).leader_recovery_state == RECOVERING
+
+
+def test_a_clean_election_keeps_the_recovery_state() -> None:
+    image = _image(replicas=(2, 1, 3), isr=(2, 1), recovery=RECOVERING)
+    after, [change, _fence], _ = run(FenceBroker(2), image)
+    assert change == PartitionChangeRecord(partition_id=0, topic_id=FOO, isr=(1,), leader=1)
+    assert _reg(after).leader_recovery_state == RECOVERING
+
+
+def test_a_returning_broker_elected_uncleanly_leads_a_recovering_partition() -> None:
+    image = _image(replicas=(2, 1, 3), isr=(1,), leader=NO_LEADER, fenced=(1, 2),
+                   unclean=True)
+    after, records, _ = run(UnfenceBroker(2), image)
+    assert records[1:] == [PartitionChangeRecord(partition_id=0, topic_id=FOO, isr=(2,),
+                                                 leader=2, leader_recovery_state=RECOVERING)]
+    assert (_reg(after).leader, _reg(after).leader_recovery_state) == (2, RECOVERING)
+
+
+def test_the_leaders_first_isr_expansion_ends_recovering() -> None:
+    """The leader of a RECOVERING partition sends RECOVERED with its next ISR change
+    (Kafka's makeLeader marks it recovered); the record carries both."""
+    image = _image(isr=(2,), recovery=RECOVERING)
+    after, [change], response = run(_alter(image, (2, 1)), image)
+    assert change == PartitionChangeRecord(partition_id=0, topic_id=FOO, isr=(2, 1),
+                                           leader_recovery_state=RECOVERED)
+    assert (_reg(after).isr, _reg(after).leader_recovery_state) == ((2, 1), RECOVERED)
+    assert response == _reg(after)
+    # the state alone changes too; nothing when neither changes
+    after, [change], _ = run(_alter(image, (2,)), image)
+    assert change == PartitionChangeRecord(partition_id=0, topic_id=FOO,
+                                           leader_recovery_state=RECOVERED)
+    assert generate(_alter(image, (2,), RECOVERING), image)[0] == []
+
+
+def test_alter_partition_refuses_what_kip_704_forbids() -> None:
+    recovering = _image(isr=(2,), recovery=RECOVERING)
+    for image, isr in ((recovering, (2, 1)), (_image(isr=(2,)), (2,))):
+        with pytest.raises(ApiError) as refused:
+            generate(_alter(image, isr, RECOVERING), image)
+        assert refused.value.code == "INVALID_REQUEST"
 
 
 def test_a_returning_isr_member_leads_a_leaderless_partition() -> None:

@@ -14,7 +14,7 @@ from controller.operations import CreateTopics, IncrementalAlterConfigs, NewTopi
 from controller.operations.configs import ConfigChange
 from metadata.broker_index import partitions_of
 from metadata.delta import TOPIC_RESOURCE
-from metadata.image import NO_LEADER, MetadataImage
+from metadata.image import NO_LEADER, RECOVERED, RECOVERING, MetadataImage, PartitionRegistration
 from metadata.schema import BeginTransactionRecord, PartitionChangeRecord
 from sim.brokers import BrokerSettings
 from sim.clients import Producer, consume
@@ -131,6 +131,37 @@ def test_last_isr_member_fenced_leaves_the_partition_leaderless_unless_unclean()
     cluster.sim.restart(victim)
     assert cluster.run_until(lambda: _image(cluster).topic("clean").partitions[0].leader  # type: ignore[union-attr]
                              == victim, 30_000)
+
+
+def test_an_unclean_election_recovers_once_the_new_leader_expands_its_isr() -> None:
+    """KIP-704 end to end: the ISR's last member down, an out-of-sync replica comes back
+    and is elected uncleanly (ISR just it, RECOVERING); when the old leader returns and
+    catches up, the new leader's ISR expansion marks the partition RECOVERED."""
+    cluster = _cluster(brokers=2)
+    _create(cluster, "u", 1, 2)
+    change = cluster.submit(IncrementalAlterConfigs(
+        TOPIC_RESOURCE, "u", (ConfigChange("unclean.leader.election.enable", "true"),)))
+    assert cluster.wait(change)
+
+    def reg() -> PartitionRegistration:
+        topic = _image(cluster).topic("u")
+        assert topic is not None
+        return topic.partitions[0]
+
+    first = reg().leader
+    other = 1 - first
+    cluster.sim.crash(other)
+    assert cluster.run_until(lambda: reg().isr == (first,), 30_000)
+    cluster.sim.crash(first)
+    assert cluster.run_until(lambda: reg().leader == NO_LEADER, 30_000)
+    assert reg().leader_recovery_state == RECOVERED
+    cluster.sim.restart(other)
+    assert cluster.run_until(lambda: reg().leader == other, 30_000)
+    assert (reg().isr, reg().leader_recovery_state) == ((other,), RECOVERING)
+    cluster.sim.restart(first)
+    assert cluster.run_until(lambda: set(reg().isr) == {other, first}, 60_000)
+    assert reg().leader_recovery_state == RECOVERED
+    assert cluster.sim.violation is None
 
 
 def test_a_large_fence_is_one_transaction_in_transactional_mode() -> None:
