@@ -5,7 +5,10 @@ only (``become``). As leader it serves follower fetches, tracks each
 follower's LEO and when it was last caught up, and moves the high watermark
 to the minimum LEO over the maximal ISR (the image's ISR plus a pending
 expansion, so a shrink counts only once the controller has written it —
-Kafka's ``PartitionState.maximalIsr``). It proposes ISR changes with
+Kafka's ``PartitionState.maximalIsr``) and over the followers outside it that
+are about to join: eligible and caught up within ``replica.lag.time.max.ms``
+(Kafka's ``maybeIncrementLeaderHW``; a follower outside the ISR when this
+leader's epoch began counts as never caught up until it catches up). It proposes ISR changes with
 AlterPartition: a follower not caught up for ``replica.lag.time.max.ms``
 leaves, a follower caught up to the HW (and to this leader's epoch start)
 comes back; one proposal at a time. Only an eligible follower comes back
@@ -74,12 +77,33 @@ class FollowerState(msgspec.Struct, gc=False):
 
 _NO_FOLLOWERS: tuple[FollowerState, ...] = ()
 
+NEVER_CAUGHT_UP = -(1 << 62)
+"""``caught_up_at`` of a follower outside the ISR when the leader's epoch began (Kafka
+resets its last caught-up time to 0): it holds no high watermark until it catches up."""
+
 Eligible = Callable[[int, int], bool]
 """eligible(broker id, broker epoch of its fetch): may that follower join the ISR?"""
 
 
 def _always_eligible(broker_id: int, broker_epoch: int) -> bool:
     return True
+
+
+class IsrRules:
+    """What a leader asks of a follower about to join its ISR: caught up within
+    ``lag_max_ms`` (``replica.lag.time.max.ms``) and ``eligible`` (one object per
+    broker, shared by its replicas)."""
+
+    __slots__ = ("eligible", "lag_max_ms")
+
+    def __init__(self, lag_max_ms: int, eligible: Eligible = _always_eligible) -> None:
+        self.lag_max_ms = lag_max_ms
+        self.eligible = eligible
+
+
+DEFAULT_ISR_RULES = IsrRules(30_000)
+"""Kafka's default replica.lag.time.max.ms, every follower eligible (a replica made
+without a replica manager)."""
 
 
 def _by_broker(state: FollowerState) -> int:
@@ -94,6 +118,7 @@ class Replica:
         "followers",
         "hw_ignores_isr",
         "isr",
+        "isr_rules",
         "leader",
         "leader_epoch",
         "leader_epoch_start",
@@ -126,6 +151,7 @@ class Replica:
         self.hw_ignores_isr = False  # the hw-ignores-isr mutation
         self.min_isr = 1
         """The topic's min.insync.replicas (kept up to date by the manager)."""
+        self.isr_rules = DEFAULT_ISR_RULES
 
     @property
     def is_leader(self) -> bool:
@@ -144,9 +170,11 @@ class Replica:
         if leader == me:
             if new_epoch:
                 self.leader_epoch_start = self.log.end_offset
-                self.followers = tuple([FollowerState(r, caught_up_at=now)
-                                        for r in reg.replicas if r != me])
-            self.maybe_advance_high_watermark()
+                isr = reg.isr
+                self.followers = tuple([
+                    FollowerState(r, caught_up_at=now if r in isr else NEVER_CAUGHT_UP)
+                    for r in reg.replicas if r != me])
+            self.maybe_advance_high_watermark(now)
         else:
             self.followers = _NO_FOLLOWERS
         return new_epoch
@@ -173,18 +201,29 @@ class Replica:
         """True while this leader's ISR (as written) is smaller than the effective min ISR."""
         return len(self.isr) < self.effective_min_isr()
 
-    def maybe_advance_high_watermark(self) -> bool:
-        """HW = min LEO over the maximal ISR, not while under min ISR; True when it moved."""
+    def maybe_advance_high_watermark(self, now: int) -> bool:
+        """HW = min LEO over the maximal ISR and the followers about to join it (see the
+        module docs), not while under min ISR; True when it moved."""
         if not self.log.entries:
             return False  # an empty log's HW is 0 and stays there
         if self.min_isr > 1 and self.under_min_isr():
             return False  # KAFKA-15583: an ISR below min.insync.replicas holds the HW
-        hw = self.log.end_offset
-        for member in () if self.hw_ignores_isr else self.maximal_isr():
-            if member == self.broker_id:
-                continue
-            state = self.follower(member)
-            hw = min(hw, state.end_offset if state is not None else -1)
+        hw = leo = self.log.end_offset
+        if not self.hw_ignores_isr:
+            isr = self.maximal_isr()
+            rules = self.isr_rules
+            for state in self.followers:
+                end = state.end_offset
+                if end < hw and (state.broker_id in isr or (
+                        now - state.last_caught_up() <= rules.lag_max_ms
+                        and state.broker_id in self.replicas
+                        and rules.eligible(state.broker_id, state.broker_epoch))):
+                    hw = end
+            if hw == leo:  # an ISR member this leader has no state of has not fetched
+                for member in isr:
+                    if member != self.broker_id and self.follower(member) is None:
+                        hw = -1
+                        break
         before = self.log.high_watermark
         self.log.update_high_watermark(hw)
         return self.log.high_watermark != before
@@ -211,7 +250,8 @@ class Replica:
                                         diverging_end_offset=end)
         state = self.follower(replica_id)
         if state is None:
-            state = FollowerState(replica_id, caught_up_at=now)
+            state = FollowerState(replica_id, caught_up_at=now if replica_id in self.isr
+                                  else NEVER_CAUGHT_UP)
             self.followers = (*self.followers, state)
         state.wake()
         state.broker_epoch = broker_epoch
@@ -223,7 +263,7 @@ class Replica:
             state.caught_up_at = max(state.caught_up_at, state.last_fetch_at)
         state.end_offset = offset
         state.last_fetch_at, state.leo_at_last_fetch = now, leo
-        self.maybe_advance_high_watermark()
+        self.maybe_advance_high_watermark(now)
         entries = tuple(log.read(offset, max_records)) if offset < leo else ()
         return FetchedPartition(self.topic_id, self.partition_id, "NONE", log.high_watermark,
                                 entries)

@@ -86,7 +86,7 @@ from broker.log_dir import LogDir
 from broker.mutations import BrokerMutation
 from broker.partition_log import PartitionLog, SequenceError
 from broker.producer_ids import ProducerIdManager
-from broker.replica import Replica
+from broker.replica import IsrRules, Replica
 from broker.replica_view import Held, HeldReplicas, ReplicaView
 from metadata.delta import BROKER_RESOURCE, TOPIC_RESOURCE
 from metadata.image import MetadataImage, PartitionRegistration
@@ -156,6 +156,7 @@ class ReplicaManager:
         self._changed: dict[tuple[str, int], None] = {}  # insertion-ordered set
         self._next_isr_check = now
         self._clocks = ClockShare()  # the compact leaders' follower clocks
+        self._isr_rules = IsrRules(self.config.replica_lag_time_max_ms, self.isr_eligible)
         self.producer_ids = ProducerIdManager(broker_id, self._send_to_controller)
         loader.subscribe(self._on_image)
 
@@ -297,7 +298,7 @@ class ReplicaManager:
         for key, held in self._replicas.items():
             if type(held) is Replica:
                 held.min_isr = self.min_insync(held.topic)
-                if held.is_leader and held.maybe_advance_high_watermark():
+                if held.is_leader and held.maybe_advance_high_watermark(self.now):
                     self._changed[key] = None
                     self._touch(key)
 
@@ -378,6 +379,7 @@ class ReplicaManager:
         replica = Replica(self.broker_id, key[0], topic, key[1],
                           log if log is not None else self._new_log())
         replica.hw_ignores_isr = BrokerMutation.HW_IGNORES_ISR in self.mutations
+        replica.isr_rules = self._isr_rules
         replica.min_isr = self.min_insync(topic)
         self._replicas[key] = replica
         return replica
@@ -852,7 +854,7 @@ class ReplicaManager:
             first, last = log.append_as_leader(values, replica.leader_epoch, producer_id,
                                                producer_epoch, first_sequence, transactional)
             result = ProduceResult("NONE", first, last)
-            replica.maybe_advance_high_watermark()
+            replica.maybe_advance_high_watermark(self.now)
             self._records_arrived(replica)
         if acks != -1:
             callback(result)
@@ -884,7 +886,7 @@ class ReplicaManager:
             return
         offset = found.log.append_marker(found.leader_epoch, producer_id, producer_epoch,
                                          commit, coordinator_epoch)
-        found.maybe_advance_high_watermark()
+        found.maybe_advance_high_watermark(self.now)
         self._records_arrived(found)
         self.await_high_watermark(found, ProduceResult("NONE", offset, offset), callback)
 

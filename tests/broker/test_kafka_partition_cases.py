@@ -352,3 +352,44 @@ def test_the_high_watermark_waits_while_the_isr_is_under_min_isr() -> None:
 def test_a_leader_alone_in_the_isr_advances_with_min_isr_one() -> None:
     leader = _leader(_log([(1, 3)]), leader_epoch=2, isr=(ME,), now=0)
     assert leader.log.high_watermark == 3
+
+
+@pytest.mark.parametrize("state", ["fenced", "shutdown", "unfenced"])
+def test_the_high_watermark_waits_for_a_caught_up_follower_about_to_join(state: str) -> None:
+    """testHighWatermarkIncreasesWithFencedOrShutdownFollower: after the controller shrank
+    the ISR to the leader, a follower outside it that was caught up within
+    replica.lag.time.max.ms and may join the ISR still holds the high watermark (Kafka's
+    maybeIncrementLeaderHW); a fenced or shutting-down one does not."""
+    cell = Cell(brokers=(1, 2))
+    cell.create(replicas=(1, 2), isr=(1, 2), leader=1)
+    cell.produce(1, [str(i) for i in range(10)], acks=1)
+    cell.step()
+    leader = cell.replica(1)
+    assert leader.log.high_watermark == 10 and leader.follower(2).end_offset == 10  # type: ignore[union-attr]
+    if state == "fenced":
+        cell.broker_state(2, fenced=True)
+    elif state == "shutdown":
+        cell.broker_state(2, in_controlled_shutdown=True)
+    cell.produce(1, [str(i) for i in range(10)], acks=1)
+    cell.change(isr=(1,))
+    assert leader.isr == (1,) and leader.maximal_isr() == (1,)
+    assert leader.log.high_watermark == (10 if state == "unfenced" else 20)
+
+
+def test_a_follower_outside_the_isr_at_the_epoch_start_holds_no_high_watermark() -> None:
+    """Kafka resets the last caught-up time of a follower outside the ISR to 0 when a
+    leader epoch begins: it does not hold the new leader's high watermark until it has
+    caught up (even early in a simulation, when "now" is below the lag time)."""
+    leader = _leader(_log([(1, 5)]), leader_epoch=2, isr=(ME, F1), now=0)
+    _fetch(leader, F1, 5, now=10)
+    assert leader.log.high_watermark == 5  # F2, outside the ISR, never fetched
+    leader.log.append_as_leader(["x", "y"], 2)
+    _fetch(leader, F2, 3, now=20)  # F2 behind, never caught up: it holds nothing
+    _fetch(leader, F1, 7, now=20)
+    assert leader.log.high_watermark == 7
+    _fetch(leader, F2, 7, now=30)  # caught up now: from here it holds the HW
+    leader.log.append_as_leader(["z"], 2)
+    _fetch(leader, F1, 8, now=40)
+    assert leader.log.high_watermark == 7
+    _fetch(leader, F2, 8, now=30_031)  # caught up within the lag: the HW moves with it
+    assert leader.log.high_watermark == 8
