@@ -7,7 +7,7 @@ real broker's):
 
 - STARTING: send BrokerRegistration with this process's incarnation id until
   the controller answers with a broker epoch (the offset of the
-  RegisterBrokerRecord);
+  registration's first record);
 - RECOVERY: heartbeat every ``broker.heartbeat.interval.ms`` with the offset of
   the broker's published image and wantFence until the loader has caught up;
   the controller unfences the broker once that offset reaches its broker epoch;

@@ -47,7 +47,8 @@ def _leaving_changes(image: MetadataImage, broker_id: int,
 
 
 class RegisterBroker(msgspec.Struct, frozen=True):
-    """Register (or re-register) a broker; it starts fenced, with the record's offset as epoch."""
+    """Register (or re-register) a broker; it starts fenced, with the offset of the
+    operation's first record as its epoch (Kafka's nextWriteOffset)."""
 
     broker_id: int
     rack: str | None = None
@@ -64,7 +65,8 @@ class RegisterBroker(msgspec.Struct, frozen=True):
         """One RegisterBrokerRecord; the response's broker epoch is the record's.
 
         A new incarnation first leaves its partitions (Kafka's unclean-shutdown handling
-        of a re-registration) and takes the record's offset as its epoch, fenced. The
+        of a re-registration) and takes the offset of the operation's first record as its
+        epoch (Kafka's ``offsetControl.nextWriteOffset()``), fenced. The
         incarnation already registered amends its registration (Kafka's "amending
         registration"): it keeps its epoch, and whether it is fenced or in controlled
         shutdown.
@@ -84,7 +86,7 @@ class RegisterBroker(msgspec.Struct, frozen=True):
                                        "brokerEpoch": existing.epoch})
         if existing is not None:
             records.extend(leaving_changes(ctx.image, self.broker_id))
-        epoch = ctx.next_offset + len(records)
+        epoch = ctx.next_offset
         records.append(RegisterBrokerRecord(
             broker_id=self.broker_id, incarnation_id=incarnation,
             broker_epoch=epoch, rack=self.rack, fenced=True, end_points=endpoints))

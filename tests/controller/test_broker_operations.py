@@ -1,6 +1,6 @@
 """The records of the broker operations (Kafka's ClusterControlMachine and
-ReplicationControlManager): a registration's epoch is its record's offset, a new
-incarnation first leaves its partitions, and a fence, an unfence or a controlled shutdown
+ReplicationControlManager): a registration's epoch is the offset of its operation's
+first record, a new incarnation first leaves its partitions, and a fence, an unfence or a controlled shutdown
 writes the registration-change record from metadata.version 3.3-IV2 on, the older
 records below it, and nothing when there is nothing to change."""
 
@@ -74,13 +74,15 @@ def test_the_same_incarnation_registering_again_changes_no_partition() -> None:
     assert [type(r) for r in records] == [RegisterBrokerRecord]
 
 
-def test_a_new_incarnation_first_leaves_its_partitions_and_its_epoch_follows_them() -> None:
+def test_a_new_incarnation_first_leaves_its_partitions_its_epoch_their_first_offset() -> None:
+    """Kafka's registerBroker takes nextWriteOffset, the offset of the operation's first
+    record, whatever records the unclean-shutdown handling puts before the registration."""
     records, result = _records(RegisterBroker(1, incarnation_id="inc-1b"), _image(NEW))
     *changes, register = records
     assert changes == [PartitionChangeRecord(partition_id=p, topic_id=TOPIC, isr=(2, 3),
                                              leader=2) for p in range(2)]
-    assert isinstance(register, RegisterBrokerRecord) and register.broker_epoch == 102
-    assert result == {"brokerId": 1, "brokerEpoch": 102}
+    assert isinstance(register, RegisterBrokerRecord) and register.broker_epoch == 100
+    assert result == {"brokerId": 1, "brokerEpoch": 100}
 
 
 @pytest.mark.parametrize(("level", "fence"), [
