@@ -130,19 +130,24 @@ class ControllerBrokerService:
         return now - now % self.config.check_interval_ms + self.config.check_interval_ms
 
     def poll(self, now: int) -> None:
-        """Fence every unfenced broker whose session expired."""
+        """Fence every unfenced broker whose session expired, one operation each, the
+        longest silent first (Kafka's maybeFenceOneStaleBroker, run again at once while
+        one is left)."""
         if not self.controller.active:
             return
         sessions = self._sessions(now)
         image = self.controller.image
+        expired: list[tuple[int, int]] = []
         for broker_id in sorted(image.brokers):
             broker = image.brokers[broker_id]
             if broker.fenced or broker_id in self.fencing:
                 continue
             seen = sessions.setdefault(broker_id, now)
             if now - seen > self.config.session_timeout_ms:
-                self.fenced_by_timeout.append((broker_id, now))
-                self._fence(broker_id)
+                expired.append((seen, broker_id))
+        for _seen, broker_id in sorted(expired):
+            self.fenced_by_timeout.append((broker_id, now))
+            self._fence(broker_id)
 
     def close(self, now: int) -> None:
         """Nothing waits here; pending writes fail with the controller's."""
