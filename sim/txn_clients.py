@@ -63,6 +63,10 @@ from sim.txn_cluster import TxnCluster
 
 RETRY_BACKOFF_MS = 100
 """Kafka's retry.backoff.ms."""
+ADD_PARTITIONS_RETRY_BACKOFF_MS = 20
+"""The Java client's wait before resending an AddPartitionsToTxn answered
+CONCURRENT_TRANSACTIONS while no partition is in the transaction yet (the previous
+transaction is still completing; TransactionManager's KAFKA-5482 workaround)."""
 REQUEST_TIMEOUT_MS = 30_000
 """Kafka's request.timeout.ms: a request unanswered this long is sent again."""
 PROTOCOLS = ("classic", "pre-registration")
@@ -455,6 +459,12 @@ class TransactionalProducer:
         """
         verdict = classify(request, error)
         if verdict == "retry":
+            if request == "AddPartitionsToTxn" and error == "CONCURRENT_TRANSACTIONS" \
+                    and not self.added:
+                self._count(error)
+                self.concurrent_transactions_bounces += 1
+                self._later(self._run, ADD_PARTITIONS_RETRY_BACKOFF_MS)
+                return
             self._retry_or(error, lambda: None)
             return
         self._count(error)

@@ -76,16 +76,27 @@ def test_exactly_once_survives_a_failure_in_the_middle(fault: str) -> None:
     assert (check.outputs, check.duplicates, check.missing, check.aborted_reads) == (20, 0, 0, 0)
 
 
-def test_a_fenced_zombie_cannot_commit_its_output() -> None:
-    world = _world(EosSettings(records=20))
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_a_fenced_zombie_cannot_commit_its_output(seed: int) -> None:
+    """The instance is cut off once its second transaction has a partition in it: the new
+    instance's InitProducerId fences it before its EndTxn, so that transaction never
+    commits and the zombie's next request fails PRODUCER_FENCED."""
+    world = _world(EosSettings(records=20), seed=seed)
     sim = world.cluster.sim
     loop = world.loops[0]
-    assert sim.run_until_true(lambda: loop.committed_txns >= 1 and loop.busy, 30_000)
+
+    def second_transaction_started() -> bool:
+        producer = loop.producer
+        return loop.committed_txns >= 1 and loop.busy and producer is not None and \
+            bool(producer.added)
+
+    assert sim.run_until_true(second_transaction_started, 30_000)
     zombie = loop.producer
     assert zombie is not None
     loop.crash_producer(zombie=True)
     _finish(world)
-    assert zombie.state == TxnProducerState.FATAL_ERROR or zombie.aborted
+    assert zombie.state == TxnProducerState.FATAL_ERROR and zombie.fatal == "PRODUCER_FENCED"
+    assert zombie.committed == [1]
     assert world.final_check().duplicates == 0
 
 

@@ -33,6 +33,7 @@ from sim.cluster import ClusterConfig, KRaftCluster
 from sim.eos_clients import EosProducer
 from sim.group_cluster import GroupCluster
 from sim.txn_clients import (
+    ADD_PARTITIONS_RETRY_BACKOFF_MS,
     RETRY_BACKOFF_MS,
     TransactionalProducer,
     TxnClientError,
@@ -314,15 +315,42 @@ def test_add_partitions_is_retried_on_retriable_errors(world: World, script: Scr
 def test_add_partitions_keeps_the_retry_backoff_for_a_regular_retriable_error(
         world: World, script: Script) -> None:
     """testAddPartitionToTransactionRetainsRetryBackoffForRegularRetriableError:
-    retry.backoff.ms (100 ms) between the two AddPartitionsToTxn. (Kafka shortens
-    it to 20 ms after CONCURRENT_TRANSACTIONS on a transaction's first
-    AddPartitionsToTxn; kraftsim keeps 100 ms there too, see docs/transactions.md.)"""
+    retry.backoff.ms (100 ms) between the two AddPartitionsToTxn."""
     p = world.ready()
     script.add_partitions("COORDINATOR_LOAD_IN_PROGRESS")
     _begin_send(p, ("t", 0))
     world.run(p)
     times = [t for r, t in world.sent_at if r == "AddPartitionsToTxn"]
     assert len(times) == 2 and times[1] - times[0] == RETRY_BACKOFF_MS == 100
+
+
+def test_add_partitions_retries_sooner_after_concurrent_transactions_on_the_first(
+        world: World, script: Script) -> None:
+    """testAddPartitionToTransactionOverridesRetryBackoffForConcurrentTransactions: the
+    previous transaction is still completing, so the first AddPartitionsToTxn of a
+    transaction is sent again after 20 ms, not retry.backoff.ms (KAFKA-5482)."""
+    p = world.ready()
+    script.add_partitions("CONCURRENT_TRANSACTIONS")
+    _begin_send(p, ("t", 0))
+    world.run(p)
+    times = [t for r, t in world.sent_at if r == "AddPartitionsToTxn"]
+    assert len(times) == 2 and times[1] - times[0] == ADD_PARTITIONS_RETRY_BACKOFF_MS == 20
+    assert p.concurrent_transactions_bounces == 1
+
+
+def test_add_partitions_keeps_the_retry_backoff_once_a_partition_is_added(
+        world: World, script: Script) -> None:
+    """testAddPartitionToTransactionRetainsRetryBackoffWhenPartitionsAlreadyAdded: with a
+    partition already in the transaction, CONCURRENT_TRANSACTIONS waits retry.backoff.ms."""
+    p = world.ready()
+    script._patch(TransactionCoordinator, "handle_add_partitions", ["CONCURRENT_TRANSACTIONS"],
+                  lambda a, _, e: a[5](e), when=lambda a: ("t", 1) in a[3])
+    _begin_send(p, ("t", 0), ("t", 1))
+    p.end_transaction(True)
+    world.run(p)
+    times = [t for r, t in world.sent_at if r == "AddPartitionsToTxn"]
+    assert len(times) == 3 and times[2] - times[1] == RETRY_BACKOFF_MS
+    assert p.committed == [1]
 
 
 @pytest.mark.parametrize("error", ["PRODUCER_FENCED", "INVALID_PRODUCER_EPOCH"])
