@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import msgspec
 
+from broker.replica import Replica
 from broker.txn.coordinator import TxnCoordinatorConfig
 from broker.txn.fetch import READ_COMMITTED, fetch_log, filter_committed
 from broker.txn.mutations import TxnMutation
@@ -145,17 +146,36 @@ class EosWorld:
             loop.stop()
 
     # ------------------------------------------------------------------ verdict
+    def _output_leader(self, partition: int) -> Replica | None:
+        """The replica that leads output ``partition`` and answers reads, if any."""
+        c = self.cluster
+        manager = c.replica_manager(c.partition_leader(OUTPUT_TOPIC, partition))
+        found = manager.leader_replica(OUTPUT_TOPIC, partition) if manager is not None else None
+        return None if found is None or isinstance(found, str) else found
+
+    def readable(self) -> bool:
+        """Every output partition has a leader that answers reads and no transaction open
+        below its high watermark: what a read_committed consumer reading to the end waits
+        for (after a crash and an at-once restart the old incarnation's session lasts
+        until it expires, and its leaderships with it; the markers of the last
+        transactions then land on the new leaders)."""
+        for partition in range(self.settings.output_partitions):
+            leader = self._output_leader(partition)
+            if leader is None:
+                return False
+            log = leader.log
+            if log.txns.last_stable_offset(log.high_watermark) < log.high_watermark:
+                return False
+        return True
+
     def final_check(self) -> EosCheck:
         """Read every output partition read_committed from its leader; count what is wrong."""
-        c = self.cluster
         counts: dict[str, int] = {}
         aborted = outputs = 0
         readable = True
         for partition in range(self.settings.output_partitions):
-            manager = c.replica_manager(c.partition_leader(OUTPUT_TOPIC, partition))
-            found = manager.leader_replica(OUTPUT_TOPIC, partition) \
-                if manager is not None else None
-            if found is None or isinstance(found, str):
+            found = self._output_leader(partition)
+            if found is None:
                 readable = False
                 continue
             fetched = fetch_log(found.log, 0, found.log.end_offset, READ_COMMITTED)
