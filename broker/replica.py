@@ -8,10 +8,10 @@ expansion, so a shrink counts only once the controller has written it —
 Kafka's ``PartitionState.maximalIsr``) and over the followers outside it that
 are about to join: eligible and caught up within ``replica.lag.time.max.ms``
 (Kafka's ``maybeIncrementLeaderHW``; a follower outside the ISR when this
-leader's epoch began counts as never caught up until it catches up). It proposes ISR changes with
-AlterPartition: a follower not caught up for ``replica.lag.time.max.ms``
-leaves, a follower caught up to the HW (and to this leader's epoch start)
-comes back; one proposal at a time. Only an eligible follower comes back
+leader's epoch began counts as never caught up until it catches up). It
+proposes ISR changes with AlterPartition: a follower not caught up for
+``replica.lag.time.max.ms`` leaves, a follower caught up to the HW (and to
+this leader's epoch start) comes back; one proposal at a time. Only an eligible follower comes back
 (Kafka's ``isReplicaIsrEligible``, KIP-841/KIP-903: unfenced, not in
 controlled shutdown, fetching with its current broker epoch), as the
 manager's image says. The HW does not move while the ISR is smaller than
@@ -208,7 +208,7 @@ class Replica:
             return False  # an empty log's HW is 0 and stays there
         if self.min_isr > 1 and self.under_min_isr():
             return False  # KAFKA-15583: an ISR below min.insync.replicas holds the HW
-        hw = leo = self.log.end_offset
+        hw = self.log.end_offset
         if not self.hw_ignores_isr:
             isr = self.maximal_isr()
             rules = self.isr_rules
@@ -219,11 +219,10 @@ class Replica:
                         and state.broker_id in self.replicas
                         and rules.eligible(state.broker_id, state.broker_epoch))):
                     hw = end
-            if hw == leo:  # an ISR member this leader has no state of has not fetched
-                for member in isr:
-                    if member != self.broker_id and self.follower(member) is None:
-                        hw = -1
-                        break
+            for member in isr:  # an ISR member this leader has no state of has not fetched
+                if member != self.broker_id and self.follower(member) is None:
+                    hw = -1
+                    break
         before = self.log.high_watermark
         self.log.update_high_watermark(hw)
         return self.log.high_watermark != before
