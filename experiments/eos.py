@@ -211,7 +211,9 @@ def _row(spec: RunSpec, cluster: KRaftCluster, world: EosWorld,
     check: EosCheck | None = None if stopped else world.final_check()
     valid = verdict(cluster, settled[0], 0, settled[1])
     if valid[0] == "true" and check is not None and not check.readable:
-        valid = ("unknown", None, f"an output partition had no leader to read from within "
+        valid = ("unknown", None, f"an output partition was not readable to its end (no "
+                                  f"leader answering, or its high watermark or last stable "
+                                  f"offset short of its log end) within "
                                   f"{spec.params['timeout-ms']} ms of the end")
     if valid[0] == "true" and check is not None:
         if world.settings.transactional and (check.duplicates or check.missing or

@@ -58,7 +58,8 @@ class EosCheck(msgspec.Struct, frozen=True):
     aborted_reads: int
     """Records read_committed returned whose transaction aborted."""
     readable: bool
-    """False when a partition had no leader to read from."""
+    """False when a partition had no leader to read from (see :meth:`EosWorld.readable`
+    for what the run waits for before it reads)."""
 
 
 def eos_monitors(lso_bound_ms: int = 60_000) -> tuple[ProducerTxnInvariants,
@@ -154,17 +155,19 @@ class EosWorld:
         return None if found is None or isinstance(found, str) else found
 
     def readable(self) -> bool:
-        """Every output partition has a leader that answers reads and no transaction open
-        below its high watermark: what a read_committed consumer reading to the end waits
-        for (after a crash and an at-once restart the old incarnation's session lasts
-        until it expires, and its leaderships with it; the markers of the last
-        transactions then land on the new leaders)."""
+        """Every output partition has a leader that answers reads, whose high watermark
+        has reached its log end and no transaction is open below it: what a
+        read_committed consumer reading to the end waits for. (After a crash and an
+        at-once restart the old incarnation's session lasts until it expires, and its
+        leaderships with it; a new leader's high watermark moves once its followers
+        fetch, and the markers of the last transactions land on it after that.)"""
         for partition in range(self.settings.output_partitions):
             leader = self._output_leader(partition)
             if leader is None:
                 return False
             log = leader.log
-            if log.txns.last_stable_offset(log.high_watermark) < log.high_watermark:
+            hw = log.high_watermark
+            if hw < log.end_offset or log.txns.last_stable_offset(hw) < hw:
                 return False
         return True
 

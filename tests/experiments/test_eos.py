@@ -77,17 +77,24 @@ def test_a_small_eos_sweep_on_spark(tmp_path: Path) -> None:
     assert "## Classic vs pre-registration" in report
 
 
-@pytest.mark.parametrize("protocol", ["classic", "pre-registration"])
-def test_a_leader_restarted_at_once_is_read_back_once_its_leaderships_moved(
-        protocol: str) -> None:
-    """down-ms=0: the output partition's leader crashes and restarts at once. The new
+@pytest.mark.parametrize(("delivery", "protocol", "down_ms", "seed", "master_seed", "index"), [
+    ("exactly-once", "classic", 0, 5310529245967177533, 4242, 0),
+    ("exactly-once", "pre-registration", 0, 5310529245967177533, 4242, 0),
+    ("idempotence-only", "classic", 500, 642692995269918918, 12, 1),
+    ("exactly-once", "pre-registration", 500, 1161621742921171486, 12, 2),
+])
+def test_a_leader_restarted_before_its_session_expired_is_read_back_after_it_moved(
+        delivery: str, protocol: str, down_ms: int, seed: int, master_seed: int,
+        index: int) -> None:
+    """The output partition's leader crashes and restarts within its session: the new
     incarnation cannot register while the old session lives, so the partition has no
-    leader that answers until that session expires and the fence moves it; the
-    read-back waits for it and for the last markers, as a read_committed consumer would
-    (it used to read at once: an unreadable partition counted as missing outputs)."""
-    params = dict(spec("eos", scenario="partition-leader", delivery="exactly-once",
-                       protocol=protocol, down_ms=0).params)
-    row = run(RunSpec("eos", params, 4242, 0, 5310529245967177533))
+    leader that answers until the session expires and the fence moves it; the new
+    leader's high watermark moves when its followers fetch, the last markers land after
+    that. The read-back waits for all of it, as a read_committed consumer reading to the
+    end would (it used to read at once: unread outputs counted as missing)."""
+    params = dict(spec("eos", scenario="partition-leader", delivery=delivery,
+                       protocol=protocol, down_ms=down_ms).params)
+    row = run(RunSpec("eos", params, master_seed, index, seed))
     assert row["valid"] == "true", row["message"]
     assert (row["outputs"], row["duplicates"], row["missing"]) == (30, 0, 0)
     assert row["simulated_ms"] - row["fault_at_ms"] > 6_000  # the old session had to expire
