@@ -1,0 +1,77 @@
+"""Controller behaviours the other controller tests leave open: when an operation without
+records completes, and when a controller may take a snapshot."""
+
+from __future__ import annotations
+
+import random
+
+from controller import ControllerConfig, QuorumController
+from controller.handle import OperationStatus
+from controller.operations import CreateTopics, NewTopic, UnfenceBroker
+from metadata.schema import (
+    BeginTransactionRecord,
+    EndTransactionRecord,
+    NoOpRecord,
+    PartitionRecord,
+    TopicRecord,
+)
+from raft import Batch, ElectionState, RaftNode, RaftStorage
+from raft.messages import Envelope, Errors, FetchRequest, FetchResponse
+from tests.controller.conftest import cluster
+
+
+def test_an_operation_without_records_completes_after_the_writes_pending_before_it() -> None:
+    """An operation that writes nothing (unfencing an unfenced broker) is answered only once
+    everything the controller wrote before it is committed (Kafka completes such a write
+    event at the last offset written so far), never ahead of it."""
+    c = cluster(seed=34)
+    first = c.submit(CreateTopics((NewTopic("t", 3, 3),)))
+    second = c.submit(UnfenceBroker(c.config.broker_ids[0]))
+    assert not first.done and not second.done
+    assert c.wait(second)
+    assert first.status is OperationStatus.COMMITTED
+    assert second.status is OperationStatus.COMMITTED
+    assert first.completed_at is not None and second.completed_at is not None
+    assert second.completed_at >= first.completed_at
+
+
+def _follower_controller(batches: list[Batch]) -> tuple[QuorumController, RaftNode]:
+    """A standby controller on a follower (of node 1, epoch 1) whose log holds ``batches``,
+    not yet committed; every committed record counts towards a snapshot."""
+    storage = RaftStorage()
+    for batch in batches:
+        storage.log.append(batch, flushed=True)
+    storage.write_election(ElectionState(1, None, 1))
+    raft = RaftNode(0, (0, 1, 2), storage, random.Random(0), 0)
+    controller = QuorumController(0, raft, random.Random(0), lambda: 0,
+                                  config=ControllerConfig(snapshot_every_records=1))
+    return controller, raft
+
+
+def _commit_up_to(raft: RaftNode, high_watermark: int) -> None:
+    """The leader's answer to the follower's outstanding fetch, with ``high_watermark``."""
+    [fetch] = [e.message for e in raft.drain_outbox() if isinstance(e.message, FetchRequest)]
+    raft.handle(Envelope(1, 0, FetchResponse(fetch.correlation_id, 1, 1, Errors.NONE,
+                                             fetch.fetch_offset, high_watermark)), 1)
+
+
+def test_no_snapshot_is_taken_while_the_committed_log_has_an_open_transaction() -> None:
+    """Snapshots hold only whole, committed state: while the committed log ends inside a
+    transaction, a controller takes none (even when one is due); the first commit after
+    the transaction's End takes it."""
+    topic_id = "AAAAAAAAAAAAAAAAAAAAAg"
+    before = Batch(0, 1, (NoOpRecord(),))
+    opened = Batch(1, 1, (BeginTransactionRecord("t"), TopicRecord("t", topic_id),
+                          PartitionRecord(partition_id=0, topic_id=topic_id, replicas=(0,),
+                                          isr=(0,), leader=0)))
+    closed = Batch(4, 1, (EndTransactionRecord(),))
+    controller, raft = _follower_controller([before, opened, closed])
+    _commit_up_to(raft, opened.end_offset)
+    assert controller.fault is None and controller.transaction_open
+    assert controller.offsets.last_committed_offset == opened.last_offset
+    assert raft.log.snapshot is None
+    _commit_up_to(raft, closed.end_offset)
+    assert controller.fault is None and not controller.transaction_open
+    snapshot = raft.log.snapshot
+    assert snapshot is not None and snapshot.snapshot_id.end_offset == closed.end_offset
+    assert TopicRecord("t", topic_id) in snapshot.records
