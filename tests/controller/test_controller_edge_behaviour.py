@@ -1,5 +1,6 @@
 """Controller behaviours the other controller tests leave open: when an operation without
-records completes, and when a controller may take a snapshot."""
+records completes, and when a controller may take a snapshot (never inside an open
+transaction; counted from the last snapshot, loaded ones included)."""
 
 from __future__ import annotations
 
@@ -11,12 +12,20 @@ from controller.operations import CreateTopics, NewTopic, UnfenceBroker
 from metadata.schema import (
     BeginTransactionRecord,
     EndTransactionRecord,
+    FeatureLevelRecord,
     NoOpRecord,
     PartitionRecord,
     TopicRecord,
 )
-from raft import Batch, ElectionState, RaftNode, RaftStorage
-from raft.messages import Envelope, Errors, FetchRequest, FetchResponse
+from raft import Batch, ElectionState, RaftNode, RaftStorage, Snapshot, SnapshotId
+from raft.messages import (
+    Envelope,
+    Errors,
+    FetchRequest,
+    FetchResponse,
+    FetchSnapshotRequest,
+    FetchSnapshotResponse,
+)
 from tests.controller.conftest import cluster
 
 
@@ -75,3 +84,33 @@ def test_no_snapshot_is_taken_while_the_committed_log_has_an_open_transaction() 
     snapshot = raft.log.snapshot
     assert snapshot is not None and snapshot.snapshot_id.end_offset == closed.end_offset
     assert TopicRecord("t", topic_id) in snapshot.records
+
+
+def test_a_loaded_snapshot_restarts_the_count_towards_the_next_one() -> None:
+    """Records committed before a snapshot is loaded do not count towards the controller's
+    next snapshot: after loading the leader's snapshot, a snapshot is due only once enough
+    records are committed after it."""
+    config = ControllerConfig(snapshot_every_records=3)
+    storage = RaftStorage()
+    storage.log.append(Batch(0, 1, (NoOpRecord(), NoOpRecord())), flushed=True)
+    storage.write_election(ElectionState(1, None, 1))
+    raft = RaftNode(0, (0, 1, 2), storage, random.Random(0), 0)
+    controller = QuorumController(0, raft, random.Random(0), lambda: 0, config=config)
+    _commit_up_to(raft, 2)  # two records: below the three a snapshot needs
+    assert raft.log.snapshot is None
+    [fetch] = [e.message for e in raft.drain_outbox() if isinstance(e.message, FetchRequest)]
+    leader_snapshot = Snapshot(SnapshotId(10, 1), (FeatureLevelRecord("metadata.version", 22),))
+    raft.handle(Envelope(1, 0, FetchResponse(fetch.correlation_id, 1, 1, Errors.NONE,
+                                             fetch.fetch_offset, 10,
+                                             snapshot_id=leader_snapshot.snapshot_id)), 1)
+    [request] = [e.message for e in raft.drain_outbox()
+                 if isinstance(e.message, FetchSnapshotRequest)]
+    raft.handle(Envelope(1, 0, FetchSnapshotResponse(request.correlation_id, 1, 1, Errors.NONE,
+                                                     leader_snapshot)), 1)
+    assert raft.log.snapshot is leader_snapshot and controller.fault is None
+    [fetch] = [e.message for e in raft.drain_outbox() if isinstance(e.message, FetchRequest)]
+    raft.handle(Envelope(1, 0, FetchResponse(fetch.correlation_id, 1, 1, Errors.NONE,
+                                             fetch.fetch_offset, 11,
+                                             (Batch(10, 1, (NoOpRecord(),)),))), 1)
+    assert controller.offsets.last_committed_offset == 10
+    assert raft.log.snapshot is leader_snapshot  # one record since the load: none due
