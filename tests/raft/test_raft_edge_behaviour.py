@@ -185,3 +185,43 @@ def test_epoch_of_the_snapshot_that_goes_on_in_the_log_ends_in_the_log() -> None
     log.set_snapshot(Snapshot(SnapshotId(10, 2), ("state",)))
     assert log.end_offset_for_epoch(2) == OffsetAndEpoch(20, 2)
     assert log.validate_offset_and_epoch(15, 2) == (Validation.VALID, OffsetAndEpoch(15, 2))
+
+
+def test_an_observer_never_grants_a_vote() -> None:
+    """Only voters vote: an observer asked for its vote (or pre-vote) refuses, and casts
+    no vote of its own."""
+    ctx = Context(4, (1, 2, 3))
+    for pre_vote in (True, False):
+        ctx.deliver(2, ctx.vote_request(2, 1, 0, 0, pre_vote=pre_vote))
+        [(dst, answer)] = ctx.sent(VoteResponse)
+        assert dst == 2 and not answer.vote_granted and answer.pre_vote is pre_vote
+    assert ctx.node.voted_id is None and ctx.node.role is Role.UNATTACHED
+
+
+def test_a_single_voter_with_pre_vote_leads_again_after_resigning() -> None:
+    """A quorum of one needs no pre-vote: after resigning, the only voter stands at its
+    election timeout and leads again, in a new epoch."""
+    ctx = Context(1, (1,), pre_vote=True)
+    assert ctx.node.role is Role.LEADER
+    epoch = ctx.node.epoch
+    ctx.node.resign(ctx.now)
+    assert ctx.node.role is Role.RESIGNED
+    ctx.sleep(ctx.config.election_timeout_ms)
+    assert ctx.node.role is Role.LEADER and ctx.node.epoch == epoch + 1
+
+
+def test_a_follower_caught_up_from_a_newer_snapshot_is_told_the_new_high_watermark() -> None:
+    """A listener whose node installs a newer snapshot at the log end has nothing new to
+    read, but hears the high watermark move (a commit with no batches), each time."""
+    ctx = Context(1, (1, 2), epoch=2, leader=2)
+    for snapshot_id in (SnapshotId(100, 1), SnapshotId(200, 2)):
+        _, fetch = ctx.one_sent(FetchRequest)
+        ctx.deliver(2, ctx.fetch_response(fetch, 2, high_watermark=snapshot_id.end_offset,
+                                          snapshot_id=snapshot_id))
+        _, request = ctx.one_sent(FetchSnapshotRequest)
+        ctx.deliver(2, FetchSnapshotResponse(request.correlation_id, 2, 2, Errors.NONE,
+                                             Snapshot(snapshot_id, ("state",))))
+    assert [s.snapshot_id for s in ctx.listener.snapshots] == [SnapshotId(100, 1),
+                                                               SnapshotId(200, 2)]
+    assert ctx.listener.high_watermarks == [100, 200]
+    assert ctx.listener.committed == []
