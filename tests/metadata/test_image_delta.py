@@ -8,6 +8,7 @@ from metadata.delta import BROKER_RESOURCE, TOPIC_RESOURCE, MetadataDelta, Repla
 from metadata.image import MetadataImage
 from metadata.schema import (
     BeginTransactionRecord,
+    BrokerEndpoint,
     BrokerRegistrationChangeRecord,
     ConfigRecord,
     FeatureLevelRecord,
@@ -209,3 +210,41 @@ def test_a_topic_removed_earlier_in_the_delta_takes_no_more_partition_records() 
             delta.replay(late)
         after = delta.apply(image.offset + 1, 1)
         assert FOO not in after.topics_by_id and after.topic("foo") is None
+
+
+def test_a_registration_change_replaces_the_log_dirs_only_when_it_names_them() -> None:
+    """BrokerRegistrationChangeRecord with log dirs replaces the broker's directories
+    (Kafka's BrokerRegistration.cloneWith); without them the directories stay."""
+    image = image_of(RegisterBrokerRecord(broker_id=1, broker_epoch=10, log_dirs=("d1",)))
+    image = image_of(BrokerRegistrationChangeRecord(broker_id=1, broker_epoch=10, fenced=-1),
+                     base=image)
+    assert image.brokers[1].directories == ("d1",)
+    image = image_of(BrokerRegistrationChangeRecord(broker_id=1, broker_epoch=10,
+                                                    log_dirs=("d2", "d3")), base=image)
+    assert image.brokers[1].directories == ("d2", "d3")
+    assert not image.brokers[1].fenced
+
+
+def test_a_brokers_endpoints_are_a_set_by_listener_name() -> None:
+    """Kafka keeps a registration's listeners in a map by name: two registrations listing
+    the same endpoints in another order are the same registration (same content)."""
+    plain = BrokerEndpoint("PLAINTEXT", "h", 9092)
+    ssl = BrokerEndpoint("SSL", "h", 9093)
+    one = image_of(RegisterBrokerRecord(broker_id=1, broker_epoch=10, end_points=(ssl, plain)))
+    other = image_of(RegisterBrokerRecord(broker_id=1, broker_epoch=10, end_points=(plain, ssl)))
+    assert one.brokers[1] == other.brokers[1]
+    assert one.same_content(other)
+
+
+def test_snapshot_records_keep_every_partition_field() -> None:
+    """A partition's leader recovery state and directories survive a round trip through
+    snapshot records (a recovering partition stays recovering)."""
+    image = image_of(TopicRecord("foo", FOO), PartitionRecord(
+        partition_id=0, topic_id=FOO, replicas=(1, 2), isr=(1,), leader=1,
+        leader_recovery_state=1, leader_epoch=3, partition_epoch=4,
+        directories=("AAAAAAAAAAAAAAAAAAAAAQ", "AAAAAAAAAAAAAAAAAAAAAg")))
+    rebuilt = image_from_records(image_to_records(image), image.offset, image.epoch)
+    partition = rebuilt.topics_by_id[FOO].partitions[0]
+    assert partition.leader_recovery_state == 1
+    assert partition.directories == ("AAAAAAAAAAAAAAAAAAAAAQ", "AAAAAAAAAAAAAAAAAAAAAg")
+    assert rebuilt == image
