@@ -1,6 +1,8 @@
 """Controller behaviours the other controller tests leave open: when an operation without
-records completes, and when a controller may take a snapshot (never inside an open
-transaction; counted from the last snapshot, loaded ones included)."""
+records completes, when a controller may take a snapshot (never inside an open
+transaction; counted from the last snapshot, loaded ones included), what a controller that
+loses the leadership keeps, and from which metadata.version the periodic NoOpRecord is
+written."""
 
 from __future__ import annotations
 
@@ -17,6 +19,7 @@ from metadata.schema import (
     PartitionRecord,
     TopicRecord,
 )
+from metadata.versions import LEVELS
 from raft import Batch, ElectionState, RaftNode, RaftStorage, Snapshot, SnapshotId
 from raft.messages import (
     Envelope,
@@ -26,6 +29,7 @@ from raft.messages import (
     FetchSnapshotRequest,
     FetchSnapshotResponse,
 )
+from sim.faults import parse_fault
 from tests.controller.conftest import cluster
 
 
@@ -114,3 +118,34 @@ def test_a_loaded_snapshot_restarts_the_count_towards_the_next_one() -> None:
                                              (Batch(10, 1, (NoOpRecord(),)),))), 1)
     assert controller.offsets.last_committed_offset == 10
     assert raft.log.snapshot is leader_snapshot  # one record since the load: none due
+
+
+def test_a_controller_that_loses_leadership_drops_its_uncommitted_records() -> None:
+    """The active controller applies its records before they commit; when it loses the
+    leadership (here cut off from the quorum) its state goes back to the committed log:
+    the uncommitted topic is gone from it, and the operation fails NOT_CONTROLLER."""
+    c = cluster(seed=12, noop_ms=0)
+    old = c.active_controller()
+    assert old is not None
+    c.sim.apply_fault(parse_fault(f"isolate:{old.node_id}@0"))
+    handle = c.submit(CreateTopics((NewTopic("t", 3, 3),)), node_id=old.node_id)
+    assert old.image.topic("t") is not None  # applied at once, not committed
+    assert c.run_until(lambda: not old.active, 30_000)
+    assert handle.outcome() == "NOT_CONTROLLER"
+    assert old.image.topic("t") is None
+    assert old.image.same_content(old.committed_state().image)
+
+
+def _noops_written(metadata_version: int) -> int:
+    c = cluster(seed=13, metadata_version=metadata_version, noop_ms=100)
+    c.sim.run_for(1_000)
+    active = c.active_controller()
+    assert active is not None
+    return sum(isinstance(r, NoOpRecord) for b in active.raft.log.batches for r in b.records)
+
+
+def test_the_periodic_noop_record_starts_at_metadata_version_3_3_iv1() -> None:
+    """The active controller writes a NoOpRecord every metadata.max.idle.interval.ms from
+    metadata.version 3.3-IV1 on (the version that brought the record), none before."""
+    assert _noops_written(LEVELS["3.3-IV1"]) >= 5
+    assert _noops_written(LEVELS["3.3-IV0"]) == 0

@@ -57,4 +57,4 @@ def test_an_active_controller_asked_to_load_a_snapshot_stops_and_keeps_its_state
     active.handle_load_snapshot(Snapshot(SnapshotId(5, 1), ()))
     assert active.fault is not None and "active controller" in str(active.fault)
     assert active.image is before
-    assert not active.active
+    assert not active.active and active.describe()["epoch"] is None
