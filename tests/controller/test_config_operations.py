@@ -76,7 +76,9 @@ def test_refusals_name_what_is_wrong(op: IncrementalAlterConfigs, code: str,
     ("cleanup.policy", ["delete", "compact", "compact,delete", "delete, compact"],
      ["", "compact,", "remove"]),
     ("min.cleanable.dirty.ratio", ["0", "0.5", "1"], ["1.01", "-0.1", "half"]),
-    ("unclean.leader.election.enable", ["true", "false"], ["True", "yes", ""]),
+    # Kafka's ConfigDef reads a BOOLEAN trimmed and in any case
+    ("unclean.leader.election.enable", ["true", "false", "True", " FALSE "],
+     ["yes", "", "1", "t"]),
     ("leader.replication.throttled.replicas", ["", "0:1,1:2", "*"], []),
 ])
 def test_each_topic_config_value_is_checked(key: str, good: list[str], bad: list[str]) -> None:
