@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from controller.operations import CreateTopics, NewTopic
-from metadata.schema import UnknownRecord, is_marker
+from metadata.schema import NoOpRecord, UnknownRecord, is_marker
 from metadata.snapshot import image_from_records
 from raft import Batch, Snapshot, SnapshotId
 from tests.controller.conftest import cluster
@@ -58,3 +58,23 @@ def test_an_active_controller_asked_to_load_a_snapshot_stops_and_keeps_its_state
     assert active.fault is not None and "active controller" in str(active.fault)
     assert active.image is before
     assert not active.active and active.describe()["epoch"] is None
+
+
+def test_a_stopped_standby_ignores_every_later_commit() -> None:
+    """A controller stopped by a replay fault takes no further input (Kafka's process has
+    exited): later committed batches move neither its committed offset nor its state."""
+    c = cluster(seed=35)
+    standby = next(c.controller(n) for n in c.config.controller_ids
+                   if c.controller(n) is not c.active_controller())
+    assert standby is not None
+    offset = standby.offsets.last_committed_offset + 100
+    standby.handle_commit([Batch(offset, 9, (UnknownRecord(api_key=99, version=0,
+                                                           payload=b"\x00"),))], offset + 1)
+    fault, committed, state = standby.fault, standby.offsets.last_committed_offset, \
+        standby.image
+    assert fault is not None
+    later = Batch(offset + 1, 9, (NoOpRecord(),))
+    standby.handle_commit([later], later.end_offset)
+    assert standby.fault is fault
+    assert standby.offsets.last_committed_offset == committed
+    assert standby.image is state
