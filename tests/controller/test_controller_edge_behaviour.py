@@ -149,3 +149,18 @@ def test_the_periodic_noop_record_starts_at_metadata_version_3_3_iv1() -> None:
     metadata.version 3.3-IV1 on (the version that brought the record), none before."""
     assert _noops_written(LEVELS["3.3-IV1"]) >= 5
     assert _noops_written(LEVELS["3.3-IV0"]) == 0
+
+
+def test_a_controller_whose_raft_node_resigns_stops_being_active_at_once() -> None:
+    """When its raft node gives up the leadership (no leader known any more), the active
+    controller renounces at once: it is no longer active and its pending operations fail
+    NOT_CONTROLLER, before any other leader is elected."""
+    c = cluster(seed=14, noop_ms=0)
+    old = c.active_controller()
+    assert old is not None
+    handle = c.submit(CreateTopics((NewTopic("t", 3, 3),)), node_id=old.node_id)
+    assert not handle.done
+    c.sim.act("resign", lambda: old.raft.resign(c.sim.now))
+    assert old.raft.leader_id is None
+    assert not old.active
+    assert handle.outcome() == "NOT_CONTROLLER"

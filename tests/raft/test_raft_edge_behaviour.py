@@ -225,3 +225,33 @@ def test_a_follower_caught_up_from_a_newer_snapshot_is_told_the_new_high_waterma
                                                                SnapshotId(200, 2)]
     assert ctx.listener.high_watermarks == [100, 200]
     assert ctx.listener.committed == []
+
+
+def test_an_observer_follows_the_leader_its_discovery_fetch_found() -> None:
+    """An observer without a leader fetches from the voters in turn; when the one it asked
+    answers as the leader of the observer's epoch, the observer follows it and fetches
+    from it."""
+    ctx = Context(4, (1, 2, 3), epoch=3)
+    dst, fetch = ctx.one_sent(FetchRequest)
+    assert dst == 1 and ctx.node.role is Role.UNATTACHED
+    ctx.deliver(1, ctx.fetch_response(fetch, 1, high_watermark=0))
+    assert ctx.node.role is Role.FOLLOWER and ctx.node.leader_id == 1
+    assert [dst for dst, _ in ctx.sent(FetchRequest)] == [1]
+
+
+def test_a_leader_serves_only_flushed_appends() -> None:
+    """An append lingers before it is flushed (Kafka's accumulator): until then the leader
+    does not hand it to a fetching follower; after the flush it does."""
+    ctx = Context(1, (1, 2))
+    epoch = ctx.become_leader()
+    ctx.deliver(2, ctx.fetch_request(2, ctx.log.end_offset, epoch))
+    ctx.drain()
+    end = ctx.log.end_offset
+    ctx.node.append(["x"], epoch, ctx.now)
+    ctx.deliver(2, ctx.fetch_request(2, end, epoch))
+    [(_, early)] = ctx.sent(FetchResponse)
+    assert early.batches == ()
+    ctx.sleep(ctx.config.append_linger_ms)
+    ctx.deliver(2, ctx.fetch_request(2, end, epoch))
+    [(_, later)] = ctx.sent(FetchResponse)
+    assert [b.records for b in later.batches] == [("x",)]
