@@ -31,6 +31,7 @@ from metadata.schema import (
     TopicRecord,
 )
 
+from .conftest import cluster
 from .kafka_cases import brokers, image_of, refusal, run
 
 FOO = "FOOFOOFOOFOOFOOFOOFOOA"
@@ -311,3 +312,20 @@ def test_one_request_cannot_create_two_topics_of_one_name() -> None:
     """Topic names are unique: a CreateTopics naming one topic twice is refused whole."""
     image = image_of(brokers(1, 2, 3))
     refusal(CreateTopics((NewTopic("foo", 1, 1), NewTopic("foo", 2, 1))), image)
+
+
+def test_a_delete_naming_a_topic_twice_is_refused_and_deletes_nothing() -> None:
+    """Kafka's ControllerApis refuses a duplicated topic name in DeleteTopics
+    (INVALID_REQUEST, "Duplicate topic name."); kraftsim refuses the request whole. (Two
+    RemoveTopicRecords for one topic could not both apply: the second would stop the
+    active controller.)"""
+    image, _, _ = run(_create("foo", 1, 1), image_of(brokers(1, 2, 3)))
+    error = refusal(DeleteTopics(("foo", "foo")), image)
+    assert (error.code, error.message) == ("INVALID_REQUEST", "Duplicate topic name.")
+    c = cluster(seed=40)
+    assert c.wait(c.submit(CreateTopics((NewTopic("a", 1, 1),))))
+    handle = c.submit(DeleteTopics(("a", "a")))
+    assert c.wait(handle) and handle.outcome() == "INVALID_REQUEST"
+    assert not c.controller_faults
+    active = c.active_controller()
+    assert active is not None and active.image.topic("a") is not None
