@@ -90,3 +90,11 @@ def test_each_topic_config_value_is_checked(key: str, good: list[str], bad: list
         assert refused.value.code == "INVALID_CONFIG"
         assert refused.value.message == f"Invalid value {value} for configuration {key}"
     validate_config(TOPIC_RESOURCE, key, None)  # a deletion has no value to check
+
+
+def test_a_delete_ignores_any_value_it_carries() -> None:
+    """Kafka's AlterConfigOp DELETE removes the key whatever value the request carries: the
+    record is a deletion (null value), never a SET of that value."""
+    records, _ = _generate(IncrementalAlterConfigs(TOPIC_RESOURCE, "t", (
+        ConfigChange("retention.ms", "100", "DELETE"),)))
+    assert records == [ConfigRecord(TOPIC_RESOURCE, "t", "retention.ms", None)]

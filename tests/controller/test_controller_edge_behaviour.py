@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import random
 
-from controller import ControllerConfig, QuorumController
+from controller import ControllerConfig, QuorumController, WriteMode
 from controller.handle import OperationStatus
-from controller.operations import CreateTopics, NewTopic, UnfenceBroker
+from controller.operations import CreateTopics, FenceBroker, NewTopic, UnfenceBroker
 from metadata.schema import (
     BeginTransactionRecord,
     EndTransactionRecord,
@@ -164,3 +164,16 @@ def test_a_controller_whose_raft_node_resigns_stops_being_active_at_once() -> No
     assert old.raft.leader_id is None
     assert not old.active
     assert handle.outcome() == "NOT_CONTROLLER"
+
+
+def test_a_large_fence_is_written_over_several_batches_even_in_atomic_mode() -> None:
+    """Kafka writes a fence as a non-atomic result: in atomic mode (Kafka as built) a fence
+    whose partition changes need more than one batch is split over batches, not refused."""
+    c = cluster(seed=15, batch=5, mode=WriteMode.ATOMIC, noop_ms=0)
+    for i in range(6):  # each topic fits one atomic batch
+        assert c.wait(c.submit(CreateTopics((NewTopic(f"t{i}", 1, 3),))))
+    broker = c.config.broker_ids[0]
+    handle = c.submit(FenceBroker(broker), mode=WriteMode.ATOMIC)
+    assert c.wait(handle)
+    assert handle.status is OperationStatus.COMMITTED
+    assert handle.record_count > 5 and handle.batch_count > 1

@@ -8,6 +8,8 @@ acknowledgements, and where an epoch ends in a log that starts with a snapshot.
 
 from __future__ import annotations
 
+import pytest
+
 from raft import Batch, Role, Snapshot, SnapshotId
 from raft.log import RaftLog, Validation
 from raft.messages import (
@@ -23,6 +25,7 @@ from raft.messages import (
     OffsetAndEpoch,
     VoteResponse,
 )
+from raft.node import RaftProtocolError
 from tests.raft.kafka_context import Context
 
 # ---------------------------------------------------------------------- votes
@@ -255,3 +258,17 @@ def test_a_leader_serves_only_flushed_appends() -> None:
     ctx.deliver(2, ctx.fetch_request(2, end, epoch))
     [(_, later)] = ctx.sent(FetchResponse)
     assert [b.records for b in later.batches] == [("x",)]
+
+
+def test_a_snapshot_other_than_the_one_asked_for_is_a_protocol_error() -> None:
+    """A follower asks the leader for one snapshot: an answer carrying another one breaks
+    the protocol and is reported as such (RaftProtocolError), never installed."""
+    ctx = Context(1, (1, 2), epoch=2, leader=2)
+    _, fetch = ctx.one_sent(FetchRequest)
+    ctx.deliver(2, ctx.fetch_response(fetch, 2, high_watermark=100,
+                                      snapshot_id=SnapshotId(100, 1)))
+    _, request = ctx.one_sent(FetchSnapshotRequest)
+    other = Snapshot(SnapshotId(90, 1), ("state",))
+    with pytest.raises(RaftProtocolError, match="asked for snapshot"):
+        ctx.deliver(2, FetchSnapshotResponse(request.correlation_id, 2, 2, Errors.NONE, other))
+    assert ctx.log.snapshot is None
