@@ -41,7 +41,12 @@ def _ratio(value: str) -> bool:
         return False
 
 
-_BOOL = _choice("true", "false")
+def _bool(value: str) -> bool:
+    """Kafka's ConfigDef BOOLEAN: "true" or "false", trimmed, in any case."""
+    return value.strip().lower() in ("true", "false")
+
+
+_BOOL = _bool
 _ANY: Callable[[str], bool] = lambda value: True  # noqa: E731
 
 TOPIC_CONFIGS: dict[str, Callable[[str], bool]] = {

@@ -147,7 +147,10 @@ class DeleteTopics(msgspec.Struct, frozen=True):
         return Generated([], {"deleted": []}) if not self.names else None
 
     def generate(self, ctx: OperationContext) -> Generated:
-        """Refuse unknown topics; otherwise remove them."""
+        """Refuse a name given twice (Kafka's ControllerApis: INVALID_REQUEST, "Duplicate
+        topic name.") and unknown topics; otherwise remove them."""
+        if len(set(self.names)) != len(self.names):
+            raise ApiError("INVALID_REQUEST", "Duplicate topic name.")
         records = ctx.records()
         for name in self.names:
             topic_id = ctx.image.topics_by_name.get(name)

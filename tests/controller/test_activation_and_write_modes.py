@@ -54,6 +54,18 @@ def test_activation_with_an_open_transaction_below_3_6_iv1_is_fatal() -> None:
         activation_records(False, 500, LEVELS["3.6-IV0"], _bootstrap(LEVELS["3.6-IV0"]))
 
 
+def test_an_open_transaction_is_judged_by_the_logs_metadata_version_not_the_bootstrap() -> None:
+    """On a non-empty log the bootstrap is not used: an open transaction in a log at
+    3.6-IV0 is fatal even when the configured bootstrap is newer, and one in a log at
+    3.6-IV1 is aborted even when the bootstrap is older (Kafka's
+    ActivationRecordsGenerator reads the current metadata.version)."""
+    with pytest.raises(ControllerFault,
+                       match=re.escape("metadata.version 3.6-IV0 does not support")):
+        activation_records(False, 500, LEVELS["3.6-IV0"], _bootstrap(LEVELS["3.7-IV0"]))
+    result = activation_records(False, 500, LEVELS["3.6-IV1"], _bootstrap(LEVELS["3.3-IV0"]))
+    assert result.records == [AbortTransactionRecord("Controller failover")]
+
+
 def test_activation_on_a_committed_log_writes_nothing() -> None:
     assert activation_records(False, -1, 13, _bootstrap(13)).records == []
 

@@ -14,6 +14,7 @@ from controller.operations.alter_partition import AlterPartitionOp
 from metadata.delta import MetadataDelta
 from metadata.image import MetadataImage
 from metadata.schema import (
+    BrokerRegistrationChangeRecord,
     FeatureLevelRecord,
     MetadataRecord,
     PartitionChangeRecord,
@@ -95,3 +96,16 @@ def test_a_member_the_isr_keeps_must_be_active_too() -> None:
             assert f"replica {isr[2]} is fenced, shutting down" in refused.value.message
     records, _ = _generate(_op((1,)), _image((1, 2, 3)))  # dropping it is allowed
     assert records == [PartitionChangeRecord(partition_id=0, topic_id=TOPIC, isr=(1,))]
+
+
+def test_a_leader_that_is_no_longer_active_cannot_keep_itself_in_the_isr() -> None:
+    """Every member of the new ISR must be active, the requesting leader included (Kafka's
+    ineligibleReplicasForIsr checks them all): a leader registered as in controlled
+    shutdown is refused INELIGIBLE_REPLICA."""
+    base = _image()
+    delta = MetadataDelta(base)
+    delta.replay(BrokerRegistrationChangeRecord(1, 11, in_controlled_shutdown=1))
+    image = delta.apply(base.offset + 1, 1)
+    with pytest.raises(ApiError) as refused:
+        _generate(_op((1, 2)), image)
+    assert refused.value.code == "INELIGIBLE_REPLICA"

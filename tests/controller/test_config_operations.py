@@ -76,7 +76,9 @@ def test_refusals_name_what_is_wrong(op: IncrementalAlterConfigs, code: str,
     ("cleanup.policy", ["delete", "compact", "compact,delete", "delete, compact"],
      ["", "compact,", "remove"]),
     ("min.cleanable.dirty.ratio", ["0", "0.5", "1"], ["1.01", "-0.1", "half"]),
-    ("unclean.leader.election.enable", ["true", "false"], ["True", "yes", ""]),
+    # Kafka's ConfigDef reads a BOOLEAN trimmed and in any case
+    ("unclean.leader.election.enable", ["true", "false", "True", " FALSE "],
+     ["yes", "", "1", "t"]),
     ("leader.replication.throttled.replicas", ["", "0:1,1:2", "*"], []),
 ])
 def test_each_topic_config_value_is_checked(key: str, good: list[str], bad: list[str]) -> None:
@@ -88,3 +90,11 @@ def test_each_topic_config_value_is_checked(key: str, good: list[str], bad: list
         assert refused.value.code == "INVALID_CONFIG"
         assert refused.value.message == f"Invalid value {value} for configuration {key}"
     validate_config(TOPIC_RESOURCE, key, None)  # a deletion has no value to check
+
+
+def test_a_delete_ignores_any_value_it_carries() -> None:
+    """Kafka's AlterConfigOp DELETE removes the key whatever value the request carries: the
+    record is a deletion (null value), never a SET of that value."""
+    records, _ = _generate(IncrementalAlterConfigs(TOPIC_RESOURCE, "t", (
+        ConfigChange("retention.ms", "100", "DELETE"),)))
+    assert records == [ConfigRecord(TOPIC_RESOURCE, "t", "retention.ms", None)]

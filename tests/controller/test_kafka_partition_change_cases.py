@@ -17,7 +17,7 @@ from controller.operations.cluster import AlterPartition
 from controller.operations.configs import ConfigChange
 from metadata.delta import TOPIC_RESOURCE
 from metadata.image import NO_LEADER, RECOVERED, RECOVERING, MetadataImage, PartitionRegistration
-from metadata.schema import PartitionChangeRecord, PartitionRecord, TopicRecord
+from metadata.schema import ConfigRecord, PartitionChangeRecord, PartitionRecord, TopicRecord
 from metadata.versions import LEADER_RECOVERY, LEVELS, NO_EPOCH_BUMP_ON_ISR_SHRINK
 
 from .kafka_cases import brokers, generate, image_of, run
@@ -189,3 +189,35 @@ def test_a_requested_leader_change_alone_keeps_the_isr() -> None:
     assert change == PartitionChangeRecord(partition_id=0, topic_id=FOO, isr=(2, 1, 3),
                                            leader=1)
     assert (_reg(after).leader, _reg(after).leader_epoch) == (1, 101)
+
+
+def test_a_returning_broker_leaves_an_unclean_election_to_the_first_active_replica() -> None:
+    """An unclean election when a broker returns picks the first replica, in replica order,
+    that is active or is the returning broker (PartitionChangeBuilder's unclean choice):
+    not necessarily the returning broker itself."""
+    image = _image(replicas=(1, 2, 3), isr=(2,), leader=NO_LEADER, fenced=(2, 3),
+                   unclean=True)
+    after, records, _ = run(UnfenceBroker(3), image)
+    assert PartitionChangeRecord(partition_id=0, topic_id=FOO, isr=(1,), leader=1,
+                                 leader_recovery_state=RECOVERING) in records
+    assert (_reg(after).leader, _reg(after).isr) == (1, (1,))
+
+
+def test_unclean_leader_election_enable_is_read_as_a_kafka_boolean() -> None:
+    """unclean.leader.election.enable is a boolean config: Kafka reads it trimmed and without
+    regard to case, so a log holding " TRUE " (as a Kafka-written log may) allows an
+    unclean election as "true" does."""
+    image = image_of([ConfigRecord(TOPIC_RESOURCE, "foo", "unclean.leader.election.enable",
+                                   " TRUE ")], _image(replicas=(2, 1), isr=(2,), leader=2))
+    after, _, _ = run(FenceBroker(2), image)
+    assert (_reg(after).leader, _reg(after).isr) == (1, (1,))
+
+
+def test_a_leaderless_partition_elects_when_an_isr_member_leaves() -> None:
+    """A partition without a leader whose ISR loses a member elects from the ISR that is
+    left (the leader, none, is not in the new ISR), as for a leader that leaves."""
+    image = _image()
+    image, _, _ = run(AlterPartition("foo", 0, (2, 1), leader=NO_LEADER), image)
+    assert _reg(image).leader == NO_LEADER
+    after, _, _ = run(FenceBroker(2), image)
+    assert (_reg(after).leader, _reg(after).isr) == (1, (1,))

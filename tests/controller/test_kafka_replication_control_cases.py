@@ -31,6 +31,7 @@ from metadata.schema import (
     TopicRecord,
 )
 
+from .conftest import cluster
 from .kafka_cases import brokers, image_of, refusal, run
 
 FOO = "FOOFOOFOOFOOFOOFOOFOOA"
@@ -281,3 +282,50 @@ def test_a_leader_epoch_behind_is_fenced() -> None:
     assert (reg.leader, reg.leader_epoch) == (1, 1)
     stale = AlterPartitionOp(0, 100, FOO, 0, 0, reg.partition_epoch, (0, 1, 2))
     assert refusal(stale, image).code == "FENCED_LEADER_EPOCH"
+
+
+def test_placement_with_every_broker_fenced_is_refused() -> None:
+    """StripedReplicaPlacer: when every registered broker is fenced a topic cannot be placed
+    (INVALID_REPLICATION_FACTOR, "All brokers are currently fenced"), even one fenced
+    broker for a replication factor of 1."""
+    image = image_of(brokers(1, fenced=(1,)))
+    error = refusal(_create("foo", 1, 1), image)
+    assert error.code == "INVALID_REPLICATION_FACTOR"
+    assert "All brokers are currently fenced" in error.message
+
+
+def test_a_fenced_broker_in_controlled_shutdown_is_no_last_resort_for_placement() -> None:
+    """Fenced brokers fill a replica set only when the unfenced are too few, and never one
+    in controlled shutdown: with one unfenced broker, one fenced and one fenced while
+    shutting down, a replication factor of 3 cannot be reached."""
+    image = image_of(brokers(1, 2, 3, fenced=(2, 3), shutting=(3,)))
+    error = refusal(_create("foo", 1, 3), image)
+    assert error.code == "INVALID_REPLICATION_FACTOR"
+    assert "only 2 broker(s)" in error.message
+    after, _, _ = run(_create("foo", 4, 2), image)
+    topic = after.topic("foo")
+    assert topic is not None
+    assert all(set(p.replicas) == {1, 2} for p in topic.partitions.values())
+
+
+def test_one_request_cannot_create_two_topics_of_one_name() -> None:
+    """Topic names are unique: a CreateTopics naming one topic twice is refused whole."""
+    image = image_of(brokers(1, 2, 3))
+    refusal(CreateTopics((NewTopic("foo", 1, 1), NewTopic("foo", 2, 1))), image)
+
+
+def test_a_delete_naming_a_topic_twice_is_refused_and_deletes_nothing() -> None:
+    """Kafka's ControllerApis refuses a duplicated topic name in DeleteTopics
+    (INVALID_REQUEST, "Duplicate topic name."); kraftsim refuses the request whole. (Two
+    RemoveTopicRecords for one topic could not both apply: the second would stop the
+    active controller.)"""
+    image, _, _ = run(_create("foo", 1, 1), image_of(brokers(1, 2, 3)))
+    error = refusal(DeleteTopics(("foo", "foo")), image)
+    assert (error.code, error.message) == ("INVALID_REQUEST", "Duplicate topic name.")
+    c = cluster(seed=40)
+    assert c.wait(c.submit(CreateTopics((NewTopic("a", 1, 1),))))
+    handle = c.submit(DeleteTopics(("a", "a")))
+    assert c.wait(handle) and handle.outcome() == "INVALID_REQUEST"
+    assert not c.controller_faults
+    active = c.active_controller()
+    assert active is not None and active.image.topic("a") is not None

@@ -121,3 +121,38 @@ def test_deactivate_reverts_to_the_last_committed_state() -> None:
     assert point.image.offset == 1550
     assert manager.transaction_start_offset == 1500  # the committed log still has it open
     assert max(manager.registry) == 1550
+
+
+def test_after_a_snapshot_load_transactions_and_loads_go_on() -> None:
+    """Ending a snapshot load ends the load: the next transaction's markers replay as usual
+    and another snapshot can be loaded later (Kafka's endLoadSnapshot clears the flag)."""
+    manager = OffsetControlManager()
+    manager.begin_load_snapshot()
+    manager.end_load_snapshot(99, 2, image_at(99))
+    manager.replay_begin(100)
+    assert manager.transaction_start_offset == 100
+    manager.replay_end(105)
+    manager.begin_load_snapshot()
+    manager.end_load_snapshot(199, 3, image_at(199))
+    assert manager.last_committed_offset == manager.last_stable_offset == 199
+
+
+def test_a_marker_read_from_a_snapshot_outside_a_load_is_a_fault() -> None:
+    """A transaction marker said to come from a snapshot while no snapshot is being loaded
+    is a fault (the caller's bug), as is one inside a load."""
+    manager = OffsetControlManager()
+    with pytest.raises(ControllerFault, match="while none is being loaded"):
+        manager.replay_marker_in_snapshot("BeginTransactionRecord", 7)
+    manager.begin_load_snapshot()
+    with pytest.raises(ControllerFault, match="cannot appear within a snapshot"):
+        manager.replay_marker_in_snapshot("BeginTransactionRecord", 7)
+
+
+def test_activating_twice_is_a_fault() -> None:
+    """A controller is activated once per leadership: a second activation without a
+    deactivation in between is a fault, and the first write offset stays."""
+    manager = OffsetControlManager()
+    manager.activate(10)
+    with pytest.raises(ControllerFault, match="already active"):
+        manager.activate(20)
+    assert manager.next_write_offset == 10

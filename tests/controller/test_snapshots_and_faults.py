@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from controller.operations import CreateTopics, NewTopic
-from metadata.schema import UnknownRecord, is_marker
+from metadata.schema import NoOpRecord, UnknownRecord, is_marker
 from metadata.snapshot import image_from_records
-from raft import Batch
+from raft import Batch, Snapshot, SnapshotId
 from tests.controller.conftest import cluster
 
 
@@ -44,3 +44,37 @@ def test_an_unknown_record_in_the_log_stops_a_standby_with_its_offset() -> None:
     assert standby.fault is not None and standby.fault.offset == offset
     assert "UNKNOWN" in str(standby.fault) or "unknown" in str(standby.fault)
     assert c.controller_faults and c.controller_faults[0][0] == standby.node_id
+
+
+def test_an_active_controller_asked_to_load_a_snapshot_stops_and_keeps_its_state() -> None:
+    """Kafka's QuorumController refuses a snapshot load while it is the active controller
+    (its own state is the newest there is): it stops with a fault that says so, its state
+    is not replaced, and it is no longer active."""
+    c = cluster(seed=33)
+    active = c.active_controller()
+    assert active is not None
+    before = active.image
+    active.handle_load_snapshot(Snapshot(SnapshotId(5, 1), ()))
+    assert active.fault is not None and "active controller" in str(active.fault)
+    assert active.image is before
+    assert not active.active and active.describe()["epoch"] is None
+
+
+def test_a_stopped_standby_ignores_every_later_commit() -> None:
+    """A controller stopped by a replay fault takes no further input (Kafka's process has
+    exited): later committed batches move neither its committed offset nor its state."""
+    c = cluster(seed=35)
+    standby = next(c.controller(n) for n in c.config.controller_ids
+                   if c.controller(n) is not c.active_controller())
+    assert standby is not None
+    offset = standby.offsets.last_committed_offset + 100
+    standby.handle_commit([Batch(offset, 9, (UnknownRecord(api_key=99, version=0,
+                                                           payload=b"\x00"),))], offset + 1)
+    fault, committed, state = standby.fault, standby.offsets.last_committed_offset, \
+        standby.image
+    assert fault is not None
+    later = Batch(offset + 1, 9, (NoOpRecord(),))
+    standby.handle_commit([later], later.end_offset)
+    assert standby.fault is fault
+    assert standby.offsets.last_committed_offset == committed
+    assert standby.image is state

@@ -6,6 +6,7 @@ import random
 
 import pytest
 
+from metadata.broker_index import partitions_of
 from metadata.delta import MetadataDelta
 from metadata.image import MetadataImage
 from metadata.schema import (
@@ -137,3 +138,20 @@ def test_a_topic_growing_batch_by_batch_and_its_last_partition_moving_to_new_bro
         assert {broker: dict(topics) for broker, topics in image.partitions_by_broker.items()
                 if topics} == {b: {topic_id: pids} for b, pids in index.items()} \
             == _index_of(image)
+
+
+def test_a_brokers_partitions_are_listed_in_topic_id_then_partition_order() -> None:
+    """partitions_of walks a broker's replicas in (topic id, partition) order, whatever the
+    index map's own order: what is generated from it (e.g. an unfence's leadership
+    changes) is the same in every process."""
+    ids = [f"{chr(ord('A') + k)}AAAAAAAAAAAAAAAAAAAAA" for k in range(8)]
+    records: list[MetadataRecord] = []
+    for topic_id in reversed(ids):
+        records.append(TopicRecord(f"t-{topic_id[0]}", topic_id))
+        records += [PartitionRecord(partition_id=p, topic_id=topic_id, replicas=(1, 2),
+                                    isr=(1, 2), leader=1) for p in (1, 0)]
+    delta = MetadataDelta(MetadataImage.EMPTY)
+    delta.replay_all(records)
+    image = delta.apply(len(records) - 1, 1)
+    assert list(partitions_of(image.partitions_by_broker, 2)) == \
+        [(topic_id, p) for topic_id in ids for p in (0, 1)]

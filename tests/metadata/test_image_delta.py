@@ -8,6 +8,7 @@ from metadata.delta import BROKER_RESOURCE, TOPIC_RESOURCE, MetadataDelta, Repla
 from metadata.image import MetadataImage
 from metadata.schema import (
     BeginTransactionRecord,
+    BrokerEndpoint,
     BrokerRegistrationChangeRecord,
     ConfigRecord,
     FeatureLevelRecord,
@@ -19,6 +20,7 @@ from metadata.schema import (
     RemoveTopicRecord,
     TopicRecord,
     UnregisterBrokerRecord,
+    ZkMigrationStateRecord,
 )
 from metadata.snapshot import image_from_records, image_to_records
 
@@ -158,3 +160,91 @@ def test_the_next_producer_id_only_moves_forward() -> None:
     later = MetadataDelta(image)
     with pytest.raises(ReplayError, match="not above the current 2000"):
         later.replay(ProducerIdsRecord(broker_id=1, broker_epoch=5, next_producer_id=2000))
+
+
+def test_a_topic_id_is_created_once() -> None:
+    """A TopicRecord for a topic id that exists, in the image or earlier in the same delta,
+    cannot apply (whatever its name): the existing topic is left as it was."""
+    image = foo_with_partitions(2)
+    with pytest.raises(ReplayError, match=f"topic id {FOO} already exists"):
+        image_of(TopicRecord("other", FOO), base=image)
+    delta = MetadataDelta(MetadataImage.EMPTY)
+    delta.replay(TopicRecord("bar", BAR))
+    with pytest.raises(ReplayError, match=f"topic id {BAR} already exists"):
+        delta.replay(TopicRecord("baz", BAR))
+    assert delta.apply(1, 1).topic("bar") is not None
+
+
+def test_feature_level_zero_removes_a_feature_but_never_metadata_version() -> None:
+    """FeatureLevelRecord at level 0 removes a feature (Kafka's FeaturesDelta), except
+    metadata.version, which an image always keeps."""
+    image = image_of(FeatureLevelRecord("metadata.version", 13),
+                     FeatureLevelRecord("kraft.version", 1))
+    image = image_of(FeatureLevelRecord("kraft.version", 0), base=image)
+    assert "kraft.version" not in image.features
+    image = image_of(FeatureLevelRecord("metadata.version", 0), base=image)
+    assert "metadata.version" in image.features
+
+
+def test_snapshot_records_keep_the_zk_migration_state() -> None:
+    """An image with a ZK migration state writes it into its snapshot records (Kafka's
+    image writes a ZkMigrationStateRecord), so the rebuilt image has it too."""
+    image = image_of(FeatureLevelRecord("metadata.version", 13), ZkMigrationStateRecord(3))
+    records = image_to_records(image)
+    assert ZkMigrationStateRecord(3) in records
+    rebuilt = image_from_records(records, image.offset, image.epoch)
+    assert rebuilt.zk_migration_state == 3
+    assert rebuilt.same_content(image)
+
+
+def test_a_topic_removed_earlier_in_the_delta_takes_no_more_partition_records() -> None:
+    """Once a RemoveTopicRecord is replayed, the topic is gone for the rest of the delta:
+    a PartitionRecord or PartitionChangeRecord for it cannot apply (it does not come back)."""
+    image = foo_with_partitions(2)
+    for late in (PartitionChangeRecord(partition_id=0, topic_id=FOO, isr=(1,)),
+                 PartitionRecord(partition_id=5, topic_id=FOO, replicas=(1,), isr=(1,),
+                                 leader=1)):
+        delta = MetadataDelta(image)
+        delta.replay(RemoveTopicRecord(FOO))
+        with pytest.raises(ReplayError, match="unknown topic"):
+            delta.replay(late)
+        after = delta.apply(image.offset + 1, 1)
+        assert FOO not in after.topics_by_id and after.topic("foo") is None
+
+
+def test_a_registration_change_replaces_the_log_dirs_only_when_it_names_them() -> None:
+    """BrokerRegistrationChangeRecord with log dirs replaces the broker's directories
+    (Kafka's BrokerRegistration.cloneWith); without them the directories stay."""
+    image = image_of(RegisterBrokerRecord(broker_id=1, broker_epoch=10, log_dirs=("d1",)))
+    image = image_of(BrokerRegistrationChangeRecord(broker_id=1, broker_epoch=10, fenced=-1),
+                     base=image)
+    assert image.brokers[1].directories == ("d1",)
+    image = image_of(BrokerRegistrationChangeRecord(broker_id=1, broker_epoch=10,
+                                                    log_dirs=("d2", "d3")), base=image)
+    assert image.brokers[1].directories == ("d2", "d3")
+    assert not image.brokers[1].fenced
+
+
+def test_a_brokers_endpoints_are_a_set_by_listener_name() -> None:
+    """Kafka keeps a registration's listeners in a map by name: two registrations listing
+    the same endpoints in another order are the same registration (same content)."""
+    plain = BrokerEndpoint("PLAINTEXT", "h", 9092)
+    ssl = BrokerEndpoint("SSL", "h", 9093)
+    one = image_of(RegisterBrokerRecord(broker_id=1, broker_epoch=10, end_points=(ssl, plain)))
+    other = image_of(RegisterBrokerRecord(broker_id=1, broker_epoch=10, end_points=(plain, ssl)))
+    assert one.brokers[1] == other.brokers[1]
+    assert one.same_content(other)
+
+
+def test_snapshot_records_keep_every_partition_field() -> None:
+    """A partition's leader recovery state and directories survive a round trip through
+    snapshot records (a recovering partition stays recovering)."""
+    image = image_of(TopicRecord("foo", FOO), PartitionRecord(
+        partition_id=0, topic_id=FOO, replicas=(1, 2), isr=(1,), leader=1,
+        leader_recovery_state=1, leader_epoch=3, partition_epoch=4,
+        directories=("AAAAAAAAAAAAAAAAAAAAAQ", "AAAAAAAAAAAAAAAAAAAAAg")))
+    rebuilt = image_from_records(image_to_records(image), image.offset, image.epoch)
+    partition = rebuilt.topics_by_id[FOO].partitions[0]
+    assert partition.leader_recovery_state == 1
+    assert partition.directories == ("AAAAAAAAAAAAAAAAAAAAAQ", "AAAAAAAAAAAAAAAAAAAAAg")
+    assert rebuilt == image

@@ -65,3 +65,18 @@ def test_read_is_bounded_but_never_starves() -> None:
     assert [b.base_offset for b in log.read(0, 15, 10)] == [0, 5]
     assert [b.base_offset for b in log.read(0, 10, 100)] == [0, 5]
     assert log.read(0, 3, 100) == ()
+
+
+def test_truncation_and_snapshots_stay_within_the_log() -> None:
+    """The log refuses to truncate below its start or to take a snapshot outside
+    [start, end]: nothing changes then."""
+    log = log_with((1, 10), (1, 10), (2, 10))
+    log.set_snapshot(Snapshot(SnapshotId(10, 1), ()))
+    with pytest.raises(RaftLogError, match="below the log start"):
+        log.truncate_to(5)
+    with pytest.raises(RaftLogError, match="outside the log"):
+        log.set_snapshot(Snapshot(SnapshotId(0, 1), ()))
+    with pytest.raises(RaftLogError, match="outside the log"):
+        log.set_snapshot(Snapshot(SnapshotId(40, 2), ()))
+    assert (log.start_offset, log.end_offset) == (10, 30)
+    assert log.snapshot is not None and log.snapshot.snapshot_id == SnapshotId(10, 1)
