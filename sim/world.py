@@ -140,6 +140,12 @@ _DELIVER, _WAKE, _ACTION = 0, 1, 2
 _LEADER, _RUNNING = Role.LEADER, NodeStatus.RUNNING  # read after every event
 _PAUSED = NodeStatus.PAUSED  # (module constants: an Enum member via its class costs more)
 
+MAX_EVENTS_AT_ONE_TIME = 100_000
+"""More events than this without the clock moving fail the run with TimeAdvances: a
+livelock (a timer that keeps firing at the time it fires at, a message answered by
+itself), which would otherwise run forever. The simulations' longest burst at one
+millisecond is a few dozen events."""
+
 
 def _deliver_to_apps(slot: NodeSlot, env: NodeMessage, now: int) -> None:
     """Hand a non-raft message to every app of the node that takes messages."""
@@ -179,6 +185,8 @@ class Simulation:
         self._monitoring = False  # monitors are checking the event just processed
         self._leader_cache: tuple[int, NodeSlot | None] | None = None
         self._leaders: dict[int, NodeSlot] = {}  # the running leaders after the last event
+        self._clock_at = -1  # the time of the last event, and how many events came at it
+        self._events_at_clock = 0
 
     # ------------------------------------------------------------------ seeds
     def stream(self, *names: object) -> random.Random:
@@ -422,6 +430,14 @@ class Simulation:
                 out["state"] = raft.describe()
         self.trace.write(out)
         self.events += 1
+        if now != self._clock_at:
+            self._clock_at, self._events_at_clock = now, 1
+        else:
+            self._events_at_clock += 1
+            if self._events_at_clock > MAX_EVENTS_AT_ONE_TIME:
+                self._fail(InvariantViolation(
+                    "TimeAdvances", f"{self._events_at_clock:,} events at {now} ms without "
+                                    f"the clock moving: a livelock"))
         if self.violation is None:
             self._monitoring = True
             try:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import msgspec
 import pytest
 
+import sim.world as world_module
 from raft import Batch
 from raft.storage import ElectionState
 from sim.invariants.history import CommittedLog
@@ -176,3 +177,21 @@ def test_a_listener_gets_committed_batches_in_order_once_below_the_hw_and_identi
         str(differs.value)
     with pytest.raises(InvariantViolation, match="got batch 5 while expecting offset 3"):
         first.handle_commit([Batch(5, 1, ("gap",))], 6)
+
+
+def test_a_livelock_fails_the_run_instead_of_running_forever(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A timer that keeps firing at the time it fires at (an injected bug made the periodic
+    NoOpRecord do so) would make the simulation run forever at one millisecond: past
+    MAX_EVENTS_AT_ONE_TIME events without the clock moving the run fails TimeAdvances."""
+    monkeypatch.setattr(world_module, "MAX_EVENTS_AT_ONE_TIME", 500)
+    sim, _ = _healthy()
+    stuck_at = sim.now + 10
+
+    def again() -> None:
+        sim.schedule(sim.now, again, "again")
+
+    sim.schedule(stuck_at, again, "again")
+    assert not sim.run_for(1_000)
+    assert sim.violation is not None and sim.violation.invariant == "TimeAdvances"
+    assert sim.now == stuck_at and "events at" in sim.violation.message
