@@ -166,12 +166,16 @@ class PartitionLog:
     def end_offset_for_epoch(self, epoch: int) -> tuple[int, int]:
         """(largest epoch <= ``epoch``, its end offset), Kafka's OffsetsForLeaderEpoch.
 
-        The end offset is the first offset of the next higher epoch, or the LEO;
-        (-1, -1) when no epoch <= ``epoch`` is known.
+        The end offset is the first offset of the next higher epoch, or the LEO.
+        As Kafka's LeaderEpochFileCache.endOffsetFor: an epoch below the first
+        known one gives (``epoch``, that first epoch's start offset); UNDEFINED_EPOCH
+        (-1) or an empty cache gives (-1, -1).
         """
+        if epoch == -1 or not self.epoch_starts:
+            return -1, -1
         i = bisect.bisect_right(self.epoch_starts, (epoch, 1 << 62)) - 1
         if i < 0:
-            return -1, -1
+            return epoch, self.epoch_starts[0][1]
         found = self.epoch_starts[i][0]
         end = self.epoch_starts[i + 1][1] if i + 1 < len(self.epoch_starts) else self.end_offset
         return found, end

@@ -1,8 +1,8 @@
 """The records of the broker operations (Kafka's ClusterControlMachine and
 ReplicationControlManager): a registration's epoch is the offset of its operation's
-first record, a new incarnation first leaves its partitions, and a fence, an unfence or a controlled shutdown
-writes the registration-change record from metadata.version 3.3-IV2 on, the older
-records below it, and nothing when there is nothing to change."""
+first record, a new incarnation first leaves its partitions, and a fence, an unfence or
+a controlled shutdown writes the registration-change record from metadata.version 3.3-IV2
+on, the older records below it, and nothing when there is nothing to change."""
 
 from __future__ import annotations
 
