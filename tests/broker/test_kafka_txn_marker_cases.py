@@ -40,9 +40,12 @@ Kept differences (asserted as kraftsim behaves):
 - A failed partition is sent again after ``marker_retry_backoff_ms`` (100 ms);
   Kafka re-enqueues it for the sender thread's next round.
 - kraftsim prepares the Complete* transition when the last marker is written;
-  Kafka prepares it (pending state Complete*) when the markers are queued. After
-  a failed Complete* append both leave no pending state; the state stays
-  Prepare*.
+  Kafka prepares it when the markers are queued, so its pending state is
+  Complete* while they are out (an EndTxn with the other result answers
+  CONCURRENT_TRANSACTIONS there, INVALID_TXN_STATE in kraftsim), and keeps it
+  while a Complete* append answered COORDINATOR_NOT_AVAILABLE waits for its
+  retry, where kraftsim clears it and prepares again. After NOT_COORDINATOR both
+  leave no pending state and the state Prepare*.
 """
 
 from __future__ import annotations
