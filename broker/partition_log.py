@@ -315,7 +315,13 @@ class PartitionLog:
         del state.batches[:-MAX_BATCHES_PER_PRODUCER]
 
     def truncate_to(self, offset: int) -> None:
-        """Drop every entry at ``offset`` and above (never below the HW)."""
+        """Drop every entry at ``offset`` and above (never below the HW).
+
+        A negative offset (UNDEFINED_EPOCH_OFFSET) is a ValueError, as Kafka's
+        UnifiedLog.truncateTo refuses it; nothing is dropped.
+        """
+        if offset < 0:
+            raise ValueError(f"cannot truncate to the negative offset {offset}")
         offset = max(offset, self.high_watermark)
         if offset >= self.end_offset:
             return

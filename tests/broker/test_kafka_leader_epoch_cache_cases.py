@@ -26,9 +26,8 @@ Not ported, with the reason:
   and the rest of the ``ClearEarliest`` cases): data partition logs keep every
   record from offset 0 (no retention or DeleteRecords); the cases are ported on
   the metadata log's snapshot instead.
-- shouldNotResetEpochHistoryHeadIfUndefinedPassed / shouldNotResetEpochHistoryTailIfUndefinedPassed:
-  truncation cuts the log and its epochs together, never to a negative offset
-  (Kafka's UnifiedLog refuses one too).
+- shouldNotResetEpochHistoryHeadIfUndefinedPassed: no truncation from the start
+  on a data partition (above); on the metadata log a snapshot cannot end at -1.
 - testPreviousEpoch, testFindPreviousEpoch, testFindPreviousEntry, testFindNextEpoch,
   testGetEpochEntry: no such lookups (only the tiered-storage and fetch paths
   kraftsim does not model use them); their truncation parts are ported.
@@ -195,6 +194,17 @@ def test_truncating_everything_clears_the_epochs() -> None:
     log = _three_epochs()
     log.truncate_to(0)
     assert list(log.epoch_starts) == [] and log.end_offset_for_epoch(2) == UNDEFINED
+
+
+@pytest.mark.parametrize("hw", [0, 3])
+def test_truncating_to_the_undefined_offset_changes_nothing(hw: int) -> None:
+    """shouldNotResetEpochHistoryTailIfUndefinedPassed: the log refuses a negative offset
+    (as Kafka's UnifiedLog.truncateTo) and keeps its records and epochs."""
+    log = _three_epochs()
+    log.update_high_watermark(hw)
+    with pytest.raises(ValueError, match="negative"):
+        log.truncate_to(-1)
+    assert list(log.epoch_starts) == [(2, 0), (3, 2), (4, 5)] and log.end_offset == 7
 
 
 def test_truncating_an_empty_log_is_harmless() -> None:
