@@ -166,12 +166,16 @@ class PartitionLog:
     def end_offset_for_epoch(self, epoch: int) -> tuple[int, int]:
         """(largest epoch <= ``epoch``, its end offset), Kafka's OffsetsForLeaderEpoch.
 
-        The end offset is the first offset of the next higher epoch, or the LEO;
-        (-1, -1) when no epoch <= ``epoch`` is known.
+        The end offset is the first offset of the next higher epoch, or the LEO.
+        As Kafka's LeaderEpochFileCache.endOffsetFor: an epoch below the first
+        known one gives (``epoch``, that first epoch's start offset); UNDEFINED_EPOCH
+        (-1) or an empty cache gives (-1, -1).
         """
+        if epoch == -1 or not self.epoch_starts:
+            return -1, -1
         i = bisect.bisect_right(self.epoch_starts, (epoch, 1 << 62)) - 1
         if i < 0:
-            return -1, -1
+            return epoch, self.epoch_starts[0][1]
         found = self.epoch_starts[i][0]
         end = self.epoch_starts[i + 1][1] if i + 1 < len(self.epoch_starts) else self.end_offset
         return found, end
@@ -311,7 +315,13 @@ class PartitionLog:
         del state.batches[:-MAX_BATCHES_PER_PRODUCER]
 
     def truncate_to(self, offset: int) -> None:
-        """Drop every entry at ``offset`` and above (never below the HW)."""
+        """Drop every entry at ``offset`` and above (never below the HW).
+
+        A negative offset (UNDEFINED_EPOCH_OFFSET) is a ValueError, as Kafka's
+        UnifiedLog.truncateTo refuses it; nothing is dropped.
+        """
+        if offset < 0:
+            raise ValueError(f"cannot truncate to the negative offset {offset}")
         offset = max(offset, self.high_watermark)
         if offset >= self.end_offset:
             return

@@ -15,7 +15,8 @@ Both are version-prefixed (an int16 version, then the message):
   Version 0 is the same without the compact encodings and tags. A null value
   is a tombstone (an expired transactional id).
 
-Kafka writes a null TransactionPartitions for a transaction in Empty.
+Kafka writes a null TransactionPartitions for a transaction in Empty, and refuses
+to write an Empty value that names partitions (TransactionLog.valueToBytes).
 """
 
 from __future__ import annotations
@@ -29,6 +30,8 @@ from kafka_format.errors import DecodeError, EncodeError
 
 KEY_VERSION = 0
 VALUE_VERSION = 1
+EMPTY_STATUS = 0
+"""TransactionStatus of Empty."""
 _FIXED_HEAD = struct.Struct(">qhib")
 _TIMES = struct.Struct(">qq")
 
@@ -75,12 +78,20 @@ def decode_key(data: bytes) -> str:
 
 
 def encode_value(value: TxnLogValue) -> bytes:
-    """The record value (version 1)."""
+    """The record value (version 1).
+
+    Empty's partitions are written null, as Kafka's valueToBytes does; an Empty value
+    that names a partition is an EncodeError (Kafka's IllegalStateException).
+    """
+    partitions = value.TransactionPartitions
+    if value.TransactionStatus == EMPTY_STATUS:
+        if partitions:
+            raise EncodeError("TransactionLogValue: a transaction in Empty has no partitions")
+        partitions = None
     out = bytearray(struct.pack(">h", VALUE_VERSION))
     try:
         out += _FIXED_HEAD.pack(value.ProducerId, value.ProducerEpoch,
                                 value.TransactionTimeoutMs, value.TransactionStatus)
-        partitions = value.TransactionPartitions
         if partitions is None:
             out.append(0)
         else:

@@ -48,7 +48,7 @@ from kafka_format.files import (
     read_data_segment,
     read_txn_index,
 )
-from kafka_format.transaction_log import decode_key, decode_value, value_json
+from kafka_format.transaction_log import KEY_VERSION, decode_key, decode_value, value_json
 
 TRANSACTION_STATE_TOPIC = "__transaction_state"
 TRANSACTION_DECODER = "transaction"
@@ -154,13 +154,18 @@ def _content(batch: DataBatch, index: int, record: DataRecord,
     if decoder == OFFSETS_DECODER:
         return _offsets_content(batch.record_offset(index), record)
     if decoder == TRANSACTION_DECODER and record.key is not None:
+        offset = batch.record_offset(index)
+        version = int.from_bytes(record.key[:2], "big", signed=True)
+        if len(record.key) >= 2 and version != KEY_VERSION:
+            # trunk's coordinator record parser: the key's version is its record type
+            return {"key": f"Unknown record type {version} at offset {offset}, skipping."}
         try:
             key = {"type": "0", "data": {"transactionalId": decode_key(record.key)}}
             payload: Any = "<DELETE>" if record.value is None else {
                 "version": str(int.from_bytes(record.value[:2], "big", signed=True)),
                 "data": value_json(decode_value(record.value))}
         except DecodeError as exc:
-            return {"key": f"Error at offset {batch.base_offset}, skipping. {exc.message}"}
+            return {"key": f"Error at offset {offset}, skipping. {exc.message}"}
         return {"key": key, "payload": payload}
     out: dict[str, Any] = {}
     if record.key is not None:

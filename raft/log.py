@@ -123,6 +123,8 @@ class RaftLog:
         if i < 0:
             if snap is not None:
                 return OffsetAndEpoch(snap.snapshot_id.end_offset, snap.snapshot_id.epoch)
+            if self._epochs and epoch >= 0:  # Kafka's cache: where the first epoch starts
+                return OffsetAndEpoch(self._epochs[0][1], epoch)
             return OffsetAndEpoch(0, 0)
         found_epoch = self._epochs[i][0]
         end = self._epochs[i + 1][1] if i + 1 < len(self._epochs) else self.end_offset

@@ -127,6 +127,19 @@ RETRY_MARKER = frozenset({"UNKNOWN_TOPIC_OR_PARTITION", "NOT_LEADER_OR_FOLLOWER"
                           "NOT_ENOUGH_REPLICAS", "NOT_ENOUGH_REPLICAS_AFTER_APPEND",
                           "REQUEST_TIMED_OUT", "KAFKA_STORAGE_ERROR", "NETWORK_EXCEPTION"})
 """Marker errors after which the coordinator sends that partition again."""
+DROP_MARKER = frozenset({"INVALID_PRODUCER_EPOCH", "TRANSACTION_COORDINATOR_FENCED"})
+"""Marker errors after which the coordinator stops sending the transaction's markers
+(the producer or the coordinator epoch moved on); the transaction stays prepared."""
+WRITTEN_MARKER = frozenset({"NONE", "UNSUPPORTED_FOR_MESSAGE_FORMAT", "UNSUPPORTED_VERSION"})
+"""Marker answers that take the partition off the waiting set (Kafka: a partition whose
+format or version refuses markers could not have taken the producer's data either)."""
+
+
+class UnexpectedMarkerError(Exception):
+    """A WriteTxnMarkers answer Kafka's TransactionMarkerRequestCompletionHandler throws
+    IllegalStateException on: CORRUPT_MESSAGE, MESSAGE_TOO_LARGE, RECORD_LIST_TOO_LARGE,
+    INVALID_REQUIRED_ACKS or an error it does not list. Nothing is changed: the
+    partition is neither retried nor counted written."""
 _APPEND_ERRORS = {"UNKNOWN_TOPIC_OR_PARTITION": "COORDINATOR_NOT_AVAILABLE",
                   "NOT_ENOUGH_REPLICAS": "COORDINATOR_NOT_AVAILABLE",
                   "NOT_ENOUGH_REPLICAS_AFTER_APPEND": "COORDINATOR_NOT_AVAILABLE",
@@ -560,9 +573,12 @@ class TransactionCoordinator:
         if error in RETRY_MARKER:
             self.retries.append((now + self.config.marker_retry_backoff_ms, request))
             return
-        if error in ("INVALID_PRODUCER_EPOCH", "TRANSACTION_COORDINATOR_FENCED"):
+        if error in DROP_MARKER:
             del self.completions[request.transactional_id]  # stop sending for this txn
             return
+        if error not in WRITTEN_MARKER:
+            raise UnexpectedMarkerError(f"{request.transactional_id}: WriteTxnMarkers to "
+                                        f"{request.topic}-{request.partition} failed {error}")
         completion.remaining.discard(key)
         self._maybe_complete(request.transactional_id, now)
 
@@ -582,7 +598,12 @@ class TransactionCoordinator:
                                **two_phase.complete_identity(meta))
 
         def on_error(error: str) -> None:
-            completion.writing = False  # poll retries while we still coordinate
+            if error == "COORDINATOR_NOT_AVAILABLE":
+                completion.writing = False  # poll retries while we still coordinate
+            elif self.completions.get(txn_id) is completion:
+                # Kafka's tryAppendToLog: NOT_COORDINATOR skips the write; the
+                # transaction stays prepared until the partition is loaded again
+                del self.completions[txn_id]
 
         def on_success() -> None:
             if self.completions.get(txn_id) is completion:

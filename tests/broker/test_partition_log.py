@@ -44,7 +44,8 @@ def test_the_epoch_cache_keeps_each_epochs_first_offset() -> None:
 
 
 @pytest.mark.parametrize(("asked", "answer"), [
-    (0, (-1, -1)),  # before every epoch the log knows
+    (-1, (-1, -1)),  # UNDEFINED_EPOCH
+    (0, (0, 0)),  # before every epoch the log knows: where the first one starts (Kafka)
     (1, (1, 4)),  # an epoch ends where the next one starts
     (2, (1, 4)),  # an epoch never led here: the largest one below it
     (3, (3, 6)),
