@@ -312,30 +312,24 @@ def test_add_partitions_is_retried_on_retriable_errors(world: World, script: Scr
     assert p.committed == [1] and world.markers("t", 0) == [1]
 
 
-def test_add_partitions_keeps_the_retry_backoff_for_a_regular_retriable_error(
-        world: World, script: Script) -> None:
-    """testAddPartitionToTransactionRetainsRetryBackoffForRegularRetriableError:
-    retry.backoff.ms (100 ms) between the two AddPartitionsToTxn."""
+@pytest.mark.parametrize(("error", "backoff"), [
+    # testAddPartitionToTransactionRetainsRetryBackoffForRegularRetriableError
+    ("COORDINATOR_LOAD_IN_PROGRESS", RETRY_BACKOFF_MS),
+    # testAddPartitionToTransactionOverridesRetryBackoffForConcurrentTransactions: the
+    # previous transaction is still completing (KAFKA-5482)
+    ("CONCURRENT_TRANSACTIONS", ADD_PARTITIONS_RETRY_BACKOFF_MS),
+])
+def test_the_first_add_partitions_waits_20_ms_only_after_concurrent_transactions(
+        world: World, script: Script, error: str, backoff: int) -> None:
+    """A transaction's first AddPartitionsToTxn is sent again after 20 ms when answered
+    CONCURRENT_TRANSACTIONS, after retry.backoff.ms (100 ms) for another retriable error."""
     p = world.ready()
-    script.add_partitions("COORDINATOR_LOAD_IN_PROGRESS")
+    script.add_partitions(error)
     _begin_send(p, ("t", 0))
     world.run(p)
     times = [t for r, t in world.sent_at if r == "AddPartitionsToTxn"]
-    assert len(times) == 2 and times[1] - times[0] == RETRY_BACKOFF_MS == 100
-
-
-def test_add_partitions_retries_sooner_after_concurrent_transactions_on_the_first(
-        world: World, script: Script) -> None:
-    """testAddPartitionToTransactionOverridesRetryBackoffForConcurrentTransactions: the
-    previous transaction is still completing, so the first AddPartitionsToTxn of a
-    transaction is sent again after 20 ms, not retry.backoff.ms (KAFKA-5482)."""
-    p = world.ready()
-    script.add_partitions("CONCURRENT_TRANSACTIONS")
-    _begin_send(p, ("t", 0))
-    world.run(p)
-    times = [t for r, t in world.sent_at if r == "AddPartitionsToTxn"]
-    assert len(times) == 2 and times[1] - times[0] == ADD_PARTITIONS_RETRY_BACKOFF_MS == 20
-    assert p.concurrent_transactions_bounces == 1
+    assert len(times) == 2 and times[1] - times[0] == backoff
+    assert (RETRY_BACKOFF_MS, ADD_PARTITIONS_RETRY_BACKOFF_MS) == (100, 20)
 
 
 def test_add_partitions_keeps_the_retry_backoff_once_a_partition_is_added(
