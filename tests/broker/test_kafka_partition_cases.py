@@ -352,3 +352,15 @@ def test_the_high_watermark_waits_while_the_isr_is_under_min_isr() -> None:
 def test_a_leader_alone_in_the_isr_advances_with_min_isr_one() -> None:
     leader = _leader(_log([(1, 3)]), leader_epoch=2, isr=(ME,), now=0)
     assert leader.log.high_watermark == 3
+
+
+def test_a_follower_no_longer_a_replica_is_not_proposed_for_the_isr() -> None:
+    """A reassignment that removes F2 from the replicas (same leader epoch) leaves the
+    leader with F2's fetch state; caught up or not, F2 is never proposed for the ISR
+    (Kafka proposes only assigned replicas)."""
+    log = _log([(1, 3)])
+    leader = _leader(log, leader_epoch=1, isr=(ME, F1))
+    assert _fetch(leader, F2, 3, now=10).error == "NONE"
+    leader.become(PartitionRegistration(replicas=(ME, F1), isr=(ME, F1), leader=ME,
+                                        leader_epoch=1, partition_epoch=2), 10)
+    assert leader.isr_proposal(20, 30_000) is None
