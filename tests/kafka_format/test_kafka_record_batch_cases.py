@@ -468,3 +468,14 @@ def test_unsigned_varint_edges(value: int, encoded: str) -> None:
     wire.write_uvarint(out, value)
     assert out.hex() == encoded
     assert wire.read_uvarint(bytes(out), 0, len(out)) == (value, len(out))
+
+
+def test_a_record_longer_than_its_fields_is_corrupt() -> None:
+    """DefaultRecord.readFrom's "Invalid record size": the first of two records declares two
+    bytes more than its fields use; the batch is refused at those bytes (they are not read
+    as the next record)."""
+    first = _record(b"\x00\x00\x00\x01\x02v\x00" + b"\x00\x00")
+    second = _record(b"\x00\x00\x02\x01\x02w\x00")
+    result = decode_data_log(_raw_batch(first + second, 2))
+    assert result.batches == () and result.error is not None
+    assert (result.error.kind, result.error.position) == ("corrupt", HEADER + 1 + 7)
