@@ -479,3 +479,23 @@ def test_a_record_longer_than_its_fields_is_corrupt() -> None:
     result = decode_data_log(_raw_batch(first + second, 2))
     assert result.batches == () and result.error is not None
     assert (result.error.kind, result.error.position) == ("corrupt", HEADER + 1 + 7)
+
+
+def test_a_metadata_record_longer_than_its_fields_is_corrupt_at_its_start() -> None:
+    """DefaultRecord.readFrom's "Invalid record size" through the metadata log's reader: a
+    NoOpRecord with two bytes left over after its headers is refused at the record."""
+    value = bytes.fromhex("01 14 00 00")  # NoOpRecord v0
+    body = b"\x00\x00\x00\x01" + _varint(len(value)) + value + b"\x00" + b"\x00\x00"
+    result = decode_log(_raw_batch(_record(body), 1))
+    assert result.batches == () and result.error is not None
+    assert (result.error.kind, result.error.position) == ("corrupt", HEADER)
+
+
+def test_a_metadata_batch_counting_more_records_than_its_bytes_hold() -> None:
+    """A record count that the records section cannot hold (every record takes at least
+    seven bytes) is refused at the count field, before any record is read."""
+    value = bytes.fromhex("01 14 00 00")
+    record = _record(b"\x00\x00\x00\x01" + _varint(len(value)) + value + b"\x00")
+    result = decode_log(_raw_batch(record, 2))
+    assert result.batches == () and result.error is not None
+    assert (result.error.kind, result.error.position) == ("corrupt", HEADER - 4)
