@@ -173,6 +173,16 @@ def test_transaction_log_records_round_trip() -> None:
         decode_value(b"\x00\x07")
 
 
+def test_an_empty_partition_list_is_not_a_null_one() -> None:
+    """TransactionPartitions: an empty array (compact length 1) and null (compact length 0)
+    are different values and each reads back as itself."""
+    empty_list = TxnLogValue(4, 3, 60000, 4, (), 70, 60)
+    null_list = TxnLogValue(4, 3, 60000, 0, None, 70, -1)
+    assert encode_value(empty_list)[17] == 1 and encode_value(null_list)[17] == 0
+    assert decode_value(encode_value(empty_list)).TransactionPartitions == ()
+    assert decode_value(encode_value(null_list)).TransactionPartitions is None
+
+
 def test_transaction_log_values_have_kafkas_bytes_in_both_versions() -> None:
     """Version 1 writes a tagged field only when it differs from its default (-1 for the
     producer ids and the next epoch, 0 for the client version); version 0, which Kafka
