@@ -80,7 +80,11 @@ def test_producer_snapshot_bytes_are_kafkas() -> None:
     (lambda d: d[:-1], "truncated"),
     (lambda d: d[:-1] + bytes([d[-1] ^ 1]), "crc-mismatch"),
     (lambda d: d[:6] + struct.pack(">i", -1) + d[10:], "corrupt"),
-], ids=["no-version", "version-2", "cut-entry", "flipped-bit", "negative-count"])
+    # Kafka's CRC covers everything after it up to the file's end: a byte after the last
+    # producer entry breaks it.
+    (lambda d: d + b"\x00", "crc-mismatch"),
+], ids=["no-version", "version-2", "cut-entry", "flipped-bit", "negative-count",
+        "trailing-byte"])
 def test_a_damaged_producer_snapshot_yields_no_producer(damage: object, kind: str) -> None:
     data = encode_producer_snapshot([PRODUCER, PRODUCER])
     result = decode_producer_snapshot(damage(data), "snap")  # type: ignore[operator]
