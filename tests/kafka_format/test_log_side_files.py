@@ -112,7 +112,8 @@ def test_checkpoints_read_as_kafkas_checkpoint_file() -> None:
     ("0\n2\n0 0\n", "truncated", 8),
     ("0\n1\n0 0\n1 5\n", "corrupt", 8),
     ("0\n2\n0 0\n1\n", "corrupt", 8),
-], ids=["version", "bad-version", "bad-count", "fewer", "more", "malformed"])
+    ("0\n1\n0 0 7\n", "corrupt", 4),  # an epoch line has exactly two fields
+], ids=["version", "bad-version", "bad-count", "fewer", "more", "malformed", "three-fields"])
 def test_damaged_checkpoints(text: str, kind: str, position: int) -> None:
     result = decode_checkpoint(text, LEADER_EPOCH_CHECKPOINT, "ck")
     assert result.error is not None
