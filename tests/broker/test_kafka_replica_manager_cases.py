@@ -322,3 +322,38 @@ def test_truncation_reopens_a_transaction_whose_marker_it_drops() -> None:
     log.truncate_to(4)
     assert log.txns.ongoing == {PID: 1}
     assert log.txns.last_stable_offset(4) == 1
+
+
+def test_a_follower_whose_session_the_leader_lost_starts_over_with_a_full_fetch() -> None:
+    """FetchSessionHandler: an incremental fetch answered FETCH_SESSION_ID_NOT_FOUND (the
+    leader evicted the session) makes the follower forget its session and send a full fetch,
+    so replication goes on."""
+    cell = Cell()
+    cell.create(replicas=(1, 2, 3), leader=1)
+    cell.produce(1, ["a"])
+    cell.step()
+    cell.managers[1]._sessions.by_follower.clear()  # the leader's cache lost the sessions
+    cell.produce(1, ["b"], acks=1)
+    cell.run(2_000)
+    assert [e.value for e in cell.replica(2).log.entries] == ["a", "b"]
+    assert [e.value for e in cell.replica(3).log.entries] == ["a", "b"]
+
+
+def test_an_answer_from_a_former_leader_is_not_applied() -> None:
+    """A fetch answer that arrives after the image moved the leadership elsewhere is
+    dropped: the follower takes records only from the leader its image names (the
+    former leader's unreplicated records may not survive the new epoch)."""
+    cell = Cell()
+    cell.create(replicas=(1, 2, 3), leader=1)
+    cell.produce(1, ["a"])
+    cell.step()
+    cell.produce(1, ["x"], acks=1)
+    cell.now += 1_000
+    follower = cell.managers[2]
+    follower.poll(cell.now)
+    [fetch] = [env for env in follower.drain_outbox() if env.dst == 1]
+    cell.managers[1].handle_message(fetch, cell.now)
+    [answer] = [env for env in cell.managers[1].drain_outbox() if env.dst == 2]
+    cell.change(leader=3)
+    follower.handle_message(answer, cell.now)
+    assert [e.value for e in cell.replica(2).log.entries] == ["a"]
