@@ -357,3 +357,26 @@ def test_an_answer_from_a_former_leader_is_not_applied() -> None:
     cell.change(leader=3)
     follower.handle_message(answer, cell.now)
     assert [e.value for e in cell.replica(2).log.entries] == ["a"]
+
+
+def test_a_late_answer_to_a_fetch_given_up_is_ignored() -> None:
+    """A fetch not answered in time is given up and a full fetch opens a new session; when
+    the late answer to the old fetch arrives after all, the follower ignores it and keeps
+    the session of the fetch it is waiting for."""
+    cell = Cell()
+    cell.create(replicas=(1, 2), leader=1)
+    cell.produce(1, ["a"])
+    cell.step()
+    follower, leader = cell.managers[2], cell.managers[1]
+    cell.now += 1_000
+    follower.poll(cell.now)
+    [lost] = [env for env in follower.drain_outbox() if env.dst == 1]
+    cell.now += cell.config.request_timeout_ms // 10
+    follower.poll(cell.now)
+    [retry] = [env for env in follower.drain_outbox() if env.dst == 1]
+    leader.handle_message(lost, cell.now)
+    leader.handle_message(retry, cell.now)
+    late, current = [env for env in leader.drain_outbox() if env.dst == 2]
+    follower.handle_message(late, cell.now)
+    follower.handle_message(current, cell.now)
+    assert follower._handlers[1].session_id == leader._sessions.by_follower[2].session_id
