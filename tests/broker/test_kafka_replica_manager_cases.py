@@ -19,13 +19,27 @@ and fetch byte limits (a fetch's size is a number of records).
 
 from __future__ import annotations
 
+import random
+
+from broker.batch_loader import Manifest
 from broker.config import BrokerConfig
 from broker.fetch_messages import FetchPartition, ReplicaFetchRequest
+from broker.lifecycle import BrokerLifecycleManager
+from broker.loader import MetadataLoader
 from broker.partition_log import PartitionLog
+from broker.replica_manager import ReplicaManager
 from broker.txn.fetch import READ_COMMITTED, READ_UNCOMMITTED, fetch_log, filter_committed
 from metadata.requests import NodeMessage
 from metadata.schema import RemoveTopicRecord
-from tests.broker.replica_cell import KEY, TOPIC, TOPIC_ID, Cell, broker_epoch
+from raft import LeaderAndEpoch
+from tests.broker.replica_cell import (
+    CONTROLLER,
+    KEY,
+    TOPIC,
+    TOPIC_ID,
+    Cell,
+    broker_epoch,
+)
 
 PID = 7
 
@@ -380,3 +394,41 @@ def test_a_late_answer_to_a_fetch_given_up_is_ignored() -> None:
     follower.handle_message(late, cell.now)
     follower.handle_message(current, cell.now)
     assert follower._handlers[1].session_id == leader._sessions.by_follower[2].session_id
+
+
+def test_a_leader_epoch_bump_with_the_same_leader_keeps_replication_going() -> None:
+    """The leader stays but its epoch moves (e.g. a leader re-election of the same broker):
+    the followers fetch with the new epoch in their session and keep replicating."""
+    cell = Cell()
+    cell.create(replicas=(1, 2, 3), leader=1)
+    cell.produce(1, ["a"])
+    cell.step()
+    reg = cell.change(leader=1)
+    assert reg.leader_epoch == 1
+    answers = cell.produce(1, ["b"])
+    cell.run(1_000)
+    assert [a.error for a in answers] == ["NONE"]
+    for broker in (2, 3):
+        assert [e.value for e in cell.replica(broker).log.entries] == ["a", "b"]
+
+
+def test_a_restarted_broker_deletes_the_logs_of_replicas_moved_away_while_it_was_down() -> None:
+    """Stray logs: a log the disk holds for a replica the broker's first image no longer
+    assigns to it is deleted at start-up (Kafka's stray replica handling); the logs of the
+    replicas still assigned are taken over with their records."""
+    cell = Cell()
+    cell.create(replicas=(1, 2, 3), leader=1)
+    cell.produce(1, ["a"])
+    cell.step()
+    down = cell.managers.pop(2)
+    assert KEY in down.log_dir.logs
+    cell.change(replicas=(1, 3), isr=(1, 3))
+    loader = MetadataLoader(2)
+    loader.leader = LeaderAndEpoch(CONTROLLER, 1)
+    lifecycle = BrokerLifecycleManager(2, loader, random.Random(2), cell.now, cell.config)
+    lifecycle.broker_epoch = broker_epoch(2)
+    loader._publish(cell.image, Manifest(cell.image.offset, 1, True, 0))
+    restarted = ReplicaManager(2, loader, lifecycle, cell.now, cell.config,
+                               log_dir=down.log_dir)
+    assert restarted.started
+    assert KEY not in restarted.log_dir.logs
