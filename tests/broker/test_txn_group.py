@@ -226,3 +226,11 @@ def test_a_new_leader_epoch_replays_the_log_from_the_start() -> None:
     rewritten.update_high_watermark(1)
     h.coordinator.sync(0, 1, rewritten.entries, rewritten.high_watermark)
     assert h.coordinator.handle_offset_fetch("g", [TP]).partitions[TP] == (7, "NONE")
+
+
+def test_a_txn_offset_commit_without_transactional_id_is_refused_and_writes_nothing() -> None:
+    """TxnOffsetCommit names the producer's transactional id; without one it is an invalid
+    request and no offset record is appended."""
+    h = Harness()
+    h.coordinator.handle_txn_offset_commit("", "g", 7, 0, {TP: 3}, 0, h.answers.append)
+    assert h.answers == ["INVALID_REQUEST"] and h.log.end_offset == 0

@@ -279,3 +279,15 @@ def test_init_producer_id_with_the_kept_identity_as_expected_is_accepted() -> No
     assert init(h, keep=True, expected=(99, 0)).error == "PRODUCER_FENCED"
     assert init(h, keep=True, expected=(73, 0)) == TxnResult("NONE", 73, 1, 42, MAX - 1)
     assert tc_state(h) == (S.ONGOING, 42, MAX - 1, -1, 73, 1)
+
+
+def test_a_tv2_transaction_without_rotation_keeps_no_previous_producer_id() -> None:
+    """docs/transactions.md: on the TV2 paths PrevProducerId follows the KIP and stays -1
+    until a rotation or a kept identity sets it, through the Complete record too."""
+    h = _harness(first_pid=85)
+    _empty_at(h, 10, 3, two_pc=False)
+    assert add(h, 10, 3) == "NONE"
+    assert end(h, 10, 3) == TxnResult("NONE", 10, 4)
+    for marker in h.coordinator.drain_outbox():
+        h.coordinator.on_marker_result(marker, "NONE", 10)
+    assert tc_state(h) == (S.COMPLETE_COMMIT, 10, 4, -1, -1, -1)
