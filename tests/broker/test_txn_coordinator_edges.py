@@ -215,3 +215,20 @@ def test_a_prepare_abort_may_not_change_the_producer_id() -> None:
     transit = meta.transit(S.PREPARE_ABORT, 1, producer_id=11)
     with pytest.raises(IllegalTransition):
         meta.complete_transition_to(transit)
+
+
+def test_marker_retries_of_a_resigned_partition_are_forgotten() -> None:
+    """removeMarkersForTxnTopicPartition: a marker waiting for its retry is dropped when the
+    coordinator resigns; after reloading the partition under a new coordinator epoch only
+    the new epoch's markers go out, and no wake-up is kept for the old retry."""
+    h, _ = _prepared_commit(A0)
+    h.coordinator.poll(5)
+    [marker] = h.coordinator.drain_outbox()
+    h.coordinator.on_marker_result(marker, "NOT_LEADER_OR_FOLLOWER", 10)
+    h.coordinator.resign(0)
+    assert h.coordinator.next_deadline() == 10_005
+    h.coordinator.become_leader(0, 1, list(h.log), 20)
+    [resent] = h.coordinator.drain_outbox()
+    assert resent.coordinator_epoch == 1
+    h.coordinator.poll(1_000)
+    assert h.coordinator.drain_outbox() == []

@@ -234,3 +234,11 @@ def test_a_txn_offset_commit_without_transactional_id_is_refused_and_writes_noth
     h = Harness()
     h.coordinator.handle_txn_offset_commit("", "g", 7, 0, {TP: 3}, 0, h.answers.append)
     assert h.answers == ["INVALID_REQUEST"] and h.log.end_offset == 0
+
+
+def test_a_plain_commit_not_yet_replicated_is_not_unstable() -> None:
+    """requireStable (KIP-447) concerns pending transactional offsets only: a plain
+    OffsetCommit above the high watermark is simply not committed yet."""
+    h = Harness()
+    h.coordinator.handle_offset_commit("g", {TP: 2}, 0, h.answers.append)
+    assert h.fetch(require_stable=True) == (-1, "NONE")

@@ -134,3 +134,11 @@ def test_the_consumer_filter_skips_only_transactional_records_of_an_aborted_prod
                LogEntry(1, 1, "plain", 7, 0, 1, 1),
                LogEntry(2, 1, "ABORT", 7, 0, transactional=True, control=0)]
     assert [e.value for e in filter_committed(entries, [(7, 0)])] == ["plain"]
+
+
+def test_read_uncommitted_stops_at_the_high_watermark() -> None:
+    log = PartitionLog()
+    log.append_as_leader(["a", "b", "c"], 1)
+    log.update_high_watermark(2)
+    result = fetch_log(log, 0, 100)
+    assert [e.value for e in result.entries] == ["a", "b"] and result.high_watermark == 2
