@@ -27,7 +27,7 @@ from broker.fetch_messages import FetchPartition, ReplicaFetchRequest
 from broker.lifecycle import BrokerLifecycleManager
 from broker.loader import MetadataLoader
 from broker.partition_log import PartitionLog
-from broker.replica_manager import ReplicaManager
+from broker.replica_manager import ProduceResult, ReplicaManager
 from broker.txn.fetch import READ_COMMITTED, READ_UNCOMMITTED, fetch_log, filter_committed
 from metadata.requests import NodeMessage
 from metadata.schema import RemoveTopicRecord
@@ -124,7 +124,7 @@ def test_a_marker_under_min_isr_is_refused() -> None:
     coordinator sends it again)."""
     cell = Cell()
     cell.create(replicas=(1, 2, 3), isr=(1,), leader=1, min_isr=2)
-    answers: list[object] = []
+    answers: list[ProduceResult] = []
     cell.managers[1].write_txn_marker(TOPIC, 0, PID, 0, True, 0, answers.append)
     assert [a.error for a in answers] == ["NOT_ENOUGH_REPLICAS"]  # type: ignore[attr-defined]
     assert cell.replica(1).log.end_offset == 0
@@ -432,3 +432,39 @@ def test_a_restarted_broker_deletes_the_logs_of_replicas_moved_away_while_it_was
                                log_dir=down.log_dir)
     assert restarted.started
     assert KEY not in restarted.log_dir.logs
+
+
+def _idempotent(cell: Cell, pid: int, epoch: int, sequence: int, values: list[str],
+                acks: int = 1) -> list[ProduceResult]:
+    answers: list[ProduceResult] = []
+    cell.managers[1].produce(TOPIC, 0, values, acks, answers.append, producer_id=pid,
+                             producer_epoch=epoch, first_sequence=sequence)
+    return answers
+
+
+def test_a_retried_idempotent_batch_is_answered_with_its_first_offsets() -> None:
+    """A duplicate of one of the producer's last batches is a success carrying the offsets
+    the batch got the first time; nothing is appended again. Producer id 0 is a producer
+    like any other."""
+    cell = Cell()
+    cell.create(replicas=(1, 2, 3), leader=1)
+    [first] = _idempotent(cell, 0, 0, 0, ["a", "b"])
+    [again] = _idempotent(cell, 0, 0, 0, ["a", "b"])
+    assert (first.error, first.first_offset, first.last_offset) == ("NONE", 0, 1)
+    assert (again.error, again.first_offset, again.last_offset) == ("NONE", 0, 1)
+    assert cell.replica(1).log.end_offset == 2
+    [gap] = _idempotent(cell, 0, 0, 5, ["c"])
+    assert gap.error == "OUT_OF_ORDER_SEQUENCE_NUMBER"
+
+
+def test_a_marker_of_an_older_producer_epoch_is_refused_and_not_written() -> None:
+    """WriteTxnMarkers checks the marker against the partition's producer state (Kafka's
+    appendEndTxnMarker): an epoch older than the producer's is INVALID_PRODUCER_EPOCH."""
+    cell = Cell()
+    cell.create(replicas=(1, 2, 3), leader=1)
+    [written] = _idempotent(cell, 7, 3, 0, ["a"])
+    assert written.error == "NONE"
+    answers: list[ProduceResult] = []
+    cell.managers[1].write_txn_marker(TOPIC, 0, 7, 2, True, 0, answers.append)
+    assert [a.error for a in answers] == ["INVALID_PRODUCER_EPOCH"]
+    assert cell.replica(1).log.end_offset == 1

@@ -291,3 +291,15 @@ def test_a_tv2_transaction_without_rotation_keeps_no_previous_producer_id() -> N
     for marker in h.coordinator.drain_outbox():
         h.coordinator.on_marker_result(marker, "NONE", 10)
     assert tc_state(h) == (S.COMPLETE_COMMIT, 10, 4, -1, -1, -1)
+
+
+def test_a_tv2_end_txn_while_its_prepare_is_being_written_is_concurrent() -> None:
+    """EndTxn arriving while the coordinator's previous state change is not yet durable is
+    told CONCURRENT_TRANSACTIONS (the client retries); nothing else is prepared."""
+    h = _harness(first_pid=85)
+    _empty_at(h, 10, 3, two_pc=False)
+    assert add(h, 10, 3) == "NONE"
+    h.auto_ack = False
+    assert end(h, 10, 3) == TxnResult("WAITING")
+    assert end(h, 10, 3).error == "CONCURRENT_TRANSACTIONS"
+    assert h.meta.pending_state == S.PREPARE_COMMIT
