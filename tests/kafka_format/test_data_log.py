@@ -171,6 +171,12 @@ def test_transaction_log_records_round_trip() -> None:
     assert encode_value(empty)[2:17] == struct.pack(">qhib", 4, 3, 60000, 0)
     with pytest.raises(DecodeError):
         decode_value(b"\x00\x07")
+    # TransactionLogValue has versions 0 and 1 only: a version 2 value is not read as 1
+    with pytest.raises(DecodeError, match="version 2"):
+        decode_value(b"\x00\x02" + encode_value(empty)[2:])
+    # TransactionalId is a non-nullable string: a length of -1 is refused
+    with pytest.raises(DecodeError):
+        decode_key(b"\x00\x00\xff\xff")
 
 
 def test_an_empty_partition_list_is_not_a_null_one() -> None:

@@ -253,9 +253,11 @@ def test_a_damaged_record_inside_a_good_batch(body: bytes, kind: str, at: int) -
 
 
 def test_a_null_header_key_or_negative_header_count_in_a_metadata_batch() -> None:
-    """testNullHeaderKey, testInvalidNumHeaders through the metadata log's reader."""
+    """testNullHeaderKey, testInvalidNumHeaders through the metadata log's reader, and
+    testBasicSerdeInvalidHeaderCountTooHigh: five headers declared where the bytes left
+    hold at most two is refused at the count."""
     value = bytes.fromhex("01 14 00 00")  # NoOpRecord v0: frame 1, apiKey 20, version 0
-    for headers, at in ((b"\x02\x01\x02w", 1), (b"\x01", 0)):
+    for headers, at in ((b"\x02\x01\x02w", 1), (b"\x01", 0), (b"\x0a\x02h\x02w", 0)):
         body = b"\x00\x00\x00\x01" + _varint(len(value)) + value + headers
         result = decode_log(_raw_batch(_record(body), 1))
         assert result.batches == () and result.error is not None
