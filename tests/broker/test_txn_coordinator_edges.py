@@ -232,3 +232,18 @@ def test_marker_retries_of_a_resigned_partition_are_forgotten() -> None:
     assert resent.coordinator_epoch == 1
     h.coordinator.poll(1_000)
     assert h.coordinator.drain_outbox() == []
+
+
+def test_a_loaded_ongoing_transaction_times_out_from_its_own_start() -> None:
+    """A coordinator that loads an Ongoing transaction takes its start time from the log:
+    the timeout counts from there, not from the load."""
+    h = Harness()
+    pid = h.init().producer_id
+    h.coordinator.handle_add_partitions("t", pid, 0, frozenset({A0}), 1_000, lambda e: None)
+    h.coordinator.resign(0)
+    h.coordinator.become_leader(0, 1, list(h.log), 2_000)
+    assert h.meta.txn_start_timestamp == 1_000
+    h.coordinator.abort_timed_out(61_000)
+    assert h.meta.state == S.ONGOING
+    h.coordinator.abort_timed_out(61_001)
+    assert h.meta.state == S.PREPARE_ABORT

@@ -303,3 +303,19 @@ def test_a_tv2_end_txn_while_its_prepare_is_being_written_is_concurrent() -> Non
     assert end(h, 10, 3) == TxnResult("WAITING")
     assert end(h, 10, 3).error == "CONCURRENT_TRANSACTIONS"
     assert h.meta.pending_state == S.PREPARE_COMMIT
+
+
+def test_force_terminate_fences_a_rotated_kept_identity() -> None:
+    """The kept client holds a rotated identity (73, 0); a force-terminate aborts the
+    prepared transaction of (42, 32766) and drops that identity, so once the abort is
+    complete the kept client can neither add partitions nor end a transaction."""
+    h = _harness(first_pid=73)
+    _empty_at(h, 42, MAX - 1)
+    assert add(h, 42, MAX - 1) == "NONE"
+    assert init(h, keep=True) == TxnResult("NONE", 73, 0, 42, MAX - 1)
+    assert init(h, keep=False, enable_2pc=False).error == "CONCURRENT_TRANSACTIONS"
+    for marker in h.coordinator.drain_outbox():
+        h.coordinator.on_marker_result(marker, "NONE", 10)
+    assert h.meta.state == S.COMPLETE_ABORT and h.meta.producer_id == 42
+    assert add(h, 73, 0) == "INVALID_PRODUCER_ID_MAPPING"
+    assert end(h, 73, 0).error == "INVALID_PRODUCER_ID_MAPPING"
