@@ -227,6 +227,8 @@ def test_records_with_every_mix_of_null_key_value_and_headers_round_trip() -> No
     (b"\x00\x00\x00\x02k\x02v\x00\x02h\x02w", "corrupt", 8),
     # testInvalidKeySize: key of 10 bytes declared, 2 there.
     (b"\x00\x00\x00\x14kv\x00", "truncated", 3),
+    # a key of 5 bytes declared where 4 remain in the record (one too many)
+    (b"\x00\x00\x00\x0akv\x00\x00", "truncated", 3),
     # testInvalidValueSize.
     (b"\x00\x00\x00\x01\x14v\x00", "truncated", 4),
     # testInvalidNumHeaders: a header count of -1.
@@ -404,6 +406,7 @@ def test_end_transaction_marker_round_trips() -> None:
     (struct.pack(">hh", 0, ABORT), struct.pack(">hi", -1, 1)),  # negative version, 6 bytes
     (struct.pack(">hh", 0, COMMIT), b""),  # testNotEnoughBytes
     (struct.pack(">hh", -1, COMMIT), struct.pack(">hi", 0, 1)),  # negative key version
+    (struct.pack(">h", 0), struct.pack(">hi", 0, 1)),  # a key too short for the type
 ])
 def test_invalid_end_transaction_markers_are_not_markers(key: bytes, value: bytes) -> None:
     assert decode_marker(DataRecord(key, value)) is None
