@@ -468,3 +468,30 @@ def test_a_marker_of_an_older_producer_epoch_is_refused_and_not_written() -> Non
     cell.managers[1].write_txn_marker(TOPIC, 0, 7, 2, True, 0, answers.append)
     assert [a.error for a in answers] == ["INVALID_PRODUCER_EPOCH"]
     assert cell.replica(1).log.end_offset == 1
+
+
+def test_a_follower_backs_off_after_an_error_answer() -> None:
+    """A fetch answered with a partition error (here UNKNOWN_LEADER_EPOCH: the follower's
+    image has a newer leader epoch than the leader's) is not sent again at once but after
+    replica.fetch.backoff.ms, so the follower does not spin on the leader."""
+    cell = Cell(config=BrokerConfig(replica_fetch_wait_max_ms=500))
+    cell.create(replicas=(1, 2), leader=1)
+    cell.produce(1, ["a"])
+    cell.step()
+    leader = cell.managers.pop(1)
+    cell.change(leader=1)  # only the follower sees the new epoch
+    cell.managers[1] = leader
+    follower = cell.managers[2]
+    sent: list[NodeMessage] = []
+    drain = follower.drain_outbox
+
+    def counting() -> list[NodeMessage]:
+        out = drain()
+        sent.extend(env for env in out if env.dst == 1)
+        return out
+
+    follower.drain_outbox = counting  # type: ignore[method-assign]
+    cell.step(600)
+    assert 1 <= len(sent) <= 2
+    cell.step(cell.config.replica_fetch_backoff_ms)
+    assert len(sent) <= 3
