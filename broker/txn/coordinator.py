@@ -491,7 +491,10 @@ class TransactionCoordinator:
             early = TxnMutation.MARKERS_BEFORE_PREPARE_DURABLE in self.mutations
 
             def on_error(error: str) -> None:
-                if fencing and error != "NOT_COORDINATOR":
+                # Kafka bumps the epoch in memory before the append and keeps it when the
+                # append fails, whatever the error: the old producer stays fenced. (A
+                # coordinator that lost the partition has dropped ``meta`` already.)
+                if fencing:
                     meta.producer_epoch = epoch
                     meta.has_failed_epoch_fence = True
                 if not early:

@@ -182,3 +182,13 @@ def test_a_publisher_cannot_be_subscribed_twice() -> None:
         with pytest.raises(ValueError, match="already subscribed"):
             p.loader.subscribe(p.publish)
         assert len(p.loader.publishers) == 1
+
+
+def test_a_transaction_marker_in_a_snapshot_is_a_fault_and_skipped() -> None:
+    """A snapshot holds no metadata transaction: a Begin/End/Abort record found in one is
+    reported as a fault and skipped; the rest of the snapshot loads."""
+    p = Published(high_watermark=0)
+    p.snapshot(100, metadata_version("3.3-IV1"), BeginTransactionRecord("x"),
+               TopicRecord("foo", FOO))
+    assert [f.offset for f in p.loader.faults] == [100]
+    assert "foo" in p.image.topics_by_name

@@ -393,3 +393,15 @@ def test_a_follower_outside_the_isr_at_the_epoch_start_holds_no_high_watermark()
     assert leader.log.high_watermark == 7
     _fetch(leader, F2, 8, now=30_031)  # caught up within the lag: the HW moves with it
     assert leader.log.high_watermark == 8
+
+
+def test_a_follower_no_longer_a_replica_is_not_proposed_for_the_isr() -> None:
+    """A reassignment that removes F2 from the replicas (same leader epoch) leaves the
+    leader with F2's fetch state; caught up or not, F2 is never proposed for the ISR
+    (Kafka proposes only assigned replicas)."""
+    log = _log([(1, 3)])
+    leader = _leader(log, leader_epoch=1, isr=(ME, F1))
+    assert _fetch(leader, F2, 3, now=10).error == "NONE"
+    leader.become(PartitionRegistration(replicas=(ME, F1), isr=(ME, F1), leader=ME,
+                                        leader_epoch=1, partition_epoch=2), 10)
+    assert leader.isr_proposal(20, 30_000) is None

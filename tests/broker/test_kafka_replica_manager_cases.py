@@ -19,13 +19,27 @@ and fetch byte limits (a fetch's size is a number of records).
 
 from __future__ import annotations
 
+import random
+
+from broker.batch_loader import Manifest
 from broker.config import BrokerConfig
 from broker.fetch_messages import FetchPartition, ReplicaFetchRequest
+from broker.lifecycle import BrokerLifecycleManager
+from broker.loader import MetadataLoader
 from broker.partition_log import PartitionLog
+from broker.replica_manager import ProduceResult, ReplicaManager
 from broker.txn.fetch import READ_COMMITTED, READ_UNCOMMITTED, fetch_log, filter_committed
 from metadata.requests import NodeMessage
 from metadata.schema import RemoveTopicRecord
-from tests.broker.replica_cell import KEY, TOPIC, TOPIC_ID, Cell, broker_epoch
+from raft import LeaderAndEpoch
+from tests.broker.replica_cell import (
+    CONTROLLER,
+    KEY,
+    TOPIC,
+    TOPIC_ID,
+    Cell,
+    broker_epoch,
+)
 
 PID = 7
 
@@ -110,7 +124,7 @@ def test_a_marker_under_min_isr_is_refused() -> None:
     coordinator sends it again)."""
     cell = Cell()
     cell.create(replicas=(1, 2, 3), isr=(1,), leader=1, min_isr=2)
-    answers: list[object] = []
+    answers: list[ProduceResult] = []
     cell.managers[1].write_txn_marker(TOPIC, 0, PID, 0, True, 0, answers.append)
     assert [a.error for a in answers] == ["NOT_ENOUGH_REPLICAS"]  # type: ignore[attr-defined]
     assert cell.replica(1).log.end_offset == 0
@@ -322,3 +336,162 @@ def test_truncation_reopens_a_transaction_whose_marker_it_drops() -> None:
     log.truncate_to(4)
     assert log.txns.ongoing == {PID: 1}
     assert log.txns.last_stable_offset(4) == 1
+
+
+def test_a_follower_whose_session_the_leader_lost_starts_over_with_a_full_fetch() -> None:
+    """FetchSessionHandler: an incremental fetch answered FETCH_SESSION_ID_NOT_FOUND (the
+    leader evicted the session) makes the follower forget its session and send a full fetch,
+    so replication goes on."""
+    cell = Cell()
+    cell.create(replicas=(1, 2, 3), leader=1)
+    cell.produce(1, ["a"])
+    cell.step()
+    cell.managers[1]._sessions.by_follower.clear()  # the leader's cache lost the sessions
+    cell.produce(1, ["b"], acks=1)
+    cell.run(2_000)
+    assert [e.value for e in cell.replica(2).log.entries] == ["a", "b"]
+    assert [e.value for e in cell.replica(3).log.entries] == ["a", "b"]
+
+
+def test_an_answer_from_a_former_leader_is_not_applied() -> None:
+    """A fetch answer that arrives after the image moved the leadership elsewhere is
+    dropped: the follower takes records only from the leader its image names (the
+    former leader's unreplicated records may not survive the new epoch)."""
+    cell = Cell()
+    cell.create(replicas=(1, 2, 3), leader=1)
+    cell.produce(1, ["a"])
+    cell.step()
+    cell.produce(1, ["x"], acks=1)
+    cell.now += 1_000
+    follower = cell.managers[2]
+    follower.poll(cell.now)
+    [fetch] = [env for env in follower.drain_outbox() if env.dst == 1]
+    cell.managers[1].handle_message(fetch, cell.now)
+    [answer] = [env for env in cell.managers[1].drain_outbox() if env.dst == 2]
+    cell.change(leader=3)
+    follower.handle_message(answer, cell.now)
+    assert [e.value for e in cell.replica(2).log.entries] == ["a"]
+
+
+def test_a_late_answer_to_a_fetch_given_up_is_ignored() -> None:
+    """A fetch not answered in time is given up and a full fetch opens a new session; when
+    the late answer to the old fetch arrives after all, the follower ignores it and keeps
+    the session of the fetch it is waiting for."""
+    cell = Cell()
+    cell.create(replicas=(1, 2), leader=1)
+    cell.produce(1, ["a"])
+    cell.step()
+    follower, leader = cell.managers[2], cell.managers[1]
+    cell.now += 1_000
+    follower.poll(cell.now)
+    [lost] = [env for env in follower.drain_outbox() if env.dst == 1]
+    cell.now += cell.config.request_timeout_ms // 10
+    follower.poll(cell.now)
+    [retry] = [env for env in follower.drain_outbox() if env.dst == 1]
+    leader.handle_message(lost, cell.now)
+    leader.handle_message(retry, cell.now)
+    late, current = [env for env in leader.drain_outbox() if env.dst == 2]
+    follower.handle_message(late, cell.now)
+    follower.handle_message(current, cell.now)
+    assert follower._handlers[1].session_id == leader._sessions.by_follower[2].session_id
+
+
+def test_a_leader_epoch_bump_with_the_same_leader_keeps_replication_going() -> None:
+    """The leader stays but its epoch moves (e.g. a leader re-election of the same broker):
+    the followers fetch with the new epoch in their session and keep replicating."""
+    cell = Cell()
+    cell.create(replicas=(1, 2, 3), leader=1)
+    cell.produce(1, ["a"])
+    cell.step()
+    reg = cell.change(leader=1)
+    assert reg.leader_epoch == 1
+    answers = cell.produce(1, ["b"])
+    cell.run(1_000)
+    assert [a.error for a in answers] == ["NONE"]
+    for broker in (2, 3):
+        assert [e.value for e in cell.replica(broker).log.entries] == ["a", "b"]
+
+
+def test_a_restarted_broker_deletes_the_logs_of_replicas_moved_away_while_it_was_down() -> None:
+    """Stray logs: a log the disk holds for a replica the broker's first image no longer
+    assigns to it is deleted at start-up (Kafka's stray replica handling); the logs of the
+    replicas still assigned are taken over with their records."""
+    cell = Cell()
+    cell.create(replicas=(1, 2, 3), leader=1)
+    cell.produce(1, ["a"])
+    cell.step()
+    down = cell.managers.pop(2)
+    assert KEY in down.log_dir.logs
+    cell.change(replicas=(1, 3), isr=(1, 3))
+    loader = MetadataLoader(2)
+    loader.leader = LeaderAndEpoch(CONTROLLER, 1)
+    lifecycle = BrokerLifecycleManager(2, loader, random.Random(2), cell.now, cell.config)
+    lifecycle.broker_epoch = broker_epoch(2)
+    loader._publish(cell.image, Manifest(cell.image.offset, 1, True, 0))
+    restarted = ReplicaManager(2, loader, lifecycle, cell.now, cell.config,
+                               log_dir=down.log_dir)
+    assert restarted.started
+    assert KEY not in restarted.log_dir.logs
+
+
+def _idempotent(cell: Cell, pid: int, epoch: int, sequence: int, values: list[str],
+                acks: int = 1) -> list[ProduceResult]:
+    answers: list[ProduceResult] = []
+    cell.managers[1].produce(TOPIC, 0, values, acks, answers.append, producer_id=pid,
+                             producer_epoch=epoch, first_sequence=sequence)
+    return answers
+
+
+def test_a_retried_idempotent_batch_is_answered_with_its_first_offsets() -> None:
+    """A duplicate of one of the producer's last batches is a success carrying the offsets
+    the batch got the first time; nothing is appended again. Producer id 0 is a producer
+    like any other."""
+    cell = Cell()
+    cell.create(replicas=(1, 2, 3), leader=1)
+    [first] = _idempotent(cell, 0, 0, 0, ["a", "b"])
+    [again] = _idempotent(cell, 0, 0, 0, ["a", "b"])
+    assert (first.error, first.first_offset, first.last_offset) == ("NONE", 0, 1)
+    assert (again.error, again.first_offset, again.last_offset) == ("NONE", 0, 1)
+    assert cell.replica(1).log.end_offset == 2
+    [gap] = _idempotent(cell, 0, 0, 5, ["c"])
+    assert gap.error == "OUT_OF_ORDER_SEQUENCE_NUMBER"
+
+
+def test_a_marker_of_an_older_producer_epoch_is_refused_and_not_written() -> None:
+    """WriteTxnMarkers checks the marker against the partition's producer state (Kafka's
+    appendEndTxnMarker): an epoch older than the producer's is INVALID_PRODUCER_EPOCH."""
+    cell = Cell()
+    cell.create(replicas=(1, 2, 3), leader=1)
+    [written] = _idempotent(cell, 7, 3, 0, ["a"])
+    assert written.error == "NONE"
+    answers: list[ProduceResult] = []
+    cell.managers[1].write_txn_marker(TOPIC, 0, 7, 2, True, 0, answers.append)
+    assert [a.error for a in answers] == ["INVALID_PRODUCER_EPOCH"]
+    assert cell.replica(1).log.end_offset == 1
+
+
+def test_a_follower_backs_off_after_an_error_answer() -> None:
+    """A fetch answered with a partition error (here UNKNOWN_LEADER_EPOCH: the follower's
+    image has a newer leader epoch than the leader's) is not sent again at once but after
+    replica.fetch.backoff.ms, so the follower does not spin on the leader."""
+    cell = Cell(config=BrokerConfig(replica_fetch_wait_max_ms=500))
+    cell.create(replicas=(1, 2), leader=1)
+    cell.produce(1, ["a"])
+    cell.step()
+    leader = cell.managers.pop(1)
+    cell.change(leader=1)  # only the follower sees the new epoch
+    cell.managers[1] = leader
+    follower = cell.managers[2]
+    sent: list[NodeMessage] = []
+    drain = follower.drain_outbox
+
+    def counting() -> list[NodeMessage]:
+        out = drain()
+        sent.extend(env for env in out if env.dst == 1)
+        return out
+
+    follower.drain_outbox = counting  # type: ignore[method-assign]
+    cell.step(600)
+    assert 1 <= len(sent) <= 2
+    cell.step(cell.config.replica_fetch_backoff_ms)
+    assert len(sent) <= 3

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import random
 
+import pytest
+
 from broker import MetadataLoader
 from broker.config import BrokerConfig
 from broker.lifecycle import BrokerLifecycleManager, BrokerState
@@ -94,11 +96,14 @@ def _running() -> Harness:
     return h
 
 
-def test_a_stale_epoch_sends_the_broker_back_to_registration() -> None:
+@pytest.mark.parametrize("error", ["STALE_BROKER_EPOCH", "BROKER_ID_NOT_REGISTERED"])
+def test_a_stale_epoch_sends_the_broker_back_to_registration(error: str) -> None:
+    """A heartbeat refused for its broker epoch, or because the controller does not know
+    the broker, sends the broker back to registering (same incarnation)."""
     h = _running()
     [heartbeat] = h.sent(1 + CONFIG.heartbeat_interval_ms)
     assert isinstance(heartbeat, BrokerHeartbeatRequest)
-    h.answer(BrokerHeartbeatResponse(heartbeat.correlation_id, "STALE_BROKER_EPOCH"), 600)
+    h.answer(BrokerHeartbeatResponse(heartbeat.correlation_id, error), 600)
     assert h.manager.state is BrokerState.STARTING and h.manager.fenced
     assert not h.manager.registered
     [again] = h.sent(600)
@@ -151,3 +156,27 @@ def test_no_known_controller_sends_nothing_and_retries_later() -> None:
     assert h.manager.next_deadline() == CONFIG.registration_retry_ms
     h.loader.handle_leader_change(LeaderAndEpoch(CONTROLLER, 2))
     assert isinstance(h.sent(CONFIG.registration_retry_ms)[0], BrokerRegistrationRequest)
+
+
+def test_the_image_holding_the_registration_record_is_caught_up() -> None:
+    """Caught up means the published image includes the RegisterBrokerRecord, whose offset
+    is the broker epoch: an image ending exactly at that offset is enough."""
+    h = Harness()
+    h.sent(0)
+    h.answer(BrokerRegistrationResponse(1, "NONE", broker_epoch=6), 1)
+    h.publish(6)   # the image ends at offset 5
+    assert not h.manager.caught_up
+    h.publish(7)   # the image ends at offset 6: the registration record
+    assert h.manager.caught_up
+
+
+def test_a_fenced_broker_shuts_down_without_waiting_for_the_controller() -> None:
+    """A broker still fenced (registered, recovering) leads nothing: a controlled shutdown
+    has nothing to wait for, so it stops at once and asks the controller nothing."""
+    h = Harness()
+    h.sent(0)
+    h.answer(BrokerRegistrationResponse(1, "NONE", broker_epoch=6), 1)
+    assert h.manager.registered and h.manager.fenced
+    assert not h.manager.begin_controlled_shutdown(2)
+    assert h.manager.state is BrokerState.SHUTTING_DOWN and h.manager.shutdown_complete
+    assert h.manager.drain_outbox() == []

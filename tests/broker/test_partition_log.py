@@ -195,3 +195,34 @@ def test_truncation_rebuilds_the_producer_state_from_what_is_left() -> None:
     assert log.end_offset == 4
     log.truncate_to(0)
     assert not log.producers
+
+
+def test_a_new_producer_epoch_at_sequence_zero_is_a_new_batch_not_a_duplicate() -> None:
+    """Duplicates are looked for in the producer's current epoch only: after an epoch bump
+    the batch at sequence 0 is new even though the old epoch had the same sequences."""
+    assert _send(PartitionLog(), 0) == (0, 0)
+    log = PartitionLog()
+    assert _send(log, 0, epoch=0) == (0, 0)
+    assert _send(log, 0, epoch=1) == (1, 1)
+    assert log.end_offset == 2
+    assert _send(log, 0, epoch=1) == (1, 1)  # the retry in the new epoch is the duplicate
+
+
+def test_truncation_forgets_the_coordinator_epoch_of_a_truncated_marker() -> None:
+    """Producer state is rebuilt from what the log keeps: a marker removed by truncation no
+    longer fences markers of an older coordinator epoch."""
+    log = PartitionLog()
+    log.append_as_leader(["t"], 1, PID, 0, 0, transactional=True)
+    log.update_high_watermark(1)
+    log.append_marker(1, PID, 0, commit=False, coordinator_epoch=5)
+    with pytest.raises(SequenceError, match="TRANSACTION_COORDINATOR_FENCED"):
+        log.check_marker(PID, 0, 3)
+    log.truncate_to(1)
+    log.check_marker(PID, 0, 3)
+    assert PID in log.txns.ongoing
+
+
+def test_a_read_returns_at_most_max_records() -> None:
+    log = _log([1, 1, 1, 1])
+    assert [e.offset for e in log.read(1, 2)] == [1, 2]
+    assert [e.offset for e in log.read(1, 10, up_to=3)] == [1, 2]

@@ -69,3 +69,34 @@ def test_truncation_stops_at_the_followers_high_watermark() -> None:
     assert answer.diverging and (answer.diverging_epoch, answer.diverging_end_offset) == (1, 5)
     follower.apply_fetched(answer)
     assert follower.log.end_offset == 3
+
+
+def test_a_follower_without_the_leaders_epoch_first_cuts_where_its_own_older_epoch_ends(
+        ) -> None:
+    """KIP-279: the leader answers its epoch 2 (ending at 3); the follower has no epoch 2,
+    so it first truncates to the end of its largest epoch below (epoch 0, ending at 5), not
+    to the leader's offset; the next round trip finds where the two logs agree (1)."""
+    leader = _replica(LEADER, [0, 2, 2, 5, 5], leader_epoch=6)
+    follower = _replica(FOLLOWER, [0, 0, 0, 0, 0, 3, 3], leader_epoch=6)
+    ends = _sync(leader, follower)
+    assert ends[:2] == [5, 1]
+    assert [e.value for e in follower.log.entries] == [e.value for e in leader.log.entries]
+
+
+def test_a_follower_takes_the_leaders_high_watermark_up_to_its_own_log_end() -> None:
+    leader = _replica(LEADER, [1, 1, 1], leader_epoch=6)
+    follower = _replica(FOLLOWER, [], leader_epoch=6)
+    assert leader.log.high_watermark == 3  # the leader alone in the ISR
+    _sync(leader, follower)
+    assert follower.log.high_watermark == 3
+
+
+def test_an_answer_that_does_not_continue_the_log_is_ignored() -> None:
+    """Records answered for an offset the follower has moved past (a stale answer) are not
+    appended: the follower's log and its next fetch position stay as they were."""
+    leader = _replica(LEADER, [1, 1, 1, 1], leader_epoch=6)
+    follower = _replica(FOLLOWER, [], leader_epoch=6)
+    stale = leader.serve_fetch(FOLLOWER, follower.fetch_position(), 1, 100)
+    _sync(leader, follower)
+    assert not follower.apply_fetched(stale)
+    assert follower.log.end_offset == 4

@@ -187,3 +187,58 @@ def test_add_offsets_adds_the_groups_offsets_partition() -> None:
         (CONSUMER_OFFSETS_TOPIC, partition_for("group", 50))}
     coordinator.handle_add_offsets("app", 7, 1, "group", 50, 0, added.append)
     assert added[-1] == "PRODUCER_FENCED"
+
+
+def test_a_commit_marker_does_not_overwrite_a_newer_plain_commit() -> None:
+    """completePendingTxnOffsetCommit: the pending transactional offset replaces the
+    committed one only if its record is newer; a plain OffsetCommit written after it
+    (and before the COMMIT marker) stays."""
+    h = Harness()
+    assert h.txn_commit(4) == "NONE"                               # offset record at 0
+    h.coordinator.handle_offset_commit("g", {TP: 9}, 0, h.answers.append)  # at 1
+    h.marker(commit=True)                                          # at 2
+    h.sync()
+    assert h.fetch() == (9, "NONE")
+
+
+def test_a_marker_above_the_high_watermark_settles_a_replicated_pending_commit() -> None:
+    """The pending commit is below the high watermark, its marker above it: with
+    requireStable the partition is no longer unstable (the marker is in the log)."""
+    h = Harness()
+    assert h.txn_commit(4) == "NONE"
+    h.sync()
+    assert h.fetch() == (-1, "UNSTABLE_OFFSET_COMMIT")
+    h.marker(commit=True)
+    assert h.fetch() == (-1, "NONE")
+    h.sync()
+    assert h.fetch() == (4, "NONE")
+
+
+def test_a_new_leader_epoch_replays_the_log_from_the_start() -> None:
+    """Leading the partition again in a new epoch loads it anew (the log may have been
+    truncated and rewritten meanwhile): offsets of the previous epoch's log do not stay."""
+    h = Harness()
+    h.coordinator.handle_offset_commit("g", {TP: 5}, 0, h.answers.append)
+    h.sync()
+    assert h.fetch() == (5, "NONE")
+    rewritten = PartitionLog()
+    rewritten.append_as_leader([encode_offset("x", "g", TP[0], TP[1], 7, 0)], 1)
+    rewritten.update_high_watermark(1)
+    h.coordinator.sync(0, 1, rewritten.entries, rewritten.high_watermark)
+    assert h.coordinator.handle_offset_fetch("g", [TP]).partitions[TP] == (7, "NONE")
+
+
+def test_a_txn_offset_commit_without_transactional_id_is_refused_and_writes_nothing() -> None:
+    """TxnOffsetCommit names the producer's transactional id; without one it is an invalid
+    request and no offset record is appended."""
+    h = Harness()
+    h.coordinator.handle_txn_offset_commit("", "g", 7, 0, {TP: 3}, 0, h.answers.append)
+    assert h.answers == ["INVALID_REQUEST"] and h.log.end_offset == 0
+
+
+def test_a_plain_commit_not_yet_replicated_is_not_unstable() -> None:
+    """requireStable (KIP-447) concerns pending transactional offsets only: a plain
+    OffsetCommit above the high watermark is simply not committed yet."""
+    h = Harness()
+    h.coordinator.handle_offset_commit("g", {TP: 2}, 0, h.answers.append)
+    assert h.fetch(require_stable=True) == (-1, "NONE")

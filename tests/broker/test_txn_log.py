@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from broker.partition_log import PartitionLog, SequenceError
+from broker.partition_log import LogEntry, PartitionLog, SequenceError
 from broker.txn.fetch import READ_COMMITTED, fetch_log, filter_committed
 from broker.txn.log_state import AbortedTxn
 
@@ -96,3 +96,49 @@ def test_truncation_rebuilds_the_transaction_state() -> None:
     log.append_marker(1, 7, 0, commit=False, coordinator_epoch=0)
     log.truncate_to(1)
     assert log.txns.aborted == [] and log.txns.ongoing == {7: 0}
+
+
+def test_the_lso_never_passes_the_high_watermark() -> None:
+    """An open transaction whose first record is not yet replicated still leaves the LSO
+    at the high watermark, never above it."""
+    log = PartitionLog()
+    log.append_as_leader(["p0", "p1"], 1)
+    log.update_high_watermark(1)
+    _txn(log, 7, ["a"], 0)                           # offset 2, above the HW
+    assert log.txns.last_stable_offset(log.high_watermark) == 1
+    assert fetch_log(log, 0, 100, READ_COMMITTED).last_stable_offset == 1
+
+
+def test_aborted_transactions_overlap_the_fetched_range_inclusively() -> None:
+    """Kafka's collectAbortedTxns: an aborted transaction is listed when its ABORT marker is
+    at or after the fetch offset and its first offset is below the end of what is returned;
+    so one starting at the last returned record is listed, one ending before the fetch
+    offset is not."""
+    log = PartitionLog()
+    _txn(log, 7, ["a"], 0)                                          # 0
+    log.append_marker(1, 7, 0, commit=False, coordinator_epoch=0)   # 1
+    log.append_as_leader(["plain"], 1)                              # 2
+    _txn(log, 8, ["b"], 0)                                          # 3
+    log.append_marker(1, 8, 0, commit=False, coordinator_epoch=0)   # 4
+    log.update_high_watermark(log.end_offset)
+    assert log.txns.aborted_between(1, 2) == [(7, 0)]   # the fetch starts at the marker
+    assert log.txns.aborted_between(2, 3) == []         # [2, 3): 8's starts at 3
+    assert fetch_log(log, 2, 2, READ_COMMITTED).aborted_transactions == ((8, 3),)
+    assert fetch_log(log, 2, 1, READ_COMMITTED).aborted_transactions == ()
+
+
+def test_the_consumer_filter_skips_only_transactional_records_of_an_aborted_producer() -> None:
+    """CompletedFetch skips a batch only when it is transactional and its producer is in an
+    aborted transaction; a non-transactional record of the same producer id is returned."""
+    entries = [LogEntry(0, 1, "t", 7, 0, 0, 0, transactional=True),
+               LogEntry(1, 1, "plain", 7, 0, 1, 1),
+               LogEntry(2, 1, "ABORT", 7, 0, transactional=True, control=0)]
+    assert [e.value for e in filter_committed(entries, [(7, 0)])] == ["plain"]
+
+
+def test_read_uncommitted_stops_at_the_high_watermark() -> None:
+    log = PartitionLog()
+    log.append_as_leader(["a", "b", "c"], 1)
+    log.update_high_watermark(2)
+    result = fetch_log(log, 0, 100)
+    assert [e.value for e in result.entries] == ["a", "b"] and result.high_watermark == 2

@@ -214,3 +214,108 @@ def test_list_transactions_filters_by_state_producer_id_and_running_time() -> No
     described = describe_transactions(c, ["t", "nope"])
     assert [(d.ErrorCode, d.TransactionState, d.ProducerId, d.Topics) for d in described] == [
         ("NONE", "Ongoing", 10, [("a", [0])]), ("TRANSACTIONAL_ID_NOT_FOUND", "", -1, [])]
+
+
+def _overflowed_prepare_commit() -> Harness:
+    """The vanilla KIP-890 overflow up to PrepareCommit (42, MAX) with next identity (85, 0),
+    its markers not yet answered."""
+    h = _harness(first_pid=85)
+    _empty_at(h, 42, MAX - 1, two_pc=False)
+    assert add(h, 42, MAX - 1) == "NONE"
+    assert end(h, 42, MAX - 1) == TxnResult("NONE", 85, 0)
+    assert tc_state(h) == (S.PREPARE_COMMIT, 42, MAX, -1, 85, 0)
+    return h
+
+
+def test_the_client_at_its_next_identity_is_told_to_retry_while_markers_are_written() -> None:
+    """EndTxn from the identity the client was just given (85, 0) while the previous
+    transaction's markers are still out is CONCURRENT_TRANSACTIONS (a known producer id),
+    not an unknown mapping; AddPartitionsToTxn of that producer id is still Kafka's
+    INVALID_PRODUCER_ID_MAPPING (reference 1.4: the id is not the transaction's yet)."""
+    h = _overflowed_prepare_commit()
+    assert end(h, 85, 0).error == "CONCURRENT_TRANSACTIONS"
+    assert end(h, 99, 0).error == "INVALID_PRODUCER_ID_MAPPING"
+    assert add(h, 85, 0) == "INVALID_PRODUCER_ID_MAPPING"
+    assert h.meta.state == S.PREPARE_COMMIT
+
+
+def test_an_end_txn_retry_after_an_overflow_needs_the_exhausted_epoch() -> None:
+    """Only (previous producer id, 32,766) is a retry of the EndTxn that rotated the
+    producer id; the previous producer id at another epoch is an unknown mapping."""
+    h = _overflowed_prepare_commit()
+    for marker in h.coordinator.drain_outbox():
+        h.coordinator.on_marker_result(marker, "NONE", 10)
+    assert tc_state(h) == (S.COMPLETE_COMMIT, 85, 0, 42, -1, -1)
+    assert end(h, 42, 5).error == "INVALID_PRODUCER_ID_MAPPING"
+    assert end(h, 42, MAX - 1) == TxnResult("NONE", 85, 0)
+    assert tc_state(h) == (S.COMPLETE_COMMIT, 85, 0, 42, -1, -1)
+
+
+def test_the_marker_epoch_of_a_tv2_end_never_passes_32767() -> None:
+    """A TV2 EndTxn of a transaction already at epoch 32,767 writes its markers at 32,767
+    (the bump stops at Short.MAX_VALUE) and hands the client a new producer id."""
+    h = _harness(first_pid=85)
+    meta = TransactionMetadata("t", 42, 60_000, 0, MAX, MAX - 1, -1, S.ONGOING)
+    meta.client_transaction_version = 2
+    meta.topic_partitions = frozenset({("a", 0)})
+    meta.txn_start_timestamp = 0
+    h.put(meta)
+    assert end(h, 42, MAX) == TxnResult("NONE", 85, 0)
+    markers = h.coordinator.drain_outbox()
+    assert [(m.producer_id, m.producer_epoch) for m in markers] == [(42, MAX)]
+    for marker in markers:
+        h.coordinator.on_marker_result(marker, "NONE", 10)
+    assert tc_state(h)[:3] == (S.COMPLETE_COMMIT, 85, 0)
+
+
+def test_init_producer_id_with_the_kept_identity_as_expected_is_accepted() -> None:
+    """A restarted 2PC client that names the rotated identity it holds (KIP-360's expected
+    producer id and epoch) is re-initialised, its next identity bumped; an identity the
+    coordinator never gave out is fenced."""
+    h = _harness(first_pid=73)
+    _empty_at(h, 42, MAX - 1)
+    assert add(h, 42, MAX - 1) == "NONE"
+    assert init(h, keep=True) == TxnResult("NONE", 73, 0, 42, MAX - 1)
+    assert init(h, keep=True, expected=(99, 0)).error == "PRODUCER_FENCED"
+    assert init(h, keep=True, expected=(73, 0)) == TxnResult("NONE", 73, 1, 42, MAX - 1)
+    assert tc_state(h) == (S.ONGOING, 42, MAX - 1, -1, 73, 1)
+
+
+def test_a_tv2_transaction_without_rotation_keeps_no_previous_producer_id() -> None:
+    """docs/transactions.md: on the TV2 paths PrevProducerId follows the KIP and stays -1
+    until a rotation or a kept identity sets it, through the Complete record too."""
+    h = _harness(first_pid=85)
+    _empty_at(h, 10, 3, two_pc=False)
+    assert add(h, 10, 3) == "NONE"
+    assert end(h, 10, 3) == TxnResult("NONE", 10, 4)
+    for marker in h.coordinator.drain_outbox():
+        h.coordinator.on_marker_result(marker, "NONE", 10)
+    assert tc_state(h) == (S.COMPLETE_COMMIT, 10, 4, -1, -1, -1)
+
+
+def test_a_tv2_end_txn_while_its_prepare_is_being_written_is_concurrent() -> None:
+    """EndTxn arriving while the coordinator's previous state change is not yet durable is
+    told CONCURRENT_TRANSACTIONS (the client retries); nothing else is prepared."""
+    h = _harness(first_pid=85)
+    _empty_at(h, 10, 3, two_pc=False)
+    assert add(h, 10, 3) == "NONE"
+    h.auto_ack = False
+    assert end(h, 10, 3) == TxnResult("WAITING")
+    assert end(h, 10, 3).error == "CONCURRENT_TRANSACTIONS"
+    assert h.meta.pending_state == S.PREPARE_COMMIT
+
+
+def test_force_terminate_fences_a_rotated_kept_identity() -> None:
+    """The kept client holds a rotated identity (73, 0); a force-terminate aborts the
+    prepared transaction of (42, 32766) and drops that identity, so once the abort is
+    complete the kept client can neither add partitions nor end a transaction."""
+    h = _harness(first_pid=73)
+    _empty_at(h, 42, MAX - 1)
+    assert add(h, 42, MAX - 1) == "NONE"
+    assert init(h, keep=True) == TxnResult("NONE", 73, 0, 42, MAX - 1)
+    assert init(h, keep=False, enable_2pc=False).error == "CONCURRENT_TRANSACTIONS"
+    for marker in h.coordinator.drain_outbox():
+        h.coordinator.on_marker_result(marker, "NONE", 10)
+    assert h.meta.state == S.COMPLETE_ABORT and h.meta.producer_id == 42
+    assert add(h, 73, 0) == "INVALID_PRODUCER_ID_MAPPING"
+    assert end(h, 73, 0).error == "INVALID_PRODUCER_ID_MAPPING"

@@ -171,6 +171,22 @@ def test_transaction_log_records_round_trip() -> None:
     assert encode_value(empty)[2:17] == struct.pack(">qhib", 4, 3, 60000, 0)
     with pytest.raises(DecodeError):
         decode_value(b"\x00\x07")
+    # TransactionLogValue has versions 0 and 1 only: a version 2 value is not read as 1
+    with pytest.raises(DecodeError, match="version 2"):
+        decode_value(b"\x00\x02" + encode_value(empty)[2:])
+    # TransactionalId is a non-nullable string: a length of -1 is refused
+    with pytest.raises(DecodeError):
+        decode_key(b"\x00\x00\xff\xff")
+
+
+def test_an_empty_partition_list_is_not_a_null_one() -> None:
+    """TransactionPartitions: an empty array (compact length 1) and null (compact length 0)
+    are different values and each reads back as itself."""
+    empty_list = TxnLogValue(4, 3, 60000, 4, (), 70, 60)
+    null_list = TxnLogValue(4, 3, 60000, 0, None, 70, -1)
+    assert encode_value(empty_list)[17] == 1 and encode_value(null_list)[17] == 0
+    assert decode_value(encode_value(empty_list)).TransactionPartitions == ()
+    assert decode_value(encode_value(null_list)).TransactionPartitions is None
 
 
 def test_transaction_log_values_have_kafkas_bytes_in_both_versions() -> None:

@@ -11,7 +11,12 @@ from __future__ import annotations
 
 import pytest
 
-from kafka_format import DecodeError, decode_metadata_record, encode_metadata_record
+from kafka_format import (
+    DecodeError,
+    EncodeError,
+    decode_metadata_record,
+    encode_metadata_record,
+)
 from kafka_format.metadata_serde import supported_versions
 from metadata.schema import RegisterBrokerRecord, TopicRecord, UnknownRecord
 
@@ -83,3 +88,13 @@ def test_garbage_after_a_record_is_refused_where_the_record_ends() -> None:
     data = encode_metadata_record(RegisterBrokerRecord(broker_id=1, broker_epoch=2), 0)
     error = _refused(data + b"\x00")
     assert error.position == len(data)
+
+
+def test_an_unknown_record_is_written_only_at_its_own_version() -> None:
+    """An UnknownRecord carries its version with its payload: writing it as another version
+    is refused (the bytes would claim a version the payload was not written for)."""
+    record = UnknownRecord(api_key=200, version=3, payload=b"\x05\x00")
+    # frame 1, apiKey 200 (a two-byte varint), version 3, the payload
+    assert encode_metadata_record(record, 3) == bytes([1, 0xC8, 0x01, 3, 5, 0])
+    with pytest.raises(EncodeError):
+        encode_metadata_record(record, 2)

@@ -227,6 +227,8 @@ def test_records_with_every_mix_of_null_key_value_and_headers_round_trip() -> No
     (b"\x00\x00\x00\x02k\x02v\x00\x02h\x02w", "corrupt", 8),
     # testInvalidKeySize: key of 10 bytes declared, 2 there.
     (b"\x00\x00\x00\x14kv\x00", "truncated", 3),
+    # a key of 5 bytes declared where 4 remain in the record (one too many)
+    (b"\x00\x00\x00\x0akv\x00\x00", "truncated", 3),
     # testInvalidValueSize.
     (b"\x00\x00\x00\x01\x14v\x00", "truncated", 4),
     # testInvalidNumHeaders: a header count of -1.
@@ -253,9 +255,11 @@ def test_a_damaged_record_inside_a_good_batch(body: bytes, kind: str, at: int) -
 
 
 def test_a_null_header_key_or_negative_header_count_in_a_metadata_batch() -> None:
-    """testNullHeaderKey, testInvalidNumHeaders through the metadata log's reader."""
+    """testNullHeaderKey, testInvalidNumHeaders through the metadata log's reader, and
+    testBasicSerdeInvalidHeaderCountTooHigh: five headers declared where the bytes left
+    hold at most two is refused at the count."""
     value = bytes.fromhex("01 14 00 00")  # NoOpRecord v0: frame 1, apiKey 20, version 0
-    for headers, at in ((b"\x02\x01\x02w", 1), (b"\x01", 0)):
+    for headers, at in ((b"\x02\x01\x02w", 1), (b"\x01", 0), (b"\x0a\x02h\x02w", 0)):
         body = b"\x00\x00\x00\x01" + _varint(len(value)) + value + headers
         result = decode_log(_raw_batch(_record(body), 1))
         assert result.batches == () and result.error is not None
@@ -402,6 +406,7 @@ def test_end_transaction_marker_round_trips() -> None:
     (struct.pack(">hh", 0, ABORT), struct.pack(">hi", -1, 1)),  # negative version, 6 bytes
     (struct.pack(">hh", 0, COMMIT), b""),  # testNotEnoughBytes
     (struct.pack(">hh", -1, COMMIT), struct.pack(">hi", 0, 1)),  # negative key version
+    (struct.pack(">h", 0), struct.pack(">hi", 0, 1)),  # a key too short for the type
 ])
 def test_invalid_end_transaction_markers_are_not_markers(key: bytes, value: bytes) -> None:
     assert decode_marker(DataRecord(key, value)) is None
@@ -468,3 +473,34 @@ def test_unsigned_varint_edges(value: int, encoded: str) -> None:
     wire.write_uvarint(out, value)
     assert out.hex() == encoded
     assert wire.read_uvarint(bytes(out), 0, len(out)) == (value, len(out))
+
+
+def test_a_record_longer_than_its_fields_is_corrupt() -> None:
+    """DefaultRecord.readFrom's "Invalid record size": the first of two records declares two
+    bytes more than its fields use; the batch is refused at those bytes (they are not read
+    as the next record)."""
+    first = _record(b"\x00\x00\x00\x01\x02v\x00" + b"\x00\x00")
+    second = _record(b"\x00\x00\x02\x01\x02w\x00")
+    result = decode_data_log(_raw_batch(first + second, 2))
+    assert result.batches == () and result.error is not None
+    assert (result.error.kind, result.error.position) == ("corrupt", HEADER + 1 + 7)
+
+
+def test_a_metadata_record_longer_than_its_fields_is_corrupt_at_its_start() -> None:
+    """DefaultRecord.readFrom's "Invalid record size" through the metadata log's reader: a
+    NoOpRecord with two bytes left over after its headers is refused at the record."""
+    value = bytes.fromhex("01 14 00 00")  # NoOpRecord v0
+    body = b"\x00\x00\x00\x01" + _varint(len(value)) + value + b"\x00" + b"\x00\x00"
+    result = decode_log(_raw_batch(_record(body), 1))
+    assert result.batches == () and result.error is not None
+    assert (result.error.kind, result.error.position) == ("corrupt", HEADER)
+
+
+def test_a_metadata_batch_counting_more_records_than_its_bytes_hold() -> None:
+    """A record count that the records section cannot hold (every record takes at least
+    seven bytes) is refused at the count field, before any record is read."""
+    value = bytes.fromhex("01 14 00 00")
+    record = _record(b"\x00\x00\x00\x01" + _varint(len(value)) + value + b"\x00")
+    result = decode_log(_raw_batch(record, 2))
+    assert result.batches == () and result.error is not None
+    assert (result.error.kind, result.error.position) == ("corrupt", HEADER - 4)

@@ -80,7 +80,11 @@ def test_producer_snapshot_bytes_are_kafkas() -> None:
     (lambda d: d[:-1], "truncated"),
     (lambda d: d[:-1] + bytes([d[-1] ^ 1]), "crc-mismatch"),
     (lambda d: d[:6] + struct.pack(">i", -1) + d[10:], "corrupt"),
-], ids=["no-version", "version-2", "cut-entry", "flipped-bit", "negative-count"])
+    # Kafka's CRC covers everything after it up to the file's end: a byte after the last
+    # producer entry breaks it.
+    (lambda d: d + b"\x00", "crc-mismatch"),
+], ids=["no-version", "version-2", "cut-entry", "flipped-bit", "negative-count",
+        "trailing-byte"])
 def test_a_damaged_producer_snapshot_yields_no_producer(damage: object, kind: str) -> None:
     data = encode_producer_snapshot([PRODUCER, PRODUCER])
     result = decode_producer_snapshot(damage(data), "snap")  # type: ignore[operator]
@@ -108,7 +112,8 @@ def test_checkpoints_read_as_kafkas_checkpoint_file() -> None:
     ("0\n2\n0 0\n", "truncated", 8),
     ("0\n1\n0 0\n1 5\n", "corrupt", 8),
     ("0\n2\n0 0\n1\n", "corrupt", 8),
-], ids=["version", "bad-version", "bad-count", "fewer", "more", "malformed"])
+    ("0\n1\n0 0 7\n", "corrupt", 4),  # an epoch line has exactly two fields
+], ids=["version", "bad-version", "bad-count", "fewer", "more", "malformed", "three-fields"])
 def test_damaged_checkpoints(text: str, kind: str, position: int) -> None:
     result = decode_checkpoint(text, LEADER_EPOCH_CHECKPOINT, "ck")
     assert result.error is not None
