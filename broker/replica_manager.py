@@ -113,7 +113,6 @@ ProduceCallback = Callable[[ProduceResult], None]
 
 class _Pending(msgspec.Struct):
     replica: Replica
-    leader_epoch: int
     result: ProduceResult
     deadline: int
     callback: ProduceCallback
@@ -864,7 +863,7 @@ class ReplicaManager:
     def await_high_watermark(self, replica: Replica, result: ProduceResult,
                              callback: ProduceCallback) -> None:
         """Answer ``result`` once the HW passes its last offset (acks=all), or fail."""
-        self.pending.append(_Pending(replica, replica.leader_epoch, result,
+        self.pending.append(_Pending(replica, result,
                                      self.now + self.config.request_timeout_ms, callback))
         self._complete_produces()
 
@@ -897,8 +896,9 @@ class ReplicaManager:
         for p in self.pending:
             replica = p.replica
             current = self._replicas.get((replica.topic_id, replica.partition_id))
-            if current is not replica or not replica.is_leader or \
-                    replica.leader_epoch != p.leader_epoch:
+            if current is not replica or not replica.is_leader:
+                # (a new leader epoch of the same leader keeps waiting for the HW, as
+                # Kafka's checkEnoughReplicasReachOffset does: its log was not truncated)
                 p.callback(ProduceResult("NOT_LEADER_OR_FOLLOWER"))
             elif self._hw_passed(replica, p.result.last_offset):
                 if len(replica.maximal_isr()) < replica.effective_min_isr():

@@ -412,6 +412,19 @@ def test_a_leader_epoch_bump_with_the_same_leader_keeps_replication_going() -> N
         assert [e.value for e in cell.replica(broker).log.entries] == ["a", "b"]
 
 
+def test_an_acks_all_produce_waiting_through_a_same_leader_epoch_bump_is_acknowledged() -> None:
+    """Kafka's DelayedProduce fails a waiting acks=all produce only when the broker no
+    longer leads (checkEnoughReplicasReachOffset); a new epoch of the same leader keeps
+    its log, so the produce is answered once the high watermark passes it."""
+    cell = Cell()
+    cell.create(replicas=(1, 2, 3), leader=1)
+    answers = cell.produce(1, ["a"])  # acks=all: waits for the followers
+    assert answers == []
+    assert cell.change(leader=1).leader_epoch == 1
+    cell.run(1_000)
+    assert [(a.error, a.first_offset) for a in answers] == [("NONE", 0)]
+
+
 def test_a_restarted_broker_deletes_the_logs_of_replicas_moved_away_while_it_was_down() -> None:
     """Stray logs: a log the disk holds for a replica the broker's first image no longer
     assigns to it is deleted at start-up (Kafka's stray replica handling); the logs of the
