@@ -2,7 +2,8 @@
 
 Kafka's ``RPCProducerIdManager``: the broker hands out ids from the block the
 controller allocated to it (AllocateProducerIds -> ProducerIdsRecord, blocks
-of 1,000) and asks for the next block once the current one is 90% used. While
+of 1,000) and asks for the next block as it hands out the current one's first id
+plus 900 (90% of it). While
 no id is available, InitProducerId answers COORDINATOR_LOAD_IN_PROGRESS (the
 client retries).
 """
@@ -36,8 +37,8 @@ class ProducerIdManager:
             return "COORDINATOR_LOAD_IN_PROGRESS", -1
         start, end = self.blocks[0]
         self.blocks[0] = (start + 1, end)
-        if len(self.blocks) == 1 and (start + 1 - (end - 1000)) >= PREFETCH_RATIO * 1000:
-            self._request(broker_epoch)
+        if len(self.blocks) == 1 and start - (end - 1000) == int(PREFETCH_RATIO * 1000):
+            self._request(broker_epoch)  # handing out first + 900 (Kafka's prefetch target)
         return "NONE", start
 
     def _request(self, broker_epoch: int) -> None:

@@ -65,3 +65,16 @@ def test_an_answer_to_another_request_is_ignored() -> None:
     assert manager.next_id(EPOCH) == ("COORDINATOR_LOAD_IN_PROGRESS", -1)
     _grant(manager, sent[0], 4_000)
     assert manager.next_id(EPOCH) == ("NONE", 4_000)
+
+
+def test_the_next_block_is_asked_for_when_first_plus_900_is_handed_out() -> None:
+    """Kafka's RPCProducerIdManager prefetches when the id it hands out is the block's
+    first + 90% of its size (the 901st id of a block of 1,000), once."""
+    manager, sent = _manager()
+    manager.next_id(EPOCH)
+    _grant(manager, sent[0], 5_000)
+    for _ in range(900):
+        manager.next_id(EPOCH)
+    assert len(sent) == 1  # 5,000 .. 5,899 handed out
+    assert manager.next_id(EPOCH) == ("NONE", 5_900)
+    assert len(sent) == 2
