@@ -409,6 +409,11 @@ class RaftNode:
             self._prospective_failed(now)
             return
         if self.role is Role.CANDIDATE and not self._backing_off:
+            if self.config.pre_vote and len(self.voters) > 1:
+                # Kafka 4's pollCandidate (KIP-996): an election that timed out ungranted
+                # goes straight back to a pre-vote; only a rejected one backs off first.
+                self._become_prospective(now)
+                return
             self._backing_off = True
             self._timers.pop("vote_retry", None)  # no retries while backing off
             self._set_timer("election", now + self._election_backoff())

@@ -375,3 +375,27 @@ def test_answered_pre_votes_are_not_sent_again() -> None:
     assert ctx.node.role is Role.PROSPECTIVE
     ctx.sleep(400)
     assert [dst for dst, _ in ctx.sent(VoteRequest)] == [3]
+
+
+def test_candidate_whose_election_times_out_asks_for_pre_votes_again() -> None:
+    """testPreVoteNotSupportedByRemote's later steps (Kafka 4's pollCandidate): a candidate
+    left without a majority goes back to Prospective at its election timeout, in its bumped
+    epoch and keeping its vote; a candidate refused by a majority backs off first."""
+    ctx = Context(1, (1, 2, 3), epoch=5, pre_vote=True)
+    _prospective(ctx)
+    ctx.deliver(2, VoteResponse(5, None, True, True))
+    assert (ctx.node.role, ctx.node.epoch) == (Role.CANDIDATE, 6)
+    ctx.drain()
+    ctx.sleep(ctx.config.election_timeout_ms)
+    assert (ctx.node.role, ctx.node.epoch, ctx.node.voted_id) == (Role.PROSPECTIVE, 6, 1)
+    requests = ctx.sent(VoteRequest)
+    assert sorted(d for d, _ in requests) == [2, 3]
+    assert all(r.pre_vote and r.epoch == 6 for _, r in requests)
+    ctx.deliver(3, VoteResponse(6, None, True, True))
+    assert (ctx.node.role, ctx.node.epoch) == (Role.CANDIDATE, 7)
+    ctx.deliver(2, VoteResponse(7, None, False))
+    ctx.deliver(3, VoteResponse(7, None, False))
+    assert ctx.node.role is Role.CANDIDATE  # rejected: backing off, still a candidate
+    ctx.drain()
+    ctx.sleep(ctx.config.retry_backoff_ms + ctx.config.election_backoff_max_ms)
+    assert (ctx.node.role, ctx.node.epoch) == (Role.PROSPECTIVE, 7)
