@@ -8,7 +8,8 @@ is refused; a pre-vote is granted to an up-to-date log by every voter except the
 leader and a follower that has fetched from its leader; a prospective node becomes
 a candidate on a majority, follows a leader it hears of, goes back to its leader
 (or unattached) when the pre-vote is lost or times out, and resends pre-votes left
-unanswered for a request timeout.
+unanswered for a request timeout; a candidate whose election times out ungranted goes
+back to Prospective (Kafka 4), one refused by a majority backs off first.
 
 Where kraftsim answers differently on purpose (its tests say so):
 
