@@ -37,7 +37,11 @@ class OffsetAndEpoch(msgspec.Struct, frozen=True, gc=False):
 
 
 class VoteRequest(msgspec.Struct, frozen=True, gc=False):
-    """A candidate asks for a vote; ``pre_vote`` asks without bumping anyone's epoch."""
+    """A candidate asks for a vote; ``pre_vote`` asks without bumping anyone's epoch.
+
+    ``epoch`` is the sender's own: a candidate's bumped one, or (KIP-996) the epoch a
+    prospective node is still in.
+    """
 
     epoch: int
     candidate_id: int

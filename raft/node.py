@@ -409,6 +409,11 @@ class RaftNode:
             self._prospective_failed(now)
             return
         if self.role is Role.CANDIDATE and not self._backing_off:
+            if self.config.pre_vote and len(self.voters) > 1:
+                # Kafka 4's pollCandidate (KIP-996): an election that timed out ungranted
+                # goes straight back to a pre-vote; only a rejected one backs off first.
+                self._become_prospective(now)
+                return
             self._backing_off = True
             self._timers.pop("vote_retry", None)  # no retries while backing off
             self._set_timer("election", now + self._election_backoff())
@@ -520,6 +525,10 @@ class RaftNode:
         self._votes_granted = {self.id}
         self._set_election_deadline(now + self._election_timeout())
         self._request_votes(pre_vote=True)
+        # Kafka's NomineeState: a pre-vote left unanswered for a request timeout is sent
+        # again, as a candidate's vote is, until the election timeout ends the pre-vote.
+        self._vote_pending = {v for v in self.voters if v != self.id}
+        self._set_timer("vote_retry", now + self.config.request_timeout_ms)
 
     def _become_candidate(self, now: int) -> None:
         self._leave_role()
@@ -555,21 +564,26 @@ class RaftNode:
         self._set_timer("vote_retry", now + self.config.request_timeout_ms)
 
     def _resend_vote_requests(self, now: int) -> None:
-        """Kafka's candidate resends a vote request left unanswered for a request timeout
-        (not while it backs off after a lost election)."""
-        if self.role is not Role.CANDIDATE or self._backing_off or not self._vote_pending:
+        """Kafka's candidate (and prospective node) resends a vote (pre-vote) request left
+        unanswered for a request timeout (not while it backs off after a lost election)."""
+        if self.role not in (Role.CANDIDATE, Role.PROSPECTIVE) or self._backing_off \
+                or not self._vote_pending:
             return
+        pre_vote = self.role is Role.PROSPECTIVE
         end = self.log.end_offset_and_epoch()
         for voter in sorted(self._vote_pending):
-            self._send(voter, VoteRequest(self.epoch, self.id, end.epoch, end.offset))
+            self._send(voter, VoteRequest(self.epoch, self.id, end.epoch, end.offset, pre_vote))
         self._set_timer("vote_retry", now + self.config.request_timeout_ms)
 
     def _request_votes(self, *, pre_vote: bool) -> None:
+        # Both carry the sender's own epoch: a candidate's is already bumped, a prospective
+        # node's is not (Kafka's KIP-996 PreVote is sent in the epoch the node is in, so
+        # it never brings a newer epoch to anyone than one that exists).
         end = self.log.end_offset_and_epoch()
-        epoch = self.epoch + 1 if pre_vote else self.epoch
         for voter in self.voters:
             if voter != self.id:
-                self._send(voter, VoteRequest(epoch, self.id, end.epoch, end.offset, pre_vote))
+                self._send(voter, VoteRequest(self.epoch, self.id, end.epoch, end.offset,
+                                              pre_vote))
 
     def _become_leader(self, now: int) -> None:
         granting = tuple(sorted(self._votes_granted))
@@ -633,30 +647,48 @@ class RaftNode:
         return (last_epoch, end_offset) >= (mine.epoch, mine.offset)
 
     def _on_vote_request(self, src: int, req: VoteRequest, now: int) -> None:
+        """Kafka's handleVoteRequest, for votes and KIP-996 pre-votes alike.
+
+        A malformed request (a negative offset or epoch, or a last epoch past the one it
+        is sent in: a candidate's last epoch is below its bumped epoch, a prospective
+        node's at most its epoch) and one of an older epoch are refused (Kafka answers
+        INVALID_REQUEST and FENCED_LEADER_EPOCH; kraftsim's VoteResponse has no error, the
+        epoch and the refusal say it). A newer epoch, pre-vote or not, is taken on first
+        (unattached in it), as any message's. Then a pre-vote is granted to an up-to-date
+        log unless this node leads, or follows a leader it fetched from within the fetch
+        timeout; it never changes the vote or the epoch beyond that.
+        """
         if not self.is_voter:
             self._send(src, VoteResponse(self.epoch, self.leader_id, False, req.pre_vote))
             return
+        too_late = req.last_epoch > req.epoch if req.pre_vote else req.last_epoch >= req.epoch
+        if req.last_epoch < 0 or req.end_offset < 0 or too_late or req.epoch < self.epoch:
+            self._send(src, VoteResponse(self.epoch, self.leader_id, False, req.pre_vote))
+            return
+        if req.epoch > self.epoch:
+            self._become_unattached(req.epoch, now)
         if req.pre_vote:
             recently_led = (
                 self.role is _LEADER
                 or (self.role is _FOLLOWER and self._fetched_from_leader_at is not None
                     and now - self._fetched_from_leader_at < self.config.fetch_timeout_ms)
             )
-            granted = (req.epoch >= self.epoch and not recently_led
-                       and self._log_is_at_least(req.last_epoch, req.end_offset))
+            granted = not recently_led and self._log_is_at_least(req.last_epoch, req.end_offset)
             self._send(src, VoteResponse(self.epoch, self.leader_id, granted, True))
             return
-        if req.epoch < self.epoch:
-            self._send(src, VoteResponse(self.epoch, self.leader_id, False))
-            return
-        if req.epoch > self.epoch:
-            self._become_unattached(req.epoch, now)
-        may_vote = self.role in (Role.UNATTACHED, Role.VOTED) and \
-            self.voted_id in (None, req.candidate_id)
+        # A prospective node that knows no leader votes as an unattached one does (Kafka's
+        # unattachedOrProspectiveCanGrantVote): a candidate of its own epoch may be asking.
+        waiting = self.role in (Role.UNATTACHED, Role.VOTED) or (
+            self.role is Role.PROSPECTIVE and self.leader_id is None)
+        may_vote = waiting and self.voted_id in (None, req.candidate_id)
         if Mutation.DOUBLE_VOTE in self.mutations:
             may_vote = self.role in (Role.UNATTACHED, Role.VOTED)
         granted = may_vote and self._log_is_at_least(req.last_epoch, req.end_offset)
-        if granted:
+        if granted and self.role is Role.PROSPECTIVE:
+            # Kafka's prospectiveAddVotedState: the vote is kept on disk, the pre-vote goes on.
+            self.voted_id = req.candidate_id
+            self._persist()
+        elif granted:
             self._become_voted(req.candidate_id, now)
         self._send(src, VoteResponse(self.epoch, self.leader_id, granted))
 
@@ -664,7 +696,7 @@ class RaftNode:
         if not self._observe_epoch(resp.epoch, resp.leader_id, now):
             return
         expected = Role.PROSPECTIVE if resp.pre_vote else Role.CANDIDATE
-        if self.role is not expected or (not resp.pre_vote and resp.epoch != self.epoch):
+        if self.role is not expected or resp.epoch != self.epoch:
             return
         if self._backing_off or src not in self.voters \
                 or src in self._votes_granted or src in self._votes_rejected:

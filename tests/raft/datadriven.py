@@ -9,7 +9,7 @@ ends at the first blank line.
     campaign 1
     ----
     t=1000 1 Prospective epoch=0 leader=- voted=- log=0@e0 hw=-
-      1->2 PreVote epoch=1 candidate=1 log=0@e0
+      1->2 PreVote epoch=0 candidate=1 log=0@e0
 """
 
 from __future__ import annotations

@@ -181,12 +181,15 @@ class Context:
         """Time the node out and grant it every vote; returns its new epoch.
 
         The node must be a voter waiting for an election (its election timeout
-        is moved to) and not pre-voting.
+        is moved to). With pre-vote on, every pre-vote is granted first.
         """
         node = self.node
         deadline = node.next_deadline()
         assert deadline is not None
         self.sleep(max(0, deadline - self.now))
+        for voter in node.voters:
+            if voter != self.local_id and node.role is Role.PROSPECTIVE:
+                self.deliver(voter, VoteResponse(node.epoch, None, True, True))
         assert node.role in (Role.CANDIDATE, Role.LEADER), node.role
         for voter in node.voters:
             if voter != self.local_id and node.role is Role.CANDIDATE:
