@@ -1,0 +1,85 @@
+"""What each fault does to a node of the simulated world (a raft-only cluster): a wipe
+empties the disk, a graceful shutdown flushes and hands leadership over at once, a
+stopped node restarts, a pause freezes only a running node and its resume delivers what
+waited."""
+
+from __future__ import annotations
+
+from sim.raft_sim import RaftSimConfig, build_raft_sim
+from sim.world import NodeSlot, NodeStatus, Simulation
+
+
+def _healthy() -> tuple[Simulation, NodeSlot, NodeSlot]:
+    """A 3-voter raft cluster after 3 s of appends: the simulation, its leader, a follower."""
+    sim, _ = build_raft_sim(RaftSimConfig(seed=5, voters=3, duration_ms=10_000,
+                                          snapshot_every=0))
+    sim.run_for(3000)
+    leader = sim.leader_slot()
+    assert leader is not None and sim.violation is None
+    follower = sim.slots[next(v for v in sim.voter_ids if v != leader.node_id)]
+    return sim, leader, follower
+
+
+def test_a_wipe_kills_the_node_and_empties_its_disk() -> None:
+    sim, leader, follower = _healthy()
+    assert follower.storage.log.end_offset > 0 and follower.storage.election.epoch > 0
+    sim.wipe(follower.node_id)
+    assert follower.status is NodeStatus.CRASHED and follower.raft is None
+    assert follower.storage.log.end_offset == 0 and follower.storage.election.epoch == 0
+    assert (sim.wipes, follower.wipe_count) == (1, 1)
+    sim.restart(follower.node_id)
+    sim.run_for(1000)
+    assert sim.violation is None  # caught up again, up to the append in flight
+    assert follower.storage.log.end_offset >= leader.storage.log.end_offset - 1
+
+
+def test_a_stopped_node_restarts() -> None:
+    sim, _, follower = _healthy()
+    sim.shutdown(follower.node_id)
+    assert follower.status is NodeStatus.STOPPED
+    sim.restart(follower.node_id)
+    assert follower.status is NodeStatus.RUNNING and follower.raft is not None
+
+
+def test_pausing_a_node_that_is_down_does_nothing() -> None:
+    sim, _, follower = _healthy()
+    sim.shutdown(follower.node_id)
+    sim.pause(follower.node_id)
+    assert follower.status is NodeStatus.STOPPED
+    sim.resume(follower.node_id)
+    assert follower.status is NodeStatus.STOPPED
+
+
+def test_a_resumed_follower_gets_what_waited_and_catches_up_at_once() -> None:
+    sim, leader, follower = _healthy()
+    sim.pause(follower.node_id)
+    sim.run_for(500)
+    assert follower.status is NodeStatus.PAUSED and follower.inbox
+    behind = follower.storage.log.end_offset
+    assert behind < leader.storage.log.end_offset
+    sim.resume(follower.node_id)
+    assert follower.status is NodeStatus.RUNNING and not follower.inbox
+    sim.run_for(50)  # well below the fetch timeout: the waiting response is delivered
+    assert follower.storage.log.end_offset == leader.storage.log.end_offset
+
+
+def test_a_graceful_shutdown_of_the_leader_flushes_and_hands_over_at_once() -> None:
+    sim, leader, _ = _healthy()
+    log = leader.storage.log
+    log.flushed_end = log.end_offset - 1  # a write not flushed yet
+    sim.shutdown(leader.node_id)
+    assert leader.status is NodeStatus.STOPPED
+    assert log.flushed_end == log.end_offset
+    old, start = leader.node_id, sim.now
+    assert sim.run_until_true(lambda: (new := sim.leader_slot()) is not None
+                              and new.node_id != old, 5000)
+    assert sim.now - start < 100  # it resigned: no election timeout (1 s) to wait for
+    assert sim.violation is None
+
+
+def test_a_graceful_shutdown_of_a_follower_flushes_its_log() -> None:
+    sim, _, follower = _healthy()
+    log = follower.storage.log
+    log.flushed_end = log.end_offset - 1
+    sim.shutdown(follower.node_id)
+    assert follower.status is NodeStatus.STOPPED and log.flushed_end == log.end_offset
