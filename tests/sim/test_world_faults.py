@@ -5,8 +5,11 @@ waited."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
+from sim.faults import Crash, Heal, Isolate, Pause
 from sim.raft_sim import RaftSimConfig, build_raft_sim
-from sim.world import NodeSlot, NodeStatus, Simulation
+from sim.world import InvariantViolation, Monitor, NodeSlot, NodeStatus, Simulation
 
 
 def _healthy() -> tuple[Simulation, NodeSlot, NodeSlot]:
@@ -83,3 +86,66 @@ def test_a_graceful_shutdown_of_a_follower_flushes_its_log() -> None:
     log.flushed_end = log.end_offset - 1
     sim.shutdown(follower.node_id)
     assert follower.status is NodeStatus.STOPPED and log.flushed_end == log.end_offset
+
+
+def test_a_crash_loses_the_unflushed_appends() -> None:
+    sim, _, follower = _healthy()
+    log = follower.storage.log
+    flushed = log.end_offset - 2
+    log.flushed_end = flushed
+    sim.crash(follower.node_id)
+    assert follower.status is NodeStatus.CRASHED and log.end_offset == flushed
+
+
+def test_an_isolated_node_gets_nothing_until_the_network_heals() -> None:
+    sim, leader, follower = _healthy()
+    sim.apply_fault(Isolate(node=follower.node_id))
+    assert sim.network.blocked == {(a, b) for other in sim.slots if other != follower.node_id
+                                   for a, b in ((follower.node_id, other),
+                                                (other, follower.node_id))}
+    cut_at = follower.storage.log.end_offset
+    sim.run_for(500)
+    assert follower.storage.log.end_offset == cut_at < leader.storage.log.end_offset
+    sim.apply_fault(Heal())
+    assert not sim.network.blocked
+    sim.run_for(3000)
+    assert follower.storage.log.end_offset > cut_at and sim.violation is None
+
+
+def test_a_pause_fault_lasts_exactly_its_duration() -> None:
+    sim, _, follower = _healthy()
+    sim.apply_fault(Pause(node=follower.node_id, duration_ms=100))
+    sim.run_for(99)
+    assert follower.status is NodeStatus.PAUSED
+    sim.run_for(1)
+    assert follower.status is NodeStatus.RUNNING
+    assert sim.faults_applied[-1] == f"pause:{follower.node_id}@0+100 (node {follower.node_id})"
+
+
+def test_a_fault_on_the_leader_when_there_is_none_is_skipped() -> None:
+    sim, _ = build_raft_sim(RaftSimConfig(seed=5, voters=3, duration_ms=1000))
+    assert sim.leader_slot() is None
+    sim.apply_fault(Crash(node="leader"))
+    assert sim.faults_applied == ["crash:leader@0 (skipped: no leader)"]
+    assert all(slot.status is not NodeStatus.CRASHED for slot in sim.slots.values())
+
+
+class _Raises(Monitor):
+    def __init__(self, invariant: str, at_ms: int) -> None:
+        self.invariant, self.at_ms = invariant, at_ms
+
+    def check(self, sim: Simulation, touched: Sequence[NodeSlot]) -> None:
+        if sim.now >= self.at_ms:
+            raise InvariantViolation(self.invariant, f"at {sim.now}")
+
+
+def test_a_monitors_violation_stops_the_run_and_the_first_one_stays() -> None:
+    sim, _, _ = _healthy()
+    sim.monitors.append(_Raises("First", sim.now + 100))
+    sim.monitors.append(_Raises("Second", sim.now + 100))
+    start = sim.now
+    assert not sim.run_for(1000)
+    assert sim.violation is not None and sim.violation.invariant == "First"
+    assert sim.now < start + 1000
+    sim.monitors.insert(0, _Raises("Later", 0))
+    assert not sim.run_for(10) and sim.violation.invariant == "First"
