@@ -5,6 +5,8 @@ waited."""
 
 from __future__ import annotations
 
+import io
+import json
 from collections.abc import Sequence
 
 from sim.faults import Crash, Heal, Isolate, Pause
@@ -149,3 +151,20 @@ def test_a_monitors_violation_stops_the_run_and_the_first_one_stays() -> None:
     assert sim.now < start + 1000
     sim.monitors.insert(0, _Raises("Later", 0))
     assert not sim.run_for(10) and sim.violation.invariant == "First"
+
+
+def test_messages_a_crashed_process_sent_are_lost_even_after_it_restarts() -> None:
+    """A crash closes every connection of the old process: what it had in flight is not
+    delivered, although the node runs again by the time it would arrive."""
+    sim, leader, _ = _healthy()
+    sim.run_until_true(lambda: any(event[0] == 0 and event[1].src == leader.node_id
+                                   for _, _, event in sim.queue.heap), 1000)
+    out = io.BytesIO()
+    sim.trace.out = out
+    sim.crash(leader.node_id)
+    sim.restart(leader.node_id)
+    sim.run_for(100)
+    lines = [json.loads(line) for line in out.getvalue().splitlines()]
+    lost = [line for line in lines if line.get("ev") == "deliver"
+            and line["src"] == leader.node_id and line.get("lost") == "restarted"]
+    assert lost and all(line["dst"] != leader.node_id for line in lost)
