@@ -85,6 +85,7 @@ def test_images_of_the_committed_log_outside_transactions_pass() -> None:
     for offset in (1, 6, 9, 10, 11):
         _publish(invariants, _image(invariants, offset, offset))
     assert invariants.publications == 5 and invariants.partial_observations == 0
+    assert [pub.image.offset for pub in invariants.on_publish] == [1, 6, 9, 10, 11]
     bar = _image(invariants, 6).topics_by_id
     assert BAR in bar and BAZ not in _image(invariants, 10).topics_by_id
 
@@ -225,3 +226,12 @@ def test_a_controller_exposing_a_stable_offset_inside_a_transaction_is_caught(
     assert caught.value.invariant == "TxnAtomicVisibility"
     assert "controller 1 exposes offset 7 as stable, inside the transaction begun at 7" in \
         caught.value.message
+
+
+def test_the_same_controller_state_is_checked_again_when_its_stable_offset_moves() -> None:
+    invariants = _log()
+    controller = _controller(invariants, 11, _image(invariants, 11), 6)
+    _check_controller(invariants, controller)
+    controller.offsets.last_stable_offset = 7  # the same revert point, another LSO
+    with pytest.raises(InvariantViolation, match="exposes offset 7 as stable"):
+        _check_controller(invariants, controller)

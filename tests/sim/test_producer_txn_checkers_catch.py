@@ -7,6 +7,8 @@ What is legitimate passes."""
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import pytest
 
 from broker.partition_log import PartitionLog
@@ -172,3 +174,23 @@ def test_an_input_with_two_committed_outputs_is_caught() -> None:
     assert caught.value.invariant == "ExactlyOnce"
     assert caught.value.message == "input in-0@4 has two committed outputs under " \
                                    "read_committed: out-0 at 0 and out-0 at 2"
+
+
+def test_each_marker_decides_only_the_transactions_open_before_it() -> None:
+    """A leader's log: tid/a/1 COMMIT, then tid/a/2 (same producer) ABORT; the scan
+    records each outcome once and reads read_committed up to the LSO once."""
+    log = PartitionLog()
+    for txn, commit in (("tid/a/1", True), ("tid/a/2", False)):
+        log.append_as_leader([f"{txn}/0", f"{txn}/1"], 1, producer_id=7, producer_epoch=0,
+                             transactional=True)
+        log.append_marker(1, 7, 0, commit=commit, coordinator_epoch=0)
+    log.high_watermark = log.end_offset
+    replica = SimpleNamespace(is_leader=True, topic="t", log=log)
+    manager = SimpleNamespace(replicas={("id", 0): replica})
+    slot = SimpleNamespace(node_id=1, incarnation=1, running=True)
+    sim = SimpleNamespace(slots={1: slot}, now=0)
+    invariants = ProducerTxnInvariants()
+    invariants._check_manager(sim, slot, manager)  # type: ignore[arg-type]
+    assert invariants.outcomes == {"tid/a/1": {TP: True}, "tid/a/2": {TP: False}}
+    scan = invariants.scans[(1, 1, "id", 0)]
+    assert (scan.offset, scan.read_committed_at, scan.open) == (6, 6, {})

@@ -322,3 +322,12 @@ def test_the_committed_history_refuses_overlaps_and_finds_batches_by_offset() ->
     assert history.observe(Batch(5, 1, ("f",))) is None
     assert history.observe(Batch(4, 1, ("e", "f"))) == \
         "batch at 4 (epoch 1) differs from the committed batch (epoch 1)"
+
+
+def test_a_leader_is_logged_and_checked_for_completeness_once_per_epoch() -> None:
+    sim, invariants = _healthy()
+    leaders = list(invariants.leader_log)
+    assert len({(epoch, node) for epoch, node, _ in leaders}) == len(leaders) >= 1
+    invariants._node_seen.clear()  # every node looks changed: the leader is seen again
+    _look_again(sim, invariants)
+    assert invariants.leader_log == leaders
