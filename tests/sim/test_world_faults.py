@@ -14,6 +14,11 @@ from sim.raft_sim import RaftSimConfig, build_raft_sim
 from sim.world import InvariantViolation, Monitor, NodeSlot, NodeStatus, Simulation
 
 
+def _status(slot: NodeSlot) -> NodeStatus:
+    """The node's status, read afresh (a fault changes it behind the checker's back)."""
+    return slot.status
+
+
 def _healthy() -> tuple[Simulation, NodeSlot, NodeSlot]:
     """A 3-voter raft cluster after 3 s of appends: the simulation, its leader, a follower."""
     sim, _ = build_raft_sim(RaftSimConfig(seed=5, voters=3, duration_ms=10_000,
@@ -29,7 +34,7 @@ def test_a_wipe_kills_the_node_and_empties_its_disk() -> None:
     sim, leader, follower = _healthy()
     assert follower.storage.log.end_offset > 0 and follower.storage.election.epoch > 0
     sim.wipe(follower.node_id)
-    assert follower.status is NodeStatus.CRASHED and follower.raft is None
+    assert _status(follower) is NodeStatus.CRASHED and follower.raft is None
     assert follower.storage.log.end_offset == 0 and follower.storage.election.epoch == 0
     assert (sim.wipes, follower.wipe_count) == (1, 1)
     sim.restart(follower.node_id)
@@ -41,29 +46,29 @@ def test_a_wipe_kills_the_node_and_empties_its_disk() -> None:
 def test_a_stopped_node_restarts() -> None:
     sim, _, follower = _healthy()
     sim.shutdown(follower.node_id)
-    assert follower.status is NodeStatus.STOPPED
+    assert _status(follower) is NodeStatus.STOPPED
     sim.restart(follower.node_id)
-    assert follower.status is NodeStatus.RUNNING and follower.raft is not None
+    assert _status(follower) is NodeStatus.RUNNING and follower.raft is not None
 
 
 def test_pausing_a_node_that_is_down_does_nothing() -> None:
     sim, _, follower = _healthy()
     sim.shutdown(follower.node_id)
     sim.pause(follower.node_id)
-    assert follower.status is NodeStatus.STOPPED
+    assert _status(follower) is NodeStatus.STOPPED
     sim.resume(follower.node_id)
-    assert follower.status is NodeStatus.STOPPED
+    assert _status(follower) is NodeStatus.STOPPED
 
 
 def test_a_resumed_follower_gets_what_waited_and_catches_up_at_once() -> None:
     sim, leader, follower = _healthy()
     sim.pause(follower.node_id)
     sim.run_for(500)
-    assert follower.status is NodeStatus.PAUSED and follower.inbox
+    assert _status(follower) is NodeStatus.PAUSED and follower.inbox
     behind = follower.storage.log.end_offset
     assert behind < leader.storage.log.end_offset
     sim.resume(follower.node_id)
-    assert follower.status is NodeStatus.RUNNING and not follower.inbox
+    assert _status(follower) is NodeStatus.RUNNING and not follower.inbox
     sim.run_for(50)  # well below the fetch timeout: the waiting response is delivered
     assert follower.storage.log.end_offset == leader.storage.log.end_offset
 
@@ -73,7 +78,7 @@ def test_a_graceful_shutdown_of_the_leader_flushes_and_hands_over_at_once() -> N
     log = leader.storage.log
     log.flushed_end = log.end_offset - 1  # a write not flushed yet
     sim.shutdown(leader.node_id)
-    assert leader.status is NodeStatus.STOPPED
+    assert _status(leader) is NodeStatus.STOPPED
     assert log.flushed_end == log.end_offset
     old, start = leader.node_id, sim.now
     assert sim.run_until_true(lambda: (new := sim.leader_slot()) is not None
@@ -87,7 +92,7 @@ def test_a_graceful_shutdown_of_a_follower_flushes_its_log() -> None:
     log = follower.storage.log
     log.flushed_end = log.end_offset - 1
     sim.shutdown(follower.node_id)
-    assert follower.status is NodeStatus.STOPPED and log.flushed_end == log.end_offset
+    assert _status(follower) is NodeStatus.STOPPED and log.flushed_end == log.end_offset
 
 
 def test_a_crash_loses_the_unflushed_appends() -> None:
@@ -96,7 +101,7 @@ def test_a_crash_loses_the_unflushed_appends() -> None:
     flushed = log.end_offset - 2
     log.flushed_end = flushed
     sim.crash(follower.node_id)
-    assert follower.status is NodeStatus.CRASHED and log.end_offset == flushed
+    assert _status(follower) is NodeStatus.CRASHED and log.end_offset == flushed
 
 
 def test_an_isolated_node_gets_nothing_until_the_network_heals() -> None:
@@ -118,9 +123,9 @@ def test_a_pause_fault_lasts_exactly_its_duration() -> None:
     sim, _, follower = _healthy()
     sim.apply_fault(Pause(node=follower.node_id, duration_ms=100))
     sim.run_for(99)
-    assert follower.status is NodeStatus.PAUSED
+    assert _status(follower) is NodeStatus.PAUSED
     sim.run_for(1)
-    assert follower.status is NodeStatus.RUNNING
+    assert _status(follower) is NodeStatus.RUNNING
     assert sim.faults_applied[-1] == f"pause:{follower.node_id}@0+100 (node {follower.node_id})"
 
 
