@@ -264,3 +264,15 @@ def test_a_replica_is_checked_up_to_its_hw_once_and_then_from_there() -> None:
         fresh.check(cluster.sim, [slot])
     assert caught.value.invariant == "ReplicasAgree"
     assert f"t-0 offset {hw - 1}: broker {manager.broker_id} holds" in str(caught.value)
+
+
+def test_a_clusters_run_checks_its_brokers_online() -> None:
+    """The broker checkers are among the cluster's monitors: a broker acting on an image
+    it did not publish fails the run at its next event."""
+    cluster, _ = _produced()
+    _, manager, _ = _manager_of(cluster, "t")
+    assert manager.image is not None
+    manager.image = msgspec.structs.replace(manager.image)
+    assert not cluster.sim.run_for(1000)
+    assert cluster.sim.violation is not None
+    assert cluster.sim.violation.invariant == "ActsOnPublishedImage"
