@@ -170,6 +170,9 @@ def test_an_acknowledgement_of_what_the_replicas_do_not_hold_is_a_lost_write() -
     cluster, producer = _produced()
     held = producer.acknowledged[0].values
     _claim(cluster, held)  # what they hold: nothing to say
+    topic_id = cluster.active_controller().image.topics_by_name["t"]  # type: ignore[union-attr]
+    acked = cluster.broker_invariants.acked[(topic_id, 0)]
+    assert [acked[offset] for offset in range(len(held))] == list(held)
     cluster.broker_invariants.check(cluster.sim, list(cluster.sim.slots.values()))
     _claim(cluster, ("other",) * len(held))
     with pytest.raises(InvariantViolation) as caught:

@@ -67,3 +67,6 @@ def test_a_clusters_multi_batch_operations_are_tracked() -> None:
     assert cluster.txn_invariants.spans == [OperationSpan(
         handle.first_offset, handle.last_offset, 1, True, "CreateTopics(big: 30 partitions)")]
     assert cluster.txn_invariants.partial_observations == 0 and cluster.sim.violation is None
+    # every broker's loader publishes to the checker
+    assert {pub.node_id for pub in cluster.txn_invariants.on_publish} == \
+        set(cluster.config.broker_ids)

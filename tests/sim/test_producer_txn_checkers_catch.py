@@ -8,6 +8,7 @@ What is legitimate passes."""
 from __future__ import annotations
 
 from types import SimpleNamespace
+from typing import Any
 
 import pytest
 
@@ -194,3 +195,59 @@ def test_each_marker_decides_only_the_transactions_open_before_it() -> None:
     assert invariants.outcomes == {"tid/a/1": {TP: True}, "tid/a/2": {TP: False}}
     scan = invariants.scans[(1, 1, "id", 0)]
     assert (scan.offset, scan.read_committed_at, scan.open) == (6, 6, {})
+
+
+def test_a_completion_lost_in_a_client_restart_leaves_the_prepared_txn_undecided() -> None:
+    """completeTransaction(COMMIT) was sent, then the client restarted and found the
+    transaction still prepared: that completion never arrived, so a marker before the
+    next completion is a violation."""
+    invariants = _prepared()
+    invariants.completing("tid", (7, 3), commit=True)
+    invariants.kept("tid", (7, 3))
+    with pytest.raises(InvariantViolation) as caught:
+        invariants._outcome("tid/a/1", TP, True)
+    assert caught.value.invariant == "PreparedTxnSurvives"
+    assert "got COMMIT before it was completed" in caught.value.message
+
+
+def test_a_completion_after_a_force_terminate_may_name_any_id() -> None:
+    invariants = _prepared()
+    invariants.force_terminated("tid")
+    invariants.completing("tid", (9, 9), commit=True)
+    invariants._outcome("tid/a/1", TP, False)
+    invariants.check(None, [])  # type: ignore[arg-type]
+
+
+def test_other_transactions_of_a_2pc_id_are_not_judged_as_the_prepared_one() -> None:
+    invariants = _prepared()
+    invariants._outcome("tid/a/0", TP, False)  # an earlier, ordinary transaction
+    invariants.check(None, [])  # type: ignore[arg-type]
+
+
+def _open_txn_leader(two_phase: bool) -> tuple[ProducerTxnInvariants, Any, Any, Any]:
+    """A leader whose log holds an open transaction of tid below the HW; LSO bound 100."""
+    log = PartitionLog()
+    log.append_as_leader(["tid/a/1/0"], 1, producer_id=7, producer_epoch=0,
+                         transactional=True)
+    log.append_as_leader(["plain"], 1)
+    log.high_watermark = log.end_offset
+    slot = SimpleNamespace(node_id=1, incarnation=1, running=True)
+    sim = SimpleNamespace(slots={1: slot}, now=0)
+    manager = SimpleNamespace(replicas={("id", 0): SimpleNamespace(is_leader=True, topic="t",
+                                                                   log=log)})
+    invariants = ProducerTxnInvariants(lso_bound_ms=100)
+    if two_phase:
+        invariants.two_phase("tid")
+    return invariants, sim, slot, manager
+
+
+def test_a_2pc_transaction_may_hold_the_lso_past_the_bound_others_may_not() -> None:
+    for two_phase in (True, False):
+        invariants, sim, slot, manager = _open_txn_leader(two_phase)
+        invariants._check_manager(sim, slot, manager)
+        sim.now = 1000
+        if two_phase:
+            invariants._check_manager(sim, slot, manager)
+        else:
+            with pytest.raises(InvariantViolation, match="LsoBounded"):
+                invariants._check_manager(sim, slot, manager)
