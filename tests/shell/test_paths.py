@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from shell.glob import is_glob
 from shell.paths import PathError, expand, glob_matcher, normalize, render
 from shell.tree import Dir, static_dir, text_file
 
@@ -58,3 +59,41 @@ def test_errors_are_one_line(pattern: str, message: str) -> None:
     with pytest.raises(PathError) as caught:
         expand(ROOT, (), pattern)
     assert str(caught.value) == message
+
+
+@pytest.mark.parametrize(("pattern", "message"), [
+    ("/image/topics/19", "/image/topics/19: no such file or directory"),  # no numeric hint
+    ("/image/topics/a1x*", "/image/topics/a1x*: no such file or directory"),  # a glob: none
+    ("/image/topics/a\\*", "/image/topics/a\\*: no such file or directory"),  # literal a*
+])
+def test_no_hint_for_numbers_or_globs_and_escaped_stars_are_literal(
+        pattern: str, message: str) -> None:
+    with pytest.raises(PathError) as caught:
+        expand(ROOT, (), pattern)
+    assert str(caught.value) == message
+
+
+def test_dotdot_reaches_the_root_and_many_matches_go_up_to_one_parent() -> None:
+    assert normalize(("image",), "..") == ()
+    assert names("..", ("image",)) == ["/"]
+    assert names("/image/topics/*/..") == ["/image/topics"]
+
+
+def test_only_unescaped_glob_characters_make_a_glob() -> None:
+    assert is_glob("a*") and is_glob("a?") and is_glob("{a,b}") and is_glob("\\a*")
+    assert not is_glob("a\\*") and not is_glob("a\\?b") and not is_glob("\\{a,b}")
+
+
+@pytest.mark.parametrize(("pattern", "name", "matched"), [
+    ("ab*b", "ab", False),  # the first and last runs may not overlap
+    ("ab*b", "abb", True),
+    ("*abc*c*", "xabcx", False),  # a later run starts after the earlier one ends
+    ("*abc*c*", "xabcc", True),
+    ("{a?,b}", "ax", True),  # ? inside braces
+    ("{a?,b}", "a", False),
+    ("{a*,b}", "a", True),  # * inside braces matches nothing too
+    ("{x,y}*", "x", True),
+    ("{x,y}*z", "xyyz", True),
+])
+def test_glob_runs_and_braces_match_exactly(pattern: str, name: str, matched: bool) -> None:
+    assert glob_matcher(pattern).matches(name) is matched

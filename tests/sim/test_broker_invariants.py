@@ -5,9 +5,13 @@ broken broker would show it."""
 
 from __future__ import annotations
 
+import msgspec
 import pytest
 
+from broker.compact_leader import CompactLeader
 from broker.partition_log import LogEntry
+from broker.replica import Replica
+from broker.replica_manager import ReplicaManager
 from controller.operations import CreateTopics, IncrementalAlterConfigs, NewTopic
 from controller.operations.configs import ConfigChange
 from metadata.delta import TOPIC_RESOURCE, MetadataDelta
@@ -16,7 +20,7 @@ from metadata.schema import MetadataRecord, PartitionRecord, RegisterBrokerRecor
 from sim.clients import Acknowledged, Producer
 from sim.cluster import ClusterConfig, KRaftCluster
 from sim.invariants.brokers import BrokerInvariants
-from sim.world import InvariantViolation
+from sim.world import InvariantViolation, NodeSlot
 
 TOPIC = "AAAAAAAAAAAAAAAAAAAAAA"
 
@@ -166,6 +170,9 @@ def test_an_acknowledgement_of_what_the_replicas_do_not_hold_is_a_lost_write() -
     cluster, producer = _produced()
     held = producer.acknowledged[0].values
     _claim(cluster, held)  # what they hold: nothing to say
+    topic_id = cluster.active_controller().image.topics_by_name["t"]  # type: ignore[union-attr]
+    acked = cluster.broker_invariants.acked[(topic_id, 0)]
+    assert [acked[offset] for offset in range(len(held))] == list(held)
     cluster.broker_invariants.check(cluster.sim, list(cluster.sim.slots.values()))
     _claim(cluster, ("other",) * len(held))
     with pytest.raises(InvariantViolation) as caught:
@@ -188,3 +195,87 @@ def test_acknowledgements_without_the_acks_all_promise_are_not_checked(
     assert cluster.broker_invariants.acked.get(
         (cluster.active_controller().image.topics_by_name["t"], 0),  # type: ignore[union-attr]
         {}).get(0) != "other"
+
+
+def _manager_of(cluster: KRaftCluster, topic: str, leader: bool = True) -> tuple[
+        NodeSlot, ReplicaManager, tuple[str, int]]:
+    """The slot and replica manager of the broker leading (or following) ``topic``-0."""
+    for slot in cluster.sim.slots.values():
+        for app in slot.apps:
+            if isinstance(app, ReplicaManager) and app.image is not None:
+                key = (app.image.topics_by_name[topic], 0)
+                reg = app.image.topics_by_id[key[0]].partitions[0]
+                if (reg.leader == app.broker_id) == leader and app.broker_id in reg.replicas:
+                    return slot, app, key
+    raise AssertionError(f"no broker for {topic}")
+
+
+def test_a_broker_acting_on_an_image_it_did_not_publish_is_caught() -> None:
+    cluster, _ = _produced()
+    slot, manager, _ = _manager_of(cluster, "t")
+    invariants = cluster.broker_invariants
+    invariants.check(cluster.sim, [slot])
+    assert manager.image is not None
+    manager.image = msgspec.structs.replace(manager.image)  # equal, but not the published one
+    with pytest.raises(InvariantViolation) as caught:
+        invariants.check(cluster.sim, [slot])
+    assert caught.value.invariant == "ActsOnPublishedImage"
+    assert f"broker {manager.broker_id} acts on image at {manager.image.offset}" in \
+        str(caught.value)
+
+
+@pytest.mark.parametrize("topic", ["t", "empty"])
+def test_a_second_leader_in_a_leader_epoch_is_caught_from_a_brokers_replicas(
+        topic: str) -> None:
+    """Seen from the replica manager: a leader with records, and an empty (compact) one."""
+    cluster, _ = _produced()
+    assert cluster.wait(cluster.submit(CreateTopics((NewTopic("empty", 1, 3),))))
+    cluster.run_until(lambda: cluster.idle(), 5_000)
+    slot, manager, key = _manager_of(cluster, topic)
+    held = manager.held(key)
+    assert type(held) is (Replica if topic == "t" else CompactLeader)
+    fresh = BrokerInvariants()
+    epoch = held.leader_epoch if isinstance(held, Replica) else held.reg.leader_epoch
+    fresh._check_single_leader(key, epoch, 99, topic)
+    manager._changed[key] = None
+    with pytest.raises(InvariantViolation) as caught:
+        fresh.check(cluster.sim, [slot])
+    assert caught.value.invariant == "SingleLeaderPerEpoch"
+    assert f"{topic}-0 has leaders 99 and {manager.broker_id} in leader epoch {epoch}" in \
+        str(caught.value)
+
+
+def test_a_replica_is_checked_up_to_its_hw_once_and_then_from_there() -> None:
+    """Each replica's offsets below its HW are checked once; a new HW one offset further
+    is checked too."""
+    cluster, _ = _produced()
+    slot, manager, key = _manager_of(cluster, "t", leader=False)
+    replica = manager.held(key)
+    assert type(replica) is Replica
+    hw = replica.log.high_watermark
+    assert hw >= 2
+    fresh = BrokerInvariants()
+    ckey = (slot.node_id, slot.incarnation, key[0], 0)
+    manager._changed[key] = None
+    fresh.check(cluster.sim, [slot])
+    assert fresh.checked[ckey] == hw
+    fresh.checked[ckey] = hw - 1
+    last = replica.log.entries[hw - 1]
+    fresh.committed[(key[0], 0)][hw - 1] = (last.leader_epoch, "other")
+    manager._changed[key] = None
+    with pytest.raises(InvariantViolation) as caught:
+        fresh.check(cluster.sim, [slot])
+    assert caught.value.invariant == "ReplicasAgree"
+    assert f"t-0 offset {hw - 1}: broker {manager.broker_id} holds" in str(caught.value)
+
+
+def test_a_clusters_run_checks_its_brokers_online() -> None:
+    """The broker checkers are among the cluster's monitors: a broker acting on an image
+    it did not publish fails the run at its next event."""
+    cluster, _ = _produced()
+    _, manager, _ = _manager_of(cluster, "t")
+    assert manager.image is not None
+    manager.image = msgspec.structs.replace(manager.image)
+    assert not cluster.sim.run_for(1000)
+    assert cluster.sim.violation is not None
+    assert cluster.sim.violation.invariant == "ActsOnPublishedImage"

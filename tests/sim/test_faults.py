@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+import re
 
 import pytest
 
@@ -14,6 +15,7 @@ from sim.faults import (
     FaultSpec,
     Heal,
     Isolate,
+    NodeRef,
     Partition,
     Pause,
     Restart,
@@ -108,3 +110,36 @@ def test_random_faults_are_undone_before_the_end_and_partitions_split_everyone(
             assert any(isinstance(h, Heal) and h.at_ms > fault.at_ms for h in later)
     assert random_faults(random.Random(seed), 6, voters, nodes, 1000, 1009) == ()
     assert len(random_faults(random.Random(seed), 6, voters, nodes, 1000, 1010)) >= 6
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ("crash@5", "malformed fault 'crash@5'; expected KIND:TARGET@TIME"),
+    ("partition:0,,1|2@5", "empty node in '0,,1|2': write e.g. 0,1|2"),
+    ("crash:1@\u0661\u0662", "the time must be a number, got '\u0661\u0662'"),
+    ("crash:\u0661@1", "a node id must be a number, got '\u0661'"),
+])
+def test_bad_faults_say_what_is_wrong(text: str, message: str) -> None:
+    """Non-ASCII digits are not numbers (int() would take them)."""
+    with pytest.raises(FaultError, match=re.escape(message)):
+        parse_fault(text)
+
+
+def test_a_block_refuses_leader_whatever_resolves_the_node_words() -> None:
+    def resolve(word: str) -> NodeRef:
+        return "leader" if word == "leader" else int(word)
+
+    assert parse_fault_target("block", "0>1", 5, resolve=resolve) == Block(at_ms=5, src=0,
+                                                                          dst=1)
+    with pytest.raises(FaultError, match="bad target 'leader>1' for block"):
+        parse_fault_target("block", "leader>1", 5, resolve=resolve)
+
+
+def test_empty_items_between_separators_are_skipped() -> None:
+    assert parse_faults(["crash:1@5;", " ; heal@7 ;", ""]) == (Crash(at_ms=5, node=1),
+                                                               Heal(at_ms=7))
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_random_faults_on_one_node_draw_no_one_sided_partition(seed: int) -> None:
+    drawn = random_faults(random.Random(seed), 20, [0], [0], 0, 1000)
+    assert drawn and not any(isinstance(f, Partition) for f in drawn)

@@ -4,8 +4,11 @@ operation is a transaction), against a hand-made committed history."""
 
 from __future__ import annotations
 
+from controller import ControllerConfig
+from controller.operations import CreateTopics, NewTopic
 from metadata.schema import NoOpRecord
 from raft import Batch
+from sim.cluster import ClusterConfig, KRaftCluster
 from sim.invariants.history import CommittedLog
 from sim.invariants.transactions import OperationSpan, TransactionInvariants
 
@@ -51,3 +54,19 @@ def test_an_operation_none_of_which_committed_is_never_partial() -> None:
     invariants = TransactionInvariants(_history((0, 10, 1), (10, 12, 3)))
     invariants.spans = [OperationSpan(10, 21, 2, False, "op")]
     assert not any(_partial(invariants, o) for o in range(0, 25))
+
+
+def test_a_clusters_multi_batch_operations_are_tracked() -> None:
+    """An operation the cluster submits that spans several batches is tracked with its
+    offsets, writer epoch and mode, for the partial-visibility count."""
+    cluster = KRaftCluster(ClusterConfig(seed=3, controllers=3, brokers=3,
+                                         controller=ControllerConfig(max_records_per_batch=10)))
+    cluster.start()
+    handle = cluster.submit(CreateTopics((NewTopic("big", 30, 3),)))
+    assert cluster.wait(handle) and handle.batch_count > 1
+    assert cluster.txn_invariants.spans == [OperationSpan(
+        handle.first_offset, handle.last_offset, 1, True, "CreateTopics(big: 30 partitions)")]
+    assert cluster.txn_invariants.partial_observations == 0 and cluster.sim.violation is None
+    # every broker's loader publishes to the checker
+    assert {pub.node_id for pub in cluster.txn_invariants.on_publish} == \
+        set(cluster.config.broker_ids)

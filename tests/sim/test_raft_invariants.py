@@ -13,6 +13,7 @@ import pytest
 
 import sim.world as world_module
 from raft import Batch
+from raft.snapshot import Snapshot, SnapshotId
 from raft.storage import ElectionState
 from sim.invariants.history import CommittedLog
 from sim.invariants.raft import CommitAuditor, RaftInvariants
@@ -194,4 +195,141 @@ def test_a_livelock_fails_the_run_instead_of_running_forever(
     sim.schedule(stuck_at, again, "again")
     assert not sim.run_for(1_000)
     assert sim.violation is not None and sim.violation.invariant == "TimeAdvances"
-    assert sim.now == stuck_at and "events at" in sim.violation.message
+    assert sim.now == stuck_at
+    assert sim.violation.message == f"501 events at {stuck_at} ms without the clock moving: " \
+                                    "a livelock"  # the first event past the limit fails
+
+
+def test_a_committed_batch_is_held_only_by_a_disk_holding_that_very_batch() -> None:
+    """CommittedDurable counts a voter only if its disk holds the committed batch itself:
+    another batch at the same offsets (a majority's disks rewritten) is a loss."""
+    sim, invariants = _healthy()
+    invariants.disabled = frozenset({"MajorityReachedHighWatermark"})
+    last = invariants.history.last
+    assert last is not None
+    leader = sim.leader_slot()
+    assert leader is not None
+    others = [v for v in sim.voter_ids if v != leader.node_id]
+    for voter in others:
+        log = sim.slots[voter].storage.log
+        log._batches[log.index_of(last.base_offset)] = msgspec.structs.replace(
+            last, epoch=last.epoch + 100)
+    invariants._durable_checked = None  # the disks changed in place: look at them again
+    message = _violation(sim, invariants)
+    assert "CommittedDurable" in message and "on the disk of only 1 of 3 voters" in message
+
+
+def test_a_committed_batch_below_a_voters_snapshot_counts_as_held() -> None:
+    """A voter whose log was cut below a snapshot that covers the batch still holds it."""
+    sim, invariants = _healthy()
+    invariants.disabled = frozenset({"MajorityReachedHighWatermark"})
+    last = invariants.history.last
+    assert last is not None
+    for voter in sim.voter_ids:
+        log = sim.slots[voter].storage.log
+        log.start_offset = last.end_offset
+        log.flushed_end = 0  # nothing of the log itself is on disk: only the snapshot
+    _look_again(sim, invariants)
+
+
+def test_a_node_running_in_an_epoch_it_did_not_persist_is_caught() -> None:
+    sim, invariants = _healthy()
+    leader = sim.leader_slot()
+    assert leader is not None
+    other = sim.slots[next(v for v in sim.voter_ids if v != leader.node_id)]
+    assert other.raft is not None
+    persisted = other.storage.election.epoch
+    other.raft.epoch = persisted + 1
+    message = _violation(sim, invariants)
+    assert "MonotonicEpoch" in message
+    assert f"runs in epoch {persisted + 1} but persisted epoch {persisted}" in message
+
+
+def test_a_leader_counts_as_its_epochs_leader_whatever_its_disk_says() -> None:
+    """SingleLeader takes a node in the LEADER role as its epoch's leader even if its
+    persisted election state names none, so a second node claiming that epoch is caught."""
+    sim, _ = _healthy()
+    leader = sim.leader_slot()
+    assert leader is not None and leader.raft is not None
+    epoch = leader.raft.epoch
+    leader.storage.election = ElectionState(epoch, voted_id=leader.node_id, leader_id=None)
+    other = next(v for v in sim.voter_ids if v != leader.node_id)
+    sim.slots[other].storage.election = ElectionState(epoch, voted_id=None, leader_id=other)
+    with pytest.raises(InvariantViolation) as caught:  # only these two nodes say anything
+        RaftInvariants().check(sim, [leader, sim.slots[other]])
+    assert caught.value.invariant == "SingleLeader"
+    assert f"epoch {epoch} has leaders {leader.node_id} and {other}" in str(caught.value)
+
+
+def test_a_leader_one_offset_short_of_the_committed_end_is_incomplete() -> None:
+    sim, invariants = _healthy()
+    leader = sim.leader_slot()
+    assert leader is not None and leader.raft is not None
+    epoch = leader.raft.epoch
+    invariants.committed_in_epoch[epoch - 1] = leader.storage.log.end_offset + 1
+    invariants.completeness_checked.discard((leader.node_id, epoch))
+    invariants._node_seen.clear()
+    message = _violation(sim, invariants)
+    assert "LeaderCompleteness" in message
+    assert f"log ends at {leader.storage.log.end_offset}, before the committed end " \
+           f"{leader.storage.log.end_offset + 1}" in message
+
+
+def test_a_wiped_disk_starts_its_epochs_over_without_a_violation() -> None:
+    """A wiped voter comes back at epoch 0: MonotonicEpoch starts over for it."""
+    sim, _ = _healthy()
+    leader = sim.leader_slot()
+    assert leader is not None
+    victim = next(v for v in sim.voter_ids if v != leader.node_id)
+    assert sim.slots[victim].storage.election.epoch > 0
+    sim.wipe(victim)
+    sim.run_for(50)
+    sim.restart(victim)
+    sim.run_for(1000)
+    assert sim.violation is None
+
+
+def test_after_a_wipe_durability_and_majority_are_not_checked() -> None:
+    """A wiped disk loses committed data by design: once a disk was wiped, neither
+    CommittedDurable nor MajorityReachedHighWatermark judges the voters' disks."""
+    sim, invariants = _healthy()
+    last = invariants.history.last
+    assert last is not None
+    sim.wipes = 1
+    _unflush(sim, 3, last.base_offset)
+    _look_again(sim, invariants)
+
+
+def test_a_listener_continues_after_a_loaded_snapshot() -> None:
+    auditor = CommitAuditor(1, CommittedLog())
+    auditor.handle_load_snapshot(Snapshot(SnapshotId(10, 2), ()))
+    auditor.handle_commit([Batch(10, 2, ("a",))], 11)
+    assert auditor.next_offset == 11
+
+
+def test_the_committed_history_refuses_overlaps_and_finds_batches_by_offset() -> None:
+    history = CommittedLog()
+    assert history.observe(Batch(0, 1, ("a", "b"))) is None
+    assert history.observe(Batch(1, 1, ("b",))) == "batch at 1 overlaps committed data below 2"
+    assert history.observe(Batch(4, 1, ("e",))) is None  # 2-3 not known yet
+    assert history.observe(Batch(1, 1, ("x",))) == \
+        "batch at 1 overlaps committed data below 5"
+    assert history.end == 5 and history.last == Batch(4, 1, ("e",))
+    assert history.batch_containing(0) == Batch(0, 1, ("a", "b"))
+    assert history.batch_containing(1) == Batch(0, 1, ("a", "b"))
+    assert history.batch_containing(4) == Batch(4, 1, ("e",))
+    assert history.batch_containing(2) is None and history.batch_containing(3) is None
+    assert history.batch_containing(5) is None and history.batch_containing(-1) is None
+    assert history.observe(Batch(4, 1, ("e",))) is None  # the same batch again
+    assert history.observe(Batch(5, 1, ("f",))) is None
+    assert history.observe(Batch(4, 1, ("e", "f"))) == \
+        "batch at 4 (epoch 1) differs from the committed batch (epoch 1)"
+
+
+def test_a_leader_is_logged_and_checked_for_completeness_once_per_epoch() -> None:
+    sim, invariants = _healthy()
+    leaders = list(invariants.leader_log)
+    assert len({(epoch, node) for epoch, node, _ in leaders}) == len(leaders) >= 1
+    invariants._node_seen.clear()  # every node looks changed: the leader is seen again
+    _look_again(sim, invariants)
+    assert invariants.leader_log == leaders

@@ -8,6 +8,9 @@ to it, NoOps are not meaningful, and a transaction counts its records.
 
 from __future__ import annotations
 
+import pytest
+
+from metadata.image import MetadataImage
 from metadata.schema import (
     AbortTransactionRecord,
     BeginTransactionRecord,
@@ -110,3 +113,37 @@ def test_a_new_epoch_must_begin_with_the_abort_of_an_open_transaction() -> None:
     log.commit(BeginTransactionRecord("t"), TopicRecord("foo", FOO))
     problems = log.commit(partition(FOO, 0), epoch=2)
     assert [name for name, _ in problems] == ["FailoverAbortsInflight"]
+
+
+def test_a_new_epoch_beginning_with_an_abort_and_more_is_not_a_lone_abort() -> None:
+    log = Log()
+    log.commit(BeginTransactionRecord("t"), TopicRecord("foo", FOO))
+    problems = log.commit(AbortTransactionRecord(), TopicRecord("bar", BAR), epoch=2)
+    assert [name for name, _ in problems] == ["FailoverAbortsInflight"]
+
+
+def test_the_state_is_known_only_up_to_what_was_replayed_and_not_past_a_gap() -> None:
+    log = Log()
+    log.commit(TopicRecord("foo", FOO), partition(FOO, 0))
+    assert log.reference.image_at(1) is not None
+    assert log.reference.image_at(2) is None  # not replayed yet
+    assert log.history.observe(Batch(5, 1, (NoOpRecord(),))) is None  # 2-4 never seen
+    assert log.reference.advance() == []
+    assert log.reference.gap and log.reference.image_at(1) is None
+
+
+def test_the_last_boundary_counts_the_marker_at_the_offset_itself() -> None:
+    log = Log()
+    log.commit(BeginTransactionRecord("t"), TopicRecord("foo", FOO))
+    log.commit(EndTransactionRecord())  # at 2
+    assert log.reference.last_boundary_before(1) is None
+    assert log.reference.last_boundary_before(2) == "end"
+    assert log.reference.inside_transaction(0) is not None
+    assert log.reference.inside_transaction(2) is None
+
+
+def test_the_reference_starts_from_a_snapshot_only_before_replaying() -> None:
+    log = Log()
+    log.commit(TopicRecord("foo", FOO))
+    with pytest.raises(ValueError, match="already replayed"):
+        log.reference.start_from(MetadataImage.EMPTY)
