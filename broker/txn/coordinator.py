@@ -140,6 +140,8 @@ class UnexpectedMarkerError(Exception):
     IllegalStateException on: CORRUPT_MESSAGE, MESSAGE_TOO_LARGE, RECORD_LIST_TOO_LARGE,
     INVALID_REQUIRED_ACKS or an error it does not list. Nothing is changed: the
     partition is neither retried nor counted written."""
+
+
 _APPEND_ERRORS = {"UNKNOWN_TOPIC_OR_PARTITION": "COORDINATOR_NOT_AVAILABLE",
                   "NOT_ENOUGH_REPLICAS": "COORDINATOR_NOT_AVAILABLE",
                   "NOT_ENOUGH_REPLICAS_AFTER_APPEND": "COORDINATOR_NOT_AVAILABLE",

@@ -41,12 +41,11 @@ def _ratio(value: str) -> bool:
         return False
 
 
-def _bool(value: str) -> bool:
+def _BOOL(value: str) -> bool:
     """Kafka's ConfigDef BOOLEAN: "true" or "false", trimmed, in any case."""
     return value.strip().lower() in ("true", "false")
 
 
-_BOOL = _bool
 _ANY: Callable[[str], bool] = lambda value: True  # noqa: E731
 
 TOPIC_CONFIGS: dict[str, Callable[[str], bool]] = {
