@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from controller import QuorumController
 from controller.operations import CreateTopics, NewTopic
 from metadata.schema import NoOpRecord, UnknownRecord, is_marker
 from metadata.snapshot import image_from_records
 from raft import Batch, Snapshot, SnapshotId
+from sim.cluster import KRaftCluster
 from tests.controller.conftest import cluster
 
 
@@ -33,14 +35,21 @@ def test_snapshots_hold_committed_state_without_markers_and_lagging_nodes_load_t
     assert all(loader.published.topic(f"t{i}") is not None for i in range(4))
 
 
-def test_an_unknown_record_in_the_log_stops_a_standby_with_its_offset() -> None:
-    c = cluster(seed=32)
+def _standby_fed_an_unknown_record(seed: int) -> tuple[KRaftCluster, QuorumController, int]:
+    """A cluster whose standby was handed a committed batch of an unknown record (at the
+    offset returned), which stops it."""
+    c = cluster(seed=seed)
     standby = next(c.controller(n) for n in c.config.controller_ids
                    if c.controller(n) is not c.active_controller())
     assert standby is not None
     offset = standby.offsets.last_committed_offset + 100
     standby.handle_commit([Batch(offset, 9, (UnknownRecord(api_key=99, version=0,
                                                            payload=b"\x00"),))], offset + 1)
+    return c, standby, offset
+
+
+def test_an_unknown_record_in_the_log_stops_a_standby_with_its_offset() -> None:
+    c, standby, offset = _standby_fed_an_unknown_record(32)
     assert standby.fault is not None and standby.fault.offset == offset
     assert "UNKNOWN" in str(standby.fault) or "unknown" in str(standby.fault)
     assert c.controller_faults and c.controller_faults[0][0] == standby.node_id
@@ -63,13 +72,7 @@ def test_an_active_controller_asked_to_load_a_snapshot_stops_and_keeps_its_state
 def test_a_stopped_standby_ignores_every_later_commit() -> None:
     """A controller stopped by a replay fault takes no further input (Kafka's process has
     exited): later committed batches move neither its committed offset nor its state."""
-    c = cluster(seed=35)
-    standby = next(c.controller(n) for n in c.config.controller_ids
-                   if c.controller(n) is not c.active_controller())
-    assert standby is not None
-    offset = standby.offsets.last_committed_offset + 100
-    standby.handle_commit([Batch(offset, 9, (UnknownRecord(api_key=99, version=0,
-                                                           payload=b"\x00"),))], offset + 1)
+    _, standby, offset = _standby_fed_an_unknown_record(35)
     fault, committed, state = standby.fault, standby.offsets.last_committed_offset, \
         standby.image
     assert fault is not None

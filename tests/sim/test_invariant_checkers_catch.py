@@ -21,20 +21,13 @@ from metadata.schema import (
     AbortTransactionRecord,
     BeginTransactionRecord,
     EndTransactionRecord,
-    PartitionRecord,
     TopicRecord,
 )
 from raft import Batch
 from sim.invariants.history import CommittedLog
 from sim.invariants.transactions import Publication, TransactionInvariants
 from sim.world import InvariantViolation
-
-FOO, BAR, BAZ = "AAAAAAAAAAAAAAAAAAAAAg", "AAAAAAAAAAAAAAAAAAAAAw", "AAAAAAAAAAAAAAAAAAAABA"
-
-
-def partition(topic_id: str, pid: int) -> PartitionRecord:
-    return PartitionRecord(partition_id=pid, topic_id=topic_id, replicas=(1, 2, 3),
-                           isr=(1, 2, 3), leader=1, leader_epoch=0, partition_epoch=0)
+from tests.sim.test_reference_replay import BAR, BAZ, FOO, partition
 
 
 def _log() -> TransactionInvariants:
