@@ -20,6 +20,9 @@
 - The driver JVM maps a class-data-sharing archive of Spark's classes, made
   by the first session of an environment (``jvm_cache.py``): another 4-6 s
   off session start and first job. Writing it is announced.
+- A local session's Python daemon is ``experiments.spark_daemon``: its workers
+  import the installed, compiled pyspark instead of compiling Spark's source
+  zip at every session start, and inherit kraftsim's task code from it.
 - Stopping a session ends its JVM, so every session starts with its own
   options and logs (PySpark would otherwise reuse the first JVM of the
   process).
@@ -333,6 +336,7 @@ def spark_conf_pairs(settings: SparkSettings | str, scratch: Path, log_config: P
         pairs += [("spark.driver.bindAddress", host or LOOPBACK),
                   ("spark.executor.extraJavaOptions", java),
                   ("spark.pyspark.python", sys.executable),
+                  ("spark.python.daemon.module", "experiments.spark_daemon"),
                   ("spark.pyspark.driver.python", sys.executable),
                   ("spark.executorEnv.SPARK_LOCAL_IP", host or LOOPBACK)]
     else:  # the log configuration is a file of this machine; executors log as their worker

@@ -16,6 +16,7 @@ from experiments.code_zip import PACKAGES, build_zip, worker_requirements
 from experiments.model import ExperimentError
 from experiments.pipeline import _check_rows_complete, _first_line, rows_location
 from experiments.spark_env import SparkSettings, environment, parse_conf, spark_conf_pairs
+from experiments.spark_daemon import without_spark_zips
 from kraftsim.cli import main
 
 
@@ -66,6 +67,7 @@ def test_a_cluster_session_leaves_python_and_logging_to_the_workers(
     conf = dict(pairs)
     assert conf["spark.driver.host"] == "10.1.2.4"
     assert "spark.driver.bindAddress" not in conf and "spark.pyspark.python" not in conf
+    assert "spark.python.daemon.module" not in conf  # the workers' own Spark's daemon
     assert "log4j2" not in conf["spark.executor.extraJavaOptions"]  # a file of the driver
     assert pairs[-2:] == [("spark.executor.memory", "3g"), ("spark.task.maxFailures", "4")]
     assert conf["spark.task.maxFailures"] == "4"  # the user's setting wins
@@ -83,6 +85,7 @@ def test_a_local_session_runs_this_python_on_loopback(tmp_path: Path,
     conf = dict(spark_conf_pairs(local, tmp_path, tmp_path / "log4j2.properties"))
     assert conf["spark.driver.host"] == conf["spark.driver.bindAddress"] == "127.0.0.1"
     assert conf["spark.pyspark.python"] == sys.executable
+    assert conf["spark.python.daemon.module"] == "experiments.spark_daemon"
     assert environment(local) == {"PYSPARK_PYTHON": sys.executable,
                                   "PYSPARK_DRIVER_PYTHON": sys.executable,
                                   "SPARK_LOCAL_IP": "127.0.0.1"}
@@ -136,3 +139,10 @@ def test_rows_paths_become_absolute_file_uris(tmp_path: Path,
     assert rows_location("s3a://bucket/runs") == "s3a://bucket/runs"
     assert rows_location("file:///mnt/runs") == "file:///mnt/runs"
     assert rows_location(None) is None
+
+
+def test_the_local_daemon_takes_only_sparks_zips_off_the_path() -> None:
+    path = ["/w", "/spark/python/lib/pyspark.zip", "/spark/python/lib/py4j-0.10.9.9-src.zip",
+            "/venv/lib/python3.11/site-packages", "/data/my-pyspark.zip", "/x/py4j-src"]
+    assert without_spark_zips(path) == ["/w", "/venv/lib/python3.11/site-packages",
+                                        "/data/my-pyspark.zip", "/x/py4j-src"]

@@ -62,6 +62,19 @@ def failover(spark: SparkHandle, tmp_path_factory: pytest.TempPathFactory) -> Sw
     return _sweep(spark, "failover", tmp_path_factory.mktemp("sweep") / "failover", 32, 7)
 
 
+def _worker_pyspark(_: Any) -> list[str]:
+    import pyspark
+
+    return [pyspark.__file__ or ""]
+
+
+def test_local_workers_run_the_installed_pyspark(spark: SparkHandle) -> None:
+    """A local session's Python workers import the installed, compiled pyspark, not the
+    source zip Spark puts first on their path (experiments.spark_daemon)."""
+    files = spark.session.sparkContext.parallelize([0, 1], 2).flatMap(_worker_pyspark).collect()
+    assert files and all("pyspark.zip" not in f and f.endswith("__init__.py") for f in files)
+
+
 def test_failover_sweep_writes_parquet_report_and_plots(failover: SweepResult) -> None:
     out = failover.out
     scenarios = sorted(p.name for p in (out / "runs" / "experiment=failover").iterdir())
