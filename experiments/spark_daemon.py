@@ -36,9 +36,10 @@ def without_spark_zips(path: Iterable[str]) -> list[str]:
 def main() -> None:
     """Run PySpark's daemon from the installed pyspark, kraftsim's task code loaded."""
     sys.path[:] = without_spark_zips(sys.path)
+    from pyspark import daemon
+
     import experiments.tasks  # noqa: F401  (inherited by every forked worker)
     from experiments.registry import EXPERIMENTS  # noqa: F401  (imports every experiment)
-    from pyspark import daemon
 
     daemon.manager()
 

@@ -15,8 +15,8 @@ import pytest
 from experiments.code_zip import PACKAGES, build_zip, worker_requirements
 from experiments.model import ExperimentError
 from experiments.pipeline import _check_rows_complete, _first_line, rows_location
-from experiments.spark_env import SparkSettings, environment, parse_conf, spark_conf_pairs
 from experiments.spark_daemon import without_spark_zips
+from experiments.spark_env import SparkSettings, environment, parse_conf, spark_conf_pairs
 from kraftsim.cli import main
 
 
