@@ -15,7 +15,8 @@ The pool runs the same grid with the same batching (the slices of Spark's
 tasks, :func:`experiments.pipeline.task_slices`) and writes its rows as
 Parquet; Spark's figure for the same work is session start, runs and rows as
 Parquet, and its SQL aggregates, report and plots are timed apart (the whole
-sweep is both). The pool's rows are checked equal to Spark's.
+sweep, as ``kraftsim experiment`` runs it, is both). The pool's rows are
+checked equal to Spark's.
 """
 
 from __future__ import annotations
@@ -33,13 +34,10 @@ from typing import Any
 
 import experiments.failover as failover_module
 from bench.floors import floors_line
-from experiments.aggregate import aggregate
 from experiments.grid import build_grid, parse_params
 from experiments.model import Row, RunSpec
-from experiments.pipeline import RUNS_PER_TASK, _compute, task_slices
+from experiments.pipeline import run_sweep, task_slices
 from experiments.registry import get_experiment
-from experiments.report import write_report
-from experiments.spark_env import start_spark
 from experiments.tasks import run_specs
 from sim.gc_policy import simulation_gc
 from sim.world import Simulation
@@ -180,33 +178,26 @@ def pool_sweep(specs: list[RunSpec], out: Path, processes: int = 2) -> tuple[flo
 
 
 def spark_sweep(specs: list[RunSpec], master: str, out: Path) -> tuple[float, float, float]:
-    """A Spark sweep in two timed parts: (session start + the runs + the rows as Parquet,
-    then the SQL aggregates, report and plots), wall seconds each, and the session start
-    alone (part of the first).
+    """A Spark sweep as ``kraftsim experiment`` runs it (:func:`run_sweep`), timed in two
+    parts: (session start + the runs + the rows as Parquet, then the SQL aggregates and
+    everything the driver writes: report, plots, the time-series reruns, manifest), wall
+    seconds each, and the session start alone (part of the first).
 
     The first part is the pool's work (:func:`pool_sweep`: the runs and one Parquet
-    file of rows), so the two compare the same work; both parts together are what
-    ``kraftsim experiment`` does (less the session's stop).
+    file of rows), so the two compare the same work; both parts together are the
+    whole sweep (less the session's stop).
     """
-    started = time.perf_counter()
-    handle = start_spark(master)
-    start_s = time.perf_counter() - started
-    try:
-        _compute(handle.session, FAILOVER, specs, str(out / "runs"), None, RUNS_PER_TASK)
-        rows_s = time.perf_counter() - started
-        started = time.perf_counter()
-        aggregates = aggregate(handle.session, FAILOVER)
-        write_report(out, FAILOVER, aggregates, {"runs": len(specs), "spark master": master})
-        report_s = time.perf_counter() - started
-    finally:
-        handle.stop()
-    return rows_s, report_s, start_s
+    result = run_sweep(FAILOVER, specs, master, out / "sweep")
+    phases = result.phases
+    rows_s = phases["spark start"] + phases["runs"]
+    return rows_s, result.wall_s - rows_s, phases["spark start"]
 
 
 def _same_rows(pool_rows: list[Row], out: Path) -> bool:
     import pandas as pd
 
-    frame = pd.read_parquet(out / "runs", columns=["seed", "mode", "window", "fingerprint"])
+    frame = pd.read_parquet(out / "sweep" / "runs",
+                            columns=["seed", "mode", "window", "fingerprint"])
     spark = sorted(zip(frame["seed"], frame["mode"], frame["window"], frame["fingerprint"],
                        strict=True))
     pool = sorted((r["seed"], r["mode"], r["window"], r["fingerprint"]) for r in pool_rows)

@@ -34,10 +34,10 @@ import threading
 import time
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, TextIO, TypeVar
+from typing import TYPE_CHECKING, Any, TextIO, TypeVar
 
 from experiments import failures, output, runs
 from experiments.aggregate import Aggregates, aggregate
@@ -53,6 +53,9 @@ from experiments.spark_env import (
     start_spark,
 )
 from experiments.tasks import GridShare, grid_record, partition_runner
+
+if TYPE_CHECKING:
+    from experiments.report import TimeSeries
 
 T = TypeVar("T")
 
@@ -73,6 +76,10 @@ class SweepResult:
     out: Path
     summary: dict[str, Any]
     wall_s: float
+    phases: dict[str, float] = field(default_factory=dict)
+    """Wall seconds by phase, in order: ``spark start`` (when the sweep started the
+    session), ``runs`` (the runs and their rows written), ``aggregates``, ``report``
+    (the report, plots and manifest: what the driver did after Spark SQL)."""
 
 
 def spark_type(kind: str) -> Any:
@@ -136,7 +143,12 @@ def run_sweep(experiment: Experiment, specs: list[RunSpec], master: str | SparkS
     """
     started = time.monotonic()
     started_at = datetime.now(UTC)
-    preload = _preload_report()
+    full_axes = axes or experiment.defaults()
+    prework = ReportPrework(experiment, specs, full_axes)
+    phases: dict[str, float] = {}
+
+    def lap(phase: str) -> None:
+        phases[phase] = time.monotonic() - started - sum(phases.values())
     settings = master if isinstance(master, SparkSettings) else SparkSettings(master)
     rows = rows_location(rows)
     out = out.absolute()
@@ -150,6 +162,7 @@ def run_sweep(experiment: Experiment, specs: list[RunSpec], master: str | SparkS
             _say(stream, f"starting Spark ({settings.master}) ...")
             with heartbeat(stream, "still starting Spark"):
                 handle = start_spark(settings, stream)
+            lap("spark start")
             _say(stream, f"Spark {handle.session.version} started in "
                          f"{time.monotonic() - started:.1f} s")
         session = handle.session
@@ -159,22 +172,24 @@ def run_sweep(experiment: Experiment, specs: list[RunSpec], master: str | SparkS
 
         def work() -> Aggregates:
             _compute(session, experiment, specs, location, stream, runs_per_task)
+            lap("runs")
             _say(stream, f"aggregating {len(specs):,} rows with Spark SQL ...")
             return aggregate(session, experiment)
 
         aggregates = run_cancellable(session, work)
+        lap("aggregates")
         _check_rows_complete(aggregates.summary, len(specs), location)
         _say(stream, f"writing report.md and plots to {out} ...")
-        preload.join()
-        from experiments.report import write_report  # matplotlib: a second to import
+        series = prework.result()
+        from experiments.report import write_report  # imported by the prework
 
         context = _context(specs, axes, settings.master, out, time.monotonic() - started,
                            rows)
-        full_axes = axes or experiment.defaults()
         groups = failures.failure_groups(aggregates.tables["failure_groups"], experiment,
                                          full_axes, out) \
             if "failure_groups" in aggregates.tables else []
-        write_report(staging, experiment, aggregates, context, groups, specs, full_axes)
+        write_report(staging, experiment, aggregates, context, groups, specs, full_axes,
+                     series)
         summary = {**aggregates.summary, "out": str(out), "rows": rows or str(out / "runs")}
         if "failure_groups" in aggregates.tables:
             summary["failure_groups"] = groups
@@ -190,7 +205,8 @@ def run_sweep(experiment: Experiment, specs: list[RunSpec], master: str | SparkS
                                              + "\n")
         output.publish(staging, out)
         failed = False
-        return SweepResult(out, summary, time.monotonic() - started)
+        lap("report")
+        return SweepResult(out, summary, sum(phases.values()), phases)
     except Exception as exc:
         if isinstance(exc, ExperimentError):
             raise
@@ -206,17 +222,37 @@ def run_sweep(experiment: Experiment, specs: list[RunSpec], master: str | SparkS
                                                                KeyboardInterrupt))
 
 
-def _preload_report() -> threading.Thread:
-    """Import the report's modules (matplotlib: about a second) in a thread while the
-    driver waits for Spark; an import error shows again where the report is written."""
+class ReportPrework:
+    """What the report needs from the grid alone, made in a thread while the driver waits
+    for Spark: its modules imported (matplotlib: about a second) and its time-series
+    plot (the first run of each cell rerun on the driver, then drawn: 2-3 s at 32 cells).
 
-    def load() -> None:
-        with contextlib.suppress(Exception):  # raised again by run_sweep's own import
-            import experiments.report  # noqa: F401
+    The driver's Python is idle while Spark starts and plans the job, and no other
+    thread of the driver runs a simulation until :meth:`result`.
+    """
 
-    thread = threading.Thread(target=load, name="kraftsim-preload-report", daemon=True)
-    thread.start()
-    return thread
+    def __init__(self, experiment: Experiment, specs: list[RunSpec], axes: Axes) -> None:
+        self._series: TimeSeries | None = None
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._make, args=(experiment, specs, axes),
+                                        name="kraftsim-report-prework", daemon=True)
+        self._thread.start()
+
+    def _make(self, experiment: Experiment, specs: list[RunSpec], axes: Axes) -> None:
+        try:
+            from experiments.report import time_series_of
+
+            self._series = time_series_of(experiment, specs, axes)
+        except BaseException as exc:  # raised again by result()
+            self._error = exc
+
+    def result(self) -> TimeSeries:
+        """The time-series plot, once made; an error made it is raised here."""
+        self._thread.join()
+        if self._error is not None:
+            raise self._error
+        assert self._series is not None
+        return self._series
 
 
 def rows_location(rows: str | None) -> str | None:

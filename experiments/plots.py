@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import matplotlib
 
@@ -239,7 +239,7 @@ def distribution_boxes(frame: Any, panel: str, group: str, box: str, value: str,
     return labels
 
 
-def time_series(series: Sequence[Series], title: str, path: Path) -> list[str]:
+def time_series(series: Sequence[Series], title: str, path: Path | IO[bytes]) -> list[str]:
     """One panel per representative run: each broker's published metadata offset over
     simulated time, each new controller leader as a dotted line labelled with its epoch,
     spans with no leader shaded, faults as dashed lines. Returns the panels' titles."""

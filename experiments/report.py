@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import io
 import json
 import math
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -66,20 +68,25 @@ def _plain(value: Any) -> Any:
 
 def write_report(folder: Path, experiment: Experiment, aggregates: Aggregates,
                  context: dict[str, Any], groups: list[dict[str, Any]] | None = None,
-                 specs: list[RunSpec] | None = None, axes: Axes | None = None) -> Path:
+                 specs: list[RunSpec] | None = None, axes: Axes | None = None,
+                 series: TimeSeries | None = None) -> Path:
     """Write ``report.md`` and the plots into ``folder``; returns the report's path.
 
     ``groups`` are the failed runs by invariant and cell
-    (:func:`experiments.failures.failure_groups`); with ``specs`` the first run
-    of each cell is rerun here for the time-series plot.
+    (:func:`experiments.failures.failure_groups`); the time-series plot is
+    ``series``, or made here from ``specs`` (:func:`time_series_of`).
     """
     tables = aggregates.tables
+    if series is None:
+        series = time_series_of(experiment, specs or [], axes or experiment.defaults())
+    if series.png is not None:
+        (folder / "timeseries.png").write_bytes(series.png)
     if experiment.name == "swarm":
         body = [*report_section(tables, markdown_table), *failures.markdown(groups or [])]
     else:
         body = {"failover": _failover, "broker-failover": _broker_failover,
                 "visibility": _visibility, "eos": _eos}[experiment.name](folder, tables)
-        body += _time_series(folder, experiment, specs or [], axes or experiment.defaults())
+        body += series.section
         body += failures.markdown(groups or [])
     summary = aggregates.summary
     head = [
@@ -235,18 +242,33 @@ def _visibility(folder: Path, tables: dict[str, Any]) -> list[str]:
     ]
 
 
-def _time_series(folder: Path, experiment: Experiment, specs: list[RunSpec],
-                 axes: Axes) -> list[str]:
-    series = representative_runs(experiment, specs, axes, MAX_PANELS)
+@dataclass(frozen=True)
+class TimeSeries:
+    """The report's time-series plot and its section, made from the sweep's grid alone
+    (:func:`time_series_of`), so a sweep makes it while Spark runs."""
+
+    png: bytes | None
+    """``timeseries.png`` (None: no plot)."""
+    section: list[str]
+    """The report's Markdown lines about it."""
+
+
+def time_series_of(experiment: Experiment, specs: list[RunSpec], axes: Axes) -> TimeSeries:
+    """Rerun the first run of each cell (at most MAX_PANELS) and plot it over simulated
+    time (no plot for swarm, or without runs)."""
+    series = [] if experiment.name == "swarm" else \
+        representative_runs(experiment, specs, axes, MAX_PANELS)
     if not series:
-        return []
+        return TimeSeries(None, [])
+    png = io.BytesIO()
     time_series(series, f"{experiment.name}: the first run of each cell over simulated time",
-                folder / "timeseries.png")
+                png)
     more = len({json.dumps(s.params, sort_keys=True) for s in specs}) - len(series)
-    return ["## One run per cell over time", "",
-            "The first run (run index 0) of each cell, rerun on the driver: each broker's "
-            "published metadata offset, each new controller leader (dotted, labelled with "
-            "its epoch), the spans with no controller leader (shaded) and the faults "
-            "(dashed)."
-            + (f" The first {len(series)} cells are shown ({more} more)." if more > 0 else ""),
-            "", "![one run per cell over time](timeseries.png)", ""]
+    section = [
+        "## One run per cell over time", "",
+        "The first run (run index 0) of each cell, rerun on the driver: each broker's "
+        "published metadata offset, each new controller leader (dotted, labelled with its "
+        "epoch), the spans with no controller leader (shaded) and the faults (dashed)."
+        + (f" The first {len(series)} cells are shown ({more} more)." if more > 0 else ""),
+        "", "![one run per cell over time](timeseries.png)", ""]
+    return TimeSeries(png.getvalue(), section)

@@ -4,11 +4,17 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import msgspec
 import pandas as pd
+import pytest
 
 from experiments import plots
 from experiments.failover import FAILOVER
 from experiments.grid import build_grid, parse_params
+from experiments.model import Row
+from experiments.pipeline import ReportPrework
+from experiments.registry import get_experiment
+from experiments.report import TimeSeries, time_series_of
 from experiments.series import representative_runs, series_of
 
 PNG = b"\x89PNG\r\n\x1a\n"
@@ -86,3 +92,28 @@ def test_unavailable_window_boxes_per_fault_window_and_mode(tmp_path: Path) -> N
                                       order=["inside", "committed"])
     assert labels == ["non-atomic", "transactional"]
     assert (tmp_path / "unavailable.png").read_bytes()[:8] == PNG
+
+
+def test_the_report_prework_makes_the_time_series_the_report_would() -> None:
+    """A sweep makes the time-series plot in a thread while Spark runs: the same plot and
+    section as made when the report is written, and none for swarm."""
+    specs = build_grid(FAILOVER, parse_params(FAILOVER, ["scenario=crash", "window=inside"]),
+                       4, 5)
+    axes = FAILOVER.defaults()
+    made = ReportPrework(FAILOVER, specs, axes).result()
+    assert made == time_series_of(FAILOVER, specs, axes)
+    assert made.png is not None and made.png[:8] == PNG
+    assert "![one run per cell over time](timeseries.png)" in made.section
+    swarm = get_experiment("swarm")
+    assert ReportPrework(swarm, [], swarm.defaults()).result() == TimeSeries(None, [])
+
+
+def test_an_error_making_the_time_series_reaches_the_sweep() -> None:
+    broken = msgspec.structs.replace(FAILOVER, run=_raise)
+    specs = build_grid(FAILOVER, parse_params(FAILOVER, []), 1, 5)
+    with pytest.raises(RuntimeError, match="rerun failed"):
+        ReportPrework(broken, specs, FAILOVER.defaults()).result()
+
+
+def _raise(*_: object) -> Row:
+    raise RuntimeError("rerun failed")

@@ -98,6 +98,10 @@ def test_failover_sweep_writes_parquet_report_and_plots(failover: SweepResult) -
     assert (manifest["experiment"], manifest["runs"], manifest["seed"]) == ("failover", 32, 7)
     assert manifest["params"]["batches"] == [6] and manifest["cells"] == 32
     assert manifest["spark_version"].startswith("4.") and manifest["wall_s"] > 0
+    # the session was given: no "spark start" phase; the phases make up the wall time
+    assert list(failover.phases) == ["runs", "aggregates", "report"]
+    assert all(t > 0 for t in failover.phases.values())
+    assert sum(failover.phases.values()) == pytest.approx(failover.wall_s)
     cells = json.loads((out / "cells.json").read_text())
     assert len(cells) == 32 and sum(c["runs"] for c in cells) == 32
     summary = json.loads((out / "summary.json").read_text())
