@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import json
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -253,12 +254,14 @@ class TimeSeries:
     """The report's Markdown lines about it."""
 
 
-def time_series_of(experiment: Experiment, specs: list[RunSpec], axes: Axes) -> TimeSeries:
+def time_series_of(experiment: Experiment, specs: list[RunSpec], axes: Axes,
+                   stop: Callable[[], bool] | None = None) -> TimeSeries:
     """Rerun the first run of each cell (at most MAX_PANELS) and plot it over simulated
-    time (no plot for swarm, or without runs)."""
+    time (no plot for swarm, or without runs); ``stop()`` true ends the work early (its
+    result then is no plot)."""
     series = [] if experiment.name == "swarm" else \
-        representative_runs(experiment, specs, axes, MAX_PANELS)
-    if not series:
+        representative_runs(experiment, specs, axes, MAX_PANELS, stop)
+    if not series or (stop is not None and stop()):
         return TimeSeries(None, [])
     png = io.BytesIO()
     time_series(series, f"{experiment.name}: the first run of each cell over simulated time",

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import io
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from experiments.grid import Axes
@@ -81,11 +82,14 @@ def series_of(label: str, notes: list[dict[str, object]], end_ms: int) -> Series
 
 
 def representative_runs(experiment: Experiment, specs: list[RunSpec], axes: Axes,
-                        limit: int) -> list[Series]:
-    """Rerun the first run of each cell (at most ``limit`` cells) and return its series."""
+                        limit: int, stop: Callable[[], bool] | None = None) -> list[Series]:
+    """Rerun the first run of each cell (at most ``limit`` cells) and return its series;
+    ``stop()`` true before a rerun ends them there."""
     chosen = [s for s in specs if s.index == 0][:limit]
     result = []
     for spec in chosen:
+        if stop is not None and stop():
+            break
         buffer = io.BytesIO()
         with simulation_gc():
             row = experiment.run(spec, buffer)

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
+from typing import Any
 
 import msgspec
 import pandas as pd
@@ -11,7 +13,7 @@ import pytest
 from experiments import plots
 from experiments.failover import FAILOVER
 from experiments.grid import build_grid, parse_params
-from experiments.model import Row
+from experiments.model import Row, RunSpec
 from experiments.pipeline import ReportPrework
 from experiments.registry import get_experiment
 from experiments.report import TimeSeries, time_series_of
@@ -113,6 +115,27 @@ def test_an_error_making_the_time_series_reaches_the_sweep() -> None:
     specs = build_grid(FAILOVER, parse_params(FAILOVER, []), 1, 5)
     with pytest.raises(RuntimeError, match="rerun failed"):
         ReportPrework(broken, specs, FAILOVER.defaults()).result()
+
+
+def test_a_failed_sweep_cancels_the_prework_after_the_rerun_in_progress() -> None:
+    reruns: list[int] = []
+    running = threading.Event()
+    cancelled = threading.Event()
+
+    def rerun(spec: RunSpec, trace: Any) -> Row:
+        reruns.append(spec.index)
+        running.set()
+        assert cancelled.wait(10)  # the sweep fails while this rerun runs
+        return FAILOVER.run(spec, trace)
+
+    slow = msgspec.structs.replace(FAILOVER, run=rerun)
+    specs = build_grid(FAILOVER, parse_params(FAILOVER, []), 32, 5)  # 32 cells
+    prework = ReportPrework(slow, specs, FAILOVER.defaults())
+    assert running.wait(10)
+    threading.Timer(0.05, cancelled.set).start()
+    prework.cancel()  # returns once the rerun in progress ends
+    assert len(reruns) == 1
+    assert prework.result() == TimeSeries(None, [])
 
 
 def _raise(*_: object) -> Row:
