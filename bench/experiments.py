@@ -13,7 +13,8 @@
 
 The pool runs the same grid with the same batching (the slices of Spark's
 tasks, :func:`experiments.pipeline.task_slices`) and writes its rows as
-Parquet; Spark's figure for the same work is session start, runs and rows as
+Parquet, while its parent makes the report's time series as the Spark
+driver does during its runs; Spark's figure for the same work is session start, runs and rows as
 Parquet, and its SQL aggregates, report and plots are timed apart (the whole
 sweep, as ``kraftsim experiment`` runs it, is both). The pool's rows are
 checked equal to Spark's.
@@ -36,7 +37,7 @@ import experiments.failover as failover_module
 from bench.floors import floors_line
 from experiments.grid import build_grid, parse_params
 from experiments.model import Row, RunSpec
-from experiments.pipeline import run_sweep, task_slices
+from experiments.pipeline import ReportPrework, run_sweep, task_slices
 from experiments.registry import get_experiment
 from experiments.tasks import run_specs
 from sim.gc_policy import simulation_gc
@@ -163,14 +164,18 @@ def bench_session_start(report: Report, repeats: int = 2) -> None:
 
 
 def pool_sweep(specs: list[RunSpec], out: Path, processes: int = 2) -> tuple[float, list[Row]]:
-    """The sweep on a plain process pool, rows written as one Parquet file; (wall s, rows)."""
+    """The sweep on a plain process pool, rows written as one Parquet file, while the
+    parent makes the report's time series as a Spark driver does (:class:`ReportPrework`);
+    (wall s, rows)."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
     started = time.perf_counter()
-    with multiprocessing.get_context("fork").Pool(processes) as pool:
+    with multiprocessing.get_context("fork").Pool(processes) as pool:  # forked: no thread yet
+        prework = ReportPrework(FAILOVER, specs, FAILOVER.defaults())
         chunks = [specs[first:end] for first, end in task_slices(len(specs), processes)]
         rows = [row for chunk in pool.imap(run_specs, chunks) for row in chunk]
+        prework.result()
     columns = FAILOVER.columns
     table = pa.Table.from_pylist(rows)
     pq.write_table(table.select([c.name for c in columns]), out / "rows.parquet")
