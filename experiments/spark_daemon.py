@@ -3,11 +3,12 @@
 Spark starts one daemon per session (``spark.python.daemon.module``), which
 forks the Python workers. Spark puts its own ``pyspark.zip`` first on the
 daemon's path, and a zip holds no compiled bytecode: the daemon compiled
-pyspark from source at every session start (~0.6 s), and each worker again
-the modules it imports after its fork (the worker, its Arrow serializers:
-~0.3 s each). In a local session the driver's interpreter runs the workers,
-and its installed pyspark (the same package the zip came from, compiled at
-install) serves them, so this daemon takes Spark's zips off its path first.
+pyspark from source at every session start (0.69 s to import, 0.12 s from
+the installed package), and each worker compiled again the modules it
+imports after its fork (the worker, its Arrow serializers). In a local
+session the driver's interpreter runs the workers, and its installed pyspark
+(the same package the zip came from, compiled at install) serves them, so
+this daemon takes Spark's zips off its path first.
 
 Before it forks a worker it also imports kraftsim's task code
 (:mod:`experiments.tasks` and every experiment), so each worker inherits it
