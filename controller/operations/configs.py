@@ -97,6 +97,17 @@ BROKER_CONFIGS: dict[str, Callable[[str], bool]] = {
 
 _KNOWN = {TOPIC_RESOURCE: TOPIC_CONFIGS, BROKER_RESOURCE: BROKER_CONFIGS}
 
+LIST_CONFIGS: dict[int, dict[str, str]] = {
+    TOPIC_RESOURCE: {"cleanup.policy": "delete", "follower.replication.throttled.replicas": "",
+                     "leader.replication.throttled.replicas": ""},
+    BROKER_RESOURCE: {},
+}
+"""The configs of Kafka's type LIST (the ones APPEND and SUBTRACT change), by resource
+type, with their defaults (what an APPEND to a key not set starts from)."""
+
+OPERATIONS = ("SET", "DELETE", "APPEND", "SUBTRACT")
+"""Kafka's AlterConfigOp types."""
+
 
 def validate_config(resource_type: int, key: str, value: str | None) -> None:
     """Raise INVALID_CONFIG for an unknown name or a bad value (None: a deletion)."""
@@ -112,7 +123,8 @@ def validate_config(resource_type: int, key: str, value: str | None) -> None:
 
 
 class ConfigChange(msgspec.Struct, frozen=True):
-    """One change: SET a value or DELETE the key (Kafka's AlterConfigOp)."""
+    """One change (Kafka's AlterConfigOp): SET a value, DELETE the key, or APPEND to or
+    SUBTRACT from a LIST config the comma-separated items of ``value``."""
 
     key: str
     value: str | None
@@ -129,16 +141,21 @@ class IncrementalAlterConfigs(msgspec.Struct, frozen=True):
     def describe(self) -> str:
         """E.g. ``IncrementalAlterConfigs(TOPIC:foo retention.ms=100)``."""
         kind = RESOURCE_NAMES.get(self.resource_type, str(self.resource_type))
-        what = " ".join(f"{c.key}={c.value}" if c.op == "SET" else f"-{c.key}"
-                        for c in self.changes)
+        signs = {"SET": "=", "APPEND": "+=", "SUBTRACT": "-="}
+        what = " ".join(f"-{c.key}" if c.op == "DELETE" else
+                        f"{c.key}{signs.get(c.op, f' {c.op} ')}{c.value}" for c in self.changes)
         return f"IncrementalAlterConfigs({kind}:{self.resource_name} {what})"
 
     def generate(self, ctx: OperationContext) -> Generated:
-        """Validate the resource, names and values; emit one ConfigRecord per change.
+        """Validate the resource, names and values; emit a ConfigRecord per key whose value
+        changes (Kafka's ConfigurationControlManager).
 
         The resource must exist (Kafka's ConfigResourceExistenceChecker): a topic, or
         for a broker resource the cluster default (""), a registered broker or a
-        controller of the quorum.
+        controller of the quorum. A topic key left as it was (a SET of its value, a
+        DELETE of a key not set, an APPEND of items already there) writes nothing and
+        is not checked; a broker resource gets a record even then (KAFKA-14136: the
+        brokers reload their config on it).
         """
         if self.resource_type == TOPIC_RESOURCE:
             if self.resource_name not in ctx.image.topics_by_name:
@@ -153,15 +170,42 @@ class IncrementalAlterConfigs(msgspec.Struct, frozen=True):
                 raise ApiError("BROKER_ID_NOT_REGISTERED", f"No node with id {node} found.")
         if not self.changes:
             raise ApiError("INVALID_REQUEST", "no config change given")
+        if len({change.key for change in self.changes}) < len(self.changes):
+            raise ApiError("INVALID_REQUEST", "Error due to duplicate config keys")
+        current = ctx.image.configs.get((self.resource_type, self.resource_name))
         records = ctx.records()
         for change in self.changes:
-            if change.op not in ("SET", "DELETE"):
-                raise ApiError("INVALID_REQUEST", f"unsupported config operation {change.op}")
-            value = change.value if change.op == "SET" else None
-            if change.op == "SET" and value is None:
-                raise ApiError("INVALID_CONFIG", f"SET {change.key} needs a value")
+            old = current.get(change.key) if current is not None else None
+            value = self._new_value(change, old)
+            if value == old and self.resource_type != BROKER_RESOURCE:
+                continue
             validate_config(self.resource_type, change.key, value)
             records.append(ConfigRecord(self.resource_type, self.resource_name, change.key,
                                         value))
         return Generated(records, {"resource": f"{RESOURCE_NAMES.get(self.resource_type)}:"
                                                f"{self.resource_name}"})
+
+    def _new_value(self, change: ConfigChange, old: str | None) -> str | None:
+        """The key's value after ``change`` (None: not set), from its value ``old``."""
+        if change.op not in OPERATIONS:
+            raise ApiError("INVALID_REQUEST", f"unsupported config operation {change.op}")
+        if change.op == "DELETE":
+            return None
+        if change.value is None:
+            raise ApiError("INVALID_CONFIG", f"{change.op} {change.key} needs a value")
+        if change.op == "SET":
+            return change.value
+        default = LIST_CONFIGS.get(self.resource_type, {}).get(change.key)
+        if default is None:
+            raise ApiError("INVALID_CONFIG", f"Can't {change.op} to key {change.key} because "
+                                             f"its type is not LIST.")
+        items = [item for item in (default if old is None else old).split(",") if item]
+        given = change.value.split(",")
+        while given and not given[-1]:  # Java's String.split drops trailing empty strings
+            given.pop()
+        for item in given:
+            if change.op == "APPEND" and item not in items:
+                items.append(item)
+            elif change.op == "SUBTRACT" and item in items:
+                items.remove(item)
+        return ",".join(items)

@@ -74,19 +74,22 @@ def parse_resource(text: str) -> tuple[int, str]:
 
 
 def run_alter_config(session: Session, args: list[str]) -> None:
-    """``alter-config TYPE:NAME KEY=VALUE... [-KEY...]``."""
+    """``alter-config TYPE:NAME KEY=VALUE... [KEY+=ITEMS...] [KEY-=ITEMS...] [-KEY...]``."""
     values, options = parse_args(ALTER_CONFIG, args, positional=("TYPE:NAME", "KEY=VALUE"),
                                  options=COMMON, rest=True, free_pairs=True)
     resource_type, name = parse_resource(values[0])
     changes = []
     for word in values[1:]:
         key, eq, value = word.partition("=")
+        op = {"+": "APPEND", "-": "SUBTRACT"}.get(key[-1:], "SET") if eq else "DELETE"
+        key = key[:-1] if op in ("APPEND", "SUBTRACT") else key
         if eq and key:
-            changes.append(ConfigChange(key, value))
+            changes.append(ConfigChange(key, value, op))
         elif word.startswith("-") and len(word) > 1 and not eq:
             changes.append(ConfigChange(word[1:], None, "DELETE"))
         else:
-            raise CommandError(f"{word!r} is not KEY=VALUE (set) or -KEY (delete) "
+            raise CommandError(f"{word!r} is not KEY=VALUE (set), KEY+=ITEMS or KEY-=ITEMS "
+                               f"(add to or remove from a list) or -KEY (delete) "
                                f"({ALTER_CONFIG.usage()})")
     operation = IncrementalAlterConfigs(resource_type, name, tuple(changes))
     _submit(session, f"alter-config {values[0]}", operation, options)
@@ -124,12 +127,17 @@ DELETE_TOPIC = Command(
     + _OPTIONS_TEXT + "\n\nExample: delete-topic big", run_delete_topic,
     options=("mode", "retries"))
 ALTER_CONFIG = Command(
-    "alter-config", "alter-config TYPE:NAME KEY=VALUE... [-KEY...] [mode=M] [retries=N]",
+    "alter-config",
+    "alter-config TYPE:NAME KEY=VALUE... [KEY+=ITEMS...] [KEY-=ITEMS...] [-KEY...] [mode=M] "
+    "[retries=N]",
     "set or delete config keys",
     "Submits IncrementalAlterConfigs for one resource: TOPIC:NAME, BROKER:ID, or BROKER: "
-    "(the cluster-wide broker default). KEY=VALUE sets a key, -KEY deletes it. Names and "
-    "values are checked as Kafka checks them (INVALID_CONFIG)." + _OPTIONS_TEXT
-    + "\n\nExample: alter-config TOPIC:big retention.ms=60000 -cleanup.policy",
+    "(the cluster-wide broker default). KEY=VALUE sets a key (SET), -KEY deletes it "
+    "(DELETE); KEY+=ITEMS and KEY-=ITEMS add to or remove from a list key the "
+    "comma-separated ITEMS (APPEND and SUBTRACT; cleanup.policy and the replication "
+    "throttles are lists). Names and values are checked as Kafka checks them "
+    "(INVALID_CONFIG); a topic key left as it was writes no record." + _OPTIONS_TEXT
+    + "\n\nExample: alter-config TOPIC:big retention.ms=60000 cleanup.policy+=compact",
     run_alter_config, options=("mode", "retries"))
 REGISTER_BROKER = Command(
     "register-broker", "register-broker ID [rack=R] [retries=N]", "register a broker",

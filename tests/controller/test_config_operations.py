@@ -1,10 +1,22 @@
-"""IncrementalAlterConfigs alone: the ConfigRecords of SET and DELETE, and the refusals of
-unknown resources, names, operations and values (Kafka's ConfigurationControlManager and
-each config's validator: a range's edges, a choice, a list, a ratio, a boolean)."""
+"""IncrementalAlterConfigs alone: the ConfigRecords of SET, DELETE, APPEND and SUBTRACT,
+and the refusals of unknown resources, names, operations and values (Kafka's
+ConfigurationControlManager and each config's validator: a range's edges, a choice, a
+list, a ratio, a boolean).
+
+Follows Kafka's ConfigurationControlManagerTest: testIncrementalAlterConfigs,
+testIncrementalAlterConfig and testIncrementalAlterMultipleConfigValues are ported
+below with kraftsim's configs (``cleanup.policy`` is a LIST, ``retention.ms`` is not);
+testReplay is covered by the image tests (tests/metadata/kafka_image_cases.py,
+ConfigurationsImageTest); testIncrementalAlterConfigsWithoutExistence by the unknown
+resource refusals here; testIncrementalAlterConfigsWithPolicy and
+testLegacyAlterConfigs are set aside: kraftsim has no AlterConfigPolicy plug-in and no
+legacy (non-incremental) AlterConfigs.
+"""
 
 from __future__ import annotations
 
 import random
+from collections.abc import Sequence
 
 import pytest
 
@@ -20,19 +32,24 @@ from metadata.image import MetadataImage
 from metadata.schema import ConfigRecord, MetadataRecord, RegisterBrokerRecord, TopicRecord
 
 
-def _generate(op: IncrementalAlterConfigs) -> tuple[list[MetadataRecord], object]:
+def _generate(op: IncrementalAlterConfigs, configs: Sequence[ConfigRecord] = ()
+              ) -> tuple[list[MetadataRecord], object]:
     delta = MetadataDelta(MetadataImage.EMPTY)
     delta.replay_all([TopicRecord("t", "AAAAAAAAAAAAAAAAAAAAAA"),
-                      RegisterBrokerRecord(2, "inc-2", broker_epoch=10)])
+                      RegisterBrokerRecord(2, "inc-2", broker_epoch=10), *configs])
     generated = op.generate(OperationContext(delta.apply(0, 1), random.Random(1), 1, 0))
     return list(generated.records), generated.response
 
 
+def _topic(*changes: ConfigChange) -> IncrementalAlterConfigs:
+    return IncrementalAlterConfigs(TOPIC_RESOURCE, "t", changes)
+
+
 def test_set_and_delete_write_one_config_record_each() -> None:
-    op = IncrementalAlterConfigs(TOPIC_RESOURCE, "t", (
-        ConfigChange("retention.ms", "100"), ConfigChange("cleanup.policy", None, "DELETE")))
+    op = _topic(ConfigChange("retention.ms", "100"), ConfigChange("cleanup.policy", None, "DELETE"))
     assert op.describe() == "IncrementalAlterConfigs(TOPIC:t retention.ms=100 -cleanup.policy)"
-    records, response = _generate(op)
+    records, response = _generate(op, [ConfigRecord(TOPIC_RESOURCE, "t", "cleanup.policy",
+                                                    "compact")])
     assert records == [ConfigRecord(TOPIC_RESOURCE, "t", "retention.ms", "100"),
                        ConfigRecord(TOPIC_RESOURCE, "t", "cleanup.policy", None)]
     assert response == {"resource": "TOPIC:t"}
@@ -49,8 +66,16 @@ def test_set_and_delete_write_one_config_record_each() -> None:
     (IncrementalAlterConfigs(BROKER_RESOURCE, "b1", (ConfigChange("min.insync.replicas", "1"),)),
      "INVALID_REQUEST", "broker id must be a number, not 'b1'"),
     (IncrementalAlterConfigs(TOPIC_RESOURCE, "t", ()), "INVALID_REQUEST", "no config change"),
+    (IncrementalAlterConfigs(TOPIC_RESOURCE, "t", (ConfigChange("retention.ms", "1", "MERGE"),)),
+     "INVALID_REQUEST", "unsupported config operation MERGE"),
     (IncrementalAlterConfigs(TOPIC_RESOURCE, "t", (ConfigChange("retention.ms", "1", "APPEND"),)),
-     "INVALID_REQUEST", "unsupported config operation APPEND"),
+     "INVALID_CONFIG", "Can't APPEND to key retention.ms because its type is not LIST."),
+    (IncrementalAlterConfigs(TOPIC_RESOURCE, "t", (ConfigChange("cleanup.policy", None,
+                                                                "SUBTRACT"),)),
+     "INVALID_CONFIG", "SUBTRACT cleanup.policy needs a value"),
+    (IncrementalAlterConfigs(TOPIC_RESOURCE, "t", (ConfigChange("retention.ms", "1"),
+                                                   ConfigChange("retention.ms", None, "DELETE"))),
+     "INVALID_REQUEST", "Error due to duplicate config keys"),
     (IncrementalAlterConfigs(TOPIC_RESOURCE, "t", (ConfigChange("retention.ms", None),)),
      "INVALID_CONFIG", "SET retention.ms needs a value"),
     (IncrementalAlterConfigs(TOPIC_RESOURCE, "t", (ConfigChange("no.such", "1"),)),
@@ -96,5 +121,72 @@ def test_a_delete_ignores_any_value_it_carries() -> None:
     """Kafka's AlterConfigOp DELETE removes the key whatever value the request carries: the
     record is a deletion (null value), never a SET of that value."""
     records, _ = _generate(IncrementalAlterConfigs(TOPIC_RESOURCE, "t", (
-        ConfigChange("retention.ms", "100", "DELETE"),)))
+        ConfigChange("retention.ms", "100", "DELETE"),)),
+        [ConfigRecord(TOPIC_RESOURCE, "t", "retention.ms", "5")])
     assert records == [ConfigRecord(TOPIC_RESOURCE, "t", "retention.ms", None)]
+
+
+def _replayed(records: Sequence[MetadataRecord]) -> list[ConfigRecord]:
+    return [r for r in records if isinstance(r, ConfigRecord)]
+
+
+def test_append_to_a_list_then_delete_it() -> None:
+    """Kafka's testIncrementalAlterConfigs / testIncrementalAlterConfig: APPEND to a LIST
+    key, SUBTRACT from a key that is not a LIST refused, DELETE writes null."""
+    records, _ = _generate(_topic(ConfigChange("leader.replication.throttled.replicas",
+                                               "0:1", "APPEND")))
+    assert records == [ConfigRecord(TOPIC_RESOURCE, "t", "leader.replication.throttled.replicas",
+                                    "0:1")]
+    refused = _topic(ConfigChange("retention.ms", "abc", "SUBTRACT"))
+    with pytest.raises(ApiError, match=r"Can't SUBTRACT to key retention\.ms because its "
+                                       r"type is not LIST\."):
+        _generate(refused, _replayed(records))
+    records, _ = _generate(_topic(ConfigChange("leader.replication.throttled.replicas", "xyz",
+                                               "DELETE")), _replayed(records))
+    assert records == [ConfigRecord(TOPIC_RESOURCE, "t", "leader.replication.throttled.replicas",
+                                    None)]
+
+
+def test_append_and_subtract_several_items() -> None:
+    """Kafka's testIncrementalAlterMultipleConfigValues: items already there are not
+    appended again, items not there are not subtracted, and no change writes nothing."""
+    key = "follower.replication.throttled.replicas"
+    state: list[ConfigRecord] = []
+
+    def alter(op: str, value: str) -> list[MetadataRecord]:
+        records, _ = _generate(_topic(ConfigChange(key, value, op)), state)
+        state.extend(_replayed(records))
+        return records
+
+    assert alter("APPEND", "0:1,0:2,0:3") == [ConfigRecord(TOPIC_RESOURCE, "t", key,
+                                                           "0:1,0:2,0:3")]
+    assert alter("APPEND", "0:1,0:2") == []
+    assert alter("SUBTRACT", "0:1,0:2") == [ConfigRecord(TOPIC_RESOURCE, "t", key, "0:3")]
+    assert alter("SUBTRACT", "0:9") == []
+    assert state[-1].value == "0:3"
+
+
+def test_a_list_not_set_starts_from_its_default() -> None:
+    records, _ = _generate(_topic(ConfigChange("cleanup.policy", "compact", "APPEND")))
+    assert records == [ConfigRecord(TOPIC_RESOURCE, "t", "cleanup.policy", "delete,compact")]
+    records, _ = _generate(_topic(ConfigChange("cleanup.policy", "compact,", "APPEND")))
+    assert records == [ConfigRecord(TOPIC_RESOURCE, "t", "cleanup.policy", "delete,compact")]
+    # the value left is checked as a SET of it would be: cleanup.policy may not be empty
+    with pytest.raises(ApiError, match=r"Invalid value  for configuration cleanup\.policy"):
+        _generate(_topic(ConfigChange("cleanup.policy", "delete", "SUBTRACT")))
+
+
+def test_a_topic_key_left_as_it_was_writes_nothing_a_broker_key_always_does() -> None:
+    """A topic's SET of its value and DELETE of a key not set write nothing (and are not
+    checked); a broker resource gets its records anyway (KAFKA-14136)."""
+    setting = [ConfigRecord(TOPIC_RESOURCE, "t", "retention.ms", "100"),
+               ConfigRecord(BROKER_RESOURCE, "2", "min.insync.replicas", "2")]
+    same = _topic(ConfigChange("retention.ms", "100"), ConfigChange("no.such", None, "DELETE"))
+    assert _generate(same, setting) == ([], {"resource": "TOPIC:t"})
+    broker = IncrementalAlterConfigs(BROKER_RESOURCE, "2",
+                                     (ConfigChange("min.insync.replicas", "2"),))
+    assert _generate(broker, setting)[0] == [ConfigRecord(BROKER_RESOURCE, "2",
+                                                          "min.insync.replicas", "2")]
+    with pytest.raises(ApiError, match=r"Unknown broker config name: no\.such"):
+        _generate(IncrementalAlterConfigs(BROKER_RESOURCE, "2",
+                                          (ConfigChange("no.such", None, "DELETE"),)), setting)
