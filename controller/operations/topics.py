@@ -9,7 +9,7 @@ import msgspec
 
 from controller.errors import ApiError
 from controller.operations.base import Generated, OperationContext
-from controller.operations.configs import validate_config
+from controller.operations.config_defs import validate_topic_config
 from controller.operations.placement import in_sync_count, place_replicas
 from metadata.delta import TOPIC_RESOURCE
 from metadata.schema import (
@@ -112,8 +112,8 @@ class CreateTopics(msgspec.Struct, frozen=True):
                 raise ApiError("INVALID_PARTITIONS",
                                f"Number of partitions was set to an invalid non-positive value "
                                f"{topic.partitions}.")
-            for key, value in topic.configs:
-                validate_config(TOPIC_RESOURCE, key, value)
+            configs = dict(topic.configs)  # a key given twice: the last value (as Kafka)
+            validate_topic_config(configs)
             replicas = place_replicas(image, ctx.rng, topic.partitions, topic.replication_factor)
             live = in_sync_count(image, topic.replication_factor)
             topic_id = random_uuid(ctx.rng)
@@ -126,7 +126,7 @@ class CreateTopics(msgspec.Struct, frozen=True):
                                 leader=r[0], leader_epoch=0, partition_epoch=0)
                 for p, r in enumerate(replicas))
             records.extend(ConfigRecord(TOPIC_RESOURCE, topic.name, key, value)
-                           for key, value in topic.configs)
+                           for key, value in configs.items())
             created.append({"name": topic.name, "topicId": topic_id,
                             "numPartitions": topic.partitions,
                             "replicationFactor": topic.replication_factor})

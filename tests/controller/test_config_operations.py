@@ -22,11 +22,8 @@ import pytest
 
 from controller.errors import ApiError
 from controller.operations import OperationContext
-from controller.operations.configs import (
-    ConfigChange,
-    IncrementalAlterConfigs,
-    validate_config,
-)
+from controller.operations.config_defs import java_double, validate_config
+from controller.operations.configs import ConfigChange, IncrementalAlterConfigs
 from metadata.delta import BROKER_RESOURCE, TOPIC_RESOURCE, MetadataDelta
 from metadata.image import MetadataImage
 from metadata.schema import ConfigRecord, MetadataRecord, RegisterBrokerRecord, TopicRecord
@@ -93,28 +90,119 @@ def test_refusals_name_what_is_wrong(op: IncrementalAlterConfigs, code: str,
 
 
 @pytest.mark.parametrize(("key", "good", "bad"), [
-    ("min.insync.replicas", ["1", "3"], ["0", "-1", "one", "", "1.5"]),
-    ("retention.ms", ["-1", "0", "604800000"], ["-2"]),
-    ("local.retention.ms", ["-2"], ["-3"]),
-    ("segment.bytes", ["14"], ["13"]),
-    ("compression.type", ["zstd", "producer"], ["ZSTD", "brotli"]),
-    ("cleanup.policy", ["delete", "compact", "compact,delete", "delete, compact"],
-     ["", "compact,", "remove"]),
-    ("min.cleanable.dirty.ratio", ["0", "0.5", "1"], ["1.01", "-0.1", "half"]),
+    ("min.insync.replicas", ["1", "3", " 2 ", "+2", "2147483647"], {
+        "0": "Invalid value 0 for configuration min.insync.replicas: Value must be at least 1",
+        "-1": "Invalid value -1 for configuration min.insync.replicas: Value must be at least 1",
+        "one": "Invalid value one for configuration min.insync.replicas: Not a number of type "
+               "INT",
+        "": "Invalid value  for configuration min.insync.replicas: Not a number of type INT",
+        "1.5": "Invalid value 1.5 for configuration min.insync.replicas: Not a number of type "
+               "INT",
+        "1_000": "Invalid value 1_000 for configuration min.insync.replicas: Not a number of "
+                 "type INT",
+        "2147483648": "Invalid value 2147483648 for configuration min.insync.replicas: Not a "
+                      "number of type INT"}),
+    ("retention.ms", ["-1", "0", "604800000", "9223372036854775807"], {
+        "-2": "Invalid value -2 for configuration retention.ms: Value must be at least -1",
+        "9223372036854775808": "Invalid value 9223372036854775808 for configuration "
+                               "retention.ms: Not a number of type LONG"}),
+    # no validator: any 64-bit number
+    ("retention.bytes", ["-1", "-2", "-9223372036854775808"], {
+        "lots": "Invalid value lots for configuration retention.bytes: Not a number of type "
+                "LONG"}),
+    ("local.retention.ms", ["-2"], {
+        "-3": "Invalid value -3 for configuration local.retention.ms: Value must be at least -2"}),
+    ("segment.bytes", ["14"], {
+        "13": "Invalid value 13 for configuration segment.bytes: Value must be at least 14"}),
+    ("compression.type", ["zstd", "producer", " lz4 "], {
+        "ZSTD": "Invalid value ZSTD for configuration compression.type: String must be one of: "
+                "uncompressed, zstd, lz4, snappy, gzip, producer"}),
+    ("compression.gzip.level", ["1", "9", "-1"], {
+        "0": "Invalid value 0 for configuration compression.gzip.level: Value must be between "
+             "1 and 9 or equal to -1"}),
+    ("compression.zstd.level", ["-131072", "22"], {
+        "23": "Invalid value 23 for configuration compression.zstd.level: Value must be no "
+              "more than 22"}),
+    # a LIST: split at commas (white space around them dropped), each item checked; empty
+    # is an empty list, which Kafka's ValidList takes
+    ("cleanup.policy", ["delete", "compact", "compact,delete", "delete , compact", ""], {
+        "compact,": "Invalid value  for configuration cleanup.policy: String must be one of: "
+                    "compact, delete",
+        "delete,remove": "Invalid value remove for configuration cleanup.policy: String must "
+                         "be one of: compact, delete"}),
+    ("min.cleanable.dirty.ratio", ["0", "0.5", "1", "1e-1", ".5", "NaN"], {
+        "1.01": "Invalid value 1.01 for configuration min.cleanable.dirty.ratio: Value must be "
+                "no more than 1",
+        "-0.1": "Invalid value -0.1 for configuration min.cleanable.dirty.ratio: Value must be "
+                "at least 0",
+        "2e10": "Invalid value 2.0E10 for configuration min.cleanable.dirty.ratio: Value must "
+                "be no more than 1",
+        "half": "Invalid value half for configuration min.cleanable.dirty.ratio: Not a number "
+                "of type DOUBLE"}),
     # Kafka's ConfigDef reads a BOOLEAN trimmed and in any case
-    ("unclean.leader.election.enable", ["true", "false", "True", " FALSE "],
-     ["yes", "", "1", "t"]),
-    ("leader.replication.throttled.replicas", ["", "0:1,1:2", "*"], []),
+    ("unclean.leader.election.enable", ["true", "false", "True", " FALSE "], {
+        value: f"Invalid value {value} for configuration unclean.leader.election.enable: "
+               f"Expected value to be either true or false" for value in ("yes", "", "1")}),
+    ("leader.replication.throttled.replicas", ["", "0:1,1:2", "*", " 0:1 , 2:3 "], {
+        "0:1,x": "Invalid value [0:1, x] for configuration leader.replication.throttled."
+                 "replicas: leader.replication.throttled.replicas must be the literal '*' or a "
+                 "list of replicas in the following format: [partitionId]:[brokerId],"
+                 "[partitionId]:[brokerId],...",
+        "*,0:1": "Invalid value [*, 0:1] for configuration leader.replication.throttled."
+                 "replicas: leader.replication.throttled.replicas must be the literal '*' or a "
+                 "list of replicas in the following format: [partitionId]:[brokerId],"
+                 "[partitionId]:[brokerId],..."}),
 ])
-def test_each_topic_config_value_is_checked(key: str, good: list[str], bad: list[str]) -> None:
+def test_each_topic_config_value_is_checked(key: str, good: list[str],
+                                             bad: dict[str, str]) -> None:
+    """Kafka's ConfigDef: the value trimmed, parsed by the config's type, then checked by
+    its validator; a refusal is INVALID_CONFIG with ConfigException's text."""
     for value in good:
         validate_config(TOPIC_RESOURCE, key, value)
-    for value in bad:
+    for value, message in bad.items():
         with pytest.raises(ApiError) as refused:
             validate_config(TOPIC_RESOURCE, key, value)
-        assert refused.value.code == "INVALID_CONFIG"
-        assert refused.value.message == f"Invalid value {value} for configuration {key}"
+        assert (refused.value.code, refused.value.message) == ("INVALID_CONFIG", message)
     validate_config(TOPIC_RESOURCE, key, None)  # a deletion has no value to check
+
+
+def test_broker_configs_have_kafkas_types_and_ranges() -> None:
+    for key, value in (("num.replica.fetchers", "0"), ("log.retention.ms", "-5"),
+                       ("log.retention.bytes", "-7"), ("max.connections", "0")):
+        validate_config(BROKER_RESOURCE, key, value)
+    for key, value, reason in (("num.io.threads", "0", "Value must be at least 1"),
+                               ("message.max.bytes", "3000000000", "Not a number of type INT")):
+        with pytest.raises(ApiError, match=f"Invalid value {value} for configuration {key}: "
+                                           f"{reason}"):
+            validate_config(BROKER_RESOURCE, key, value)
+
+
+def test_a_topic_config_is_checked_whole() -> None:
+    """Kafka's LogConfig.validate on the topic's config as it would be: the compaction lags
+    against each other (from the values already set too), and no remote storage while
+    tiered storage is off (Kafka's default)."""
+    lags = [ConfigRecord(TOPIC_RESOURCE, "t", "max.compaction.lag.ms", "100")]
+    with pytest.raises(ApiError) as refused:
+        _generate(_topic(ConfigChange("min.compaction.lag.ms", "101")), lags)
+    assert (refused.value.code, refused.value.message) == (
+        "INVALID_CONFIG", "conflict topic config setting min.compaction.lag.ms (101) > "
+                          "max.compaction.lag.ms (100)")
+    assert _generate(_topic(ConfigChange("min.compaction.lag.ms", "100")), lags)[0] == [
+        ConfigRecord(TOPIC_RESOURCE, "t", "min.compaction.lag.ms", "100")]
+    # both in one request, or the max deleted (back to its default, Long.MAX_VALUE)
+    with pytest.raises(ApiError, match="conflict topic config setting"):
+        _generate(_topic(ConfigChange("min.compaction.lag.ms", "5"),
+                         ConfigChange("max.compaction.lag.ms", "4")))
+    assert len(_generate(_topic(ConfigChange("min.compaction.lag.ms", "500"),
+                                ConfigChange("max.compaction.lag.ms", None, "DELETE")),
+                         lags)[0]) == 2
+    with pytest.raises(ApiError) as refused:
+        _generate(_topic(ConfigChange("remote.storage.enable", " TRUE")))
+    assert (refused.value.code, refused.value.message) == (
+        "INVALID_CONFIG", "Tiered Storage functionality is disabled in the broker. Topic "
+                          "cannot be configured with remote log storage.")
+    assert _generate(_topic(ConfigChange("remote.storage.enable", "false")))[0] == [
+        ConfigRecord(TOPIC_RESOURCE, "t", "remote.storage.enable", "false")]
 
 
 def test_a_delete_ignores_any_value_it_carries() -> None:
@@ -171,9 +259,9 @@ def test_a_list_not_set_starts_from_its_default() -> None:
     assert records == [ConfigRecord(TOPIC_RESOURCE, "t", "cleanup.policy", "delete,compact")]
     records, _ = _generate(_topic(ConfigChange("cleanup.policy", "compact,", "APPEND")))
     assert records == [ConfigRecord(TOPIC_RESOURCE, "t", "cleanup.policy", "delete,compact")]
-    # the value left is checked as a SET of it would be: cleanup.policy may not be empty
-    with pytest.raises(ApiError, match=r"Invalid value  for configuration cleanup\.policy"):
-        _generate(_topic(ConfigChange("cleanup.policy", "delete", "SUBTRACT")))
+    # every item taken away leaves an empty list (Kafka's ValidList takes it)
+    records, _ = _generate(_topic(ConfigChange("cleanup.policy", "delete", "SUBTRACT")))
+    assert records == [ConfigRecord(TOPIC_RESOURCE, "t", "cleanup.policy", "")]
 
 
 def test_a_topic_key_left_as_it_was_writes_nothing_a_broker_key_always_does() -> None:
@@ -190,3 +278,63 @@ def test_a_topic_key_left_as_it_was_writes_nothing_a_broker_key_always_does() ->
     with pytest.raises(ApiError, match=r"Unknown broker config name: no\.such"):
         _generate(IncrementalAlterConfigs(BROKER_RESOURCE, "2",
                                           (ConfigChange("no.such", None, "DELETE"),)), setting)
+
+
+# Kafka's definitions (LogConfig, KafkaConfig): (resource, key, type, lowest value taken)
+KAFKA_LOWEST = [
+    (TOPIC_RESOURCE, "segment.bytes", "INT", 14), (TOPIC_RESOURCE, "segment.ms", "LONG", 1),
+    (TOPIC_RESOURCE, "segment.jitter.ms", "LONG", 0),
+    (TOPIC_RESOURCE, "segment.index.bytes", "INT", 4),
+    (TOPIC_RESOURCE, "flush.messages", "LONG", 1), (TOPIC_RESOURCE, "flush.ms", "LONG", 0),
+    (TOPIC_RESOURCE, "retention.ms", "LONG", -1),
+    (TOPIC_RESOURCE, "max.message.bytes", "INT", 0),
+    (TOPIC_RESOURCE, "index.interval.bytes", "INT", 0),
+    (TOPIC_RESOURCE, "delete.retention.ms", "LONG", 0),
+    (TOPIC_RESOURCE, "min.compaction.lag.ms", "LONG", 0),
+    (TOPIC_RESOURCE, "max.compaction.lag.ms", "LONG", 1),
+    (TOPIC_RESOURCE, "file.delete.delay.ms", "LONG", 0),
+    (TOPIC_RESOURCE, "min.insync.replicas", "INT", 1),
+    (TOPIC_RESOURCE, "compression.lz4.level", "INT", 1),
+    (TOPIC_RESOURCE, "compression.zstd.level", "INT", -131072),
+    (TOPIC_RESOURCE, "message.timestamp.difference.max.ms", "LONG", 0),
+    (TOPIC_RESOURCE, "message.timestamp.before.max.ms", "LONG", 0),
+    (TOPIC_RESOURCE, "message.timestamp.after.max.ms", "LONG", 0),
+    (TOPIC_RESOURCE, "local.retention.ms", "LONG", -2),
+    (TOPIC_RESOURCE, "local.retention.bytes", "LONG", -2),
+    (BROKER_RESOURCE, "background.threads", "INT", 1),
+    (BROKER_RESOURCE, "log.cleaner.threads", "INT", 0),
+    (BROKER_RESOURCE, "log.segment.bytes", "INT", 14),
+    (BROKER_RESOURCE, "max.connections", "INT", 0),
+    (BROKER_RESOURCE, "message.max.bytes", "INT", 0),
+    (BROKER_RESOURCE, "min.insync.replicas", "INT", 1),
+    (BROKER_RESOURCE, "num.io.threads", "INT", 1),
+    (BROKER_RESOURCE, "num.network.threads", "INT", 1),
+]
+
+
+@pytest.mark.parametrize(("resource", "key", "kind", "lowest"), KAFKA_LOWEST,
+                         ids=[case[1] for case in KAFKA_LOWEST])
+def test_each_number_config_takes_kafkas_range(resource: int, key: str, kind: str,
+                                               lowest: int) -> None:
+    validate_config(resource, key, str(lowest))
+    with pytest.raises(ApiError) as refused:
+        validate_config(resource, key, str(lowest - 1))
+    assert refused.value.message == (f"Invalid value {lowest - 1} for configuration {key}: "
+                                     f"Value must be at least {lowest}")
+    too_big = 2**31 if kind == "INT" else 2**63
+    with pytest.raises(ApiError, match=f"Not a number of type {kind}"):
+        validate_config(resource, key, str(too_big))
+
+
+def test_no_compaction_lag_bound_is_long_max() -> None:
+    """With ``max.compaction.lag.ms`` unset (Long.MAX_VALUE), any min is below it."""
+    assert len(_generate(_topic(ConfigChange("min.compaction.lag.ms", str(2**63 - 1))))[0]) == 1
+
+
+@pytest.mark.parametrize(("value", "shown"), [
+    (1.01, "1.01"), (2.0, "2.0"), (0.001, "0.001"), (1234567.0, "1234567.0"),
+    (1e7, "1.0E7"), (0.0001, "1.0E-4"), (-2.5e-5, "-2.5E-5"), (1.5e300, "1.5E300"),
+    (0.0, "0.0"), (float("inf"), "Infinity"), (float("-inf"), "-Infinity"),
+    (float("nan"), "NaN")])
+def test_doubles_print_as_java_prints_them(value: float, shown: str) -> None:
+    assert java_double(value) == shown

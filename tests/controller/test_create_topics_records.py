@@ -33,6 +33,24 @@ def _brokers(count: int) -> MetadataImage:
     return delta.apply(len(records) - 1, 1)
 
 
+
+def test_a_new_topics_configs_are_checked_whole_the_last_of_a_key_given_twice_counts() -> None:
+    """Kafka's createTopic checks the configs as IncrementalAlterConfigs does (LogConfig);
+    a key given twice keeps its last value, one ConfigRecord."""
+    image = _brokers(1)
+
+    def create(*configs: tuple[str, str]) -> list[MetadataRecord]:
+        return list(CreateTopics((NewTopic("foo", 1, 1, configs),)).generate(
+            OperationContext(image, random.Random(1), image.offset + 1, 0)).records)
+
+    assert [r for r in create(("retention.ms", "5"), ("retention.ms", "7"))
+            if isinstance(r, ConfigRecord)] == [
+        ConfigRecord(TOPIC_RESOURCE, "foo", "retention.ms", "7")]
+    with pytest.raises(ApiError, match=r"conflict topic config setting min\.compaction\.lag"):
+        create(("max.compaction.lag.ms", "10"), ("min.compaction.lag.ms", "11"))
+    with pytest.raises(ApiError, match="Not a number of type INT"):
+        create(("segment.bytes", "5000000000"))
+
 def _with_topic(brokers: int, partitions: int, replication: int) -> MetadataImage:
     """``brokers`` brokers and topic "foo", created by a CreateTopics."""
     image = _brokers(brokers)
