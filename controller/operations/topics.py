@@ -23,6 +23,10 @@ from metadata.uuids import random_uuid
 _LEGAL_NAME = re.compile(r"[a-zA-Z0-9._-]+")
 MAX_NAME_LENGTH = 249
 """Kafka's longest topic name."""
+DEFAULT_NUM_PARTITIONS = 1
+"""num.partitions: the partitions of a topic created with -1 (Kafka's default)."""
+DEFAULT_REPLICATION_FACTOR = 1
+"""default.replication.factor: the replication factor of a topic created with -1."""
 
 
 def validate_topic_name(name: str) -> None:
@@ -88,11 +92,13 @@ class CreateTopics(msgspec.Struct, frozen=True):
         return Generated([], {"topics": []}) if not self.topics else None
 
     def generate(self, ctx: OperationContext) -> Generated:
-        """Validate every topic (a legal name, new, not colliding with another one on
-        '.' against '_', at least one partition, known configs), then place replicas and
-        emit the records: a partition's
-        ISR is its unfenced replicas (those placed on fenced brokers, when too few are
-        unfenced, join it once they catch up), led by the first."""
+        """Validate every topic as Kafka's ReplicationControlManager does (a legal name,
+        new, not colliding with another one on '.' against '_'; then its configs, checked
+        whole; then its replication factor and partition count, -1 taking the cluster
+        default), then place replicas and emit the records: the TopicRecord, the
+        ConfigRecords, then one PartitionRecord per partition, whose ISR is its unfenced
+        replicas (those placed on fenced brokers, when too few are unfenced, join it once
+        they catch up), led by the first."""
         records = ctx.records()
         created = []
         image = ctx.image
@@ -108,28 +114,35 @@ class CreateTopics(msgspec.Struct, frozen=True):
                                f"Topic '{topic.name}' collides with the topic '{clash}': "
                                f"'.' and '_' are the same in metric names")
             seen.add(topic.name)
-            if topic.partitions < 1:
-                raise ApiError("INVALID_PARTITIONS",
-                               f"Number of partitions was set to an invalid non-positive value "
-                               f"{topic.partitions}.")
             configs = dict(topic.configs)  # a key given twice: the last value (as Kafka)
             validate_topic_config(configs)
-            replicas = place_replicas(image, ctx.rng, topic.partitions, topic.replication_factor)
-            live = in_sync_count(image, topic.replication_factor)
+            if topic.replication_factor < -1 or topic.replication_factor == 0:
+                raise ApiError("INVALID_REPLICATION_FACTOR",
+                               "Replication factor must be larger than 0, or -1 to use the "
+                               "default value.")
+            if topic.partitions < -1 or topic.partitions == 0:
+                raise ApiError("INVALID_PARTITIONS",
+                               "Number of partitions was set to an invalid non-positive value.")
+            partitions = DEFAULT_NUM_PARTITIONS if topic.partitions == -1 else topic.partitions
+            factor = DEFAULT_REPLICATION_FACTOR if topic.replication_factor == -1 \
+                else topic.replication_factor
+            replicas = place_replicas(image, ctx.rng, partitions, factor)
+            live = in_sync_count(image, factor)
             topic_id = random_uuid(ctx.rng)
             while topic_id in image.topics_by_id:
                 topic_id = random_uuid(ctx.rng)
             records.append(TopicRecord(topic.name, topic_id))
+            # configs before partitions, as Kafka writes them (a broker knows a topic's
+            # configs when it creates the topic's partitions)
+            records.extend(ConfigRecord(TOPIC_RESOURCE, topic.name, key, value)
+                           for key, value in configs.items())
             records.extend(
                 PartitionRecord(partition_id=p, topic_id=topic_id, replicas=r,
                                 isr=r if live == len(r) else r[:live],
                                 leader=r[0], leader_epoch=0, partition_epoch=0)
                 for p, r in enumerate(replicas))
-            records.extend(ConfigRecord(TOPIC_RESOURCE, topic.name, key, value)
-                           for key, value in configs.items())
             created.append({"name": topic.name, "topicId": topic_id,
-                            "numPartitions": topic.partitions,
-                            "replicationFactor": topic.replication_factor})
+                            "numPartitions": partitions, "replicationFactor": factor})
         return Generated(records, {"topics": created})
 
 

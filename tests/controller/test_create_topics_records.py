@@ -1,6 +1,6 @@
 """The records of a CreateTopics (Kafka's ReplicationControlManager.createTopic): a TopicRecord,
-then one PartitionRecord per partition, in order, each led by its first replica with the
-whole replica set in the ISR at leader and partition epoch 0, then the topic's configs."""
+the topic's ConfigRecords, then one PartitionRecord per partition, in order, each led by
+its first replica with the whole replica set in the ISR at leader and partition epoch 0."""
 
 from __future__ import annotations
 
@@ -61,11 +61,11 @@ def _with_topic(brokers: int, partitions: int, replication: int) -> MetadataImag
     return delta.apply(image.offset + len(records), 1)
 
 
-def test_a_new_topic_is_its_record_its_partitions_at_epoch_0_then_its_configs() -> None:
+def test_a_new_topic_is_its_record_its_configs_then_its_partitions_at_epoch_0() -> None:
     image = _brokers(4)
     generated = CreateTopics((NewTopic("foo", 5, 3, (("retention.ms", "100"),)),)).generate(
         OperationContext(image, random.Random(1), image.offset + 1, 0))
-    topic, *parts, config = generated.records
+    topic, config, *parts = generated.records
     assert isinstance(topic, TopicRecord) and topic.name == "foo"
     assert config == ConfigRecord(TOPIC_RESOURCE, "foo", "retention.ms", "100")
     assert [p.partition_id for p in parts if isinstance(p, PartitionRecord)] == list(range(5))

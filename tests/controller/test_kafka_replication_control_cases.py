@@ -96,12 +96,31 @@ def test_a_broker_in_controlled_shutdown_is_not_placed_on() -> None:
 
 
 def test_create_topics_writes_the_topic_configs() -> None:
+    """testCreateTopicsWithConfigs: the TopicRecord, its ConfigRecords, then its
+    PartitionRecords; -1 partitions and replication factor take the defaults (1 and 1), a
+    replication factor of -2 is refused with no record; a config is checked (kraftsim's
+    validator is Kafka's own, where the test's is a stand-in)."""
     configs = (("cleanup.policy", "compact"), ("segment.bytes", "12300000"))
-    image, records, _ = run(_create("baz", configs=configs), image_of(brokers(0, 1, 2)))
-    assert records[-2:] == [ConfigRecord(TOPIC_RESOURCE, "baz", k, v) for k, v in configs]
+    image, records, response = run(_create("baz", -1, -1, configs), image_of(brokers(0, 1, 2)))
+    assert [type(r) for r in records] == [TopicRecord, ConfigRecord, ConfigRecord,
+                                          PartitionRecord]
+    assert records[1:3] == [ConfigRecord(TOPIC_RESOURCE, "baz", k, v) for k, v in configs]
     assert dict(image.configs[(TOPIC_RESOURCE, "baz")]) == dict(configs)
+    assert response["topics"][0]["numPartitions"] == 1
+    assert response["topics"][0]["replicationFactor"] == 1
     bad = refusal(_create("quux", configs=(("segment.bytes", "ten"),)), image)
     assert bad.code == "INVALID_CONFIG"
+    for rf, partitions, code, message in (
+            (-2, -1, "INVALID_REPLICATION_FACTOR",
+             "Replication factor must be larger than 0, or -1 to use the default value."),
+            (0, 1, "INVALID_REPLICATION_FACTOR",
+             "Replication factor must be larger than 0, or -1 to use the default value."),
+            (1, 0, "INVALID_PARTITIONS",
+             "Number of partitions was set to an invalid non-positive value."),
+            (1, -2, "INVALID_PARTITIONS",
+             "Number of partitions was set to an invalid non-positive value.")):
+        refused = refusal(_create("quux", partitions, rf), image)
+        assert (refused.code, refused.message) == (code, message)
 
 
 @pytest.mark.parametrize("name", ["", "."])
