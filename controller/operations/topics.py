@@ -192,10 +192,12 @@ class CreatePartitions(msgspec.Struct, frozen=True):
             raise ApiError("UNKNOWN_TOPIC_OR_PARTITION",
                            f"This server does not host this topic-partition: {self.name}")
         current = len(topic.partitions)
-        if self.count <= current:
+        if self.count == current:
+            raise ApiError("INVALID_PARTITIONS", f"Topic already has {current} partition(s).")
+        if self.count < current:
             raise ApiError("INVALID_PARTITIONS",
-                           f"Topic currently has {current} partitions, which is higher than or "
-                           f"equal to the requested {self.count}.")
+                           f"The topic {self.name} currently has {current} partition(s); "
+                           f"{self.count} would not be an increase.")
         rf = self.replication_factor or len(next(iter(topic.partitions.values())).replicas)
         replicas = place_replicas(ctx.image, ctx.rng, self.count - current, rf, current)
         live = in_sync_count(ctx.image, rf)

@@ -20,6 +20,7 @@ from controller.operations import (
 )
 from controller.operations.alter_partition import AlterPartitionOp
 from controller.operations.configs import ConfigChange
+from controller.operations.topics import colliding_topic
 from metadata.delta import BROKER_RESOURCE, TOPIC_RESOURCE, ReplayError
 from metadata.image import NO_LEADER, MetadataImage, PartitionRegistration
 from metadata.schema import (
@@ -132,6 +133,8 @@ def test_empty_and_dot_topic_names_are_invalid(name: str) -> None:
     ("foo_bar", "foo.bar", "foo_bar"),
     ("woo.bar.foo", "woo.bar_foo", "woo.bar.foo"),
     ("woo_bar.foo", "woo.bar_foo", "woo_bar.foo"),
+    # past 12 separators the names are scanned rather than each variant looked up
+    ("a_b.c_d.e_f.g_h.i_j.k_l.m_n", "a.b_c.d_e.f_g.h_i.j_k.l_m.n", "a_b.c_d.e_f.g_h.i_j.k_l.m_n"),
 ])
 def test_a_name_colliding_on_dot_and_underscore_is_refused(existing: str, new: str,
                                                            clash: str) -> None:
@@ -139,6 +142,14 @@ def test_a_name_colliding_on_dot_and_underscore_is_refused(existing: str, new: s
     refused = refusal(_create(new, rf=1), image)
     assert refused.code == "INVALID_TOPIC_EXCEPTION"
     assert f"'{new}' collides with the topic '{clash}'" in refused.message
+
+
+def test_a_name_past_12_separators_collides_only_with_another_name() -> None:
+    long_name = "a.b.c.d.e.f.g.h.i.j.k.l.m.n"
+    assert colliding_topic(long_name, {long_name}) is None
+    assert colliding_topic(long_name, {"a_b_c_d_e_f_g_h_i_j_k_l_m_o", "x"}) is None
+    assert colliding_topic(long_name, {long_name, "a_b_c_d_e_f_g_h_i_j_k_l_m_n"}) == \
+        "a_b_c_d_e_f_g_h_i_j_k_l_m_n"
 
 
 def test_names_colliding_within_one_request_are_refused() -> None:
@@ -189,8 +200,11 @@ def test_create_partitions_grows_a_topic_only() -> None:
     image, records, _ = run(CreatePartitions("foo", 5), image, offset=200)
     assert [r.partition_id for r in records] == [3, 4]  # type: ignore[attr-defined]
     assert len(image.topic("foo").partitions) == 5  # type: ignore[union-attr]
-    for name, count in (("bar", 3), ("quux", 2)):
-        assert refusal(CreatePartitions(name, count), image).code == "INVALID_PARTITIONS"
+    for name, count, message in (
+            ("bar", 3, "The topic bar currently has 4 partition(s); 3 would not be an increase."),
+            ("quux", 2, "Topic already has 2 partition(s).")):
+        refused = refusal(CreatePartitions(name, count), image)
+        assert (refused.code, refused.message) == ("INVALID_PARTITIONS", message)
     assert refusal(CreatePartitions("baz", 3), image).code == "UNKNOWN_TOPIC_OR_PARTITION"
 
 
