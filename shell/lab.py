@@ -60,6 +60,17 @@ def describe_submission(handle: OperationHandle) -> str:
             f"{handle.first_offset}-{handle.last_offset}")
 
 
+def election_results(response: object) -> str:
+    """An ElectLeaders response as ``; foo-0 NONE, foo-1 ELECTION_NOT_NEEDED`` (every
+    partition's result; other responses: nothing)."""
+    if not isinstance(response, dict) or "electionType" not in response:
+        return ""
+    parts = [f"{topic['topic']}-{p['partition']} {p['error']}"
+             + (f" ({p['message']})" if p["error"].startswith("UNKNOWN") else "")
+             for topic in response["results"] for p in topic["partitions"]]
+    return "; " + (", ".join(parts) if parts else "no partition needed an election")
+
+
 class LabProducer:
     """A ``produce`` command's producer and what of it was reported."""
 
@@ -193,7 +204,8 @@ class Lab:
                 continue
             if handle.error is None:
                 op.reported = True
-                self.reports.append(f"{op.name}: committed at {handle.completed_at} ms")
+                self.reports.append(f"{op.name}: committed at {handle.completed_at} ms"
+                                    + election_results(handle.response))
             elif handle.error.retriable and op.retries_left > 0:
                 op.waiting_retry = True
                 self.reports.append(f"{op.name}: {handle.error}; will retry "

@@ -16,6 +16,7 @@ from controller.operations.cluster import (
     UpdateFeatures,
 )
 from controller.operations.configs import ConfigChange, IncrementalAlterConfigs
+from controller.operations.elections import ElectLeaders, TopicPartitions
 from controller.operations.topics import CreatePartitions, CreateTopics, DeleteTopics, NewTopic
 
 __all__ = [
@@ -26,6 +27,7 @@ __all__ = [
     "CreatePartitions",
     "CreateTopics",
     "DeleteTopics",
+    "ElectLeaders",
     "FeatureUpdate",
     "FenceBroker",
     "Generated",
@@ -35,6 +37,7 @@ __all__ = [
     "Operation",
     "OperationContext",
     "RegisterBroker",
+    "TopicPartitions",
     "UnfenceBroker",
     "UnregisterBroker",
     "UpdateFeatures",

@@ -117,7 +117,7 @@ def _leaving_change(image: MetadataImage, topic_id: str, partition_id: int,
         if leader == NO_LEADER and unclean:
             for replica in reg.replicas:
                 if active(image, replica, broker_id):
-                    return _unclean_change(image, topic_id, partition_id, reg, replica)
+                    return unclean_change(image, topic_id, partition_id, reg, replica)
     same_isr = isr == old_isr
     if same_isr and leader == old_leader:
         return None
@@ -130,7 +130,7 @@ def _leaving_change(image: MetadataImage, topic_id: str, partition_id: int,
         leader=leader if leader != old_leader else -2)
 
 
-def _unclean_change(image: MetadataImage, topic_id: str, partition_id: int,
+def unclean_change(image: MetadataImage, topic_id: str, partition_id: int,
                     reg: PartitionRegistration, leader: int) -> PartitionChangeRecord:
     """``leader`` elected uncleanly: the ISR becomes just it and, where metadata.version
     has KIP-704, the partition is RECOVERING (Kafka's PartitionChangeBuilder.tryElection)."""
@@ -193,7 +193,7 @@ def returning_changes(image: MetadataImage, broker_id: int) -> Iterator[Partitio
             default = _cluster_unclean(image)
         if _unclean_of(image, topic.name, default):
             leader = next(r for r in reg.replicas if r == broker_id or active(image, r))
-            yield _unclean_change(image, topic_id, pid, reg, leader)
+            yield unclean_change(image, topic_id, pid, reg, leader)
 
 
 def leads_any(image: MetadataImage, broker_id: int) -> bool:

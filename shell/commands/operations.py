@@ -1,4 +1,4 @@
-"""Lab operations: create-topic, delete-topic, alter-config, register-broker.
+"""Lab operations: create-topic, delete-topic, alter-config, register-broker, elect-leaders.
 
 Each is submitted once to the active controller. A refusal is the command's
 error; otherwise the outcome (committed, or an error such as NOT_CONTROLLER
@@ -15,10 +15,12 @@ from controller.operations import (
     ConfigChange,
     CreateTopics,
     DeleteTopics,
+    ElectLeaders,
     IncrementalAlterConfigs,
     NewTopic,
     Operation,
     RegisterBroker,
+    TopicPartitions,
 )
 from controller.operations.configs import RESOURCE_TYPES
 from shell.commands.base import Command, Converter, choice, integer, parse_args
@@ -104,6 +106,26 @@ def run_register_broker(session: Session, args: list[str]) -> None:
     _submit(session, f"register-broker {broker_id}", operation, options)
 
 
+def run_elect_leaders(session: Session, args: list[str]) -> None:
+    """``elect-leaders preferred|unclean [TOPIC:PARTITION...]``."""
+    values, options = parse_args(ELECT_LEADERS, args, positional=("TYPE",), options=COMMON,
+                                 rest=True)
+    kind = values[0].upper()
+    if kind not in ("PREFERRED", "UNCLEAN"):
+        raise CommandError(f"TYPE is preferred or unclean, not {values[0]!r} "
+                           f"({ELECT_LEADERS.usage()})")
+    by_topic: dict[str, list[int]] = {}
+    for word in values[1:]:
+        topic, colon, number = word.rpartition(":")
+        if not colon or not topic:
+            raise CommandError(f"{word!r} is not TOPIC:PARTITION ({ELECT_LEADERS.usage()})")
+        by_topic.setdefault(topic, []).append(integer(0, MAX_PARTITIONS - 1)("PARTITION", number))
+    partitions = tuple(TopicPartitions(t, tuple(p)) for t, p in by_topic.items()) \
+        if by_topic else None
+    _submit(session, f"elect-leaders {values[0].lower()}", ElectLeaders(kind, partitions),
+            options)
+
+
 _OPTIONS_TEXT = (
     "\n\nmode=M      write mode for this operation: transactional, atomic or non-atomic "
     "(default: the cluster's)\nretries=N   resubmit up to N times after a retriable error "
@@ -147,5 +169,20 @@ REGISTER_BROKER = Command(
     + "\n\nExample: register-broker 7 rack=b", run_register_broker,
     options=("rack", "mode", "retries"))
 
-OPERATIONS = (CREATE_TOPIC, DELETE_TOPIC, ALTER_CONFIG, REGISTER_BROKER)
+ELECT_LEADERS = Command(
+    "elect-leaders", "elect-leaders preferred|unclean [TOPIC:PARTITION...] [mode=M] "
+    "[retries=N]", "elect partition leaders (preferred or unclean)",
+    "Submits ElectLeaders (Kafka's kafka-leader-election). preferred: the first replica leads "
+    "when it is in the ISR and its broker is active (else the leader stays, or the next such "
+    "replica leads). unclean: a partition with no leader gets one, from the ISR if it can, "
+    "else the first active replica alone (RECOVERING), whatever the topic's "
+    "unclean.leader.election.enable. Without TOPIC:PARTITION every partition is tried and "
+    "those that need no election are left out of the results. Each partition's result "
+    "(NONE, ELECTION_NOT_NEEDED, PREFERRED_LEADER_NOT_AVAILABLE, "
+    "ELIGIBLE_LEADERS_NOT_AVAILABLE, UNKNOWN_TOPIC_OR_PARTITION) is printed when the "
+    "operation commits." + _OPTIONS_TEXT
+    + "\n\nExample: elect-leaders preferred big:0 big:1", run_elect_leaders,
+    options=("mode", "retries"))
+
+OPERATIONS = (CREATE_TOPIC, DELETE_TOPIC, ALTER_CONFIG, REGISTER_BROKER, ELECT_LEADERS)
 """The lab's operations."""

@@ -31,7 +31,13 @@ from hypothesis.stateful import (
     run_state_machine_as_test,
 )
 
-from controller.operations import CreateTopics, IncrementalAlterConfigs, NewTopic
+from controller.operations import (
+    CreateTopics,
+    ElectLeaders,
+    IncrementalAlterConfigs,
+    NewTopic,
+    TopicPartitions,
+)
 from controller.operations.configs import ConfigChange
 from metadata.delta import TOPIC_RESOURCE
 from sim.clients import Producer
@@ -119,6 +125,14 @@ class BrokerWorld(BrokerCore):
     @rule()
     def heal(self) -> None:
         self.cluster.sim.apply_fault(parse_fault(f"heal@{self.cluster.sim.now}"))
+        self._step()
+
+    @rule(partition=st.sampled_from([0, 1, None]))
+    def elect_preferred_leaders(self, partition: int | None) -> None:
+        """A preferred leader election (clean: every acknowledged record stays), of one
+        partition or of all, submitted while the faults go on."""
+        wanted = None if partition is None else (TopicPartitions("t", (partition,)),)
+        self.cluster.submit(ElectLeaders("PREFERRED", wanted))
         self._step()
 
 

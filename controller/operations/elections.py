@@ -1,0 +1,133 @@
+"""ElectLeaders: a preferred or unclean leader election on request (Kafka's
+ReplicationControlManager.electLeaders and PartitionChangeBuilder's elections).
+
+Each partition gets its own result, as in Kafka: the request itself fails only
+for an unknown election type. A PREFERRED election moves leadership to the first
+replica when it is in the ISR and active (registered, unfenced, not shutting
+down); else the current leader stays if it can, else the next such replica
+leads. An UNCLEAN election gives a leaderless partition a leader: an active ISR
+member if there is one, else the first active replica, uncleanly (the ISR just
+it, RECOVERING where metadata.version has KIP-704), whatever the topic's
+``unclean.leader.election.enable``. ELR (KIP-966) is not modelled.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+import msgspec
+
+from controller.errors import ApiError
+from controller.operations.base import Generated, OperationContext
+from controller.operations.leadership import active, unclean_change
+from metadata.image import NO_LEADER, MetadataImage, PartitionRegistration
+from metadata.schema import MetadataRecord, PartitionChangeRecord
+
+ELECTION_TYPES = ("PREFERRED", "UNCLEAN")
+"""Kafka's ElectionType names (values 0 and 1)."""
+_MESSAGES = {
+    "NONE": None,
+    "ELECTION_NOT_NEEDED": "Leader election not needed for topic partition.",
+    "PREFERRED_LEADER_NOT_AVAILABLE": "The preferred leader was not available.",
+    "ELIGIBLE_LEADERS_NOT_AVAILABLE": "Eligible topic partition leaders are not available.",
+}
+
+
+class TopicPartitions(msgspec.Struct, frozen=True):
+    """One topic's partitions to elect leaders for."""
+
+    topic: str
+    partitions: tuple[int, ...]
+
+
+class ElectLeaders(msgspec.Struct, frozen=True):
+    """Elect leaders of the given partitions (None: every partition of every topic, whose
+    results leave out the partitions that need no election, as Kafka's)."""
+
+    splits_when_atomic: ClassVar[bool] = True
+    """Kafka writes an election as a non-atomic result, like a fence."""
+    election_type: str = "PREFERRED"
+    partitions: tuple[TopicPartitions, ...] | None = None
+
+    def describe(self) -> str:
+        """E.g. ``ElectLeaders(PREFERRED foo-0 foo-1)``."""
+        if self.partitions is None:
+            return f"ElectLeaders({self.election_type} every partition)"
+        named = " ".join(f"{t.topic}-{p}" for t in self.partitions for p in t.partitions)
+        return f"ElectLeaders({self.election_type} {named})"
+
+    def generate(self, ctx: OperationContext) -> Generated:
+        """A PartitionChangeRecord per partition whose leader changes; the response has
+        every partition's error (NONE when elected) by topic."""
+        if self.election_type not in ELECTION_TYPES:
+            raise ApiError("INVALID_REQUEST", f"Unknown election type {self.election_type}")
+        image = ctx.image
+        records = ctx.records()
+        results: list[dict[str, Any]] = []
+        wanted = self.partitions
+        if wanted is None:
+            wanted = tuple(TopicPartitions(name, tuple(sorted(image.topics_by_id[topic_id]
+                                                               .partitions)))
+                           for name, topic_id in sorted(image.topics_by_name.items()))
+        for topic in wanted:
+            answers = []
+            for pid in topic.partitions:
+                error, message = _elect(image, topic.topic, pid, self.election_type, records)
+                if self.partitions is None and error == "ELECTION_NOT_NEEDED":
+                    continue
+                answers.append({"partition": pid, "error": error, "message": message})
+            results.append({"topic": topic.topic, "partitions": answers})
+        return Generated(records, {"electionType": self.election_type, "results": results})
+
+
+def _elect(image: MetadataImage, name: str, pid: int, election: str,
+           records: list[MetadataRecord]) -> tuple[str, str | None]:
+    """One partition's election (Kafka's electLeader): appends its record, if any, and
+    returns its error and message."""
+    topic_id = image.topics_by_name.get(name)
+    if topic_id is None:
+        return "UNKNOWN_TOPIC_OR_PARTITION", f"No such topic as {name}"
+    reg = image.topics_by_id[topic_id].partitions.get(pid)
+    if reg is None:
+        return "UNKNOWN_TOPIC_OR_PARTITION", f"No such partition as {name}-{pid}"
+    preferred = reg.replicas[0] if reg.replicas else NO_LEADER
+    if (election == "PREFERRED" and reg.leader == preferred) or \
+            (election == "UNCLEAN" and reg.leader != NO_LEADER):
+        return "ELECTION_NOT_NEEDED", _MESSAGES["ELECTION_NOT_NEEDED"]
+    change = _preferred(image, topic_id, pid, reg) if election == "PREFERRED" \
+        else _any(image, topic_id, pid, reg)
+    if change is None:
+        error = "PREFERRED_LEADER_NOT_AVAILABLE" if election == "PREFERRED" \
+            else "ELIGIBLE_LEADERS_NOT_AVAILABLE"
+        return error, _MESSAGES[error]
+    records.append(change)
+    return "NONE", None
+
+
+def _valid(image: MetadataImage, reg: PartitionRegistration, replica: int) -> bool:
+    """A clean leader: in the ISR and active (PartitionChangeBuilder.isValidNewLeader)."""
+    return replica in reg.isr and active(image, replica)
+
+
+def _preferred(image: MetadataImage, topic_id: str, pid: int,
+               reg: PartitionRegistration) -> PartitionChangeRecord | None:
+    """The first replica if valid; else the current leader stays (no record); else the
+    next valid replica."""
+    if _valid(image, reg, reg.replicas[0]) or not _valid(image, reg, reg.leader):
+        leader = next((r for r in reg.replicas if _valid(image, reg, r)), NO_LEADER)
+        if leader != reg.leader:
+            return PartitionChangeRecord(partition_id=pid, topic_id=topic_id, leader=leader)
+    return None
+
+
+def _any(image: MetadataImage, topic_id: str, pid: int,
+         reg: PartitionRegistration) -> PartitionChangeRecord | None:
+    """A leaderless partition's leader: a valid replica, else the first active one,
+    uncleanly."""
+    leader = next((r for r in reg.replicas if _valid(image, reg, r)), NO_LEADER)
+    if leader != NO_LEADER:
+        return PartitionChangeRecord(partition_id=pid, topic_id=topic_id, leader=leader)
+    unclean = next((r for r in reg.replicas if active(image, r)), NO_LEADER)
+    if unclean == NO_LEADER:
+        return None
+    return unclean_change(image, topic_id, pid, reg, unclean)
