@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from controller.errors import ApiError
-from controller.operations import ElectLeaders, TopicPartitions
+from controller.operations import ElectLeaders, FenceBroker, TopicPartitions, UnfenceBroker
 from controller.operations.alter_partition import AlterPartitionOp
 from metadata.image import NO_LEADER, RECOVERING, MetadataImage
 from metadata.schema import (
@@ -19,6 +19,7 @@ from metadata.schema import (
     TopicRecord,
     UnfenceBrokerRecord,
 )
+from metadata.versions import LEVELS
 
 from .kafka_cases import brokers, generate, image_of, run
 
@@ -118,3 +119,37 @@ def test_an_unknown_election_type_is_refused() -> None:
         generate(ElectLeaders("RANDOM"), image_of(brokers(0)))
     assert (refused.value.code, refused.value.message) == ("INVALID_REQUEST",
                                                            "Unknown election type RANDOM")
+
+
+def _leaders(image: MetadataImage) -> dict[int, tuple[int, tuple[int, ...]]]:
+    return {pid: (reg.leader, reg.isr) for pid, reg in image.topics_by_id[FOO].partitions.items()}
+
+
+@pytest.mark.parametrize("every_partition", [False, True])
+def test_unclean_election_without_elr(every_partition: bool) -> None:
+    """testElectUncleanLeaders_WithoutElr: with brokers 1-3 fenced partition 0 has no
+    leader and its ISR [1]; once broker 2 is back, an unclean election makes it leader
+    alone, and does not move partition 1's leadership to its preferred replica 2."""
+    image = _topic(image_of(brokers(0, 1, 2, 3, 4, level=LEVELS["3.6-IV1"])),
+                   ((1, 2, 3), (1, 2, 3), 1), ((2, 3, 4), (2, 3, 4), 2), ((0, 2, 1), (0, 2, 1), 0))
+    for broker in (2, 3, 1):
+        image, _, _ = run(FenceBroker(broker), image, offset=image.offset + 1)
+    assert _leaders(image) == {0: (NO_LEADER, (1,)), 1: (4, (4,)), 2: (0, (0,))}
+    request = ElectLeaders("UNCLEAN", None if every_partition else
+                           (TopicPartitions("foo", (0, 1, 2)),))
+    records, response = generate(request, image)
+    not_available = ("ELIGIBLE_LEADERS_NOT_AVAILABLE",
+                     "Eligible topic partition leaders are not available.")
+    expected = {("foo", 0): not_available} if every_partition else {
+        ("foo", 0): not_available, ("foo", 1): NOT_NEEDED, ("foo", 2): NOT_NEEDED}
+    assert records == [] and _results(response) == expected
+    image, _, _ = run(UnfenceBroker(2), image, offset=image.offset + 1)
+    one = image.topics_by_id[FOO].partitions[1]
+    image, _, _ = run(AlterPartitionOp(4, 100, FOO, 1, one.leader_epoch, one.partition_epoch,
+                                       (2, 4)), image, offset=image.offset + 1)
+    records, response = generate(request, image)
+    assert [(r.partition_id, r.leader, r.isr) for r in records
+            if isinstance(r, PartitionChangeRecord)] == [(0, 2, (2,))]
+    image = image_of(records, image, image.offset + 1)
+    assert _leaders(image) == {0: (2, (2,)), 1: (4, (2, 4)), 2: (0, (0,))}
+    assert _results(response)[("foo", 0)] == NONE
