@@ -27,6 +27,10 @@ class ControllerConfig(msgspec.Struct, frozen=True, kw_only=True):
     noop_interval_ms: int = 500
     """metadata.max.idle.interval.ms: the active controller writes a NoOpRecord this often
     (0: never; only at metadata.version >= 3.3-IV1)."""
+    leader_imbalance_check_interval_ms: int = 300_000
+    """leader.imbalance.check.interval.seconds (in ms) with auto.leader.rebalance.enable:
+    how long after a partition's leader moved off its preferred replica the active
+    controller elects preferred leaders (0: never; see :mod:`controller.leader_balance`)."""
     snapshot_every_records: int = 0
     """Make a snapshot after this many committed records (0: never)."""
     max_records_per_operation: int = 10_000
@@ -43,6 +47,8 @@ class ControllerConfig(msgspec.Struct, frozen=True, kw_only=True):
                               f"{self.max_records_per_batch}")
         if self.noop_interval_ms < 0:
             raise ConfigError("noop-interval-ms", "must not be negative")
+        if self.leader_imbalance_check_interval_ms < 0:
+            raise ConfigError("leader-imbalance-check-interval-ms", "must not be negative")
         if self.max_records_per_operation < 1:
             raise ConfigError("max-records-per-operation",
                               f"must be positive, got {self.max_records_per_operation}")

@@ -39,6 +39,7 @@ from controller.config import ControllerConfig
 from controller.deferred import DeferredImage, State, image_of
 from controller.errors import ApiError, ControllerFault, not_controller
 from controller.handle import OperationHandle
+from controller.leader_balance import LeaderBalancer
 from controller.mutations import ControllerMutation
 from controller.offset_control import OffsetControlManager, RevertPoint
 from controller.operations.base import Generated, Operation, OperationContext
@@ -94,6 +95,7 @@ class QuorumController:
         self.fault: ControllerFault | None = None
         self.purgatory: deque[OperationHandle] = deque()
         self.next_noop_at: int | None = None
+        self.leader_balance = LeaderBalancer(self.config.leader_imbalance_check_interval_ms)
         self.records_since_snapshot = 0
         self.activations: list[tuple[int, list[MetadataRecord]]] = []
         self._next_op_id = 0
@@ -220,6 +222,7 @@ class QuorumController:
                 raise not_controller(self.node_id, self.raft.leader_id) from None
             self.offsets.handle_schedule_append(
                 last, RevertPoint(self.image, self.offsets.transaction_start_offset))
+            self.leader_balance.after_write(self.image, records, self.clock())
         return first, last
 
     def _complete_up_to(self, offset: int) -> None:
@@ -380,6 +383,7 @@ class QuorumController:
         self.activations.append((epoch, records))
         if self.config.noop_interval_ms:
             self.next_noop_at = self.clock() + self.config.noop_interval_ms
+        self.leader_balance.activate(self.image, self.clock())
 
     def _renounce(self) -> None:
         now = self.clock()
@@ -387,6 +391,7 @@ class QuorumController:
             return
         self.claimed_epoch = None
         self.next_noop_at = None
+        self.leader_balance.deactivate()
         error = not_controller(self.node_id, self.raft.leader_id)
         while self.purgatory:
             self.purgatory.popleft().fail(error, now)
@@ -406,21 +411,35 @@ class QuorumController:
 
     # ------------------------------------------------------------------ timers
     def next_deadline(self) -> int | None:
-        """When the next periodic NoOpRecord is due."""
-        return self.next_noop_at if self.active else None
+        """When the next periodic NoOpRecord or leader balance check is due."""
+        if not self.active:
+            return None
+        noop, balance = self.next_noop_at, self.leader_balance.due_at
+        if noop is None or (balance is not None and balance < noop):
+            return balance
+        return noop
 
     def poll(self, now: int) -> None:
-        """Write the periodic NoOpRecord when it is due."""
-        if not self.active or self.next_noop_at is None or now < self.next_noop_at:
+        """Write the periodic NoOpRecord, and the leader balance check's elections, when
+        they are due."""
+        if not self.active:
             return
-        self.next_noop_at = now + self.config.noop_interval_ms
-        if self.image.metadata_version >= NOOP_RECORDS:
-            try:
-                self._write([list(NoOp().generate(self._context()).records)])
-            except ApiError:
-                pass  # lost leadership: the renounce handles it
-            except ControllerFault as fault:
-                self._fatal(fault)
+        if self.next_noop_at is not None and now >= self.next_noop_at:
+            self.next_noop_at = now + self.config.noop_interval_ms
+            if self.image.metadata_version >= NOOP_RECORDS:
+                self._write_periodic(list(NoOp().generate(self._context()).records))
+        elections = self.leader_balance.take_due(self.image, now) if self.active else None
+        if elections:  # a non-atomic result in Kafka: split, no markers
+            self._write_periodic(elections)
+
+    def _write_periodic(self, records: Sequence[MetadataRecord]) -> None:
+        """Write what the controller itself decided (no operation waits for it)."""
+        try:
+            self._write(split(list(records), self.config.max_records_per_batch))
+        except ApiError:
+            pass  # lost leadership: the renounce handles it
+        except ControllerFault as fault:
+            self._fatal(fault)
 
     def close(self, now: int) -> None:
         """The process stops: pending operations fail (their client loses the connection)."""

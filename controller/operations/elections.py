@@ -94,7 +94,7 @@ def _elect(image: MetadataImage, name: str, pid: int, election: str,
     if (election == "PREFERRED" and reg.leader == preferred) or \
             (election == "UNCLEAN" and reg.leader != NO_LEADER):
         return "ELECTION_NOT_NEEDED", _MESSAGES["ELECTION_NOT_NEEDED"]
-    change = _preferred(image, topic_id, pid, reg) if election == "PREFERRED" \
+    change = preferred_change(image, topic_id, pid, reg) if election == "PREFERRED" \
         else _any(image, topic_id, pid, reg)
     if change is None:
         error = "PREFERRED_LEADER_NOT_AVAILABLE" if election == "PREFERRED" \
@@ -109,10 +109,11 @@ def _valid(image: MetadataImage, reg: PartitionRegistration, replica: int) -> bo
     return replica in reg.isr and active(image, replica)
 
 
-def _preferred(image: MetadataImage, topic_id: str, pid: int,
+def preferred_change(image: MetadataImage, topic_id: str, pid: int,
                reg: PartitionRegistration) -> PartitionChangeRecord | None:
-    """The first replica if valid; else the current leader stays (no record); else the
-    next valid replica."""
+    """A preferred election's change (None: none): the first replica if it is valid; else
+    the current leader stays; else the next valid replica (PartitionChangeBuilder's
+    electPreferredLeader)."""
     if _valid(image, reg, reg.replicas[0]) or not _valid(image, reg, reg.leader):
         leader = next((r for r in reg.replicas if _valid(image, reg, r)), NO_LEADER)
         if leader != reg.leader:
