@@ -412,12 +412,12 @@ class QuorumController:
     # ------------------------------------------------------------------ timers
     def next_deadline(self) -> int | None:
         """When the next periodic NoOpRecord or leader balance check is due."""
-        if not self.active:
+        if self.claimed_epoch is None or self.fault is not None:  # not active
             return None
         noop, balance = self.next_noop_at, self.leader_balance.due_at
-        if noop is None or (balance is not None and balance < noop):
-            return balance
-        return noop
+        if balance is None or (noop is not None and noop <= balance):
+            return noop
+        return balance
 
     def poll(self, now: int) -> None:
         """Write the periodic NoOpRecord, and the leader balance check's elections, when
