@@ -19,14 +19,13 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 
 from controller.operations.elections import preferred_change
-from metadata.image import MetadataImage, PartitionRegistration
+from metadata.image import NO_LEADER_CHANGE, MetadataImage, PartitionRegistration
 from metadata.schema import MetadataRecord, PartitionChangeRecord
 
 MAX_ELECTIONS_PER_IMBALANCE = 1000
 """Kafka's maxElectionsPerImbalance: preferred elections in one check."""
 IMMEDIATE_MS = 10
 """The delay of the next check when the last one stopped at the most elections."""
-NO_LEADER_CHANGE = -2
 
 
 def imbalanced(image: MetadataImage) -> Iterator[tuple[str, int, PartitionRegistration]]:

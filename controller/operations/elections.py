@@ -26,7 +26,6 @@ from metadata.schema import MetadataRecord, PartitionChangeRecord
 ELECTION_TYPES = ("PREFERRED", "UNCLEAN")
 """Kafka's ElectionType names (values 0 and 1)."""
 _MESSAGES = {
-    "NONE": None,
     "ELECTION_NOT_NEEDED": "Leader election not needed for topic partition.",
     "PREFERRED_LEADER_NOT_AVAILABLE": "The preferred leader was not available.",
     "ELIGIBLE_LEADERS_NOT_AVAILABLE": "Eligible topic partition leaders are not available.",
@@ -110,11 +109,12 @@ def _valid(image: MetadataImage, reg: PartitionRegistration, replica: int) -> bo
 
 
 def preferred_change(image: MetadataImage, topic_id: str, pid: int,
-               reg: PartitionRegistration) -> PartitionChangeRecord | None:
+                     reg: PartitionRegistration) -> PartitionChangeRecord | None:
     """A preferred election's change (None: none): the first replica if it is valid; else
     the current leader stays; else the next valid replica (PartitionChangeBuilder's
     electPreferredLeader)."""
-    if _valid(image, reg, reg.replicas[0]) or not _valid(image, reg, reg.leader):
+    if reg.replicas and (_valid(image, reg, reg.replicas[0])
+                         or not _valid(image, reg, reg.leader)):
         leader = next((r for r in reg.replicas if _valid(image, reg, r)), NO_LEADER)
         if leader != reg.leader:
             return PartitionChangeRecord(partition_id=pid, topic_id=topic_id, leader=leader)
