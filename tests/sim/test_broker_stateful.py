@@ -31,6 +31,7 @@ from hypothesis.stateful import (
     run_state_machine_as_test,
 )
 
+from controller import ControllerConfig
 from controller.operations import (
     CreateTopics,
     ElectLeaders,
@@ -54,6 +55,7 @@ class BrokerCore(RuleBasedStateMachine):
 
     mutations: ClassVar[frozenset[str]] = frozenset()
     failing_steps: ClassVar[int | None] = None
+    balance_interval_ms: ClassVar[int] = ControllerConfig().leader_imbalance_check_interval_ms
 
     def __init__(self) -> None:
         super().__init__()
@@ -63,8 +65,9 @@ class BrokerCore(RuleBasedStateMachine):
 
     @initialize(seed=st.integers(min_value=0, max_value=7))
     def start(self, seed: int) -> None:
-        self.cluster = KRaftCluster(ClusterConfig(seed=seed, controllers=3, brokers=3,
-                                                  mutations=self.mutations))
+        self.cluster = KRaftCluster(ClusterConfig(
+            seed=seed, controllers=3, brokers=3, mutations=self.mutations,
+            controller=ControllerConfig(leader_imbalance_check_interval_ms=self.balance_interval_ms)))
         c = self.cluster
         c.start()
         assert c.wait(c.submit(CreateTopics((NewTopic("t", 2, 3),))))
@@ -148,6 +151,12 @@ def _run(machine: type[BrokerCore], examples: int, steps: int) -> None:
 
 def test_brokers_hold_their_invariants_under_faults() -> None:
     _run(BrokerWorld, examples=4, steps=25)
+
+
+def test_brokers_hold_their_invariants_while_leaders_rebalance() -> None:
+    """The automatic preferred elections every 2 s (not 300 s) among the faults."""
+    machine = type("Rebalancing", (BrokerWorld,), {"balance_interval_ms": 2_000})
+    _run(machine, examples=4, steps=25)
 
 
 @pytest.mark.slow
