@@ -60,6 +60,9 @@ def test_a_write_that_moves_a_leader_off_its_preferred_replica_schedules_a_check
     balancer.after_write(after, [PartitionChangeRecord(partition_id=0, topic_id=FOO,
                                                        isr=(0, 1))], 5_000)
     assert balancer.due_at is None  # an ISR change moves no leader
+    back = PartitionChangeRecord(partition_id=0, topic_id=FOO, leader=0)
+    balancer.after_write(balanced, [back], 5_000)
+    assert balancer.due_at is None  # a leader back on its preferred replica needs no check
     balancer.after_write(after, [moved], 5_000)
     assert balancer.due_at == 305_000
     # the preferred replica is fenced at the check: nothing written, checked again later

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import pytest
 
-from controller import ControllerConfig
-from controller.operations import CreateTopics, NewTopic
-from metadata.image import MetadataImage
+from controller import ControllerConfig, WriteMode
+from controller.operations import CreateTopics, ElectLeaders, NewTopic
+from metadata.image import MetadataImage, PartitionRegistration
 from sim.cluster import ClusterConfig, KRaftCluster
 
 INTERVAL_MS = 60_000
@@ -53,4 +53,40 @@ def test_a_returning_broker_leads_its_preferred_partitions_again(interval: int) 
     assert _leaders(_image(cluster)) != preferred  # not before the check
     cluster.sim.run_for(3_000)
     assert (_leaders(_image(cluster)) == preferred) == (interval > 0)
+    assert cluster.sim.violation is None
+
+
+def test_requested_preferred_elections_are_split_over_batches_even_in_atomic_mode() -> None:
+    """Kafka writes ElectLeaders as a non-atomic result: in atomic mode, elections that need
+    more records than a batch holds are written over several batches, not refused."""
+    cluster = KRaftCluster(ClusterConfig(seed=4, controllers=3, brokers=3, controller=(
+        ControllerConfig(leader_imbalance_check_interval_ms=0, max_records_per_batch=3,
+                         write_mode=WriteMode.ATOMIC))))
+    cluster.start()
+    topics = [f"t{i}" for i in range(15)]
+    for name in topics:  # a TopicRecord and a PartitionRecord: one batch each
+        assert cluster.wait(cluster.submit(CreateTopics((NewTopic(name, 1, 3),))))
+
+    def partition(name: str) -> PartitionRegistration:
+        topic = _image(cluster).topic(name)
+        assert topic is not None
+        return topic.partitions[0]
+
+    leaders = [partition(name).leader for name in topics]
+    broker = max(sorted(set(leaders)), key=leaders.count)  # the one leading the most
+    led = [name for name in topics if partition(name).leader == broker]
+    assert len(led) > 3
+    cluster.sim.crash(broker)
+    assert cluster.run_until(lambda: _image(cluster).brokers[broker].fenced, 20_000)
+    cluster.sim.restart(broker)
+    assert cluster.run_until(lambda: all(broker in partition(name).isr for name in topics),
+                             30_000)
+    handle = cluster.submit(ElectLeaders("PREFERRED", None), mode=WriteMode.ATOMIC)
+    assert cluster.wait(handle) and handle.error is None
+    assert isinstance(handle.response, dict)
+    elected = sorted(t["topic"] for t in handle.response["results"] for p in t["partitions"]
+                     if p["error"] == "NONE")
+    assert elected == sorted(led)
+    assert handle.batch_count == -(-len(led) // 3)
+    assert all(partition(name).leader == broker for name in led)
     assert cluster.sim.violation is None
