@@ -31,6 +31,10 @@ class ControllerConfig(msgspec.Struct, frozen=True, kw_only=True):
     """leader.imbalance.check.interval.seconds (in ms) with auto.leader.rebalance.enable:
     how long after a partition's leader moved off its preferred replica the active
     controller elects preferred leaders (0: never; see :mod:`controller.leader_balance`)."""
+    unclean_leader_election_interval_ms: int = 300_000
+    """unclean.leader.election.interval.ms: how often, while partitions are leaderless,
+    the active controller elects leaders uncleanly where their topic allows it (0: never;
+    see :mod:`controller.unclean_elections`)."""
     snapshot_every_records: int = 0
     """Make a snapshot after this many committed records (0: never)."""
     max_records_per_operation: int = 10_000
@@ -49,6 +53,8 @@ class ControllerConfig(msgspec.Struct, frozen=True, kw_only=True):
             raise ConfigError("noop-interval-ms", "must not be negative")
         if self.leader_imbalance_check_interval_ms < 0:
             raise ConfigError("leader-imbalance-check-interval-ms", "must not be negative")
+        if self.unclean_leader_election_interval_ms < 0:
+            raise ConfigError("unclean-leader-election-interval-ms", "must not be negative")
         if self.max_records_per_operation < 1:
             raise ConfigError("max-records-per-operation",
                               f"must be positive, got {self.max_records_per_operation}")

@@ -19,13 +19,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 
 from controller.operations.elections import preferred_change
+from controller.periodic_elections import MAX_ELECTIONS_PER_IMBALANCE, PeriodicElections
 from metadata.image import NO_LEADER_CHANGE, MetadataImage, PartitionRegistration
 from metadata.schema import MetadataRecord, PartitionChangeRecord
-
-MAX_ELECTIONS_PER_IMBALANCE = 1000
-"""Kafka's maxElectionsPerImbalance: preferred elections in one check."""
-IMMEDIATE_MS = 10
-"""The delay of the next check when the last one stopped at the most elections."""
 
 
 def imbalanced(image: MetadataImage) -> Iterator[tuple[str, int, PartitionRegistration]]:
@@ -65,42 +61,17 @@ def balance_records(image: MetadataImage) -> tuple[list[PartitionChangeRecord], 
     return records, remaining
 
 
-class LeaderBalancer:
-    """When the active controller's next check is due (None: not scheduled)."""
+class LeaderBalancer(PeriodicElections):
+    """The leader imbalance check: when it is due, and its preferred elections."""
 
-    def __init__(self, interval_ms: int) -> None:
-        self.interval_ms = interval_ms
-        self.due_at: int | None = None
-        self._deferred = True  # the next check waits the interval, not IMMEDIATE_MS
+    def has_work(self, image: MetadataImage) -> bool:
+        """Whether a partition is imbalanced."""
+        return next(imbalanced(image), None) is not None
 
-    def activate(self, image: MetadataImage, now: int) -> None:
-        """The controller became active: check later if anything is imbalanced now."""
-        self.due_at, self._deferred = None, True
-        if self.interval_ms and next(imbalanced(image), None) is not None:
-            self._schedule(now)
+    def triggered_by(self, image: MetadataImage, records: Iterable[MetadataRecord]) -> bool:
+        """Whether a record moved a leader off its preferred replica."""
+        return moved_off_preferred(image, records)
 
-    def deactivate(self) -> None:
-        """The controller is not active any more."""
-        self.due_at, self._deferred = None, True
-
-    def after_write(self, image: MetadataImage, records: Iterable[MetadataRecord],
-                    now: int) -> None:
-        """A write was replayed into ``image``: schedule a check if it imbalanced a
-        partition and none is scheduled."""
-        if self.interval_ms and self.due_at is None and moved_off_preferred(image, records):
-            self._schedule(now)
-
-    def take_due(self, image: MetadataImage, now: int) -> list[PartitionChangeRecord] | None:
-        """The check's records when it is due (None otherwise); the next check is
-        scheduled as the result says (before the records are written)."""
-        if self.due_at is None or now < self.due_at:
-            return None
-        self.due_at = None
-        records, remaining = balance_records(image)
-        self._deferred = len(records) < MAX_ELECTIONS_PER_IMBALANCE
-        if remaining:
-            self._schedule(now)
-        return records
-
-    def _schedule(self, now: int) -> None:
-        self.due_at = now + (self.interval_ms if self._deferred else IMMEDIATE_MS)
+    def elections(self, image: MetadataImage) -> tuple[list[PartitionChangeRecord], bool]:
+        """:func:`balance_records`."""
+        return balance_records(image)

@@ -44,6 +44,8 @@ from controller.mutations import ControllerMutation
 from controller.offset_control import OffsetControlManager, RevertPoint
 from controller.operations.base import Generated, Operation, OperationContext
 from controller.operations.cluster import NoOp
+from controller.periodic_elections import PeriodicElections
+from controller.unclean_elections import UncleanElector
 from controller.write_mode import WriteMode, default_mode, plan_batches, split
 from metadata.batch_shape import shape_of
 from metadata.bootstrap import BootstrapMetadata
@@ -95,7 +97,10 @@ class QuorumController:
         self.fault: ControllerFault | None = None
         self.purgatory: deque[OperationHandle] = deque()
         self.next_noop_at: int | None = None
-        self.leader_balance = LeaderBalancer(self.config.leader_imbalance_check_interval_ms)
+        self.election_checks: tuple[PeriodicElections, ...] = (
+            LeaderBalancer(self.config.leader_imbalance_check_interval_ms),
+            UncleanElector(self.config.unclean_leader_election_interval_ms))
+        """The periodic election checks: preferred leaders, then unclean elections."""
         self.records_since_snapshot = 0
         self.activations: list[tuple[int, list[MetadataRecord]]] = []
         self._next_op_id = 0
@@ -222,7 +227,8 @@ class QuorumController:
                 raise not_controller(self.node_id, self.raft.leader_id) from None
             self.offsets.handle_schedule_append(
                 last, RevertPoint(self.image, self.offsets.transaction_start_offset))
-            self.leader_balance.after_write(self.image, records, self.clock())
+            for check in self.election_checks:
+                check.after_write(self.image, records, self.clock())
         return first, last
 
     def _complete_up_to(self, offset: int) -> None:
@@ -383,7 +389,8 @@ class QuorumController:
         self.activations.append((epoch, records))
         if self.config.noop_interval_ms:
             self.next_noop_at = self.clock() + self.config.noop_interval_ms
-        self.leader_balance.activate(self.image, self.clock())
+        for check in self.election_checks:
+            check.activate(self.image, self.clock())
 
     def _renounce(self) -> None:
         now = self.clock()
@@ -391,7 +398,8 @@ class QuorumController:
             return
         self.claimed_epoch = None
         self.next_noop_at = None
-        self.leader_balance.deactivate()
+        for check in self.election_checks:
+            check.deactivate()
         error = not_controller(self.node_id, self.raft.leader_id)
         while self.purgatory:
             self.purgatory.popleft().fail(error, now)
@@ -411,26 +419,29 @@ class QuorumController:
 
     # ------------------------------------------------------------------ timers
     def next_deadline(self) -> int | None:
-        """When the next periodic NoOpRecord or leader balance check is due."""
+        """When the next periodic NoOpRecord or election check is due."""
         if self.claimed_epoch is None or self.fault is not None:  # not active
             return None
-        noop, balance = self.next_noop_at, self.leader_balance.due_at
-        if balance is None or (noop is not None and noop <= balance):
-            return noop
-        return balance
+        deadline = self.next_noop_at
+        for check in self.election_checks:
+            due = check.due_at
+            if due is not None and (deadline is None or due < deadline):
+                deadline = due
+        return deadline
 
     def poll(self, now: int) -> None:
-        """Write the periodic NoOpRecord, and the leader balance check's elections, when
-        they are due."""
+        """Write the periodic NoOpRecord, and each election check's elections, when they
+        are due (each its own write, as Kafka's periodic tasks are)."""
         if not self.active:
             return
         if self.next_noop_at is not None and now >= self.next_noop_at:
             self.next_noop_at = now + self.config.noop_interval_ms
             if self.image.metadata_version >= NOOP_RECORDS:
                 self._write_periodic(list(NoOp().generate(self._context()).records))
-        elections = self.leader_balance.take_due(self.image, now) if self.active else None
-        if elections:  # a non-atomic result in Kafka: split, no markers
-            self._write_periodic(elections)
+        for check in self.election_checks:
+            elections = check.take_due(self.image, now) if self.active else None
+            if elections:  # a non-atomic result in Kafka: split, no markers
+                self._write_periodic(elections)
 
     def _write_periodic(self, records: Sequence[MetadataRecord]) -> None:
         """Write what the controller itself decided (no operation waits for it)."""

@@ -94,7 +94,7 @@ def _elect(image: MetadataImage, name: str, pid: int, election: str,
             (election == "UNCLEAN" and reg.leader != NO_LEADER):
         return "ELECTION_NOT_NEEDED", _MESSAGES["ELECTION_NOT_NEEDED"]
     change = preferred_change(image, topic_id, pid, reg) if election == "PREFERRED" \
-        else _any(image, topic_id, pid, reg)
+        else unclean_election(image, topic_id, pid, reg)
     if change is None:
         error = "PREFERRED_LEADER_NOT_AVAILABLE" if election == "PREFERRED" \
             else "ELIGIBLE_LEADERS_NOT_AVAILABLE"
@@ -121,10 +121,10 @@ def preferred_change(image: MetadataImage, topic_id: str, pid: int,
     return None
 
 
-def _any(image: MetadataImage, topic_id: str, pid: int,
-         reg: PartitionRegistration) -> PartitionChangeRecord | None:
-    """A leaderless partition's leader: a valid replica, else the first active one,
-    uncleanly."""
+def unclean_election(image: MetadataImage, topic_id: str, pid: int,
+                     reg: PartitionRegistration) -> PartitionChangeRecord | None:
+    """An UNCLEAN election's change for a leaderless partition (None: no replica is
+    active): a valid replica, else the first active one, uncleanly."""
     leader = next((r for r in reg.replicas if _valid(image, reg, r)), NO_LEADER)
     if leader != NO_LEADER:
         return PartitionChangeRecord(partition_id=pid, topic_id=topic_id, leader=leader)

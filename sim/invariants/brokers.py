@@ -16,7 +16,10 @@
   and nothing else (Kafka's MetadataPublisher contract).
 
 Topics with ``unclean.leader.election.enable`` are exempt from the agreement
-and durability checks: losing acknowledged records is what unclean means.
+and durability checks: losing acknowledged records is what unclean means. A
+topic stays exempt for the rest of the run once an image showed it allowed: an
+unclean election made then may have lost records, and disabling it again does
+not bring them back.
 """
 
 from __future__ import annotations
@@ -77,6 +80,8 @@ class BrokerInvariants(Monitor):
         self.checked: dict[tuple[int, int, str, int], int] = {}
         self._fence_checked: dict[int, tuple[object, object]] = {}
         self._violation: InvariantViolation | None = None
+        self.unclean_topics: set[str] = set()
+        """Topics an image has shown with unclean election allowed (exempt from then on)."""
 
     # ------------------------------------------------------------------ inputs
     def acknowledge(self, sim: Simulation, ack: Acknowledged, min_isr_met: bool = True) -> None:
@@ -90,7 +95,7 @@ class BrokerInvariants(Monitor):
                 break
         image = manager.image if manager is not None else None
         topic_id = image.topics_by_name.get(ack.topic) if image is not None else None
-        if topic_id is None or image is None or unclean_allowed(image, ack.topic):
+        if topic_id is None or image is None or self._unclean(image, ack.topic):
             return
         expected = self.acked.setdefault((topic_id, ack.partition), {})
         committed = self.committed.get((topic_id, ack.partition), {})
@@ -140,7 +145,7 @@ class BrokerInvariants(Monitor):
                                           replica.topic)
             allowed = unclean.get(replica.topic)
             if allowed is None:
-                allowed = unclean[replica.topic] = unclean_allowed(image, replica.topic)
+                allowed = unclean[replica.topic] = self._unclean(image, replica.topic)
             if allowed:
                 continue
             ckey = (slot.node_id, slot.incarnation, topic_id, pid)
@@ -151,6 +156,15 @@ class BrokerInvariants(Monitor):
             self._check_entries(replica.topic, topic_id, pid, replica.log.entries, start, hw,
                                 manager.broker_id)
             self.checked[ckey] = hw
+
+    def _unclean(self, image: MetadataImage, topic: str) -> bool:
+        """Whether ``topic`` allows unclean election in ``image`` or did in an earlier one."""
+        if topic in self.unclean_topics:
+            return True
+        if unclean_allowed(image, topic):
+            self.unclean_topics.add(topic)
+            return True
+        return False
 
     def _check_single_leader(self, key: tuple[str, int], epoch: int, broker: int,
                              topic: str) -> None:

@@ -4,13 +4,8 @@ are imbalanced, what a check writes, and when the next check comes."""
 
 from __future__ import annotations
 
-from controller.leader_balance import (
-    IMMEDIATE_MS,
-    MAX_ELECTIONS_PER_IMBALANCE,
-    LeaderBalancer,
-    balance_records,
-    imbalanced,
-)
+from controller.leader_balance import LeaderBalancer, balance_records, imbalanced
+from controller.periodic_elections import IMMEDIATE_MS, MAX_ELECTIONS_PER_IMBALANCE
 from metadata.image import NO_LEADER, MetadataImage
 from metadata.schema import MetadataRecord, PartitionChangeRecord, PartitionRecord, TopicRecord
 

@@ -164,6 +164,60 @@ def test_an_unclean_election_recovers_once_the_new_leader_expands_its_isr() -> N
     assert cluster.sim.violation is None
 
 
+def test_enabling_unclean_election_elects_a_leaderless_partition_at_the_next_check() -> None:
+    """Kafka's UncleanLeaderElectionTest.testTopicUncleanLeaderElectionEnableWithAlterTopic
+    Configs: enabling unclean election while the leader lives changes nothing; with the
+    ISR's last member down and the other replica back, the partition stays leaderless
+    until the topic allows unclean election; then the controller's periodic check elects
+    the out-of-sync replica, and what only the old leader held is lost."""
+    interval = 10_000
+    cluster = _cluster(brokers=2, controller=ControllerConfig(
+        unclean_leader_election_interval_ms=interval))
+    _create(cluster, "u", 1, 2)
+
+    def reg() -> PartitionRegistration:
+        topic = _image(cluster).topic("u")
+        assert topic is not None
+        return topic.partitions[0]
+
+    def unclean(enabled: str) -> None:
+        change = cluster.submit(IncrementalAlterConfigs(
+            TOPIC_RESOURCE, "u", (ConfigChange("unclean.leader.election.enable", enabled),)))
+        assert cluster.wait(change) and change.error is None
+
+    def send(name: str) -> str:
+        producer = Producer(cluster, name, "u", acks=-1)
+        producer.send(1)
+        assert cluster.run_until(lambda: producer.idle, 30_000)
+        assert len(producer.acknowledged) == 1
+        return producer.acknowledged[0].values[0]
+
+    first = send("first")
+    leader = reg().leader
+    follower = 1 - leader
+    unclean("true")
+    cluster.sim.run_for(2 * interval)
+    unclean("false")
+    assert reg().leader == leader  # the leader lives: nothing to elect
+    cluster.sim.crash(follower)
+    assert cluster.run_until(lambda: reg().isr == (leader,), 30_000)
+    send("second")
+    cluster.sim.crash(leader)
+    assert cluster.run_until(lambda: reg().leader == NO_LEADER, 30_000)
+    cluster.sim.restart(follower)
+    assert cluster.run_until(lambda: not _image(cluster).brokers[follower].fenced, 30_000)
+    cluster.sim.run_for(3 * interval)
+    assert (reg().leader, reg().isr) == (NO_LEADER, (leader,))  # no unclean election
+    enabled_at = cluster.sim.now
+    unclean("true")
+    assert cluster.run_until(lambda: reg().leader == follower, 2 * interval)
+    assert cluster.sim.now - enabled_at <= interval + 1_000
+    assert (reg().isr, reg().leader_recovery_state) == ((follower,), RECOVERING)
+    third = send("third")
+    assert consume(cluster, "u") == [first, third]  # "second" was lost
+    assert cluster.sim.violation is None
+
+
 def test_a_large_fence_is_one_transaction_in_transactional_mode() -> None:
     cluster = _cluster(controller=ControllerConfig(max_records_per_batch=20,
                                                    write_mode=WriteMode.TRANSACTIONAL))

@@ -1,7 +1,8 @@
 """Brokers, producers and faults as Hypothesis rules, with the broker invariants online.
 
 Three controllers and three brokers with heartbeats; one topic of two
-partitions, RF 3, min.insync.replicas 2, clean election. Two idempotent acks=all
+partitions, RF 3, min.insync.replicas 2, clean election until a rule allows unclean
+election (then no longer checked for lost records). Two idempotent acks=all
 producers (one per partition) lose a share of their answers (so they retry); a
 third, plain acks=all producer writes to partition 0 without losing answers (an
 idempotent producer refuses to write past a lost batch, OUT_OF_ORDER_SEQUENCE_NUMBER,
@@ -56,6 +57,7 @@ class BrokerCore(RuleBasedStateMachine):
     mutations: ClassVar[frozenset[str]] = frozenset()
     failing_steps: ClassVar[int | None] = None
     balance_interval_ms: ClassVar[int] = ControllerConfig().leader_imbalance_check_interval_ms
+    unclean_interval_ms: ClassVar[int] = ControllerConfig().unclean_leader_election_interval_ms
 
     def __init__(self) -> None:
         super().__init__()
@@ -67,7 +69,9 @@ class BrokerCore(RuleBasedStateMachine):
     def start(self, seed: int) -> None:
         self.cluster = KRaftCluster(ClusterConfig(
             seed=seed, controllers=3, brokers=3, mutations=self.mutations,
-            controller=ControllerConfig(leader_imbalance_check_interval_ms=self.balance_interval_ms)))
+            controller=ControllerConfig(
+                leader_imbalance_check_interval_ms=self.balance_interval_ms,
+                unclean_leader_election_interval_ms=self.unclean_interval_ms)))
         c = self.cluster
         c.start()
         assert c.wait(c.submit(CreateTopics((NewTopic("t", 2, 3),))))
@@ -139,6 +143,16 @@ class BrokerWorld(BrokerCore):
         self._step()
 
 
+    @rule(enabled=st.booleans())
+    def allow_unclean_election(self, enabled: bool) -> None:
+        """Turn the topic's unclean.leader.election.enable on or off while the faults go
+        on: a leaderless partition may then get an out-of-sync leader (its acknowledged
+        records are no longer checked from then on)."""
+        self.cluster.submit(IncrementalAlterConfigs(TOPIC_RESOURCE, "t", (ConfigChange(
+            "unclean.leader.election.enable", str(enabled).lower()),)))
+        self._step()
+
+
 def _run(machine: type[BrokerCore], examples: int, steps: int) -> None:
     run_state_machine_as_test(machine, settings=settings(
         max_examples=examples, stateful_step_count=steps, deadline=None, derandomize=True,
@@ -154,8 +168,10 @@ def test_brokers_hold_their_invariants_under_faults() -> None:
 
 
 def test_brokers_hold_their_invariants_while_leaders_rebalance() -> None:
-    """The automatic preferred elections every 2 s (not 300 s) among the faults."""
-    machine = type("Rebalancing", (BrokerWorld,), {"balance_interval_ms": 2_000})
+    """The automatic preferred and unclean elections every 2 s (not 300 s) among the
+    faults."""
+    machine = type("Rebalancing", (BrokerWorld,), {"balance_interval_ms": 2_000,
+                                                   "unclean_interval_ms": 2_000})
     _run(machine, examples=4, steps=25)
 
 
