@@ -1,17 +1,22 @@
 """ElectLeaders, following Kafka's ReplicationControlManagerTest.testElectPreferredLeaders
 (its topic built from PartitionRecords, as kraftsim has no manual assignment), and
 unclean elections on request (testElectUncleanLeaders_WithoutElr's rules: a clean leader
-first, else the first active replica alone in the ISR, whatever the topic's config)."""
+first, else the first active replica alone in the ISR, whatever the topic's config) and
+by the periodic check (testMaybeTriggerUncleanLeaderElectionForLeaderlessPartitions)."""
 
 from __future__ import annotations
 
+import msgspec
 import pytest
 
 from controller.errors import ApiError
 from controller.operations import ElectLeaders, FenceBroker, TopicPartitions, UnfenceBroker
 from controller.operations.alter_partition import AlterPartitionOp
+from controller.unclean_elections import leaderless, unclean_records
+from metadata.delta import BROKER_RESOURCE, TOPIC_RESOURCE
 from metadata.image import NO_LEADER, RECOVERING, MetadataImage
 from metadata.schema import (
+    ConfigRecord,
     MetadataRecord,
     PartitionChangeRecord,
     PartitionRecord,
@@ -153,3 +158,40 @@ def test_unclean_election_without_elr(every_partition: bool) -> None:
     image = image_of(records, image, image.offset + 1)
     assert _leaders(image) == {0: (2, (2,)), 1: (4, (2, 4)), 2: (0, (0,))}
     assert _results(response)[("foo", 0)] == NONE
+
+
+@pytest.mark.parametrize("unclean", ["none", "static", "dynamic_cluster", "dynamic_topic"])
+def test_unclean_elections_for_leaderless_partitions(unclean: str) -> None:
+    """testMaybeTriggerUncleanLeaderElectionForLeaderlessPartitions: with every broker
+    fenced the partitions have no leader and ISR [4]; broker 2 back, an unfence elects it
+    uncleanly at once where unclean election was already on ("static": kraftsim's cluster
+    default, set before), else the periodic check does once it is turned on (the cluster
+    default or the topic's config). The "dynamic_node" case (the controller's own node
+    config) has no counterpart: kraftsim's controllers read the cluster default only."""
+    cluster_default = ConfigRecord(resource_type=BROKER_RESOURCE, resource_name="",
+                                   name="unclean.leader.election.enable", value="true")
+    base = image_of([*brokers(0, 1, 2, 3, 4), *([cluster_default] if unclean == "static"
+                                                else [])])
+    image = _topic(base, ((1, 2, 4), (1, 2, 4), 1), ((1, 3, 4), (1, 3, 4), 1),
+                   ((0, 2, 4), (0, 2, 4), 0))
+    assert next(leaderless(image), None) is None
+    for broker in (0, 1, 2, 3, 4):
+        image, _, _ = run(FenceBroker(broker), image, offset=image.offset + 1)
+    assert _leaders(image) == {pid: (NO_LEADER, (4,)) for pid in (0, 1, 2)}
+    image, _, _ = run(UnfenceBroker(2), image, offset=image.offset + 1)
+    elected = {0: (2, (2,)), 1: (NO_LEADER, (4,)), 2: (2, (2,))}
+    assert _leaders(image) == (elected if unclean == "static" else
+                               {pid: (NO_LEADER, (4,)) for pid in (0, 1, 2)})
+    if unclean == "dynamic_cluster":
+        image = image_of([cluster_default], image, image.offset + 1)
+    elif unclean == "dynamic_topic":
+        image = image_of([msgspec.structs.replace(
+            cluster_default, resource_type=TOPIC_RESOURCE, resource_name="foo")],
+            image, image.offset + 1)
+    records, remaining = unclean_records(image)
+    assert remaining  # partition 1 stays leaderless: checked again an interval later
+    if unclean in ("none", "static"):
+        assert records == []
+    else:
+        assert len(records) == 2
+        assert _leaders(image_of(records, image, image.offset + 1)) == elected
