@@ -17,8 +17,11 @@ test_failover.py). Not applicable: timeouts of events waiting on the controller'
 (kraftsim has no queue: an operation runs when it is submitted), kraft.version in broker
 registrations, the authorizer's initial load, the partial bootstrap transaction
 (unreachable in Kafka, see controller/activation.py); the broker-lifecycle cases
-(fencing several brokers, unclean shutdown, leader balancing, unregistration) are
-covered by test_kafka_broker_heartbeat_cases.py and test_kafka_cluster_control_cases.py.
+(fencing several brokers, unclean shutdown, unregistration) are covered by
+test_kafka_broker_heartbeat_cases.py and test_kafka_cluster_control_cases.py, and
+testBalancePartitionLeaders by tests/sim/test_leader_balance_e2e.py (a broker fenced by
+its session's expiry, back and in the ISR again, leads its preferred partitions again at
+the imbalance check).
 """
 
 from __future__ import annotations

@@ -1,7 +1,8 @@
 """Leadership returns to the preferred replicas by itself (Kafka's
 auto.leader.rebalance.enable): a crashed broker is fenced and loses its leaderships;
 back and in sync again, it leads them again once the active controller's leader
-imbalance check comes (leader.imbalance.check.interval.seconds after the move)."""
+imbalance check comes (leader.imbalance.check.interval.seconds after the move): the
+shape of Kafka's QuorumControllerTest.testBalancePartitionLeaders, with real brokers."""
 
 from __future__ import annotations
 
