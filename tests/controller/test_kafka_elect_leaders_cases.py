@@ -195,3 +195,21 @@ def test_unclean_elections_for_leaderless_partitions(unclean: str) -> None:
     else:
         assert len(records) == 2
         assert _leaders(image_of(records, image, image.offset + 1)) == elected
+
+
+def test_a_preferred_election_does_not_trigger_an_unclean_one() -> None:
+    """testPreferredElectionDoesNotTriggerUncleanElection: partition [1, 2, 3] with no
+    leader and ISR [1]; broker 2 back and unclean election allowed, a PREFERRED election
+    still writes nothing (its preferred replica is not available)."""
+    image = _topic(image_of(brokers(1, 2, 3, 4)), ((1, 2, 3), (1, 2, 3), 1))
+    for broker in (2, 3, 1):
+        image, _, _ = run(FenceBroker(broker), image, offset=image.offset + 1)
+    image, _, _ = run(UnfenceBroker(2), image, offset=image.offset + 1)
+    assert _leaders(image) == {0: (NO_LEADER, (1,))}
+    image = image_of([ConfigRecord(resource_type=TOPIC_RESOURCE, resource_name="foo",
+                                   name="unclean.leader.election.enable", value="true")],
+                     image, image.offset + 1)
+    records, response = generate(ElectLeaders("PREFERRED", (TopicPartitions("foo", (0,)),)),
+                                 image)
+    assert records == []
+    assert _results(response) == {("foo", 0): NOT_AVAILABLE}
