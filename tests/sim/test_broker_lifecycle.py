@@ -9,11 +9,13 @@ shutdown moves leaderships away before the broker stops.
 
 from __future__ import annotations
 
+import pytest
+
 from controller import ControllerConfig, WriteMode
 from controller.operations import CreateTopics, IncrementalAlterConfigs, NewTopic
 from controller.operations.configs import ConfigChange
 from metadata.broker_index import partitions_of
-from metadata.delta import TOPIC_RESOURCE
+from metadata.delta import BROKER_RESOURCE, TOPIC_RESOURCE
 from metadata.image import NO_LEADER, RECOVERED, RECOVERING, MetadataImage, PartitionRegistration
 from metadata.schema import BeginTransactionRecord, PartitionChangeRecord
 from sim.brokers import BrokerSettings
@@ -164,6 +166,85 @@ def test_an_unclean_election_recovers_once_the_new_leader_expands_its_isr() -> N
     assert cluster.sim.violation is None
 
 
+def _partition(cluster: KRaftCluster, topic: str) -> PartitionRegistration:
+    found = _image(cluster).topic(topic)
+    assert found is not None
+    return found.partitions[0]
+
+
+def _send_one(cluster: KRaftCluster, producer_name: str, topic: str) -> str:
+    """One acks=all record to ``topic``-0, acknowledged; its value."""
+    producer = Producer(cluster, producer_name, topic, acks=-1)
+    producer.send(1)
+    assert cluster.run_until(lambda: producer.idle, 30_000)
+    assert len(producer.acknowledged) == 1
+    return producer.acknowledged[0].values[0]
+
+
+def _set_unclean(cluster: KRaftCluster, resource: tuple[int, str], enabled: str) -> None:
+    change = cluster.submit(IncrementalAlterConfigs(
+        resource[0], resource[1], (ConfigChange("unclean.leader.election.enable", enabled),)))
+    assert cluster.wait(change) and change.error is None
+
+
+@pytest.mark.parametrize(("cluster_default", "topic_config", "elected"), [
+    ("true", None, True),  # testUncleanLeaderElectionEnabled
+    (None, None, False),  # testUncleanLeaderElectionDisabled
+    ("false", "true", True),  # testUncleanLeaderElectionEnabledByTopicOverride
+    ("true", "false", False),  # testUncleanLeaderElectionDisabledByTopicOverride
+])
+def test_the_last_isr_member_gone_an_out_of_sync_replica_leads_only_if_unclean(
+        cluster_default: str | None, topic_config: str | None, elected: bool) -> None:
+    """Kafka's UncleanLeaderElectionTest (the cluster default stands for the controllers'
+    static config): the follower down, a record only the leader has, the leader down, the
+    follower back. Allowed, the follower is elected at once and the record is lost;
+    otherwise the partition has no leader until the old leader is back, and nothing is
+    lost."""
+    cluster = _cluster(brokers=2)
+    if cluster_default is not None:
+        _set_unclean(cluster, (BROKER_RESOURCE, ""), cluster_default)
+    configs = () if topic_config is None else (("unclean.leader.election.enable",
+                                                topic_config),)
+    handle = cluster.submit(CreateTopics((NewTopic("u", 1, 2, configs),)))
+    assert cluster.wait(handle) and handle.error is None
+    first = _send_one(cluster, "first", "u")
+    leader = _partition(cluster, "u").leader
+    follower = 1 - leader
+    cluster.sim.crash(follower)
+    assert cluster.run_until(lambda: _partition(cluster, "u").isr == (leader,), 30_000)
+    second = _send_one(cluster, "second", "u")
+    cluster.sim.crash(leader)
+    assert cluster.run_until(lambda: _partition(cluster, "u").leader == NO_LEADER, 30_000)
+    cluster.sim.restart(follower)
+    assert cluster.run_until(lambda: not _image(cluster).brokers[follower].fenced, 30_000)
+    if elected:
+        assert _partition(cluster, "u").leader == follower  # elected as it was unfenced
+        third = _send_one(cluster, "third", "u")
+        assert consume(cluster, "u") == [first, third]  # the second record was lost
+    else:
+        cluster.sim.run_for(30_000)
+        assert (_partition(cluster, "u").leader, _partition(cluster, "u").isr) == \
+            (NO_LEADER, (leader,))
+        assert consume(cluster, "u") is None  # no leader to read from
+        cluster.sim.restart(leader)
+        assert cluster.run_until(lambda: _partition(cluster, "u").leader == leader, 30_000)
+        third = _send_one(cluster, "third", "u")
+        assert cluster.run_until(lambda: follower in _partition(cluster, "u").isr, 30_000)
+        assert consume(cluster, "u") == [first, second, third]
+    assert cluster.sim.violation is None
+
+
+def test_an_invalid_unclean_election_override_is_refused() -> None:
+    """testUncleanLeaderElectionInvalidTopicOverride, with ConfigDef's message."""
+    cluster = _cluster(brokers=2)
+    handle = cluster.submit(CreateTopics((NewTopic(
+        "u", 1, 2, (("unclean.leader.election.enable", "invalid"),)),)))
+    assert cluster.wait(handle) and handle.error is not None
+    assert (handle.error.code, handle.error.message) == (
+        "INVALID_CONFIG", "Invalid value invalid for configuration "
+        "unclean.leader.election.enable: Expected value to be either true or false")
+
+
 def test_enabling_unclean_election_elects_a_leaderless_partition_at_the_next_check() -> None:
     """Kafka's UncleanLeaderElectionTest.testTopicUncleanLeaderElectionEnableWithAlterTopic
     Configs: enabling unclean election while the leader lives changes nothing; with the
@@ -174,34 +255,21 @@ def test_enabling_unclean_election_elects_a_leaderless_partition_at_the_next_che
     cluster = _cluster(brokers=2, controller=ControllerConfig(
         unclean_leader_election_interval_ms=interval))
     _create(cluster, "u", 1, 2)
+    topic = (TOPIC_RESOURCE, "u")
 
     def reg() -> PartitionRegistration:
-        topic = _image(cluster).topic("u")
-        assert topic is not None
-        return topic.partitions[0]
+        return _partition(cluster, "u")
 
-    def unclean(enabled: str) -> None:
-        change = cluster.submit(IncrementalAlterConfigs(
-            TOPIC_RESOURCE, "u", (ConfigChange("unclean.leader.election.enable", enabled),)))
-        assert cluster.wait(change) and change.error is None
-
-    def send(name: str) -> str:
-        producer = Producer(cluster, name, "u", acks=-1)
-        producer.send(1)
-        assert cluster.run_until(lambda: producer.idle, 30_000)
-        assert len(producer.acknowledged) == 1
-        return producer.acknowledged[0].values[0]
-
-    first = send("first")
+    first = _send_one(cluster, "first", "u")
     leader = reg().leader
     follower = 1 - leader
-    unclean("true")
+    _set_unclean(cluster, topic, "true")
     cluster.sim.run_for(2 * interval)
-    unclean("false")
+    _set_unclean(cluster, topic, "false")
     assert reg().leader == leader  # the leader lives: nothing to elect
     cluster.sim.crash(follower)
     assert cluster.run_until(lambda: reg().isr == (leader,), 30_000)
-    send("second")
+    _send_one(cluster, "second", "u")
     cluster.sim.crash(leader)
     assert cluster.run_until(lambda: reg().leader == NO_LEADER, 30_000)
     cluster.sim.restart(follower)
@@ -209,11 +277,11 @@ def test_enabling_unclean_election_elects_a_leaderless_partition_at_the_next_che
     cluster.sim.run_for(3 * interval)
     assert (reg().leader, reg().isr) == (NO_LEADER, (leader,))  # no unclean election
     enabled_at = cluster.sim.now
-    unclean("true")
+    _set_unclean(cluster, topic, "true")
     assert cluster.run_until(lambda: reg().leader == follower, 2 * interval)
     assert cluster.sim.now - enabled_at <= interval + 1_000
     assert (reg().isr, reg().leader_recovery_state) == ((follower,), RECOVERING)
-    third = send("third")
+    third = _send_one(cluster, "third", "u")
     assert consume(cluster, "u") == [first, third]  # "second" was lost
     assert cluster.sim.violation is None
 
