@@ -65,8 +65,10 @@ class LeaderBalancer(PeriodicElections):
     """The leader imbalance check: when it is due, and its preferred elections."""
 
     def has_work(self, image: MetadataImage) -> bool:
-        """Whether a partition is imbalanced."""
-        return next(imbalanced(image), None) is not None
+        """Whether a partition is imbalanced (in any order: only whether one is)."""
+        return any(reg.replicas and reg.leader != reg.replicas[0]
+                   for topic in image.topics_by_id.values()
+                   for reg in topic.partitions.values())
 
     def triggered_by(self, image: MetadataImage, records: Iterable[MetadataRecord]) -> bool:
         """Whether a record moved a leader off its preferred replica."""

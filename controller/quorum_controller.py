@@ -47,7 +47,7 @@ from controller.operations.cluster import NoOp
 from controller.periodic_elections import PeriodicElections
 from controller.unclean_elections import UncleanElector
 from controller.write_mode import WriteMode, default_mode, plan_batches, split
-from metadata.batch_shape import shape_of
+from metadata.batch_shape import outside_runs, shape_of
 from metadata.bootstrap import BootstrapMetadata
 from metadata.delta import MetadataDelta, ReplayError
 from metadata.image import MetadataImage
@@ -227,8 +227,9 @@ class QuorumController:
                 raise not_controller(self.node_id, self.raft.leader_id) from None
             self.offsets.handle_schedule_append(
                 last, RevertPoint(self.image, self.offsets.transaction_start_offset))
+            others = outside_runs(records)  # no election check reads a PartitionRecord
             for check in self.election_checks:
-                check.after_write(self.image, records, self.clock())
+                check.after_write(self.image, others, self.clock())
         return first, last
 
     def _complete_up_to(self, offset: int) -> None:

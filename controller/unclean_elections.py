@@ -72,8 +72,9 @@ class UncleanElector(PeriodicElections):
     """The unclean election check: when it is due, and its elections."""
 
     def has_work(self, image: MetadataImage) -> bool:
-        """Whether a partition is leaderless."""
-        return next(leaderless(image), None) is not None
+        """Whether a partition is leaderless (in any order: only whether one is)."""
+        return any(reg.leader == NO_LEADER for topic in image.topics_by_id.values()
+                   for reg in topic.partitions.values())
 
     def triggered_by(self, image: MetadataImage, records: Iterable[MetadataRecord]) -> bool:
         """Whether a record left a partition leaderless."""

@@ -119,6 +119,21 @@ def shape_of(records: Sequence[MetadataRecord]) -> BatchShape:
     return shape
 
 
+def outside_runs(records: Sequence[MetadataRecord]) -> Sequence[MetadataRecord]:
+    """The records of ``records`` that are in none of its runs, in order: a check that
+    looks for other kinds of record skips the long rows of PartitionRecords."""
+    runs = shape_of(records).runs
+    if not runs:
+        return records
+    others: list[MetadataRecord] = []
+    index = 0
+    for start, run in runs.items():  # by their first index (made in that order)
+        others += records[index:start]
+        index = run.end
+    others += records[index:]
+    return others
+
+
 def _has_marker(records: Sequence[MetadataRecord]) -> bool:
     return not _MARKER_TYPES.isdisjoint(map(type, records))
 

@@ -11,7 +11,7 @@ import pytest
 
 from broker import MetadataLoader
 from controller import ControllerConfig, ControllerFault, QuorumController
-from metadata.batch_shape import MIN_RUN, shape_of
+from metadata.batch_shape import MIN_RUN, outside_runs, shape_of
 from metadata.delta import (
     MetadataDelta,
     ReplayError,
@@ -135,6 +135,16 @@ def test_the_shape_names_markers_and_long_runs_only() -> None:
     assert [(i, run.end, run.topic_id) for i, run in shape.runs.items()] == \
         [(2, 2 + MIN_RUN, FOO)]
     assert shape_of(records) is shape  # found once per batch object
+
+
+def test_outside_runs_keeps_every_record_but_the_runs_in_order() -> None:
+    rng = random.Random(5)
+    for _ in range(200):
+        records = random_batch(rng)
+        runs = shape_of(records).runs
+        inside = {i for start, run in runs.items() for i in range(start, run.end)}
+        assert list(outside_runs(records)) == [r for i, r in enumerate(records)
+                                               if i not in inside]
 
 
 def test_a_broker_reports_each_record_of_a_run_for_an_unknown_topic() -> None:
