@@ -226,6 +226,9 @@ _SCHEMAS: tuple[MessageSchema, ...] = (
         Field("end_points", ArrayOf(ENDPOINT)),
         Field("features", ArrayOf(FEATURE)),
     )),
+    MessageSchema(records.ClearElrRecord, "ClearElrRecord", 0, (
+        Field("topic_name", STRING),
+    )),
 )  # fmt: skip
 
 METADATA_SCHEMAS: dict[int, MessageSchema] = {s.cls.API_KEY: s for s in _SCHEMAS}

@@ -39,6 +39,7 @@ from metadata.image import (
 )
 from metadata.schema import (
     BrokerRegistrationChangeRecord,
+    ClearElrRecord,
     ConfigRecord,
     FeatureLevelRecord,
     FenceBrokerRecord,
@@ -393,6 +394,32 @@ class MetadataDelta:
         if record.replicas is not None:
             self._reassigned.add(topic_id)
 
+    def _replay_clear_elr(self, record: ClearElrRecord) -> None:
+        """Kafka's TopicsDelta: every partition of the topic (of every topic for an empty
+        name) with eligible leader replicas gets a change that empties both ELR lists."""
+        if record.topic_name:
+            topic_id = self.topic_id(record.topic_name)
+            if topic_id is None:
+                raise ReplayError(f"Unable to clear elr for topic with name "
+                                  f"{record.topic_name}: no such topic found.")
+            topic_ids = [topic_id]
+        else:
+            topic_ids = [t for t in self.image.topics_by_id if t not in self._removed]
+            topic_ids += [t for t, change in self._topics.items() if change.base is None]
+        for topic_id in topic_ids:
+            topic = self._topic(topic_id)
+            if topic is None:
+                continue
+            changed = topic.partitions if isinstance(topic, _TopicChange) else {}
+            base = topic.base if isinstance(topic, _TopicChange) else topic
+            unchanged = base.partitions if base is not None else {}
+            for pid in sorted({*unchanged, *changed}):
+                reg = changed.get(pid) or unchanged[pid]
+                if reg.eligible_leader_replicas or reg.last_known_elr:
+                    self._replay_partition_change(PartitionChangeRecord(
+                        partition_id=pid, topic_id=topic_id, eligible_leader_replicas=(),
+                        last_known_elr=()))
+
     def _replay_remove_topic(self, record: RemoveTopicRecord) -> None:
         topic = self._topic(record.topic_id)
         if topic is None:
@@ -646,6 +673,7 @@ REPLAY_HANDLERS: dict[type[MetadataRecord], Callable[[MetadataDelta, Any], None]
     PartitionRecord: MetadataDelta._replay_partition,
     PartitionChangeRecord: MetadataDelta._replay_partition_change,
     RemoveTopicRecord: MetadataDelta._replay_remove_topic,
+    ClearElrRecord: MetadataDelta._replay_clear_elr,
     ConfigRecord: MetadataDelta._replay_config,
     RegisterBrokerRecord: MetadataDelta._replay_register_broker,
     UnregisterBrokerRecord: MetadataDelta._replay_unregister_broker,

@@ -25,6 +25,7 @@ from metadata.batch_shape import PartitionRun
 from metadata.delta import REPLAY_HANDLERS, MetadataDelta, ReplayError
 from metadata.image import MetadataImage
 from metadata.schema import (
+    ClearElrRecord,
     MetadataRecord,
     PartitionChangeRecord,
     PartitionRecord,
@@ -119,6 +120,11 @@ class ReplayCheck(MetadataDelta):
             raise ReplayError(f"PartitionChangeRecord for unknown partition "
                               f"{change.name}-{record.partition_id}")
 
+    def _check_clear_elr(self, record: ClearElrRecord) -> None:
+        if record.topic_name and self.topic_id(record.topic_name) is None:
+            raise ReplayError(f"Unable to clear elr for topic with name {record.topic_name}: "
+                              f"no such topic found.")
+
     def _check_remove_topic(self, record: RemoveTopicRecord) -> None:
         MetadataDelta._replay_remove_topic(self, record)
         self._created.pop(record.topic_id, None)
@@ -135,5 +141,6 @@ _CHECKS: dict[type[MetadataRecord], Callable[[Any, Any], None]] = {
     PartitionRecord: ReplayCheck._check_partition,
     PartitionChangeRecord: ReplayCheck._check_partition_change,
     RemoveTopicRecord: ReplayCheck._check_remove_topic,
+    ClearElrRecord: ReplayCheck._check_clear_elr,
 }
 ReplayCheck._handlers = _CHECKS

@@ -356,6 +356,17 @@ class RegisterControllerRecord(MetadataRecord, frozen=True, gc=False):
     features: tuple[BrokerFeature, ...] = ()
 
 
+class ClearElrRecord(MetadataRecord, frozen=True, gc=False):
+    """Clears the eligible leader replicas (KIP-966: ``eligibleLeaderReplicas`` and
+    ``lastKnownElr``) of one topic's partitions, or of every topic's when the name is
+    empty (apiKey 28; Kafka 4.1 writes it when ELR is turned off or min.insync.replicas
+    changes)."""
+
+    API_KEY: ClassVar[int] = 28
+    TYPE_NAME: ClassVar[str] = "CLEAR_ELR_RECORD"
+    topic_name: str
+
+
 class UnknownRecord(MetadataRecord, frozen=True, gc=False):
     """A record of a type or version kraftsim does not model, kept as bytes."""
 
@@ -398,6 +409,7 @@ RECORD_TYPES: dict[int, type[MetadataRecord]] = {
         AbortTransactionRecord,
         RemoveDelegationTokenRecord,
         RegisterControllerRecord,
+        ClearElrRecord,
     )
 }
 """Every modelled record type by Kafka apiKey."""

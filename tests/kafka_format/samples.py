@@ -118,6 +118,8 @@ def sample_record(api_key: int, version: int) -> rec.MetadataRecord:
         return rec.RegisterControllerRecord(controller_id=3000, incarnation_id=DIR_1,
                                             zk_migration_ready=True, end_points=ENDPOINTS[:1],
                                             features=FEATURES)  # fmt: skip
+    if api_key == 28:
+        return rec.ClearElrRecord(topic_name="foo")
     raise KeyError(api_key)
 
 
