@@ -5,6 +5,15 @@ unsigned varints, frame version (always 1), apiKey and record version, then
 the body in the flexible encoding of that record's schema. A type or version
 this codec does not model decodes to :class:`UnknownRecord` with the body as
 ``payload``, and re-encodes to the same bytes.
+
+A version above the newest one modelled for a known type is read with the
+newest schema when that reads the body exactly: Kafka's metadata records are
+flexible, and their new versions have added tagged fields only (Kafka 4.3's
+RegisterBrokerRecord v4 and BrokerRegistrationChangeRecord v3 add the tagged
+CordonedLogDirs), which are kept as unknown tagged fields. Such a record keeps
+its version; it cannot be encoded at that version, so a log keeps its bytes
+(:mod:`kafka_format.log_codec`). A body the newest schema does not read exactly
+stays an :class:`UnknownRecord`.
 """
 
 from __future__ import annotations
@@ -144,6 +153,9 @@ def decode_generic_value(buf: bytes, pos: int, end: int) -> DecodedRecord:
     version, pos = _read_int16_uvarint(buf, pos, end, "record version")
     entry = _CODECS.get((api_key, version))
     if entry is None:
+        newer = _as_newest_version(buf, pos, end, api_key, version)
+        if newer is not None:
+            return newer
         unknown_record = UnknownRecord(api_key=api_key, version=version, payload=buf[pos:end])
         return DecodedRecord(unknown_record, version)
     cls, codec = entry
@@ -153,6 +165,22 @@ def decode_generic_value(buf: bytes, pos: int, end: int) -> DecodedRecord:
             f"{codec.name} ends at byte {after} but its value runs to byte {end}", after
         )
     return DecodedRecord(cls(**values), version, unknown)
+
+
+def _as_newest_version(buf: bytes, pos: int, end: int, api_key: int,
+                       version: int) -> DecodedRecord | None:
+    """A body of a version newer than modelled, read with the newest modelled schema if
+    that reads it exactly (see the module docs); None otherwise."""
+    schema = METADATA_SCHEMAS.get(api_key)
+    if schema is None or version <= schema.max_version:
+        return None
+    cls, codec = _CODECS[(api_key, schema.max_version)]
+    try:
+        values, unknown, after = codec.decode(buf, pos, end)
+        record = cls(**values)
+    except (DecodeError, TypeError, ValueError, msgspec.ValidationError):
+        return None
+    return DecodedRecord(record, version, unknown) if after == end else None
 
 
 def _read_int16_uvarint(buf: bytes, pos: int, end: int, what: str) -> tuple[int, int]:

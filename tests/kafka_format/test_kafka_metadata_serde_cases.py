@@ -14,11 +14,18 @@ import pytest
 from kafka_format import (
     DecodeError,
     EncodeError,
+    decode_log,
     decode_metadata_record,
+    encode_log,
     encode_metadata_record,
 )
+from kafka_format.batch_format import crc32c, encode_batch
 from kafka_format.metadata_serde import supported_versions
+from metadata.delta import MetadataDelta
+from metadata.image import MetadataImage
 from metadata.schema import RegisterBrokerRecord, TopicRecord, UnknownRecord
+from metadata.versions import LEVELS
+from raft import Batch
 
 
 def _refused(data: bytes) -> DecodeError:
@@ -98,3 +105,45 @@ def test_an_unknown_record_is_written_only_at_its_own_version() -> None:
     assert encode_metadata_record(record, 3) == bytes([1, 0xC8, 0x01, 3, 5, 0])
     with pytest.raises(EncodeError):
         encode_metadata_record(record, 2)
+
+
+def test_a_newer_version_that_adds_tagged_fields_reads_as_the_newest_modelled() -> None:
+    """Kafka 4.3's RegisterBrokerRecord v4 is v3 and a tagged CordonedLogDirs (tag 1): it
+    reads as the v3 record, keeps its version and the tag, and cannot be written back at
+    v4 (a log keeps such a value's bytes)."""
+    record = RegisterBrokerRecord(broker_id=1, broker_epoch=2, log_dirs=("A" * 22,))
+    cordoned = (1, bytes([2]) + bytes(16))  # a compact array of one UUID
+    v3 = encode_metadata_record(record, 3, (cordoned,))
+    v4 = v3[:2] + bytes([4]) + v3[3:]
+    decoded = decode_metadata_record(v4)
+    assert (decoded.record, decoded.version, decoded.unknown_tagged_fields) == (
+        record, 4, (cordoned,))
+    with pytest.raises(EncodeError):
+        encode_metadata_record(decoded.record, 4, decoded.unknown_tagged_fields)
+
+
+def test_a_newer_version_the_newest_schema_cannot_read_stays_unknown() -> None:
+    """A TopicRecord v1 whose body is not a v0 body (here: cut short) is kept whole."""
+    body = encode_metadata_record(TopicRecord(name="foo", topic_id="A" * 22), 0)[3:]
+    data = bytes([1, 2, 1]) + body[:-3]
+    decoded = decode_metadata_record(data)
+    assert decoded.record == UnknownRecord(api_key=2, version=1, payload=body[:-3])
+    assert encode_metadata_record(decoded.record, 1) == data
+
+
+def test_a_log_with_a_newer_record_version_keeps_its_bytes_and_replays() -> None:
+    """The v4 RegisterBrokerRecord in a log segment: decoded as the record, written back
+    byte for byte, and replayed into an image like any registration."""
+    record = RegisterBrokerRecord(broker_id=1, broker_epoch=2, fenced=False,
+                                  log_dirs=("A" * 22,))
+    data = bytearray(encode_batch(Batch(0, 1, (record,), (), 5), LEVELS["3.7-IV2"]))
+    v3 = encode_metadata_record(record, 3)
+    at = bytes(data).index(v3)
+    data[at + 2] = 4  # the record version
+    data[17:21] = crc32c(bytes(data[21:])).to_bytes(4, "big")
+    decoded = decode_log(bytes(data))
+    assert decoded.batches[0].batch.records == (record,)
+    assert encode_log(decoded.batches) == bytes(data)
+    delta = MetadataDelta(MetadataImage.EMPTY)
+    delta.replay_all(decoded.batches[0].batch.records)
+    assert not delta.apply(0, 1).brokers[1].fenced
