@@ -404,7 +404,7 @@ class MetadataDelta:
                                   f"{record.topic_name}: no such topic found.")
             topic_ids = [topic_id]
         else:
-            topic_ids = [t for t in self.image.topics_by_id if t not in self._removed]
+            topic_ids = [t for t in sorted(self.image.topics_by_id) if t not in self._removed]
             topic_ids += [t for t, change in self._topics.items() if change.base is None]
         for topic_id in topic_ids:
             topic = self._topic(topic_id)
