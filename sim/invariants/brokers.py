@@ -81,7 +81,8 @@ class BrokerInvariants(Monitor):
         self._fence_checked: dict[int, tuple[object, object]] = {}
         self._violation: InvariantViolation | None = None
         self.unclean_topics: set[str] = set()
-        """Topics an image has shown with unclean election allowed (exempt from then on)."""
+        """Ids of topics an image has shown with unclean election allowed (exempt from
+        then on; a topic made again under the same name is not)."""
 
     # ------------------------------------------------------------------ inputs
     def acknowledge(self, sim: Simulation, ack: Acknowledged, min_isr_met: bool = True) -> None:
@@ -95,7 +96,7 @@ class BrokerInvariants(Monitor):
                 break
         image = manager.image if manager is not None else None
         topic_id = image.topics_by_name.get(ack.topic) if image is not None else None
-        if topic_id is None or image is None or self._unclean(image, ack.topic):
+        if topic_id is None or image is None or self._unclean(image, ack.topic, topic_id):
             return
         expected = self.acked.setdefault((topic_id, ack.partition), {})
         committed = self.committed.get((topic_id, ack.partition), {})
@@ -145,7 +146,7 @@ class BrokerInvariants(Monitor):
                                           replica.topic)
             allowed = unclean.get(replica.topic)
             if allowed is None:
-                allowed = unclean[replica.topic] = self._unclean(image, replica.topic)
+                allowed = unclean[replica.topic] = self._unclean(image, replica.topic, topic_id)
             if allowed:
                 continue
             ckey = (slot.node_id, slot.incarnation, topic_id, pid)
@@ -157,12 +158,12 @@ class BrokerInvariants(Monitor):
                                 manager.broker_id)
             self.checked[ckey] = hw
 
-    def _unclean(self, image: MetadataImage, topic: str) -> bool:
+    def _unclean(self, image: MetadataImage, topic: str, topic_id: str) -> bool:
         """Whether ``topic`` allows unclean election in ``image`` or did in an earlier one."""
-        if topic in self.unclean_topics:
+        if topic_id in self.unclean_topics:
             return True
         if unclean_allowed(image, topic):
-            self.unclean_topics.add(topic)
+            self.unclean_topics.add(topic_id)
             return True
         return False
 
