@@ -23,7 +23,12 @@ from kafka_format.batch_format import crc32c, encode_batch
 from kafka_format.metadata_serde import supported_versions
 from metadata.delta import MetadataDelta
 from metadata.image import MetadataImage
-from metadata.schema import RegisterBrokerRecord, TopicRecord, UnknownRecord
+from metadata.schema import (
+    BrokerRegistrationChangeRecord,
+    RegisterBrokerRecord,
+    TopicRecord,
+    UnknownRecord,
+)
 from metadata.versions import LEVELS
 from raft import Batch
 
@@ -147,3 +152,15 @@ def test_a_log_with_a_newer_record_version_keeps_its_bytes_and_replays() -> None
     delta = MetadataDelta(MetadataImage.EMPTY)
     delta.replay_all(decoded.batches[0].batch.records)
     assert not delta.apply(0, 1).brokers[1].fenced
+
+
+def test_a_kafka_43_registration_change_reads_as_version_2() -> None:
+    """BrokerRegistrationChangeRecord v3 (Kafka 4.3) is v2 and a tagged CordonedLogDirs
+    (after Fenced, InControlledShutdown and LogDirs: tag 3)."""
+    record = BrokerRegistrationChangeRecord(broker_id=1, broker_epoch=2, fenced=-1,
+                                            log_dirs=("A" * 22,))
+    cordoned = (3, bytes([1]))  # an empty compact array
+    v2 = encode_metadata_record(record, 2, (cordoned,))
+    decoded = decode_metadata_record(v2[:2] + bytes([3]) + v2[3:])
+    assert (decoded.record, decoded.version, decoded.unknown_tagged_fields) == (
+        record, 3, (cordoned,))

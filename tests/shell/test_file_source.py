@@ -9,10 +9,13 @@ import pytest
 
 from controller import ControllerConfig
 from controller.operations import CreateTopics, NewTopic
-from kafka_format import write_node_log
+from kafka_format import encode_log, encode_metadata_record, write_node_log
+from kafka_format.batch_format import DecodedBatch, RecordFacts, crc32c
 from kraftsim.cli import main
 from metadata import delta
-from metadata.versions import MINIMUM_KRAFT
+from metadata.schema import FeatureLevelRecord, RegisterBrokerRecord
+from metadata.versions import LEVELS, METADATA_VERSION_FEATURE, MINIMUM_KRAFT
+from raft import Batch
 from shell.file_source import open_files
 from sim.cluster import ClusterConfig, KRaftCluster
 from tests.shell.shell_recorder import Recorder
@@ -137,3 +140,26 @@ def test_files_read_leave_nothing_in_the_sharing_caches(kafka_data: Path) -> Non
     source = open_files(str(kafka_data / "topics-configs"), None)
     assert len(source.image.topics_by_id) == 63
     assert not delta._records_held and not delta._topics_made
+
+
+def test_a_kafka_43_broker_registration_shows_in_the_shell_and_dump_log(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A RegisterBrokerRecord v4 (Kafka 4.3: v3 and a tagged CordonedLogDirs) in a log: the
+    shell's image has the broker, dump-log prints the record at its version."""
+    level = LEVELS["3.7-IV2"]
+    record = RegisterBrokerRecord(broker_id=1, broker_epoch=2, fenced=False,
+                                  log_dirs=("A" * 22,))
+    cordoned = RecordFacts(3, unknown_tagged_fields=((1, bytes([2]) + bytes(16)),))
+    batch = Batch(0, 1, (FeatureLevelRecord(METADATA_VERSION_FEATURE, level), record), (), 5)
+    data = bytearray(encode_log([DecodedBatch(batch, (RecordFacts(0), cordoned), 0, 5, -1, -1,
+                                              -1, 0, 0, 0)]))
+    at = bytes(data).index(encode_metadata_record(record, 3, cordoned.unknown_tagged_fields))
+    data[at + 2] = 4  # the record version: v4 is v3 with the tag
+    data[17:21] = crc32c(bytes(data[21:])).to_bytes(4, "big")
+    (tmp_path / "__cluster_metadata-0").mkdir()
+    (tmp_path / LOG).write_bytes(bytes(data))
+    assert main(["shell", "--log-dir", str(tmp_path), "-c", "ls /image/cluster/brokers"]) == 0
+    assert capsys.readouterr().out.split() == ["1"]
+    assert main(["dump-log", "--cluster-metadata-decoder", "--files",
+                 str(tmp_path / LOG)]) == 0
+    assert '{"type":"REGISTER_BROKER_RECORD","version":4,' in capsys.readouterr().out
