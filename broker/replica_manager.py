@@ -361,11 +361,17 @@ class ReplicaManager:
         """Every replica here (for the log dir)."""
         return self._replicas.keys()
 
-    def held_logs(self) -> Iterator[tuple[tuple[str, int], PartitionLog]]:
-        """The logs the replicas hold (a compact one has none yet)."""
+    def full_replicas(self) -> Iterator[tuple[tuple[str, int], Replica]]:
+        """(key, replica) of every replica with state of its own, topic by topic; a compact
+        one (an empty log) is left out and stays compact (``replicas`` would make it)."""
         for key, held in self._replicas.items():
             if type(held) is Replica:
-                yield key, held.log
+                yield key, held
+
+    def held_logs(self) -> Iterator[tuple[tuple[str, int], PartitionLog]]:
+        """The logs the replicas hold (a compact one has none yet)."""
+        for key, replica in self.full_replicas():
+            yield key, replica.log
 
     def all_logs(self) -> Iterator[tuple[tuple[str, int], PartitionLog]]:
         """Every replica's log (a compact one gets its replica now)."""

@@ -260,43 +260,56 @@ def _attempt(spec: RunSpec, trace_out: IO[bytes] | None, fire: int) -> _Attempt:
 
 def _window_predicate(cluster: KRaftCluster, handle: OperationHandle, scenario: str,
                       window: str) -> Callable[[], bool]:
-    first, last = handle.first_offset, handle.last_offset
-    history = cluster.history
-    sim = cluster.sim
-    followers = [sim.slots[n] for n in cluster.config.controller_ids]
+    """Whether the run is inside ``window`` of the operation now.
 
-    def leader_log_end() -> tuple[int, int]:
-        slot = sim.leader_slot()
-        if slot is None:
-            return -1, -1
-        log = slot.storage.log
-        return log.flushed_end, log.end_offset
+    Asked after every event until the fault, so it is made once per run for its window
+    and scenario: one closure that reads the committed log's end, the handle's status and
+    at most the leader's and the other controllers' logs.
+    """
+    first, last = handle.first_offset, handle.last_offset
+    if first < 0:  # nothing written: the offsets are set when it is submitted, never after
+        return lambda: False
+    history, sim = cluster.history, cluster.sim
+    followers = [sim.slots[n] for n in cluster.config.controller_ids]
+    failed = OperationStatus.FAILED
 
     def on_follower(offset: int) -> bool:
-        leader = sim.leader_id()
-        return any(s.node_id != leader and s.storage.log.end_offset > offset for s in followers)
+        """A controller other than the leader holds ``offset``."""
+        leader = sim.leader_slot()
+        for slot in followers:
+            if slot is not leader and slot.storage.log.end_offset > offset:
+                return True
+        return False
 
-    def where() -> bool:
-        if handle.first_offset < 0 or (handle.done and handle.status is not \
-                OperationStatus.COMMITTED):
-            return False
-        if window == "before-begin":
-            return history.end <= first
-        if window == "inside":
-            return history.end > first and not on_follower(last)
-        if window == "end-appended":
-            return history.end <= last and on_follower(last)
-        return history.end > last
+    if window == "before-begin":
+        def where() -> bool:
+            return history.end <= first and handle.status is not failed
+    elif window == "inside":
+        def where() -> bool:
+            return history.end > first and handle.status is not failed and \
+                not on_follower(last)
+    elif window == "end-appended":
+        def where() -> bool:
+            return history.end <= last and handle.status is not failed and on_follower(last)
+    else:
+        def where() -> bool:
+            return history.end > last and handle.status is not failed
 
-    def flushed() -> bool:
-        flushed_end, end = leader_log_end()
-        if scenario == "crash":
-            return flushed_end == end
-        if scenario == "crash-unflushed" and window == "before-begin":
-            return flushed_end <= last
-        return True
-
-    return lambda: where() and flushed()
+    if scenario == "crash":  # the leader has flushed everything it holds
+        def flushed_where() -> bool:
+            if not where():
+                return False
+            slot = sim.leader_slot()
+            return slot is None or slot.storage.log.flushed_end == slot.storage.log.end_offset
+        return flushed_where
+    if scenario == "crash-unflushed" and window == "before-begin":  # nothing flushed yet
+        def unflushed_where() -> bool:
+            if not where():
+                return False
+            slot = sim.leader_slot()
+            return slot is None or slot.storage.log.flushed_end <= last
+        return unflushed_where
+    return where
 
 
 def _past_predicate(cluster: KRaftCluster, handle: OperationHandle,

@@ -56,12 +56,18 @@ class TxnLogState:
 
     def first_unstable_offset(self, high_watermark: int) -> int | None:
         """The first offset of the earliest incomplete (or unreplicated) transaction."""
-        self.unreplicated = [t for t in self.unreplicated if t[2] >= high_watermark]
+        unreplicated = self.unreplicated
+        if unreplicated and unreplicated[0][2] < high_watermark:
+            # markers come in log order: the replicated ones are a prefix
+            self.unreplicated = unreplicated = [t for t in unreplicated
+                                                if t[2] >= high_watermark]
         if self.ignore_open:
             return None
-        firsts = [first for first, _, _ in self.unreplicated]
-        firsts += self.ongoing.values()
-        return min(firsts, default=None)
+        first = min(self.ongoing.values(), default=None)
+        for earlier, _, _ in unreplicated:
+            if first is None or earlier < first:
+                first = earlier
+        return first
 
     def last_stable_offset(self, high_watermark: int) -> int:
         """The LSO: read_committed consumers read below it."""
