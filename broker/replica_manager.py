@@ -481,13 +481,23 @@ class ReplicaManager:
 
     def next_deadline(self) -> int | None:
         """The next fetch, ISR check or produce deadline."""
-        times = [self._next_isr_check]
-        times += [due for leader, due in self._fetch_due.items() if leader not in self._in_flight]
-        times += [sent + self.config.request_timeout_ms // 10 for _, sent in
-                  self._in_flight.values()]
-        times += [p.deadline for p in self.pending]
-        times += [h.deadline for h in self._held.values()]
-        return min(times)
+        deadline = self._next_isr_check  # (asked after every event of this broker: no lists)
+        in_flight = self._in_flight
+        for leader, due in self._fetch_due.items():
+            if due < deadline and leader not in in_flight:
+                deadline = due
+        if in_flight:
+            timeout = self.config.request_timeout_ms // 10
+            for _, sent in in_flight.values():
+                if sent + timeout < deadline:
+                    deadline = sent + timeout
+        for pending in self.pending:
+            if pending.deadline < deadline:
+                deadline = pending.deadline
+        for held in self._held.values():
+            if held.deadline < deadline:
+                deadline = held.deadline
+        return deadline
 
     def poll(self, now: int) -> None:
         """Send due fetches, check ISRs, time produces out."""

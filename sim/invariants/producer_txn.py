@@ -83,6 +83,13 @@ def txn_key(value: str) -> str:
     return value.rsplit("/", 1)[0]
 
 
+def log_mark(log: PartitionLog) -> tuple[object, ...]:
+    """What a scan of ``log`` below its HW depends on: the log, its truncations, its end,
+    its HW and whether its LSO ignores open transactions (a mutation). A scan that finds
+    the same mark as last time has nothing new to read."""
+    return log, log.truncations, log.end_offset, log.high_watermark, log.txns.ignore_open
+
+
 class _Scan:
     """What one leader replica's log below the HW has shown so far."""
 
@@ -90,6 +97,8 @@ class _Scan:
         self.offset = 0
         self.open: dict[int, list[str]] = {}
         self.read_committed_at = 0
+        self.mark: tuple[object, ...] = ()
+        self.first_unstable: int | None = None
 
 
 class ProducerTxnInvariants(Monitor):
@@ -225,33 +234,47 @@ class ProducerTxnInvariants(Monitor):
             log = replica.log
             tp = (replica.topic, partition)
             hw = log.high_watermark
-            for entry in log.entries[scan.offset:hw]:
-                if entry.control >= 0:
-                    for txn in sorted(set(scan.open.pop(entry.producer_id, []))):
-                        self._outcome(txn, tp, entry.control == 1)
-                elif entry.transactional:
-                    scan.open.setdefault(entry.producer_id, []).append(txn_key(entry.value))
-            scan.offset = max(scan.offset, hw)
-            first_unstable = log.txns.first_unstable_offset(hw)
-            lso = hw if first_unstable is None else min(first_unstable, hw)
-            if lso > scan.read_committed_at:
-                fetched = fetch_log(log, scan.read_committed_at, lso - scan.read_committed_at,
-                                    READ_COMMITTED)
-                for entry in filter_committed(fetched.entries, fetched.aborted_transactions):
-                    if entry.transactional and \
-                            self.outcomes.get(txn_key(entry.value), {}).get(tp) is not True:
-                        raise InvariantViolation(
-                            "ReadCommittedOnlyCommitted",
-                            f"{tp[0]}-{tp[1]} on broker {slot.node_id}: read_committed "
-                            f"returns {entry.value!r} at {entry.offset} (LSO {lso}, HW {hw}) "
-                            f"without a COMMIT marker")
-                scan.read_committed_at = lso
+            mark = log_mark(log)
+            if mark == scan.mark:  # nothing new below the HW since the last scan
+                first_unstable = scan.first_unstable
+            else:
+                first_unstable = self._scan(slot, scan, tp, log)
+                scan.mark, scan.first_unstable = mark, first_unstable
             if first_unstable is None or first_unstable >= hw:
                 continue  # nothing unstable below the HW
             if first_unstable < len(log.entries) and \
                     log.entries[first_unstable].value.split("/", 1)[0] in self.two_pc_ids:
                 continue  # KIP-939: a 2PC transaction holds the LSO until completed
-            self._check_lso(sim, tp, topic_id, partition, first_unstable, hw)
+            self._check_lso(sim.now, all(s.running for s in sim.slots.values()), tp, topic_id,
+                            partition, first_unstable, hw)
+
+    def _scan(self, slot: NodeSlot, scan: _Scan, tp: tuple[str, int],
+              log: PartitionLog) -> int | None:
+        """Read what is new below ``log``'s HW: markers' outcomes, then what read_committed
+        now returns. Returns the log's first unstable offset."""
+        hw = log.high_watermark
+        for entry in log.entries[scan.offset:hw]:
+            if entry.control >= 0:
+                for txn in sorted(set(scan.open.pop(entry.producer_id, []))):
+                    self._outcome(txn, tp, entry.control == 1)
+            elif entry.transactional:
+                scan.open.setdefault(entry.producer_id, []).append(txn_key(entry.value))
+        scan.offset = max(scan.offset, hw)
+        first_unstable = log.txns.first_unstable_offset(hw)
+        lso = hw if first_unstable is None else min(first_unstable, hw)
+        if lso > scan.read_committed_at:
+            fetched = fetch_log(log, scan.read_committed_at, lso - scan.read_committed_at,
+                                READ_COMMITTED)
+            for entry in filter_committed(fetched.entries, fetched.aborted_transactions):
+                if entry.transactional and \
+                        self.outcomes.get(txn_key(entry.value), {}).get(tp) is not True:
+                    raise InvariantViolation(
+                        "ReadCommittedOnlyCommitted",
+                        f"{tp[0]}-{tp[1]} on broker {slot.node_id}: read_committed "
+                        f"returns {entry.value!r} at {entry.offset} (LSO {lso}, HW {hw}) "
+                        f"without a COMMIT marker")
+            scan.read_committed_at = lso
+        return first_unstable
 
     def _outcome(self, txn: str, tp: tuple[str, int], commit: bool) -> None:
         outcomes = self.outcomes.setdefault(txn, {})
@@ -293,13 +316,15 @@ class ProducerTxnInvariants(Monitor):
                 + ("before it was completed" if decision is None
                    else f"but was completed with {'COMMIT' if decision else 'ABORT'}"))
 
-    def _check_lso(self, sim: Simulation, tp: tuple[str, int], topic_id: str, partition: int,
-                   first_unstable: int, hw: int) -> None:
-        """The LSO held at ``first_unstable`` (below ``hw``) has not been held too long."""
-        now = sim.now
+    def _check_lso(self, now: int, all_up: bool, tp: tuple[str, int], topic_id: str,
+                   partition: int, first_unstable: int | None, hw: int) -> None:
+        """An LSO held at ``first_unstable`` below ``hw`` has not been held too long while
+        every broker was up."""
+        if first_unstable is None or first_unstable >= hw:
+            return
         since = self.unstable_since.setdefault((topic_id, partition, first_unstable), now)
         age = now - max(since, self.disturbed_at)
-        if age > self.lso_bound_ms and all(s.running for s in sim.slots.values()):
+        if all_up and age > self.lso_bound_ms:
             raise InvariantViolation(
                 "LsoBounded",
                 f"{tp[0]}-{tp[1]}: LSO held at {first_unstable} (HW {hw}) for {age} ms "
@@ -312,6 +337,7 @@ class _OutputScan:
     def __init__(self) -> None:
         self.read_committed_at = 0
         self.offsets = OffsetsState()
+        self.mark: tuple[object, ...] = ()  # log_mark when last scanned
 
 
 class ExactlyOnceInvariant(Monitor):
@@ -357,11 +383,15 @@ class ExactlyOnceInvariant(Monitor):
                     scan = self.scans.get(key)
                     if scan is None:
                         scan = self.scans[key] = _OutputScan()
+                    mark = log_mark(replica.log)
+                    if mark == scan.mark:
+                        continue  # nothing new below the HW
                     if replica.topic == CONSUMER_OFFSETS_TOPIC:
                         self._scan_offsets(scan, replica.log.entries,
                                            replica.log.high_watermark)
                     else:
                         self._scan_outputs(scan, replica.topic, partition, replica.log)
+                    scan.mark = mark
         self._judge()
 
     def _scan_offsets(self, scan: _OutputScan, entries: Sequence[LogEntry], hw: int) -> None:

@@ -187,7 +187,7 @@ def test_each_marker_decides_only_the_transactions_open_before_it() -> None:
         log.append_marker(1, 7, 0, commit=commit, coordinator_epoch=0)
     log.high_watermark = log.end_offset
     replica = SimpleNamespace(is_leader=True, topic="t", log=log)
-    manager = SimpleNamespace(replicas={("id", 0): replica})
+    manager = SimpleNamespace(full_replicas=lambda: iter([(("id", 0), replica)]))
     slot = SimpleNamespace(node_id=1, incarnation=1, running=True)
     sim = SimpleNamespace(slots={1: slot}, now=0)
     invariants = ProducerTxnInvariants()
@@ -233,8 +233,8 @@ def _open_txn_leader(two_phase: bool) -> tuple[ProducerTxnInvariants, Any, Any, 
     log.high_watermark = log.end_offset
     slot = SimpleNamespace(node_id=1, incarnation=1, running=True)
     sim = SimpleNamespace(slots={1: slot}, now=0)
-    manager = SimpleNamespace(replicas={("id", 0): SimpleNamespace(is_leader=True, topic="t",
-                                                                   log=log)})
+    replica = SimpleNamespace(is_leader=True, topic="t", log=log)
+    manager = SimpleNamespace(full_replicas=lambda: iter([(("id", 0), replica)]))
     invariants = ProducerTxnInvariants(lso_bound_ms=100)
     if two_phase:
         invariants.two_phase("tid")
