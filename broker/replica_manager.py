@@ -361,12 +361,11 @@ class ReplicaManager:
         """Every replica here (for the log dir)."""
         return self._replicas.keys()
 
-    def full_replicas(self) -> Iterator[tuple[tuple[str, int], Replica]]:
+    def full_replicas(self) -> list[tuple[tuple[str, int], Replica]]:
         """(key, replica) of every replica with state of its own, topic by topic; a compact
         one (an empty log) is left out and stays compact (``replicas`` would make it)."""
-        for key, held in self._replicas.items():
-            if type(held) is Replica:
-                yield key, held
+        return [((topic_id, pid), held) for topic_id, topic in self._replicas.by_topic.items()
+                for pid, held in topic.items() if type(held) is Replica]
 
     def held_logs(self) -> Iterator[tuple[tuple[str, int], PartitionLog]]:
         """The logs the replicas hold (a compact one has none yet)."""

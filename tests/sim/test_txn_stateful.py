@@ -28,7 +28,9 @@ is drawn per example, all instances of an example speaking it.
 
 from __future__ import annotations
 
-from typing import ClassVar
+from collections import OrderedDict
+from collections.abc import Callable
+from typing import Any, ClassVar
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -50,6 +52,7 @@ from sim.clients import Producer
 from sim.cluster import ClusterConfig, KRaftCluster
 from sim.eos_clients import EosLoop, EosProducer
 from sim.faults import parse_fault
+from sim.fork import Frozen
 from sim.group_cluster import GroupCluster
 from sim.invariants.producer_txn import ExactlyOnceInvariant, ProducerTxnInvariants
 from sim.testing import SEARCH_PHASES
@@ -61,7 +64,7 @@ from sim.txn_clients import (
     TxnProducerState,
 )
 from sim.txn_cluster import TxnCluster
-from sim.world import InvariantViolation
+from sim.world import InvariantViolation, Simulation
 
 BROKERS = [0, 1, 2]
 IDS = ["a", "b"]
@@ -72,12 +75,22 @@ PARTS = st.lists(st.tuples(st.integers(0, 1), st.integers(1, 3)), min_size=1, ma
                  unique_by=lambda x: x[0])
 
 
+SET_UPS: OrderedDict[tuple[object, ...], Frozen[dict[str, Any]]] = OrderedDict()
+"""Worlds as :meth:`TxnWorld.start` left them, by world class, mutations, seed and
+protocol (the most recently used few): an example whose draws match one forks it
+(:mod:`sim.fork`) instead of setting it up again, and runs exactly as on a fresh world."""
+SET_UPS_KEPT = 16
+
+
 class TxnWorld(RuleBasedStateMachine):
     """See the module docs."""
 
     mutations: ClassVar[frozenset[TxnMutation]] = frozenset()
     failing_steps: ClassVar[int | None] = None
     protocols: ClassVar[tuple[str, ...]] = PROTOCOLS
+    set_up_fields: ClassVar[tuple[str, ...]] = (
+        "cluster", "txns", "monitor", "exactly_once", "current", "zombies", "instances")
+    """What :meth:`start` sets up (no callback in it may hold the world itself)."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -95,6 +108,22 @@ class TxnWorld(RuleBasedStateMachine):
     def start(self, seed: int, draw: st.DataObject) -> None:
         self.protocol = self.protocols[0] if len(self.protocols) == 1 else \
             draw.draw(st.sampled_from(self.protocols), label="protocol")
+        world = next(c for c in type(self).__mro__ if c.__name__ != "Mutated")
+        key = (world, self.mutations, seed, self.protocol)
+        set_up = SET_UPS.get(key)
+        if set_up is None:
+            self._set_up(seed)
+            # the example runs on a fork too: a frozen world's forks go on from its trace
+            # as it is when they are made, so the original must not run on
+            set_up = Frozen({name: getattr(self, name) for name in self.set_up_fields})
+            SET_UPS[key] = set_up
+            while len(SET_UPS) > SET_UPS_KEPT:
+                SET_UPS.popitem(last=False)
+        else:
+            SET_UPS.move_to_end(key)
+        vars(self).update(set_up.fork())
+
+    def _set_up(self, seed: int) -> None:
         self.cluster = KRaftCluster(ClusterConfig(seed=seed, controllers=3, brokers=3),
                                     extra_monitors=[self.monitor, self.exactly_once])
         c = self.cluster
@@ -102,9 +131,7 @@ class TxnWorld(RuleBasedStateMachine):
         assert c.wait(c.submit(CreateTopics((NewTopic("t", 2, 3),))))
         assert c.wait(c.submit(IncrementalAlterConfigs(
             TOPIC_RESOURCE, "t", (ConfigChange("min.insync.replicas", "2"),))))
-        self.txns = TxnCluster(c, CONFIG, self.mutations,
-                               on_transition=lambda b, t, x, y: self.monitor.transition(
-                                   b, t, x, y))
+        self.txns = TxnCluster(c, CONFIG, self.mutations, on_transition=self.monitor.transition)
         assert self.txns.start()
         self._set_up_more()
         c.sim.run_for(500)
@@ -114,10 +141,11 @@ class TxnWorld(RuleBasedStateMachine):
 
     def _instance(self, txn_id: str) -> TransactionalProducer:
         self.instances += 1
+        monitor, sim = self.monitor, self.cluster.sim
         producer = TransactionalProducer(
             self.txns, txn_id, f"{txn_id}{self.instances}", TXN_TIMEOUT_MS,
-            on_initialized=lambda p: self.monitor.initialized(p.transactional_id, p.instance,
-                                                              self.cluster.sim.now),
+            on_initialized=lambda p: monitor.initialized(p.transactional_id, p.instance,
+                                                         sim.now),
             on_sent=self.monitor.sent, on_committed=self.monitor.commit_acknowledged,
             protocol=self.protocol)
         producer.init_transactions()
@@ -292,6 +320,8 @@ class EosTxnWorld(TxnWorld):
     or restart (its old instance crashed, or left running as a zombie). ExactlyOnce is
     checked after every event."""
 
+    set_up_fields = (*TxnWorld.set_up_fields, "loop")
+
     def __init__(self) -> None:
         super().__init__()
         self.loop: EosLoop
@@ -303,13 +333,27 @@ class EosTxnWorld(TxnWorld):
         assert c.wait(c.submit(CreateTopics((NewTopic("in", 1, 3),))))
         Producer(c, "input", "in", 0, acks=-1, idempotent=True, batch_size=10).send(200)
         self.loop = EosLoop(self.txns, groups, "loop", ("in", 0), "t", 2, batch=3,
-                            protocol=self.protocol,
-                            txn_timeout_ms=TXN_TIMEOUT_MS, on_producer=self._watch)
+                            protocol=self.protocol, txn_timeout_ms=TXN_TIMEOUT_MS,
+                            on_producer=_watching(self.monitor, self.exactly_once, c.sim))
         self.exactly_once.watch("loop", ("in", 0), "t")
         self.loop.start()
 
-    def _watch(self, producer: EosProducer) -> None:
-        monitor, eos = self.monitor, self.exactly_once
+    @rule()
+    def loop_aborts_its_next_transaction(self) -> None:
+        self.loop.abort_next = True
+        self._step()
+
+    @rule(zombie=st.booleans())
+    def loop_restarts(self, zombie: bool) -> None:
+        self.loop.crash_producer(zombie)
+        self._step()
+
+
+def _watching(monitor: ProducerTxnInvariants, eos: ExactlyOnceInvariant,
+              sim: Simulation) -> Callable[[EosProducer], None]:
+    """What the loop calls with each producer it makes: its callbacks feed the checkers."""
+
+    def watch(producer: EosProducer) -> None:
         acked = producer.on_committed
 
         def sent(value: str, now: int) -> None:
@@ -322,18 +366,10 @@ class EosTxnWorld(TxnWorld):
                 acked(txn)
 
         producer.on_initialized = lambda p: monitor.initialized(p.transactional_id, p.instance,
-                                                                self.cluster.sim.now)
+                                                                sim.now)
         producer.on_sent, producer.on_committed = sent, committed
 
-    @rule()
-    def loop_aborts_its_next_transaction(self) -> None:
-        self.loop.abort_next = True
-        self._step()
-
-    @rule(zombie=st.booleans())
-    def loop_restarts(self, zombie: bool) -> None:
-        self.loop.crash_producer(zombie)
-        self._step()
+    return watch
 
 
 SHRUNK_STEPS = 15
