@@ -616,8 +616,10 @@ class ReplicaManager:
         reading it again (:class:`HeldFetch`).
 
         A follower answered that is not in a partition's ISR may be back in sync: the
-        partition is asked for an expansion at once (Kafka's maybeExpandIsr);
-        ``broker_epoch`` is the one the fetch carried.
+        partition is asked for an expansion at once (Kafka's maybeExpandIsr, which runs at
+        every follower fetch for every partition of its session), and it stays pending,
+        read at each fetch, until the follower is in its ISR; ``broker_epoch`` is the one
+        the fetch carried.
         """
         keys = sorted(session.pending)
         expand: list[tuple[str, int]] = []  # answered followers outside the ISR
@@ -635,13 +637,11 @@ class ReplicaManager:
                 here = by_topic.get(topic_id, _NONE_HERE)
                 positions = parts[topic_id]  # (what is pending is in the session)
             held = here.get(key[1])
-            if type(held) is CompactLeader:
+            if type(held) is CompactLeader and follower in held.reg.isr:
                 answer = held.serve(follower, me, positions[key[1]], share, caught_up)
                 if answer is CAUGHT_UP:
                     answers.append(answer)
                     del pending[key]
-                    if follower not in held.reg.isr:
-                        expand.append(key)
                     continue
             self._wake(follower, key)
             later.append(len(answers))
@@ -679,7 +679,7 @@ class ReplicaManager:
     def _respond(self, msg: ReplicaFetchRequest, session: FetchSession,
                  keys: list[tuple[str, int]], answers: list[FetchedPartition]) -> None:
         """Answer ``msg`` (``answers`` for ``keys``, as :meth:`_serve_session` made them); the
-        partitions its follower is now caught up on become idle."""
+        partitions its follower is now caught up on, and in the ISR of, become idle."""
         follower, pending = msg.replica_id, session.pending
         for i, answer in enumerate(answers):
             key = keys[i]
@@ -692,10 +692,11 @@ class ReplicaManager:
                 continue  # idle already
             replica = self._replicas.get(key)
             if type(replica) is CompactLeader:
-                if replica.idle(follower, self.broker_id, session.clock, self._clocks):
+                if follower in replica.reg.isr and \
+                        replica.idle(follower, self.broker_id, session.clock, self._clocks):
                     del pending[key]
                 continue
-            if type(replica) is not Replica:
+            if type(replica) is not Replica or follower not in replica.isr:
                 continue
             state = replica.follower(follower)
             if state is not None and replica.is_leader and \

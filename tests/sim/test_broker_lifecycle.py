@@ -100,6 +100,35 @@ def test_restart_registers_a_new_incarnation_and_is_unfenced_once_caught_up() ->
     assert _image(cluster).brokers[0].epoch > old.epoch
 
 
+def test_a_restarted_broker_rejoins_every_isr_at_its_first_fetches_once_unfenced() -> None:
+    """Kafka's leader asks for an ISR expansion at every follower fetch (maybeExpandIsr,
+    whatever the fetch session leaves out of the answer), so a restarted broker that is
+    caught up is back in the ISRs within a fetch round of being unfenced: the partitions
+    it follows do not go idle in its fetch session while it is outside their ISR. Both
+    kinds of leader: partitions with records, and empty ones (compact leaders)."""
+    cluster = _cluster()
+    _create(cluster, "t", 6, 3)
+    for partition in (0, 1, 2):  # 3-5 stay empty
+        producer = Producer(cluster, f"p{partition}", "t", partition, acks=-1)
+        producer.send(3)
+        assert cluster.run_until(lambda p=producer: p.idle, 10_000)  # type: ignore[misc]
+    cluster.sim.crash(1)
+    assert cluster.run_until(lambda: _image(cluster).brokers[1].fenced, 20_000)
+    topic = _image(cluster).topic("t")
+    assert topic is not None and all(1 not in reg.isr for reg in topic.partitions.values())
+    cluster.sim.restart(1)
+    assert cluster.run_until(lambda: not _image(cluster).brokers[1].fenced, 30_000)
+    unfenced_at = cluster.sim.now
+
+    def back_in_every_isr() -> bool:
+        topic = _image(cluster).topic("t")
+        return topic is not None and all(1 in reg.isr for reg in topic.partitions.values())
+
+    assert cluster.run_until(back_in_every_isr, 15_000)
+    assert cluster.sim.now - unfenced_at <= 1_000  # not the leaders' periodic ISR check
+    assert cluster.sim.violation is None
+
+
 def test_controlled_shutdown_moves_leaders_before_stopping() -> None:
     cluster = _cluster()
     _create(cluster, "t", 9, 3)
