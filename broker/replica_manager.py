@@ -822,6 +822,16 @@ class ReplicaManager:
             replica.pending_isr = None  # the image will tell; propose again next check
 
     # ------------------------------------------------------------------ clients
+    def topic_leaders(self, topic: str) -> list[Replica]:
+        """The replicas of ``topic`` this broker leads, in the order they were made (a compact
+        one becomes its Replica); no other replica is read."""
+        topic_id = self.image.topics_by_name.get(topic) if self.image is not None else None
+        here = self._replicas.by_topic.get(topic_id) if topic_id is not None else None
+        if topic_id is None or here is None:
+            return []
+        return [self._replica((topic_id, pid)) for pid, held in list(here.items())
+                if type(held) is CompactLeader or (type(held) is Replica and held.is_leader)]
+
     def leader_replica(self, topic: str, partition: int) -> Replica | str:
         """The replica this broker leads, or the Kafka error for the client."""
         image = self.image

@@ -75,11 +75,10 @@ class GroupCluster:
             self.coordinators[broker] = held
         coordinator = held[1]
         led: set[int] = set()
-        for replica in manager.replicas.values():
-            if replica.topic == CONSUMER_OFFSETS_TOPIC and replica.is_leader:
-                led.add(replica.partition_id)
-                coordinator.sync(replica.partition_id, replica.leader_epoch, replica.log.entries,
-                                 replica.log.high_watermark)
+        for replica in manager.topic_leaders(CONSUMER_OFFSETS_TOPIC):
+            led.add(replica.partition_id)
+            coordinator.sync(replica.partition_id, replica.leader_epoch, replica.log.entries,
+                             replica.log.high_watermark)
         for partition in [p for p in coordinator.owned if p not in led]:
             coordinator.resign(partition)
         return coordinator

@@ -139,14 +139,14 @@ class TxnCluster:
             return None
         now = self.cluster.sim.now
         led: dict[int, int] = {}
-        for replica in manager.replicas.values():
-            if TxnMutation.LSO_IGNORES_OPEN_TXN in self.mutations:
+        if TxnMutation.LSO_IGNORES_OPEN_TXN in self.mutations:
+            for _, replica in manager.full_replicas():  # (a compact one has no log yet)
                 replica.log.txns.ignore_open = True
-            if replica.topic == TRANSACTION_STATE_TOPIC and replica.is_leader:
-                led[replica.partition_id] = replica.leader_epoch
-                if coordinator.owned.get(replica.partition_id) != replica.leader_epoch:
-                    coordinator.become_leader(replica.partition_id, replica.leader_epoch,
-                                              [e.value for e in replica.log.entries], now)
+        for replica in manager.topic_leaders(TRANSACTION_STATE_TOPIC):
+            led[replica.partition_id] = replica.leader_epoch
+            if coordinator.owned.get(replica.partition_id) != replica.leader_epoch:
+                coordinator.become_leader(replica.partition_id, replica.leader_epoch,
+                                          [e.value for e in replica.log.entries], now)
         for partition in [p for p in coordinator.owned if p not in led]:
             coordinator.resign(partition)
         self.flush(broker)
