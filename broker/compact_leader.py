@@ -127,23 +127,15 @@ class CompactLeader(msgspec.Struct, gc=False):
         return True
 
     def isr_change_due(self, me: int, now: int, lag_max_ms: int) -> bool:
-        """True when the full replica would propose an ISR change now (or might: a member
-        this form does not know of); Replica.isr_proposal then says which."""
-        reg = self.reg
-        for member in reg.isr:
+        """True when the full replica's periodic check would shrink the ISR now (or might: a
+        member this form does not know of); Replica.isr_proposal then says how. The check
+        never expands an ISR: a follower back in sync joins at its fetch."""
+        for member in self.reg.isr:
             if member == me:
                 continue
             index = self.follower_index(member, me)
             if index < 0 or now - self.last_caught_up(index) > lag_max_ms:
                 return True
-        index = 0
-        for replica in reg.replicas:
-            if replica == me:
-                continue
-            # a follower back in sync: fetched (its end offset 0 reaches the HW, 0)
-            if replica not in reg.isr and self.clocks[index] is not None:
-                return True
-            index += 1
         return False
 
 

@@ -268,11 +268,12 @@ class Replica:
                                 entries)
 
     def isr_proposal(self, now: int, lag_max_ms: int, eligible: Eligible = _always_eligible,
-                     shrink: bool = True) -> tuple[int, ...] | None:
+                     shrink: bool = True, expand: bool = True) -> tuple[int, ...] | None:
         """A new ISR to ask the controller for, or None (nothing to change, or one pending).
 
         A shrink first (unless ``shrink`` is False: Kafka's maybeExpandIsr at a fetch), else
-        the followers back in sync that are ``eligible``.
+        (unless ``expand`` is False: Kafka's periodic maybeShrinkIsr) the followers back in
+        sync that are ``eligible``.
         """
         if not self.is_leader or self.pending_isr is not None:
             return None
@@ -281,6 +282,8 @@ class Replica:
             if shrink else None
         if out:
             return tuple(r for r in self.isr if r not in out)
+        if not expand:
+            return None
         hw = self.log.high_watermark
         back = [s.broker_id for s in sorted(self.followers, key=_by_broker)
                 if s.broker_id not in self.isr and s.broker_id in self.replicas
