@@ -293,6 +293,24 @@ def test_an_ineligible_follower_is_not_proposed_for_the_isr(state: str) -> None:
     assert [r.new_isr for _, r in cell.alters] == [(1, 2)]
 
 
+def test_the_periodic_check_never_expands_the_isr() -> None:
+    """Kafka's isr-expiration task runs maybeShrinkIsr, which only shrinks; a follower joins
+    the ISR at a fetch (maybeExpandIsr). Broker 2 caught up while fenced, then stopped
+    fetching; unfenced afterwards, it stays out of the ISR however many checks pass."""
+    cell = Cell(brokers=(1, 2))
+    cell.create(replicas=(1, 2), isr=(1,), leader=1)
+    cell.produce(1, ["a"], acks=1)
+    cell.broker_state(2, fenced=True)
+    cell.step()
+    cell.step(100)
+    leader = cell.replica(1)
+    assert leader.follower(2).end_offset == 1 and cell.alters == []  # type: ignore[union-attr]
+    del cell.managers[2]  # it stops: no fetch from now on
+    cell.broker_state(2, fenced=False)
+    cell.run(60_000, every=1_000)
+    assert cell.alters == [] and leader.isr == (1,)
+
+
 def test_one_isr_change_in_flight_at_a_time() -> None:
     """testSingleInFlightAlterIsr and testRetryShrinkIsr: while a change is pending no other
     is asked for; an error clears it and the next check asks again."""
