@@ -268,12 +268,15 @@ class Replica:
                                 entries)
 
     def isr_proposal(self, now: int, lag_max_ms: int, eligible: Eligible = _always_eligible,
-                     shrink: bool = True, expand: bool = True) -> tuple[int, ...] | None:
+                     shrink: bool = True, expand: bool = True,
+                     fetch: tuple[int, int] | None = None) -> tuple[int, ...] | None:
         """A new ISR to ask the controller for, or None (nothing to change, or one pending).
 
         A shrink first (unless ``shrink`` is False: Kafka's maybeExpandIsr at a fetch), else
         (unless ``expand`` is False: Kafka's periodic maybeShrinkIsr) the followers back in
-        sync that are ``eligible``.
+        sync that are ``eligible``. ``fetch`` (follower, the broker epoch its fetch carried):
+        only that follower may join, judged by that epoch, as Kafka's maybeExpandIsr judges
+        the follower whose fetch it handles.
         """
         if not self.is_leader or self.pending_isr is not None:
             return None
@@ -288,7 +291,8 @@ class Replica:
         back = [s.broker_id for s in sorted(self.followers, key=_by_broker)
                 if s.broker_id not in self.isr and s.broker_id in self.replicas
                 and s.end_offset >= max(hw, self.leader_epoch_start) and s.has_fetched()
-                and eligible(s.broker_id, s.broker_epoch)]
+                and (fetch is None or s.broker_id == fetch[0])
+                and eligible(s.broker_id, s.broker_epoch if fetch is None else fetch[1])]
         if back:
             return (*self.isr, *back)
         return None

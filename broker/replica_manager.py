@@ -673,7 +673,7 @@ class ReplicaManager:
                     not answer.diverging:
                 expand.append(key)
         for key in expand:
-            self._propose(key, self._replica(key), now, expand=True)
+            self._propose(key, self._replica(key), now, fetch=(follower, broker_epoch))
         return keys, answers
 
     def _respond(self, msg: ReplicaFetchRequest, session: FetchSession,
@@ -788,14 +788,18 @@ class ReplicaManager:
                     continue
                 held = self._replica(key)
             assert type(held) is Replica
-            self._propose(key, held, now, expand=False)
+            self._propose(key, held, now)
 
-    def _propose(self, key: tuple[str, int], replica: Replica, now: int, expand: bool) -> None:
-        """Ask the controller for ``replica``'s ISR change, if any: an expansion at a follower's
-        fetch (``expand``, Kafka's maybeExpandIsr), else a shrink at the periodic check
-        (Kafka's maybeShrinkIsr, which never expands)."""
+    def _propose(self, key: tuple[str, int], replica: Replica, now: int,
+                 fetch: tuple[int, int] | None = None) -> None:
+        """Ask the controller for ``replica``'s ISR change, if any: at a follower's ``fetch``
+        (the follower, the broker epoch its fetch carried) that follower's return to the ISR
+        (Kafka's maybeExpandIsr), else a shrink at the periodic check (Kafka's
+        maybeShrinkIsr, which never expands)."""
+        expand = fetch is not None
         proposal = replica.isr_proposal(now, self.config.replica_lag_time_max_ms,
-                                        self.isr_eligible, shrink=not expand, expand=expand)
+                                        self.isr_eligible, shrink=not expand, expand=expand,
+                                        fetch=fetch)
         if proposal is None or self._broker_epoch() < 0:
             return
         self._correlation += 1

@@ -249,6 +249,24 @@ def test_isr_expansion_only_from_the_leaders_epoch_start() -> None:
     assert leader.isr_proposal(7, 30_000, shrink=False) == (ME, F2, F1)
 
 
+def test_isr_expansion_at_a_fetch_names_only_the_fetching_follower() -> None:
+    """Kafka's maybeExpandIsr(followerReplica): a fetch asks for its own follower only, judged
+    by the broker epoch that fetch carried; another follower caught up earlier waits for its
+    own fetch."""
+    log = _log([(1, 4)])
+    leader = _leader(log, leader_epoch=1, isr=(ME,), now=0)
+    _fetch(leader, F1, 4, now=10)
+    _fetch(leader, F2, 4, now=10)
+
+    def registered(broker: int, epoch: int) -> bool:
+        return epoch in (-1, 40)
+
+    assert leader.isr_proposal(11, 30_000, registered, shrink=False) == (ME, F1, F2)
+    assert leader.isr_proposal(11, 30_000, registered, shrink=False,
+                               fetch=(F2, 40)) == (ME, F2)
+    assert leader.isr_proposal(11, 30_000, registered, shrink=False, fetch=(F2, 39)) is None
+
+
 def test_isr_not_expanded_when_the_update_fails() -> None:
     """testIsrNotExpandedIfUpdateFails: a refused expansion leaves the ISR and the maximal
     ISR as the image has them."""
