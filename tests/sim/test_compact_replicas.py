@@ -185,6 +185,10 @@ def test_experiment_runs_are_the_same_with_compact_leaders(
     assert compact == full
 
 
+FAULT_KINDS = ("crash", "restart", "isolate", "heal", "block", "shutdown", "produce", "produce")
+"""What a random schedule draws from (produce twice as often as each fault)."""
+
+
 def _random_schedule_fingerprint(seed: int, compact: bool) -> tuple[str, int]:
     """A random cluster (3 or 4 brokers, 2-8 partitions) under a random schedule of
     crashes, restarts, isolations, heals, blocked links, shutdowns and produce, every
@@ -220,8 +224,6 @@ def _random_schedule_fingerprint(seed: int, compact: bool) -> tuple[str, int]:
     assert cluster.sim.violation is None
     return cluster.sim.trace.fingerprint, cluster.sim.events
 
-
-FAULT_KINDS = ("crash", "restart", "isolate", "heal", "block", "shutdown", "produce", "produce")
 
 
 @pytest.mark.parametrize("seed", [0, 75, 92, 108, 158, 182, 253])
