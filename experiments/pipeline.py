@@ -175,7 +175,7 @@ def run_sweep(experiment: Experiment, specs: list[RunSpec], master: str | SparkS
             _compute(session, experiment, specs, location, stream, runs_per_task)
             lap("runs")
             _say(stream, f"aggregating {len(specs):,} rows with Spark SQL ...")
-            return aggregate(session, experiment)
+            return aggregate(session, experiment, len(specs))
 
         aggregates = run_cancellable(session, work)
         lap("aggregates")

@@ -21,6 +21,7 @@ from typing import Any
 
 import pytest
 
+from experiments.aggregate import INTERPRETED_ROWS, aggregate, interpreted
 from experiments.grid import build_grid, parse_params
 from experiments.pipeline import SweepResult, run_sweep
 from experiments.registry import get_experiment
@@ -123,6 +124,61 @@ def test_spark_rows_are_the_pure_function_rows(failover: SweepResult) -> None:
         again = run(spec("failover", row["run_index"], 7,
                          **{k.replace("-", "_"): v for k, v in params.items()}))
         assert without_wall(again) == row
+
+
+def test_aggregates_are_the_same_interpreted_and_compiled(spark: SparkHandle,
+                                                           failover: SweepResult) -> None:
+    """A small sweep's queries run without code generation (faster on a few thousand rows):
+    the tables are the ones code generation gives, and the session's settings are back as
+    they were after."""
+    session = spark.session
+    session.read.parquet(str(failover.out / "runs")).createOrReplaceTempView("runs")
+    experiment = get_experiment("failover")
+    before = session.conf.get("spark.sql.codegen.factoryMode", None)
+    compiled = aggregate(session, experiment, rows=None)
+    seen: list[str] = []
+    with interpreted(session, True):
+        seen.append(session.conf.get("spark.sql.codegen.factoryMode"))
+    small = aggregate(session, experiment, rows=INTERPRETED_ROWS)
+    assert seen == ["NO_CODEGEN"]
+    assert session.conf.get("spark.sql.codegen.factoryMode", None) == before
+    assert compiled.tables.keys() == small.tables.keys()
+    for name, table in compiled.tables.items():
+        assert table.equals(small.tables[name]), name
+    assert compiled.summary == small.summary
+
+
+class _Conf:
+    """A session's settings: those given at start (``given``) and the runtime ones."""
+
+    def __init__(self, given: dict[str, str]) -> None:
+        self.given, self.runtime = given, dict(given)
+
+    def contains(self, key: str) -> bool:
+        return key in self.given
+
+    def get(self, key: str, default: str | None = None) -> str | None:
+        return self.runtime.get(key, default)
+
+    def set(self, key: str, value: str) -> None:
+        self.runtime[key] = value
+
+    def unset(self, key: str) -> None:
+        self.runtime.pop(key, None)
+
+
+def test_interpreted_queries_leave_the_users_own_codegen_settings() -> None:
+    """``--conf spark.sql.codegen.wholeStage=true`` stays true for a small sweep; the other
+    setting is changed for the block and unset after."""
+    conf = _Conf({"spark.sql.codegen.wholeStage": "true"})
+    session = type("Session", (), {"conf": conf, "sparkContext": type(
+        "Context", (), {"getConf": staticmethod(lambda: conf)})()})()
+    with interpreted(session, True):
+        assert conf.runtime == {"spark.sql.codegen.wholeStage": "true",
+                                "spark.sql.codegen.factoryMode": "NO_CODEGEN"}
+    assert conf.runtime == {"spark.sql.codegen.wholeStage": "true"}
+    with interpreted(session, False):
+        assert conf.runtime == {"spark.sql.codegen.wholeStage": "true"}
 
 
 def test_visibility_sweep_by_mode(spark: SparkHandle, tmp_path: Path) -> None:
