@@ -44,10 +44,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import IO, Any
 
-import msgspec
-
 from controller.handle import OperationHandle, OperationStatus
 from controller.operations import CreateTopics, NewTopic
+from experiments.boots import Boots, go_on_as
 from experiments.common import (
     CLUSTER_PARAMS,
     CLUSTER_SETTING_PARAMS,
@@ -68,9 +67,7 @@ from experiments.outcome import acked_lost, operation_outcome
 from experiments.recovery import RecoveryProbe
 from sim.cluster import ClusterConfig, KRaftCluster
 from sim.faults import Heal, Restart, parse_fault_target
-from sim.fork import BootCache
-from sim.gc_policy import freeze_setup
-from sim.seeds import derive_seed, named_random
+from sim.seeds import named_random
 from sim.settings import MAX_DURATION_MS
 from sim.startup import start_cluster
 
@@ -162,60 +159,35 @@ def run_failover(spec: RunSpec, trace_out: IO[bytes] | None = None) -> Row:
 
 
 _Booted = tuple[KRaftCluster, RecoveryProbe, bool]
-BOOTS: BootCache[_Booted] = BootCache()
+BOOTS: Boots[_Booted] = Boots(
+    "failover", lambda spec: cluster_config(spec, int(spec.params["brokers"])),
+    CLUSTER_SETTING_PARAMS)
 """Booted clusters by configuration: a sweep's runs fork them instead of booting."""
-_REUSE = {"boots": True}
 
 
 def set_boot_reuse(on: bool) -> None:
     """Fork cached booted clusters (the default) or boot every run afresh (same rows)."""
-    _REUSE["boots"] = on
-    BOOTS.clear()
+    BOOTS.set_reuse(on)
 
 
 def boot_seed(config: ClusterConfig) -> int:
     """The seed a configuration boots with: one per configuration, whatever the run's seed."""
-    return derive_seed("failover", "boot", msgspec.json.encode(
-        msgspec.structs.replace(config, seed=0)).decode())
-
-
-_CONFIGS: dict[tuple[Any, ...], tuple[ClusterConfig, bytes]] = {}
-
-
-def _boot_config(spec: RunSpec) -> tuple[ClusterConfig, bytes]:
-    """The booted configuration of ``spec`` and its key in :data:`BOOTS`, parsed once per
-    distinct cluster parameters (every run of a cell shares them)."""
-    params = spec.params
-    cell = tuple(params.get(name) for name in CLUSTER_SETTING_PARAMS)
-    found = _CONFIGS.get(cell)
-    if found is None:
-        config = cluster_config(spec, int(params["brokers"]))
-        config = msgspec.structs.replace(config, seed=boot_seed(config))
-        if len(_CONFIGS) >= 64:
-            _CONFIGS.clear()
-        found = _CONFIGS[cell] = (config, msgspec.json.encode(config))
-    return found
+    return BOOTS.seed(config)
 
 
 def booted_cluster(spec: RunSpec, trace_out: IO[bytes] | None = None) -> _Booted:
     """The run's cluster, started: booted with :func:`boot_seed`, then reseeded with the
     run's seed. A run without a trace file forks a cached boot (:mod:`sim.fork`); one with
     a trace file boots afresh; both give the same run event for event."""
-    config, key = _boot_config(spec)
-
-    def boot() -> _Booted:
+    def boot(config: ClusterConfig) -> _Booted:
         probe = RecoveryProbe()
         cluster = KRaftCluster(config, trace_out, [probe])
         probe.attach(cluster)
         return cluster, probe, start_cluster(cluster, quorum_first=True)
 
-    if trace_out is None and _REUSE["boots"]:
-        cluster, probe, started = BOOTS.get(key, boot)
-    else:
-        cluster, probe, started = boot()
-    cluster.reseed(spec.seed)
-    freeze_setup()  # a fork is set-up too (sim.gc_policy)
-    return cluster, probe, started
+    booted = BOOTS.world(spec, boot, fresh=trace_out is not None)
+    go_on_as(booted[0], spec)  # a fork is set-up too (sim.gc_policy)
+    return booted
 
 
 def _attempt(spec: RunSpec, trace_out: IO[bytes] | None, fire: int) -> _Attempt:

@@ -18,6 +18,11 @@ Kafka's as-built behaviour in non-atomic mode), the visibility latency of
 every operation on every broker (submit -> the first image that holds all of
 it), the largest delta a broker buffered, and the refusals (atomic mode
 refuses an operation larger than one batch).
+
+Every run of one cluster configuration starts from the same booted cluster,
+reseeded with the run's seed (:mod:`experiments.boots`): a sweep boots each
+configuration once and forks it for every run. The ``lag`` scenario's delays
+apply from the end of the boot.
 """
 
 from __future__ import annotations
@@ -32,8 +37,10 @@ import msgspec
 
 from controller.handle import OperationHandle, OperationStatus
 from controller.operations import CreateTopics, NewTopic
+from experiments.boots import Boots, go_on_as
 from experiments.common import (
     CLUSTER_PARAMS,
+    CLUSTER_SETTING_PARAMS,
     HEAD_COLUMNS,
     MAX_OPERATION_RECORDS,
     MODES,
@@ -48,7 +55,7 @@ from experiments.common import (
 )
 from experiments.model import Column, Experiment, Param, Row, RunSpec
 from experiments.outcome import acked_lost
-from sim.cluster import KRaftCluster
+from sim.cluster import ClusterConfig, KRaftCluster
 from sim.faults import Pause
 from sim.seeds import named_random
 from sim.settings import MAX_DURATION_MS, MAX_FETCH_LAG_MS
@@ -135,20 +142,34 @@ class PartialWatch(Monitor):
         self._seen = len(published)
 
 
+_Booted = tuple[KRaftCluster, PartialWatch, bool]
+BOOTS: Boots[_Booted] = Boots(
+    "visibility", lambda spec: cluster_config(spec, int(spec.params["brokers"])),
+    CLUSTER_SETTING_PARAMS)
+"""Booted clusters by configuration: a sweep's runs fork them instead of booting."""
+
+
+def _boot(config: ClusterConfig, trace_out: IO[bytes] | None) -> _Booted:
+    watch = PartialWatch()
+    cluster = KRaftCluster(config, trace_out, [watch])
+    watch.cluster = cluster
+    return cluster, watch, start_cluster(cluster, quorum_first=True)
+
+
 def run_visibility(spec: RunSpec, trace_out: IO[bytes] | None = None) -> Row:
     """Run one visibility scenario; the row's columns are :data:`COLUMNS`."""
     started = time.perf_counter()
     p = spec.params
     rng = named_random(spec.seed, "visibility")
     brokers = int(p["brokers"])
-    watch = PartialWatch()
-    cluster = KRaftCluster(cluster_config(spec, brokers), trace_out, [watch])
-    watch.cluster = cluster
+    cluster, watch, up = BOOTS.world(spec, lambda config: _boot(config, trace_out),
+                                     fresh=trace_out is not None)
+    go_on_as(cluster, spec)
     lags = [0] * brokers
     if spec.scenario == "lag":
         lags = _apply_lag(cluster, rng, int(p["max-lag-ms"]))
     submitted: list[_Submitted] = []
-    if start_cluster(cluster, quorum_first=True):
+    if up:
         settled = _workload(spec, cluster, rng, submitted)
         reason = f"the cluster did not settle within {p['timeout-ms']} ms"
     else:

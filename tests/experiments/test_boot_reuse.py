@@ -33,7 +33,7 @@ def test_forked_runs_equal_fresh_boots(reuse_restored: None) -> None:
     fresh = [without_wall(row) for row in run_specs(specs)]
     set_boot_reuse(True)
     forked = [without_wall(row) for row in run_specs(specs)]
-    assert BOOTS.boots < BOOTS.forks  # the runs did fork a cached boot
+    assert BOOTS.cache.boots < BOOTS.cache.forks  # the runs did fork a cached boot
     assert forked == fresh
     assert len({row["fingerprint"] for row in forked}) == len(specs)  # each run its own
 
