@@ -1,16 +1,19 @@
-"""Failover runs that fork one booted cluster give exactly the rows and traces of fresh boots."""
+"""Runs that fork one booted cluster give exactly the rows and traces of fresh boots."""
 
 from __future__ import annotations
 
 import io
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
-from bench.experiments import failover_specs
 from controller.operations import CreateTopics, NewTopic
-from experiments import failover
-from experiments.failover import BOOTS, run_failover, set_boot_reuse
+from experiments import failover, visibility
+from experiments.boots import Boots
+from experiments.grid import build_grid, parse_params
+from experiments.model import RunSpec
+from experiments.registry import get_experiment
 from experiments.tasks import run_specs
 from sim.cluster import ClusterConfig, KRaftCluster
 from sim.fork import Frozen
@@ -20,31 +23,43 @@ from tests.experiments.helpers import without_wall
 
 @pytest.fixture
 def reuse_restored() -> Iterator[None]:
-    """Boot reuse is on again (and the cache empty) after the test."""
+    """Boot reuse is on again (and the caches empty) after the test."""
     yield
-    set_boot_reuse(True)
+    for boots in (failover.BOOTS, visibility.BOOTS):
+        boots.set_reuse(True)
 
 
-def test_forked_runs_equal_fresh_boots(reuse_restored: None) -> None:
-    """Every scenario and window of the default grid, twice over (so later runs fork a boot
+def _specs(name: str, runs: int, seed: int) -> list[RunSpec]:
+    experiment = get_experiment(name)
+    return build_grid(experiment, parse_params(experiment, []), runs, seed)
+
+
+@pytest.mark.parametrize(("name", "boots"), [("failover", failover.BOOTS),
+                                             ("visibility", visibility.BOOTS)])
+def test_forked_runs_equal_fresh_boots(name: str, boots: Boots[Any],
+                                       reuse_restored: None) -> None:
+    """Every cell of the default grid, and more runs than cells (so later runs fork a boot
     that earlier runs already forked): rows and trace fingerprints as from fresh boots."""
-    specs = failover_specs(40, seed=5)
-    set_boot_reuse(False)
+    specs = _specs(name, 40, 5)
+    boots.set_reuse(False)
     fresh = [without_wall(row) for row in run_specs(specs)]
-    set_boot_reuse(True)
+    assert boots.cache.forks == 0
+    boots.set_reuse(True)
     forked = [without_wall(row) for row in run_specs(specs)]
-    assert BOOTS.cache.boots < BOOTS.cache.forks  # the runs did fork a cached boot
+    assert boots.cache.boots < boots.cache.forks  # the runs did fork a cached boot
     assert forked == fresh
     assert len({row["fingerprint"] for row in forked}) == len(specs)  # each run its own
 
 
-def test_a_traced_run_boots_afresh_and_matches_the_forked_one(reuse_restored: None) -> None:
+@pytest.mark.parametrize("name", ["failover", "visibility"])
+def test_a_traced_run_boots_afresh_and_matches_the_forked_one(name: str) -> None:
     """A replay writing its trace boots afresh; its fingerprint is the forked run's, and the
     trace file's event lines hash to it."""
-    spec = failover_specs(3, seed=11)[2]
-    forked = run_failover(spec, None)
+    spec = _specs(name, 3, 11)[2]
+    run = get_experiment(name).run
+    forked = run(spec, None)
     out = io.BytesIO()
-    traced = run_failover(spec, out)
+    traced = run(spec, out)
     assert without_wall(traced) == without_wall(forked)
     lines = Trace()
     for line in out.getvalue().splitlines():
