@@ -32,8 +32,9 @@ MAX_CONFIGS = 64
 class Boots(Generic[W]):
     """One experiment's booted worlds by cluster configuration.
 
-    ``config_of(spec)`` is a run's cluster configuration; it must depend only on the
-    parameters named ``cell_params`` (and the run's seed, which the boot replaces).
+    ``config_of(spec)`` is a run's cluster configuration; it and the world a boot makes
+    must depend only on the parameters named ``cell_params`` (and the run's seed, which
+    the boot replaces): two runs whose ``cell_params`` agree share a boot.
     """
 
     def __init__(self, experiment: str, config_of: Callable[[RunSpec], ClusterConfig],
@@ -65,7 +66,7 @@ class Boots(Generic[W]):
             config = msgspec.structs.replace(config, seed=self.seed(config))
             if len(self._configs) >= MAX_CONFIGS:
                 self._configs.clear()
-            found = self._configs[cell] = (config, msgspec.json.encode(config))
+            found = self._configs[cell] = (config, msgspec.json.encode((config, cell)))
         return found
 
     def world(self, spec: RunSpec, boot: Callable[[ClusterConfig], W], fresh: bool) -> W:

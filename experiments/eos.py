@@ -38,6 +38,12 @@ online); with idempotence only, duplicates are what the experiment shows.
 ``protocol`` is the producer client's transaction protocol: ``classic``
 (Kafka's, KIP-98) or ``pre-registration`` (the seed-002 proposal); it has no
 effect with ``delivery=idempotence-only`` (no transactions).
+
+Every run of one configuration (cluster, delivery, protocol, loops, records,
+batch, output partitions) starts from the same world, booted and set up
+(topics made, coordinators started, all idle) with a seed of its own, then
+reseeded with the run's seed (:mod:`experiments.boots`): a sweep sets up
+each configuration once and forks it for every run.
 """
 
 from __future__ import annotations
@@ -46,9 +52,11 @@ import time
 from typing import IO, Any
 
 from broker.txn.mutations import TxnMutation
+from experiments.boots import Boots, go_on_as
 from experiments.broker_failover import broker_config
 from experiments.common import (
     CLUSTER_PARAMS,
+    CLUSTER_SETTING_PARAMS,
     HEAD_COLUMNS,
     MODES,
     MUTATIONS_PARAM,
@@ -59,7 +67,7 @@ from experiments.common import (
     verdict,
 )
 from experiments.model import Column, Experiment, ExperimentError, Param, Row, RunSpec
-from sim.cluster import KRaftCluster
+from sim.cluster import ClusterConfig, KRaftCluster
 from sim.eos_clients import PROTOCOLS, supported_protocols
 from sim.eos_world import OUTPUT_TOPIC, EosCheck, EosSettings, EosWorld, eos_monitors
 from sim.faults import Crash, Restart
@@ -130,6 +138,35 @@ COLUMNS: tuple[Column, ...] = (
 )
 
 
+_Booted = tuple[KRaftCluster, EosWorld, bool]
+BOOTS: Boots[_Booted] = Boots("eos", broker_config, (
+    *CLUSTER_SETTING_PARAMS, "delivery", "protocol", "loops", "records", "batch",
+    "output-partitions"))
+"""Set-up worlds by configuration: a sweep's runs fork them instead of setting up."""
+
+
+def _settings(spec: RunSpec) -> EosSettings:
+    p = spec.params
+    mutations = frozenset(TxnMutation(m) for m in mutation_names(str(p["mutations"]))
+                          if m in {t.value for t in TxnMutation})
+    return EosSettings(loops=int(p["loops"]), records=int(p["records"]),
+                       batch=int(p["batch"]), output_partitions=int(p["output-partitions"]),
+                       transactional=p["delivery"] == "exactly-once",
+                       protocol=str(p["protocol"]), mutations=mutations)
+
+
+def _set_up(config: ClusterConfig, settings: EosSettings,
+            trace_out: IO[bytes] | None) -> _Booted:
+    """The cluster booted, the world's topics and internal topics made, all of it idle."""
+    txn, eos = eos_monitors()
+    monitors = [txn, eos] if settings.transactional else [txn]
+    cluster = KRaftCluster(config, trace_out, monitors)
+    world = EosWorld(cluster, settings, txn, eos if settings.transactional else None)
+    ready = start_cluster(cluster, quorum_first=True) and world.setup() and \
+        cluster.run_until(cluster.idle, 30_000)
+    return cluster, world, ready
+
+
 def run_eos(spec: RunSpec, trace_out: IO[bytes] | None = None) -> Row:
     """Run one eos scenario; the row's columns are :data:`COLUMNS`."""
     started = time.perf_counter()
@@ -139,23 +176,15 @@ def run_eos(spec: RunSpec, trace_out: IO[bytes] | None = None) -> Row:
         raise ExperimentError(f"protocol {protocol!r} is not built in this version; choose "
                               f"from {', '.join(supported_protocols())}")
     rng = named_random(spec.seed, "eos")
-    config = broker_config(spec)
-    txn, eos = eos_monitors()
-    exactly_once = p["delivery"] == "exactly-once"
-    cluster = KRaftCluster(config, trace_out, [txn, eos] if exactly_once else [txn])
-    mutations = frozenset(TxnMutation(m) for m in mutation_names(str(p["mutations"]))
-                          if m in {t.value for t in TxnMutation})
-    settings = EosSettings(loops=int(p["loops"]), records=int(p["records"]),
-                           batch=int(p["batch"]),
-                           output_partitions=int(p["output-partitions"]),
-                           transactional=exactly_once, protocol=protocol, mutations=mutations)
-    world = EosWorld(cluster, settings, txn, eos if exactly_once else None)
+    settings = _settings(spec)
+    cluster, world, ready = BOOTS.world(
+        spec, lambda config: _set_up(config, settings, trace_out), fresh=trace_out is not None)
+    go_on_as(cluster, spec)
     failed: int | None = None
     fault_at = began = -1
     finished_at: int | None = None
     settled, reason = False, "the cluster did not start"
-    if start_cluster(cluster, quorum_first=True) and world.setup() and \
-            cluster.run_until(cluster.idle, 30_000):
+    if ready:
         began = cluster.sim.now
         world.start()
         txns = -(-settings.records // settings.batch)
