@@ -109,6 +109,11 @@ def cluster_config(spec: RunSpec, brokers: int) -> ClusterConfig:
         raise ExperimentError(f"parameter {exc.key}: {exc.problem}") from None
 
 
+def own_cluster_config(spec: RunSpec) -> ClusterConfig:
+    """:func:`cluster_config` with the run's own ``brokers`` parameter."""
+    return cluster_config(spec, int(spec.params["brokers"]))
+
+
 def check_operation_size(batches: int, batch_records: int) -> None:
     """Refuse, before any run, an operation of more than MAX_OPERATION_RECORDS records."""
     if batches * batch_records > MAX_OPERATION_RECORDS:

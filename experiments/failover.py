@@ -55,9 +55,9 @@ from experiments.common import (
     MODES,
     MUTATIONS_PARAM,
     TAIL_COLUMNS,
-    cluster_config,
     cluster_param,
     head_values,
+    own_cluster_config,
     partitions_for,
     tail_values,
     verdict,
@@ -159,9 +159,7 @@ def run_failover(spec: RunSpec, trace_out: IO[bytes] | None = None) -> Row:
 
 
 _Booted = tuple[KRaftCluster, RecoveryProbe, bool]
-BOOTS: Boots[_Booted] = Boots(
-    "failover", lambda spec: cluster_config(spec, int(spec.params["brokers"])),
-    CLUSTER_SETTING_PARAMS)
+BOOTS: Boots[_Booted] = Boots("failover", own_cluster_config, CLUSTER_SETTING_PARAMS)
 """Booted clusters by configuration: a sweep's runs fork them instead of booting."""
 
 

@@ -46,9 +46,9 @@ from experiments.common import (
     MODES,
     MUTATIONS_PARAM,
     TAIL_COLUMNS,
-    cluster_config,
     cluster_param,
     head_values,
+    own_cluster_config,
     partitions_for,
     tail_values,
     verdict,
@@ -143,9 +143,7 @@ class PartialWatch(Monitor):
 
 
 _Booted = tuple[KRaftCluster, PartialWatch, bool]
-BOOTS: Boots[_Booted] = Boots(
-    "visibility", lambda spec: cluster_config(spec, int(spec.params["brokers"])),
-    CLUSTER_SETTING_PARAMS)
+BOOTS: Boots[_Booted] = Boots("visibility", own_cluster_config, CLUSTER_SETTING_PARAMS)
 """Booted clusters by configuration: a sweep's runs fork them instead of booting."""
 
 
