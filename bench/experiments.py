@@ -3,6 +3,7 @@
 ``python -m bench.experiments`` (or ``make bench-experiments``) measures:
 
 - the cost of one failover run, serially;
+- the cost of one visibility and one eos run, booting every run against forking;
 - the JVM flags: Spark session start with kraftsim's flags and without;
 - Spark local[2] against a plain 2-process pool on the same sweep and the
   same work, at 1,000 and 10,000 failover runs (goal at 10,000: Spark <= 1.2x
@@ -33,8 +34,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import experiments.eos as eos_module
 import experiments.failover as failover_module
+import experiments.visibility as visibility_module
 from bench.floors import floors_line
+from experiments.boots import Boots
 from experiments.grid import build_grid, parse_params
 from experiments.model import Row, RunSpec
 from experiments.pipeline import ReportPrework, run_sweep, task_slices
@@ -45,6 +49,8 @@ from sim.world import Simulation
 
 Report = Callable[[str], None]
 FAILOVER = get_experiment("failover")
+BOOTS_OF: dict[str, Boots[Any]] = {"visibility": visibility_module.BOOTS,
+                                   "eos": eos_module.BOOTS}
 
 
 def failover_specs(runs: int, seed: int = 1) -> list[RunSpec]:
@@ -139,6 +145,39 @@ def bench_run_cost(report: Report, runs: int = 320, rounds: int = 16) -> float:
     report(f"  forking boots: {per_run[False] / per_run[True]:.2f}x the runs per CPU second "
            f"(the same rows)")
     return per_run[True]
+
+
+FORKED_RUNS = (("visibility", 240), ("eos", 48))
+"""The other experiments whose sweeps fork booted worlds, and the runs each is timed on."""
+
+
+def bench_forked_runs(report: Report, rounds: int = 3) -> dict[str, float]:
+    """CPU per run of the visibility and eos default grids, booting (eos: and setting up)
+    every run against forking one boot per configuration, alternately, ``rounds`` times;
+    returns the forking ratio per experiment."""
+    ratios: dict[str, float] = {}
+    for name, runs in FORKED_RUNS:
+        experiment = get_experiment(name)
+        boots = BOOTS_OF[name]
+        specs = build_grid(experiment, parse_params(experiment, []), runs, 3)
+        run_specs(specs[:2])  # warm: imports, first allocations
+        cpu = {False: 0.0, True: 0.0}
+        rows: dict[bool, list[Row]] = {}
+        for _ in range(rounds):
+            for reuse in (False, True):
+                boots.set_reuse(reuse)
+                started = time.process_time()
+                rows[reuse] = [{k: v for k, v in row.items() if k != "wall_ms"}
+                               for row in run_specs(specs)]
+                cpu[reuse] += time.process_time() - started
+        boots.set_reuse(True)
+        fresh, forked = (cpu[reuse] / (rounds * runs) * 1000 for reuse in (False, True))
+        ratios[name] = fresh / forked
+        report(f"one {name} run, serially, default grid ({runs} runs x {rounds}, alternately):"
+               f" booting every run {fresh:.1f} ms CPU, forking one boot per configuration "
+               f"{forked:.1f} ms CPU: {fresh / forked:.2f}x the runs per CPU second (rows "
+               f"{'the same' if rows[False] == rows[True] else 'DIFFERENT'})")
+    return ratios
 
 
 def bench_session_start(report: Report, repeats: int = 2) -> None:
@@ -264,6 +303,7 @@ def main(argv: list[str] | None = None) -> int:
            f"{', '.join(f'{x:.2f}' for x in os.getloadavg())}")
     report(floors_line())
     bench_run_cost(report)
+    bench_forked_runs(report)
     if not args.skip_start:
         bench_session_start(report)
     bench_spark_vs_pool(report, tuple(int(s) for s in args.sizes.split(",")))
