@@ -151,12 +151,13 @@ FORKED_RUNS = (("visibility", 240), ("eos", 48))
 """The other experiments whose sweeps fork booted worlds, and the runs each is timed on."""
 
 
-def bench_forked_runs(report: Report, rounds: int = 3) -> dict[str, float]:
-    """CPU per run of the visibility and eos default grids, booting (eos: and setting up)
-    every run against forking one boot per configuration, alternately, ``rounds`` times;
-    returns the forking ratio per experiment."""
+def bench_forked_runs(report: Report, rounds: int = 3,
+                      sizes: tuple[tuple[str, int], ...] = FORKED_RUNS) -> dict[str, float]:
+    """CPU per run of the visibility and eos default grids (``sizes``: runs of each),
+    booting (eos: and setting up) every run against forking one boot per configuration,
+    alternately, ``rounds`` times; returns the forking ratio per experiment."""
     ratios: dict[str, float] = {}
-    for name, runs in FORKED_RUNS:
+    for name, runs in sizes:
         experiment = get_experiment(name)
         boots = BOOTS_OF[name]
         specs = build_grid(experiment, parse_params(experiment, []), runs, 3)
