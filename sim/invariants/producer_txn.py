@@ -119,6 +119,7 @@ class ProducerTxnInvariants(Monitor):
         self.prepared: dict[str, tuple[str, int, int]] = {}  # txn id -> (txn, pid, epoch)
         self.decisions: dict[str, bool | None] = {}  # prepared txn -> outcome (None: either)
         self.terminated: set[str] = set()  # prepared txns an admin force-terminated
+        self.terminating: dict[str, int] = {}  # txn id -> admin force-terminations under way
         self._violation: InvariantViolation | None = None
 
     # ------------------------------------------------------------------ inputs
@@ -158,6 +159,8 @@ class ProducerTxnInvariants(Monitor):
         self.two_pc_ids.add(transactional_id)
         self.prepared[transactional_id] = (txn, producer_id, epoch)
         self.decisions.pop(txn, None)
+        if self.terminating.get(transactional_id):
+            self._may_abort(transactional_id)  # a termination still retrying may land on it
 
     def kept(self, transactional_id: str, ongoing: tuple[int, int]) -> None:
         """A restarted client's InitProducerId(KeepPreparedTxn) answered ``ongoing``."""
@@ -187,7 +190,22 @@ class ProducerTxnInvariants(Monitor):
         self.decisions[held[0]] = commit
 
     def force_terminated(self, transactional_id: str) -> None:
-        """An admin's forceTerminateTransaction: the prepared transaction may abort."""
+        """An admin's forceTerminateTransaction was called: the prepared transaction may
+        abort, and so may one prepared before the call is done
+        (:meth:`force_terminate_done`): the admin retries while the coordinator is
+        unavailable or busy, and aborts whatever is ongoing when it lands."""
+        self.terminating[transactional_id] = self.terminating.get(transactional_id, 0) + 1
+        self._may_abort(transactional_id)
+
+    def force_terminate_done(self, transactional_id: str) -> None:
+        """A forceTerminateTransaction of ``transactional_id`` answered (or gave up)."""
+        left = self.terminating.get(transactional_id, 0) - 1
+        if left > 0:
+            self.terminating[transactional_id] = left
+        else:
+            self.terminating.pop(transactional_id, None)
+
+    def _may_abort(self, transactional_id: str) -> None:
         held = self.prepared.get(transactional_id)
         if held is not None and held[0] not in self.outcomes:
             # racing a completeTransaction, either outcome is legitimate

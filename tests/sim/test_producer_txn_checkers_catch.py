@@ -251,3 +251,17 @@ def test_a_2pc_transaction_may_hold_the_lso_past_the_bound_others_may_not() -> N
         else:
             with pytest.raises(InvariantViolation, match="LsoBounded"):
                 invariants._check_manager(sim, slot, manager)
+
+
+def test_a_txn_prepared_while_a_force_terminate_retries_may_abort_until_it_is_done() -> None:
+    """The admin retries while the coordinator is unavailable and aborts whatever is
+    ongoing when it lands: a transaction prepared meanwhile may abort; once the call is
+    done, an abort of a newly prepared transaction is a violation again."""
+    invariants = ProducerTxnInvariants()
+    invariants.force_terminated("tid")  # nothing prepared yet
+    invariants.prepared_txn("tid", "tid/a/1", 7, 3)
+    invariants._outcome("tid/a/1", TP, False)
+    invariants.force_terminate_done("tid")
+    invariants.prepared_txn("tid", "tid/a/2", 7, 4)
+    with pytest.raises(InvariantViolation, match="tid/a/2 got ABORT before it was completed"):
+        invariants._outcome("tid/a/2", TP, False)

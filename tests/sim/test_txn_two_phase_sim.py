@@ -140,7 +140,8 @@ def test_force_terminate_aborts_the_prepared_transaction() -> None:
     p1, state = w.prepared()
     done: list[str] = []
     w.monitor.force_terminated("db")
-    w.admin.force_terminate_transaction("db", done.append)
+    w.admin.force_terminate_transaction(
+        "db", lambda error: (done.append(error), w.monitor.force_terminate_done("db")))
     assert w.sim.run_until_true(lambda: bool(done), 30_000) and done == ["NONE"]
     w.sim.run_for(1_000)
     [described] = w.admin.describe_transactions(["db"])
