@@ -302,14 +302,17 @@ class Simulation:
 
         Returns whether the predicate holds. Never runs past ``now + timeout_ms``.
         """
-        deadline = self.now + timeout_ms
+        queue = self.queue
+        deadline = queue.now + timeout_ms
+        heap, run_event = queue.heap, self._run_event
         while not predicate():
-            next_time = self.queue.peek_time()
-            if self.violation is not None or next_time is None or next_time > deadline:
+            if self.violation is not None or not heap or heap[0][0] > deadline:
                 if self.violation is None:
-                    self.queue.now = max(self.queue.now, deadline)
+                    queue.now = max(queue.now, deadline)
                 return predicate()
-            self.step()
+            at, _, event = heappop(heap)  # step(), inline: this loop runs every event
+            queue.now = at
+            run_event(at, event)
         return True
 
     # ------------------------------------------------------------------ events
