@@ -2,7 +2,8 @@
 
 ``python -m bench.experiments`` (or ``make bench-experiments``) measures:
 
-- the cost of one failover run, serially;
+- the cost of one failover run, serially, in CPU time and in instructions
+  (:mod:`bench.instructions`, when valgrind is installed);
 - the cost of one visibility and one eos run, booting every run against forking;
 - the JVM flags: Spark session start with kraftsim's flags and without;
 - Spark local[2] against a plain 2-process pool on the same sweep and the
@@ -38,6 +39,7 @@ import experiments.eos as eos_module
 import experiments.failover as failover_module
 import experiments.visibility as visibility_module
 from bench.floors import floors_line
+from bench.instructions import bench_run_instructions
 from experiments.boots import Boots
 from experiments.grid import build_grid, parse_params
 from experiments.model import Row, RunSpec
@@ -304,6 +306,7 @@ def main(argv: list[str] | None = None) -> int:
            f"{', '.join(f'{x:.2f}' for x in os.getloadavg())}")
     report(floors_line())
     bench_run_cost(report)
+    bench_run_instructions(report)
     bench_forked_runs(report)
     if not args.skip_start:
         bench_session_start(report)
