@@ -80,8 +80,8 @@ def test_an_empty_snapshot_publishes_an_empty_image_at_its_offset() -> None:
     p.snapshot(300)
     assert p.loader.published_offset == 300
     image, manifest = p.images[-1]
-    assert (manifest.offset, manifest.epoch, manifest.batch_aligned, manifest.from_snapshot) \
-        == (300, 100, True, True)
+    assert (manifest.offset, manifest.epoch, manifest.batch_aligned, manifest.from_snapshot,
+            manifest.batches, manifest.records) == (300, 100, True, True, 0, 0)
     assert image.metadata_version == MINIMUM_KRAFT == LEVELS["3.0-IV1"]
     assert image.same_content(MetadataImage.EMPTY)
 
@@ -95,8 +95,8 @@ def test_a_control_batch_after_a_snapshot_moves_the_offset_only() -> None:
         LeaderChangeMessage(1, (1,), (1,)),)),), 1)
     image, manifest = p.images[-1]
     assert p.loader.published_offset == 300
-    assert (manifest.offset, manifest.epoch, manifest.batch_aligned, manifest.batches) == \
-        (300, 100, True, 1)
+    assert (manifest.offset, manifest.epoch, manifest.batch_aligned, manifest.batches,
+            manifest.from_snapshot) == (300, 100, True, 1, False)
     assert image.metadata_version == LEVELS["3.3-IV1"] and image.same_content(before)
 
 

@@ -128,6 +128,23 @@ def test_a_stranger_to_a_leader_held_compact_is_refused_too() -> None:
     assert manager.compact_leader_epoch(KEY) == 0  # still compact
 
 
+def test_a_replica_added_to_an_empty_leader_in_the_same_epoch_is_served() -> None:
+    """testFetchFromUnrecognizedFollower for a leader whose log is still empty (held
+    compact): a reassignment that adds broker 3 in the same leader epoch makes it a
+    follower the leader serves and tracks, and broker 2 stays one."""
+    cell = Cell(brokers=(1, 2, 3))
+    cell.create(replicas=(1, 2), leader=1)
+    cell.step()
+    reg = cell.change(replicas=(1, 2, 3), adding_replicas=(3,))
+    assert reg.leader_epoch == 0
+    cell.step()
+    leader = cell.replica(1)
+    for follower in (2, 3):
+        state = leader.follower(follower)
+        assert state is not None and state.end_offset == 0
+    assert cell.replica(3).fetch_position().current_leader_epoch == 0
+
+
 # ---------------------------------------------------------------- makeLeader / makeFollower
 def test_the_epoch_start_and_follower_states_reset_only_when_the_epoch_moves() -> None:
     """testDoNotResetReplicaStateIfLeaderEpochIsNotBumped and

@@ -21,16 +21,18 @@ from __future__ import annotations
 
 import random
 
+import pytest
+
 from broker.batch_loader import Manifest
 from broker.config import BrokerConfig
-from broker.fetch_messages import FetchPartition, ReplicaFetchRequest
+from broker.fetch_messages import FetchPartition, ReplicaFetchRequest, ReplicaFetchResponse
 from broker.lifecycle import BrokerLifecycleManager
 from broker.loader import MetadataLoader
 from broker.partition_log import PartitionLog
 from broker.replica_manager import ProduceResult, ReplicaManager
 from broker.txn.fetch import READ_COMMITTED, READ_UNCOMMITTED, fetch_log, filter_committed
 from metadata.requests import NodeMessage
-from metadata.schema import RemoveTopicRecord
+from metadata.schema import PartitionRecord, RemoveTopicRecord
 from raft import LeaderAndEpoch
 from tests.broker.replica_cell import (
     CONTROLLER,
@@ -74,10 +76,17 @@ def test_acks_all_completes_when_the_isr_holds_the_batch() -> None:
     assert [(a.error, a.first_offset, a.last_offset) for a in answers] == [("NONE", 0, 1)]
 
 
-def test_acks_one_answers_at_the_leaders_append() -> None:
+@pytest.mark.parametrize("acks", [1, 0])
+def test_acks_one_answers_at_the_leaders_append(acks: int) -> None:
+    """acks=1 (and acks=0, whose answer the client does not wait for) is answered once, at
+    the leader's append: not again when the followers have the batch."""
     cell = Cell()
     cell.create(replicas=(1, 2, 3), leader=1)
-    assert [(a.error, a.last_offset) for a in cell.produce(1, ["a"], acks=1)] == [("NONE", 0)]
+    answers = cell.produce(1, ["a"], acks=acks)
+    assert [(a.error, a.last_offset) for a in answers] == [("NONE", 0)]
+    cell.run(1_000)
+    assert cell.replica(1).log.high_watermark == 1
+    assert len(answers) == 1
 
 
 def test_a_produce_to_a_follower_is_not_leader_or_follower() -> None:
@@ -240,6 +249,19 @@ def test_a_held_fetch_is_answered_when_the_leader_becomes_follower() -> None:
     cell.change(leader=2)
     [answer] = _answers(cell)
     assert [p.error for p in answer.partitions] == ["FENCED_LEADER_EPOCH"]  # type: ignore
+
+
+def test_a_held_fetch_is_answered_not_leader_when_the_leader_leaves_the_replicas() -> None:
+    """DelayedFetch completes when the broker no longer hosts a partition it holds the
+    fetch for (a reassignment moved the replica away): the answer names the partition
+    NOT_LEADER_OR_FOLLOWER, not the caught-up answer read when the fetch arrived."""
+    cell = Cell(brokers=(1, 2, 3, 4), config=BrokerConfig(replica_fetch_wait_max_ms=500))
+    cell.create(replicas=(1, 2, 3), leader=1)
+    cell.managers[1].handle_message(_fetch_request(3, 0, 0), 0)
+    assert _answers(cell) == []
+    cell.change(replicas=(2, 3, 4), isr=(2, 3), leader=2)
+    [answer] = _answers(cell)
+    assert [p.error for p in answer.partitions] == ["NOT_LEADER_OR_FOLLOWER"]  # type: ignore
 
 
 def test_a_diverging_fetch_is_answered_at_once() -> None:
@@ -483,13 +505,16 @@ def test_a_marker_of_an_older_producer_epoch_is_refused_and_not_written() -> Non
     assert cell.replica(1).log.end_offset == 1
 
 
-def test_a_follower_backs_off_after_an_error_answer() -> None:
+@pytest.mark.parametrize("records", [True, False], ids=["records", "empty-log"])
+def test_a_follower_backs_off_after_an_error_answer(records: bool) -> None:
     """A fetch answered with a partition error (here UNKNOWN_LEADER_EPOCH: the follower's
     image has a newer leader epoch than the leader's) is not sent again at once but after
-    replica.fetch.backoff.ms, so the follower does not spin on the leader."""
+    replica.fetch.backoff.ms, so the follower does not spin on the leader; also when its
+    log is still empty (a follower held in compact form)."""
     cell = Cell(config=BrokerConfig(replica_fetch_wait_max_ms=500))
     cell.create(replicas=(1, 2), leader=1)
-    cell.produce(1, ["a"])
+    if records:
+        cell.produce(1, ["a"])
     cell.step()
     leader = cell.managers.pop(1)
     cell.change(leader=1)  # only the follower sees the new epoch
@@ -508,3 +533,165 @@ def test_a_follower_backs_off_after_an_error_answer() -> None:
     assert 1 <= len(sent) <= 2
     cell.step(cell.config.replica_fetch_backoff_ms)
     assert len(sent) <= 3
+
+
+def _exchange(cell: Cell, rounds: int, ms: int = 100) -> list[NodeMessage]:
+    """Poll every broker and deliver its messages ``rounds`` times, ``ms`` apart; the
+    messages sent."""
+    sent: list[NodeMessage] = []
+    for _ in range(rounds):
+        cell.now += ms
+        for manager in cell.managers.values():
+            manager.poll(cell.now)
+        messages = [env for manager in cell.managers.values() for env in manager.drain_outbox()]
+        sent += messages
+        for env in messages:
+            cell.managers[env.dst].handle_message(env, cell.now)
+    return sent
+
+
+def test_partitions_added_to_a_topic_are_fetched_from_their_leader_only() -> None:
+    """Partitions added to a topic this broker already holds (Kafka's CreatePartitions)
+    become replicas at once; a follower fetches each from its leader, the leader fetches
+    from nobody and a leaderless partition is fetched from nobody either."""
+    cell = Cell(brokers=(1, 2))
+    cell.create(replicas=(1, 2), leader=1)
+    cell.step()
+    cell.publish(PartitionRecord(1, TOPIC_ID, (1, 2), (1, 2), leader=1, leader_epoch=0,
+                                 partition_epoch=0),
+                 PartitionRecord(2, TOPIC_ID, (1, 2), (), leader=-1, leader_epoch=0,
+                                 partition_epoch=0))
+    fetches = [(env.src, env.dst) for env in _exchange(cell, 3)
+               if isinstance(env.message, ReplicaFetchRequest)]
+    assert fetches and set(fetches) == {(2, 1)}
+    assert (TOPIC_ID, 1) in cell.managers[2].replicas
+    assert cell.managers[2].replicas[(TOPIC_ID, 1)].fetch_position().current_leader_epoch == 0
+
+
+def test_a_partition_whose_leader_moved_is_forgotten_in_the_old_leaders_session() -> None:
+    """KIP-227 incremental fetch sessions: when partition 0's leadership moves from broker
+    1 to broker 3, follower 2 keeps its session with broker 1 for partition 1 and its
+    next fetch there names partition 0 as forgotten, no longer as fetched."""
+    cell = Cell(brokers=(1, 2, 3))
+    cell.create(replicas=(1, 2, 3), leader=1)
+    cell.publish(PartitionRecord(1, TOPIC_ID, (1, 2, 3), (1, 2, 3), leader=1,
+                                 leader_epoch=0, partition_epoch=0))
+    _exchange(cell, 3)
+    assert cell.managers[2]._handlers[1].session_id != 0
+    cell.change(leader=3)
+    to_old = [env.message for env in _exchange(cell, 3)
+              if env.src == 2 and env.dst == 1 and isinstance(env.message, ReplicaFetchRequest)]
+    assert to_old and to_old[0].forgotten == (KEY,)
+    assert all(p.partition_id == 1 for fetch in to_old for p in fetch.partitions)
+    assert cell.managers[2]._handlers[1].session_id != 0
+
+
+@pytest.mark.parametrize("records", [True, False], ids=["records", "empty-log"])
+def test_a_caught_up_partition_is_left_out_of_incremental_fetch_answers(records: bool) -> None:
+    """KIP-227: the leader's answer to an incremental fetch lists only the partitions with
+    something new for the follower: the records, then the high watermark that moved (also
+    when the other follower's fetch moved it), then nothing while nothing changes; a leader
+    whose log is empty (held compact) answers the partition once, then leaves it out."""
+    cell = Cell()
+    cell.create(replicas=(1, 2, 3), leader=1)
+    if records:
+        cell.produce(1, ["a"])
+    sent = _exchange(cell, 8)
+    for follower in (2, 3):
+        answers = [[(p.partition_id, p.high_watermark, len(p.entries))
+                    for p in env.message.partitions]
+                   for env in sent
+                   if env.dst == follower and isinstance(env.message, ReplicaFetchResponse)]
+        assert answers[0] == [(0, 0, int(records))]
+        told = answers.index([(0, 1, 0)]) if records else 0  # the high watermark moved
+        assert answers[told + 1:] and all(a == [] for a in answers[told + 1:])
+        assert cell.replica(follower).log.high_watermark == int(records)
+
+
+def test_a_follower_wakes_when_its_lost_fetch_times_out_and_fetches_anew() -> None:
+    """A fetch that is never answered (lost) times out a tenth of request.timeout.ms after
+    it was sent (broker/config.py): the follower's next deadline is that time, not later,
+    and then it fetches again in a new session (a full fetch)."""
+    cell = Cell(brokers=(1, 2))
+    cell.create(replicas=(1, 2), leader=1)
+    cell.produce(1, ["a"])
+    cell.step(100)
+    follower = cell.managers[2]
+    sent_at = cell.now + 200
+    follower.poll(sent_at)
+    lost = [env for env in follower.drain_outbox()
+            if isinstance(env.message, ReplicaFetchRequest)]
+    assert len(lost) == 1 and lost[0].message.session_id != 0  # type: ignore[attr-defined]
+    deadline = follower.next_deadline()
+    assert deadline == sent_at + cell.config.request_timeout_ms // 10
+    follower.poll(deadline - 1)
+    assert follower.drain_outbox() == []
+    follower.poll(deadline)
+    [again] = follower.drain_outbox()
+    assert again.dst == 1 and isinstance(again.message, ReplicaFetchRequest)
+    assert again.message.session_id == 0
+
+
+def test_a_follower_fetches_only_from_the_current_leader_after_leadership_returns() -> None:
+    """Leadership moves from broker 1 to broker 3 and back: follower 2 fetches from broker
+    1 again and no longer from broker 3, of which it follows nothing."""
+    cell = Cell()
+    cell.create(replicas=(1, 2, 3), leader=1)
+    _exchange(cell, 3)
+    cell.change(leader=3)
+    assert {env.dst for env in _exchange(cell, 3) if env.src == 2} == {3}
+    cell.change(leader=1)
+    _exchange(cell, 1)  # the fetch in flight to broker 3 is answered
+    fetched_from = {env.dst for env in _exchange(cell, 5)
+                    if env.src == 2 and isinstance(env.message, ReplicaFetchRequest)}
+    assert fetched_from == {1}
+
+
+def test_observers_learn_the_replicas_an_append_or_a_restart_changed() -> None:
+    """``drain_changed`` (what the invariant checkers read) names the leader's replica after
+    an append to it, and a restarted broker's replica made from the log its disk kept."""
+    cell = Cell()
+    cell.create(replicas=(1, 2, 3), leader=1)
+    cell.produce(1, ["a"])
+    cell.step()
+    leader = cell.managers[1]
+    leader.drain_changed()
+    cell.produce(1, ["b"], acks=1)
+    assert leader.drain_changed() == [KEY] and leader.drain_changed() == []
+    down = cell.managers.pop(2)
+    loader = MetadataLoader(2)
+    loader.leader = LeaderAndEpoch(CONTROLLER, 1)
+    lifecycle = BrokerLifecycleManager(2, loader, random.Random(2), cell.now, cell.config)
+    lifecycle.broker_epoch = broker_epoch(2)
+    loader._publish(cell.image, Manifest(cell.image.offset, 1, True, 0))
+    restarted = ReplicaManager(2, loader, lifecycle, cell.now, cell.config,
+                               log_dir=down.log_dir)
+    assert restarted.drain_changed() == [KEY]
+    assert restarted.replicas[KEY].log.entries[0].value == "a"  # from its disk
+
+
+def test_the_leaders_of_a_topic_are_the_replicas_this_broker_leads() -> None:
+    """``topic_leaders`` (the coordinators' partitions of an internal topic): the replicas
+    of the topic this broker leads; none on a broker that holds no replica of it, and none
+    for a topic that does not exist."""
+    cell = Cell(brokers=(1, 2, 3))
+    cell.create(replicas=(1, 2), leader=1)
+    assert [(r.topic, r.partition_id) for r in cell.managers[1].topic_leaders(TOPIC)] == \
+        [(TOPIC, 0)]
+    assert cell.managers[2].topic_leaders(TOPIC) == []
+    assert cell.managers[3].topic_leaders(TOPIC) == []
+    assert cell.managers[1].topic_leaders("missing") == []
+
+
+def test_a_follower_without_a_broker_epoch_may_join_the_isr() -> None:
+    """A broker without a registration lifecycle fetches with no broker epoch (-1); Kafka's
+    isReplicaIsrEligible accepts -1, so once caught up it is proposed for the ISR."""
+    cell = Cell()
+    cell.create(replicas=(1, 2, 3), isr=(1, 3), leader=1)
+    loader = MetadataLoader(2)
+    loader.leader = LeaderAndEpoch(CONTROLLER, 1)
+    loader._publish(cell.image, Manifest(cell.image.offset, 1, True, 0))
+    cell.managers[2] = ReplicaManager(2, loader, None, cell.now, cell.config)
+    cell.produce(1, ["a"])
+    cell.run(500)
+    assert [(src, request.new_isr) for src, request in cell.alters] == [(1, (1, 3, 2))]

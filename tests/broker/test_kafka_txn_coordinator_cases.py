@@ -188,6 +188,17 @@ def test_end_txn_while_completing(tv: int) -> None:
     assert _end(h, tv, _retry_epoch(tv), True).error == "INVALID_TXN_STATE"
 
 
+@pytest.mark.parametrize("commit", [True, False])
+def test_end_txn_while_a_transition_is_pending_is_concurrent(commit: bool) -> None:
+    """An EndTxn that arrives while an AddPartitionsToTxn's append is still in flight (a
+    pending state) is answered CONCURRENT_TRANSACTIONS at once, and nothing is appended
+    (Kafka's handleEndTransaction checks pendingState before the state)."""
+    h = _harness(_meta(S.ONGOING, last=-1))
+    h.meta.transit(S.ONGOING, NOW)  # the pending AddPartitionsToTxn
+    assert _end(h, 0, EPOCH, commit).error == "CONCURRENT_TRANSACTIONS"
+    assert h.log == [] and h.meta.pending_state == S.ONGOING
+
+
 def test_tv2_end_txn_at_the_stored_epoch_is_the_next_request_not_a_retry() -> None:
     """shouldReturnInvalidTxnRequestOnEndTxnV2IfNotEndTxnV2Retry, as trunk answers it
     (reference 1.5): after CompleteCommit a commit at the stored epoch has nothing to
@@ -390,3 +401,19 @@ def test_describe_transactions() -> None:
     assert (d.ErrorCode, d.TransactionalId, d.ProducerId, d.ProducerEpoch,
             d.TransactionTimeoutMs, d.TransactionStartTimeMs, d.TransactionState,
             d.Topics) == ("NONE", "t", PID, EPOCH, TIMEOUT, 0, "Ongoing", [("topic1", [0])])
+
+
+def test_a_new_transactional_id_is_described_empty_without_a_start_time() -> None:
+    """A transactional id whose first InitProducerId is still being written is Empty with
+    no transaction start time (-1, as Kafka's new TransactionMetadata has), as it is once
+    the record is durable."""
+    h = _harness()
+    h.auto_ack = False
+    out: list[TxnResult] = []
+    h.coordinator.handle_init_producer_id("t", TIMEOUT, None, NOW, out.append)
+    [d] = describe_transactions(h.coordinator, ["t"])
+    assert (d.TransactionState, d.TransactionStartTimeMs, d.Topics) == ("Empty", -1, [])
+    h.waiting.pop()("NONE")
+    [d] = describe_transactions(h.coordinator, ["t"])
+    assert (d.TransactionState, d.TransactionStartTimeMs, d.ProducerEpoch) == ("Empty", -1, 0)
+    assert out == [TxnResult("NONE", 100, 0)]

@@ -74,6 +74,8 @@ def test_truncation_drops_the_epochs_that_start_at_or_after_it() -> None:
     assert log.truncations == 2
     log.truncate_to(9)  # past the end: nothing to drop
     assert log.end_offset == 4 and log.truncations == 2
+    log.truncate_to(4)  # at the end: no truncation either (Kafka's truncateTo: false)
+    assert log.end_offset == 4 and log.truncations == 2
 
 
 def test_the_high_watermark_never_goes_down_nor_past_the_end_and_bounds_truncation() -> None:

@@ -154,6 +154,8 @@ def test_enable_2pc_needs_the_broker_config_and_lifts_the_timeout() -> None:
     assert init(h, keep=False) == TxnResult("NONE", 11, 0)
     assert h.meta.txn_timeout_ms == NO_TIMEOUT_MS and h.meta.two_phase_commit
     assert add(h, 11, 0) == "NONE"
+    record = decode_record(h.log[-1]).Value
+    assert record is not None and record.TransactionTimeoutMs == 2**31 - 1  # Int.MaxValue
     h.coordinator.abort_timed_out(10**12)
     assert h.meta.state == S.ONGOING and h.coordinator.drain_outbox() == []
 
@@ -185,6 +187,7 @@ def test_a_new_coordinator_loads_the_kept_transaction() -> None:
     meta = other.txns["t"]
     assert (meta.state, meta.producer_id, meta.producer_epoch, meta.next_producer_id,
             meta.next_producer_epoch) == (S.ONGOING, 42, 7, 42, 8)
+    assert meta.client_transaction_version == h.meta.client_transaction_version == 2  # TV2
     out: list[TxnResult] = []
     other.handle_init_producer_id("t", 1, None, 10**12, out.append, enable_2pc=True,
                                   keep_prepared_txn=True)

@@ -16,7 +16,13 @@ from controller.operations import CreateTopics, IncrementalAlterConfigs, NewTopi
 from controller.operations.configs import ConfigChange
 from metadata.delta import TOPIC_RESOURCE, MetadataDelta
 from metadata.image import MetadataImage
-from metadata.schema import MetadataRecord, PartitionRecord, RegisterBrokerRecord, TopicRecord
+from metadata.schema import (
+    MetadataRecord,
+    PartitionChangeRecord,
+    PartitionRecord,
+    RegisterBrokerRecord,
+    TopicRecord,
+)
 from sim.clients import Acknowledged, Producer
 from sim.cluster import ClusterConfig, KRaftCluster
 from sim.invariants.brokers import BrokerInvariants
@@ -143,6 +149,22 @@ def test_a_fenced_broker_never_leads_in_a_published_image() -> None:
     assert "broker 2's image at 40: fenced broker 3 leads t-0" in str(caught.value)
 
 
+def test_a_fenced_broker_made_leader_by_a_partition_change_alone_is_caught() -> None:
+    """An image that changes only the topics (a partition's leader moves to a broker that
+    was fenced all along) is checked as well as one that fences a broker."""
+    invariants = BrokerInvariants()
+    before = _image(fenced=(3,), leader=1)
+    invariants._check_fenced(2, before)
+    delta = MetadataDelta(before)
+    delta.replay(PartitionChangeRecord(partition_id=0, topic_id=TOPIC, leader=3))
+    after = delta.apply(41, 1)
+    assert after.brokers is before.brokers and after.topics_by_id is not before.topics_by_id
+    with pytest.raises(InvariantViolation) as caught:
+        invariants._check_fenced(2, after)
+    assert caught.value.invariant == "FencedNotLeader"
+    assert "broker 2's image at 41: fenced broker 3 leads t-0" in str(caught.value)
+
+
 def _produced(unclean: bool = False) -> tuple[KRaftCluster, Producer]:
     """A 3-broker cluster whose topic ``t`` (one partition, RF 3) took 5 acks=all writes."""
     cluster = KRaftCluster(ClusterConfig(seed=3, controllers=3, brokers=3))
@@ -169,8 +191,12 @@ def _claim(cluster: KRaftCluster, values: tuple[str, ...], acks: int = -1,
 def test_an_acknowledgement_of_what_the_replicas_do_not_hold_is_a_lost_write() -> None:
     cluster, producer = _produced()
     held = producer.acknowledged[0].values
-    _claim(cluster, held)  # what they hold: nothing to say
     topic_id = cluster.active_controller().image.topics_by_name["t"]  # type: ignore[union-attr]
+    # the run's producer told the checker of its acks=all acknowledgements itself
+    assert cluster.broker_invariants.acked.get((topic_id, 0)) == {
+        ack.first_offset + i: value for ack in producer.acknowledged
+        for i, value in enumerate(ack.values)}
+    _claim(cluster, held)  # what they hold: nothing to say
     acked = cluster.broker_invariants.acked[(topic_id, 0)]
     assert [acked[offset] for offset in range(len(held))] == list(held)
     cluster.broker_invariants.check(cluster.sim, list(cluster.sim.slots.values()))

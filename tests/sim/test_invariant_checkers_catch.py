@@ -228,3 +228,49 @@ def test_the_same_controller_state_is_checked_again_when_its_stable_offset_moves
     controller.offsets.last_stable_offset = 7  # the same revert point, another LSO
     with pytest.raises(InvariantViolation, match="exposes offset 7 as stable"):
         _check_controller(invariants, controller)
+
+
+class _Deferred:
+    """A standby's state whose open transaction is checked but not applied yet: reading
+    its image would apply it (``controller/deferred.py``)."""
+
+    built = False
+
+    @property
+    def image(self) -> MetadataImage:
+        raise AssertionError("the check applied a deferred transaction")
+
+
+def test_a_standbys_deferred_transaction_is_not_applied_by_the_check() -> None:
+    """Only its stable offset is checked; its content is compared once it is applied."""
+    invariants = _log()
+    state = _Deferred()
+    controller = SimpleNamespace(fault=None, committed_state=lambda: state,
+                                 offsets=SimpleNamespace(last_committed_offset=8,
+                                                         last_stable_offset=6))
+    _check_controller(invariants, controller)
+    _check_controller(invariants, controller)
+    controller.offsets.last_stable_offset = 7
+    with pytest.raises(InvariantViolation, match="exposes offset 7 as stable"):
+        _check_controller(invariants, controller)
+
+
+def test_an_image_at_the_end_of_a_whole_operation_is_not_partial() -> None:
+    """A tracked non-transactional operation of batches 0-1 and 2 (its last batch one
+    record): an image inside it (at 1) is partial, one at its last offset shows it whole."""
+    history = CommittedLog()
+    for batch in (Batch(0, 1, (TopicRecord("foo", FOO), partition(FOO, 0))),
+                  Batch(2, 1, (partition(FOO, 1),)),
+                  Batch(3, 1, (partition(FOO, 2),))):
+        assert history.observe(batch) is None
+    invariants = TransactionInvariants(history)
+    invariants.check(_sim(), [])
+    invariants.track(SimpleNamespace(batch_count=2, first_offset=0, last_offset=2,
+                                     transactional=False,
+                                     description="op"), 1)  # type: ignore[arg-type]
+    _publish(invariants, _image(invariants, 1))
+    assert invariants.partial_observations == 1
+    _publish(invariants, _image(invariants, 2))
+    _publish(invariants, _image(invariants, 3))
+    assert invariants.partial_observations == 1
+    assert invariants.publications == 3

@@ -13,8 +13,14 @@ from typing import Any
 import pytest
 
 from broker.partition_log import PartitionLog
+from broker.txn.group import encode_offset
 from broker.txn.state import TransactionState
-from sim.invariants.producer_txn import ExactlyOnceInvariant, ProducerTxnInvariants, _OutputScan
+from sim.invariants.producer_txn import (
+    ExactlyOnceInvariant,
+    ProducerTxnInvariants,
+    _OutputScan,
+    _Scan,
+)
 from sim.world import InvariantViolation
 
 TP, OTHER = ("t", 0), ("t", 1)
@@ -158,8 +164,10 @@ def test_a_force_terminate_racing_a_completion_allows_either_outcome() -> None:
         invariants._outcome("tid/a/1", TP, outcome)
     alone = _prepared()
     alone.force_terminated("tid")  # no completion: it aborts
-    with pytest.raises(InvariantViolation, match="PreparedTxnSurvives"):
-        alone._outcome("tid/a/1", TP, True)
+    with pytest.raises(InvariantViolation, match="PreparedTxnSurvives") as caught:
+        alone._outcome("tid/a/1", OTHER, True)
+    assert caught.value.message == "t-1: prepared 2PC transaction tid/a/1 got COMMIT but " \
+                                   "was completed with ABORT"
 
 
 def test_an_input_with_two_committed_outputs_is_caught() -> None:
@@ -175,6 +183,40 @@ def test_an_input_with_two_committed_outputs_is_caught() -> None:
     assert caught.value.invariant == "ExactlyOnce"
     assert caught.value.message == "input in-0@4 has two committed outputs under " \
                                    "read_committed: out-0 at 0 and out-0 at 2"
+
+
+def test_committed_records_other_than_loop_outputs_are_not_judged_as_outputs() -> None:
+    """Records of the output topic that name no input (no ``@`` label) are not a loop's
+    outputs: two with the same last part are no duplicate."""
+    log = PartitionLog()
+    for pid, txn in ((1, "tid/a/1"), (2, "tid/b/1")):
+        log.append_as_leader([f"{txn}/0"], 1, producer_id=pid, producer_epoch=0,
+                             transactional=True)
+        log.append_marker(1, pid, 0, commit=True, coordinator_epoch=0)
+    log.high_watermark = log.end_offset
+    invariant = ExactlyOnceInvariant(ProducerTxnInvariants())
+    scan = _OutputScan()
+    invariant._scan_outputs(scan, "out", 0, log)
+    assert invariant.seen == {} and scan.read_committed_at == 4
+
+
+def test_read_committed_returning_an_open_transactions_record_is_caught() -> None:
+    """A leader whose LSO ignores an open transaction (the lso-ignores-open-txn mutation)
+    lets read_committed return its records before any COMMIT marker."""
+    log = PartitionLog()
+    log.append_as_leader(["plain"], 1)
+    log.append_as_leader(["tid/a/1/0"], 1, producer_id=7, producer_epoch=0,
+                         transactional=True)
+    log.high_watermark = log.end_offset
+    slot = SimpleNamespace(node_id=1, incarnation=1, running=True)
+    invariants = ProducerTxnInvariants()
+    assert invariants._scan(slot, _Scan(), TP, log) == 1  # type: ignore[arg-type]
+    log.txns.ignore_open = True
+    with pytest.raises(InvariantViolation) as caught:
+        invariants._scan(slot, _Scan(), TP, log)  # type: ignore[arg-type]
+    assert caught.value.invariant == "ReadCommittedOnlyCommitted"
+    assert caught.value.message == "t-0 on broker 1: read_committed returns 'tid/a/1/0' " \
+                                   "at 1 (LSO 2, HW 2) without a COMMIT marker"
 
 
 def test_each_marker_decides_only_the_transactions_open_before_it() -> None:
@@ -253,6 +295,18 @@ def test_a_2pc_transaction_may_hold_the_lso_past_the_bound_others_may_not() -> N
                 invariants._check_manager(sim, slot, manager)
 
 
+def test_only_leaders_are_judged_for_the_lso() -> None:
+    """The LSO is what a partition's leader serves to read_committed consumers: a follower
+    replica holding the same open transaction is not judged (nor scanned)."""
+    invariants, sim, slot, manager = _open_txn_leader(two_phase=False)
+    replica = next(manager.full_replicas())[1]
+    replica.is_leader = False
+    invariants._check_manager(sim, slot, manager)
+    sim.now = 1000
+    invariants._check_manager(sim, slot, manager)
+    assert invariants.scans == {}
+
+
 def test_a_txn_prepared_while_a_force_terminate_retries_may_abort_until_it_is_done() -> None:
     """The admin retries while the coordinator is unavailable and aborts whatever is
     ongoing when it lands: a transaction prepared meanwhile may abort; once the call is
@@ -265,3 +319,29 @@ def test_a_txn_prepared_while_a_force_terminate_retries_may_abort_until_it_is_do
     invariants.prepared_txn("tid", "tid/a/2", 7, 4)
     with pytest.raises(InvariantViolation, match="tid/a/2 got ABORT before it was completed"):
         invariants._outcome("tid/a/2", TP, False)
+
+
+def test_offsets_of_groups_and_inputs_not_watched_are_not_judged() -> None:
+    """Only the watched loop's group and input partition are judged: another group's
+    commit past an input whose every output aborted is no violation, the loop's own is."""
+    txns = ProducerTxnInvariants()
+    txns.outcomes["tid/a/1"] = {("out", 0): False}  # the only output of in-0@0 aborted
+    invariant = ExactlyOnceInvariant(txns)
+    invariant.watch("g", ("in", 0), "out")
+    invariant.sent("tid/a/1/in-0@0", 0)
+    log = PartitionLog()
+    log.append_as_leader([encode_offset("x", "other", "in", 0, 1, 0),
+                          encode_offset("x", "g", "in", 1, 1, 0)], 1)
+    log.high_watermark = log.end_offset
+    scan = _OutputScan()
+    invariant._scan_offsets(scan, log.entries, log.high_watermark)
+    invariant._judge()
+    assert invariant.committed == {} and invariant.undecided == {}
+    log.append_as_leader([encode_offset("x", "g", "in", 0, 1, 0)], 1)
+    log.high_watermark = log.end_offset
+    invariant._scan_offsets(scan, log.entries, log.high_watermark)
+    with pytest.raises(InvariantViolation) as caught:
+        invariant._judge()
+    assert caught.value.invariant == "ExactlyOnce"
+    assert caught.value.message == "group g committed offset 1 of in-0, but every output " \
+                                   "of input in-0@0 was aborted"

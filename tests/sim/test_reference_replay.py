@@ -82,6 +82,22 @@ def test_a_committed_transaction_counts_its_records_and_keeps_the_state_before_i
     assert log.reference.last_meaningful_offset == 11
 
 
+def test_the_state_before_a_begin_inside_a_batch_includes_the_records_before_it() -> None:
+    """A Begin in the middle of a batch: the state at the offset before it holds the
+    batch's records up to there (the image a broker publishes before a Begin, KIP-868),
+    not only the previous batch's."""
+    log = Log()
+    assert log.commit(TopicRecord("foo", FOO)) == []
+    assert log.commit(partition(FOO, 0), partition(FOO, 1), BeginTransactionRecord("t"),
+                      TopicRecord("bar", BAR), EndTransactionRecord()) == []
+    assert log.partitions(FOO, 0) == []
+    assert log.partitions(FOO, 2) == [0, 1]  # just before the Begin at 3
+    before = log.reference.image_at(2)
+    assert before is not None and (before.offset, before.epoch) == (2, 1)
+    assert log.partitions(BAR, 2) is None
+    assert log.partitions(BAR, 5) == []
+
+
 def test_an_abort_goes_back_to_the_state_before_the_begin() -> None:
     log = Log()
     log.commit(TopicRecord("foo", FOO), partition(FOO, 0))
