@@ -88,6 +88,8 @@ def test_transactional_frames_with_markers_and_counts_them() -> None:
     flat = [r for b in batches for r in b]
     assert flat[0] == BeginTransactionRecord("five") and flat[-1] == EndTransactionRecord()
     assert [len(b) for b in batches] == [3, 3, 1]
+    long_name = plan_batches([NoOpRecord()] * 5, WriteMode.TRANSACTIONAL, 3, 13, "n" * 300)
+    assert long_name[0][0] == BeginTransactionRecord("n" * 255)  # the name: 255 at most
     assert plan_batches([NoOpRecord()] * 3, WriteMode.TRANSACTIONAL, 3, 13, "x") == \
         [[NoOpRecord()] * 3]  # one batch: atomic, no markers
 

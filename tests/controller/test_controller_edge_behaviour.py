@@ -10,7 +10,7 @@ import random
 
 from controller import ControllerConfig, QuorumController, WriteMode
 from controller.handle import OperationStatus
-from controller.operations import CreateTopics, FenceBroker, NewTopic, UnfenceBroker
+from controller.operations import CreateTopics, DeleteTopics, FenceBroker, NewTopic, UnfenceBroker
 from metadata.schema import (
     BeginTransactionRecord,
     EndTransactionRecord,
@@ -46,6 +46,8 @@ def test_an_operation_without_records_completes_after_the_writes_pending_before_
     assert second.status is OperationStatus.COMMITTED
     assert first.completed_at is not None and second.completed_at is not None
     assert second.completed_at >= first.completed_at
+    third = c.submit(UnfenceBroker(c.config.broker_ids[0]))  # nothing pending now
+    assert third.status is OperationStatus.COMMITTED and third.completed_at == c.sim.now
 
 
 def _follower_controller(batches: list[Batch]) -> tuple[QuorumController, RaftNode]:
@@ -88,6 +90,24 @@ def test_no_snapshot_is_taken_while_the_committed_log_has_an_open_transaction() 
     snapshot = raft.log.snapshot
     assert snapshot is not None and snapshot.snapshot_id.end_offset == closed.end_offset
     assert TopicRecord("t", topic_id) in snapshot.records
+
+
+def test_the_first_snapshot_comes_when_exactly_the_threshold_of_records_commits() -> None:
+    """A new controller has counted no records yet: with a threshold of 3, the commit that
+    brings the third record takes the first snapshot, not a later one."""
+    config = ControllerConfig(snapshot_every_records=3)
+    storage = RaftStorage()
+    storage.log.append(Batch(0, 1, (NoOpRecord(), NoOpRecord())), flushed=True)
+    storage.log.append(Batch(2, 1, (NoOpRecord(),)), flushed=True)
+    storage.write_election(ElectionState(1, None, 1))
+    raft = RaftNode(0, (0, 1, 2), storage, random.Random(0), 0)
+    controller = QuorumController(0, raft, random.Random(0), lambda: 0, config=config)
+    _commit_up_to(raft, 2)
+    assert raft.log.snapshot is None and controller.records_since_snapshot == 2
+    _commit_up_to(raft, 3)
+    snapshot = raft.log.snapshot
+    assert snapshot is not None and snapshot.snapshot_id.end_offset == 3
+    assert controller.records_since_snapshot == 0
 
 
 def test_a_loaded_snapshot_restarts_the_count_towards_the_next_one() -> None:
@@ -177,3 +197,70 @@ def test_a_large_fence_is_written_over_several_batches_even_in_atomic_mode() -> 
     assert c.wait(handle)
     assert handle.status is OperationStatus.COMMITTED
     assert handle.record_count > 5 and handle.batch_count > 1
+
+
+def test_a_write_just_before_a_transaction_completes_when_its_own_batch_commits() -> None:
+    """The last stable offset moves past a batch as soon as it commits, even when the
+    controller has already written the Begin of a transaction right after it: the earlier
+    operation is answered then, not held back until the transaction's End commits."""
+    c = cluster(seed=5, batch=10, fetch=10, noop_ms=0)
+    active = c.active_controller()
+    assert active is not None
+    before = c.submit(CreateTopics((NewTopic("a", 3, 3),)))
+    txn = c.submit(CreateTopics((NewTopic("b", 30, 3),)))
+    assert before.batch_count == 1 and txn.transactional and txn.batch_count == 4
+    assert txn.first_offset == before.last_offset + 1  # the Begin follows at once
+    offsets = active.offsets
+    assert c.run_until(lambda: offsets.last_committed_offset >= before.last_offset, 10_000)
+    assert offsets.last_committed_offset == before.last_offset  # the Begin not committed
+    assert offsets.last_stable_offset == before.last_offset
+    assert before.status is OperationStatus.COMMITTED and not txn.done
+    assert c.wait(txn)
+
+
+def test_each_operation_submitted_to_a_controller_gets_its_own_id() -> None:
+    """Operation handles are numbered in submission order, refused ones included, so that
+    two operations of one controller are never confused in a trace."""
+    c = cluster(seed=6, noop_ms=0)
+    handles = [c.submit(CreateTopics((NewTopic("t", 1, 3),))),
+               c.submit(CreateTopics((NewTopic("t", 1, 3),))),
+               c.submit(UnfenceBroker(c.config.broker_ids[0]))]
+    ids = [h.op_id for h in handles]
+    assert ids == sorted(set(ids)) and len(set(ids)) == 3
+
+
+def test_an_operation_sent_to_a_standby_is_refused_at_once_and_writes_nothing() -> None:
+    """A controller that is not the active one answers NOT_CONTROLLER, naming the active
+    controller, at once: it generates no records, appends nothing and its state stays
+    the committed one."""
+    c = cluster(seed=15, noop_ms=0)
+    active = c.active_controller()
+    assert active is not None
+    standby = next(ctl for n in c.config.controller_ids
+                   if (ctl := c.controller(n)) is not None and ctl is not active)
+    state, end = standby.image, standby.raft.log.end_offset
+    handle = c.submit(CreateTopics((NewTopic("t", 3, 3),)), node_id=standby.node_id)
+    assert handle.outcome() == "NOT_CONTROLLER"
+    assert handle.error is not None and f"is {active.node_id}" in handle.error.message
+    assert standby.image is state and standby.raft.log.end_offset == end
+    assert handle.record_count == 0 and handle.first_offset == -1
+
+
+def test_an_empty_request_is_answered_at_once_by_any_controller_without_a_write() -> None:
+    """Kafka's controller answers a CreateTopics or DeleteTopics naming nothing at once,
+    active or not, without queueing it behind pending writes or writing anything."""
+    c = cluster(seed=16, noop_ms=0)
+    active = c.active_controller()
+    assert active is not None
+    pending = c.submit(CreateTopics((NewTopic("t", 3, 3),)))
+    for node in c.config.controller_ids:
+        ctl = c.controller(node)
+        assert ctl is not None
+        end = ctl.raft.log.end_offset
+        for op, response in ((CreateTopics(()), {"topics": []}),
+                             (DeleteTopics(()), {"deleted": []})):
+            handle = c.submit(op, node_id=node)
+            assert handle.status is OperationStatus.COMMITTED and handle.response == response
+            assert handle.completed_at == handle.submitted_at and handle.record_count == 0
+        assert ctl.raft.log.end_offset == end
+    assert not pending.done

@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import gc
 import random
 
 import pytest
 
 import metadata.delta
-from controller import QuorumController
+from controller import ControllerFault, QuorumController
+from controller.deferred import DeferredImage
 from metadata.delta import clear_sharing_caches
+from metadata.image import MetadataImage
+from metadata.replay_check import ReplayCheck
 from metadata.schema import (
     AbortTransactionRecord,
     BeginTransactionRecord,
@@ -152,3 +156,32 @@ def test_an_abort_reverts_to_just_before_a_begin_inside_a_batch(defer: bool) -> 
     assert topic_kept.partitions[1].leader == 0  # changed inside the aborted transaction
     assert topic_kept.partitions[0].leader == 1  # changed after the abort
     assert image.offset == second.last_offset
+
+
+def test_a_deferred_record_that_cannot_apply_is_named_by_its_own_offset() -> None:
+    """Building a deferred state applies each link's slice of its batch; a record that
+    cannot apply then (which the check at its commit should have refused) is a fault at
+    the record's own offset: the link's first offset plus its place in the slice."""
+    base = MetadataImage.EMPTY
+    bad = PartitionChangeRecord(partition_id=0, topic_id=random_uuid(random.Random(1)),
+                                isr=(0,))
+    records = (NoOpRecord(), NoOpRecord(), NoOpRecord(), bad)
+    deferred = DeferredImage(base, records, 2, 4, 102, 103, 1, ReplayCheck(base))
+    with pytest.raises(ControllerFault, match="Unable to apply PARTITION_CHANGE_RECORD") as e:
+        deferred.image()
+    assert e.value.offset == 103
+
+
+def test_a_built_deferred_state_lets_go_of_its_base_and_records() -> None:
+    """Once a deferred state is built, it keeps only the image it built: neither the
+    state it was deferred on nor its batch's records stay reachable from it."""
+    base = MetadataImage.EMPTY
+    records = (NoOpRecord(), NoOpRecord())
+    first = DeferredImage(base, records, 0, 1, 100, 100, 1, ReplayCheck(base))
+    second = DeferredImage(first, records, 1, 2, 101, 101, 1, first.check)
+    built = second.image()
+    assert built.offset == 101 and second.built and not first.built
+    held = gc.get_referents(second)
+    assert any(r is built for r in held)
+    assert not any(r is first or r is records for r in held)
+    assert second.image() is built  # read again: the kept image, nothing applied

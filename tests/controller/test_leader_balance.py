@@ -4,10 +4,14 @@ are imbalanced, what a check writes, and when the next check comes."""
 
 from __future__ import annotations
 
+import random
+
+from controller import ControllerConfig, QuorumController
 from controller.leader_balance import LeaderBalancer, balance_records, imbalanced
 from controller.periodic_elections import IMMEDIATE_MS, MAX_ELECTIONS_PER_IMBALANCE
 from metadata.image import NO_LEADER, MetadataImage
 from metadata.schema import MetadataRecord, PartitionChangeRecord, PartitionRecord, TopicRecord
+from raft import Batch, ElectionState, RaftNode, RaftStorage
 
 from .kafka_cases import brokers, image_of
 
@@ -79,3 +83,26 @@ def test_an_interval_of_zero_never_checks() -> None:
     balancer.after_write(image, [PartitionChangeRecord(partition_id=0, topic_id=FOO,
                                                        leader=1)], 0)
     assert balancer.due_at is None and balancer.take_due(image, 10**9) is None
+
+
+def test_a_controller_that_becomes_active_checks_the_leaders_it_finds_imbalanced() -> None:
+    """A new active controller whose committed log has a leader off its preferred replica
+    schedules a check an interval after it becomes active (no write is needed to trigger
+    it), and the check elects the preferred leader."""
+    records = (*brokers(0, 1), TopicRecord("foo", FOO),
+               PartitionRecord(partition_id=0, topic_id=FOO, replicas=(0, 1), isr=(0, 1),
+                               leader=1))
+    storage = RaftStorage()
+    storage.log.append(Batch(0, 1, records), flushed=True)
+    storage.write_election(ElectionState(1, None, None))
+    raft = RaftNode(0, (0,), storage, random.Random(0), 1_000)  # the only voter: leads at once
+    config = ControllerConfig(noop_interval_ms=0, leader_imbalance_check_interval_ms=60_000,
+                              unclean_leader_election_interval_ms=0)
+    now = [1_000]
+    controller = QuorumController(0, raft, random.Random(0), lambda: now[0], config=config)
+    assert controller.active and controller.next_deadline() == 61_000
+    now[0] = 61_000
+    controller.poll(61_000)
+    last = raft.log.batches[-1]
+    assert last.records == (PartitionChangeRecord(partition_id=0, topic_id=FOO, leader=0),)
+    assert last.epoch == raft.epoch == 2

@@ -21,8 +21,8 @@ def image_at(offset: int, level: int = 1) -> MetadataImage:
 
 def test_fresh_state() -> None:
     manager = OffsetControlManager()
-    assert (manager.last_committed_offset, manager.last_stable_offset,
-            manager.transaction_start_offset) == (-1, -1, -1)
+    assert (manager.last_committed_offset, manager.last_committed_epoch,
+            manager.last_stable_offset, manager.transaction_start_offset) == (-1, -1, -1, -1)
     assert len(manager.registry) == 1
     assert not manager.active
 
@@ -156,3 +156,23 @@ def test_activating_twice_is_a_fault() -> None:
     with pytest.raises(ControllerFault, match="already active"):
         manager.activate(20)
     assert manager.next_write_offset == 10
+
+
+def test_a_leader_that_loses_its_first_uncommitted_transaction_has_none_open() -> None:
+    """A first leader writes the bootstrap transaction and loses the leadership before
+    anything commits: it goes back to the empty state before the log, where no transaction
+    is open, so that it (or another) can write the bootstrap records again."""
+    manager = OffsetControlManager()
+    manager.activate(0)
+    manager.replay_begin(0)
+    manager.handle_schedule_append(3, RevertPoint(image_at(3), 0))
+    point = manager.deactivate(manager.last_committed_offset)
+    assert point.image is MetadataImage.EMPTY and point.transaction_start == -1
+    assert manager.transaction_start_offset == -1
+    manager.activate(0)
+    manager.replay_begin(0)  # the bootstrap transaction again: no fault
+    assert manager.transaction_start_offset == 0
+
+
+def test_a_revert_point_shows_its_offset_and_transaction_start() -> None:
+    assert repr(RevertPoint(image_at(5), 3)) == "RevertPoint(offset=5, transaction_start=3)"

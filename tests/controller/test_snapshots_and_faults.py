@@ -2,11 +2,23 @@
 
 from __future__ import annotations
 
-from controller import QuorumController
+import random
+
+import pytest
+
+from controller import ControllerConfig, QuorumController
 from controller.operations import CreateTopics, NewTopic
-from metadata.schema import NoOpRecord, UnknownRecord, is_marker
+from metadata.schema import (
+    AbortTransactionRecord,
+    BeginTransactionRecord,
+    EndTransactionRecord,
+    MetadataRecord,
+    NoOpRecord,
+    UnknownRecord,
+    is_marker,
+)
 from metadata.snapshot import image_from_records
-from raft import Batch, Snapshot, SnapshotId
+from raft import Batch, RaftNode, RaftStorage, Snapshot, SnapshotId
 from sim.cluster import KRaftCluster
 from tests.controller.conftest import cluster
 
@@ -55,6 +67,22 @@ def test_an_unknown_record_in_the_log_stops_a_standby_with_its_offset() -> None:
     assert c.controller_faults and c.controller_faults[0][0] == standby.node_id
 
 
+@pytest.mark.parametrize(("records", "at"), [
+    ((NoOpRecord(), EndTransactionRecord()), 1),
+    ((NoOpRecord(), NoOpRecord(), AbortTransactionRecord()), 2),
+    ((BeginTransactionRecord("a"), NoOpRecord(), BeginTransactionRecord("b")), 2),
+], ids=["end-without-begin", "abort-without-begin", "begin-inside-a-transaction"])
+def test_a_marker_out_of_place_inside_a_batch_stops_a_standby_at_its_own_offset(
+        records: tuple[MetadataRecord, ...], at: int) -> None:
+    """A transaction marker that cannot apply is a fault named by its own offset (the
+    batch's base plus its place in the batch), wherever it is in the batch."""
+    raft = RaftNode(0, (0, 1, 2), RaftStorage(), random.Random(0), 0)
+    standby = QuorumController(0, raft, random.Random(0), lambda: 0, ControllerConfig())
+    standby.handle_commit([Batch(100, 1, records)], 100 + len(records))
+    assert standby.fault is not None and standby.fault.offset == 100 + at, standby.fault
+    assert f"at {100 + at} " in str(standby.fault)
+
+
 def test_an_active_controller_asked_to_load_a_snapshot_stops_and_keeps_its_state() -> None:
     """Kafka's QuorumController refuses a snapshot load while it is the active controller
     (its own state is the newest there is): it stops with a fault that says so, its state
@@ -81,3 +109,6 @@ def test_a_stopped_standby_ignores_every_later_commit() -> None:
     assert standby.fault is fault
     assert standby.offsets.last_committed_offset == committed
     assert standby.image is state
+    refused = standby.submit(CreateTopics((NewTopic("late", 1, 3),)))
+    assert refused.outcome() == "UNKNOWN_SERVER_ERROR"  # stopped, not merely a standby
+    assert "stopped" in str(refused.error)

@@ -121,6 +121,7 @@ def test_a_written_snapshot_reads_back(tmp_path: Path) -> None:
     assert read.result.error is None and read.result.snapshot == snapshot
     assert read.snapshot_id == SNAPSHOT_ID
     assert read.result.header == SnapshotHeaderRecord(last_contained_log_timestamp=1234)
+    assert read.result.header.version == 0  # the header data version Kafka writes
 
 
 def test_a_snapshot_of_many_batches_reads_back(tmp_path: Path) -> None:

@@ -12,11 +12,13 @@ import pytest
 from broker import MetadataLoader
 from controller import ControllerConfig, ControllerFault, QuorumController
 from metadata.batch_shape import MIN_RUN, outside_runs, shape_of
+from metadata.broker_index import shared_update
 from metadata.delta import (
     MetadataDelta,
     ReplayError,
     _new_registration,
     clear_sharing_caches,
+    merged_partition,
     partition_from_record,
     registrations_of,
 )
@@ -186,3 +188,34 @@ def test_a_runs_registrations_are_made_once_and_shared_with_every_replay() -> No
     assert mixed[-1] == _new_registration(new) and partition_from_record(new) is mixed[-1]
     fresh = registrations_of([new, *records[:3]])  # a new first record: made afresh
     assert fresh == [_new_registration(r) for r in (new, *records[:3])]
+
+
+def test_clearing_the_sharing_caches_forgets_shared_merges_and_shapes() -> None:
+    """The same change merged over the same registration is shared, and so is a batch's
+    shape; once the caches are cleared (what a simulation run does at its end) neither is
+    held any more: the next merge and the next shape are made afresh, equal to the old."""
+    records = (TopicRecord("foo", FOO), *(partition(FOO, pid) for pid in range(MIN_RUN)))
+    registration = _new_registration(partition(FOO, 0))
+    change = PartitionChangeRecord(partition_id=0, topic_id=FOO, isr=(1,))
+    merged = merged_partition(registration, change)
+    shape = shape_of(records)
+    assert merged_partition(registration, change) is merged and shape_of(records) is shape
+    clear_sharing_caches()
+    again = merged_partition(registration, change)
+    assert again == merged and again is not merged
+    reshaped = shape_of(records)
+    assert reshaped is not shape and reshaped.runs.keys() == shape.runs.keys()
+
+
+def test_clearing_the_sharing_caches_forgets_shared_broker_indexes() -> None:
+    """A broker index updated with the same topics is shared until the caches are cleared;
+    then it is made afresh (equal to the one before)."""
+    image = foo_with_partitions(3)
+    topic = image.topics_by_id[FOO]
+    changed = [(FOO, None, dict(topic.partitions))]
+    index = shared_update(MetadataImage.EMPTY.partitions_by_broker, [], changed, [topic])
+    assert shared_update(MetadataImage.EMPTY.partitions_by_broker, [], changed,
+                         [topic]) is index
+    clear_sharing_caches()
+    again = shared_update(MetadataImage.EMPTY.partitions_by_broker, [], changed, [topic])
+    assert again is not index and again == index

@@ -248,3 +248,62 @@ def test_snapshot_records_keep_every_partition_field() -> None:
     assert partition.leader_recovery_state == 1
     assert partition.directories == ("AAAAAAAAAAAAAAAAAAAAAQ", "AAAAAAAAAAAAAAAAAAAAAg")
     assert rebuilt == image
+
+
+def test_a_change_of_the_zk_migration_state_is_a_change_of_content() -> None:
+    """Two images that differ only in their ZK migration state do not hold the same
+    metadata, and an image whose state changed holds what one built at once with that
+    state holds."""
+    before = image_of(FeatureLevelRecord("metadata.version", 13), ZkMigrationStateRecord(0))
+    after = image_of(ZkMigrationStateRecord(2), base=before)
+    assert after.zk_migration_state == 2 and not after.same_content(before)
+    built = image_of(FeatureLevelRecord("metadata.version", 13), ZkMigrationStateRecord(2))
+    assert after.same_content(built)
+
+
+def test_the_same_change_record_replayed_twice_applies_twice() -> None:
+    """A PartitionChangeRecord naming a leader bumps the leader epoch each time it is
+    replayed, also when one record object is replayed twice in a row (Kafka replays each
+    record it reads, whatever it read before)."""
+    change = PartitionChangeRecord(partition_id=0, topic_id=FOO, leader=2)
+    image = image_of(change, change, base=foo_with_partitions(1))
+    p = image.topics_by_id[FOO].partitions[0]
+    assert (p.leader, p.leader_epoch, p.partition_epoch) == (2, 2, 2)
+    again = image_of(change, base=image)
+    assert again.topics_by_id[FOO].partitions[0].leader_epoch == 3
+
+
+def test_images_and_what_they_hold_cannot_be_changed_in_place() -> None:
+    """Images share their structures with older ones (and with other nodes): none of
+    them can be modified in place, which would change every image sharing it."""
+    image = foo_with_partitions(1)
+    image = image_of(RegisterBrokerRecord(broker_id=1, broker_epoch=3), base=image)
+    topic = image.topics_by_id[FOO]
+    held: list[tuple[object, str]] = [(image, "offset"), (topic, "name"),
+                                      (topic.partitions[0], "leader"),
+                                      (image.brokers[1], "fenced")]
+    for struct, field in held:
+        with pytest.raises(AttributeError):
+            setattr(struct, field, getattr(struct, field))
+
+
+def test_removing_a_topic_drops_the_configs_of_kafkas_topic_resource_type() -> None:
+    """Config records name their resource by Kafka's ConfigResource.Type ids (2: a topic,
+    4: a broker): deleting topic "foo" drops type 2's "foo" configs and keeps a broker's
+    that happens to share the name."""
+    image = image_of(TopicRecord("foo", FOO), ConfigRecord(2, "foo", "retention.ms", "100"),
+                     ConfigRecord(4, "foo", "log.retention.ms", "5"))
+    assert dict(image.configs[(2, "foo")]) == {"retention.ms": "100"}
+    image = image_of(RemoveTopicRecord(FOO), base=image)
+    assert (2, "foo") not in image.configs
+    assert dict(image.configs[(4, "foo")]) == {"log.retention.ms": "5"}
+
+
+def test_the_empty_image_is_before_the_first_offset_and_epoch() -> None:
+    """The state before any record (Kafka's MetadataProvenance.EMPTY): offset -1, epoch -1,
+    nothing in it, and an empty delta on it changes only its provenance."""
+    empty = MetadataImage.EMPTY
+    assert (empty.offset, empty.epoch, empty.partition_count) == (-1, -1, 0)
+    assert not empty.brokers and not empty.topics_by_id and not empty.features
+    later = MetadataDelta(empty).apply(4, 2)
+    assert (later.offset, later.epoch) == (4, 2) and later.same_content(empty)

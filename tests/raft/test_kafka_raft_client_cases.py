@@ -61,6 +61,7 @@ def test_single_member_leader_appends_and_serves_what_it_wrote() -> None:
     change = resp.batches[0].control_records[0]
     assert isinstance(change, LeaderChangeMessage)
     assert (change.leader_id, change.voters, change.granting_voters) == (1, (1,), (1,))
+    assert change.version == 0  # the data version Kafka writes (and kraftsim encodes)
     assert resp.batches[1].records == ("a", "b", "c") and resp.batches[1].epoch == 1
 
 
@@ -185,6 +186,20 @@ def test_voter_refuses_a_second_candidate_in_the_epoch() -> None:
     resp = _granted(ctx)
     assert not resp.vote_granted and (resp.epoch, resp.leader_id) == (2, None)
     assert ctx.node.voted_id == 3
+
+
+def test_vote_request_whose_last_epoch_is_not_below_its_epoch_is_refused() -> None:
+    """testInvalidVoteRequest: a candidate bumped its epoch before asking, so its log's last
+    epoch is below the one it asks in; a (non-pre-)vote with a last epoch equal to it or
+    past it is malformed (Kafka: INVALID_REQUEST): refused, and the voter takes on neither
+    the epoch nor a vote."""
+    ctx = Context(1, (1, 2), epoch=2)
+    for last_epoch in (3, 4):
+        ctx.drain()
+        ctx.deliver(2, ctx.vote_request(2, 3, last_epoch, 1))
+        resp = _granted(ctx)
+        assert not resp.vote_granted and resp.epoch == 2
+        assert (ctx.node.role, ctx.node.epoch, ctx.node.voted_id) == (Role.UNATTACHED, 2, None)
 
 
 def test_vote_request_of_an_older_epoch_is_refused() -> None:
@@ -663,6 +678,37 @@ def test_fetch_response_after_becoming_candidate_is_ignored() -> None:
                                       high_watermark=0))
     assert ctx.log.end_offset == 0
     assert (ctx.node.role, ctx.node.epoch) == (Role.CANDIDATE, 6)
+
+
+def test_fetch_response_after_becoming_prospective_is_ignored() -> None:
+    """testFetchResponseIgnoredAfterBecomingCandidate with pre-vote: the follower whose fetch
+    timed out is prospective, still in its epoch and knowing its leader; the late answer to
+    the fetch it sent as a follower is not outstanding any more and moves nothing."""
+    ctx = Context(1, (1, 2), epoch=5, leader=2, pre_vote=True)
+    _, fetch = ctx.one_sent(FetchRequest)
+    ctx.sleep(ctx.config.fetch_timeout_ms)
+    assert (ctx.node.role, ctx.node.epoch, ctx.node.leader_id) == (Role.PROSPECTIVE, 5, 2)
+    ctx.deliver(2, ctx.fetch_response(fetch, 2, batches=[Batch(0, 3, ("a", "b"))],
+                                      high_watermark=2))
+    assert ctx.log.end_offset == 0 and ctx.node.high_watermark is None
+    assert ctx.node.role is Role.PROSPECTIVE
+
+
+def test_a_duplicated_fetch_answer_is_handled_once() -> None:
+    """An answer settles its fetch: a copy of a refusal delivered again later is not
+    outstanding any more, so the fetch is retried one backoff after the first copy."""
+    ctx = Context(1, (1, 2), epoch=5, leader=2)
+    _, fetch = ctx.one_sent(FetchRequest)
+    refused = ctx.fetch_response(fetch, 2, error=Errors.NOT_LEADER_OR_FOLLOWER)
+    ctx.deliver(2, refused)
+    backoff = ctx.config.retry_backoff_ms
+    ctx.sleep(backoff // 2)
+    ctx.deliver(2, refused)
+    assert ctx.drain() == []
+    ctx.sleep(backoff - backoff // 2)
+    dst, again = ctx.one_sent(FetchRequest)
+    assert dst == 2 and again.correlation_id != fetch.correlation_id
+    assert (ctx.node.role, ctx.node.epoch, ctx.node.leader_id) == (Role.FOLLOWER, 5, 2)
 
 
 def test_fetch_response_from_the_previous_leader_is_ignored() -> None:

@@ -315,6 +315,26 @@ def test_prospective_goes_back_to_unattached_when_its_pre_vote_fails() -> None:
     assert request.epoch == 5
 
 
+def test_prospective_that_voted_keeps_its_vote_when_its_pre_vote_fails() -> None:
+    """A prospective node that granted a candidate of its epoch its vote (kept on disk, the
+    pre-vote going on) still holds that vote once its pre-vote fails: it waits as a voted
+    node and refuses a second candidate of the epoch."""
+    ctx = Context(1, (1, 2, 3), epoch=6, pre_vote=True)
+    _prospective(ctx)
+    ctx.drain()
+    ctx.deliver(2, ctx.vote_request(2, 6, 0, 0))
+    [(_, granted)] = ctx.sent(VoteResponse)
+    assert granted.vote_granted
+    assert (ctx.node.role, ctx.node.voted_id) == (Role.PROSPECTIVE, 2)
+    ctx.sleep(ctx.config.election_timeout_ms)  # the pre-vote times out
+    assert (ctx.node.role, ctx.node.epoch, ctx.node.voted_id) == (Role.VOTED, 6, 2)
+    ctx.drain()
+    ctx.deliver(3, ctx.vote_request(3, 6, 0, 0))
+    [(_, refused)] = ctx.sent(VoteResponse)
+    assert not refused.vote_granted and ctx.node.voted_id == 2
+    assert ctx.storage.election.voted_id == 2
+
+
 def test_prospective_goes_back_to_the_leader_it_lost() -> None:
     """testProspectiveWithLeaderTransitionsToFollower: a follower whose fetch timed out asks
     for pre-votes still knowing its leader; on the election timeout, or once a majority

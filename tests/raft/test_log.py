@@ -18,6 +18,10 @@ def test_append_must_continue_at_the_log_end() -> None:
         log.append(Batch(5, 1, (1,)), flushed=True)
     with pytest.raises(RaftLogError):
         log.append(Batch(3, 0, (1,)), flushed=True)  # epoch going backwards
+    log.append(Batch(3, 4, (1,)), flushed=True)
+    with pytest.raises(RaftLogError, match="below the log's 4"):
+        log.append(Batch(4, 2, (1,)), flushed=True)  # between the first epoch and the last
+    assert (log.end_offset, log.last_epoch) == (4, 4)
 
 
 def test_end_offset_for_epoch_and_validation() -> None:
@@ -33,10 +37,33 @@ def test_end_offset_for_epoch_and_validation() -> None:
     assert kind is Validation.DIVERGING and where == OffsetAndEpoch(9, 3)
 
 
+def test_an_epoch_older_than_the_whole_log_ends_where_the_first_epoch_starts() -> None:
+    """Kafka's epoch cache: an epoch below every cached one (and no snapshot) ends where the
+    first cached epoch starts, so a follower whose tail is of such an epoch diverges there
+    and truncates it, whatever later epochs the leader's log has."""
+    log = log_with((2, 3), (4, 2), (5, 2))  # epoch 2: [0,3), epoch 4: [3,5), epoch 5: [5,7)
+    assert log.end_offset_for_epoch(1) == OffsetAndEpoch(0, 1)
+    kind, where = log.validate_offset_and_epoch(4, 1)  # a follower with 4 records of epoch 1
+    assert kind is Validation.DIVERGING and where == OffsetAndEpoch(0, 1)
+    follower = log_with((1, 4))
+    assert follower.truncate_to_end_offset(where) == 0
+
+
 def test_truncate_to_end_offset_cuts_where_the_leader_epoch_ends() -> None:
     follower = log_with((1, 5), (2, 4))  # epoch 2 [5,9) never committed
     assert follower.truncate_to_end_offset(OffsetAndEpoch(5, 1)) == 5
     assert follower.last_epoch == 1
+
+
+def test_a_truncated_epoch_leaves_the_epoch_cache() -> None:
+    """Truncating a divergent tail drops its epochs from the epoch cache too: the log then
+    answers for them where its last epoch ends, and takes the leader's batches of a lower
+    epoch than the one truncated."""
+    follower = log_with((1, 5), (3, 4))  # epoch 3 [5,9) never committed
+    assert follower.truncate_to_end_offset(OffsetAndEpoch(5, 1)) == 5
+    assert follower.end_offset_for_epoch(3) == OffsetAndEpoch(5, 1)
+    follower.append(Batch(5, 2, (0, 1)), flushed=True)  # the leader's epoch 2
+    assert follower.last_epoch == 2 and follower.end_offset_for_epoch(2) == OffsetAndEpoch(7, 2)
 
 
 def test_lose_unflushed() -> None:
@@ -65,6 +92,7 @@ def test_read_is_bounded_but_never_starves() -> None:
     assert [b.base_offset for b in log.read(0, 15, 10)] == [0, 5]
     assert [b.base_offset for b in log.read(0, 10, 100)] == [0, 5]
     assert log.read(0, 3, 100) == ()
+    assert log.read(15, 20, 100) == ()  # at the log end: nothing yet, whatever the bound
 
 
 def test_truncation_and_snapshots_stay_within_the_log() -> None:
@@ -80,3 +108,6 @@ def test_truncation_and_snapshots_stay_within_the_log() -> None:
         log.set_snapshot(Snapshot(SnapshotId(40, 2), ()))
     assert (log.start_offset, log.end_offset) == (10, 30)
     assert log.snapshot is not None and log.snapshot.snapshot_id == SnapshotId(10, 1)
+    again = Snapshot(SnapshotId(10, 1), ("state",))  # at the start: inside, taken
+    log.set_snapshot(again)
+    assert log.snapshot is again and (log.start_offset, log.end_offset, len(log)) == (10, 30, 2)

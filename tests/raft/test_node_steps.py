@@ -62,6 +62,24 @@ def test_a_listener_cannot_start_a_step_of_its_own_node() -> None:
         node.poll(0)
 
 
+def test_a_listener_cannot_make_its_own_node_resign_in_a_callback() -> None:
+    """A resignation is a step too: asked for from inside a listener callback, it is
+    refused, and the node still leads."""
+    node = RaftNode(1, (1,), RaftStorage(), random.Random(0), 0,
+                    config=RaftConfig(append_linger_ms=0))
+
+    class Resigning(Recorder):
+        def handle_commit(self, batches: object, high_watermark: int) -> None:
+            if high_watermark > 1:  # past the LeaderChange record: the append committed
+                node.resign(0)
+
+    node.register_listener(Resigning())
+    node.append(["a"], node.epoch, 0)
+    with pytest.raises(RuntimeError, match="inside another step"):
+        node.poll(0)
+    assert node.role is Role.LEADER
+
+
 def test_a_new_listener_loads_a_snapshot_at_offset_zero() -> None:
     storage = RaftStorage()
     bootstrap = Snapshot(SnapshotId(0, 0), ("bootstrap",))
