@@ -121,6 +121,7 @@ def test_huge_patterns_finish() -> None:
     assert not Glob("{*a}" * 3_000).matches("a" * 200 + "b")
     assert Glob("{" + ",".join("a" * i for i in range(200)) + "}").matches("a" * 199)
     assert not Glob("?" * 10_000).matches("v" * 9_999)
+    assert Glob("{,}" * 64 + "v").matches("v")  # 2**64 ways through the empty choices
 
 
 def test_is_glob_and_unescape_on_long_input() -> None:

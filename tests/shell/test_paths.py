@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from shell.glob import is_glob
-from shell.paths import PathError, expand, glob_matcher, normalize, render
+from shell.paths import PathError, expand, glob_matcher, normalize, render, suggestion
 from shell.tree import Dir, static_dir, text_file
 
 ROOT: Dir = static_dir({
@@ -97,3 +97,12 @@ def test_only_unescaped_glob_characters_make_a_glob() -> None:
 ])
 def test_glob_runs_and_braces_match_exactly(pattern: str, name: str, matched: bool) -> None:
     assert glob_matcher(pattern).matches(name) is matched
+
+
+def test_a_hint_is_looked_for_in_directories_of_up_to_5000_names() -> None:
+    def listing(count: int) -> Dir:
+        return static_dir({f"topic-{i:05d}x": text_file(i) for i in range(count)})
+
+    assert suggestion(listing(5000), "topic-00007") == "topic-00007x"
+    assert suggestion(listing(5001), "topic-00007") is None  # too many to scan
+    assert suggestion(listing(10), "42") is None  # a number: a close one is no hint

@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import json
 from collections.abc import Callable
+from importlib import metadata
 from pathlib import Path
 
 import pytest
@@ -156,3 +157,29 @@ def test_run_until_times_out_instead_of_hanging(shell: Shell) -> None:
     out = rec.run("run-until open-txn timeout=500")
     assert out[0] == (f"ERR run-until: timed out after 500 ms (now {rec.session.lab.now} ms): no "
                       f"transaction is open in the committed log")
+
+
+def test_blank_lines_and_comments_succeed_and_are_not_history(shell: Shell) -> None:
+    rec = shell()
+    session = rec.session
+    assert session.execute("") and session.execute("   ") and session.execute("# a note")
+    assert session.history == [] and session.exit_code == 0
+    assert not session.execute("lss") and session.execute("  # after a failure")
+    assert session.history == ["lss"] and session.exit_code == 1
+
+
+def test_json_format_gathers_a_commands_text_lines_into_one_object(shell: Shell) -> None:
+    rec = shell("json")
+    assert [json.loads(line) for line in rec.run("cd /local", "pwd")] == [
+        {"command": "pwd", "output": ["/local"]}]
+    assert rec.run("lss") == ["ERR lss: unknown command (did you mean ls?); 'help' lists "
+                              "the commands"]
+
+
+def test_the_version_is_unknown_when_kraftsim_is_not_installed(
+        shell: Shell, monkeypatch: pytest.MonkeyPatch) -> None:
+    def missing(name: str) -> str:
+        raise metadata.PackageNotFoundError(name)
+
+    monkeypatch.setattr(metadata, "version", missing)
+    assert shell().run("cat /local/version") == ["kraftsim unknown"]

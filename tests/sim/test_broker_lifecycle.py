@@ -9,6 +9,8 @@ shutdown moves leaderships away before the broker stops.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import pytest
 
 from controller import ControllerConfig, WriteMode
@@ -22,7 +24,7 @@ from sim.brokers import BrokerSettings
 from sim.clients import Producer, consume
 from sim.cluster import ClusterConfig, KRaftCluster
 from sim.faults import parse_fault
-from sim.world import NodeStatus
+from sim.world import InvariantViolation, Monitor, NodeSlot, NodeStatus, Simulation
 
 
 def _cluster(brokers: int = 3, seed: int = 3, **kwargs: object) -> KRaftCluster:
@@ -397,3 +399,34 @@ def test_partition_logs_survive_a_crash_but_not_a_wiped_disk() -> None:
                              and m.started and cluster.log_dir(2).replica_keys() == [(topic_id, 0)]
                              and cluster.log_dir(2).logs[(topic_id, 0)].end_offset == 4,
                              60_000)
+
+
+def test_a_submission_that_reaches_no_controller_fails_at_once() -> None:
+    """To a controller that is down: NOT_CONTROLLER naming the active one; with none
+    active: NOT_CONTROLLER; once the run stopped on a violation: the run stopped."""
+    cluster = _cluster(brokers=1)
+    active = cluster.active_controller()
+    assert active is not None
+    down = next(n for n in cluster.config.controller_ids if n != active.node_id)
+    cluster.sim.crash(down)
+    topic = CreateTopics((NewTopic("t", 1, 1),))
+    handle = cluster.submit(topic, node_id=down)
+    assert handle.done and handle.error is not None and handle.error.code == "NOT_CONTROLLER"
+    assert handle.error.message == (f"node {down} is not the active controller; the active "
+                                    f"controller is {active.node_id}")
+    for node in cluster.config.controller_ids:
+        cluster.sim.crash(node)
+    handle = cluster.submit(topic)
+    assert handle.error is not None and handle.error.code == "NOT_CONTROLLER"
+    assert handle.error.message == "no controller is active right now"
+
+    class Stop(Monitor):
+        def check(self, sim: Simulation, touched: Sequence[NodeSlot]) -> None:
+            raise InvariantViolation("Stop", "stopped")
+
+    cluster.sim.monitors.append(Stop())
+    cluster.sim.act("stop", lambda: None)
+    handle = cluster.submit(topic)
+    assert handle.done and handle.op_id == 0 and handle.error is not None
+    assert (handle.error.code, handle.error.message) == ("UNKNOWN_SERVER_ERROR",
+                                                         "the simulation stopped")

@@ -7,6 +7,8 @@ import re
 
 import pytest
 
+from raft.config import ConfigError
+from sim.cluster import ClusterConfig
 from sim.faults import (
     KINDS,
     Block,
@@ -21,6 +23,7 @@ from sim.faults import (
     Restart,
     Shutdown,
     Wipe,
+    fault_nodes,
     fault_record,
     parse_fault,
     parse_fault_target,
@@ -143,3 +146,27 @@ def test_empty_items_between_separators_are_skipped() -> None:
 def test_random_faults_on_one_node_draw_no_one_sided_partition(seed: int) -> None:
     drawn = random_faults(random.Random(seed), 20, [0], [0], 0, 1000)
     assert drawn and not any(isinstance(f, Partition) for f in drawn)
+
+
+def test_the_largest_time_duration_and_node_id_are_allowed() -> None:
+    """The limits are inclusive: 30 days of simulated time, node ids up to int32's max."""
+    assert parse_fault("pause:2147483647@2592000000+2592000000") == Pause(
+        at_ms=2_592_000_000, node=2_147_483_647, duration_ms=2_592_000_000)
+    with pytest.raises(FaultError, match="at most 2147483647"):
+        parse_fault("crash:2147483648@1")
+
+
+def test_each_fault_names_the_nodes_it_acts_on() -> None:
+    assert [fault_nodes(f) for f in EVERY_KIND] == [
+        [1], [], [], [2], [3000], [1], [], [0, 1, 2], [2, 1, 0, 3], [], [0, 1], []]
+
+
+def test_a_cluster_refuses_faults_on_nodes_it_does_not_have() -> None:
+    """Every fault's nodes are checked, a one-way block's two ends included; a heal and a
+    fault on the leader name none."""
+    ok = ClusterConfig(brokers=2, faults=parse_faults(
+        ["block:0>1@5;heal@6;crash:leader@7;partition:0|1@8"]))
+    assert ok.validate() is ok
+    for text in ("block:0>7@5", "block:7>0@5", "partition:0|7@5", "isolate:7@5"):
+        with pytest.raises(ConfigError, match=f"{text} names node 7"):
+            ClusterConfig(brokers=2, faults=parse_faults([text])).validate()
