@@ -374,3 +374,16 @@ def test_a_pre_registration_end_txn_of_another_producer_id_is_refused() -> None:
     prereg.end_txn(h.coordinator, prereg.EndTxnPreRegRequest("t", pid + 1, 0, True, None), 5,
                    out.append)
     assert out == ["INVALID_PRODUCER_ID_MAPPING"]
+
+
+def test_a_pre_registration_begin_with_an_empty_group_id_is_refused_and_writes_nothing() -> None:
+    """An empty GroupId is INVALID_GROUP_ID (null means no group): one answer, no write, the
+    transaction does not start."""
+    h = Harness()
+    pid = h.init().producer_id
+    writes = len(h.log)
+    out: list[str] = []
+    prereg.add_partitions(h.coordinator, prereg.AddPartitionsToTxnPreRegRequest(
+        "t", pid, 0, "", (("a", (0,)),)), 5, out.append)
+    assert out == ["INVALID_GROUP_ID"]
+    assert len(h.log) == writes and h.meta.state == S.EMPTY and not h.meta.topic_partitions
