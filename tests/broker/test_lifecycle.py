@@ -180,3 +180,14 @@ def test_a_fenced_broker_shuts_down_without_waiting_for_the_controller() -> None
     assert not h.manager.begin_controlled_shutdown(2)
     assert h.manager.state is BrokerState.SHUTTING_DOWN and h.manager.shutdown_complete
     assert h.manager.drain_outbox() == []
+
+
+def test_an_answer_before_the_first_request_is_ignored() -> None:
+    """A restarted broker process may get an answer meant for its previous incarnation
+    before it sent anything: it is not the answer to an outstanding request."""
+    h = Harness()
+    h.answer(BrokerRegistrationResponse(1, "NONE", broker_epoch=6), 0)
+    h.answer(BrokerHeartbeatResponse(1, "NONE", is_fenced=False), 0)
+    assert not h.manager.registered and h.manager.state is BrokerState.STARTING
+    [registration] = h.sent(0)
+    assert isinstance(registration, BrokerRegistrationRequest)

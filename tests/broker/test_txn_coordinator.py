@@ -374,3 +374,69 @@ def test_a_pre_registration_end_txn_of_another_producer_id_is_refused() -> None:
     prereg.end_txn(h.coordinator, prereg.EndTxnPreRegRequest("t", pid + 1, 0, True, None), 5,
                    out.append)
     assert out == ["INVALID_PRODUCER_ID_MAPPING"]
+
+
+def test_a_pre_registration_begin_with_an_empty_group_id_is_refused_and_writes_nothing() -> None:
+    """An empty GroupId is INVALID_GROUP_ID (null means no group): one answer, no write, the
+    transaction does not start."""
+    h = Harness()
+    pid = h.init().producer_id
+    writes = len(h.log)
+    out: list[str] = []
+    prereg.add_partitions(h.coordinator, prereg.AddPartitionsToTxnPreRegRequest(
+        "t", pid, 0, "", (("a", (0,)),)), 5, out.append)
+    assert out == ["INVALID_GROUP_ID"]
+    assert len(h.log) == writes and h.meta.state == S.EMPTY and not h.meta.topic_partitions
+
+
+def _prereg_harness() -> Harness:
+    h = Harness()
+    h.coordinator = TransactionCoordinator(
+        0, TxnCoordinatorConfig(num_partitions=1, pre_registration=True), h._append, h._pid)
+    h.coordinator.become_leader(0, 0, [], 0)
+    return h
+
+
+def test_a_pre_registration_end_txn_marks_only_written_partitions_and_the_group() -> None:
+    """EndTxn naming what was written: markers go to those registered partitions and to the
+    registered group's offsets partition, not to registered but unwritten ones; a written
+    partition never registered is INVALID_REQUEST."""
+    h = _prereg_harness()
+    pid = h.init().producer_id
+    out: list[str] = []
+    prereg.add_partitions(h.coordinator, prereg.AddPartitionsToTxnPreRegRequest(
+        "t", pid, 0, "g", (("a", (0, 1)),)), 5, out.append)
+    group = prereg.offsets_partition("g", h.coordinator.offsets_partition_count())
+    assert out == ["NONE"] and h.meta.topic_partitions == {("a", 0), ("a", 1), group}
+    prereg.end_txn(h.coordinator, prereg.EndTxnPreRegRequest(
+        "t", pid, 0, True, (("b", (0,)),)), 5, out.append)
+    assert out[-1] == "INVALID_REQUEST" and h.meta.state == S.ONGOING
+    prereg.end_txn(h.coordinator, prereg.EndTxnPreRegRequest(
+        "t", pid, 0, True, (("a", (1,)),)), 5, out.append)
+    assert out[-1] == "NONE" and h.meta.state == S.PREPARE_COMMIT
+    markers = h.deliver_markers()
+    assert {(m.topic, m.partition) for m in markers} == {("a", 1), group}
+    assert all(m.commit and m.producer_id == pid for m in markers)
+    assert h.meta.state == S.COMPLETE_COMMIT
+
+
+def test_a_pre_registration_begin_waits_for_the_previous_markers() -> None:
+    """A begin while the previous transaction is completing is held, not bounced, and runs
+    once the Complete record is written."""
+    h = _prereg_harness()
+    pid = h.init().producer_id
+    out: list[str] = []
+
+    def begin(partition: int) -> None:
+        prereg.add_partitions(h.coordinator, prereg.AddPartitionsToTxnPreRegRequest(
+            "t", pid, 0, None, (("a", (partition,)),)), 5, out.append)
+
+    begin(0)
+    prereg.end_txn(h.coordinator, prereg.EndTxnPreRegRequest("t", pid, 0, False, None), 5,
+                   out.append)
+    assert out == ["NONE", "NONE"] and h.meta.state == S.PREPARE_ABORT
+    begin(1)
+    assert out == ["NONE", "NONE"] and len(h.coordinator.purgatory) == 1
+    h.deliver_markers()
+    assert out == ["NONE", "NONE", "NONE"] and len(h.coordinator.purgatory) == 0
+    assert h.meta.state == S.ONGOING and h.meta.topic_partitions == {("a", 1)}

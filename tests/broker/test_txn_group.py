@@ -14,8 +14,10 @@ from broker.txn.coordinator import (
 from broker.txn.group import (
     GroupCoordinator,
     GroupCoordinatorConfig,
+    OffsetsState,
     decode_offset,
     encode_offset,
+    offset_commit_time,
 )
 from broker.txn.mutations import TxnMutation
 
@@ -242,3 +244,46 @@ def test_a_plain_commit_not_yet_replicated_is_not_unstable() -> None:
     h = Harness()
     h.coordinator.handle_offset_commit("g", {TP: 2}, 0, h.answers.append)
     assert h.fetch(require_stable=True) == (-1, "NONE")
+
+
+def test_offset_zero_is_a_valid_commit_and_a_negative_one_is_refused() -> None:
+    """Offset 0 (nothing consumed yet past the first record) commits like any other; only a
+    negative offset is INVALID_COMMIT_OFFSET_SIZE and writes nothing."""
+    h = Harness()
+    assert h.txn_commit(0) == "NONE"
+    h.marker(commit=True)
+    h.sync()
+    assert h.fetch() == (0, "NONE")
+    end = h.log.end_offset
+    assert h.txn_commit(-1, pid=8) == "INVALID_COMMIT_OFFSET_SIZE"
+    assert h.log.end_offset == end
+
+
+def test_by_default_a_group_maps_onto_fifty_offsets_partitions() -> None:
+    """offsets.topic.num.partitions defaults to 50, as Kafka's: "my-group" (Java hash
+    -1906497762) is coordinated on partition 1906497762 % 50 = 12."""
+    coordinator = GroupCoordinator(0, GroupCoordinatorConfig(), Harness()._append)
+    assert coordinator.config.num_partitions == 50
+    assert coordinator.partition_of("my-group") == 12 == partition_for("my-group", 50)
+
+
+def test_an_incremental_replay_reports_each_newly_committed_offset_once() -> None:
+    """OffsetsState.apply, fed the log bit by bit from ``applied`` (as the coordinator's sync
+    and the offsets checker do), reports each offset once, when it becomes committed."""
+    h = Harness()
+    h.coordinator.handle_offset_commit("g", {TP: 2}, 0, h.answers.append)
+    state = OffsetsState()
+    assert state.apply(h.log.entries[state.applied:]) == [(("g", *TP), 2)]
+    assert state.applied == h.log.end_offset == 1
+    h.txn_commit(5)
+    assert state.apply(h.log.entries[state.applied:]) == []  # pending, not committed
+    h.marker(commit=True)
+    assert state.apply(h.log.entries[state.applied:]) == [(("g", *TP), 5)]
+    assert state.applied == h.log.end_offset
+
+
+def test_the_commit_time_of_an_offset_record_is_read_back() -> None:
+    """offset_commit_time reads CommitTimestamp back from a labelled record (-1 for text
+    that is not an offset record)."""
+    assert offset_commit_time(encode_offset("app/app-1/1", "g/1", "in", 0, 5, 1234)) == 1234
+    assert offset_commit_time("app/app-1/1/plain text") == -1

@@ -291,6 +291,8 @@ def test_a_tv2_transaction_without_rotation_keeps_no_previous_producer_id() -> N
     _empty_at(h, 10, 3, two_pc=False)
     assert add(h, 10, 3) == "NONE"
     assert end(h, 10, 3) == TxnResult("NONE", 10, 4)
+    # the prepare record holds no next identity either: the markers' epoch is the next one
+    assert tc_state(h) == (S.PREPARE_COMMIT, 10, 4, -1, -1, -1)
     for marker in h.coordinator.drain_outbox():
         h.coordinator.on_marker_result(marker, "NONE", 10)
     assert tc_state(h) == (S.COMPLETE_COMMIT, 10, 4, -1, -1, -1)

@@ -239,3 +239,42 @@ def test_alter_partition_answers_with_the_new_state_or_the_error() -> None:
     stale = _ask(c, leader, request)  # the same partition epoch again
     assert isinstance(stale, AlterPartitionResponse) and stale.error != "NONE"
     assert (stale.topic_id, stale.partition_id) == (topic.topic_id, 0)
+
+
+def test_a_controller_stopped_by_a_fault_answers_unknown_server_error() -> None:
+    """A controller whose replay failed fatally is not active any more, but it answers the
+    brokers' requests UNKNOWN_SERVER_ERROR (as its own writes fail), not NOT_CONTROLLER."""
+    from tests.controller.test_fatal_replay_on_active import RemoveUnknownTopic
+
+    c = cluster(seed=9)
+    service = _service(c)
+    broker = min(c.config.broker_ids)
+    epoch = c.active_controller().image.brokers[broker].epoch  # type: ignore[union-attr]
+    handle = c.submit(RemoveUnknownTopic())
+    assert handle.error is not None and service.controller.fault is not None
+    answers: list[Any] = []
+    setattr(service, "_reply", lambda dst, response: answers.append(response))  # noqa: B010
+    now = c.sim.now
+    service.handle_message(NodeMessage(broker, service.controller.node_id,
+                                       BrokerHeartbeatRequest(3, broker, epoch, 0)), now)
+    service.handle_message(NodeMessage(broker, service.controller.node_id,
+                                       AllocateProducerIdsRequest(4, broker, epoch)), now)
+    assert answers == [BrokerHeartbeatResponse(3, "UNKNOWN_SERVER_ERROR"),
+                       AllocateProducerIdsResponse(4, "UNKNOWN_SERVER_ERROR")]
+
+
+def test_a_shut_down_request_during_a_fence_waits_for_the_fence() -> None:
+    """wantShutDown while a fence of the broker is still under way (the service's own
+    ``fencing`` set): not told to shut down, nor fenced, and no second fence; once that
+    fence is done the next such heartbeat fences the broker and tells it to shut down."""
+    c = cluster()
+    service = _service(c)
+    broker = min(c.config.broker_ids)
+    service.fencing.add(broker)  # as while a FenceBroker of the broker is pending
+    end = c.active_controller().raft.log.end_offset  # type: ignore[union-attr]
+    answer = _heartbeat(c, broker, want_fence=True, want_shut_down=True)
+    assert answer == BrokerHeartbeatResponse(77, "NONE", True, False, False)
+    assert c.active_controller().raft.log.end_offset == end  # type: ignore[union-attr]
+    service.fencing.discard(broker)
+    answer = _heartbeat(c, broker, want_fence=True, want_shut_down=True)
+    assert answer.should_shut_down and answer.is_fenced

@@ -9,7 +9,13 @@ import random
 import pytest
 
 from controller.errors import ApiError
-from controller.operations import CreatePartitions, CreateTopics, NewTopic, OperationContext
+from controller.operations import (
+    CreatePartitions,
+    CreateTopics,
+    DeleteTopics,
+    NewTopic,
+    OperationContext,
+)
 from controller.operations.topics import validate_topic_name
 from metadata.delta import TOPIC_RESOURCE, MetadataDelta
 from metadata.image import MetadataImage
@@ -107,3 +113,11 @@ def test_create_partitions_must_grow_the_topic() -> None:
             CreatePartitions("foo", count).generate(
                 OperationContext(image, random.Random(2), image.offset + 1, 0))
         assert refused.value.code == "INVALID_PARTITIONS"
+
+
+def test_the_topic_operations_describe_themselves_for_their_handles() -> None:
+    """The operation's description names it in its handle and the trace."""
+    assert CreateTopics((NewTopic("a", 2), NewTopic("b", 1))).describe() == \
+        "CreateTopics(a: 2 partitions, b: 1 partitions)"
+    assert DeleteTopics(("a", "b")).describe() == "DeleteTopics(a, b)"
+    assert CreatePartitions("foo", 12).describe() == "CreatePartitions(foo -> 12)"

@@ -54,6 +54,7 @@ def test_an_unknown_broker_or_another_epoch_is_stale(broker: int, epoch: int,
 
 
 def test_no_block_may_pass_the_largest_int64() -> None:
+    assert MAX_PRODUCER_ID == 9_223_372_036_854_775_807  # Java's Long.MAX_VALUE
     near_end = image_of([ProducerIdsRecord(broker_id=1, broker_epoch=100,
                                            next_producer_id=MAX_PRODUCER_ID - 1)], CLUSTER)
     refused = refusal(AllocateProducerIds(1, 100), near_end)
