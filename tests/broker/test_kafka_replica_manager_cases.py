@@ -447,6 +447,17 @@ def test_an_acks_all_produce_waiting_through_a_same_leader_epoch_bump_is_acknowl
     assert [(a.error, a.first_offset) for a in answers] == [("NONE", 0)]
 
 
+def _restarted_broker_2(cell: Cell, down: ReplicaManager) -> ReplicaManager:
+    """Broker 2 started again on ``down``'s log directory, registered and holding the
+    cell's current image."""
+    loader = MetadataLoader(2)
+    loader.leader = LeaderAndEpoch(CONTROLLER, 1)
+    lifecycle = BrokerLifecycleManager(2, loader, random.Random(2), cell.now, cell.config)
+    lifecycle.broker_epoch = broker_epoch(2)
+    loader._publish(cell.image, Manifest(cell.image.offset, 1, True, 0))
+    return ReplicaManager(2, loader, lifecycle, cell.now, cell.config, log_dir=down.log_dir)
+
+
 def test_a_restarted_broker_deletes_the_logs_of_replicas_moved_away_while_it_was_down() -> None:
     """Stray logs: a log the disk holds for a replica the broker's first image no longer
     assigns to it is deleted at start-up (Kafka's stray replica handling); the logs of the
@@ -458,13 +469,7 @@ def test_a_restarted_broker_deletes_the_logs_of_replicas_moved_away_while_it_was
     down = cell.managers.pop(2)
     assert KEY in down.log_dir.logs
     cell.change(replicas=(1, 3), isr=(1, 3))
-    loader = MetadataLoader(2)
-    loader.leader = LeaderAndEpoch(CONTROLLER, 1)
-    lifecycle = BrokerLifecycleManager(2, loader, random.Random(2), cell.now, cell.config)
-    lifecycle.broker_epoch = broker_epoch(2)
-    loader._publish(cell.image, Manifest(cell.image.offset, 1, True, 0))
-    restarted = ReplicaManager(2, loader, lifecycle, cell.now, cell.config,
-                               log_dir=down.log_dir)
+    restarted = _restarted_broker_2(cell, down)
     assert restarted.started
     assert KEY not in restarted.log_dir.logs
 
@@ -659,13 +664,7 @@ def test_observers_learn_the_replicas_an_append_or_a_restart_changed() -> None:
     cell.produce(1, ["b"], acks=1)
     assert leader.drain_changed() == [KEY] and leader.drain_changed() == []
     down = cell.managers.pop(2)
-    loader = MetadataLoader(2)
-    loader.leader = LeaderAndEpoch(CONTROLLER, 1)
-    lifecycle = BrokerLifecycleManager(2, loader, random.Random(2), cell.now, cell.config)
-    lifecycle.broker_epoch = broker_epoch(2)
-    loader._publish(cell.image, Manifest(cell.image.offset, 1, True, 0))
-    restarted = ReplicaManager(2, loader, lifecycle, cell.now, cell.config,
-                               log_dir=down.log_dir)
+    restarted = _restarted_broker_2(cell, down)
     assert restarted.drain_changed() == [KEY]
     assert restarted.replicas[KEY].log.entries[0].value == "a"  # from its disk
 
