@@ -170,13 +170,20 @@ def test_a_force_terminate_racing_a_completion_allows_either_outcome() -> None:
                                    "was completed with ABORT"
 
 
-def test_an_input_with_two_committed_outputs_is_caught() -> None:
+def _two_committed_transactions(last_part: str) -> PartitionLog:
+    """An output partition's log, all below its HW: producers 1 and 2 each commit one
+    transaction writing ``<txn>/<last_part>`` (txns tid/a/1 and tid/b/1)."""
     log = PartitionLog()
     for pid, txn in ((1, "tid/a/1"), (2, "tid/b/1")):
-        log.append_as_leader([f"{txn}/in-0@4"], 1, producer_id=pid, producer_epoch=0,
+        log.append_as_leader([f"{txn}/{last_part}"], 1, producer_id=pid, producer_epoch=0,
                              transactional=True)
         log.append_marker(1, pid, 0, commit=True, coordinator_epoch=0)
     log.high_watermark = log.end_offset
+    return log
+
+
+def test_an_input_with_two_committed_outputs_is_caught() -> None:
+    log = _two_committed_transactions("in-0@4")
     invariant = ExactlyOnceInvariant(ProducerTxnInvariants())
     with pytest.raises(InvariantViolation) as caught:
         invariant._scan_outputs(_OutputScan(), "out", 0, log)
@@ -188,12 +195,7 @@ def test_an_input_with_two_committed_outputs_is_caught() -> None:
 def test_committed_records_other_than_loop_outputs_are_not_judged_as_outputs() -> None:
     """Records of the output topic that name no input (no ``@`` label) are not a loop's
     outputs: two with the same last part are no duplicate."""
-    log = PartitionLog()
-    for pid, txn in ((1, "tid/a/1"), (2, "tid/b/1")):
-        log.append_as_leader([f"{txn}/0"], 1, producer_id=pid, producer_epoch=0,
-                             transactional=True)
-        log.append_marker(1, pid, 0, commit=True, coordinator_epoch=0)
-    log.high_watermark = log.end_offset
+    log = _two_committed_transactions("0")
     invariant = ExactlyOnceInvariant(ProducerTxnInvariants())
     scan = _OutputScan()
     invariant._scan_outputs(scan, "out", 0, log)
