@@ -88,6 +88,12 @@ def test_snappy_reads_framed_streams_of_several_blocks_and_raw_blocks() -> None:
     framed = compression.compress(compression.SNAPPY, payload)
     assert framed.startswith(compression.SNAPPY_MAGIC)
     assert compression.decompress(compression.SNAPPY, framed, 0) == payload
+    blocks, pos = [], 16  # snappy-java's blocks: a 4-byte length, then raw snappy
+    while pos < len(framed):
+        length = int.from_bytes(framed[pos:pos + 4], "big")
+        blocks.append(len(cramjam.snappy.decompress_raw(framed[pos + 4:pos + 4 + length])))
+        pos += 4 + length
+    assert blocks == [32_768, 32_768, 11_264]  # snappy-java's 32 KiB blocks
     raw = bytes(cramjam.snappy.compress_raw(payload))
     assert compression.decompress(compression.SNAPPY, raw, 0) == payload
 
@@ -197,3 +203,15 @@ def test_an_emptied_batch_last_in_the_segment(tmp_path: Path) -> None:
 def test_snappy_header_alone_is_an_empty_stream() -> None:
     framed = compression.compress(compression.SNAPPY, b"")
     assert compression.decompress(compression.SNAPPY, framed, 0) == b""
+
+
+def test_a_snappy_block_longer_than_the_stream_names_both_sizes() -> None:
+    """A framed block that declares more bytes than the stream holds: the error gives the
+    declared length and what is left, at the byte after the block's length."""
+    framed = compression.compress(compression.SNAPPY, b"x" * 100)
+    with pytest.raises(DecodeError) as caught:
+        compression.decompress(compression.SNAPPY, framed[:-2], 1_000)
+    declared = int.from_bytes(framed[16:20], "big")
+    remain = len(framed) - 2 - 20
+    assert (caught.value.kind, caught.value.position) == ("truncated", 1_020)
+    assert caught.value.message == f"snappy block of {declared} bytes, {remain} remain"

@@ -206,6 +206,7 @@ def test_compressed_batches_are_reported_as_unsupported(kafka_data: Path) -> Non
     result = _decode_quickly(with_crc(bytes(batch)))
     assert result.error is not None and result.error.kind == "unsupported"
     assert "zstd" in result.error.message and "not supported" in result.error.message
+    assert result.error.position == 21  # the attributes
 
 
 def test_garbage_of_every_small_size_never_escapes() -> None:

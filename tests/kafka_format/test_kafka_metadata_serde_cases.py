@@ -9,6 +9,7 @@ bytes (its docs: a file of a newer Kafka still reads), so that case is checked a
 
 from __future__ import annotations
 
+import msgspec
 import pytest
 
 from kafka_format import (
@@ -164,3 +165,17 @@ def test_a_kafka_43_registration_change_reads_as_version_2() -> None:
     decoded = decode_metadata_record(v2[:2] + bytes([3]) + v2[3:])
     assert (decoded.record, decoded.version, decoded.unknown_tagged_fields) == (
         record, 3, (cordoned,))
+
+
+def test_register_broker_record_has_in_controlled_shutdown_from_version_1() -> None:
+    """RegisterBrokerRecord v0 ends fenced, tagged fields; v1 adds InControlledShutdown (one
+    bool) between them. A v0 value cannot hold a broker in controlled shutdown."""
+    record = RegisterBrokerRecord(broker_id=1, incarnation_id="AAAAAAAAAAAAAAAAAAAAAQ",
+                                  broker_epoch=2, rack="r")
+    body = (bytes.fromhex("00000001") + bytes(15) + b"\x01" + bytes.fromhex("0000000000000002")
+            + b"\x01\x01" + b"\x02r" + b"\x01")  # id, incarnation, epoch, [] [], rack, fenced
+    assert encode_metadata_record(record, 0) == bytes([1, 0, 0]) + body + b"\x00"
+    assert encode_metadata_record(record, 1) == bytes([1, 0, 1]) + body + b"\x00\x00"
+    assert decode_metadata_record(bytes([1, 0, 0]) + body + b"\x00").record == record
+    with pytest.raises(EncodeError):
+        encode_metadata_record(msgspec.structs.replace(record, in_controlled_shutdown=True), 0)

@@ -44,7 +44,7 @@ from kafka_format.data_log import (
 )
 from kraftsim.dump_data_log import batch_facts, record_facts
 from kraftsim.dump_log import batch_json
-from metadata.schema import NoOpRecord
+from metadata.schema import NoOpRecord, TopicRecord
 from raft.batch import Batch, LeaderChangeMessage, Voter, VotersRecord
 
 INT32_MAX = 2**31 - 1
@@ -271,6 +271,36 @@ def test_a_record_length_beyond_the_batch() -> None:
     body = b"\x00\x00\x00\x01\x02v\x00"
     result = decode_data_log(_raw_batch(_varint(len(body) + 10) + body, 1))
     assert result.error is not None and result.error.position == HEADER
+
+
+@pytest.mark.parametrize("at", [HEADER, HEADER + 6], ids=["record", "value"])
+def test_a_negative_two_byte_length_in_a_metadata_batch(at: int) -> None:
+    """A record's length, or its value's (after attributes, timestamp and offset deltas and
+    the null key), of two varint bytes whose zig-zag sign bit is set (the length n written
+    as -(n + 1)) is refused at that length, even though the bytes after it are whole."""
+    topic = TopicRecord("t" * 61, "AAAAAAAAAAAAAAAAAAAAAA")  # an 82-byte value
+    data = bytearray(encode_batch(Batch(0, 1, (topic,), (), 5), 7))
+    assert data[at] & 0x80 and data[HEADER + 2:HEADER + 6] == b"\x00\x00\x00\x01"
+    data[at] |= 1
+    data[17:21] = crc32c_of_bytes(bytes(data[21:])).to_bytes(4, "big")
+    result = decode_log(bytes(data))
+    assert result.batches == () and result.error is not None
+    assert (result.error.kind, result.error.position) == ("corrupt", at)
+    assert f"at byte {at} has length -" in result.error.message
+
+
+def test_a_last_record_cut_inside_its_length_at_the_end_of_the_file() -> None:
+    """A whole batch (valid CRC) whose last record is one byte: the first of a two-byte
+    length, with the file ending there. A clear error at that byte, not a crash."""
+    records = (TopicRecord("t" * 20, "AAAAAAAAAAAAAAAAAAAAAQ"), NoOpRecord())
+    data = bytearray(encode_batch(Batch(0, 1, records, (), 5), 7))
+    second = HEADER + 1 + data[HEADER] // 2  # where the NoOpRecord's record starts
+    data[second:] = b"\x80"
+    data[8:12] = (len(data) - 12).to_bytes(4, "big")
+    data[17:21] = crc32c_of_bytes(bytes(data[21:])).to_bytes(4, "big")
+    result = decode_log(bytes(data))
+    assert result.batches == () and result.error is not None
+    assert (result.error.kind, result.error.position) == ("corrupt", second)
 
 
 def test_records_without_a_sequence() -> None:

@@ -43,6 +43,7 @@ ALL_TYPE_VERSIONS = [
 def test_every_modelled_type_has_a_schema_with_kafkas_versions() -> None:
     for api_key in rec.RECORD_TYPES:
         assert supported_versions(api_key) == range(KAFKA_VERSIONS.get(api_key, 0) + 1)
+    assert list(supported_versions(200)) == []  # an apiKey Kafka does not define: no version
 
 
 @pytest.mark.parametrize(("api_key", "version"), ALL_TYPE_VERSIONS)

@@ -15,6 +15,7 @@ from kafka_format import (
     encode_batch,
     encode_batches,
     encode_snapshot,
+    files,
     read_log_dir,
     read_node_dir,
     record_version,
@@ -184,3 +185,22 @@ def test_unwritable_content_is_an_encode_error() -> None:
     with pytest.raises(EncodeError):
         encode_batch(Batch(0, 1, (rec.TopicRecord(name="t", topic_id="not a uuid"),), (), 0),
                      ELR_LEVEL)  # fmt: skip
+
+
+def test_a_segment_under_another_name_or_missing(tmp_path: Path) -> None:
+    """A segment copied to a name that is not its base offset still reads, batches and
+    offsets intact; the name gives no base offset, shown as -1. A missing segment keeps the
+    base offset of its name and reads as unreadable, with no byte read."""
+    data = encode_batches([Batch(5, 1, (rec.NoOpRecord(),), (), 1_000)], mv.LATEST_PRODUCTION)
+    copy = tmp_path / "copy.log"
+    copy.write_bytes(data)
+    segment = files.read_segment_file(copy)
+    assert segment.base_offset == -1 and segment.result.error is None
+    assert [b.batch.base_offset for b in segment.result.batches] == [5]
+    named = tmp_path / segment_file_name(5)
+    named.write_bytes(data)
+    assert files.read_segment_file(named).base_offset == 5
+    missing = files.read_segment_file(tmp_path / segment_file_name(9))
+    assert missing.base_offset == 9 and missing.result.error is not None
+    assert missing.result.error.kind == "unreadable" and missing.result.batches == ()
+    assert (missing.result.valid_bytes, missing.result.total_bytes) == (0, 0)

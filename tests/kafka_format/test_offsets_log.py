@@ -99,6 +99,20 @@ def test_group_metadata_v3_decodes_a_consumer_members_subscription_and_assignmen
                      "assignment": ASSIGNMENT_JSON}]}
 
 
+def test_a_version_2_subscription_has_a_generation_but_no_rack() -> None:
+    """ConsumerProtocolSubscription v2 adds generationId; rackId only comes with v3."""
+    subscription = (i16(2) + i32(1) + s16("orders") + b32(b"u")
+                    + i32(1) + s16("orders") + i32(1) + i32(0) + i32(9))
+    member = (s16("m-1") + s16(None) + s16("client") + s16("/10.0.0.1") + i32(300_000)
+              + i32(45_000) + b32(subscription) + b32(assignment_v0()))
+    value = (i16(3) + s16("consumer") + i32(9) + s16("range") + s16("m-1") + i64(123)
+             + i32(1) + member)
+    _, data = decode_value(2, value)
+    assert data["members"][0]["subscription"] == {
+        "topics": ["orders"], "userData": "dQ==",
+        "ownedPartitions": [{"topic": "orders", "partitions": [0]}], "generationId": 9}
+
+
 def test_group_metadata_v4_is_flexible() -> None:
     member = (cs("m-1") + cs(None) + cs("client") + cs("/10.0.0.1") + i32(-1) + i32(10_000)
               + cb(subscription_v3()) + cb(assignment_v0()) + NO_TAGS)
@@ -172,6 +186,8 @@ def test_kip_848_current_assignment_topic_ids_print_as_kafka_uuids() -> None:
     (NO_TAGS, {"epoch": 3}),
     (uvarint(1) + uvarint(0) + uvarint(8) + i64(77), {"epoch": 3, "metadataHash": 77}),
     (uvarint(1) + uvarint(0) + uvarint(8) + i64(0), {"epoch": 3}),  # the default: not written
+    (uvarint(1) + uvarint(1) + uvarint(8) + i64(0), {"epoch": 3, "creationTimeMs": 0}),
+    (uvarint(1) + uvarint(1) + uvarint(8) + i64(-1), {"epoch": 3}),  # creationTimeMs default
 ])
 def test_kip_848_group_metadata_tagged_fields_print_only_when_not_default(
         tags: bytes, expected: dict[str, int]) -> None:

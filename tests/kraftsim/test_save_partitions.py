@@ -140,5 +140,11 @@ def test_dump_log_reports_a_damaged_index(tmp_path: Path,
     bad = tmp_path / "00000000000000000000.txnindex"
     bad.write_bytes(b"\x00" * 40)
     assert main([str(bad)]) == 1
-    _, err = capsys.readouterr()
+    out, err = capsys.readouterr()
     assert "txnindex" in err and "6 bytes after the last whole 34-byte entry" in err
+    assert out.splitlines() == [  # the whole entry before the damage is still printed
+        f"Dumping {bad} (transaction index)",
+        "version: 0 producerId: 0 firstOffset: 0 lastOffset: 0 lastStableOffset: 0"]
+    assert main([str(tmp_path / "00000000000000000034.txnindex")]) == 1  # missing
+    out, err = capsys.readouterr()
+    assert out == "" and "00000000000000000034.txnindex" in err
