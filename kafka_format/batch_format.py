@@ -153,7 +153,8 @@ _prefixes: tuple[bytes, ...] = tuple(plain_prefix(index) for index in range(1024
 
 
 def plain_prefixes(count: int) -> tuple[bytes, ...]:
-    """:func:`plain_prefix` of every index below ``count`` (of the first 65,536 at most)."""
+    """:func:`plain_prefix` of every index below ``count`` (of the first 65,536 at most),
+    and of any more indexes already cached: a caller reads only the first ``count``."""
     global _prefixes
     known = _prefixes
     if len(known) < count and len(known) < _PREFIX_LIMIT:

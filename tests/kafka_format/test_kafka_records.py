@@ -238,7 +238,8 @@ def test_a_batch_of_more_records_than_the_cached_prefixes_round_trips() -> None:
     assert (plain_prefix(0), plain_prefix(63), plain_prefix(64), plain_prefix(1_500)) == \
         (b"\x00\x00\x00\x01", b"\x00\x00\x7e\x01", b"\x00\x00\x80\x01\x01",
          b"\x00\x00\xb8\x17\x01")
-    assert plain_prefixes(3_000) == tuple(map(plain_prefix, range(3_000)))
+    known = plain_prefixes(3_000)  # the cache: at least these, more after a longer batch
+    assert known[:3_000] == tuple(map(plain_prefix, range(3_000))) and len(known) >= 3_000
     assert data.count(plain_prefix(2_999)) == 1
 
 
