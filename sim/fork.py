@@ -22,7 +22,9 @@ Pickling follows rules of its own:
   trace writing to a file cannot be forked: its lines so far are in the
   original's file);
 - classes are shared too, and the unpickler finds every shared object by its
-  index in a list, in C (no Python call and no look-up of a class by name).
+  index in a list, in C (no Python call and no look-up of a class by name);
+- an exception (a run's InvariantViolation, a handle's ApiError) is rebuilt
+  without its ``__init__``, from its args and attributes.
 
 A fork computes exactly what the original would: a test runs failover specs
 on forked and on freshly booted clusters and compares rows and trace
@@ -166,6 +168,12 @@ class _Pickler(pickle.Pickler):
             # __init__ set them, so CPython keeps them inline (faster to read) rather
             # than in a dict of their own.
             return (copyreg.__newobj__, (cls,), (None, obj.__dict__))  # type: ignore[attr-defined]
+        if issubclass(cls, BaseException):
+            # pickle's own way calls cls(*args), which fails for an exception whose
+            # __init__ takes other arguments than its args (InvariantViolation(invariant,
+            # message) keeps one): made without __init__, its attributes set back
+            return (copyreg.__newobj__, (cls, *obj.args),  # type: ignore[attr-defined]
+                    obj.__dict__ or None)
         return NotImplemented
 
 

@@ -80,6 +80,25 @@ def test_a_traced_run_boots_afresh_and_matches_the_forked_one(name: str) -> None
     assert b'"ev":"reseed"' in out.getvalue()
 
 
+@pytest.mark.parametrize(("name", "params"), [
+    ("failover", ["scenario=crash", "window=inside", "mode=transactional"]),
+    ("visibility", ["scenario=steady", "mode=transactional"]),
+    ("eos", ["scenario=none"]),
+])
+def test_a_boot_stopped_by_a_deliberate_bug_gives_its_row_when_forked(
+        name: str, params: list[str]) -> None:
+    """hw-without-majority breaks an invariant while the cluster boots: the sweep's run
+    (a fork of that boot) reports it exactly as its replay (a fresh boot) does."""
+    experiment = get_experiment(name)
+    axes = {k: v[:1] for k, v in parse_params(
+        experiment, [*params, "mutations=hw-without-majority"]).items()}
+    spec = build_grid(experiment, axes, 1, 3)[0]
+    forked = experiment.run(spec, None)
+    fresh = experiment.run(spec, io.BytesIO())
+    assert (forked["valid"], forked["invariant"]) == ("false", "MajorityReachedHighWatermark")
+    assert without_wall(forked) == without_wall(fresh)
+
+
 def test_a_fork_is_independent_of_its_original() -> None:
     """Running a fork leaves the frozen original as it was: a second fork runs the same."""
     cluster = KRaftCluster(ClusterConfig(seed=2, controllers=3, brokers=1))

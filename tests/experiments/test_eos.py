@@ -6,10 +6,13 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import msgspec
 import pytest
 
+from experiments import eos
 from experiments.eos import EOS
 from experiments.model import ExperimentError, RunSpec
+from sim.eos_world import EosCheck, EosWorld
 from tests.experiments.helpers import kraftsim, run, spec, without_wall
 
 SMALL = {"records": 10, "batch": 5, "down_ms": 10_000}
@@ -26,6 +29,22 @@ def test_exactly_once_under_a_coordinator_crash(protocol: str) -> None:
         (10, 0, 0, 0)
     assert row["transactions"] == 2 and len(row["commit_latency_ms"]) == 2
     assert row["round_trips"] >= 2 * 4  # AddPartitions, Produce, offsets, EndTxn at least
+
+
+def test_the_coordinator_that_crashes_is_the_one_the_delivery_uses() -> None:
+    """With transactions the loop's transaction coordinator crashes; with idempotence only
+    (no transactions) its group coordinator does: here two different brokers."""
+    crashed, wanted = {}, {}
+    for delivery in ("exactly-once", "idempotence-only"):
+        one = spec("eos", scenario="coordinator", delivery=delivery, **SMALL)
+        _, world, ready = eos._set_up(eos.BOOTS.config(one)[0], eos._settings(one), None)
+        assert ready
+        wanted[delivery] = (world.txns.find_coordinator("loop0")
+                            if delivery == "exactly-once" else
+                            world.groups.find_coordinator("loop0"))
+        crashed[delivery] = run(one)["failed_broker"]
+    assert crashed == wanted
+    assert crashed["exactly-once"] != crashed["idempotence-only"]
 
 
 def test_pre_registration_needs_fewer_round_trips_and_no_bounces() -> None:
@@ -49,6 +68,53 @@ def test_a_replay_is_the_same_row() -> None:
     one = spec("eos", scenario="partition-leader", **SMALL)
     first, second = run(one), run(one)
     assert without_wall(first) == without_wall(second)
+
+
+def test_loops_that_do_not_finish_in_time_make_an_unknown_row() -> None:
+    """2,000 one-record transactions cannot finish within a 1 s limit: the row is unknown,
+    says why, and what did commit is read back exactly once."""
+    row = run(spec("eos", scenario="none", timeout_ms=1000, records=2000, batch=1))
+    assert (row["valid"], row["invariant"], row["message"]) == \
+        ("unknown", None, "the loops did not finish within 1000 ms")
+    assert 0 < row["transactions"] < 2000
+    assert (row["outputs"], row["duplicates"], row["missing"]) == (row["transactions"], 0, 0)
+
+
+@pytest.mark.parametrize(("delivery", "damage", "verdict"), [
+    ("exactly-once", {"duplicates": 1}, ("false", "ExactlyOnce", "read back read_committed: "
+                                         "1 duplicate(s), 0 input(s) without output, 0 "
+                                         "aborted read(s)")),
+    ("idempotence-only", {"duplicates": 1}, ("true", None, None)),  # what it shows
+    ("idempotence-only", {"missing": 2}, ("false", "AtLeastOnce",
+                                          "2 committed input(s) without output")),
+])
+def test_the_read_back_alone_judges_a_run(monkeypatch: pytest.MonkeyPatch, delivery: str,
+                                          damage: dict[str, int],
+                                          verdict: tuple[str, str | None, str | None]) -> None:
+    """What the final read_committed read-back finds decides the verdict even when no
+    online invariant failed (here the read-back is told of a duplicate or a gap)."""
+    real = EosWorld.final_check
+
+    def damaged(world: EosWorld) -> EosCheck:
+        return msgspec.structs.replace(real(world), **damage)
+
+    monkeypatch.setattr(EosWorld, "final_check", damaged)
+    row = run(spec("eos", scenario="none", delivery=delivery, **SMALL))
+    assert (row["valid"], row["invariant"], row["message"]) == verdict
+
+
+def test_the_default_grid() -> None:
+    """Every scenario, both deliveries and both protocols, over one loop of 30 input records
+    in transactions of at most 5, into 2 output partitions; a crashed broker is back after
+    12 s."""
+    defaults = EOS.defaults()
+    assert defaults["scenario"] == ("coordinator", "partition-leader", "producer", "none")
+    assert defaults["delivery"] == ("exactly-once", "idempotence-only")
+    assert defaults["protocol"] == ("classic", "pre-registration")
+    assert {k: defaults[k] for k in ("loops", "records", "batch", "output-partitions",
+                                     "down-ms", "timeout-ms")} == {
+        "loops": (1,), "records": (30,), "batch": (5,), "output-partitions": (2,),
+        "down-ms": (12_000,), "timeout-ms": (180_000,)}
 
 
 def test_bad_parameters_are_refused() -> None:

@@ -176,6 +176,19 @@ def test_replay_reports_a_fingerprint_that_differs_from_the_sweep(
     assert "differs from the sweep's 0000000000000000" in capsys.readouterr().err
 
 
+def test_replay_of_a_row_missing_from_the_sweeps_parquet_says_so(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The rerun is still made and printed; there is only nothing to check it against."""
+    folder = tmp_path / "run"
+    rows = _kept_run(folder, SMALL, 4, 4)
+    _write_rows(rows[:2] + rows[3:], folder / "runs" / "part-0.parquet")
+    assert main(["experiment", "replay", str(folder), "2"]) == 0
+    captured = capsys.readouterr()
+    assert without_wall(json.loads(captured.out)) == without_wall(rows[2])
+    assert "note: the sweep's row was not found in runs/ (Parquet); nothing to check the " \
+           "replay against" in captured.err
+
+
 def test_failures_are_grouped_by_invariant_and_cell_with_one_short_replay(
         tmp_path: Path) -> None:
     params = [*SMALL, "mutations=none,forget-failover-abort"]

@@ -11,11 +11,15 @@ from typing import Any
 import msgspec
 import pytest
 
+from experiments import shrink as shrinking
 from experiments.model import ExperimentError
 from experiments.swarm_report import summarize_rows
+from experiments.swarm_run import Outcome
 from experiments.swarm_setup import (
     FAULT_KINDS,
     SwarmFault,
+    SwarmSetup,
+    WorkOp,
     decode_faults,
     draw_setup,
     encode_faults,
@@ -112,6 +116,65 @@ def test_a_deliberate_bug_is_found_and_shrunk(tmp_path: Path) -> None:
     assert reproduced["replay"] == row["shrunk_replay"]
     assert reproduced["fault_count"] + reproduced["operations"] + reproduced["controllers"] \
         + reproduced["brokers"] == row["shrunk_size"]
+
+
+def _fails_when(needs: Any) -> Any:
+    """A stand-in for the simulation: an AcknowledgedDurable failure whenever
+    ``needs(setup)`` holds, a valid run otherwise (the shrinker sees nothing else)."""
+    def simulate(seed: int, mode: str, mutations: frozenset[str], setup: SwarmSetup,
+                 settle_ms: int) -> Outcome:
+        failing = needs(setup)
+        return Outcome("violation" if failing else "ok", "false" if failing else "true",
+                       "AcknowledgedDurable" if failing else None, None, "in", 1, 1, "f", 0,
+                       0, 0, 0, 0, len(setup.faults))
+    return simulate
+
+
+BIG = SwarmSetup(controllers=3, brokers=2, batch_records=4, fetch_records=1, linger_ms=0,
+                 pre_vote=False, noop_ms=100, snapshot_every=1, horizon_ms=2_000,
+                 kinds=("crash", "partition", "pause"),
+                 faults=(SwarmFault("pause", 50, "0", 5), SwarmFault("crash", 310, "3001"),
+                         SwarmFault("partition", 400, "3000,0|3002,1")),
+                 ops=(WorkOp("create", 100, "t0", 2), WorkOp("create", 900, "t1", 1),
+                      WorkOp("delete", 1500, "t0")))
+"""A failing setup of three faults, three operations, three controllers and two brokers,
+every setting away from Kafka's defaults."""
+
+
+def test_the_shrinker_keeps_only_what_the_failure_needs(monkeypatch: pytest.MonkeyPatch
+                                                        ) -> None:
+    """A failure that needs controller 3001's crash, a partition, an operation and
+    snapshots shrinks to exactly those: the other fault and the later operations go, the
+    schedule ends right after the last fault, the cluster loses the controller the
+    partition named (its group keeps its broker) and every other setting is Kafka's."""
+    def needs(setup: SwarmSetup) -> bool:
+        return any(f.text() == "crash:3001@310" for f in setup.faults) and any(
+            f.kind == "partition" for f in setup.faults) and bool(setup.ops) and \
+            setup.snapshot_every == 1
+    monkeypatch.setattr(shrinking, "simulate", _fails_when(needs))
+    outcome = shrinking.simulate(1, "transactional", frozenset(), BIG, 0)
+    result = shrinking.shrink(1, "transactional", frozenset(), BIG, outcome, 0, budget=200)
+    assert result.outcome.invariant == "AcknowledgedDurable"
+    assert result.setup == msgspec.structs.replace(
+        BIG, controllers=2, brokers=2, horizon_ms=401, faults=(
+            SwarmFault("crash", 310, "3001"), SwarmFault("partition", 400, "3000,0|1")),
+        ops=BIG.ops[:1], noop_ms=500, linger_ms=25, pre_vote=True, fetch_records=1000)
+    assert shrinking.size(result.setup) == 2 + 1 + 2 + 2
+    assert 0 < result.steps < result.runs < 200
+    few = shrinking.shrink(1, "transactional", frozenset(), BIG, outcome, 0, budget=3)
+    assert few.runs == 3  # the budget of reruns is kept
+
+
+def test_a_failure_that_needs_nothing_shrinks_to_an_empty_one_ms_run(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """No fault, no operation, one controller, no broker, a 1 ms schedule (horizon-ms is at
+    least 1: a shrunk reproduction must be a legal replay command)."""
+    monkeypatch.setattr(shrinking, "simulate", _fails_when(lambda setup: True))
+    outcome = shrinking.simulate(1, "transactional", frozenset(), BIG, 0)
+    result = shrinking.shrink(1, "transactional", frozenset(), BIG, outcome, 0, budget=200)
+    assert (result.setup.faults, result.setup.ops) == ((), ())
+    assert (result.setup.controllers, result.setup.brokers, result.setup.horizon_ms) == (1, 0, 1)
+    assert shrinking.size(result.setup) == 1
 
 
 @pytest.mark.parametrize(("controllers", "faults"), [

@@ -57,6 +57,21 @@ def test_experiment_replay_trace_into_a_missing_folder(tmp_path: Path,
     assert line == f"kraftsim: error: cannot write trace {target}: No such file or directory"
 
 
+def test_experiment_replay_timeline_into_a_missing_folder(tmp_path: Path,
+                                                          capsys: pytest.CaptureFixture[str]
+                                                          ) -> None:
+    """The trace is written; the page that cannot be is named with the system's reason."""
+    trace, page = tmp_path / "t.jsonl", tmp_path / "nowhere" / "t.html"
+    code = main(["experiment", "failover", "--replay", "0", "--param", "scenario=partition",
+                 "--param", "window=inside", "--param", "mode=transactional",
+                 "--trace", str(trace), "--timeline", str(page)])
+    captured = capsys.readouterr()
+    line = one_error_line(captured.err)
+    assert code == 1 and captured.out == ""
+    assert line == f"kraftsim: error: cannot write timeline {page}: No such file or directory"
+    assert trace.stat().st_size > 0
+
+
 def run_and_close_early(args: list[str]) -> subprocess.CompletedProcess[bytes]:
     """Run ``kraftsim ARGS | head -c 1``: read one byte, then close the pipe."""
     env = {**os.environ, "PYTHONPATH": str(REPO)}

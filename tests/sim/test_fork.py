@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from controller.errors import ApiError
 from sim.fork import fork
+from sim.world import InvariantViolation
 
 
 def _closure() -> tuple[Callable[..., tuple[object, object, int]], list[int]]:
@@ -28,3 +30,16 @@ def test_a_forked_closure_keeps_none_cells_keyword_defaults_and_attributes() -> 
     assert copy.__kwdefaults__ == {"k": 3} and copy.tag == "kept"  # type: ignore[attr-defined]
     assert copy.__qualname__ == original.__qualname__
     assert copy_seen == [3] and seen == []  # the fork's own list, not the original's
+
+
+def test_exceptions_fork_whatever_their_init_takes() -> None:
+    """A world can hold exceptions whose __init__ takes more than one argument (a run's
+    violation, a refused operation's error); a fork has them as they were."""
+    violation = InvariantViolation("MajorityReachedHighWatermark", "only 1 of 3 voters")
+    error = ApiError("NOT_CONTROLLER", "node 3000 is not the active controller")
+    copy_violation, copy_error = fork((violation, error))
+    assert copy_violation is not violation and type(copy_violation) is InvariantViolation
+    assert (copy_violation.invariant, copy_violation.message, str(copy_violation)) == \
+        (violation.invariant, violation.message, str(violation))
+    assert (copy_error.code, copy_error.message, copy_error.retriable, str(copy_error)) == \
+        (error.code, error.message, True, str(error))
