@@ -86,3 +86,17 @@ def test_replay_reproduces_a_row_without_spark(tmp_path: Path) -> None:
         traces.append(trace.read_bytes())
     assert traces[0] == traces[1] and len(traces[0]) > 10_000
     assert expected["replay"].startswith("kraftsim experiment failover --seed 1 --replay 2 ")
+
+
+def test_a_replay_without_seed_replays_the_sweep_of_seed_1(
+        capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """--seed defaults to 1 (as its help says): a row replayed without --seed is the row of
+    the default sweep, and its replay command names seed 1."""
+    one = spec("failover", 1, scenario="crash", window="inside", mode="transactional")
+    args = ["experiment", "failover", "--replay", "1", "--trace", str(tmp_path / "t.jsonl")]
+    args += [f"--param={k}={v}" for k, v in one.params.items()]
+    assert main(args) == 0
+    row = json.loads(capsys.readouterr().out)
+    assert row["master_seed"] == 1
+    assert without_wall(row) == without_wall(run(one))
+    assert row["replay"].startswith("kraftsim experiment failover --seed 1 --replay 1 ")

@@ -130,6 +130,15 @@ def test_executor_failures_name_the_fix() -> None:
                             "version: 3.12 than that in driver: 3.11, PySpark cannot run")
     assert _first_line(mismatch).startswith("the workers run Python 3.12, the driver Python "
                                             "3.11: PySpark needs the same minor version")
+    named = RuntimeError("An error occurred while calling o81.parquet.\n  at Executor\n"
+                         "  ValueError: no such column\n")
+    assert _first_line(named) == "ValueError: no such column"
+    other = RuntimeError("\n  An error occurred while calling o81.parquet: " + "x" * 1000
+                         + "\n  at org.apache.spark.Executor\n")
+    line = _first_line(other)
+    assert line.startswith("An error occurred while calling o81.parquet: x") and \
+        len(line) <= 300
+    assert _first_line(RuntimeError("")) == "RuntimeError"
 
 
 def test_rows_paths_become_absolute_file_uris(tmp_path: Path,

@@ -4,6 +4,7 @@ failures grouped by invariant and cell."""
 from __future__ import annotations
 
 import json
+import subprocess
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -94,6 +95,28 @@ def test_manifest_has_every_parameter_and_the_versions(tmp_path: Path) -> None:
     assert commit == "unknown" or len(commit.split("+")[0]) == 40
 
 
+def test_the_manifest_commit_says_when_the_tree_was_dirty(tmp_path: Path,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """The commit kraftsim runs from, with +dirty when a tracked file was changed (an
+    untracked one does not count), and unknown outside a checkout."""
+    def git(*args: str) -> str:
+        return subprocess.run(["git", "-C", str(tmp_path), *args], capture_output=True,
+                              text=True, check=True).stdout.strip()
+
+    (tmp_path / "pyproject.toml").write_text("[project]\n")
+    git("init", "-q")
+    git("add", "pyproject.toml")
+    git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "one")
+    head = git("rev-parse", "HEAD")
+    monkeypatch.setattr(runs, "__file__", str(tmp_path / "experiments" / "runs.py"))
+    (tmp_path / "notes.txt").write_text("untracked")
+    assert runs.git_commit() == head
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'changed'\n")
+    assert runs.git_commit() == f"{head}+dirty"
+    (tmp_path / "pyproject.toml").unlink()
+    assert runs.git_commit() == "unknown"
+
+
 def _cells(folder: Path, records: list[dict[str, Any]]) -> None:
     runs.write_cells(folder, pd.DataFrame(records))
 
@@ -119,6 +142,26 @@ def test_compare_prints_the_cells_whose_figures_changed(tmp_path: Path,
     assert [json.loads(line) for line in lines] == [
         {"cell": "crash/inside/transactional", "metric": "recovery_p50", "a": 4000.0,
          "b": 4025.5, "delta": 25.5}]
+    _cells(a, [{**same}, {**same, "mode": "transactional", "recovery_p50": 4000.0}])
+    _cells(b, [{**same, "committed": 0.75},
+               {**same, "mode": "transactional", "recovery_p50": 4025.5}])
+    assert main(["experiment", "compare", str(a), str(b)]) == 0
+    assert capsys.readouterr().out.splitlines()[3:] == [  # figures aligned on the right
+        "cell                        metric           A       B  delta",
+        "--------------------------  ------------  ----  ------  -----",
+        "crash/inside/non-atomic     committed      0.5    0.75  +0.25",
+        "crash/inside/transactional  recovery_p50  4000  4025.5  +25.5",
+        "2 figure(s) changed in 2 cell(s)"]
+    only_a = {**same, "fault": "partition", "runs": 3}
+    _cells(a, [{**same}, only_a])
+    _cells(b, [{**same}, {**same, "fault": "resign", "runs": 2}])
+    assert main(["experiment", "compare", str(a), str(b), "--json"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert [json.loads(line) for line in lines] == [
+        {"cell": "partition/inside/non-atomic", "metric": "runs", "a": 3, "b": None,
+         "delta": None},
+        {"cell": "resign/inside/non-atomic", "metric": "runs", "a": None, "b": 2,
+         "delta": None}]
 
 
 def test_compare_refuses_runs_of_different_experiments(tmp_path: Path,
@@ -219,6 +262,32 @@ def test_failures_are_grouped_by_invariant_and_cell_with_one_short_replay(
     assert "| invariant | cell | runs | first message | replay |" in report
     assert all(g["replay"] in report for g in groups)
     assert "--param" not in report
+
+
+def test_failure_lists_shorten_long_messages_and_name_the_groups_left_out() -> None:
+    """report.md cuts a first message to 120 characters (its | escaped); the command's
+    output lists 20 groups, aligned, and says how many more report.md has."""
+    groups = [{"invariant": f"Invariant{i:02d}", "valid": "false", "cell": "crash/inside",
+               "runs": 1000 + i, "message": "a|b " + "x" * 200, "index": i,
+               "replay": f"kraftsim experiment replay out/r {i}"} for i in range(23)]
+    report = failures.markdown(groups)
+    assert report[2].startswith(f"{sum(1000 + i for i in range(23)):,} run(s) in 23 group(s)")
+    row = report[6]
+    message = row.split(" | ")[3]
+    assert message == ("a\\|b " + "x" * 200)[:117] + "..."
+    assert len(message) == 120
+    whole = {**groups[0], "message": "y" * 120}  # 120 characters fit as they are
+    assert failures.markdown([whole])[6].split(" | ")[3] == "y" * 120
+    groups[1]["cell"] = "crash-unflushed/inside"
+    text = failures.text(groups)
+    assert len(text) == 1 + 20 + 1
+    assert text[1] == ("  Invariant00 crash/inside" + " " * 10 + "  1,000 run(s)  "
+                       "kraftsim experiment replay out/r 0")
+    assert text[2] == ("  Invariant01 crash-unflushed/inside  1,001 run(s)  "
+                       "kraftsim experiment replay out/r 1")
+    assert text[-1] == "  ... 3 more group(s) in report.md"
+    exactly = failures.text(groups[:20])
+    assert len(exactly) == 21 and "more group(s)" not in exactly[-1]
 
 
 def test_sweep_index_inverts_the_grid() -> None:

@@ -69,6 +69,23 @@ def test_series_of_a_trace_shows_leaders_gaps_and_publications() -> None:
     assert series.faults == [(500, "crash:3000@500")]
 
 
+def test_a_new_leader_is_drawn_while_the_cut_off_old_one_still_leads() -> None:
+    """A partitioned leader still thinks it leads: the plot labels the new, higher epoch
+    when it is elected, not when the old leader learns of it."""
+    notes: list[dict[str, object]] = [
+        {"t": 0, "note": "node", "node": 3000, "status": "running", "role": "Leader",
+         "epoch": 1, "leader": 3000},
+        {"t": 500, "note": "fault", "what": "isolate:3000@500"},
+        {"t": 2500, "note": "node", "node": 3001, "status": "running", "role": "Leader",
+         "epoch": 2, "leader": 3001},
+        {"t": 3500, "note": "node", "node": 3000, "status": "running", "role": "Follower",
+         "epoch": 2, "leader": 3001},
+    ]
+    series = series_of("partition", notes, 4000)
+    assert series.epochs == [(0, 1), (2500, 2), (4000, 2)]
+    assert series.leaderless == []
+
+
 def test_one_run_per_cell_over_time(tmp_path: Path) -> None:
     axes = parse_params(FAILOVER, ["scenario=crash", "window=inside,committed",
                                    "mode=transactional"])

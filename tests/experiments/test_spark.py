@@ -95,6 +95,8 @@ def test_failover_sweep_writes_parquet_report_and_plots(failover: SweepResult) -
                     "## One run per cell over time", "## Every cell"):
         assert heading in report
     assert "| committed (share) |" in report and "| committed (runs) |" in report
+    times = report[report.index("## Every cell: times and counts"):]
+    assert "\n| fault | window | mode | runs (count) | leader_p50 | hw_p50 |" in times
     manifest = json.loads((out / "manifest.json").read_text())
     assert (manifest["experiment"], manifest["runs"], manifest["seed"]) == ("failover", 32, 7)
     assert manifest["params"]["batches"] == [6] and manifest["cells"] == 32
@@ -124,6 +126,38 @@ def test_spark_rows_are_the_pure_function_rows(failover: SweepResult) -> None:
         again = run(spec("failover", row["run_index"], 7,
                          **{k.replace("-", "_"): v for k, v in params.items()}))
         assert without_wall(again) == row
+
+
+def test_summary_figures_are_the_rows_figures(failover: SweepResult) -> None:
+    """summary.json's per-mode counts and recovery percentiles are those of the Parquet
+    rows (percentiles exact, with linear interpolation)."""
+    rows = parquet_rows(failover.out)
+    summary = json.loads((failover.out / "summary.json").read_text())
+    assert set(summary["modes"]) == {r["mode"] for r in rows}
+    for mode, entry in summary["modes"].items():
+        mine = [r for r in rows if r["mode"] == mode]
+        recovery = sorted(r["recovery_ms"] for r in mine if r["recovery_ms"] is not None)
+        assert entry == {
+            "runs": len(mine),
+            "partial_visibility_runs": sum(r["partial_visibility"] > 0 for r in mine),
+            "aborted": sum(r["outcome"] == "aborted" for r in mine),
+            "committed": sum(r["outcome"] == "committed" for r in mine),
+            "recovery_p50_ms": _figure(_percentile(recovery, 0.5)),
+            "recovery_p99_ms": _figure(_percentile(recovery, 0.99)),
+        }
+        assert entry["committed"] > 0
+
+
+def _percentile(values: list[int], level: float) -> float:
+    """Spark's exact percentile: linear interpolation between the closest ranks."""
+    position = level * (len(values) - 1)
+    low = int(position)
+    high = min(low + 1, len(values) - 1)
+    return values[low] + (values[high] - values[low]) * (position - low)
+
+
+def _figure(value: float) -> float | int:
+    return int(value) if float(value).is_integer() else round(value, 1)
 
 
 def test_aggregates_are_the_same_interpreted_and_compiled(spark: SparkHandle,

@@ -9,11 +9,12 @@ from pathlib import Path
 from typing import Any
 
 import msgspec
+import pandas as pd
 import pytest
 
 from experiments import shrink as shrinking
 from experiments.model import ExperimentError
-from experiments.swarm_report import summarize_rows
+from experiments.swarm_report import summarize_rows, summarize_tables
 from experiments.swarm_run import Outcome
 from experiments.swarm_setup import (
     FAULT_KINDS,
@@ -249,3 +250,23 @@ def test_a_sweep_refuses_bad_values_before_spark_starts() -> None:
     with pytest.raises(ExperimentError, match="faults"):
         run_command("swarm", runs=1, params=["faults=explode:3000@1"], master="local[1]",
                     stdout=io.StringIO(), stderr=io.StringIO())
+
+
+def test_the_sweeps_summary_counts_every_verdict_per_mode() -> None:
+    """The summary from the Spark SQL tables: verdicts overall and per mode (with their
+    valid/invalid/unknown aliases), partial-visibility runs per mode, and the violated
+    invariants."""
+    counts = {"ok": 3, "violations": 1, "outside_model": 1, "non_terminating": None}
+    tables = {
+        "overall": pd.DataFrame([{"runs": 5, **counts}]),
+        "by_invariant": pd.DataFrame([
+            {"verdict": "violation", "invariant": "SingleLeader", "runs": 1},
+            {"verdict": "non_terminating", "invariant": None, "runs": 0}]),
+        "by_mode": pd.DataFrame([{"mode": "non-atomic", "runs": 5, **counts,
+                                  "partial_visibility_runs": 2}]),
+    }
+    mode = {"runs": 5, "ok": 3, "violations": 1, "outside_model": 1, "non_terminating": 0,
+            "valid": 3, "invalid": 1, "unknown": 0}
+    assert summarize_tables(tables) == {
+        "experiment": "swarm", **mode, "invariants": {"SingleLeader": 1},
+        "modes": {"non-atomic": {**mode, "partial_visibility_runs": 2}}}

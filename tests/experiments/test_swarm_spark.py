@@ -20,14 +20,19 @@ def test_a_tiny_swarm_sweep(tmp_path: Path) -> None:
                     tmp_path, timeout=600)
     code = done.returncode
     summary = json.loads(done.stdout.splitlines()[-1])
-    for key in ("runs", "violations", "outside_model", "non_terminating"):
+    for key in ("runs", "ok", "violations", "outside_model", "non_terminating"):
         assert isinstance(summary[key], int)
         assert sum(m[key] for m in summary["modes"].values()) == summary[key]
-    assert summary["runs"] == 6
+    assert summary["runs"] == 6 and summary["ok"] > 0
     assert set(summary["modes"]) == {"transactional", "non-atomic", "atomic"}
     assert code == (1 if summary["violations"] else 0)
     run = out / "latest"  # the run folder under --out
     report = (run / "report.md").read_text()
     assert "## Shortest reproductions" in report and "## By fault kind" in report
+    assert report.splitlines()[:3] == [
+        "# kraftsim swarm sweep", "",
+        f"6 runs: **{summary['violations']} violations, {summary['outside_model']} outside the "
+        f"model, {summary['non_terminating']} non-terminating**, {summary['ok']} ok (every raft "
+        f"and transaction invariant checked after every event)."]
     assert list((run / "runs").glob("experiment=swarm/scenario=swarm/*.parquet"))
     assert json.loads((run / "manifest.json").read_text())["experiment"] == "swarm"

@@ -71,6 +71,19 @@ def test_with_slices_a_task_number_runs_its_slice() -> None:
     assert out.column("seed").to_pylist() == [specs[i].seed for i in (0, 1, 2, 4)]
 
 
+def test_a_task_of_more_rows_than_a_frame_gives_each_row_once(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A task whose runs fill several Arrow frames hands over every row once, in order."""
+    monkeypatch.setattr(tasks, "ROWS_PER_FRAME", 2)
+    specs = failover_specs(5, seed=13)
+    grid = GridShare(_Broadcast([grid_record(s) for s in specs]), "framed")
+    schema = arrow_schema(spark_schema(get_experiment("failover").columns))
+    frames = list(partition_runner(grid, [(0, 5)], schema)(iter([_numbers([0])])))
+    assert [frame.num_rows for frame in frames] == [2, 2, 1]
+    out = pa.Table.from_batches(frames)
+    assert out.column("seed").to_pylist() == [s.seed for s in specs]
+
+
 def test_a_spark_worker_freezes_once_per_sweep() -> None:
     """With ``freeze`` (Spark's workers) the first task of a sweep freezes the worker's
     state; later tasks of the sweep, and runners without it, freeze nothing."""
@@ -110,6 +123,7 @@ def test_task_slices_cover_every_run_once_and_shrink_towards_the_end() -> None:
             if runs >= 10 * RUNS_PER_TASK * cores:
                 assert sizes[-1] <= sizes[0] // 4  # the tail is short
     assert task_slices(0, 2) == [] and task_slices(5, 0) == [(0, 3), (3, 5)]
+    assert task_slices(3, 2, runs_per_task=1) == [(0, 1), (1, 2), (2, 3)]  # a task per run
     with pytest.raises(ValueError, match="runs_per_task"):
         task_slices(10, 2, runs_per_task=0)
     assert [e - f for f, e in task_slices(1_000, 2, runs_per_task=100)] == [100] * 10

@@ -129,6 +129,45 @@ def test_save_of_an_out_of_range_broker_id_is_one_line(tmp_path: Path,
     assert not target.exists() and list(tmp_path.iterdir()) == []
 
 
+def test_save_where_no_folder_can_be_made_names_the_reason(tmp_path: Path,
+                                                          capsys: pytest.CaptureFixture[str]
+                                                          ) -> None:
+    """The one line gives the system's reason in words; a folder that is not empty says so."""
+    lab = Lab(ClusterConfig(seed=1, controllers=1, brokers=1))
+    lab.cluster.start()
+    lab.cluster.run_until(lab.cluster.idle, 10_000)
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a folder")
+    target = blocker / "saved"
+    assert not save_run(lab.cluster.sim, str(target))
+    line = one_error_line(capsys.readouterr().err)
+    assert line == f"kraftsim: --save: cannot write {target}: Not a directory"
+    assert not save_run(lab.cluster.sim, str(tmp_path))
+    line = one_error_line(capsys.readouterr().err)
+    assert line == (f"kraftsim: --save: cannot write {tmp_path}: {tmp_path} exists and is "
+                    f"not empty")
+    assert save_run(lab.cluster.sim, str(tmp_path / "saved"))
+    line = one_error_line(capsys.readouterr().err)
+    assert line == (f"saved 2 nodes' logs and snapshots in Kafka's layout under "
+                    f"{tmp_path / 'saved'}")
+
+
+def test_run_of_a_script_that_cannot_be_read_is_one_line(tmp_path: Path,
+                                                        capsys: pytest.CaptureFixture[str]
+                                                        ) -> None:
+    missing = tmp_path / "missing.txt"
+    assert main(["run", str(missing)]) == 1
+    captured = capsys.readouterr()
+    assert one_error_line(captured.err) == \
+        f"kraftsim run: cannot read {missing}: No such file or directory"
+    assert captured.out == ""
+    binary = tmp_path / "binary.txt"
+    binary.write_bytes(b"pwd\n\xff\xfe\n")
+    assert main(["run", str(binary)]) == 1
+    line = one_error_line(capsys.readouterr().err)
+    assert line.startswith(f"kraftsim run: cannot read {binary}: 'utf-8' codec can't decode")
+
+
 def test_run_save_with_an_out_of_range_broker_id(tmp_path: Path,
                                                  capsys: pytest.CaptureFixture[str]) -> None:
     script = tmp_path / "big-id.txt"

@@ -106,6 +106,19 @@ def test_a_record_that_does_not_decode_is_skipped_and_the_dump_goes_on(
     assert document["error"]["batchOffset"] == 5
 
 
+def test_max_bytes_still_bounds_the_dump_past_a_record_that_does_not_decode(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Reading on past a skipped record keeps to --max-bytes: the batch beyond is left out."""
+    head = _metadata_log() + _bogus_batch(5, 2) + encode_batches([Batch(6, 2, RECORDS)], 21)
+    log = _segment(tmp_path, head + encode_batches([Batch(10, 2, RECORDS[:1])], 21))
+    status, out, err = _dump(capsys, "--max-bytes", str(len(head)), str(log))
+    assert "Error at 5, skipping." in out
+    assert "baseOffset: 6 lastOffset: 9 count: 4" in out and "baseOffset: 10 " not in out
+    assert status == 1 and err.count("error:") == 1
+    status, out, _ = _dump(capsys, str(log))
+    assert "baseOffset: 10 " in out
+
+
 def test_an_epoch_without_its_leader_change_is_printed_and_reported(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """Kafka's tool reads epochs as they are; kraftsim prints every batch and still reports
@@ -119,6 +132,23 @@ def test_an_epoch_without_its_leader_change_is_printed_and_reported(
     assert '"brokerId":1' in out[out.index("baseOffset: 6 "):]
     assert err.count("error:") == 2 and "batch 2 (base offset 5)" in err \
         and "batch 3 (base offset 6)" in err
+
+
+def test_a_control_batch_whose_epoch_decreases_is_printed_and_reported(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A LeaderChange batch in an epoch lower than the last is printed as it is, and named."""
+    leader = LeaderChangeMessage(leader_id=2, voters=(1, 2), granting_voters=(2,))
+    data = _metadata_log() + encode_batches([Batch(5, 1, RECORDS[:1]),
+                                             Batch(6, 0, control_records=(leader,))], 21)
+    log = _segment(tmp_path, data)
+    status, out, err = _dump(capsys, str(log))
+    assert status == 1
+    after = out[out.index("baseOffset: 6 "):]
+    assert "isControl: true" in after
+    assert '| offset: 6 CreateTime: 0 keySize: 4 valueSize: 24 sequence: -1 headerKeys: [] ' \
+           'LeaderChange: {"leaderId":2,"voters":[1,2],"grantingVoters":[2],"version":0}' in after
+    assert err.count("error:") == 1 and "batch 3 (base offset 6)" in err \
+        and "a log's epochs never decrease" in err
 
 
 def test_damage_in_a_frame_still_stops_the_dump(tmp_path: Path,

@@ -135,8 +135,18 @@ def test_run_check_reports_differences_and_rewrite_fixes_them(
     assert path.read_text(encoding="utf-8") == "# comment kept\npwd\n----\n/\n\ncd /local\n----\n"
     capsys.readouterr()
     assert main(["run", "--check", str(path)]) == 0
+    assert capsys.readouterr().out == f"{path}: 2 commands, every output as expected\n"
     assert main(["run", str(path)]) == 0
-    assert capsys.readouterr().out.endswith("pwd\n----\n/\n\ncd /local\n----\n")
+    assert capsys.readouterr().out == "pwd\n----\n/\n\ncd /local\n----\n"  # a transcript
+
+
+def test_run_check_names_the_commands_after_exit(tmp_path: Path,
+                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    """A transcript whose commands after ``exit`` never ran does not pass --check."""
+    path = tmp_path / "t.txt"
+    path.write_text("pwd\n----\n/\n\nexit\n----\n\npwd\n----\n/\n", encoding="utf-8")
+    assert main(["run", "--check", str(path)]) == 1
+    assert capsys.readouterr().out == f"{path}:8: pwd: not run (after exit)\n"
 
 
 def test_retries_resubmit_after_not_controller(shell: Shell) -> None:
