@@ -177,3 +177,67 @@ def test_a_session_start_removes_killed_runs_files(cache: Path,
     assert extra == f"-XX:SharedArchiveFile={archive}" and partial is None
     assert not killed.exists()
     assert archive.with_suffix(".json").exists()  # described on first use
+
+
+def test_a_second_session_runs_without_the_archive_another_writes(
+        cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A live session holds the archive's lock: the next one neither waits nor writes it."""
+    monkeypatch.delenv("KRAFTSIM_SPARK_CDS", raising=False)
+    archive = jvm_cache.archive_path("-XX:+UseSerialGC")
+    assert archive is not None
+    lock = archive.with_name(archive.name + ".lock")
+    lock.write_text(str(os.getpid()))
+    assert jvm_cache.driver_options("-XX:+UseSerialGC") == ("", None, None)
+    assert lock.read_text() == str(os.getpid()) and not archive.exists()
+
+
+def test_an_archive_is_named_by_pyspark_and_a_16_digit_key_of_its_flags(
+        cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``spark-VERSION-KEY.jsa`` in the cache, one key per set of JVM flags."""
+    import re
+
+    import pyspark
+    monkeypatch.delenv("KRAFTSIM_SPARK_CDS", raising=False)
+    serial = jvm_cache.archive_path("-XX:+UseSerialGC")
+    parallel = jvm_cache.archive_path("-XX:+UseParallelGC")
+    assert serial is not None and parallel is not None
+    for archive in (serial, parallel):
+        assert archive.parent == cache
+        assert re.fullmatch(rf"spark-{re.escape(pyspark.__version__)}-[0-9a-f]{{16}}\.jsa",
+                            archive.name), archive.name
+    assert serial != parallel and serial == jvm_cache.archive_path("-XX:+UseSerialGC")
+    monkeypatch.setenv("KRAFTSIM_SPARK_CDS", "0")
+    assert jvm_cache.archive_path("-XX:+UseSerialGC") is None
+
+
+def test_a_session_after_a_killed_one_writes_the_archive(cache: Path,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A session that died holding the archive's lock does not stop the next from writing
+    it: the lock names its process, which is gone."""
+    monkeypatch.delenv("KRAFTSIM_SPARK_CDS", raising=False)
+    killed = subprocess.run(
+        [sys.executable, "-c", "from experiments import jvm_cache\n"
+         "print(jvm_cache.driver_options('-XX:+UseSerialGC')[0])"],
+        capture_output=True, text=True, check=True, timeout=60,
+        env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert killed.stdout.startswith("-XX:ArchiveClassesAtExit=")
+    extra, partial, archive = jvm_cache.driver_options("-XX:+UseSerialGC")
+    assert extra == f"-XX:ArchiveClassesAtExit={partial}"
+    assert archive == jvm_cache.archive_path("-XX:+UseSerialGC")
+
+
+def test_no_archive_for_a_java_that_is_not_there(cache: Path, tmp_path: Path,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """JAVA_HOME names a folder without a java: no archive is made or mapped."""
+    monkeypatch.delenv("KRAFTSIM_SPARK_CDS", raising=False)
+    monkeypatch.setenv("JAVA_HOME", str(tmp_path / "no-jdk"))
+    assert jvm_cache.archive_path("-XX:+UseSerialGC") is None
+    assert jvm_cache.driver_options("-XX:+UseSerialGC") == ("", None, None)
+
+
+@pytest.mark.parametrize(("size", "text"), [
+    (0, "0 B"), (999, "999 B"), (1000, "1.0 kB"), (1500, "1.5 kB"), (999_949, "999.9 kB"),
+    (190_000_000, "190.0 MB"), (2_500_000_000, "2.5 GB"), (5_000_000_000_000, "5000.0 GB"),
+])
+def test_cache_info_gives_sizes_in_powers_of_1000(size: int, text: str) -> None:
+    assert cache_dir.size_text(size) == text

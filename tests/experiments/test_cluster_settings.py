@@ -6,6 +6,8 @@ and exit 2 before any JVM starts.
 
 from __future__ import annotations
 
+import contextlib
+import socket
 import sys
 import zipfile
 from pathlib import Path
@@ -16,7 +18,14 @@ from experiments.code_zip import PACKAGES, build_zip, worker_requirements
 from experiments.model import ExperimentError
 from experiments.pipeline import _check_rows_complete, _first_line, rows_location
 from experiments.spark_daemon import without_spark_zips
-from experiments.spark_env import SparkSettings, environment, parse_conf, spark_conf_pairs
+from experiments.spark_env import (
+    SparkSettings,
+    check_driver_host,
+    environment,
+    parse_conf,
+    path_exists,
+    spark_conf_pairs,
+)
 from kraftsim.cli import main
 
 
@@ -155,3 +164,48 @@ def test_the_local_daemon_takes_only_sparks_zips_off_the_path() -> None:
             "/venv/lib/python3.11/site-packages", "/data/my-pyspark.zip", "/x/py4j-src"]
     assert without_spark_zips(path) == ["/w", "/venv/lib/python3.11/site-packages",
                                         "/data/my-pyspark.zip", "/x/py4j-src"]
+
+
+class _Unreachable:
+    """A session whose JVM raises as Py4J does: a long, multi-line message."""
+
+    def __init__(self, message: str) -> None:
+        self.message = message
+        self.sparkContext = self
+
+    @property
+    def _jvm(self) -> object:
+        raise RuntimeError(self.message)
+
+
+@pytest.mark.parametrize(("message", "shown"), [
+    ("\n  java.io.IOException: No FileSystem for scheme \"s4\"\n\tat org.apache...\n",
+     'java.io.IOException: No FileSystem for scheme "s4"'),
+    ("x" * 400, "x" * 300),
+    ("", "RuntimeError"),
+])
+def test_rows_spark_cannot_reach_are_one_line(message: str, shown: str) -> None:
+    """``--rows`` Spark cannot use: the exception's first line (at most 300 characters), or
+    its type when it says nothing."""
+    with pytest.raises(ExperimentError) as caught:
+        path_exists(_Unreachable(message), "s4://bucket/rows")
+    assert str(caught.value) == f"--rows s4://bucket/rows: Spark cannot use it ({shown})"
+
+
+def test_a_driver_host_that_does_not_resolve_says_why(monkeypatch: pytest.MonkeyPatch) -> None:
+    def unknown(*args: object, **kwargs: object) -> object:
+        raise socket.gaierror(socket.EAI_NONAME, "Name or service not known")
+    monkeypatch.setattr(socket, "getaddrinfo", unknown)
+    with pytest.raises(ExperimentError) as caught:
+        check_driver_host("nowhere.example")
+    assert str(caught.value) == ("--driver-host nowhere.example: cannot resolve it (Name or "
+                                 "service not known)")
+
+
+def test_a_driver_host_check_needs_no_particular_port() -> None:
+    """The check listens on a free port the system picks: a taken low port (or one a user
+    may not open) does not make 127.0.0.1 look foreign."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as taken:
+        with contextlib.suppress(OSError):  # not allowed to: then neither is the check
+            taken.bind(("127.0.0.1", 1))
+        check_driver_host("127.0.0.1")

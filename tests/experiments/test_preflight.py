@@ -110,3 +110,12 @@ def test_a_replay_needs_no_java(tmp_path: Path) -> None:
          "mode=transactional", "--trace", str(tmp_path / "t.jsonl")],
         capture_output=True, text=True, cwd=tmp_path, env=env, timeout=120)
     assert done.returncode == 0, done.stderr
+
+
+def test_a_module_without_a_spec_counts_as_missing(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A stand-in module left in ``sys.modules`` (no ``__spec__``) is not an install."""
+    import types
+    monkeypatch.setitem(sys.modules, "matplotlib", types.ModuleType("matplotlib"))
+    monkeypatch.setitem(sys.modules, "pyarrow", types.ModuleType("pyarrow"))
+    assert ("kraftsim experiment needs the 'experiments' extra (missing: pyarrow, matplotlib): "
+            "pip install 'kraftsim[experiments]'") in preflight.problems()

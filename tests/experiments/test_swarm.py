@@ -13,6 +13,7 @@ import pandas as pd
 import pytest
 
 from experiments import shrink as shrinking
+from experiments import swarm, swarm_run
 from experiments.model import ExperimentError
 from experiments.swarm_report import summarize_rows, summarize_tables
 from experiments.swarm_run import Outcome
@@ -192,6 +193,12 @@ def test_wiping_more_controllers_than_tolerated_is_outside_the_model(
     assert row["wiped_controllers"] >= 1
 
 
+def test_wiping_one_controller_of_three_stays_inside_the_model() -> None:
+    row = run(spec("swarm", 0, mode="transactional", controllers=3, brokers=2, snapshot_every=0,
+                   faults="wipe:3001@100;restart:3001@600", horizon_ms=2000, **QUIET))
+    assert (row["verdict"], row["model"], row["wiped_controllers"]) == ("ok", "in", 1)
+
+
 def test_wiping_a_broker_stays_inside_the_model() -> None:
     row = run(spec("swarm", 0, mode="transactional", controllers=3, brokers=2, snapshot_every=0,
                    faults="wipe:1@100;restart:1@600", horizon_ms=2000, **QUIET))
@@ -222,6 +229,8 @@ def test_bad_parameters_are_refused() -> None:
                  **QUIET))
     with pytest.raises(ExperimentError):
         run(spec("swarm", 0, mode="transactional", pre_vote="maybe", **QUIET))
+    with pytest.raises(ExperimentError, match="shrink-budget"):
+        spec("swarm", 0, shrink_budget=-1)
 
 
 def test_the_final_state_check_finds_a_lost_acknowledged_create() -> None:
@@ -270,3 +279,139 @@ def test_the_sweeps_summary_counts_every_verdict_per_mode() -> None:
     assert summarize_tables(tables) == {
         "experiment": "swarm", **mode, "invariants": {"SingleLeader": 1},
         "modes": {"non-atomic": {**mode, "partial_visibility_runs": 2}}}
+
+
+def test_an_outside_model_failure_that_reproduces_inside_it_is_a_violation(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A run that fails after a wipe is outside the model; when its shrunk reproduction
+    fails without the wipe, the row is a violation labelled with why it first was outside."""
+    why = "controller(s) 3000 wiped: a wiped voter forgets its vote and its log"
+
+    def simulate(seed: int, mode: str, mutations: frozenset[str], setup: SwarmSetup,
+                 settle_ms: int, trace_out: Any = None) -> Outcome:
+        wiped = any(f.kind == "wipe" for f in setup.faults)
+        return Outcome("outside_model" if wiped else "violation", "false",
+                       "AcknowledgedDurable", None, why if wiped else "in", 1, 1, "f", 0, 0, 0,
+                       0, int(wiped), len(setup.faults))
+    monkeypatch.setattr(swarm, "simulate", simulate)
+    monkeypatch.setattr(shrinking, "simulate", simulate)
+    row = run(spec("swarm", 0, mode="transactional", controllers=3, brokers=1,
+                   faults="wipe:3000@100;crash:3001@200", horizon_ms=1000, shrink_budget=50))
+    assert (row["verdict"], row["model"]) == ("violation", f"in (shrunk: {why})")
+    assert decode_faults(row["shrunk_faults"]) == ()
+
+
+def test_given_faults_are_checked_against_the_largest_cluster_before_spark_starts() -> None:
+    """``--param faults=...`` without controllers or brokers: nodes of the largest drawable
+    cluster (seven controllers, five brokers) are accepted, others refused by name."""
+    swarm.check_axes({"faults": ("crash:3006@100;pause:4@50+10",)})
+    with pytest.raises(ExperimentError,
+                       match=r"crash:3007@100 names node\(s\) \[3007\] outside the cluster"):
+        swarm.check_axes({"faults": ("crash:3007@100",)})
+    with pytest.raises(ExperimentError, match=r"names node\(s\) \[5\] outside the cluster"):
+        swarm.check_axes({"faults": ("pause:5@50+10",)})
+
+
+@pytest.mark.parametrize("horizon_ms", [300, 1000])
+def test_an_operation_no_controller_answers_before_the_horizon_counts_as_failed(
+        horizon_ms: int) -> None:
+    """The only controller crashes before the create: it is retried every 250 ms while that
+    fits in the schedule, then counted as a failed operation (not dropped)."""
+    setup = msgspec.structs.replace(
+        BIG, controllers=1, brokers=1, snapshot_every=0, horizon_ms=horizon_ms,
+        kinds=("crash",), faults=(SwarmFault("crash", 50, "3000"),),
+        ops=(WorkOp("create", 100, "t0", 1),))
+    outcome = swarm_run.simulate(1, "transactional", frozenset(), setup, 0)
+    assert (outcome.verdict, outcome.acknowledged, outcome.failed_ops) == ("ok", 0, 1)
+
+
+@pytest.mark.parametrize(("name", "value", "field", "expected"), [
+    ("controllers", "1", "controllers", 1), ("controllers", "7", "controllers", 7),
+    ("brokers", "0", "brokers", 0), ("brokers", "5", "brokers", 5),
+    ("batch-records", "6", "batch_records", 6), ("fetch-records", "7", "fetch_records", 7),
+    ("linger-ms", "7", "linger_ms", 7), ("linger-ms", "0", "linger_ms", 0),
+    ("pre-vote", "on", "pre_vote", True), ("pre-vote", "off", "pre_vote", False),
+    ("noop-ms", "7", "noop_ms", 7), ("noop-ms", "0", "noop_ms", 0),
+    ("snapshot-every", "3", "snapshot_every", 3), ("snapshot-every", "0", "snapshot_every", 0),
+    ("horizon-ms", "1500", "horizon_ms", 1500),
+])
+def test_a_given_setting_replaces_the_drawn_one(name: str, value: str, field: str,
+                                                expected: Any) -> None:
+    for seed in range(8):
+        assert getattr(draw_setup(seed, {name: value}), field) == expected, seed
+
+
+@pytest.mark.parametrize(("restart_ms", "acknowledged"), [(1900, 1), (3000, 0)])
+def test_an_operation_is_resubmitted_for_two_seconds(restart_ms: int, acknowledged: int) -> None:
+    """A create submitted at 100 ms while the only controller is down is resubmitted every
+    250 ms eight times: the controller back at 1900 ms takes it, one back at 3000 ms does
+    not (the create has failed by then)."""
+    setup = msgspec.structs.replace(
+        BIG, controllers=1, brokers=1, snapshot_every=0, horizon_ms=15_000,
+        kinds=("crash", "restart"), faults=(SwarmFault("crash", 50, "3000"),
+                                            SwarmFault("restart", restart_ms, "3000")),
+        ops=(WorkOp("create", 100, "t0", 1),))
+    outcome = swarm_run.simulate(1, "transactional", frozenset(), setup, 0)
+    assert (outcome.verdict, outcome.acknowledged, outcome.failed_ops) == (
+        "ok", acknowledged, 1 - acknowledged)
+
+
+def test_a_seeds_drawn_world_does_not_change() -> None:
+    """``--seed 1 --replay N`` of a kept sweep redraws its world: the drawing is pinned."""
+    setup = draw_setup(1, {})
+    assert (setup.controllers, setup.brokers, setup.batch_records, setup.fetch_records,
+            setup.linger_ms, setup.pre_vote, setup.noop_ms, setup.snapshot_every,
+            setup.horizon_ms) == (2, 5, 25, 1, 100, False, 0, 1, 2766)
+    assert encode_faults(setup.faults) == (
+        "isolate:leader@152;crash:leader@310;restart:3000@321;restart:3001@321;heal@414;"
+        "shutdown:4@829;shutdown:3@1264;restart:4@1714")
+    assert setup.ops == (WorkOp("create", 409, "t0", 1), WorkOp("create", 468, "t1", 2))
+    drawn = [draw_setup(seed, {}) for seed in range(60)]
+    assert {s.noop_ms for s in drawn} == {0, 100, 500}
+    assert {s.linger_ms for s in drawn} == {0, 1, 5, 25, 100}
+    assert {s.batch_records for s in drawn} == {4, 5, 8, 10, 16, 25, 50}
+    assert {s.fetch_records for s in drawn} == {1, 3, 10, 20, 50, 200, 1000}
+    assert {s.snapshot_every for s in drawn} == {0, 1, 2, 7, 30, 200}
+    sides = [[[int(n) for n in side.split(",")] for side in f.target.split("|")]
+             for s in drawn for f in s.faults if f.kind == "partition"]
+    assert any(min(left) < 3000 <= max(right) for left, right in sides)  # not in node order
+    assert all(0 <= f.at_ms < s.horizon_ms for s in drawn for f in s.faults)  # heals too
+    pauses = [(f, s.horizon_ms) for s in drawn for f in s.faults if f.kind == "pause"]
+    assert pauses and all(0 < f.duration_ms <= horizon // 3 for f, horizon in pauses)
+
+
+def test_a_shrink_budget_of_0_shrinks_nothing() -> None:
+    row = run(spec("swarm", 5, **MUTATED, shrink_budget=0))
+    assert row["verdict"] == "violation"
+    assert (row["shrink_runs"], row["shrunk_size"], row["shrunk_faults"],
+            row["shrunk_replay"]) == (0, None, None, None)
+
+
+def test_two_nodes_are_partitioned_and_blocked_one_is_not() -> None:
+    """A network fault needs two nodes: drawn for one controller and one broker, never for
+    a lone controller."""
+    def network(controllers: str, brokers: str) -> set[str]:
+        return {f.kind for seed in range(30)
+                for f in draw_setup(seed, {"controllers": controllers, "brokers": brokers}).faults
+                if f.kind in ("partition", "block")}
+    assert network("1", "1") == {"partition", "block"}
+    assert network("1", "0") == set()
+
+
+def test_each_kind_of_operation_is_acknowledged_and_checked() -> None:
+    """A create, a topic config change and a broker config change, no fault: all three
+    acknowledged and found in the final state."""
+    setup = msgspec.structs.replace(
+        BIG, controllers=1, brokers=1, snapshot_every=0, horizon_ms=1000, kinds=(), faults=(),
+        ops=(WorkOp("create", 100, "t0", 1), WorkOp("alter-topic", 200, "t0", value=1001),
+             WorkOp("alter-broker", 300, value=1002)))
+    outcome = swarm_run.simulate(1, "transactional", frozenset(), setup, 0)
+    assert (outcome.verdict, outcome.acknowledged, outcome.failed_ops) == ("ok", 3, 0)
+
+
+def test_a_cluster_that_does_not_start_does_not_terminate(monkeypatch: pytest.MonkeyPatch
+                                                          ) -> None:
+    monkeypatch.setattr(swarm_run, "start_cluster", lambda cluster, **_: False)
+    outcome = swarm_run.simulate(1, "transactional", frozenset(), BIG, 0)
+    assert (outcome.verdict, outcome.valid, outcome.message) == (
+        "non_terminating", "unknown", "the cluster did not start")

@@ -132,6 +132,10 @@ def test_topic_deletes_keep_only_the_third_incarnation(kafka_data: Path) -> None
     value = partition["/image/topics/byId/YNY5hm01SZ-bAGeCLAGqWA/0"]
     assert (value["leader"], value["leaderEpoch"], value["partitionEpoch"]) == (1, 2, 3)
     assert json.loads(rec.run("ls /image/configs")[0]) == {"/image/configs": ["BROKER"]}
+    # the log starts at offset 0: it is replayed whole, the checkpoint beside it not loaded
+    rec.session.format = "text"
+    assert rec.run("cat /local/node") == [
+        f"Kafka files {kafka_data / 'topic-deletes'}: read to offset 3619, image at offset 3619"]
 
 
 def test_files_read_leave_nothing_in_the_sharing_caches(kafka_data: Path) -> None:

@@ -99,6 +99,8 @@ def test_a_flipped_epoch_stops_the_log_with_a_warning(
     code, out, err = run_shell(capsys, "--log-dir", str(tmp_path), "-c", "cat /local/node")
     assert code == 0
     assert "batch 200" in err and "partitionLeaderEpoch 5 after 1" in err
+    (warning,) = [line for line in err.splitlines() if "batch 200" in line]
+    assert warning.endswith(" (showing what comes before it)")
     assert f"read to offset {batch.batch.base_offset - 1}," in out
 
 
@@ -173,3 +175,13 @@ def test_a_data_partition_or_a_side_file_is_named_for_what_it_is(tmp_path: Path)
         expected = ("is an offset index file" if snapshot == str(index) else
                     "partition 3 of topic orders: a data partition, not the metadata log")
         assert expected in hints[0]
+
+
+def test_an_empty_segment_has_read_nothing(tmp_path: Path,
+                                           capsys: pytest.CaptureFixture[str]) -> None:
+    """A log that holds no batch yet (a node that has just started): nothing read."""
+    (tmp_path / METADATA_DIR).mkdir()
+    (tmp_path / LOG).write_bytes(b"")
+    code, out, err = run_shell(capsys, "--log-dir", str(tmp_path), "-c", "cat /local/node")
+    assert (code, err) == (0, "")
+    assert out == f"Kafka files {tmp_path}: read to offset -1, image at offset -1\n"

@@ -136,3 +136,30 @@ def test_listing(lab: Recorder) -> None:
     assert lines[0].split() == ["name", "transactional.id", "state", "producerId",
                                 "producerEpoch", "committed", "aborted", "error"]
     assert lines[1].split() == ["p1", "app", "READY", "0", "0", "1", "1", "-"]
+
+
+@pytest.mark.parametrize(("brokers", "said"), [
+    (1, "replication factor 1, min.insync.replicas 1"),
+    (2, "replication factor 2, min.insync.replicas 2"),
+])
+def test_the_coordinators_start_line_gives_the_small_clusters_replication(brokers: int,
+                                                                         said: str) -> None:
+    """``__transaction_state`` on fewer than three brokers: one replica per broker."""
+    shell = Recorder()
+    lines = shell.run(f"cluster controllers=1 brokers={brokers} seed=4 heartbeats=on",
+                      "run-until idle", "producer p1 init")
+    (started,) = [line for line in lines if line.startswith("transaction coordinators")]
+    assert started.endswith(f"__transaction_state has 3 partitions, {said}")
+
+
+def test_a_transaction_held_open_past_the_lso_bound_is_a_violation() -> None:
+    """The shell checks producer transactions too: a transaction timeout longer than the
+    LSO bound lets an open transaction hold the LSO until the check stops the run."""
+    shell = Recorder()
+    lines = shell.run("cluster controllers=1 brokers=1 seed=4 heartbeats=on",
+                      "create-topic t partitions=1 replication-factor=1", "run-until idle",
+                      "producer p1 init transaction.timeout.ms=900000", "run-until idle",
+                      "producer p1 begin", "producer p1 send t/0 1", "run-until idle",
+                      "tick 120000")
+    assert lines[-1] == ("ERR INVARIANT VIOLATED at 45832 ms: LsoBounded: t-0: LSO held at 0 "
+                         "(HW 1) for 45100 ms (bound 45000 ms)")

@@ -192,3 +192,15 @@ def test_quota_values_print_as_java_prints_a_double(value: float, text: str) -> 
 ])
 def test_entity_names_are_kafkas(entity: tuple[tuple[str, str | None], ...], name: str) -> None:
     assert quota_entity_name(entity) == name
+
+
+def test_the_default_user_wins_over_an_empty_named_one_under_the_same_name(
+        tmp_path: Path) -> None:
+    """The default user and a user named "" are both ``user()``: the default's quotas show."""
+    shell = files_shell(tmp_path, (rec.FeatureLevelRecord("metadata.version", 20),
+                                   quota((rec.EntityData("user", ""),), "consumer_byte_rate", 1.0),
+                                   quota((rec.EntityData("user", None),), "consumer_byte_rate",
+                                         2.0)))
+    assert shell.run("ls /image/clientQuotas") == ["user()"]
+    assert shell.run("cat '/image/clientQuotas/user()/consumer_byte_rate'") == ["2.0"]
+

@@ -193,3 +193,46 @@ def test_the_version_is_unknown_when_kraftsim_is_not_installed(
 
     monkeypatch.setattr(metadata, "version", missing)
     assert shell().run("cat /local/version") == ["kraftsim unknown"]
+
+
+def test_status_shows_the_controllers_registrations_with_every_broker_down() -> None:
+    """No broker runs to publish an image: the brokers line still comes from the active
+    controller's committed registrations."""
+    shell = Recorder()
+    lines = shell.run("cluster controllers=1 brokers=2 seed=4 heartbeats=on", "run-until idle",
+                      "crash 0", "crash 1", "tick 20000", "status")
+    assert "brokers (committed registrations): 0 fenced (epoch 6); 1 fenced (epoch 7)" in lines
+
+
+
+
+
+def test_the_prompts_completer_shows_last_components_and_survives_a_failure(
+        shell: Shell, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The interactive prompt's completions: full paths inserted over the typed word, their
+    last component shown; a completion that fails offers nothing instead of breaking the
+    prompt."""
+    from prompt_toolkit.completion import CompleteEvent
+    from prompt_toolkit.document import Document
+
+    from shell import completion
+    rec = shell()
+    rec.run(SMALL, "create-topic orders", "run-until idle")
+    completer = completion.ShellCompleter(rec.session)
+    found = list(completer.get_completions(Document("ls /image/topics/byName/or"),
+                                           CompleteEvent()))
+    assert [(c.text, c.start_position, c.display_text) for c in found] == [
+        ("/image/topics/byName/orders/", -len("/image/topics/byName/or"), "orders/")]
+
+    def broken(session: object, before: str) -> list[str]:
+        raise RuntimeError("a bug in completion")
+    monkeypatch.setattr(completion, "candidates", broken)
+    assert list(completer.get_completions(Document("ls /im"), CompleteEvent())) == []
+
+
+def test_status_in_json_says_which_controller_is_active() -> None:
+    shell = Recorder(output_format="json")
+    status = json.loads(shell.run("cluster controllers=3 brokers=1 seed=4", "status")[-1])
+    assert status["activeController"] == 3000
+    assert {n["nodeId"]: n.get("active") for n in status["nodes"]} == {
+        0: None, 3000: True, 3001: False, 3002: False}

@@ -41,3 +41,17 @@ def test_blank_lines_in_output_use_the_double_fence() -> None:
     text = transcript.render(script)
     assert text == "help\n----\n----\na\n\nb\n----\n----\n"
     assert transcript.parse(text).entries[0].expected == ["a", "", "b"]
+
+
+
+def test_a_script_opening_with_a_blank_line_and_no_final_newline_keeps_its_last_command(
+        ) -> None:
+    parsed = transcript.parse("\n# a comment\ncluster controllers=1 brokers=1 seed=4\nseed")
+    assert [(entry.command, entry.line) for entry in parsed.entries] == [
+        ("cluster controllers=1 brokers=1 seed=4", 3), ("seed", 4)]
+
+
+def test_the_files_final_newline_is_not_a_blank_output_line() -> None:
+    """An unclosed double fence runs to the end of the file, its final newline left out."""
+    parsed = transcript.parse("help\n----\n----\na\n\nb\n")
+    assert parsed.entries[0].expected == ["a", "", "b"]
