@@ -9,10 +9,13 @@ image: whole transactions only. Kafka's shell waits forever when the file
 ends inside a transaction; here the file is all there is, so the image
 before that transaction is shown and the open transaction is reported.
 
-``--log-dir`` reads ``__cluster_metadata-0``: from its first segment when the
-log starts at offset 0, else from the newest snapshot that the segments
-continue (loaded as a snapshot, then the segments after it); a folder with
-no log, or a log whose beginning no snapshot covers, is an error. ``--snapshot``
+``--log-dir`` reads ``__cluster_metadata-0`` as a Kafka node starts from it:
+from the newest snapshot alone when that snapshot is ahead of the log (of a
+newer epoch than the log's last batch, or ending past the log's end: the node
+truncates its whole log), with a warning; else from its first segment when
+the log starts at offset 0; else from the newest snapshot that the segments
+continue (loaded as a snapshot, then the segments after it). A folder with no
+log, or a log whose beginning no snapshot covers, is an error. ``--snapshot``
 reads one ``.checkpoint`` file (loaded as a snapshot, so that the image has
 the snapshot's provenance; a damaged one is replayed batch by batch) or one
 ``.log`` segment (at the base offset its name gives; one that does not start
@@ -247,6 +250,25 @@ def _read_files(source: FileSource, log_dir: str | None, snapshot: str | None) -
     clear_sharing_caches()  # the files' records are replayed once: the caches would only hold them
 
 
+def _snapshot_ahead_of_log(snapshots: Sequence[files.SnapshotFile],
+                           batches: Sequence[DecodedBatch]) -> files.SnapshotFile | None:
+    """The newest whole snapshot if it is ahead of the log: of a newer epoch than the
+    log's last batch, or of the same epoch and ending past the log's end. A Kafka node
+    then truncates its whole log and starts from that snapshot (KafkaMetadataLog's
+    truncateToLatestSnapshot); None when the log reaches it."""
+    whole = [s for s in snapshots if s.result.snapshot is not None]
+    if not whole:
+        return None
+    newest = max(whole, key=lambda s: (s.snapshot_id.end_offset, s.snapshot_id.epoch))
+    if not batches:
+        return newest
+    end, epoch = batches[-1].last_offset + 1, batches[-1].batch.epoch
+    snapshot_id = newest.snapshot_id
+    if snapshot_id.epoch > epoch or (snapshot_id.epoch == epoch and snapshot_id.end_offset > end):
+        return newest
+    return None
+
+
 def _open_log_dir(source: FileSource, log_dir: str, after_snapshot: bool, start: int) -> None:
     log = files.read_log_dir(log_dir)
     for failure in log.errors:
@@ -259,13 +281,25 @@ def _open_log_dir(source: FileSource, log_dir: str, after_snapshot: bool, start:
             source.warn(segment.result.error)
     batches = log.batches
     first = batches[0].batch.base_offset if batches else 0
-    if not after_snapshot and (first > 0 or not batches) and log.snapshots:
-        usable = [s for s in log.snapshots if s.snapshot_id.end_offset >= first
-                  and s.result.snapshot is not None]
-        if usable:
-            newest = max(usable, key=lambda s: s.snapshot_id.end_offset)
-            source.load_snapshot(newest, as_snapshot=True)
-            start = newest.snapshot_id.end_offset
+    if not after_snapshot and log.snapshots:
+        ahead = _snapshot_ahead_of_log(log.snapshots, batches)
+        if ahead is not None:  # a Kafka node starts from it and truncates the whole log
+            source.load_snapshot(ahead, as_snapshot=True)
+            if batches:
+                source.warnings.append(
+                    f"{ahead.path}: this snapshot (end offset {ahead.snapshot_id.end_offset}, "
+                    f"epoch {ahead.snapshot_id.epoch}) is ahead of the log (end offset "
+                    f"{batches[-1].last_offset + 1}, epoch {batches[-1].batch.epoch}): shown "
+                    f"from the snapshot, the log not replayed, as a Kafka node starts from "
+                    f"such a snapshot")
+            return
+        if first > 0 or not batches:
+            usable = [s for s in log.snapshots if s.snapshot_id.end_offset >= first
+                      and s.result.snapshot is not None]
+            if usable:
+                newest = max(usable, key=lambda s: s.snapshot_id.end_offset)
+                source.load_snapshot(newest, as_snapshot=True)
+                start = newest.snapshot_id.end_offset
     if batches and first > start:
         before = "the snapshot's end" if start else "offset 0"
         source.errors.append(f"{log.path}: the log starts at offset {first} and no snapshot "

@@ -5,17 +5,19 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import msgspec
 import pytest
 
 from controller import ControllerConfig
 from controller.operations import CreateTopics, NewTopic
-from kafka_format import encode_log, encode_metadata_record, write_node_log
+from kafka_format import encode_log, encode_metadata_record, encode_snapshot, files, write_node_log
 from kafka_format.batch_format import DecodedBatch, RecordFacts, crc32c
 from kraftsim.cli import main
 from metadata import delta
 from metadata.schema import FeatureLevelRecord, RegisterBrokerRecord
 from metadata.versions import LEVELS, METADATA_VERSION_FEATURE, MINIMUM_KRAFT
 from raft import Batch
+from raft.snapshot import SnapshotId
 from shell.file_source import open_files
 from sim.cluster import ClusterConfig, KRaftCluster
 from tests.shell.shell_recorder import Recorder
@@ -132,10 +134,17 @@ def test_topic_deletes_keep_only_the_third_incarnation(kafka_data: Path) -> None
     value = partition["/image/topics/byId/YNY5hm01SZ-bAGeCLAGqWA/0"]
     assert (value["leader"], value["leaderEpoch"], value["partitionEpoch"]) == (1, 2, 3)
     assert json.loads(rec.run("ls /image/configs")[0]) == {"/image/configs": ["BROKER"]}
-    # the log starts at offset 0: it is replayed whole, the checkpoint beside it not loaded
+    # the log (a cut copy) ends at offset 3619, the checkpoint beside it at 46532 in the same
+    # epoch: a Kafka node starts from the checkpoint, and so does the shell, saying why
     rec.session.format = "text"
     assert rec.run("cat /local/node") == [
-        f"Kafka files {kafka_data / 'topic-deletes'}: read to offset 3619, image at offset 3619"]
+        f"Kafka files {kafka_data / 'topic-deletes'}: read to offset 46532, image at offset "
+        f"46532"]
+    assert rec.session.files is not None
+    assert [w.split(": ", 1)[1] for w in rec.session.files.warnings] == [
+        "this snapshot (end offset 46533, epoch 4) is ahead of the log (end offset 3620, "
+        "epoch 4): shown from the snapshot, the log not replayed, as a Kafka node starts "
+        "from such a snapshot"]
 
 
 def test_files_read_leave_nothing_in_the_sharing_caches(kafka_data: Path) -> None:
@@ -167,3 +176,46 @@ def test_a_kafka_43_broker_registration_shows_in_the_shell_and_dump_log(
     assert main(["dump-log", "--cluster-metadata-decoder", "--files",
                  str(tmp_path / LOG)]) == 0
     assert '{"type":"REGISTER_BROKER_RECORD","version":4,' in capsys.readouterr().out
+
+
+def noop_heavy_with_snapshot(kafka_data: Path, target: Path, end_offset: int,
+                             epoch: int) -> Path:
+    """noop-heavy's log (offsets 0-17672, epoch 1) beside the records of its snapshot at
+    offset 7205, written as a snapshot ending at ``end_offset`` in ``epoch``."""
+    source = kafka_data / "noop-heavy" / "__cluster_metadata-0"
+    directory = target / "__cluster_metadata-0"
+    directory.mkdir(parents=True)
+    log = "00000000000000000000.log"
+    (directory / log).write_bytes((source / log).read_bytes())
+    read = files.read_snapshot_file(source / "00000000000000007205-0000000001.checkpoint")
+    assert read.result.snapshot is not None
+    snapshot = msgspec.structs.replace(read.result.snapshot,
+                                       snapshot_id=SnapshotId(end_offset, epoch))
+    name = files.snapshot_file_name(snapshot.snapshot_id)
+    (directory / name).write_bytes(encode_snapshot(snapshot, MINIMUM_KRAFT))
+    return target
+
+
+@pytest.mark.parametrize(("end_offset", "epoch", "shown"), [
+    (7205, 1, 17672),  # inside the log: the log is replayed whole
+    (17673, 1, 17672),  # at the log's end: the same
+    (7205, 2, 7204),  # of a newer epoch than the log's last batch
+    (20000, 1, 19999),  # past the log's end
+])
+def test_a_log_dir_starts_where_a_kafka_node_would(kafka_data: Path, tmp_path: Path,
+                                                   end_offset: int, epoch: int,
+                                                   shown: int) -> None:
+    """A Kafka node truncates its whole log and starts from its newest snapshot when that
+    snapshot is ahead of the log: of a newer epoch, or of the same epoch and ending past
+    the log's end. Otherwise the log, which starts at offset 0, is replayed whole."""
+    folder = noop_heavy_with_snapshot(kafka_data, tmp_path, end_offset, epoch)
+    rec = files_shell(folder)
+    assert rec.run("cat /local/node") == [
+        f"Kafka files {folder}: read to offset {shown}, image at offset {shown}"]
+    assert rec.run("ls /image/cluster/brokers") == ["1"]
+    assert rec.session.files is not None
+    name = files.snapshot_file_name(SnapshotId(end_offset, epoch))
+    assert rec.session.files.warnings == ([] if shown == 17672 else [
+        f"{folder / '__cluster_metadata-0' / name}: this snapshot (end offset {end_offset}, "
+        f"epoch {epoch}) is ahead of the log (end offset 17673, epoch 1): shown from the "
+        f"snapshot, the log not replayed, as a Kafka node starts from such a snapshot"])
