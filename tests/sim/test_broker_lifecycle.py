@@ -430,3 +430,17 @@ def test_a_submission_that_reaches_no_controller_fails_at_once() -> None:
     assert handle.done and handle.op_id == 0 and handle.error is not None
     assert (handle.error.code, handle.error.message) == ("UNKNOWN_SERVER_ERROR",
                                                          "the simulation stopped")
+
+
+def test_an_idempotent_producer_keeps_its_producer_id_zero_through_lost_answers() -> None:
+    """The cluster's first producer id is 0; an idempotent producer keeps it across the
+    retries of answers lost on the way back, so the broker drops each resent batch."""
+    cluster = KRaftCluster(ClusterConfig(seed=1, controllers=1, brokers=3))
+    cluster.start()
+    assert cluster.wait(cluster.submit(CreateTopics((NewTopic("t", 1, 3),))))
+    producer = Producer(cluster, "p", "t", idempotent=True, response_loss=0.5)
+    producer.send(10)
+    assert cluster.run_until(lambda: producer.idle, 60_000)
+    cluster.sim.run_for(1_000)
+    assert producer.producer_id == 0 and producer.errors["REQUEST_TIMED_OUT"] > 0
+    assert consume(cluster, "t") == [f"p-{i}" for i in range(10)]

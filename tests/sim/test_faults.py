@@ -154,6 +154,10 @@ def test_the_largest_time_duration_and_node_id_are_allowed() -> None:
         at_ms=2_592_000_000, node=2_147_483_647, duration_ms=2_592_000_000)
     with pytest.raises(FaultError, match="at most 2147483647"):
         parse_fault("crash:2147483648@1")
+    with pytest.raises(FaultError, match="the time must be at most 2592000000, got '2592000001'"):
+        parse_fault("pause:1@2592000001+5")
+    with pytest.raises(FaultError, match="the duration must be at most 2592000000, got "):
+        parse_fault("pause:1@5+2592000001")
 
 
 def test_each_fault_names_the_nodes_it_acts_on() -> None:

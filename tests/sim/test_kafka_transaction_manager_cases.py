@@ -194,6 +194,38 @@ def test_abort_without_a_partition_added_sends_no_end_txn(world: World) -> None:
     assert world.requests == [] and p.aborted == [1] and p.state == P.READY
 
 
+def test_commit_latencies_run_from_commit_and_from_begin_to_the_acknowledgement(
+        world: World) -> None:
+    """commit_latencies_ms: commitTransaction() (its EndTxn) -> acknowledged;
+    txn_latencies_ms: beginTransaction() -> acknowledged; one each per commit."""
+    p = world.ready()
+    began = world.cluster.sim.now
+    p.transaction([("t", 0, 1)], commit=True)
+    world.run(p)
+    [end_txn_at] = [t for r, t in world.sent_at if r == "EndTxn"]
+    [acknowledged_at] = [t for op, _, t in p.completed if op[0] == "end"]
+    assert acknowledged_at > end_txn_at > began
+    assert p.commit_latencies_ms == [acknowledged_at - end_txn_at]
+    assert p.txn_latencies_ms == [acknowledged_at - began]
+
+
+def test_a_broker_keeps_one_group_coordinator_per_incarnation(world: World) -> None:
+    """GroupCluster: one coordinator per running broker incarnation; a restart loses it."""
+    groups, sim = world.groups, world.cluster.sim
+    broker = groups.find_coordinator(GROUP)
+    assert broker is not None
+    first = groups.sync(broker)
+    assert first is not None and groups.coordinator_for(GROUP) is first
+    sim.run_for(500)
+    assert groups.sync(broker) is first
+    sim.crash(broker)
+    assert groups.sync(broker) is None
+    sim.restart(broker)
+    assert world.cluster.run_until(lambda: groups.sync(broker) is not None, 30_000)
+    again = groups.sync(broker)
+    assert again is not first and groups.sync(broker) is again
+
+
 # ---------------------------------------------------------------- illegal calls
 def test_calls_before_init_transactions_are_illegal_and_recoverable(world: World) -> None:
     """testNotReadyForSendBeforeInitTransactions, testFailIfNotReadyForSendNoProducerId,
@@ -491,12 +523,15 @@ def test_fenced_in_end_txn_is_fatal_producer_fenced(world: World, script: Script
 
 def test_transaction_abortable_in_end_txn_commit_then_abort(world: World, script: Script) -> None:
     """testTransactionAbortableExceptionInEndTxn: the commit fails abortable; the abort
-    that follows sends EndTxn(ABORT) and the producer goes on (no epoch bump)."""
+    that follows sends EndTxn(ABORT) at once (no retry backoff) and the producer goes on
+    (no epoch bump)."""
     p = world.ready()
     script.end_txn("TRANSACTION_ABORTABLE")
     p.transaction([("t", 0, 1)], commit=True)
     world.run(p)
     assert world.requests == ["AddPartitionsToTxn", "Produce t-0", "EndTxn", "EndTxn"]
+    commit_at, abort_at = [t for r, t in world.sent_at if r == "EndTxn"]
+    assert abort_at == commit_at
     assert (p.state, p.producer_epoch, p.fatal) == (P.READY, 0, None)
     assert p.aborted == [1] and world.markers("t", 0) == [0]
 

@@ -140,3 +140,23 @@ def test_a_config_built_from_unknown_names_names_the_first_in_order() -> None:
     with pytest.raises(SettingError) as unknown:
         build_config({"zeta": 1, "alpha": 2, "brokers": 3})
     assert unknown.value.line().startswith("alpha is no cluster setting")
+
+
+def test_the_bounds_and_defaults_are_those_documented() -> None:
+    """The module's table: each setting's bounds and default, as a user reads them in help."""
+    documented = {
+        "controllers": (1, 9, 3), "brokers": (0, 50, 3), "seed": (-(10**40 - 1), 10**40 - 1, 0),
+        "max-records-per-batch": (3, 1_000_000, 10_000), "fetch-max-records": (1, 1_000_000, 1000),
+        "broker-fetch-lag": (0, 1997, 0), "linger-ms": (0, 10_000, 25),
+    }
+    assert {s.name: (s.minimum, s.maximum, s.default) for s in SETTINGS
+            if s.kind is int} == documented
+    assert parse_settings(["fetch-max-records=1", "max-records-per-batch=3", "brokers=0",
+                           "controllers=1", "linger-ms=0", "broker-fetch-lag=1997"]
+                          ).raft.fetch_max_records == 1
+    with pytest.raises(SettingError) as zero:
+        parse_settings(["fetch-records=0"])
+    assert zero.value.line() == "fetch-records must be at least 1, got 0"
+    assert [(s.name, s.default, s.choices) for s in SETTINGS if s.kind is str] == [
+        ("mode", "transactional", ("transactional", "atomic", "non-atomic")),
+        ("mutations", "none", ()), ("heartbeats", "off", ("on", "off"))]

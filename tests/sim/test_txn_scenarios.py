@@ -6,6 +6,7 @@ from broker.txn.coordinator import TRANSACTION_STATE_TOPIC
 from broker.txn.fetch import READ_COMMITTED, fetch_log, filter_committed
 from broker.txn.mutations import TxnMutation
 from controller.operations import CreateTopics, NewTopic
+from metadata.delta import TOPIC_RESOURCE
 from sim.cluster import ClusterConfig, KRaftCluster
 from sim.invariants.producer_txn import ProducerTxnInvariants
 from sim.txn_clients import TransactionalProducer, TxnProducerState
@@ -171,3 +172,37 @@ def test_markers_before_a_durable_prepare_lose_an_acknowledged_commit() -> None:
     assert coordinator is not None
     sim.crash(coordinator)
     assert _violation(txns) == "AckedCommitNeverAborts"
+
+
+def test_transaction_state_is_replicated_three_ways_with_two_in_sync() -> None:
+    """__transaction_state gets RF min(3, brokers) and min.insync.replicas min(2, RF)
+    (Kafka's transaction.state.log defaults), however many brokers there are."""
+    for brokers, rf, isr in ((4, 3, "2"), (1, 1, "1")):
+        cluster = KRaftCluster(ClusterConfig(seed=1, controllers=1, brokers=brokers))
+        cluster.start()
+        assert TxnCluster(cluster).start()
+        active = cluster.active_controller()
+        assert active is not None
+        image = active.image
+        topic = image.topics_by_id[image.topics_by_name[TRANSACTION_STATE_TOPIC]]
+        assert {len(p.replicas) for p in topic.partitions.values()} == {rf}
+        configs = image.configs.get((TOPIC_RESOURCE, TRANSACTION_STATE_TOPIC))
+        assert configs is not None and configs["min.insync.replicas"] == isr
+
+
+def test_a_transaction_is_refused_unless_the_producer_is_ready_and_idle() -> None:
+    """transaction() queues nothing and answers False before init_transactions, while
+    initializing and while another transaction runs; only the accepted one commits."""
+    txns = _world()
+    p = TransactionalProducer(txns, "app", "app-1")
+    assert p.transaction([("t", 0, 1)], commit=True) is False
+    assert p.idle and p.state == TxnProducerState.UNINITIALIZED
+    p.init_transactions()
+    assert p.transaction([("t", 0, 1)], commit=True) is False
+    _until_idle(txns, p)
+    assert p.transaction([("t", 0, 2)], commit=True) is True
+    assert p.transaction([("t", 1, 5)], commit=True) is False
+    _until_idle(txns, p)
+    assert p.committed == [1] and p.transactions == 1
+    assert committed_values(txns, "t", 0) == ["app/app-1/1/0", "app/app-1/1/1"]
+    assert committed_values(txns, "t", 1) == []
