@@ -106,33 +106,22 @@ def test_every_experiment_runs_one_cluster_by_default(experiment: str, brokers: 
         "fetch-records": (20,), "linger-ms": (25,), "mutations": ("none",)}
 
 
-@pytest.mark.parametrize(("experiment", "lowest", "name"), [
-    ("failover", 4, "batch-records"),  # narrower than the cluster setting's 3
-    ("visibility", 1, "ops"),
-    ("visibility", 0, "gap-max-ms"),
-    ("broker-failover", 1000, "timeout-ms"),
+@pytest.mark.parametrize(("experiment", "name", "bound", "step", "side"), [
+    ("failover", "batch-records", 4, -1, "least"),  # narrower than the cluster setting's 3
+    ("visibility", "ops", 1, -1, "least"),
+    ("visibility", "gap-max-ms", 0, -1, "least"),
+    ("broker-failover", "timeout-ms", 1000, -1, "least"),
+    ("broker-failover", "response-loss-pct", 90, 1, "most"),
 ])
-def test_the_lowest_value_of_a_bounded_parameter_is_taken(experiment: str, lowest: int,
-                                                          name: str) -> None:
-    """The documented lowest value is a legal run; one below is refused, naming the bound."""
+def test_the_bound_of_a_bounded_parameter_is_taken(experiment: str, name: str, bound: int,
+                                                   step: int, side: str) -> None:
+    """The documented lowest or highest value is a legal run; one past it is refused,
+    naming the bound."""
     exp = get_experiment(experiment)
-    assert parse_params(exp, [f"{name}={lowest}"])[name] == (lowest,)
+    assert parse_params(exp, [f"{name}={bound}"])[name] == (bound,)
     with pytest.raises(ExperimentError) as error:
-        parse_params(exp, [f"{name}={lowest - 1}"])
-    assert str(error.value) == f"parameter {name}: must be at least {lowest}, got {lowest - 1}"
-
-
-@pytest.mark.parametrize(("experiment", "highest", "name"), [
-    ("broker-failover", 90, "response-loss-pct"),
-])
-def test_the_highest_value_of_a_bounded_parameter_is_taken(experiment: str, highest: int,
-                                                           name: str) -> None:
-    """The documented highest value is a legal run; one above is refused, naming the bound."""
-    exp = get_experiment(experiment)
-    assert parse_params(exp, [f"{name}={highest}"])[name] == (highest,)
-    with pytest.raises(ExperimentError) as error:
-        parse_params(exp, [f"{name}={highest + 1}"])
-    assert str(error.value) == f"parameter {name}: must be at most {highest}, got {highest + 1}"
+        parse_params(exp, [f"{name}={bound + step}"])
+    assert str(error.value) == f"parameter {name}: must be at {side} {bound}, got {bound + step}"
 
 
 def test_failover_windows_give_the_expected_outcomes() -> None:
