@@ -293,7 +293,7 @@ def _open_log_dir(source: FileSource, log_dir: str, after_snapshot: bool, start:
                     f"from the snapshot, the log not replayed, as a Kafka node starts from "
                     f"such a snapshot")
             return
-        if first > 0 or not batches:
+        if first > 0:  # (an empty log took the newest whole snapshot above)
             usable = [s for s in log.snapshots if s.snapshot_id.end_offset >= first
                       and s.result.snapshot is not None]
             if usable:
