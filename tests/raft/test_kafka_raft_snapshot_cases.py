@@ -305,6 +305,12 @@ def test_follower_with_an_invalid_snapshot_id_backs_off_and_keeps_its_fetch_time
     assert (vote.epoch, vote.last_epoch, vote.end_offset) == (3, 0, 0)
 
 
+def test_a_snapshot_id_of_epoch_0_is_valid_and_fetched() -> None:
+    """Only a negative end offset or epoch makes a snapshot id invalid (Kafka's
+    handleFetchResponse): a snapshot of epoch 0 is asked for like any other."""
+    _follower_told_of_snapshot(SnapshotId(100, 0))
+
+
 def test_follower_fetches_installs_and_loads_the_snapshot_then_fetches_after_it() -> None:
     """testFetchResponseWithSnapshotId."""
     snapshot_id = SnapshotId(100, 1)
