@@ -391,6 +391,22 @@ def test_unanswered_fetch_snapshot_is_asked_again_after_the_request_timeout() ->
     assert dst == 2 and again.snapshot_id == snapshot_id
 
 
+def test_an_answer_to_a_fetch_snapshot_request_that_was_sent_again_is_ignored() -> None:
+    """Only the answer to the request in flight counts (Kafka's isResponseExpected): the
+    late answer to the first, timed-out request installs nothing; the retry's does."""
+    snapshot_id = SnapshotId(100, 1)
+    ctx, first = _follower_told_of_snapshot(snapshot_id, voters=(1, 2, 3),
+                                            request_timeout_ms=1000)
+    ctx.sleep(ctx.config.request_timeout_ms)
+    _, again = ctx.one_sent(FetchSnapshotRequest)
+    assert again.correlation_id != first.correlation_id
+    snapshot = Snapshot(snapshot_id, ("foo",))
+    ctx.deliver(2, FetchSnapshotResponse(first.correlation_id, 2, 2, Errors.NONE, snapshot))
+    assert ctx.log.snapshot is None and ctx.drain() == []
+    ctx.deliver(2, FetchSnapshotResponse(again.correlation_id, 2, 2, Errors.NONE, snapshot))
+    assert ctx.log.snapshot is snapshot
+
+
 def test_fetch_snapshot_answer_after_the_fetch_timeout_is_ignored() -> None:
     """testFetchSnapshotResponseToNotFollower."""
     snapshot_id = SnapshotId(100, 1)
