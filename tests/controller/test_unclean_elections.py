@@ -114,9 +114,10 @@ def test_a_check_stops_at_the_most_elections_and_the_next_comes_at_once() -> Non
     assert elector.due_at == 300_000 + IMMEDIATE_MS
 
 
-def test_the_check_after_one_that_stopped_at_the_most_elections_is_10_ms_later() -> None:
-    """Kafka's ImbalanceSchedule.IMMEDIATELY delays the next check by 10 ms (so deferred
-    events do not starve the queue), for both unclean elections and leader balancing."""
+def test_a_check_elects_at_most_1000_leaders_and_the_next_comes_10_ms_later() -> None:
+    """Kafka's numbers: maxElectionsPerImbalance is 1000, and ImbalanceSchedule.IMMEDIATELY
+    delays the next check by 10 ms (so deferred events do not starve the queue); the same
+    schedule serves unclean elections and leader balancing."""
     parts = [((1, 2), (0,), NO_LEADER)] * 1005
     image = _image(*parts, fenced=(0,), configs=(_topic_config("foo", "true"),))
     elector = UncleanElector(300_000)
