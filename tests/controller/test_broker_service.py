@@ -152,6 +152,20 @@ def test_an_expired_session_fences_the_broker_and_only_when_active() -> None:
     assert standbys and all(s.next_deadline() is None for s in standbys)
 
 
+def test_a_controller_that_was_never_active_knows_no_broker_session() -> None:
+    """Only the active controller tracks sessions (Kafka's BrokerHeartbeatManager lives
+    with the active controller): a standby that never led counts no broker as alive."""
+    c = cluster()
+    active = _service(c)
+    standbys = [app for n in c.config.controller_ids for app in c.sim.slots[n].apps
+                if isinstance(app, ControllerBrokerService) and app is not active
+                and app.session_epoch is None]
+    assert standbys
+    for standby in standbys:
+        assert not any(standby.has_valid_session(b, c.sim.now) for b in c.config.broker_ids)
+        assert standby.last_contact == {}
+
+
 def test_a_second_incarnation_with_a_live_session_is_a_duplicate() -> None:
     c = cluster()
     broker = min(c.config.broker_ids)

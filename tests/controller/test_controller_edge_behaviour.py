@@ -50,6 +50,19 @@ def test_an_operation_without_records_completes_after_the_writes_pending_before_
     assert third.status is OperationStatus.COMMITTED and third.completed_at == c.sim.now
 
 
+def test_an_operation_without_records_waits_for_the_last_offset_written_so_far() -> None:
+    """With two writes pending, an operation that writes nothing waits for the later one's
+    last offset (Kafka: the last offset written so far), not the earlier one's."""
+    c = cluster(seed=34)
+    first = c.submit(CreateTopics((NewTopic("t", 3, 3),)))
+    second = c.submit(CreateTopics((NewTopic("u", 3, 3),)))
+    empty = c.submit(UnfenceBroker(c.config.broker_ids[0]))
+    assert first.last_offset < second.last_offset
+    assert empty.last_offset == second.last_offset and empty.record_count == 0
+    assert c.wait(empty) and second.done
+    assert empty.completed_at == second.completed_at
+
+
 def _follower_controller(batches: list[Batch]) -> tuple[QuorumController, RaftNode]:
     """A standby controller on a follower (of node 1, epoch 1) whose log holds ``batches``,
     not yet committed; every committed record counts towards a snapshot."""

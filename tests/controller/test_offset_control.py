@@ -137,6 +137,22 @@ def test_after_a_snapshot_load_transactions_and_loads_go_on() -> None:
     assert manager.last_committed_offset == manager.last_stable_offset == 199
 
 
+def test_losing_leadership_right_after_a_snapshot_load_leaves_no_transaction_open() -> None:
+    """A snapshot holds no open transaction: a leader that loses its uncommitted writes
+    before anything commits past the snapshot reverts to it with none open, and its next
+    transaction begins as usual."""
+    manager = OffsetControlManager()
+    manager.begin_load_snapshot()
+    manager.end_load_snapshot(99, 2, image_at(99))
+    manager.activate(100)
+    manager.handle_schedule_append(109, RevertPoint(image_at(109), -1))
+    point = manager.deactivate(manager.last_committed_offset)
+    assert (point.image.offset, point.transaction_start) == (99, -1)
+    assert manager.transaction_start_offset == -1
+    manager.replay_begin(100)
+    assert manager.transaction_start_offset == 100
+
+
 def test_a_marker_read_from_a_snapshot_outside_a_load_is_a_fault() -> None:
     """A transaction marker said to come from a snapshot while no snapshot is being loaded
     is a fault (the caller's bug), as is one inside a load."""

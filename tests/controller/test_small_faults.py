@@ -75,3 +75,16 @@ def test_a_marker_in_a_snapshot_is_reported_by_its_own_type(marker: object) -> N
     name = type(marker).__name__
     assert f"{name} cannot appear within a snapshot" in str(standby.fault)
     assert "BeginTransactionRecord" not in str(standby.fault)
+
+
+def test_a_commit_that_moves_the_lso_into_a_transaction_drops_its_earlier_batches() -> None:
+    """One commit that covers Begin and two batches of the open transaction keeps only
+    Begin-1 (an Abort's target) and the committed state, not the batch in between."""
+    manager = OffsetControlManager()
+    manager.add_point(9, RevertPoint(image_at(9), -1))
+    manager.replay_begin(10)
+    manager.add_point(19, RevertPoint(image_at(19), 10))
+    manager.add_point(29, RevertPoint(image_at(29), 10))
+    assert manager.handle_commit_batch(29, 1)
+    assert manager.last_stable_offset == 9
+    assert list(manager.registry) == [9, 29]

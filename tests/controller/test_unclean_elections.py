@@ -114,6 +114,20 @@ def test_a_check_stops_at_the_most_elections_and_the_next_comes_at_once() -> Non
     assert elector.due_at == 300_000 + IMMEDIATE_MS
 
 
+def test_a_check_elects_at_most_1000_leaders_and_the_next_comes_10_ms_later() -> None:
+    """Kafka's numbers: maxElectionsPerImbalance is 1000, and ImbalanceSchedule.IMMEDIATELY
+    delays the next check by 10 ms (so deferred events do not starve the queue); the same
+    schedule serves unclean elections and leader balancing."""
+    parts = [((1, 2), (0,), NO_LEADER)] * 1005
+    image = _image(*parts, fenced=(0,), configs=(_topic_config("foo", "true"),))
+    elector = UncleanElector(300_000)
+    elector.activate(image, 0)
+    first = elector.take_due(image, 300_000)
+    assert first is not None and len(first) == 1000
+    assert elector.take_due(image, 300_009) is None
+    assert elector.due_at == 300_010
+
+
 def test_an_interval_of_zero_never_checks() -> None:
     image = _image(configs=(_topic_config("bar", "true"),))
     elector = UncleanElector(0)

@@ -404,6 +404,16 @@ def test_voters_record_reads_back_from_its_key_and_value() -> None:
     assert decoded.record == voters
 
 
+def test_a_voter_given_no_kraft_versions_supports_version_0_only() -> None:
+    """Kafka's VotersRecord KRaftVersionFeature defaults to MinSupportedVersion 0 and
+    MaxSupportedVersion 0: a voter written without them reads back as 0..0."""
+    voters = VotersRecord(voters=(Voter(voter_id=0, voter_directory_id="AAAAAAAAAAAAAAAAAAAAAA"),))
+    key, value = encode_control_key(voters), encode_control_value(voters)
+    decoded = decode_control_record(key + value, 0, 4, 4, 4 + len(value))
+    voter = decoded.record.voters[0]
+    assert (voter.min_kraft_version, voter.max_kraft_version) == (0, 0)
+
+
 def test_a_voters_value_under_another_type_is_not_a_voters_record() -> None:
     """testInvalidControlRecordType: the same value under a COMMIT key (type 1)."""
     voters = VotersRecord(voters=(Voter(voter_id=0, voter_directory_id="AAAAAAAAAAAAAAAAAAAAAA"),))

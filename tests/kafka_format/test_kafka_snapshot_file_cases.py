@@ -179,6 +179,14 @@ def test_kraft_version_0_has_only_the_header_before_the_records() -> None:
     assert all(b.epoch == SNAPSHOT_ID.epoch for b in _batches(data))
 
 
+def test_the_header_and_footer_a_snapshot_writes_are_version_0() -> None:
+    """Kafka writes SnapshotHeaderRecord and SnapshotFooterRecord with Version 0
+    (ControlRecordUtils.SNAPSHOT_HEADER/FOOTER_CURRENT_VERSION), and so does kraftsim."""
+    first, last, _ = _first_and_last(encode_snapshot(_snapshot(), METADATA_VERSION))
+    assert [r.version for r in first.control_records] == [0]
+    assert [r.version for r in last.control_records] == [0]
+
+
 def test_kraft_version_1_with_voters() -> None:
     """testKBuilderRaftVersion1WithVoterSet, testControlRecordIterationWithKraftVersion1:
     header, KRaftVersion 1 and Voters in the first batch; the footer alone and last."""

@@ -305,6 +305,12 @@ def test_follower_with_an_invalid_snapshot_id_backs_off_and_keeps_its_fetch_time
     assert (vote.epoch, vote.last_epoch, vote.end_offset) == (3, 0, 0)
 
 
+def test_a_snapshot_id_of_epoch_0_is_valid_and_fetched() -> None:
+    """Only a negative end offset or epoch makes a snapshot id invalid (Kafka's
+    handleFetchResponse): a snapshot of epoch 0 is asked for like any other."""
+    _follower_told_of_snapshot(SnapshotId(100, 0))
+
+
 def test_follower_fetches_installs_and_loads_the_snapshot_then_fetches_after_it() -> None:
     """testFetchResponseWithSnapshotId."""
     snapshot_id = SnapshotId(100, 1)
@@ -383,6 +389,22 @@ def test_unanswered_fetch_snapshot_is_asked_again_after_the_request_timeout() ->
     ctx.sleep(ctx.config.request_timeout_ms)
     dst, again = ctx.one_sent(FetchSnapshotRequest)
     assert dst == 2 and again.snapshot_id == snapshot_id
+
+
+def test_an_answer_to_a_fetch_snapshot_request_that_was_sent_again_is_ignored() -> None:
+    """Only the answer to the request in flight counts (Kafka's isResponseExpected): the
+    late answer to the first, timed-out request installs nothing; the retry's does."""
+    snapshot_id = SnapshotId(100, 1)
+    ctx, first = _follower_told_of_snapshot(snapshot_id, voters=(1, 2, 3),
+                                            request_timeout_ms=1000)
+    ctx.sleep(ctx.config.request_timeout_ms)
+    _, again = ctx.one_sent(FetchSnapshotRequest)
+    assert again.correlation_id != first.correlation_id
+    snapshot = Snapshot(snapshot_id, ("foo",))
+    ctx.deliver(2, FetchSnapshotResponse(first.correlation_id, 2, 2, Errors.NONE, snapshot))
+    assert ctx.log.snapshot is None and ctx.drain() == []
+    ctx.deliver(2, FetchSnapshotResponse(again.correlation_id, 2, 2, Errors.NONE, snapshot))
+    assert ctx.log.snapshot is snapshot
 
 
 def test_fetch_snapshot_answer_after_the_fetch_timeout_is_ignored() -> None:

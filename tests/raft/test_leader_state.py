@@ -55,3 +55,11 @@ def test_preferred_successors_are_most_up_to_date_first() -> None:
     state.update_replica_end_offset(2, 5)
     state.update_replica_end_offset(3, 9)
     assert state.preferred_successors() == (3, 2, 4)
+
+
+def test_a_voter_that_fetched_at_offset_0_precedes_one_that_never_fetched() -> None:
+    """A voter not heard from has no end offset (Kafka: empty, sorted last), below any
+    fetched one, even a fetch at offset 0 of an empty log."""
+    state = LeaderState(local_id=1, epoch=2, epoch_start_offset=0, voters=(1, 2, 3))
+    state.update_replica_end_offset(3, 0)
+    assert state.preferred_successors() == (3, 2)

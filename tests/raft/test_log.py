@@ -111,3 +111,14 @@ def test_truncation_and_snapshots_stay_within_the_log() -> None:
     again = Snapshot(SnapshotId(10, 1), ("state",))  # at the start: inside, taken
     log.set_snapshot(again)
     assert log.snapshot is again and (log.start_offset, log.end_offset, len(log)) == (10, 30, 2)
+
+
+def test_truncating_at_or_past_the_log_end_changes_nothing() -> None:
+    """A cut at the end (or beyond it, e.g. a leader's diverging end offset past this
+    follower's log) drops nothing and never moves the end forward."""
+    log = log_with((1, 3), (2, 3))
+    log.truncate_to(6)
+    log.truncate_to(9)
+    assert (log.end_offset, log.flushed_end, len(log)) == (6, 6, 2)
+    assert log.truncate_to_end_offset(OffsetAndEpoch(8, 0)) == 6
+    assert (log.end_offset, log.last_epoch) == (6, 2)
