@@ -694,3 +694,26 @@ def test_a_follower_without_a_broker_epoch_may_join_the_isr() -> None:
     cell.produce(1, ["a"])
     cell.run(500)
     assert [(src, request.new_isr) for src, request in cell.alters] == [(1, (1, 3, 2))]
+
+
+def test_observers_learn_a_followers_high_watermark_advance_without_new_records() -> None:
+    """A fetch answer that brings no records but a higher high watermark changes what the
+    follower exposes as committed: ``drain_changed`` names its replica (the invariant
+    checkers read the newly committed entries then)."""
+    cell = Cell()
+    cell.create(replicas=(1, 2, 3), leader=1)
+    cell.produce(1, ["a"])
+    follower, manager = cell.replica(2), cell.managers[2]
+    for _ in range(20):
+        cell.step(rounds=1)
+        if follower.log.end_offset == 1:
+            break
+    assert (follower.log.end_offset, follower.log.high_watermark) == (1, 0)
+    manager.drain_changed()
+    for _ in range(20):
+        cell.step(50, rounds=1)
+        changed = manager.drain_changed()
+        if follower.log.high_watermark == 1:
+            break
+    assert follower.log.end_offset == 1 and follower.log.high_watermark == 1
+    assert changed == [KEY]  # named at the answer that raised its high watermark
