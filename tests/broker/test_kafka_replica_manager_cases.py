@@ -717,3 +717,30 @@ def test_observers_learn_a_followers_high_watermark_advance_without_new_records(
             break
     assert follower.log.end_offset == 1 and follower.log.high_watermark == 1
     assert changed == [KEY]  # named at the answer that raised its high watermark
+
+
+def test_a_follower_not_asked_to_wait_backs_off_after_an_empty_answer() -> None:
+    """With replica.fetch.wait.max.ms 0 the leader answers an empty fetch at once; the
+    follower fetches again only after replica.fetch.backoff.ms, not in a loop at the same
+    instant."""
+    cell = Cell(config=BrokerConfig(replica_fetch_wait_max_ms=0))
+    cell.create(replicas=(1, 2), leader=1)
+    cell.produce(1, ["a"])
+    cell.run(500)
+    assert cell.replica(2).log.high_watermark == 1
+    follower = cell.managers[2]
+    sent: list[NodeMessage] = []
+    drain = follower.drain_outbox
+
+    def counting() -> list[NodeMessage]:
+        out = drain()
+        sent.extend(env for env in out if env.dst == 1)
+        return out
+
+    follower.drain_outbox = counting  # type: ignore[method-assign]
+    cell.step(cell.config.replica_fetch_backoff_ms)
+    assert len(sent) == 1
+    cell.step(cell.config.replica_fetch_backoff_ms - 1)
+    assert len(sent) == 1
+    cell.step(1)
+    assert len(sent) == 2
