@@ -744,3 +744,22 @@ def test_a_follower_not_asked_to_wait_backs_off_after_an_empty_answer() -> None:
     assert len(sent) == 1
     cell.step(1)
     assert len(sent) == 2
+
+
+def test_a_follower_idle_on_its_session_counts_as_caught_up_until_the_leader_appends() -> None:
+    """A caught-up follower whose incremental fetches leave the partition out (KIP-227) was
+    caught up at each of those fetches: when the leader appends and the follower then stops
+    fetching, the ISR shrink comes replica.lag.time.max.ms after its last fetch, not after
+    the fetch that made it idle long before."""
+    cell = Cell(brokers=(1, 2))
+    cell.create(replicas=(1, 2), leader=1)
+    cell.produce(1, ["a"])
+    lag = cell.config.replica_lag_time_max_ms
+    cell.run(2 * lag, every=500)
+    assert cell.replica(2).log.high_watermark == 1 and cell.alters == []
+    cell.produce(1, ["b"], acks=1)
+    del cell.managers[2]  # the follower stops fetching
+    cell.run(lag - 1_000, every=500)
+    assert cell.alters == []
+    cell.run(2_000, every=500)
+    assert [(src, request.new_isr) for src, request in cell.alters] == [(1, (1,))]
