@@ -763,3 +763,20 @@ def test_a_follower_idle_on_its_session_counts_as_caught_up_until_the_leader_app
     assert cell.alters == []
     cell.run(2_000, every=500)
     assert [(src, request.new_isr) for src, request in cell.alters] == [(1, (1,))]
+
+
+def test_partitions_added_to_a_topic_held_here_start_compact() -> None:
+    """A partition added to a topic this broker already holds replicas of (Kafka's
+    CreatePartitions) starts with an empty log: its leader holds it in the compact form and
+    its follower only the registration, as for a new topic, until records arrive."""
+    cell = Cell(brokers=(1, 2))
+    cell.create(replicas=(1, 2), leader=1)
+    cell.produce(1, ["a"])
+    cell.step()
+    cell.publish(PartitionRecord(1, TOPIC_ID, (1, 2), (1, 2), leader=1, leader_epoch=0,
+                                 partition_epoch=0))
+    added = (TOPIC_ID, 1)
+    leader, follower = cell.managers[1], cell.managers[2]
+    assert leader.compact_leader_epoch(added) == 0 and leader.peek(added) is None
+    assert follower.compact_leader_epoch(added) is None and follower.peek(added) is None
+    assert leader.peek(KEY) is not None  # the partition with records stays a full replica
