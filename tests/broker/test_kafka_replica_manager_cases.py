@@ -780,3 +780,27 @@ def test_partitions_added_to_a_topic_held_here_start_compact() -> None:
     assert leader.compact_leader_epoch(added) == 0 and leader.peek(added) is None
     assert follower.compact_leader_epoch(added) is None and follower.peek(added) is None
     assert leader.peek(KEY) is not None  # the partition with records stays a full replica
+
+
+def test_a_partition_that_loses_its_leader_is_fetched_from_nobody() -> None:
+    """When the image leaves a partition without a leader (leader -1, e.g. its last ISR
+    member fenced) its followers stop fetching it: no fetch goes to a broker -1, and a
+    follower with nothing else to follow sends no fetch at all."""
+    cell = Cell(brokers=(1, 2))
+    cell.create(replicas=(1, 2), leader=1)
+    cell.produce(1, ["a"])
+    _exchange(cell, 3)
+    cell.change(leader=-1)
+    fetched_from: list[int] = []
+    for _ in range(8):  # the first rounds answer the fetches in flight
+        cell.now += 100
+        for manager in cell.managers.values():
+            manager.poll(cell.now)
+        for env in [env for manager in cell.managers.values()
+                    for env in manager.drain_outbox()]:
+            if isinstance(env.message, ReplicaFetchRequest):
+                fetched_from.append(env.dst)
+            if env.dst in cell.managers:
+                cell.managers[env.dst].handle_message(env, cell.now)
+    assert -1 not in fetched_from
+    assert fetched_from[3:] == []
