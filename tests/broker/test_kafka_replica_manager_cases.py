@@ -694,3 +694,113 @@ def test_a_follower_without_a_broker_epoch_may_join_the_isr() -> None:
     cell.produce(1, ["a"])
     cell.run(500)
     assert [(src, request.new_isr) for src, request in cell.alters] == [(1, (1, 3, 2))]
+
+
+def test_observers_learn_a_followers_high_watermark_advance_without_new_records() -> None:
+    """A fetch answer that brings no records but a higher high watermark changes what the
+    follower exposes as committed: ``drain_changed`` names its replica (the invariant
+    checkers read the newly committed entries then)."""
+    cell = Cell()
+    cell.create(replicas=(1, 2, 3), leader=1)
+    cell.produce(1, ["a"])
+    follower, manager = cell.replica(2), cell.managers[2]
+    for _ in range(20):
+        cell.step(rounds=1)
+        if follower.log.end_offset == 1:
+            break
+    assert (follower.log.end_offset, follower.log.high_watermark) == (1, 0)
+    manager.drain_changed()
+    for _ in range(20):
+        cell.step(50, rounds=1)
+        changed = manager.drain_changed()
+        if follower.log.high_watermark == 1:
+            break
+    assert follower.log.end_offset == 1 and follower.log.high_watermark == 1
+    assert changed == [KEY]  # named at the answer that raised its high watermark
+
+
+def test_a_follower_not_asked_to_wait_backs_off_after_an_empty_answer() -> None:
+    """With replica.fetch.wait.max.ms 0 the leader answers an empty fetch at once; the
+    follower fetches again only after replica.fetch.backoff.ms, not in a loop at the same
+    instant."""
+    cell = Cell(config=BrokerConfig(replica_fetch_wait_max_ms=0))
+    cell.create(replicas=(1, 2), leader=1)
+    cell.produce(1, ["a"])
+    cell.run(500)
+    assert cell.replica(2).log.high_watermark == 1
+    follower = cell.managers[2]
+    sent: list[NodeMessage] = []
+    drain = follower.drain_outbox
+
+    def counting() -> list[NodeMessage]:
+        out = drain()
+        sent.extend(env for env in out if env.dst == 1)
+        return out
+
+    follower.drain_outbox = counting  # type: ignore[method-assign]
+    cell.step(cell.config.replica_fetch_backoff_ms)
+    assert len(sent) == 1
+    cell.step(cell.config.replica_fetch_backoff_ms - 1)
+    assert len(sent) == 1
+    cell.step(1)
+    assert len(sent) == 2
+
+
+def test_a_follower_idle_on_its_session_counts_as_caught_up_until_the_leader_appends() -> None:
+    """A caught-up follower whose incremental fetches leave the partition out (KIP-227) was
+    caught up at each of those fetches: when the leader appends and the follower then stops
+    fetching, the ISR shrink comes replica.lag.time.max.ms after its last fetch, not after
+    the fetch that made it idle long before."""
+    cell = Cell(brokers=(1, 2))
+    cell.create(replicas=(1, 2), leader=1)
+    cell.produce(1, ["a"])
+    lag = cell.config.replica_lag_time_max_ms
+    cell.run(2 * lag, every=500)
+    assert cell.replica(2).log.high_watermark == 1 and cell.alters == []
+    cell.produce(1, ["b"], acks=1)
+    del cell.managers[2]  # the follower stops fetching
+    cell.run(lag - 1_000, every=500)
+    assert cell.alters == []
+    cell.run(2_000, every=500)
+    assert [(src, request.new_isr) for src, request in cell.alters] == [(1, (1,))]
+
+
+def test_partitions_added_to_a_topic_held_here_start_compact() -> None:
+    """A partition added to a topic this broker already holds replicas of (Kafka's
+    CreatePartitions) starts with an empty log: its leader holds it in the compact form and
+    its follower only the registration, as for a new topic, until records arrive."""
+    cell = Cell(brokers=(1, 2))
+    cell.create(replicas=(1, 2), leader=1)
+    cell.produce(1, ["a"])
+    cell.step()
+    cell.publish(PartitionRecord(1, TOPIC_ID, (1, 2), (1, 2), leader=1, leader_epoch=0,
+                                 partition_epoch=0))
+    added = (TOPIC_ID, 1)
+    leader, follower = cell.managers[1], cell.managers[2]
+    assert leader.compact_leader_epoch(added) == 0 and leader.peek(added) is None
+    assert follower.compact_leader_epoch(added) is None and follower.peek(added) is None
+    assert leader.peek(KEY) is not None  # the partition with records stays a full replica
+
+
+def test_a_partition_that_loses_its_leader_is_fetched_from_nobody() -> None:
+    """When the image leaves a partition without a leader (leader -1, e.g. its last ISR
+    member fenced) its followers stop fetching it: no fetch goes to a broker -1, and a
+    follower with nothing else to follow sends no fetch at all."""
+    cell = Cell(brokers=(1, 2))
+    cell.create(replicas=(1, 2), leader=1)
+    cell.produce(1, ["a"])
+    _exchange(cell, 3)
+    cell.change(leader=-1)
+    fetched_from: list[int] = []
+    for _ in range(8):  # the first rounds answer the fetches in flight
+        cell.now += 100
+        for manager in cell.managers.values():
+            manager.poll(cell.now)
+        for env in [env for manager in cell.managers.values()
+                    for env in manager.drain_outbox()]:
+            if isinstance(env.message, ReplicaFetchRequest):
+                fetched_from.append(env.dst)
+            if env.dst in cell.managers:
+                cell.managers[env.dst].handle_message(env, cell.now)
+    assert -1 not in fetched_from
+    assert fetched_from[3:] == []

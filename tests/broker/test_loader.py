@@ -194,3 +194,16 @@ def test_a_manifest_counts_the_records_the_published_change_replayed() -> None:
     r.commit(r.batch(BeginTransactionRecord("t"), partition(FOO, 1), partition(FOO, 2)),
              r.batch(partition(FOO, 3), EndTransactionRecord()))
     assert [(img.offset, manifest.records) for img, manifest in r.images] == [(1, 2), (6, 3)]
+
+
+def test_the_last_offset_loaded_is_the_snapshots_after_a_snapshot_load() -> None:
+    """``batch_loader.last_offset`` (how far the broker has loaded, which the demo's crash
+    window reads) is the image's offset for a new loader and the snapshot's last offset once
+    a snapshot replaced what the log had loaded."""
+    r = Recorder()
+    assert r.loader.batch_loader.last_offset == MetadataImage.EMPTY.offset
+    r.commit(r.batch(TopicRecord("foo", FOO), partition(FOO, 0)))
+    assert r.loader.batch_loader.last_offset == 1
+    source = MetadataImage.EMPTY.with_provenance(9, 1)
+    r.loader.handle_load_snapshot(Snapshot(SnapshotId(10, 1), tuple(image_to_records(source))))
+    assert r.loader.batch_loader.last_offset == 9

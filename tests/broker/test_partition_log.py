@@ -9,7 +9,6 @@ from __future__ import annotations
 import pytest
 
 from broker.partition_log import (
-    MAX_BATCHES_PER_PRODUCER,
     LogEntry,
     PartitionLog,
     SequenceError,
@@ -107,11 +106,13 @@ def test_a_plain_record_has_no_producer() -> None:
 
 
 def test_a_retried_batch_among_the_last_five_is_a_duplicate_with_its_offsets() -> None:
+    """Kafka's ProducerStateEntry.NUM_BATCHES_TO_RETAIN: five batches per producer, not
+    more (written out, not read from the module, so that the number itself is pinned)."""
     log = PartitionLog()
-    offsets = [_send(log, 2 * n, 2) for n in range(MAX_BATCHES_PER_PRODUCER + 1)]
+    offsets = [_send(log, 2 * n, 2) for n in range(6)]
     assert offsets[1] == (2, 3)
     end = log.end_offset
-    for n in range(1, MAX_BATCHES_PER_PRODUCER + 1):  # the last five
+    for n in range(1, 6):  # the last five
         assert _send(log, 2 * n, 2) == offsets[n]
     assert log.end_offset == end  # nothing written
     with pytest.raises(SequenceError) as evicted:  # the oldest is no longer known

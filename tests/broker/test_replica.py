@@ -100,3 +100,18 @@ def test_an_answer_that_does_not_continue_the_log_is_ignored() -> None:
     _sync(leader, follower)
     assert not follower.apply_fetched(stale)
     assert follower.log.end_offset == 4
+
+
+def test_a_follower_whose_leader_knows_no_epoch_truncates_to_its_high_watermark() -> None:
+    """A leader with an empty log (e.g. elected uncleanly) knows none of the follower's
+    epochs and answers the undefined epoch and end offset (-1, -1): the follower truncates
+    to its high watermark (Kafka's fetcher on UNDEFINED_EPOCH_OFFSET), not below it and
+    without an error, and then follows the leader's log."""
+    leader = _replica(LEADER, [], leader_epoch=6)
+    follower = _replica(FOLLOWER, [1, 1, 2, 2], leader_epoch=6)
+    follower.log.update_high_watermark(1)
+    answer = leader.serve_fetch(FOLLOWER, follower.fetch_position(), 1, 100)
+    assert answer.diverging and (answer.diverging_epoch, answer.diverging_end_offset) == \
+        (-1, -1)
+    follower.apply_fetched(answer)
+    assert [e.value for e in follower.log.entries] == ["0@1"]

@@ -107,6 +107,18 @@ def test_java_string_hash_and_partition_for() -> None:
     assert (java_string_hash("\U0001F600"), partition_for("\U0001F600", 50)) == (1772899, 49)
 
 
+def test_the_coordinators_partition_counts_default_to_kafkas_fifty() -> None:
+    """transaction.state.log.num.partitions and offsets.topic.num.partitions both default
+    to 50, as Kafka's; a pre-registered group's offsets partition is found among 50 while
+    the offsets topic is not known yet, and among the topic's partitions once it is."""
+    config = TxnCoordinatorConfig()
+    assert (config.num_partitions, config.offsets_num_partitions) == (50, 50)
+    coordinator = TransactionCoordinator(0, config, lambda *_: None, lambda: ("NONE", 1))
+    assert coordinator.offsets_partition_count() == 50
+    coordinator.offsets_topic_partitions = lambda: 3
+    assert coordinator.offsets_partition_count() == 3
+
+
 def test_the_valid_previous_state_table_is_kafkas() -> None:
     assert VALID_PREVIOUS[S.PREPARE_ABORT] == {S.ONGOING, S.PREPARE_EPOCH_FENCE, S.EMPTY,
                                                S.COMPLETE_COMMIT, S.COMPLETE_ABORT}

@@ -9,6 +9,7 @@ import random
 
 import pytest
 
+import metadata.delta as delta_module
 from broker import MetadataLoader
 from controller import ControllerConfig, ControllerFault, QuorumController
 from metadata.batch_shape import MIN_RUN, outside_runs, shape_of
@@ -188,6 +189,24 @@ def test_a_runs_registrations_are_made_once_and_shared_with_every_replay() -> No
     assert mixed[-1] == _new_registration(new) and partition_from_record(new) is mixed[-1]
     fresh = registrations_of([new, *records[:3]])  # a new first record: made afresh
     assert fresh == [_new_registration(r) for r in (new, *records[:3])]
+
+
+def test_the_shared_registrations_stay_within_their_bound(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The registrations shared between replays are a bounded cache (emptied when full),
+    record by record and run by run: memory does not grow with the records replayed, and
+    every registration handed out is still the record's."""
+    clear_sharing_caches()
+    monkeypatch.setattr(delta_module, "SHARED_REGISTRATIONS", 4)
+    records = [partition(FOO, p) for p in range(10)]
+    for record in records:
+        assert partition_from_record(record) == _new_registration(record)
+        assert len(delta_module._records_held) <= 4
+    for start in range(0, 9, 3):
+        run = records[start:start + 3]
+        assert registrations_of(run) == [_new_registration(r) for r in run]
+        assert len(delta_module._records_held) <= 4
+    clear_sharing_caches()
 
 
 def test_clearing_the_sharing_caches_forgets_shared_merges_and_shapes() -> None:
