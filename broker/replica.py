@@ -6,8 +6,9 @@ follower's LEO and when it was last caught up, and moves the high watermark
 to the minimum LEO over the maximal ISR (the image's ISR plus a pending
 expansion, so a shrink counts only once the controller has written it —
 Kafka's ``PartitionState.maximalIsr``) and over the followers outside it that
-are about to join: eligible and caught up within ``replica.lag.time.max.ms``
-(Kafka's ``maybeIncrementLeaderHW``; a follower outside the ISR when this
+are about to join: eligible, caught up within ``replica.lag.time.max.ms`` and
+fetching from this leader already (Kafka's ``maybeIncrementLeaderHW``, whose
+eligibility needs a broker epoch stored by a fetch; a follower outside the ISR when this
 leader's epoch began counts as never caught up until it catches up). It
 proposes ISR changes with AlterPartition: a follower not caught up for
 ``replica.lag.time.max.ms`` leaves, a follower caught up to the HW (and to
@@ -55,7 +56,8 @@ class FollowerState(msgspec.Struct, gc=False):
     idle_clock: FetchClock | None = None
     broker_epoch: int = -1
     """The broker epoch its last fetch carried (-1: unknown, which the eligibility check
-    lets pass, as Kafka does for a request without one)."""
+    lets pass, as Kafka does for a request without one). Read only once the follower
+    has fetched: before that Kafka stores no epoch, and the follower is not eligible."""
 
     def wake(self) -> None:
         """Make the fetches an idle clock stands for explicit (before any other change)."""
@@ -216,7 +218,7 @@ class Replica:
                 end = state.end_offset
                 if end < hw and (state.broker_id in isr or (
                         now - state.last_caught_up() <= rules.lag_max_ms
-                        and state.broker_id in self.replicas
+                        and state.broker_id in self.replicas and state.has_fetched()
                         and rules.eligible(state.broker_id, state.broker_epoch))):
                     hw = end
             for member in isr:  # an ISR member this leader has no state of has not fetched

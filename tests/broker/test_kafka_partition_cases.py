@@ -429,6 +429,29 @@ def test_the_high_watermark_waits_for_a_caught_up_follower_about_to_join(state: 
     assert leader.log.high_watermark == (10 if state == "unfenced" else 20)
 
 
+def test_a_follower_that_never_fetched_from_this_leader_holds_no_high_watermark() -> None:
+    """Kafka stores a follower's broker epoch at its fetches only, and a follower with none
+    stored is not ISR-eligible: one that left the ISR before ever fetching from this leader
+    does not hold the high watermark, even unfenced and within the lag time of the epoch
+    start (with -1 taken for "no epoch", the high watermark stuck at the shrink's value)."""
+    cell = Cell(brokers=(1, 2, 3))
+    cell.create(replicas=(1, 2, 3), isr=(1, 2, 3), leader=1)
+    cell.managers.pop(3)  # broker 3 never fetches in this leader epoch
+    cell.produce(1, ["a", "b"], acks=1)
+    cell.step(100)
+    leader = cell.replica(1)
+    assert leader.log.high_watermark == 0  # 3, in the ISR, holds it
+    cell.broker_state(3, fenced=True)
+    cell.change(isr=(1, 2))
+    cell.broker_state(3, fenced=False)
+    cell.step(100)
+    assert leader.log.high_watermark == 2
+    cell.produce(1, ["c"], acks=1)
+    cell.step(100)
+    assert not leader.follower(3).has_fetched()  # type: ignore[union-attr]
+    assert cell.now < 30_000 and leader.log.high_watermark == 3
+
+
 def test_a_follower_outside_the_isr_at_the_epoch_start_holds_no_high_watermark() -> None:
     """Kafka resets the last caught-up time of a follower outside the ISR to 0 when a
     leader epoch begins: it does not hold the new leader's high watermark until it has
