@@ -525,19 +525,25 @@ def test_a_follower_backs_off_after_an_error_answer(records: bool) -> None:
     cell.change(leader=1)  # only the follower sees the new epoch
     cell.managers[1] = leader
     follower = cell.managers[2]
-    sent: list[NodeMessage] = []
-    drain = follower.drain_outbox
-
-    def counting() -> list[NodeMessage]:
-        out = drain()
-        sent.extend(env for env in out if env.dst == 1)
-        return out
-
-    follower.drain_outbox = counting  # type: ignore[method-assign]
+    sent = _sent_to(follower, 1)
     cell.step(600)
     assert 1 <= len(sent) <= 2
     cell.step(cell.config.replica_fetch_backoff_ms)
     assert len(sent) <= 3
+
+
+def _sent_to(manager: ReplicaManager, dst: int) -> list[NodeMessage]:
+    """The list that collects, from now on, every message ``manager`` sends to ``dst``."""
+    sent: list[NodeMessage] = []
+    drain = manager.drain_outbox
+
+    def counting() -> list[NodeMessage]:
+        out = drain()
+        sent.extend(env for env in out if env.dst == dst)
+        return out
+
+    manager.drain_outbox = counting  # type: ignore[method-assign]
+    return sent
 
 
 def _exchange(cell: Cell, rounds: int, ms: int = 100) -> list[NodeMessage]:
@@ -729,15 +735,7 @@ def test_a_follower_not_asked_to_wait_backs_off_after_an_empty_answer() -> None:
     cell.run(500)
     assert cell.replica(2).log.high_watermark == 1
     follower = cell.managers[2]
-    sent: list[NodeMessage] = []
-    drain = follower.drain_outbox
-
-    def counting() -> list[NodeMessage]:
-        out = drain()
-        sent.extend(env for env in out if env.dst == 1)
-        return out
-
-    follower.drain_outbox = counting  # type: ignore[method-assign]
+    sent = _sent_to(follower, 1)
     cell.step(cell.config.replica_fetch_backoff_ms)
     assert len(sent) == 1
     cell.step(cell.config.replica_fetch_backoff_ms - 1)
