@@ -161,9 +161,15 @@ class Replica:
         return self.leader == self.broker_id
 
     def become(self, reg: PartitionRegistration, now: int) -> bool:
-        """Take the image's registration; True when the leader epoch changed."""
+        """Take the image's registration; True when the leader epoch changed.
+
+        A new leader epoch led here starts every follower's state afresh (Kafka's
+        resetReplicaState); a broker that led the previous epoch too keeps what it knew of
+        each follower's log end offset, as Kafka does when the leader is not new.
+        """
         leader, me = reg.leader, self.broker_id
         new_epoch = reg.leader_epoch != self.leader_epoch
+        was_leader = self.leader == me
         self.leader, self.leader_epoch = leader, reg.leader_epoch
         self.isr, self.replicas = reg.isr, reg.replicas
         if reg.partition_epoch != self.partition_epoch:
@@ -173,8 +179,11 @@ class Replica:
             if new_epoch:
                 self.leader_epoch_start = self.log.end_offset
                 isr = reg.isr
+                known = {s.broker_id: s.end_offset for s in self.followers} if was_leader \
+                    else {}
                 self.followers = tuple([
-                    FollowerState(r, caught_up_at=now if r in isr else NEVER_CAUGHT_UP)
+                    FollowerState(r, end_offset=known.get(r, -1),
+                                  caught_up_at=now if r in isr else NEVER_CAUGHT_UP)
                     for r in reg.replicas if r != me])
             self.maybe_advance_high_watermark(now)
         else:

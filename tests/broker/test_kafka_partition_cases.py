@@ -160,12 +160,31 @@ def test_the_epoch_start_and_follower_states_reset_only_when_the_epoch_moves() -
     state = leader.follower(F1)
     assert state is not None and (state.end_offset, state.caught_up_at) == (3, 10)
     assert leader.leader_epoch_start == 3
-    # a new leader epoch starts again at the log end
+    # a new leader epoch starts again at the log end; the same leader keeps each follower's
+    # log end offset (Kafka's resetReplicaState with isNewLeader false), nothing else
     assert leader.become(PartitionRegistration(replicas=(ME, F1), isr=(ME, F1), leader=ME,
                                                leader_epoch=3, partition_epoch=3), 30)
     state = leader.follower(F1)
-    assert state is not None and state.end_offset == -1 and state.caught_up_at == 30
+    assert state is not None and (state.end_offset, state.caught_up_at) == (3, 30)
+    assert not state.has_fetched() and state.leo_at_last_fetch == -1
     assert leader.leader_epoch_start == 4
+    assert leader.log.high_watermark == 3  # moved at once on the offset already known
+
+
+def test_a_leader_new_to_the_partition_knows_no_follower_offset() -> None:
+    """A broker that was a follower and becomes leader starts with every follower's log
+    end offset unknown (Kafka's resetReplicaState with isNewLeader true): the high
+    watermark waits for the ISR's first fetches."""
+    log = _log([(1, 3)])
+    replica = Replica(ME, TOPIC_ID, "t", 0, log)
+    replica.become(PartitionRegistration(replicas=(ME, F1), isr=(ME, F1), leader=F1,
+                                         leader_epoch=2, partition_epoch=1), 0)
+    assert replica.become(PartitionRegistration(replicas=(ME, F1), isr=(ME, F1), leader=ME,
+                                                leader_epoch=3, partition_epoch=2), 10)
+    state = replica.follower(F1)
+    assert state is not None and state.end_offset == -1
+    _fetch(replica, F1, 3, now=20)
+    assert replica.log.high_watermark == 3
 
 
 def test_a_follower_keeps_no_state_of_other_replicas() -> None:
