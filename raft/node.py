@@ -997,7 +997,13 @@ class RaftNode:
         if resp.fetch_offset != self.log.end_offset:
             self._send_fetch(now)
             return
+        epoch = self.epoch
         for batch in resp.batches:
+            if batch.epoch > epoch:
+                # Kafka's appendAsFollower stops at the first batch of an epoch later than the
+                # follower's own: no leader of this epoch wrote it, and the follower's log must
+                # never run ahead of the epoch it is in.
+                break
             self.log.append(batch, flushed=True)
         self._update_follower_high_watermark(resp.high_watermark)
         self._send_fetch(now)
