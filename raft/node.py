@@ -844,7 +844,12 @@ class RaftNode:
         batches = self.log.read(req.fetch_offset, self.log.flushed_end,
                                 self.config.fetch_max_records)
         hw = self.high_watermark
-        if park_until is not None and not batches and self._hw_sent.get(src, -1) == hw:
+        # Parked when there is nothing to tell: no batch, and the high watermark this replica
+        # was last told (none yet counts as unknown) is the current one. A leader that does not
+        # know its high watermark yet has none to tell (Kafka's KIP-1166 fetch: the leader
+        # completes an empty fetch at once only for a replica whose high watermark is unknown
+        # or behind the leader's known one).
+        if park_until is not None and not batches and self._hw_sent.get(src) == hw:
             self._parked.append((park_until, envelope))
             return
         self._hw_sent[src] = hw

@@ -29,7 +29,7 @@ Set aside, with the reason:
 from __future__ import annotations
 
 from raft import Batch, Role
-from raft.messages import FetchRequest
+from raft.messages import Errors, FetchRequest, FetchResponse
 from tests.raft.kafka_context import Context
 
 
@@ -73,3 +73,70 @@ def test_follower_appends_nothing_when_the_first_batch_is_of_a_later_epoch() -> 
         fetch, 2, batches=[Batch(1, 5, ("a",)), Batch(2, 5, ("b",))], high_watermark=3))
     assert (ctx.log.end_offset, ctx.log.last_epoch) == (1, 3)
     assert ctx.node.high_watermark == 1
+
+
+# ---------------------------------------------------------------------- leader side: holding
+
+
+def test_leader_that_knows_no_high_watermark_holds_an_empty_fetch() -> None:
+    """testUnknownHwmDeferredWhenLeaderDoesNotKnowHwm: a new leader whose high watermark is
+    still unknown has nothing to tell a replica fetching at its log end; the fetch is held
+    (until its wait ends, when it is answered empty, with no high watermark)."""
+    ctx, epoch = _leader_of_six_records()
+    ctx.deliver(3, ctx.fetch_request(3, 7, epoch, max_wait_ms=500))
+    for _ in range(10):
+        ctx.poll()
+        assert ctx.sent(FetchResponse) == []
+    ctx.sleep(499)
+    assert ctx.sent(FetchResponse) == []
+    ctx.sleep(1)
+    _, answer = ctx.one_sent(FetchResponse)
+    assert (answer.error, answer.batches, answer.high_watermark) == (Errors.NONE, (), None)
+
+
+def test_leader_answers_an_empty_fetch_at_once_to_a_replica_it_has_not_told_its_hw() -> None:
+    """testOutdatedHwmCompletedWhenLeaderKnowsHwm: once the leader knows its high watermark,
+    an empty fetch from a replica it has not told it (here an observer's first fetch) is
+    answered at once, carrying it."""
+    ctx, epoch = _leader_of_six_records()
+    ctx.deliver(2, ctx.fetch_request(2, 7, epoch))
+    assert ctx.node.high_watermark == 7
+    ctx.drain()
+    ctx.deliver(3, ctx.fetch_request(3, 7, epoch, max_wait_ms=500))
+    _, answer = ctx.one_sent(FetchResponse)
+    assert (answer.error, answer.epoch, answer.high_watermark, answer.batches) == (
+        Errors.NONE, epoch, 7, ())
+
+
+def test_empty_fetch_from_a_replica_told_the_high_watermark_is_held() -> None:
+    """testUnchangedHighWatermarkDeferred, testDefaultHwmDeferred: a replica that already
+    holds the leader's high watermark and is at the log end gets no answer before its
+    wait ends."""
+    ctx, epoch = _leader_of_six_records()
+    ctx.deliver(2, ctx.fetch_request(2, 7, epoch))
+    ctx.deliver(3, ctx.fetch_request(3, 7, epoch))
+    ctx.drain()
+    ctx.deliver(3, ctx.fetch_request(3, 7, epoch, max_wait_ms=500))
+    for _ in range(10):
+        ctx.poll()
+        assert ctx.sent(FetchResponse) == []
+    ctx.sleep(500)
+    _, answer = ctx.one_sent(FetchResponse)
+    assert (answer.batches, answer.high_watermark) == ((), 7)
+
+
+def test_held_fetches_are_answered_when_the_high_watermark_moves() -> None:
+    """testUpdatedHighWatermarkCompleted: a held fetch from an observer is answered as soon
+    as a voter's fetch moves the high watermark, with the new high watermark, together with
+    the voter's own answer."""
+    ctx, epoch = _leader_of_six_records()
+    ctx.deliver(2, ctx.fetch_request(2, 3, 2))  # a voter behind the epoch start: no HW yet
+    _, answer = ctx.one_sent(FetchResponse)
+    assert answer.error is Errors.NONE and ctx.node.high_watermark is None
+    ctx.deliver(3, ctx.fetch_request(3, 7, epoch, max_wait_ms=500))
+    assert ctx.sent(FetchResponse) == []
+    ctx.deliver(2, ctx.fetch_request(2, 7, epoch))
+    answers = ctx.sent(FetchResponse)
+    assert sorted(dst for dst, _ in answers) == [2, 3]
+    assert all((a.error, a.epoch, a.high_watermark) == (Errors.NONE, epoch, 7)
+               for _, a in answers)
