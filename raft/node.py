@@ -800,17 +800,18 @@ class RaftNode:
             self._send(env.src, FetchResponse(req.correlation_id, self.epoch, self.leader_id,
                                               Errors.INVALID_REQUEST, req.fetch_offset))
             return
-        if self.role is not _LEADER or self.leader_state is None:
-            error = Errors.FENCED_LEADER_EPOCH if req.epoch < self.epoch \
-                else Errors.NOT_LEADER_OR_FOLLOWER
+        if req.epoch != self.epoch or self.role is not _LEADER or self.leader_state is None:
+            # Kafka's validateLeaderOnlyRequest: the epoch first (an older one is fenced, a
+            # newer one unknown), whatever the role; only a fetch of this node's own epoch
+            # is told that it is not the leader.
+            if req.epoch < self.epoch:
+                error = Errors.FENCED_LEADER_EPOCH
+            elif req.epoch > self.epoch:
+                error = Errors.UNKNOWN_LEADER_EPOCH
+            else:
+                error = Errors.NOT_LEADER_OR_FOLLOWER
             self._send(env.src, FetchResponse(req.correlation_id, self.epoch, self.leader_id,
                                               error, req.fetch_offset))
-            return
-        if req.epoch != self.epoch:
-            error = Errors.FENCED_LEADER_EPOCH if req.epoch < self.epoch \
-                else Errors.UNKNOWN_LEADER_EPOCH
-            self._send(env.src, FetchResponse(req.correlation_id, self.epoch, self.id, error,
-                                              req.fetch_offset))
             return
         # A resent fetch replaces the one this replica left parked.
         if self._parked:

@@ -28,6 +28,8 @@ Set aside, with the reason:
 
 from __future__ import annotations
 
+import pytest
+
 from raft import Batch, Role
 from raft.messages import Errors, FetchRequest, FetchResponse
 from tests.raft.kafka_context import Context
@@ -140,3 +142,63 @@ def test_held_fetches_are_answered_when_the_high_watermark_moves() -> None:
     assert sorted(dst for dst, _ in answers) == [2, 3]
     assert all((a.error, a.epoch, a.high_watermark) == (Errors.NONE, epoch, 7)
                for _, a in answers)
+
+
+# ---------------------------------------------------------------------- validation
+
+
+@pytest.mark.parametrize("malformed", ["negative-offset", "negative-last-epoch",
+                                       "last-epoch-ahead", "negative-wait"])
+def test_malformed_fetch_is_invalid_before_its_epoch_is_checked(malformed: str) -> None:
+    """testInvalidFetchRequest: a negative offset, last epoch or wait, or a last fetched epoch
+    past the epoch fetched in, is INVALID_REQUEST, even when the fetch also names an epoch
+    the leader does not know; a well-formed fetch of that epoch is UNKNOWN_LEADER_EPOCH."""
+    ctx = Context(1, (1, 2), epoch=2)
+    epoch = ctx.become_leader()
+    assert epoch == 3
+    for fetch_epoch in (epoch, epoch + 1):
+        offset, last_epoch, wait = {
+            "negative-offset": (-5, 0, 0), "negative-last-epoch": (0, -1, 0),
+            "last-epoch-ahead": (0, fetch_epoch + 1, 0), "negative-wait": (0, 0, -1),
+        }[malformed]
+        ctx.deliver(2, FetchRequest(ctx.next_correlation(), fetch_epoch, 2, offset,
+                                    last_epoch, wait))
+        _, answer = ctx.one_sent(FetchResponse)
+        assert (answer.error, answer.epoch, answer.leader_id) == (
+            Errors.INVALID_REQUEST, epoch, 1)
+    ctx.deliver(2, ctx.fetch_request(2, 0, 0, epoch=epoch + 1))
+    _, answer = ctx.one_sent(FetchResponse)
+    assert (answer.error, answer.epoch, answer.leader_id) == (
+        Errors.UNKNOWN_LEADER_EPOCH, epoch, 1)
+    assert ctx.node.role is Role.LEADER and ctx.node.epoch == epoch
+
+
+@pytest.mark.parametrize("role", ["follower", "candidate", "unattached", "resigned"])
+def test_a_node_that_cannot_serve_a_fetch_refuses_it_by_epoch_first(role: str) -> None:
+    """Kafka's leader-only request check, which testInvalidFetchRequest and the observers'
+    discovery fetches (testObserverQuorumDiscoveryFailure) go through: a fetch of an older
+    epoch is fenced and one of a newer epoch unknown, whatever the node's role; only one
+    of the node's own epoch is told it is not the leader (with the leader the node knows).
+    A fetch never moves the node's epoch."""
+    if role == "follower":
+        ctx = Context(1, (1, 2, 3), epoch=5, leader=2)
+        expected_leader: int | None = 2
+    elif role == "candidate":
+        ctx = Context(1, (1, 2, 3), epoch=4)
+        ctx.sleep(ctx.config.election_timeout_ms)
+        expected_leader = None
+    elif role == "unattached":
+        ctx = Context(1, (1, 2, 3), epoch=5)
+        expected_leader = None
+    else:
+        ctx = Context(1, (1, 2, 3), epoch=5, voted=1, leader=1)
+        expected_leader = None
+    assert ctx.node.epoch == 5 and ctx.node.role is Role[role.upper()]
+    ctx.drain()
+    for fetch_epoch, error in ((4, Errors.FENCED_LEADER_EPOCH),
+                               (6, Errors.UNKNOWN_LEADER_EPOCH),
+                               (5, Errors.NOT_LEADER_OR_FOLLOWER)):
+        ctx.deliver(9, ctx.fetch_request(9, 0, 0, epoch=fetch_epoch))
+        _, answer = ctx.one_sent(FetchResponse)
+        assert (answer.error, answer.epoch, answer.leader_id) == (error, 5, expected_leader)
+    assert ctx.node.epoch == 5 and ctx.node.role is Role[role.upper()]
