@@ -157,8 +157,12 @@ class RaftLog:
 
     # -- writing -------------------------------------------------------------
     def append(self, batch: Batch, *, flushed: bool) -> None:
-        """Append at the end; the batch must start exactly at ``end_offset``."""
+        """Append at the end; the batch must start exactly at ``end_offset`` and hold at
+        least one record (Kafka's log refuses an empty append: a batch of no records would
+        share its base offset with the next batch)."""
         base, epoch = batch.base_offset, batch.epoch
+        if not batch.records and not batch.control_records:
+            raise RaftLogError(f"batch at {base} holds no records")
         if base != self.end_offset:
             raise RaftLogError(
                 f"batch at {base} does not start at the log end {self.end_offset}"

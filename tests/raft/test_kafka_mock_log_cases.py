@@ -1,0 +1,95 @@
+"""Cases of Kafka's MockLogTest (raft/src/test/java/org/apache/kafka/raft), on RaftLog.
+
+Kafka's MockLog is the in-memory log its raft tests run on; kraftsim's RaftLog plays
+the same part. What the cases pin: the log works in whole batches (a truncation
+inside a batch drops that batch, a read from inside a batch returns it whole, an
+empty batch is never appended), the epoch cache answers "where does epoch E end"
+with the largest epoch at or below E, and a log that starts with a snapshot goes on
+at the snapshot's end.
+
+Covered elsewhere (by the named kraftsim test): testUnexpectedAppendOffset and
+testMonotonicEpochStartOffset (test_log::test_append_must_continue_at_the_log_end),
+testUnflushedRecordsLostAfterReopen (test_log::test_lose_unflushed), the
+testValidate* cases (test_kafka_metadata_log_cases), testCreateSnapshot* and
+testFailToIncreaseLogStartPastHighWatermark (test_kafka_metadata_log_cases and
+test_kafka_raft_snapshot_cases).
+
+Where kraftsim differs on purpose:
+
+- The log keeps no high watermark (the node does), so testTruncateBelowHighWatermark,
+  testUpdateHighWatermark and testDecrementHighWatermark are node cases:
+  test_raft_edge_behaviour::test_follower_high_watermark_never_passes_its_log_end and
+  test_kafka_quorum_state_cases::test_follower_high_watermark_never_moves_back.
+- A read at or past the log end answers nothing (Kafka throws OffsetOutOfRange past the
+  end): a leader validates a fetch offset against its log before it reads.
+
+Set aside: testTopicPartition and testTopicId (one log, no partition), testReadMissingSnapshot,
+testCreateExistingSnapshot, testTruncateWillRemoveOlderSnapshot and the other
+several-snapshot cases (kraftsim keeps one snapshot), testUpdateLogStartOffset* (the log
+start moves only with a snapshot).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from raft import Batch, OffsetAndEpoch, RaftLog, RaftLogError, Snapshot, SnapshotId
+
+
+def _log(*runs: tuple[int, int]) -> RaftLog:
+    """A log of one batch per ``(records, epoch)`` run."""
+    log = RaftLog()
+    for count, epoch in runs:
+        log.append(Batch(log.end_offset, epoch, tuple(f"r{n}" for n in range(count))),
+                   flushed=True)
+    return log
+
+
+def _read_range(log: RaftLog, start: int, upto: int) -> tuple[int, int] | None:
+    """First and last offset of everything read from ``start`` below ``upto``, if any."""
+    batches = log.read(start, upto, 1 << 30)
+    if not batches:
+        return None
+    return batches[0].base_offset, batches[-1].last_offset
+
+
+def test_an_empty_batch_is_never_appended() -> None:
+    """testEmptyAppendNotAllowed: a batch of no records, data or control, is refused and the
+    log is left as it was."""
+    log = _log((2, 1))
+    with pytest.raises(RaftLogError, match="holds no records"):
+        log.append(Batch(2, 1, ()), flushed=True)
+    with pytest.raises(RaftLogError, match="holds no records"):
+        log.append(Batch(2, 2, (), ()), flushed=False)
+    assert (log.end_offset, log.flushed_end, len(log), log.last_epoch) == (2, 2, 1, 1)
+    log.append(Batch(2, 1, ("x",)), flushed=True)
+    assert log.end_offset == 3
+
+
+def test_end_offset_for_epoch_is_that_of_the_largest_epoch_at_or_below() -> None:
+    """testEndOffsetForEpoch: batches of 5 and 10 records in epoch 1, 5 in epoch 3, 10 in
+    epoch 4. An epoch below the first ends where the log starts; a missing epoch answers for
+    the one before it; an epoch past the last answers the log end."""
+    log = _log((5, 1), (10, 1), (5, 3), (10, 4))
+    assert log.end_offset_for_epoch(0) == OffsetAndEpoch(0, 0)
+    assert log.end_offset_for_epoch(1) == OffsetAndEpoch(15, 1)
+    assert log.end_offset_for_epoch(2) == OffsetAndEpoch(15, 1)
+    assert log.end_offset_for_epoch(3) == OffsetAndEpoch(20, 3)
+    assert log.end_offset_for_epoch(4) == OffsetAndEpoch(30, 4)
+    assert log.end_offset_for_epoch(5) == OffsetAndEpoch(30, 4)
+
+
+def test_a_log_after_a_snapshot_goes_on_at_its_end() -> None:
+    """testAppendAsFollower: over a snapshot ending at 5 in epoch 0, a follower's batch of
+    epoch 3 goes at 5; the log starts at 5, its last epoch is 3, the snapshot's epoch ends
+    at the snapshot's end and epoch 3 at the log end."""
+    log = RaftLog()
+    log.install_snapshot(Snapshot(SnapshotId(5, 0), ()))
+    with pytest.raises(RaftLogError):
+        log.append(Batch(0, 3, ("foo",)), flushed=True)
+    log.append(Batch(5, 3, ("foo",)), flushed=True)
+    assert (log.start_offset, log.end_offset, log.last_epoch) == (5, 6, 3)
+    [batch] = log.read(5, log.end_offset, 100)
+    assert batch.records == ("foo",)
+    assert log.end_offset_for_epoch(0) == OffsetAndEpoch(5, 0)
+    assert log.end_offset_for_epoch(3) == OffsetAndEpoch(6, 3)
