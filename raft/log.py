@@ -184,14 +184,20 @@ class RaftLog:
         self.flushed_end = self.end_offset
 
     def truncate_to(self, offset: int) -> None:
-        """Drop every batch at or after ``offset`` (a batch boundary or the log end)."""
+        """Drop every batch holding an offset at or after ``offset``.
+
+        An offset inside a batch drops that whole batch (Kafka's log truncates at batch
+        granularity: a batch whose last offset is at or past the cut goes), so the log
+        then ends at that batch's base offset.
+        """
         if offset >= self.end_offset:
             return
         if offset < self.start_offset:
             raise RaftLogError(
                 f"cannot truncate to {offset} below the log start {self.start_offset}"
             )
-        i = self.index_of(offset)
+        i = bisect.bisect_right(self._bases, offset) - 1  # the batch holding ``offset``
+        offset = self._bases[i]
         del self._batches[i:]
         del self._bases[i:]
         while self._epochs and self._epochs[-1][1] >= offset:

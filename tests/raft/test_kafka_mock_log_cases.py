@@ -53,6 +53,30 @@ def _read_range(log: RaftLog, start: int, upto: int) -> tuple[int, int] | None:
     return batches[0].base_offset, batches[-1].last_offset
 
 
+def test_truncating_inside_a_batch_drops_the_whole_batch() -> None:
+    """testTruncateTo: batches [0, 2) and [2, 3); a cut at 2 keeps the first, a cut at 1
+    (inside it) drops it too, and the log is empty again (its epoch forgotten)."""
+    log = RaftLog()
+    log.append(Batch(0, 2, ("one", "two")), flushed=True)
+    log.append(Batch(2, 2, ("three",)), flushed=True)
+    assert (log.start_offset, log.end_offset) == (0, 3)
+    log.truncate_to(2)
+    assert (log.start_offset, log.end_offset, len(log)) == (0, 2, 1)
+    log.truncate_to(1)
+    assert (log.start_offset, log.end_offset, log.flushed_end, len(log)) == (0, 0, 0, 0)
+    assert log.last_epoch == 0
+    log.append(Batch(0, 3, ("again",)), flushed=True)  # the end is a batch boundary again
+    assert (log.end_offset, log.last_epoch) == (1, 3)
+
+
+def test_truncating_to_the_end_of_a_divergent_epoch_inside_a_batch_drops_the_batch() -> None:
+    """testTruncateTo through the divergence path: a leader's epoch end that falls inside one
+    of this log's batches cuts that batch whole, never half of it."""
+    log = _log((3, 1), (4, 2))  # epoch 1: [0, 3), epoch 2: [3, 7)
+    assert log.truncate_to_end_offset(OffsetAndEpoch(5, 2)) == 3
+    assert (log.end_offset, log.last_epoch) == (3, 1)
+
+
 def test_an_empty_batch_is_never_appended() -> None:
     """testEmptyAppendNotAllowed: a batch of no records, data or control, is refused and the
     log is left as it was."""
