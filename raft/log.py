@@ -76,14 +76,19 @@ class RaftLog:
         return i
 
     def read(self, from_offset: int, upto: int, max_records: int) -> tuple[Batch, ...]:
-        """Batches starting at ``from_offset`` and ending at or before ``upto``.
+        """Batches from the one holding ``from_offset`` on, ending at or before ``upto``.
 
         At most ``max_records`` records, but always at least one batch when one
-        fits below ``upto`` (as Kafka's fetch size never starves a fetch).
+        fits below ``upto`` (as Kafka's fetch size never starves a fetch). An offset
+        inside a batch reads that whole batch (Kafka's log reads whole batches); one
+        below the log start is a RaftLogError, one at or past the end reads nothing.
         """
         if from_offset >= upto or from_offset >= self.end_offset:
             return ()
-        i = self.index_of(from_offset)
+        i = bisect.bisect_right(self._bases, from_offset) - 1  # the batch holding it
+        if i < 0:
+            raise RaftLogError(f"offset {from_offset} is below the log start {self.start_offset}")
+        from_offset = self._bases[i]
         batches = self._batches
         # The batches are contiguous: those below ``upto`` end at most at the end of the
         # last one starting below it; all of them are read when they fit the limit.

@@ -117,3 +117,48 @@ def test_a_log_after_a_snapshot_goes_on_at_its_end() -> None:
     assert batch.records == ("foo",)
     assert log.end_offset_for_epoch(0) == OffsetAndEpoch(5, 0)
     assert log.end_offset_for_epoch(3) == OffsetAndEpoch(6, 3)
+
+
+def test_read_from_inside_a_batch_returns_that_batch_up_to_the_log_end() -> None:
+    """testReadUpToLogEnd: batches [0, 20), [20, 30), [30, 60). A read from any offset gets the
+    whole batch holding it and everything after; from the end, nothing. Once the log is cut
+    back to 20, a read from 21 gets nothing either."""
+    log = _log((20, 1), (10, 1), (30, 1))
+    end = log.end_offset
+    assert _read_range(log, 0, end) == (0, 59)
+    assert _read_range(log, 10, end) == (0, 59)
+    assert _read_range(log, 20, end) == (20, 59)
+    assert _read_range(log, 25, end) == (20, 59)
+    assert _read_range(log, 30, end) == (30, 59)
+    assert _read_range(log, 33, end) == (30, 59)
+    assert _read_range(log, 60, end) is None
+    assert _read_range(log, 61, end) is None
+    log.truncate_to(20)
+    assert _read_range(log, 21, log.end_offset) is None
+
+
+@pytest.mark.parametrize(("high_watermark", "expected"), [
+    (0, {0: None, 10: None}),
+    (20, {0: (0, 19), 10: (0, 19), 20: None, 30: None}),
+    (30, {0: (0, 29), 10: (0, 29), 20: (20, 29), 25: (20, 29), 30: None, 50: None}),
+    (60, {0: (0, 59), 10: (0, 59), 20: (20, 59), 25: (20, 59), 30: (30, 59), 50: (30, 59),
+          60: None}),
+])
+def test_a_committed_read_returns_whole_batches_below_the_high_watermark(
+        high_watermark: int, expected: dict[int, tuple[int, int] | None]) -> None:
+    """testReadUpToHighWatermark: reading below a high watermark (what a listener is handed)
+    returns the whole batches that end at or before it, from the batch holding the start."""
+    log = _log((20, 1), (10, 1), (30, 1))
+    for start, offsets in expected.items():
+        assert _read_range(log, start, high_watermark) == offsets, start
+
+
+def test_a_read_below_the_log_start_is_refused() -> None:
+    """testReadOutOfRangeOffset (below the start): after a snapshot ending at 5, a read
+    from 4 is refused (kraftsim: RaftLogError)."""
+    log = RaftLog()
+    log.install_snapshot(Snapshot(SnapshotId(5, 0), ()))
+    log.append(Batch(5, 3, ("foo",)), flushed=True)
+    with pytest.raises(RaftLogError, match="below the log start"):
+        log.read(4, log.end_offset, 100)
+    assert log.read(log.end_offset + 1, log.end_offset + 5, 100) == ()
