@@ -499,7 +499,10 @@ class RaftNode:
         self._persist()
         self._set_election_deadline(now + self._election_timeout())
 
-    def _become_follower(self, epoch: int, leader: int, now: int) -> None:
+    def _become_follower(self, epoch: int, leader: int, now: int, *,
+                         fetch: bool = True) -> None:
+        """Follow ``leader`` in ``epoch``; fetch from it at once unless ``fetch`` is False
+        (the caller is handling that leader's fetch answer and fetches after it)."""
         if epoch != self.epoch:
             self.voted_id = None
         self._leave_role()
@@ -509,7 +512,8 @@ class RaftNode:
         self._fetched_from_leader_at = None
         self._persist()
         self._set_timer("fetch_timeout", now + self.config.fetch_timeout_ms)
-        self._send_fetch(now)
+        if fetch:
+            self._send_fetch(now)
 
     def _start_election(self, now: int) -> None:
         if len(self.voters) > 1 and self.config.pre_vote:
@@ -972,6 +976,12 @@ class RaftNode:
         self._inflight = None
         timers = self._timers
         timers.pop("request", None)
+        if resp.error is _NONE and resp.leader_id == src and resp.epoch == self.epoch \
+                and self.leader_id is None and self.role is Role.UNATTACHED:
+            # A discovery fetch answered by the leader of this node's own epoch: follow it
+            # and take what it sent in the same answer (Kafka's maybeHandleCommonResponse
+            # lets an observer discover the leader and append in one Fetch).
+            self._become_follower(resp.epoch, src, now, fetch=False)
         if resp.error is not _NONE or src != self.leader_id or resp.epoch != self.epoch:
             before = (self.epoch, self.leader_id, self.role)
             self._observe_epoch(resp.epoch, resp.leader_id, now)
