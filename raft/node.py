@@ -349,9 +349,24 @@ class RaftNode:
         self.log.set_snapshot(snapshot)
         return snapshot
 
-    def resign(self, now: int) -> None:
-        """Give up leadership gracefully (EndQuorumEpoch to the voters); no-op otherwise."""
+    def resign(self, now: int, epoch: int | None = None) -> None:
+        """Give up leadership gracefully (EndQuorumEpoch to the voters); no-op otherwise.
+
+        With ``epoch``, Kafka's ``resign(epoch)``: a negative epoch or one this node has not
+        reached is the caller's error (ValueError); an older one is a no-op (the caller has
+        not yet heard that leadership moved on); this node's own epoch must be one it leads
+        or has just resigned (a no-op then), else ValueError (it is not the leader).
+        """
         with self._step():
+            if epoch is not None:
+                if epoch < 0 or epoch > self.epoch:
+                    raise ValueError(f"node {self.id} cannot resign from epoch {epoch}: it is "
+                                     f"in epoch {self.epoch}")
+                if epoch < self.epoch:
+                    return
+                if self.role not in (_LEADER, Role.RESIGNED):
+                    raise ValueError(f"node {self.id} cannot resign from epoch {epoch}: it is "
+                                     f"not its leader ({self.role.value})")
             if self.role is _LEADER and self.leader_state is not None:
                 self._flush(now)
                 self._become_resigned(now, self.leader_state.preferred_successors())

@@ -3,12 +3,17 @@
 
 Each test names the Kafka case (or the KafkaRaftClient rule a case goes through) it
 follows. As there, the cases run without KIP-996 pre-vote unless they say otherwise.
+
+Kafka's ``resign(epoch)`` is ``RaftNode.resign(now, epoch)`` here; without an epoch,
+``resign(now)`` gives up whatever leadership the node holds (what a stopping node does).
 """
 
 from __future__ import annotations
 
+import pytest
+
 from raft import Batch, LeaderAndEpoch, Role
-from raft.messages import Errors, FetchRequest
+from raft.messages import EndQuorumEpochRequest, Errors, FetchRequest
 from tests.raft.kafka_context import Context
 
 # ---------------------------------------------------------------------- observers
@@ -59,3 +64,68 @@ def test_observer_told_not_leader_by_the_voter_it_asked_follows_the_leader_named
     assert ctx.log.end_offset == 0
     [(dst, fetch)] = ctx.sent(FetchRequest)
     assert (dst, fetch.epoch, fetch.fetch_offset) == (2, 5, 0)
+
+
+# ---------------------------------------------------------------------- resigning by epoch
+
+
+def test_resigning_from_an_older_epoch_changes_nothing() -> None:
+    """testResignInOlderEpochIgnored: a state machine asking to resign from an epoch before
+    the current one (it has not heard that leadership moved on) leaves the leader leading,
+    well past two election timeouts, and sends nothing."""
+    ctx = Context(1, (1, 2))
+    epoch = ctx.become_leader()
+    ctx.node.resign(ctx.now, epoch - 1)
+    assert ctx.sent(EndQuorumEpochRequest) == []
+    for _ in range(4):
+        ctx.deliver(2, ctx.fetch_request(2, ctx.log.end_offset, epoch))
+        ctx.sleep(ctx.config.election_timeout_ms // 2)
+    assert (ctx.node.role, ctx.node.epoch, ctx.node.leader_id) == (Role.LEADER, epoch, 1)
+
+
+def test_resigning_from_an_epoch_not_reached_is_refused() -> None:
+    """testCannotResignWithLargerEpochThanCurrentEpoch: an epoch past the node's is the
+    caller's error (Kafka's IllegalArgumentException; kraftsim's ValueError), and the leader
+    stays leader."""
+    ctx = Context(1, (1, 2))
+    epoch = ctx.become_leader()
+    with pytest.raises(ValueError, match="cannot resign from epoch"):
+        ctx.node.resign(ctx.now, epoch + 1)
+    with pytest.raises(ValueError, match="cannot resign from epoch"):
+        ctx.node.resign(ctx.now, -1)
+    assert (ctx.node.role, ctx.node.epoch) == (Role.LEADER, epoch)
+    assert ctx.sent(EndQuorumEpochRequest) == []
+
+
+@pytest.mark.parametrize("voters", [(1, 2), (2, 3)], ids=["follower", "observer"])
+def test_resigning_from_an_epoch_led_by_another_node_is_refused(voters: tuple[int, ...]) -> None:
+    """testCannotResignIfNotLeader, testCannotResignIfObserver: a follower (voter or
+    observer) of epoch 2 asked to resign from epoch 2 refuses (it is not the leader) and
+    keeps following."""
+    ctx = Context(1, voters, epoch=2, leader=2)
+    with pytest.raises(ValueError, match="not its leader"):
+        ctx.node.resign(ctx.now, 2)
+    assert (ctx.node.role, ctx.node.epoch, ctx.node.leader_id) == (Role.FOLLOWER, 2, 2)
+
+
+def test_resigning_again_from_the_epoch_just_resigned_is_a_no_op() -> None:
+    """testInitializeAsResignedLeaderFromStateStore with a resign call: a node that led epoch
+    2 before it restarted is Resigned; resigning from epoch 2 again sends nothing more and
+    changes nothing (Kafka: it is no longer the leader of that epoch's state)."""
+    ctx = Context(1, (1, 2), epoch=2, voted=1, leader=1)
+    assert ctx.node.role is Role.RESIGNED
+    ctx.drain()
+    ctx.node.resign(ctx.now, 2)
+    assert ctx.drain() == []
+    assert (ctx.node.role, ctx.node.epoch) == (Role.RESIGNED, 2)
+
+
+def test_resigning_from_the_current_epoch_resigns() -> None:
+    """testElectionTimeoutAfterUserInitiatedResign's first step: resigning from the epoch the
+    node leads tells the other voter (EndQuorumEpoch) and leaves the node Resigned."""
+    ctx = Context(1, (1, 2))
+    epoch = ctx.become_leader()
+    ctx.node.resign(ctx.now, epoch)
+    assert ctx.node.role is Role.RESIGNED
+    [(dst, end)] = ctx.sent(EndQuorumEpochRequest)
+    assert (dst, end.epoch, end.leader_id) == (2, epoch, 1)
