@@ -695,20 +695,34 @@ class RaftNode:
             granted = not recently_led and self._log_is_at_least(req.last_epoch, req.end_offset)
             self._send(src, VoteResponse(self.epoch, self.leader_id, granted, True))
             return
-        # A prospective node that knows no leader votes as an unattached one does (Kafka's
-        # unattachedOrProspectiveCanGrantVote): a candidate of its own epoch may be asking.
-        waiting = self.role in (Role.UNATTACHED, Role.VOTED) or (
-            self.role is Role.PROSPECTIVE and self.leader_id is None)
-        may_vote = waiting and self.voted_id in (None, req.candidate_id)
+        # Kafka's unattachedOrProspectiveCanGrantVote, for a voter still waiting for an
+        # election (unattached, voted, or prospective: a candidate of its own epoch may be
+        # asking): one that has voted in this epoch grants its candidate again, whatever the
+        # logs (the vote is cast and on disk), and no one else; one that has not votes for an
+        # up-to-date log, unless it knows the epoch's leader (a prospective node keeps the
+        # leader it lost). A follower, candidate, leader or resigned node never votes in its
+        # own epoch.
+        if self.role in (Role.UNATTACHED, Role.VOTED, Role.PROSPECTIVE):
+            if self.voted_id is not None:
+                granted = self.voted_id == req.candidate_id
+            else:
+                granted = self.leader_id is None \
+                    and self._log_is_at_least(req.last_epoch, req.end_offset)
+        else:
+            granted = False
         if Mutation.DOUBLE_VOTE in self.mutations:
-            may_vote = self.role in (Role.UNATTACHED, Role.VOTED)
-        granted = may_vote and self._log_is_at_least(req.last_epoch, req.end_offset)
-        if granted and self.role is Role.PROSPECTIVE:
-            # Kafka's prospectiveAddVotedState: the vote is kept on disk, the pre-vote goes on.
-            self.voted_id = req.candidate_id
-            self._persist()
-        elif granted:
-            self._become_voted(req.candidate_id, now)
+            granted = self.role in (Role.UNATTACHED, Role.VOTED) \
+                and self._log_is_at_least(req.last_epoch, req.end_offset)
+        if granted and self.voted_id != req.candidate_id:
+            # A new vote. Granted again to the same candidate, it changes nothing: not even
+            # the election timeout (Kafka moves to the voted state only from no vote).
+            if self.role is Role.PROSPECTIVE:
+                # Kafka's prospectiveAddVotedState: the vote is kept on disk, the pre-vote
+                # goes on.
+                self.voted_id = req.candidate_id
+                self._persist()
+            else:
+                self._become_voted(req.candidate_id, now)
         self._send(src, VoteResponse(self.epoch, self.leader_id, granted))
 
     def _on_vote_response(self, src: int, resp: VoteResponse, now: int) -> None:
