@@ -204,6 +204,21 @@ def test_prospective_that_knows_a_leader_grants_pre_votes_but_no_vote(
     assert (ctx.node.role, ctx.node.voted_id, ctx.node.leader_id) == (Role.PROSPECTIVE, None, 2)
 
 
+def test_prospective_that_voted_and_knows_a_leader_grants_its_candidate_only() -> None:
+    """testCanGrantVoteWithoutDirectoryId and testElectionState ("with both"): a follower
+    that had voted for 2 in epoch 5 before it learnt of leader 3 keeps both when its fetch
+    timeout makes it prospective; it grants 2's vote again (the vote comes before the
+    leader) and refuses 3's."""
+    ctx = Context(1, (1, 2, 3), epoch=5, voted=2, leader=3, log=((3, ["a", "b"]),),
+                  pre_vote=True)
+    _prospective(ctx, ctx.config.fetch_timeout_ms)
+    assert (ctx.node.voted_id, ctx.node.leader_id) == (2, 3)
+    assert _answer(ctx, 2, ctx.vote_request(2, 5, 3, 1)).vote_granted
+    assert not _answer(ctx, 3, ctx.vote_request(3, 5, 3, 2)).vote_granted
+    assert (ctx.node.role, ctx.node.voted_id, ctx.node.leader_id) == (Role.PROSPECTIVE, 2, 3)
+    assert ctx.storage.election == ElectionState(5, 2, 3)
+
+
 @pytest.mark.parametrize("voted, leader", [(None, None), (None, 3), (2, None), (2, 3)],
                          ids=["nothing", "leader", "voted", "both"])
 def test_prospective_keeps_the_election_state_it_came_with(
