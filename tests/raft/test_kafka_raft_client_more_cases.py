@@ -13,7 +13,7 @@ from __future__ import annotations
 import pytest
 
 from raft import Batch, LeaderAndEpoch, Role
-from raft.messages import EndQuorumEpochRequest, Errors, FetchRequest
+from raft.messages import EndQuorumEpochRequest, Errors, FetchRequest, VoteResponse
 from tests.raft.kafka_context import Context
 
 # ---------------------------------------------------------------------- observers
@@ -129,3 +129,23 @@ def test_resigning_from_the_current_epoch_resigns() -> None:
     assert ctx.node.role is Role.RESIGNED
     [(dst, end)] = ctx.sent(EndQuorumEpochRequest)
     assert (dst, end.epoch, end.leader_id) == (2, epoch, 1)
+
+
+# ---------------------------------------------------------------------- votes
+
+
+@pytest.mark.parametrize(("last_epoch", "end_offset"), [(0, -5), (-1, 0), (6, 0)],
+                         ids=["negative-offset", "negative-last-epoch", "last-epoch-not-below"])
+def test_malformed_vote_of_a_newer_epoch_moves_a_follower_nowhere(last_epoch: int,
+                                                                  end_offset: int) -> None:
+    """testInvalidVoteRequest: a follower of leader 2 in epoch 5 asked for its vote in epoch
+    6 by a malformed request (a negative end offset or last epoch, or a last epoch not below
+    the epoch asked in) refuses it with its own epoch and leader (Kafka: INVALID_REQUEST),
+    and stays in epoch 5 following 2: a malformed request's epoch is never taken on."""
+    ctx = Context(1, (1, 2), epoch=5, leader=2)
+    ctx.drain()
+    ctx.deliver(2, ctx.vote_request(2, 6, last_epoch, end_offset))
+    [(_, answer)] = ctx.sent(VoteResponse)
+    assert (answer.vote_granted, answer.epoch, answer.leader_id) == (False, 5, 2)
+    assert (ctx.node.role, ctx.node.epoch, ctx.node.leader_id) == (Role.FOLLOWER, 5, 2)
+    assert ctx.storage.election.epoch == 5
