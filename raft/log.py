@@ -76,14 +76,19 @@ class RaftLog:
         return i
 
     def read(self, from_offset: int, upto: int, max_records: int) -> tuple[Batch, ...]:
-        """Batches starting at ``from_offset`` and ending at or before ``upto``.
+        """Batches from the one holding ``from_offset`` on, ending at or before ``upto``.
 
         At most ``max_records`` records, but always at least one batch when one
-        fits below ``upto`` (as Kafka's fetch size never starves a fetch).
+        fits below ``upto`` (as Kafka's fetch size never starves a fetch). An offset
+        inside a batch reads that whole batch (Kafka's log reads whole batches); one
+        below the log start is a RaftLogError, one at or past the end reads nothing.
         """
         if from_offset >= upto or from_offset >= self.end_offset:
             return ()
-        i = self.index_of(from_offset)
+        i = bisect.bisect_right(self._bases, from_offset) - 1  # the batch holding it
+        if i < 0:
+            raise RaftLogError(f"offset {from_offset} is below the log start {self.start_offset}")
+        from_offset = self._bases[i]
         batches = self._batches
         # The batches are contiguous: those below ``upto`` end at most at the end of the
         # last one starting below it; all of them are read when they fit the limit.
@@ -157,8 +162,12 @@ class RaftLog:
 
     # -- writing -------------------------------------------------------------
     def append(self, batch: Batch, *, flushed: bool) -> None:
-        """Append at the end; the batch must start exactly at ``end_offset``."""
+        """Append at the end; the batch must start exactly at ``end_offset`` and hold at
+        least one record (Kafka's log refuses an empty append: a batch of no records would
+        share its base offset with the next batch)."""
         base, epoch = batch.base_offset, batch.epoch
+        if not batch.records and not batch.control_records:
+            raise RaftLogError(f"batch at {base} holds no records")
         if base != self.end_offset:
             raise RaftLogError(
                 f"batch at {base} does not start at the log end {self.end_offset}"
@@ -180,14 +189,20 @@ class RaftLog:
         self.flushed_end = self.end_offset
 
     def truncate_to(self, offset: int) -> None:
-        """Drop every batch at or after ``offset`` (a batch boundary or the log end)."""
+        """Drop every batch holding an offset at or after ``offset``.
+
+        An offset inside a batch drops that whole batch (Kafka's log truncates at batch
+        granularity: a batch whose last offset is at or past the cut goes), so the log
+        then ends at that batch's base offset.
+        """
         if offset >= self.end_offset:
             return
         if offset < self.start_offset:
             raise RaftLogError(
                 f"cannot truncate to {offset} below the log start {self.start_offset}"
             )
-        i = self.index_of(offset)
+        i = bisect.bisect_right(self._bases, offset) - 1  # the batch holding ``offset``
+        offset = self._bases[i]
         del self._batches[i:]
         del self._bases[i:]
         while self._epochs and self._epochs[-1][1] >= offset:

@@ -349,9 +349,24 @@ class RaftNode:
         self.log.set_snapshot(snapshot)
         return snapshot
 
-    def resign(self, now: int) -> None:
-        """Give up leadership gracefully (EndQuorumEpoch to the voters); no-op otherwise."""
+    def resign(self, now: int, epoch: int | None = None) -> None:
+        """Give up leadership gracefully (EndQuorumEpoch to the voters); no-op otherwise.
+
+        With ``epoch``, Kafka's ``resign(epoch)``: a negative epoch or one this node has not
+        reached is the caller's error (ValueError); an older one is a no-op (the caller has
+        not yet heard that leadership moved on); this node's own epoch must be one it leads
+        or has just resigned (a no-op then), else ValueError (it is not the leader).
+        """
         with self._step():
+            if epoch is not None:
+                if epoch < 0 or epoch > self.epoch:
+                    raise ValueError(f"node {self.id} cannot resign from epoch {epoch}: it is "
+                                     f"in epoch {self.epoch}")
+                if epoch < self.epoch:
+                    return
+                if self.role not in (_LEADER, Role.RESIGNED):
+                    raise ValueError(f"node {self.id} cannot resign from epoch {epoch}: it is "
+                                     f"not its leader ({self.role.value})")
             if self.role is _LEADER and self.leader_state is not None:
                 self._flush(now)
                 self._become_resigned(now, self.leader_state.preferred_successors())
@@ -499,7 +514,10 @@ class RaftNode:
         self._persist()
         self._set_election_deadline(now + self._election_timeout())
 
-    def _become_follower(self, epoch: int, leader: int, now: int) -> None:
+    def _become_follower(self, epoch: int, leader: int, now: int, *,
+                         fetch: bool = True) -> None:
+        """Follow ``leader`` in ``epoch``; fetch from it at once unless ``fetch`` is False
+        (the caller is handling that leader's fetch answer and fetches after it)."""
         if epoch != self.epoch:
             self.voted_id = None
         self._leave_role()
@@ -509,7 +527,8 @@ class RaftNode:
         self._fetched_from_leader_at = None
         self._persist()
         self._set_timer("fetch_timeout", now + self.config.fetch_timeout_ms)
-        self._send_fetch(now)
+        if fetch:
+            self._send_fetch(now)
 
     def _start_election(self, now: int) -> None:
         if len(self.voters) > 1 and self.config.pre_vote:
@@ -676,20 +695,34 @@ class RaftNode:
             granted = not recently_led and self._log_is_at_least(req.last_epoch, req.end_offset)
             self._send(src, VoteResponse(self.epoch, self.leader_id, granted, True))
             return
-        # A prospective node that knows no leader votes as an unattached one does (Kafka's
-        # unattachedOrProspectiveCanGrantVote): a candidate of its own epoch may be asking.
-        waiting = self.role in (Role.UNATTACHED, Role.VOTED) or (
-            self.role is Role.PROSPECTIVE and self.leader_id is None)
-        may_vote = waiting and self.voted_id in (None, req.candidate_id)
+        # Kafka's unattachedOrProspectiveCanGrantVote, for a voter still waiting for an
+        # election (unattached, voted, or prospective: a candidate of its own epoch may be
+        # asking): one that has voted in this epoch grants its candidate again, whatever the
+        # logs (the vote is cast and on disk), and no one else; one that has not votes for an
+        # up-to-date log, unless it knows the epoch's leader (a prospective node keeps the
+        # leader it lost). A follower, candidate, leader or resigned node never votes in its
+        # own epoch.
+        if self.role in (Role.UNATTACHED, Role.VOTED, Role.PROSPECTIVE):
+            if self.voted_id is not None:
+                granted = self.voted_id == req.candidate_id
+            else:
+                granted = self.leader_id is None \
+                    and self._log_is_at_least(req.last_epoch, req.end_offset)
+        else:
+            granted = False
         if Mutation.DOUBLE_VOTE in self.mutations:
-            may_vote = self.role in (Role.UNATTACHED, Role.VOTED)
-        granted = may_vote and self._log_is_at_least(req.last_epoch, req.end_offset)
-        if granted and self.role is Role.PROSPECTIVE:
-            # Kafka's prospectiveAddVotedState: the vote is kept on disk, the pre-vote goes on.
-            self.voted_id = req.candidate_id
-            self._persist()
-        elif granted:
-            self._become_voted(req.candidate_id, now)
+            granted = self.role in (Role.UNATTACHED, Role.VOTED) \
+                and self._log_is_at_least(req.last_epoch, req.end_offset)
+        if granted and self.voted_id != req.candidate_id:
+            # A new vote. Granted again to the same candidate, it changes nothing: not even
+            # the election timeout (Kafka moves to the voted state only from no vote).
+            if self.role is Role.PROSPECTIVE:
+                # Kafka's prospectiveAddVotedState: the vote is kept on disk, the pre-vote
+                # goes on.
+                self.voted_id = req.candidate_id
+                self._persist()
+            else:
+                self._become_voted(req.candidate_id, now)
         self._send(src, VoteResponse(self.epoch, self.leader_id, granted))
 
     def _on_vote_response(self, src: int, resp: VoteResponse, now: int) -> None:
@@ -800,17 +833,18 @@ class RaftNode:
             self._send(env.src, FetchResponse(req.correlation_id, self.epoch, self.leader_id,
                                               Errors.INVALID_REQUEST, req.fetch_offset))
             return
-        if self.role is not _LEADER or self.leader_state is None:
-            error = Errors.FENCED_LEADER_EPOCH if req.epoch < self.epoch \
-                else Errors.NOT_LEADER_OR_FOLLOWER
+        if req.epoch != self.epoch or self.role is not _LEADER or self.leader_state is None:
+            # Kafka's validateLeaderOnlyRequest: the epoch first (an older one is fenced, a
+            # newer one unknown), whatever the role; only a fetch of this node's own epoch
+            # is told that it is not the leader.
+            if req.epoch < self.epoch:
+                error = Errors.FENCED_LEADER_EPOCH
+            elif req.epoch > self.epoch:
+                error = Errors.UNKNOWN_LEADER_EPOCH
+            else:
+                error = Errors.NOT_LEADER_OR_FOLLOWER
             self._send(env.src, FetchResponse(req.correlation_id, self.epoch, self.leader_id,
                                               error, req.fetch_offset))
-            return
-        if req.epoch != self.epoch:
-            error = Errors.FENCED_LEADER_EPOCH if req.epoch < self.epoch \
-                else Errors.UNKNOWN_LEADER_EPOCH
-            self._send(env.src, FetchResponse(req.correlation_id, self.epoch, self.id, error,
-                                              req.fetch_offset))
             return
         # A resent fetch replaces the one this replica left parked.
         if self._parked:
@@ -844,7 +878,12 @@ class RaftNode:
         batches = self.log.read(req.fetch_offset, self.log.flushed_end,
                                 self.config.fetch_max_records)
         hw = self.high_watermark
-        if park_until is not None and not batches and self._hw_sent.get(src, -1) == hw:
+        # Parked when there is nothing to tell: no batch, and the high watermark this replica
+        # was last told (none yet counts as unknown) is the current one. A leader that does not
+        # know its high watermark yet has none to tell (Kafka's KIP-1166 fetch: the leader
+        # completes an empty fetch at once only for a replica whose high watermark is unknown
+        # or behind the leader's known one).
+        if park_until is not None and not batches and self._hw_sent.get(src) == hw:
             self._parked.append((park_until, envelope))
             return
         self._hw_sent[src] = hw
@@ -966,6 +1005,12 @@ class RaftNode:
         self._inflight = None
         timers = self._timers
         timers.pop("request", None)
+        if resp.error is _NONE and resp.leader_id == src and resp.epoch == self.epoch \
+                and self.leader_id is None and self.role is Role.UNATTACHED:
+            # A discovery fetch answered by the leader of this node's own epoch: follow it
+            # and take what it sent in the same answer (Kafka's maybeHandleCommonResponse
+            # lets an observer discover the leader and append in one Fetch).
+            self._become_follower(resp.epoch, src, now, fetch=False)
         if resp.error is not _NONE or src != self.leader_id or resp.epoch != self.epoch:
             before = (self.epoch, self.leader_id, self.role)
             self._observe_epoch(resp.epoch, resp.leader_id, now)
@@ -997,7 +1042,13 @@ class RaftNode:
         if resp.fetch_offset != self.log.end_offset:
             self._send_fetch(now)
             return
+        epoch = self.epoch
         for batch in resp.batches:
+            if batch.epoch > epoch:
+                # Kafka's appendAsFollower stops at the first batch of an epoch later than the
+                # follower's own: no leader of this epoch wrote it, and the follower's log must
+                # never run ahead of the epoch it is in.
+                break
             self.log.append(batch, flushed=True)
         self._update_follower_high_watermark(resp.high_watermark)
         self._send_fetch(now)

@@ -9,8 +9,16 @@ objects' own API (illegal transitions that throw) have no counterpart here.
 
 from __future__ import annotations
 
+import pytest
+
 from raft import ElectionState, Role
-from raft.messages import FetchRequest, VoteRequest, VoteResponse
+from raft.messages import (
+    BeginQuorumEpochRequest,
+    Errors,
+    FetchRequest,
+    VoteRequest,
+    VoteResponse,
+)
 from tests.raft.kafka_context import Context
 
 # ----------------------------------------------------------------- QuorumStateTest: start-up
@@ -87,6 +95,104 @@ def test_a_higher_epoch_keeps_the_election_timer_of_a_waiting_voter() -> None:
         assert (ctx.node.epoch, ctx.node.leader_id) == (6, None)
         if ctx.node.role is Role.UNATTACHED:
             assert ctx.node.next_deadline() == deadline
+
+
+def test_a_candidate_learning_a_higher_epoch_keeps_its_election_timer() -> None:
+    """testCandidateToUnattached: a candidate that learns of a higher epoch with no leader
+    (a vote request it refuses) is unattached there, its vote gone, and the election
+    timeout it started as a candidate keeps running."""
+    ctx = Context(1, (1, 2, 3), epoch=4, log=[(4, ["a", "b"])])
+    ctx.sleep(ctx.config.election_timeout_ms)
+    assert (ctx.node.role, ctx.node.epoch) == (Role.CANDIDATE, 5)
+    deadline = ctx.node.next_deadline()
+    ctx.sleep(300)
+    ctx.deliver(2, ctx.vote_request(2, 6, 4, 1))  # behind: refused
+    assert (ctx.node.role, ctx.node.epoch, ctx.node.voted_id) == (Role.UNATTACHED, 6, None)
+    assert ctx.storage.election == ElectionState(6, None, None)
+    assert ctx.node.next_deadline() == deadline
+
+
+@pytest.mark.parametrize("role", ["leader", "follower", "resigned"])
+def test_leaving_a_leader_behind_for_a_higher_epoch_draws_a_new_election_timeout(
+        role: str) -> None:
+    """testLeaderToUnattached, testFollowerToUnattachedHigherEpoch (and a Resigned node): a
+    node that had a leader (itself or another) in its epoch and learns of a higher one with
+    no leader waits a whole new election timeout from then."""
+    if role == "leader":
+        ctx = Context(1, (1, 2, 3), epoch=4, log=[(4, ["a", "b"])])
+        ctx.become_leader()
+    elif role == "follower":
+        ctx = Context(1, (1, 2, 3), epoch=5, leader=2, log=[(4, ["a", "b"])])
+    else:
+        ctx = Context(1, (1, 2, 3), epoch=5, voted=1, leader=1, log=[(4, ["a", "b"])])
+    assert ctx.node.role is Role[role.upper()] and ctx.node.epoch == 5
+    ctx.sleep(300)
+    ctx.deliver(2, ctx.vote_request(2, 6, 4, 1))  # behind: refused
+    assert (ctx.node.role, ctx.node.epoch, ctx.node.leader_id) == (Role.UNATTACHED, 6, None)
+    assert ctx.node.next_deadline() == ctx.now + ctx.config.election_timeout_ms
+
+
+def test_a_vote_restarts_the_election_timeout() -> None:
+    """testUnattachedVotedHigherEpoch, testCandidateToUnattachedVoted: voting for a candidate
+    (here a candidate that had stood itself and learns of a higher epoch) starts a whole new
+    election timeout: the candidate voted for has as good a chance as this node."""
+    ctx = Context(1, (1, 2, 3), epoch=4)
+    ctx.sleep(ctx.config.election_timeout_ms)
+    assert (ctx.node.role, ctx.node.epoch) == (Role.CANDIDATE, 5)
+    ctx.sleep(300)
+    ctx.deliver(2, ctx.vote_request(2, 6, 0, 0))
+    assert (ctx.node.role, ctx.node.epoch, ctx.node.voted_id) == (Role.VOTED, 6, 2)
+    assert ctx.storage.election == ElectionState(6, 2, None)
+    assert ctx.node.next_deadline() == ctx.now + ctx.config.election_timeout_ms
+
+
+def test_following_the_leader_of_a_higher_epoch_drops_the_vote_and_restarts_the_fetch_timeout(
+        ) -> None:
+    """testFollowerToFollowerHigherEpoch, testUnattachedVotedToFollowerHigherEpoch: a voter
+    that voted in epoch 5, or followed 2 there, hears of leader 3 in epoch 6: it follows 3
+    (no vote in epoch 6 on disk), fetches from it at once, and its fetch timeout starts
+    then."""
+    for voted, leader in ((2, None), (None, 2)):
+        ctx = Context(1, (1, 2, 3), epoch=5, voted=voted, leader=leader)
+        ctx.sleep(400)
+        ctx.drain()
+        ctx.deliver(3, BeginQuorumEpochRequest(6, 3))
+        assert (ctx.node.role, ctx.node.epoch, ctx.node.leader_id, ctx.node.voted_id) == (
+            Role.FOLLOWER, 6, 3, None)
+        assert ctx.storage.election == ElectionState(6, None, 3)
+        [(dst, fetch)] = ctx.sent(FetchRequest)
+        assert (dst, fetch.epoch) == (3, 6)
+        ctx.sleep(ctx.config.fetch_timeout_ms - 1)
+        assert ctx.node.role is Role.FOLLOWER
+        ctx.sleep(1)
+        assert ctx.node.role is Role.CANDIDATE
+
+
+def test_a_voter_follows_a_leader_outside_its_voter_set() -> None:
+    """testCanBecomeFollowerOfNonVoter: a leader this node does not count as a voter is
+    still followed when it announces itself in a new epoch."""
+    ctx = Context(1, (1, 2, 3), epoch=5)
+    ctx.deliver(9, BeginQuorumEpochRequest(6, 9))
+    assert (ctx.node.role, ctx.node.epoch, ctx.node.leader_id) == (Role.FOLLOWER, 6, 9)
+    [(dst, fetch)] = ctx.sent(FetchRequest)
+    assert (dst, fetch.epoch) == (9, 6)
+
+
+def test_an_observer_leaves_its_leader_for_a_higher_epoch_and_looks_for_the_next() -> None:
+    """testObserverFollowerToUnattached, testObserverUnattachedToFollower: an observer
+    following 2 in epoch 5 told of epoch 6 (no leader named) is unattached in epoch 6 with
+    no election timeout of its own: it asks the voters, and follows the leader it is told
+    of."""
+    ctx = Context(4, (1, 2, 3), epoch=5, leader=2)
+    _, fetch = ctx.one_sent(FetchRequest)
+    ctx.deliver(2, ctx.fetch_response(fetch, None, epoch=6, error=Errors.FENCED_LEADER_EPOCH))
+    assert (ctx.node.role, ctx.node.epoch, ctx.node.leader_id) == (Role.UNATTACHED, 6, None)
+    dst, fetch = ctx.one_sent(FetchRequest)
+    assert dst in (1, 2, 3) and fetch.epoch == 6
+    ctx.sleep(10 * ctx.config.election_timeout_ms)
+    assert ctx.sent(VoteRequest) == [] and ctx.node.role is Role.UNATTACHED
+    ctx.deliver(3, BeginQuorumEpochRequest(6, 3))
+    assert (ctx.node.role, ctx.node.epoch, ctx.node.leader_id) == (Role.FOLLOWER, 6, 3)
 
 
 def test_high_watermark_outlives_every_role_but_a_new_leaders() -> None:

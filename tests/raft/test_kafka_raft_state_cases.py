@@ -1,5 +1,5 @@
-"""Cases of Kafka's ProspectiveStateTest, UnattachedStateTest, ResignedStateTest,
-ElectionStateTest and LeaderStateTest not covered elsewhere.
+"""Cases of Kafka's ProspectiveStateTest, UnattachedStateTest, UnattachedStateWithVoteTest,
+ResignedStateTest, ElectionStateTest and LeaderStateTest not covered elsewhere.
 
 Kafka tests its election states as objects; kraftsim keeps the roles inside RaftNode,
 so each case runs on a node built from its disk (tests/raft/kafka_context.py), with
@@ -176,7 +176,8 @@ def test_prospective_without_vote_or_leader_grants_votes_to_an_up_to_date_log(
 @pytest.mark.parametrize("up_to_date", [True, False], ids=["up-to-date", "behind"])
 def test_prospective_that_voted_grants_pre_votes_to_all_but_votes_to_its_candidate(
         up_to_date: bool) -> None:
-    """testGrantVoteWithVotedKey."""
+    """testGrantVoteWithVotedKey: pre-votes go to every up-to-date log; the vote goes to the
+    candidate voted for only, and to it whatever the logs (the vote is already cast)."""
     ctx = Context(1, (1, 2, 3), epoch=5, voted=2, log=((3, ["a", "b"]),), pre_vote=True)
     _prospective(ctx)
     end = 2 if up_to_date else 1
@@ -184,7 +185,7 @@ def test_prospective_that_voted_grants_pre_votes_to_all_but_votes_to_its_candida
         resp = _answer(ctx, src, ctx.vote_request(src, 5, 3, end, pre_vote=True))
         assert resp.vote_granted is up_to_date
     assert not _answer(ctx, 3, ctx.vote_request(3, 5, 3, end)).vote_granted
-    assert _answer(ctx, 2, ctx.vote_request(2, 5, 3, end)).vote_granted is up_to_date
+    assert _answer(ctx, 2, ctx.vote_request(2, 5, 3, end)).vote_granted
     assert (ctx.node.role, ctx.node.voted_id) == (Role.PROSPECTIVE, 2)
 
 
@@ -201,6 +202,21 @@ def test_prospective_that_knows_a_leader_grants_pre_votes_but_no_vote(
     for src in (2, 3):
         assert not _answer(ctx, src, ctx.vote_request(src, 5, 3, end)).vote_granted
     assert (ctx.node.role, ctx.node.voted_id, ctx.node.leader_id) == (Role.PROSPECTIVE, None, 2)
+
+
+def test_prospective_that_voted_and_knows_a_leader_grants_its_candidate_only() -> None:
+    """testCanGrantVoteWithoutDirectoryId and testElectionState ("with both"): a follower
+    that had voted for 2 in epoch 5 before it learnt of leader 3 keeps both when its fetch
+    timeout makes it prospective; it grants 2's vote again (the vote comes before the
+    leader) and refuses 3's."""
+    ctx = Context(1, (1, 2, 3), epoch=5, voted=2, leader=3, log=((3, ["a", "b"]),),
+                  pre_vote=True)
+    _prospective(ctx, ctx.config.fetch_timeout_ms)
+    assert (ctx.node.voted_id, ctx.node.leader_id) == (2, 3)
+    assert _answer(ctx, 2, ctx.vote_request(2, 5, 3, 1)).vote_granted
+    assert not _answer(ctx, 3, ctx.vote_request(3, 5, 3, 2)).vote_granted
+    assert (ctx.node.role, ctx.node.voted_id, ctx.node.leader_id) == (Role.PROSPECTIVE, 2, 3)
+    assert ctx.storage.election == ElectionState(5, 2, 3)
 
 
 @pytest.mark.parametrize("voted, leader", [(None, None), (None, 3), (2, None), (2, 3)],
@@ -245,6 +261,44 @@ def test_unattached_voter_grants_votes_and_pre_votes_as_its_log_allows(up_to_dat
         assert (ctx.node.role, ctx.node.voted_id) == (Role.UNATTACHED, None)
         assert _answer(ctx, src, ctx.vote_request(src, 5, 3, end)).vote_granted is up_to_date
         assert ctx.node.voted_id == (src if up_to_date else None)
+
+
+# ---------------------------------------------------------------------- UnattachedStateWithVoteTest
+
+
+@pytest.mark.parametrize("up_to_date", [True, False], ids=["up-to-date", "behind"])
+def test_voter_that_voted_grants_its_candidate_again_whatever_the_logs(up_to_date: bool) -> None:
+    """UnattachedStateWithVoteTest.testCanGrantVoteWithoutDirectoryId: a voter that voted for
+    2 in epoch 5 grants 2's vote again even when 2's log now looks behind its own (the vote
+    is cast and on disk), refuses 3's, and grants pre-votes to any up-to-date log, 3's
+    included; none of it changes its vote."""
+    ctx = Context(1, (1, 2, 3), epoch=5, voted=2, log=((3, ["a", "b"]),), pre_vote=True)
+    assert (ctx.node.role, ctx.node.voted_id) == (Role.VOTED, 2)
+    end = 2 if up_to_date else 1
+    assert _answer(ctx, 2, ctx.vote_request(2, 5, 3, end)).vote_granted
+    assert not _answer(ctx, 3, ctx.vote_request(3, 5, 3, 2)).vote_granted
+    for src in (2, 3):
+        assert _answer(ctx, src, ctx.vote_request(src, 5, 3, end, pre_vote=True)) \
+            .vote_granted is up_to_date
+    assert (ctx.node.role, ctx.node.epoch, ctx.node.voted_id) == (Role.VOTED, 5, 2)
+    assert ctx.storage.election == ElectionState(5, 2, None)
+
+
+def test_voter_granting_its_candidate_again_keeps_its_election_timeout() -> None:
+    """UnattachedStateWithVoteTest.testElectionTimeout with a candidate's resent request:
+    granting the same candidate again is no new vote, so the election timeout that started
+    with the vote keeps running (Kafka moves to the voted state only from no vote)."""
+    ctx = Context(1, (1, 2, 3), election_timeout_ms=10_000)
+    assert _answer(ctx, 2, ctx.vote_request(2, 1, 0, 0)).vote_granted
+    voted_at = ctx.now
+    assert ctx.node.next_deadline() == voted_at + 10_000
+    ctx.sleep(5000)
+    assert _answer(ctx, 2, ctx.vote_request(2, 1, 0, 0)).vote_granted
+    assert ctx.node.next_deadline() == voted_at + 10_000
+    ctx.sleep(4999)
+    assert (ctx.node.role, ctx.node.voted_id) == (Role.VOTED, 2)
+    ctx.sleep(1)
+    assert (ctx.node.role, ctx.node.epoch) == (Role.CANDIDATE, 2)
 
 
 # ---------------------------------------------------------------------- ResignedStateTest

@@ -1,0 +1,151 @@
+"""More cases of Kafka's KafkaRaftClientTest, run against one RaftNode
+(tests/raft/kafka_context.py): those test_kafka_raft_client_cases.py leaves open.
+
+Each test names the Kafka case (or the KafkaRaftClient rule a case goes through) it
+follows. As there, the cases run without KIP-996 pre-vote unless they say otherwise.
+
+Kafka's ``resign(epoch)`` is ``RaftNode.resign(now, epoch)`` here; without an epoch,
+``resign(now)`` gives up whatever leadership the node holds (what a stopping node does).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from raft import Batch, LeaderAndEpoch, Role
+from raft.messages import EndQuorumEpochRequest, Errors, FetchRequest, VoteResponse
+from tests.raft.kafka_context import Context
+
+# ---------------------------------------------------------------------- observers
+
+
+def test_observer_takes_the_records_of_the_discovery_answer_that_names_the_leader() -> None:
+    """testObserverReplication, reached by discovery: an observer in epoch 3 that knows no
+    leader asks a voter; the voter answers as the leader of epoch 3, with records. Kafka's
+    common response handling makes the observer follow it and append those records from
+    that same answer; the observer then fetches after them, from the leader."""
+    ctx = Context(4, (1, 2, 3), epoch=3)
+    dst, fetch = ctx.one_sent(FetchRequest)
+    assert (dst, fetch.epoch, fetch.fetch_offset) == (1, 3, 0)
+    ctx.deliver(1, ctx.fetch_response(fetch, 1, batches=[Batch(0, 3, ("a", "b", "c"))],
+                                      high_watermark=3))
+    assert (ctx.node.role, ctx.node.epoch, ctx.node.leader_id) == (Role.FOLLOWER, 3, 1)
+    assert (ctx.log.end_offset, ctx.node.high_watermark) == (3, 3)
+    assert ctx.listener.data_batches == [("a", "b", "c")]
+    assert ctx.listener.current_leader == LeaderAndEpoch(1, 3)
+    [(dst, fetch)] = ctx.sent(FetchRequest)
+    assert (dst, fetch.epoch, fetch.fetch_offset, fetch.last_fetched_epoch) == (1, 3, 3, 3)
+
+
+def test_observer_discovering_a_newer_epoch_drops_that_answers_records() -> None:
+    """The other half of Kafka's rule: an answer from a newer epoch only moves the observer
+    there (following the leader it names); its records are not taken, and the observer
+    fetches again from its own log end."""
+    ctx = Context(4, (1, 2, 3), epoch=3)
+    dst, fetch = ctx.one_sent(FetchRequest)
+    ctx.deliver(dst, ctx.fetch_response(fetch, 1, epoch=5,
+                                        batches=[Batch(0, 5, ("a", "b", "c"))],
+                                        high_watermark=3))
+    assert (ctx.node.role, ctx.node.epoch, ctx.node.leader_id) == (Role.FOLLOWER, 5, 1)
+    assert ctx.log.end_offset == 0 and ctx.node.high_watermark is None
+    [(dst, fetch)] = ctx.sent(FetchRequest)
+    assert (dst, fetch.epoch, fetch.fetch_offset) == (1, 5, 0)
+
+
+def test_observer_told_not_leader_by_the_voter_it_asked_follows_the_leader_named() -> None:
+    """testObserverLeaderRediscoveryAfterBrokerNotAvailableError (its last step): a voter
+    that is not the leader refuses the observer's fetch naming the leader of the
+    observer's epoch; the observer follows that leader and fetches from it at once."""
+    ctx = Context(4, (1, 2, 3), epoch=5)
+    dst, fetch = ctx.one_sent(FetchRequest)
+    assert dst == 1
+    ctx.deliver(1, ctx.fetch_response(fetch, 2, error=Errors.NOT_LEADER_OR_FOLLOWER))
+    assert (ctx.node.role, ctx.node.epoch, ctx.node.leader_id) == (Role.FOLLOWER, 5, 2)
+    assert ctx.log.end_offset == 0
+    [(dst, fetch)] = ctx.sent(FetchRequest)
+    assert (dst, fetch.epoch, fetch.fetch_offset) == (2, 5, 0)
+
+
+# ---------------------------------------------------------------------- resigning by epoch
+
+
+def test_resigning_from_an_older_epoch_changes_nothing() -> None:
+    """testResignInOlderEpochIgnored: a state machine asking to resign from an epoch before
+    the current one (it has not heard that leadership moved on) leaves the leader leading,
+    well past two election timeouts, and sends nothing."""
+    ctx = Context(1, (1, 2))
+    epoch = ctx.become_leader()
+    ctx.node.resign(ctx.now, epoch - 1)
+    assert ctx.sent(EndQuorumEpochRequest) == []
+    for _ in range(4):
+        ctx.deliver(2, ctx.fetch_request(2, ctx.log.end_offset, epoch))
+        ctx.sleep(ctx.config.election_timeout_ms // 2)
+    assert (ctx.node.role, ctx.node.epoch, ctx.node.leader_id) == (Role.LEADER, epoch, 1)
+
+
+def test_resigning_from_an_epoch_not_reached_is_refused() -> None:
+    """testCannotResignWithLargerEpochThanCurrentEpoch: an epoch past the node's is the
+    caller's error (Kafka's IllegalArgumentException; kraftsim's ValueError), and the leader
+    stays leader."""
+    ctx = Context(1, (1, 2))
+    epoch = ctx.become_leader()
+    with pytest.raises(ValueError, match="cannot resign from epoch"):
+        ctx.node.resign(ctx.now, epoch + 1)
+    with pytest.raises(ValueError, match="cannot resign from epoch"):
+        ctx.node.resign(ctx.now, -1)
+    assert (ctx.node.role, ctx.node.epoch) == (Role.LEADER, epoch)
+    assert ctx.sent(EndQuorumEpochRequest) == []
+
+
+@pytest.mark.parametrize("voters", [(1, 2), (2, 3)], ids=["follower", "observer"])
+def test_resigning_from_an_epoch_led_by_another_node_is_refused(voters: tuple[int, ...]) -> None:
+    """testCannotResignIfNotLeader, testCannotResignIfObserver: a follower (voter or
+    observer) of epoch 2 asked to resign from epoch 2 refuses (it is not the leader) and
+    keeps following."""
+    ctx = Context(1, voters, epoch=2, leader=2)
+    with pytest.raises(ValueError, match="not its leader"):
+        ctx.node.resign(ctx.now, 2)
+    assert (ctx.node.role, ctx.node.epoch, ctx.node.leader_id) == (Role.FOLLOWER, 2, 2)
+
+
+def test_resigning_again_from_the_epoch_just_resigned_is_a_no_op() -> None:
+    """testInitializeAsResignedLeaderFromStateStore with a resign call: a node that led epoch
+    2 before it restarted is Resigned; resigning from epoch 2 again sends nothing more and
+    changes nothing (Kafka: it is no longer the leader of that epoch's state)."""
+    ctx = Context(1, (1, 2), epoch=2, voted=1, leader=1)
+    assert ctx.node.role is Role.RESIGNED
+    ctx.drain()
+    ctx.node.resign(ctx.now, 2)
+    assert ctx.drain() == []
+    assert (ctx.node.role, ctx.node.epoch) == (Role.RESIGNED, 2)
+
+
+def test_resigning_from_the_current_epoch_resigns() -> None:
+    """testElectionTimeoutAfterUserInitiatedResign's first step: resigning from the epoch the
+    node leads tells the other voter (EndQuorumEpoch) and leaves the node Resigned."""
+    ctx = Context(1, (1, 2))
+    epoch = ctx.become_leader()
+    ctx.node.resign(ctx.now, epoch)
+    assert ctx.node.role is Role.RESIGNED
+    [(dst, end)] = ctx.sent(EndQuorumEpochRequest)
+    assert (dst, end.epoch, end.leader_id) == (2, epoch, 1)
+
+
+# ---------------------------------------------------------------------- votes
+
+
+@pytest.mark.parametrize(("last_epoch", "end_offset"), [(0, -5), (-1, 0), (6, 0)],
+                         ids=["negative-offset", "negative-last-epoch", "last-epoch-not-below"])
+def test_malformed_vote_of_a_newer_epoch_moves_a_follower_nowhere(last_epoch: int,
+                                                                  end_offset: int) -> None:
+    """testInvalidVoteRequest: a follower of leader 2 in epoch 5 asked for its vote in epoch
+    6 by a malformed request (a negative end offset or last epoch, or a last epoch not below
+    the epoch asked in) refuses it with its own epoch and leader (Kafka: INVALID_REQUEST),
+    and stays in epoch 5 following 2: a malformed request's epoch is never taken on."""
+    ctx = Context(1, (1, 2), epoch=5, leader=2)
+    ctx.drain()
+    ctx.deliver(2, ctx.vote_request(2, 6, last_epoch, end_offset))
+    [(_, answer)] = ctx.sent(VoteResponse)
+    assert (answer.vote_granted, answer.epoch, answer.leader_id) == (False, 5, 2)
+    assert (ctx.node.role, ctx.node.epoch, ctx.node.leader_id) == (Role.FOLLOWER, 5, 2)
+    assert ctx.storage.election.epoch == 5
