@@ -29,7 +29,7 @@ from metadata.schema import (
     UnregisterBrokerRecord,
 )
 from metadata.uuids import random_uuid
-from metadata.versions import BROKER_REGISTRATION_CHANGE
+from metadata.versions import BROKER_REGISTRATION_CHANGE, IN_CONTROLLED_SHUTDOWN_STATE
 
 
 def _registered(image: MetadataImage, broker_id: int) -> BrokerRegistration:
@@ -178,20 +178,26 @@ class ControlledShutdown(msgspec.Struct, frozen=True):
         return f"ControlledShutdown({self.broker_id})"
 
     def generate(self, ctx: OperationContext) -> Generated:
-        """The partition changes, then BrokerRegistrationChangeRecord(inControlledShutdown)
-        (last, as for a fence).
+        """BrokerRegistrationChangeRecord(inControlledShutdown), then the partition changes
+        that take the broker out of its ISRs and leaderships (Kafka's
+        handleBrokerInControlledShutdown writes them in this order).
 
-        Below metadata.version 3.3-IV2 (no registration change record) the broker is
-        fenced instead, as the only record that version can write.
+        Below metadata.version 3.3-IV3, which cannot record a controlled shutdown (Kafka
+        then keeps it in its heartbeat manager alone), the broker is fenced instead: the
+        partition changes, then the fence, as :class:`FenceBroker` writes them.
         """
         broker = _registered(ctx.image, self.broker_id)
         if broker.fenced or broker.in_controlled_shutdown:
             return Generated([], {"brokerId": self.broker_id})
-        first: MetadataRecord
-        if ctx.image.metadata_version >= BROKER_REGISTRATION_CHANGE:
-            first = BrokerRegistrationChangeRecord(self.broker_id, broker.epoch,
-                                                   in_controlled_shutdown=1)
+        changes = _leaving_changes(ctx.image, self.broker_id)
+        level = ctx.image.metadata_version
+        if level >= IN_CONTROLLED_SHUTDOWN_STATE:
+            mark = BrokerRegistrationChangeRecord(self.broker_id, broker.epoch,
+                                                  in_controlled_shutdown=1)
+            return Generated([mark, *changes], {"brokerId": self.broker_id})
+        fence: MetadataRecord
+        if level >= BROKER_REGISTRATION_CHANGE:
+            fence = BrokerRegistrationChangeRecord(self.broker_id, broker.epoch, fenced=1)
         else:
-            first = FenceBrokerRecord(self.broker_id, broker.epoch)
-        return Generated([*_leaving_changes(ctx.image, self.broker_id), first],
-                         {"brokerId": self.broker_id})
+            fence = FenceBrokerRecord(self.broker_id, broker.epoch)
+        return Generated([*changes, fence], {"brokerId": self.broker_id})

@@ -42,8 +42,10 @@ def place_replicas(image: MetadataImage, rng: random.Random, partitions: int,
 
     Lazy, so that an operation's bounded record list can stop a huge request
     early; the checks (and the draw from ``rng``) happen at the call. Raises
-    INVALID_REPLICATION_FACTOR for a factor below 1, when every broker is fenced, or
-    when fewer brokers are registered (and not shutting down) than the factor.
+    INVALID_REPLICATION_FACTOR, in Kafka's order (StripedReplicaPlacer.place): for a
+    factor below 1; when no broker is unfenced, none registered included ("All brokers
+    are currently fenced."); or when fewer brokers are registered (and not shutting
+    down) than the factor.
     """
     brokers = usable_brokers(image)
     fenced = fenced_brokers(image)
@@ -52,7 +54,7 @@ def place_replicas(image: MetadataImage, rng: random.Random, partitions: int,
     if replication_factor < 1:
         raise ApiError("INVALID_REPLICATION_FACTOR",
                        f"Replication factor must be larger than 0, got {replication_factor}")
-    if not brokers and total:
+    if not brokers:
         raise ApiError("INVALID_REPLICATION_FACTOR",
                        f"{prefix}All brokers are currently fenced.")
     if total < replication_factor:
