@@ -304,7 +304,8 @@ class ControllerBrokerService:
         self._submit_then(AlterPartitionOp(req.broker_id, req.broker_epoch, req.topic_id,
                                            req.partition_id, req.leader_epoch,
                                            req.partition_epoch, req.new_isr,
-                                           req.leader_recovery_state), reply)
+                                           req.leader_recovery_state, req.new_isr_epochs),
+                          reply)
 
     def _on_allocate(self, src: int, req: AllocateProducerIdsRequest) -> None:
         cid = req.correlation_id

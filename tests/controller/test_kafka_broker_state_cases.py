@@ -7,6 +7,7 @@ their preferred replicas as these rejoin the ISR."""
 
 from __future__ import annotations
 
+import msgspec
 import pytest
 
 from controller.leader_balance import balance_records, imbalanced
@@ -15,6 +16,7 @@ from controller.operations import (
     CreateTopics,
     FenceBroker,
     NewTopic,
+    RegisterBroker,
     UnfenceBroker,
     UnregisterBroker,
 )
@@ -183,3 +185,28 @@ def test_leaders_go_back_to_preferred_replicas_as_these_rejoin_the_isr() -> None
     assert records == [PartitionChangeRecord(partition_id=2, topic_id=FOO, leader=0)]
     image = image_of(records, image, 600)
     assert not list(imbalanced(image))
+
+
+def test_a_late_request_naming_a_replica_that_registered_again_is_refused() -> None:
+    """testAlterPartitionShouldRejectBrokersWithStaleEpoch (KIP-903): the leader builds a
+    request to take broker 4 back with the epoch it knew, then 4 restarts, registers with a
+    new incarnation and epoch, and is unfenced. With the epochs the request is
+    INELIGIBLE_REPLICA; without them (AlterPartition before v3) it is written."""
+    image = _topic(image_of(brokers(0, 1, 2, 3, 4)), (1, 2, 3, 4))
+    image, _, _ = run(_alter(image, 1, (1, 2, 3)), image)
+    late = AlterPartitionOp(1, 100, FOO, 0, 0, 1, (1, 2, 3, 4), new_isr_epochs=(100,) * 4)
+    image, _, registered = run(RegisterBroker(4, incarnation_id="inc-4-again"), image,
+                               offset=1100)
+    assert registered == {"brokerId": 4, "brokerEpoch": 1100}
+    image, _, _ = run(UnfenceBroker(4), image, offset=1200)
+    refused = refusal(late, image)
+    assert refused.code == "INELIGIBLE_REPLICA" and "epoch mismatch" in refused.message
+    current = msgspec.structs.replace(late, new_isr_epochs=(100, 100, 100, 1100))
+    assert generate(current, image)[0] == [
+        PartitionChangeRecord(partition_id=0, topic_id=FOO, isr=(1, 2, 3, 4))]
+    unknown = msgspec.structs.replace(late, new_isr_epochs=(100, 100, 100, -1))
+    assert generate(unknown, image)[0] == generate(current, image)[0]
+    assert generate(msgspec.structs.replace(late, new_isr_epochs=()), image)[0] == \
+        generate(current, image)[0]
+    assert refusal(msgspec.structs.replace(late, new_isr_epochs=(100,)), image).code == \
+        "INVALID_REQUEST"
