@@ -39,10 +39,10 @@ def _registered(image: MetadataImage, broker_id: int) -> BrokerRegistration:
     return broker
 
 
-def _leaving_changes(image: MetadataImage, broker_id: int,
+def _leaving_changes(ctx: OperationContext, broker_id: int,
                      out: list[MetadataRecord] | None = None) -> list[MetadataRecord]:
     out = [] if out is None else out
-    out.extend(leaving_changes(image, broker_id))
+    out.extend(leaving_changes(ctx.image, broker_id, ctx.node_id))
     return out
 
 
@@ -85,7 +85,7 @@ class RegisterBroker(msgspec.Struct, frozen=True):
             return Generated(records, {"brokerId": self.broker_id,
                                        "brokerEpoch": existing.epoch})
         if existing is not None:
-            records.extend(leaving_changes(ctx.image, self.broker_id))
+            records.extend(leaving_changes(ctx.image, self.broker_id, ctx.node_id))
         epoch = ctx.next_offset
         records.append(RegisterBrokerRecord(
             broker_id=self.broker_id, incarnation_id=incarnation,
@@ -105,7 +105,7 @@ class UnregisterBroker(msgspec.Struct, frozen=True):
     def generate(self, ctx: OperationContext) -> Generated:
         """ISR and leader changes away from the broker, then UnregisterBrokerRecord."""
         broker = _registered(ctx.image, self.broker_id)
-        records = _leaving_changes(ctx.image, self.broker_id, ctx.records())
+        records = _leaving_changes(ctx, self.broker_id, ctx.records())
         records.append(UnregisterBrokerRecord(self.broker_id, broker.epoch))
         return Generated(records, {"brokerId": self.broker_id})
 
@@ -136,7 +136,7 @@ class FenceBroker(msgspec.Struct, frozen=True):
             fence = BrokerRegistrationChangeRecord(self.broker_id, broker.epoch, fenced=1)
         else:
             fence = FenceBrokerRecord(self.broker_id, broker.epoch)
-        changes = _leaving_changes(ctx.image, self.broker_id)
+        changes = _leaving_changes(ctx, self.broker_id)
         if self.keep_leadership:
             changes = [msgspec.structs.replace(c, leader=-2) for c in changes
                        if isinstance(c, PartitionChangeRecord) and c.isr is not None]
@@ -162,7 +162,8 @@ class UnfenceBroker(msgspec.Struct, frozen=True):
             unfence = BrokerRegistrationChangeRecord(self.broker_id, broker.epoch, fenced=-1)
         else:
             unfence = UnfenceBrokerRecord(self.broker_id, broker.epoch)
-        records: list[MetadataRecord] = [unfence, *returning_changes(ctx.image, self.broker_id)]
+        records: list[MetadataRecord] = [
+            unfence, *returning_changes(ctx.image, self.broker_id, ctx.node_id)]
         return Generated(records, {"brokerId": self.broker_id, "fenced": False})
 
 
@@ -189,7 +190,7 @@ class ControlledShutdown(msgspec.Struct, frozen=True):
         broker = _registered(ctx.image, self.broker_id)
         if broker.fenced or broker.in_controlled_shutdown:
             return Generated([], {"brokerId": self.broker_id})
-        changes = _leaving_changes(ctx.image, self.broker_id)
+        changes = _leaving_changes(ctx, self.broker_id)
         level = ctx.image.metadata_version
         if level >= IN_CONTROLLED_SHUTDOWN_STATE:
             mark = BrokerRegistrationChangeRecord(self.broker_id, broker.epoch,

@@ -7,20 +7,27 @@ their preferred replicas as these rejoin the ISR."""
 
 from __future__ import annotations
 
+import random
+
 import msgspec
 import pytest
 
 from controller.leader_balance import balance_records, imbalanced
 from controller.operations import (
+    ConfigChange,
     ControlledShutdown,
     CreateTopics,
     FenceBroker,
+    IncrementalAlterConfigs,
     NewTopic,
+    OperationContext,
     RegisterBroker,
     UnfenceBroker,
     UnregisterBroker,
 )
 from controller.operations.alter_partition import AlterPartitionOp
+from controller.operations.configs import RESOURCE_TYPES
+from controller.unclean_elections import unclean_records
 from metadata.image import NO_LEADER, MetadataImage, PartitionRegistration
 from metadata.schema import (
     BrokerRegistrationChangeRecord,
@@ -210,3 +217,61 @@ def test_a_late_request_naming_a_replica_that_registered_again_is_refused() -> N
         generate(current, image)[0]
     assert refusal(msgspec.structs.replace(late, new_isr_epochs=(100,)), image).code == \
         "INVALID_REQUEST"
+
+
+# ------------------------------------------------------------------ unclean elections
+
+@pytest.mark.parametrize("setting", ["none", "cluster", "node", "topic"])
+def test_leaderless_partitions_are_elected_uncleanly_once_a_config_allows_it(
+        setting: str) -> None:
+    """testMaybeTriggerUncleanLeaderElectionForLeaderlessPartitions (its dynamic settings;
+    kraftsim has no static controller config): every broker fenced leaves the partitions
+    (1, 2, 4), (1, 3, 4) and (0, 2, 4) leaderless with the ISR (4,); broker 2 coming back
+    leads none of them. Once unclean.leader.election.enable is set for the cluster, for
+    the active controller's own node (a broker resource named by its id) or for the topic,
+    the periodic check elects 2 uncleanly where it is a replica; partition 1 stays
+    leaderless. Another controller's own setting does not apply."""
+    image = _topic(image_of(brokers(0, 1, 2, 3, 4)), (1, 2, 4), (1, 3, 4), (0, 2, 4))
+    for broker in range(5):
+        image, _, _ = run(FenceBroker(broker), image, offset=image.offset + 1)
+    image, _, _ = run(UnfenceBroker(2), image, offset=image.offset + 1)
+    for pid in range(3):
+        assert (_foo(image, pid).isr, _foo(image, pid).leader) == ((4,), NO_LEADER)
+    resource = {"cluster": ("BROKER", ""), "node": ("BROKER", "0"),
+                "topic": ("TOPIC", "foo")}.get(setting)
+    if resource is not None:
+        image, _, _ = run(IncrementalAlterConfigs(
+            RESOURCE_TYPES[resource[0]], resource[1],
+            (ConfigChange("unclean.leader.election.enable", "true"),)), image,
+            offset=image.offset + 1)
+    records, remaining = unclean_records(image, node_id=0)
+    assert remaining
+    elsewhere, _ = unclean_records(image, node_id=3001)  # another controller's reading
+    assert elsewhere == ([] if setting == "node" else records)
+    if setting == "none":
+        assert records == []
+        return
+    image = image_of(records, image, image.offset + 1)
+    expected = {0: ((2,), 2), 1: ((4,), NO_LEADER), 2: ((2,), 2)}
+    for pid, (isr, leader) in expected.items():
+        assert (_foo(image, pid).isr, _foo(image, pid).leader) == (isr, leader)
+
+
+def test_a_controllers_own_setting_overrides_the_cluster_default() -> None:
+    """Kafka reads unclean.leader.election.enable as the topic's, else the active
+    controller's own (node) config, else the cluster's: with the cluster default true and
+    controller 0 saying false, a fence of the last ISR member elects the out-of-sync
+    replica uncleanly when controller 7 writes it, and leaves the partition leaderless
+    when controller 0 does."""
+    image = image_of([*brokers(0, 1), TopicRecord("foo", FOO),
+                      PartitionRecord(partition_id=0, topic_id=FOO, replicas=(1, 0), isr=(1,),
+                                      leader=1, leader_epoch=0, partition_epoch=0)])
+    for node, value in ((0, "false"), (None, "true")):
+        image, _, _ = run(IncrementalAlterConfigs(
+            RESOURCE_TYPES["BROKER"], "" if node is None else str(node),
+            (ConfigChange("unclean.leader.election.enable", value),)), image,
+            offset=image.offset + 1)
+    for node, (isr, leader) in ((0, ((1,), NO_LEADER)), (7, ((0,), 0))):
+        context = OperationContext(image, random.Random(3), image.offset + 1, node)
+        after = image_of(FenceBroker(1).generate(context).records, image)
+        assert (_foo(after).isr, _foo(after).leader) == (isr, leader), node
