@@ -16,6 +16,7 @@ from controller.leader_balance import balance_records, imbalanced
 from controller.operations import (
     ConfigChange,
     ControlledShutdown,
+    CreatePartitions,
     CreateTopics,
     FenceBroker,
     IncrementalAlterConfigs,
@@ -275,3 +276,20 @@ def test_a_controllers_own_setting_overrides_the_cluster_default() -> None:
         context = OperationContext(image, random.Random(3), image.offset + 1, node)
         after = image_of(FenceBroker(1).generate(context).records, image)
         assert (_foo(after).isr, _foo(after).leader) == (isr, leader), node
+
+
+def test_with_the_only_unfenced_broker_shutting_down_nothing_can_be_placed() -> None:
+    """testCreateTopics and testCreatePartitionsFailsWhenAllBrokersAreFencedOrInControlled
+    Shutdown: brokers 1 and 2 fenced and 0 unfenced but in controlled shutdown leave no
+    broker to lead a new partition, for a new topic or a grown one."""
+    image = image_of(brokers(0, 1, 2, fenced=[1, 2], shutting=[0]))
+    refused = refusal(CreateTopics((NewTopic("foo", -1, 3),)), image)
+    assert (refused.code, refused.message) == (
+        "INVALID_REPLICATION_FACTOR", "Unable to replicate the partition 3 time(s): All "
+        "brokers are currently fenced or in controlled shutdown.")
+    image, _, _ = run(CreateTopics((NewTopic("foo", 1, 2),)), image_of(brokers(0, 1)))
+    image = image_of(brokers(0, 1, fenced=[1], shutting=[0]), image)
+    refused = refusal(CreatePartitions("foo", 2), image)
+    assert (refused.code, refused.message) == (
+        "INVALID_REPLICATION_FACTOR", "Unable to replicate the partition 2 time(s): All "
+        "brokers are currently fenced or in controlled shutdown.")
