@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from controller.broker_service import ControllerBrokerService
+from controller.leader_balance import imbalanced
 from controller.operations import CreateTopics, NewTopic
 from metadata.requests import (
     AllocateProducerIdsRequest,
@@ -292,3 +293,29 @@ def test_a_shut_down_request_during_a_fence_waits_for_the_fence() -> None:
     service.fencing.discard(broker)
     answer = _heartbeat(c, broker, want_fence=True, want_shut_down=True)
     assert answer.should_shut_down and answer.is_fenced
+
+
+def test_only_the_brokers_that_keep_heartbeating_stay_unfenced_and_in_sync() -> None:
+    """QuorumControllerTest.testFenceMultipleBrokers: five brokers hold a topic of five
+    partitions with five replicas each; four of them stop (crash) and only one keeps
+    heartbeating. Once the others' sessions expire they are fenced, every partition's
+    ISR is that one broker, which leads them all, off their preferred replicas."""
+    c = cluster(seed=11, brokers=5)
+    handle = c.submit(CreateTopics((NewTopic("foo", 5, 5),)))
+    assert c.wait(handle) and handle.error is None
+    keep = min(c.config.broker_ids)
+    for broker in c.config.broker_ids:
+        if broker != keep:
+            c.sim.crash(broker)
+    timeout = _service(c).config.session_timeout_ms
+    c.sim.run_for(3 * timeout)
+    active = c.active_controller()
+    assert active is not None
+    image = active.image
+    assert [b for b in sorted(image.brokers) if not image.brokers[b].fenced] == [keep]
+    topic = image.topic("foo")
+    assert topic is not None and len(topic.partitions) == 5
+    for reg in topic.partitions.values():
+        assert (reg.isr, reg.leader) == ((keep,), keep)
+    assert sum(1 for _ in imbalanced(image)) == 4
+    assert not c.controller_faults
