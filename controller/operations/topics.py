@@ -10,8 +10,10 @@ import msgspec
 from controller.errors import ApiError
 from controller.operations.base import Generated, OperationContext
 from controller.operations.config_defs import validate_topic_config
+from controller.operations.leadership import active
 from controller.operations.placement import in_sync_count, place_replicas
 from metadata.delta import TOPIC_RESOURCE
+from metadata.image import MetadataImage
 from metadata.schema import (
     ConfigRecord,
     PartitionRecord,
@@ -68,13 +70,63 @@ def colliding_topic(name: str, existing: Mapping[str, str] | Set[str]) -> str | 
     return None
 
 
+def validate_manual_assignment(image: MetadataImage, replicas: tuple[int, ...],
+                               replication_factor: int | None) -> None:
+    """Kafka's checks of one partition's replicas given by hand (INVALID_REPLICA_ASSIGNMENT):
+    not empty, every broker registered and named once (checked in broker id order, as
+    Kafka's validateManualPartitionAssignment), and as many replicas as the partitions
+    before it (``replication_factor``, None for the first)."""
+    if not replicas:
+        raise ApiError("INVALID_REPLICA_ASSIGNMENT",
+                       "The manual partition assignment includes an empty replica list.")
+    previous: int | None = None
+    for broker in sorted(replicas):
+        if broker not in image.brokers:
+            raise ApiError("INVALID_REPLICA_ASSIGNMENT",
+                           f"The manual partition assignment includes broker {broker}, but no "
+                           f"such broker is registered.")
+        if broker == previous:
+            raise ApiError("INVALID_REPLICA_ASSIGNMENT",
+                           f"The manual partition assignment includes the broker {broker} "
+                           f"more than once.")
+        previous = broker
+    if replication_factor is not None and len(replicas) != replication_factor:
+        raise ApiError("INVALID_REPLICA_ASSIGNMENT",
+                       f"The manual partition assignment includes a partition with "
+                       f"{len(replicas)} replica(s), but this is not consistent with previous "
+                       f"partitions, which have {replication_factor} replica(s).")
+
+
+def _manual_partitions(image: MetadataImage, assignments: tuple[tuple[int, ...], ...],
+                       first_partition: int, replication_factor: int | None
+                       ) -> list[tuple[tuple[int, ...], tuple[int, ...]]]:
+    """Each assigned partition's replicas and ISR (its active replicas, in replica order),
+    checked as Kafka does; a partition with no active replica is INVALID_REPLICA_ASSIGNMENT."""
+    parts = []
+    for i, replicas in enumerate(assignments):
+        replicas = tuple(replicas)
+        validate_manual_assignment(image, replicas, replication_factor)
+        replication_factor = len(replicas)
+        isr = tuple(r for r in replicas if active(image, r))
+        if not isr:
+            raise ApiError("INVALID_REPLICA_ASSIGNMENT",
+                           f"All brokers specified in the manual partition assignment for "
+                           f"partition {first_partition + i} are fenced or in controlled "
+                           f"shutdown.")
+        parts.append((replicas, isr))
+    return parts
+
+
 class NewTopic(msgspec.Struct, frozen=True):
-    """One topic to create."""
+    """One topic to create; ``assignments`` places its partitions by hand (partition i on
+    ``assignments[i]``, the partition count and replication factor then -1, as Kafka
+    asks)."""
 
     name: str
     partitions: int = 1
     replication_factor: int = 1
     configs: tuple[tuple[str, str], ...] = ()
+    assignments: tuple[tuple[int, ...], ...] = ()
 
 
 class CreateTopics(msgspec.Struct, frozen=True):
@@ -116,6 +168,28 @@ class CreateTopics(msgspec.Struct, frozen=True):
             seen.add(topic.name)
             configs = dict(topic.configs)  # a key given twice: the last value (as Kafka)
             validate_topic_config(configs)
+            if topic.assignments:
+                if topic.replication_factor != -1:
+                    raise ApiError("INVALID_REQUEST",
+                                   "A manual partition assignment was specified, but "
+                                   "replication factor was not set to -1.")
+                if topic.partitions != -1:
+                    raise ApiError("INVALID_REQUEST",
+                                   "A manual partition assignment was specified, but "
+                                   "numPartitions was not set to -1.")
+                manual = _manual_partitions(image, topic.assignments, 0, None)
+                topic_id = self._new_id(ctx)
+                records.append(TopicRecord(topic.name, topic_id))
+                records.extend(ConfigRecord(TOPIC_RESOURCE, topic.name, key, value)
+                               for key, value in configs.items())
+                records.extend(
+                    PartitionRecord(partition_id=p, topic_id=topic_id, replicas=r, isr=isr,
+                                    leader=isr[0], leader_epoch=0, partition_epoch=0)
+                    for p, (r, isr) in enumerate(manual))
+                created.append({"name": topic.name, "topicId": topic_id,
+                                "numPartitions": len(manual),
+                                "replicationFactor": len(manual[0][0])})
+                continue
             if topic.replication_factor < -1 or topic.replication_factor == 0:
                 raise ApiError("INVALID_REPLICATION_FACTOR",
                                "Replication factor must be larger than 0, or -1 to use the "
@@ -128,9 +202,7 @@ class CreateTopics(msgspec.Struct, frozen=True):
                 else topic.replication_factor
             replicas = place_replicas(image, ctx.rng, partitions, factor)
             live = in_sync_count(image, factor)
-            topic_id = random_uuid(ctx.rng)
-            while topic_id in image.topics_by_id:
-                topic_id = random_uuid(ctx.rng)
+            topic_id = self._new_id(ctx)
             records.append(TopicRecord(topic.name, topic_id))
             # configs before partitions, as Kafka writes them (a broker knows a topic's
             # configs when it creates the topic's partitions)
@@ -144,6 +216,14 @@ class CreateTopics(msgspec.Struct, frozen=True):
             created.append({"name": topic.name, "topicId": topic_id,
                             "numPartitions": partitions, "replicationFactor": factor})
         return Generated(records, {"topics": created})
+
+    @staticmethod
+    def _new_id(ctx: OperationContext) -> str:
+        """A random topic id no topic has."""
+        topic_id = random_uuid(ctx.rng)
+        while topic_id in ctx.image.topics_by_id:
+            topic_id = random_uuid(ctx.rng)
+        return topic_id
 
 
 class DeleteTopics(msgspec.Struct, frozen=True):
@@ -175,18 +255,22 @@ class DeleteTopics(msgspec.Struct, frozen=True):
 
 
 class CreatePartitions(msgspec.Struct, frozen=True):
-    """Grow a topic to ``count`` partitions."""
+    """Grow a topic to ``count`` partitions, placed like its others or, with
+    ``assignments``, by hand (one replica list per new partition)."""
 
     name: str
     count: int
     replication_factor: int | None = None
+    assignments: tuple[tuple[int, ...], ...] | None = None
 
     def describe(self) -> str:
         """E.g. ``CreatePartitions(foo -> 12)``."""
         return f"CreatePartitions({self.name} -> {self.count})"
 
     def generate(self, ctx: OperationContext) -> Generated:
-        """New PartitionRecords placed like the topic's existing ones."""
+        """New PartitionRecords placed like the topic's existing ones (as many replicas as
+        its first partition), or as assigned: Kafka's checks of each assignment (one per
+        new partition, as many replicas as the topic's partitions, at least one active)."""
         topic = ctx.image.topic(self.name)
         if topic is None:
             raise ApiError("UNKNOWN_TOPIC_OR_PARTITION",
@@ -198,10 +282,22 @@ class CreatePartitions(msgspec.Struct, frozen=True):
             raise ApiError("INVALID_PARTITIONS",
                            f"The topic {self.name} currently has {current} partition(s); "
                            f"{self.count} would not be an increase.")
-        rf = self.replication_factor or len(next(iter(topic.partitions.values())).replicas)
-        replicas = place_replicas(ctx.image, ctx.rng, self.count - current, rf, current)
-        live = in_sync_count(ctx.image, rf)
+        additional = self.count - current
+        if self.assignments is not None and len(self.assignments) != additional:
+            raise ApiError("INVALID_REPLICA_ASSIGNMENT",
+                           f"Attempted to add {additional} additional partition(s), but only "
+                           f"{len(self.assignments)} assignment(s) were specified.")
+        rf = self.replication_factor or len(topic.partitions[0].replicas)
         records = ctx.records()
+        if self.assignments is not None:
+            manual = _manual_partitions(ctx.image, self.assignments, current, rf)
+            records.extend(
+                PartitionRecord(partition_id=current + i, topic_id=topic.topic_id, replicas=r,
+                                isr=isr, leader=isr[0], leader_epoch=0, partition_epoch=0)
+                for i, (r, isr) in enumerate(manual))
+            return Generated(records, {"name": self.name, "count": self.count})
+        replicas = place_replicas(ctx.image, ctx.rng, additional, rf, current)
+        live = in_sync_count(ctx.image, rf)
         records.extend(
             PartitionRecord(partition_id=current + i, topic_id=topic.topic_id, replicas=r,
                             isr=r if live == len(r) else r[:live], leader=r[0],
