@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Mapping, Set
 
 import msgspec
 
 from controller.errors import ApiError
 from controller.operations.base import Generated, OperationContext
+from controller.operations.bounded import EXCESSIVELY_LARGE
 from controller.operations.config_defs import validate_topic_config
 from controller.operations.leadership import active
 from controller.operations.placement import in_sync_count, place_replicas
@@ -16,6 +18,7 @@ from metadata.delta import TOPIC_RESOURCE
 from metadata.image import MetadataImage
 from metadata.schema import (
     ConfigRecord,
+    MetadataRecord,
     PartitionRecord,
     RemoveTopicRecord,
     TopicRecord,
@@ -32,17 +35,21 @@ DEFAULT_REPLICATION_FACTOR = 1
 
 
 def validate_topic_name(name: str) -> None:
-    """Kafka's topic name rules; raises INVALID_TOPIC_EXCEPTION."""
-    if not name or name in (".", ".."):
-        raise ApiError("INVALID_TOPIC_EXCEPTION", f"Topic name {name!r} is illegal")
-    if len(name) > MAX_NAME_LENGTH:
-        raise ApiError("INVALID_TOPIC_EXCEPTION",
-                       f"Topic name is illegal, it can't be longer than {MAX_NAME_LENGTH} "
-                       f"characters, topic name: {name}")
-    if not _LEGAL_NAME.fullmatch(name):
-        raise ApiError("INVALID_TOPIC_EXCEPTION",
-                       f"Topic name {name!r} is illegal, it contains a character other than "
-                       f"ASCII alphanumerics, '.', '_' and '-'")
+    """Kafka's topic name rules (its Topic.validate, in its order and words); raises
+    INVALID_TOPIC_EXCEPTION."""
+    reason = None
+    if not name:
+        reason = "the empty string is not allowed"
+    elif name in (".", ".."):
+        reason = f"'{name}' is not allowed"
+    elif len(name) > MAX_NAME_LENGTH:
+        reason = f"the length of '{name}' is longer than the max allowed length " \
+                 f"{MAX_NAME_LENGTH}"
+    elif not _LEGAL_NAME.fullmatch(name):
+        reason = f"'{name}' contains one or more characters other than ASCII " \
+                 f"alphanumerics, '.', '_' and '-'"
+    if reason is not None:
+        raise ApiError("INVALID_TOPIC_EXCEPTION", f"Topic name is invalid: {reason}")
 
 
 _SWAPPABLE = 12
@@ -51,8 +58,9 @@ _SWAPPABLE = 12
 
 
 def colliding_topic(name: str, existing: Mapping[str, str] | Set[str]) -> str | None:
-    """A topic in ``existing`` other than ``name`` whose name equals it once every '.' is
-    read as '_' (Kafka refuses such a pair: the two share metric names), else None."""
+    """The first, in name order, of the topics in ``existing`` other than ``name`` whose
+    name equals it once every '.' is read as '_' (Kafka refuses such a pair: the two share
+    metric names; it names the first of its sorted set of colliding names), else None."""
     spots = [i for i, c in enumerate(name) if c in "._"]
     if not spots:
         return None
@@ -61,13 +69,14 @@ def colliding_topic(name: str, existing: Mapping[str, str] | Set[str]) -> str | 
         return next((other for other in sorted(existing)
                      if other != name and other.replace(".", "_") == normal), None)
     chars = list(normal)
+    found: str | None = None
     for mask in range(1 << len(spots)):
         for bit, at in enumerate(spots):
             chars[at] = "." if mask >> bit & 1 else "_"
         other = "".join(chars)
-        if other != name and other in existing:
-            return other
-    return None
+        if other != name and other in existing and (found is None or other < found):
+            found = other
+    return found
 
 
 def validate_manual_assignment(image: MetadataImage, replicas: tuple[int, ...],
@@ -144,78 +153,107 @@ class CreateTopics(msgspec.Struct, frozen=True):
         return Generated([], {"topics": []}) if not self.topics else None
 
     def generate(self, ctx: OperationContext) -> Generated:
-        """Validate every topic as Kafka's ReplicationControlManager does (a legal name,
-        new, not colliding with another one on '.' against '_'; then its configs, checked
-        whole; then its replication factor and partition count, -1 taking the cluster
-        default), then place replicas and emit the records: the TopicRecord, the
-        ConfigRecords, then one PartitionRecord per partition, whose ISR is its unfenced
-        replicas (those placed on fenced brokers, when too few are unfenced, join it once
-        they catch up), led by the first."""
+        """Each topic gets its own result, as in Kafka's ReplicationControlManager: the
+        topics that can be created are, the others answer their error (code and message)
+        in the response. A topic is checked in Kafka's order: its name given once in the
+        request (INVALID_REQUEST "Duplicate topic name.", Kafka's ControllerApis), legal,
+        new, not colliding on '.' against '_' with an existing topic or one created before
+        it in the request; then its configs, checked whole; then its replication factor
+        and partition count (-1 taking the cluster default) or its assignments; then
+        replicas are placed and its records written: the TopicRecord, the ConfigRecords,
+        then one PartitionRecord per partition, whose ISR is its active replicas (those
+        placed on fenced brokers, when too few are unfenced, join it once they catch up),
+        led by the first.
+
+        When no topic can be created the operation fails with the first topic's error
+        (a one-topic request answers as Kafka's does); a request past the record bound
+        fails whole (Kafka's BoundedList)."""
         records = ctx.records()
-        created = []
-        image = ctx.image
+        results: list[dict[str, object]] = []
         seen: set[str] = set()
+        counts = Counter(topic.name for topic in self.topics)
+        first_error: ApiError | None = None
+        created = False
         for topic in self.topics:
-            validate_topic_name(topic.name)
-            if topic.name in image.topics_by_name or topic.name in seen:
-                raise ApiError("TOPIC_ALREADY_EXISTS", f"Topic '{topic.name}' already exists.")
-            clash = colliding_topic(topic.name, image.topics_by_name) or \
-                colliding_topic(topic.name, seen)
-            if clash is not None:
-                raise ApiError("INVALID_TOPIC_EXCEPTION",
-                               f"Topic '{topic.name}' collides with the topic '{clash}': "
-                               f"'.' and '_' are the same in metric names")
-            seen.add(topic.name)
-            configs = dict(topic.configs)  # a key given twice: the last value (as Kafka)
-            validate_topic_config(configs)
-            if topic.assignments:
-                if topic.replication_factor != -1:
-                    raise ApiError("INVALID_REQUEST",
-                                   "A manual partition assignment was specified, but "
-                                   "replication factor was not set to -1.")
-                if topic.partitions != -1:
-                    raise ApiError("INVALID_REQUEST",
-                                   "A manual partition assignment was specified, but "
-                                   "numPartitions was not set to -1.")
-                manual = _manual_partitions(image, topic.assignments, 0, None)
-                topic_id = self._new_id(ctx)
-                records.append(TopicRecord(topic.name, topic_id))
-                records.extend(ConfigRecord(TOPIC_RESOURCE, topic.name, key, value)
-                               for key, value in configs.items())
-                records.extend(
-                    PartitionRecord(partition_id=p, topic_id=topic_id, replicas=r, isr=isr,
-                                    leader=isr[0], leader_epoch=0, partition_epoch=0)
-                    for p, (r, isr) in enumerate(manual))
-                created.append({"name": topic.name, "topicId": topic_id,
-                                "numPartitions": len(manual),
-                                "replicationFactor": len(manual[0][0])})
+            start = len(records)
+            try:
+                if counts[topic.name] > 1:
+                    raise ApiError("INVALID_REQUEST", "Duplicate topic name.")
+                result = self._create(ctx, topic, records, seen)
+            except ApiError as error:
+                if error.code == "POLICY_VIOLATION" and error.message == EXCESSIVELY_LARGE:
+                    raise
+                del records[start:]
+                first_error = first_error or error
+                results.append({"name": topic.name, "errorCode": error.code,
+                                "errorMessage": error.message})
                 continue
-            if topic.replication_factor < -1 or topic.replication_factor == 0:
-                raise ApiError("INVALID_REPLICATION_FACTOR",
-                               "Replication factor must be larger than 0, or -1 to use the "
-                               "default value.")
-            if topic.partitions < -1 or topic.partitions == 0:
-                raise ApiError("INVALID_PARTITIONS",
-                               "Number of partitions was set to an invalid non-positive value.")
-            partitions = DEFAULT_NUM_PARTITIONS if topic.partitions == -1 else topic.partitions
-            factor = DEFAULT_REPLICATION_FACTOR if topic.replication_factor == -1 \
-                else topic.replication_factor
-            replicas = place_replicas(image, ctx.rng, partitions, factor)
-            live = in_sync_count(image, factor)
+            seen.add(topic.name)
+            created = True
+            results.append(result)
+        if not created and first_error is not None:
+            raise first_error
+        return Generated(records, {"topics": results})
+
+    def _create(self, ctx: OperationContext, topic: NewTopic, records: list[MetadataRecord],
+                seen: set[str]) -> dict[str, object]:
+        """Check ``topic`` and append its records; its result, or ApiError."""
+        image = ctx.image
+        validate_topic_name(topic.name)
+        if topic.name in image.topics_by_name:
+            raise ApiError("TOPIC_ALREADY_EXISTS", f"Topic '{topic.name}' already exists.")
+        clash = colliding_topic(topic.name, image.topics_by_name) or \
+            colliding_topic(topic.name, seen)
+        if clash is not None:
+            raise ApiError("INVALID_TOPIC_EXCEPTION",
+                           f"Topic '{topic.name}' collides with existing topic: {clash}")
+        configs = dict(topic.configs)  # a key given twice: the last value (as Kafka)
+        validate_topic_config(configs)
+        if topic.assignments:
+            if topic.replication_factor != -1:
+                raise ApiError("INVALID_REQUEST",
+                               "A manual partition assignment was specified, but "
+                               "replication factor was not set to -1.")
+            if topic.partitions != -1:
+                raise ApiError("INVALID_REQUEST",
+                               "A manual partition assignment was specified, but "
+                               "numPartitions was not set to -1.")
+            manual = _manual_partitions(image, topic.assignments, 0, None)
             topic_id = self._new_id(ctx)
             records.append(TopicRecord(topic.name, topic_id))
-            # configs before partitions, as Kafka writes them (a broker knows a topic's
-            # configs when it creates the topic's partitions)
             records.extend(ConfigRecord(TOPIC_RESOURCE, topic.name, key, value)
                            for key, value in configs.items())
             records.extend(
-                PartitionRecord(partition_id=p, topic_id=topic_id, replicas=r,
-                                isr=r if live == len(r) else r[:live],
-                                leader=r[0], leader_epoch=0, partition_epoch=0)
-                for p, r in enumerate(replicas))
-            created.append({"name": topic.name, "topicId": topic_id,
-                            "numPartitions": partitions, "replicationFactor": factor})
-        return Generated(records, {"topics": created})
+                PartitionRecord(partition_id=p, topic_id=topic_id, replicas=r, isr=isr,
+                                leader=isr[0], leader_epoch=0, partition_epoch=0)
+                for p, (r, isr) in enumerate(manual))
+            return {"name": topic.name, "topicId": topic_id,
+                    "numPartitions": len(manual), "replicationFactor": len(manual[0][0])}
+        if topic.replication_factor < -1 or topic.replication_factor == 0:
+            raise ApiError("INVALID_REPLICATION_FACTOR",
+                           "Replication factor must be larger than 0, or -1 to use the "
+                           "default value.")
+        if topic.partitions < -1 or topic.partitions == 0:
+            raise ApiError("INVALID_PARTITIONS",
+                           "Number of partitions was set to an invalid non-positive value.")
+        partitions = DEFAULT_NUM_PARTITIONS if topic.partitions == -1 else topic.partitions
+        factor = DEFAULT_REPLICATION_FACTOR if topic.replication_factor == -1 \
+            else topic.replication_factor
+        replicas = place_replicas(image, ctx.rng, partitions, factor)
+        live = in_sync_count(image, factor)
+        topic_id = self._new_id(ctx)
+        records.append(TopicRecord(topic.name, topic_id))
+        # configs before partitions, as Kafka writes them (a broker knows a topic's
+        # configs when it creates the topic's partitions)
+        records.extend(ConfigRecord(TOPIC_RESOURCE, topic.name, key, value)
+                       for key, value in configs.items())
+        records.extend(
+            PartitionRecord(partition_id=p, topic_id=topic_id, replicas=r,
+                            isr=r if live == len(r) else r[:live],
+                            leader=r[0], leader_epoch=0, partition_epoch=0)
+            for p, r in enumerate(replicas))
+        return {"name": topic.name, "topicId": topic_id,
+                "numPartitions": partitions, "replicationFactor": factor}
 
     @staticmethod
     def _new_id(ctx: OperationContext) -> str:
