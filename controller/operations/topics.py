@@ -134,7 +134,8 @@ class NewTopic(msgspec.Struct, frozen=True):
     name: str
     partitions: int = 1
     replication_factor: int = 1
-    configs: tuple[tuple[str, str], ...] = ()
+    configs: tuple[tuple[str, str | None], ...] = ()
+    """(key, value) pairs; a None value is refused (INVALID_CONFIG), as Kafka does."""
     assignments: tuple[tuple[int, ...], ...] = ()
 
 
@@ -207,7 +208,12 @@ class CreateTopics(msgspec.Struct, frozen=True):
         if clash is not None:
             raise ApiError("INVALID_TOPIC_EXCEPTION",
                            f"Topic '{topic.name}' collides with existing topic: {clash}")
-        configs = dict(topic.configs)  # a key given twice: the last value (as Kafka)
+        nulls = [key for key, value in topic.configs if value is None]
+        if nulls:
+            raise ApiError("INVALID_CONFIG",
+                           f"Null value not supported for topic configs: {','.join(nulls)}")
+        # a key given twice: the last value (as Kafka)
+        configs = {key: value for key, value in topic.configs if value is not None}
         validate_topic_config(configs)
         if topic.assignments:
             if topic.replication_factor != -1:

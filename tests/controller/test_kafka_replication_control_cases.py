@@ -111,6 +111,10 @@ def test_create_topics_writes_the_topic_configs() -> None:
     assert response["topics"][0]["replicationFactor"] == 1
     bad = refusal(_create("quux", configs=(("segment.bytes", "ten"),)), image)
     assert bad.code == "INVALID_CONFIG"
+    null = refusal(CreateTopics((NewTopic("bar", -1, -1, (("cleanup.policy", None),)),)),
+                   image)
+    assert (null.code, null.message) == (
+        "INVALID_CONFIG", "Null value not supported for topic configs: cleanup.policy")
     for rf, partitions, code, message in (
             (-2, -1, "INVALID_REPLICATION_FACTOR",
              "Replication factor must be larger than 0, or -1 to use the default value."),
