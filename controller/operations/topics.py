@@ -271,31 +271,65 @@ class CreateTopics(msgspec.Struct, frozen=True):
 
 
 class DeleteTopics(msgspec.Struct, frozen=True):
-    """Delete topics by name (one RemoveTopicRecord each)."""
+    """Delete topics by name, or by id (one RemoveTopicRecord each)."""
 
     names: tuple[str, ...]
+    topic_ids: tuple[str, ...] = ()
 
     def describe(self) -> str:
         """E.g. ``DeleteTopics(a, b)``."""
-        return f"DeleteTopics({', '.join(self.names)})"
+        return f"DeleteTopics({', '.join((*self.names, *self.topic_ids))})"
 
     def early_result(self) -> Generated | None:
         """No names: the answer, given at once without a write (Kafka's early result)."""
-        return Generated([], {"deleted": []}) if not self.names else None
+        return Generated([], {"deleted": []}) if not self.names and not self.topic_ids \
+            else None
 
     def generate(self, ctx: OperationContext) -> Generated:
-        """Refuse a name given twice (Kafka's ControllerApis: INVALID_REQUEST, "Duplicate
-        topic name.") and unknown topics; otherwise remove them."""
-        if len(set(self.names)) != len(self.names):
-            raise ApiError("INVALID_REQUEST", "Duplicate topic name.")
+        """Each name and id gets its own result, as in Kafka's ControllerApis: a name or id
+        given twice is INVALID_REQUEST ("Duplicate topic name." / "Duplicate topic id."),
+        an unknown name UNKNOWN_TOPIC_OR_PARTITION, an unknown id UNKNOWN_TOPIC_ID; the
+        other topics are removed (once each, named both ways or not). The response lists
+        the names deleted and, when some failed, their errors; when nothing can be
+        deleted the operation fails with the first error."""
+        image = ctx.image
+        errors: list[dict[str, str]] = []
+        first: ApiError | None = None
+        targets: dict[str, str] = {}  # topic id -> name, in the request's order
+
+        def refuse(what: dict[str, str], error: ApiError) -> None:
+            nonlocal first
+            first = first or error
+            errors.append({**what, "errorCode": error.code, "errorMessage": error.message})
+
+        names, ids = Counter(self.names), Counter(self.topic_ids)
+        for name in names:
+            topic_id = image.topics_by_name.get(name)
+            if names[name] > 1:
+                refuse({"name": name}, ApiError("INVALID_REQUEST", "Duplicate topic name."))
+            elif topic_id is None:
+                refuse({"name": name}, ApiError(
+                    "UNKNOWN_TOPIC_OR_PARTITION",
+                    f"This server does not host this topic-partition: {name}"))
+            else:
+                targets.setdefault(topic_id, name)
+        for topic_id in ids:
+            topic = image.topics_by_id.get(topic_id)
+            if ids[topic_id] > 1:
+                refuse({"topicId": topic_id}, ApiError("INVALID_REQUEST", "Duplicate topic id."))
+            elif topic is None:
+                refuse({"topicId": topic_id}, ApiError(
+                    "UNKNOWN_TOPIC_ID", f"This server does not host this topic ID: {topic_id}"))
+            else:
+                targets.setdefault(topic_id, topic.name)
+        if not targets and first is not None:
+            raise first
         records = ctx.records()
-        for name in self.names:
-            topic_id = ctx.image.topics_by_name.get(name)
-            if topic_id is None:
-                raise ApiError("UNKNOWN_TOPIC_OR_PARTITION",
-                               f"This server does not host this topic-partition: {name}")
-            records.append(RemoveTopicRecord(topic_id))
-        return Generated(records, {"deleted": list(self.names)})
+        records.extend(RemoveTopicRecord(topic_id) for topic_id in targets)
+        response: dict[str, object] = {"deleted": list(targets.values())}
+        if errors:
+            response["errors"] = errors
+        return Generated(records, response)
 
 
 class CreatePartitions(msgspec.Struct, frozen=True):

@@ -268,6 +268,44 @@ def test_delete_topics_removes_partitions_and_configs() -> None:
     assert (TOPIC_RESOURCE, "foo") not in image.configs
 
 
+def test_delete_topics_by_id_refuses_an_unknown_id_and_removes_the_topic() -> None:
+    """testDeleteTopics, by topic id: an unknown id is UNKNOWN_TOPIC_ID and writes nothing;
+    the topic's id writes one RemoveTopicRecord, after which its partitions, its name and
+    its configs are gone."""
+    configs = (("cleanup.policy", "compact"), ("min.cleanable.dirty.ratio", "0.1"))
+    image, _, created = run(_create(partitions=3, rf=2, configs=configs),
+                            image_of(brokers(0, 1)))
+    topic_id = created["topics"][0]["topicId"]  # type: ignore[index]
+    unknown = "A" + topic_id[1:] if topic_id[0] != "A" else "B" + topic_id[1:]
+    refused = refusal(DeleteTopics((), (unknown,)), image)
+    assert refused.code == "UNKNOWN_TOPIC_ID"
+    image, records, response = run(DeleteTopics((), (topic_id,)), image, offset=200)
+    assert records == [RemoveTopicRecord(topic_id)]
+    assert response == {"deleted": ["foo"]}
+    assert topic_id not in image.topics_by_id and "foo" not in image.topics_by_name
+    assert (TOPIC_RESOURCE, "foo") not in image.configs
+
+
+def test_a_delete_removes_the_topics_it_can_and_answers_the_others_errors() -> None:
+    """Kafka's ControllerApis answers each name and id: the known topics are removed (one
+    named both by name and by id once), an unknown name and an unknown id answer their
+    errors."""
+    image = image_of(brokers(0))
+    ids = {}
+    for name in ("foo", "bar"):
+        image, _, created = run(_create(name, rf=1), image, offset=image.offset + 1)
+        ids[name] = created["topics"][0]["topicId"]  # type: ignore[index]
+    request = DeleteTopics(("foo", "baz"), (ids["foo"], ids["bar"], "NOSUCHIDNOSUCHIDNOSUCH"))
+    image, records, response = run(request, image, offset=200)
+    assert records == [RemoveTopicRecord(ids["foo"]), RemoveTopicRecord(ids["bar"])]
+    assert response["deleted"] == ["foo", "bar"]  # type: ignore[index]
+    assert [(e.get("name"), e.get("topicId"), e["errorCode"])
+            for e in response["errors"]] == [  # type: ignore[index]
+        ("baz", None, "UNKNOWN_TOPIC_OR_PARTITION"),
+        (None, "NOSUCHIDNOSUCHIDNOSUCH", "UNKNOWN_TOPIC_ID")]
+    assert not image.topics_by_name
+
+
 # ------------------------------------------------------------------ CreatePartitions
 
 def test_create_partitions_grows_a_topic_only() -> None:
