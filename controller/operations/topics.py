@@ -140,9 +140,12 @@ class NewTopic(msgspec.Struct, frozen=True):
 
 
 class CreateTopics(msgspec.Struct, frozen=True):
-    """Create topics: a TopicRecord, its PartitionRecords and ConfigRecords for each."""
+    """Create topics: a TopicRecord, its PartitionRecords and ConfigRecords for each; with
+    ``validate_only``, the same checks and answer, and nothing written (Kafka's
+    validateOnly)."""
 
     topics: tuple[NewTopic, ...]
+    validate_only: bool = False
 
     def describe(self) -> str:
         """E.g. ``CreateTopics(big: 2000 partitions)``."""
@@ -194,7 +197,7 @@ class CreateTopics(msgspec.Struct, frozen=True):
             results.append(result)
         if not created and first_error is not None:
             raise first_error
-        return Generated(records, {"topics": results})
+        return Generated([] if self.validate_only else records, {"topics": results})
 
     def _create(self, ctx: OperationContext, topic: NewTopic, records: list[MetadataRecord],
                 seen: set[str]) -> dict[str, object]:

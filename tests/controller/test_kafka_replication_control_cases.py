@@ -33,7 +33,7 @@ from metadata.schema import (
 )
 
 from .conftest import cluster
-from .kafka_cases import brokers, image_of, refusal, run
+from .kafka_cases import brokers, generate, image_of, refusal, run
 
 FOO = "FOOFOOFOOFOOFOOFOOFOOA"
 
@@ -126,6 +126,23 @@ def test_create_topics_writes_the_topic_configs() -> None:
              "Number of partitions was set to an invalid non-positive value.")):
         refused = refusal(_create("quux", partitions, rf), image)
         assert (refused.code, refused.message) == (code, message)
+
+
+def test_a_validate_only_request_checks_and_answers_but_writes_nothing() -> None:
+    """testCreateTopicsWithValidateOnlyFlag and testInvalidCreateTopicsWithValidateOnlyFlag:
+    with validate-only, a topic that could be created is answered as created and nothing
+    is written; one that could not is refused as usual."""
+    image = image_of(brokers(0, 1, 2))
+    records, response = generate(CreateTopics((NewTopic("foo", 1, 3),), validate_only=True),
+                                 image)
+    assert records == []
+    topic = response["topics"][0]  # type: ignore[index]
+    assert (topic["name"], topic["numPartitions"], topic["replicationFactor"]) == ("foo", 1, 3)
+    refused = refusal(CreateTopics((NewTopic("foo", 1, 4),), validate_only=True), image)
+    assert (refused.code, refused.message) == (
+        "INVALID_REPLICATION_FACTOR", "Unable to replicate the partition 4 time(s): The "
+        "target replication factor of 4 cannot be reached because only 3 broker(s) are "
+        "registered.")
 
 
 def test_each_topic_of_a_request_gets_its_own_result() -> None:
