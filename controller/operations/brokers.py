@@ -35,7 +35,8 @@ from metadata.versions import BROKER_REGISTRATION_CHANGE, IN_CONTROLLED_SHUTDOWN
 def _registered(image: MetadataImage, broker_id: int) -> BrokerRegistration:
     broker = image.brokers.get(broker_id)
     if broker is None:
-        raise ApiError("BROKER_ID_NOT_REGISTERED", f"Broker {broker_id} is not registered.")
+        raise ApiError("BROKER_ID_NOT_REGISTERED",
+                       f"Broker ID {broker_id} is not currently registered")
     return broker
 
 

@@ -166,6 +166,14 @@ def test_a_topic_needs_its_broker_unfenced_and_unregistering_it_leaves_the_topic
     assert 0 not in image.brokers
 
 
+def test_an_unknown_broker_cannot_be_unregistered() -> None:
+    """QuorumController.unregisterBroker of a broker that is not registered:
+    BROKER_ID_NOT_REGISTERED, in Kafka's words, nothing written."""
+    refused = refusal(UnregisterBroker(7), image_of(brokers(0)))
+    assert (refused.code, refused.message) == ("BROKER_ID_NOT_REGISTERED",
+                                               "Broker ID 7 is not currently registered")
+
+
 # ------------------------------------------------------------------ leader balance
 
 def test_leaders_go_back_to_preferred_replicas_as_these_rejoin_the_isr() -> None:
