@@ -65,9 +65,13 @@ class AlterPartitionOp(msgspec.Struct, frozen=True):
         """One PartitionChangeRecord with the new ISR, after the checks above."""
         image = ctx.image
         broker = image.brokers.get(self.broker_id)
-        if broker is None or broker.epoch != self.broker_epoch:
+        if broker is None:  # (Kafka's words: ClusterControlManager.checkBrokerEpoch)
             raise ApiError("STALE_BROKER_EPOCH",
-                           f"broker {self.broker_id} epoch {self.broker_epoch} is not current")
+                           f"No broker registration found for broker id {self.broker_id}")
+        if broker.epoch != self.broker_epoch:
+            raise ApiError("STALE_BROKER_EPOCH",
+                           f"Expected broker epoch {broker.epoch}, but got broker epoch "
+                           f"{self.broker_epoch}")
         topic = image.topics_by_id.get(self.topic_id)
         if topic is None:
             raise ApiError("UNKNOWN_TOPIC_ID", f"no topic with id {self.topic_id}")

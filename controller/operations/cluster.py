@@ -217,19 +217,18 @@ class AllocateProducerIds(msgspec.Struct, frozen=True):
         next block would pass the largest int64 (the ids are exhausted).
         """
         broker = ctx.image.brokers.get(self.broker_id)
-        if broker is None:
+        if broker is None:  # (Kafka's words: ClusterControlManager.checkBrokerEpoch)
             raise ApiError("STALE_BROKER_EPOCH",
-                           f"broker {self.broker_id} is not registered")
+                           f"No broker registration found for broker id {self.broker_id}")
         epoch = broker.epoch if self.broker_epoch is None else self.broker_epoch
         if epoch != broker.epoch:
             raise ApiError("STALE_BROKER_EPOCH",
-                           f"broker {self.broker_id} is registered with epoch {broker.epoch}, "
-                           f"not {epoch}")
+                           f"Expected broker epoch {broker.epoch}, but got broker epoch {epoch}")
         start = ctx.image.next_producer_id
         if start > MAX_PRODUCER_ID - PRODUCER_ID_BLOCK_SIZE:
             raise ApiError("UNKNOWN_SERVER_ERROR",
-                           f"producer ids are exhausted: a block from {start} would pass "
-                           f"{MAX_PRODUCER_ID}")
+                           "Exhausted all producerIds as the next block's end producerId has "
+                           "exceeded the int64 type limit")
         record = ProducerIdsRecord(broker_id=self.broker_id, broker_epoch=epoch,
                                    next_producer_id=start + PRODUCER_ID_BLOCK_SIZE)
         return Generated([record], {"producerIdStart": start,

@@ -161,4 +161,5 @@ def test_a_producer_id_block_starts_at_the_next_id_and_moves_it_one_block_on() -
                                        next_producer_id=5000 + PRODUCER_ID_BLOCK_SIZE)
     assert response == {"producerIdStart": 5000, "producerIdLen": 1000}
     refused = _refusal(AllocateProducerIds(4))
-    assert refused.code == "STALE_BROKER_EPOCH" and "broker 4 is not registered" in refused.message
+    assert (refused.code, refused.message) == ("STALE_BROKER_EPOCH",
+                                               "No broker registration found for broker id 4")
