@@ -63,11 +63,10 @@ class IncrementalAlterConfigs(msgspec.Struct, frozen=True):
         if self.resource_type == TOPIC_RESOURCE:
             if self.resource_name not in ctx.image.topics_by_name:
                 raise ApiError("UNKNOWN_TOPIC_OR_PARTITION",
-                               f"Topic {self.resource_name} does not exist")
+                               f"The topic '{self.resource_name}' does not exist.")
         elif self.resource_type == BROKER_RESOURCE and self.resource_name:
             if not self.resource_name.isdigit():
-                raise ApiError("INVALID_REQUEST",
-                               f"broker id must be a number, not {self.resource_name!r}")
+                raise ApiError("INVALID_REQUEST", f"Invalid broker name {self.resource_name}")
             node = int(self.resource_name)
             if node not in ctx.image.brokers and node not in ctx.controller_ids:
                 raise ApiError("BROKER_ID_NOT_REGISTERED", f"No node with id {node} found.")
