@@ -38,6 +38,8 @@ class IncrementalAlterConfigs(msgspec.Struct, frozen=True):
     resource_type: int
     resource_name: str
     changes: tuple[ConfigChange, ...]
+    validate_only: bool = False
+    """Check and answer as usual but write nothing (Kafka's validateOnly)."""
 
     def describe(self) -> str:
         """E.g. ``IncrementalAlterConfigs(TOPIC:foo retention.ms=100)``."""
@@ -94,8 +96,9 @@ class IncrementalAlterConfigs(msgspec.Struct, frozen=True):
                                         value))
         if topic:  # checked whole, as Kafka's LogConfig.validate does
             validate_topic_config(after)
-        return Generated(records, {"resource": f"{RESOURCE_NAMES.get(self.resource_type)}:"
-                                               f"{self.resource_name}"})
+        return Generated([] if self.validate_only else records,
+                         {"resource": f"{RESOURCE_NAMES.get(self.resource_type)}:"
+                                      f"{self.resource_name}"})
 
     def _new_value(self, change: ConfigChange, old: str | None) -> str | None:
         """The key's value after ``change`` (None: not set), from its value ``old``."""

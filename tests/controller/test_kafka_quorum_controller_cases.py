@@ -108,12 +108,22 @@ def _data_records(c: KRaftCluster) -> list[MetadataRecord]:
 
 
 def test_a_config_set_is_read_back_once_committed() -> None:
-    """testConfigurationOperations (validate-only requests are not modelled)."""
+    """testConfigurationOperations: a validate-only request succeeds and changes nothing;
+    the same request then sets the config."""
     c = cluster(seed=41)
     active = c.active_controller()
     assert active is not None
     assert (BROKER_RESOURCE, "0") not in active.committed_image().configs
-    op = IncrementalAlterConfigs(BROKER_RESOURCE, "0", (ConfigChange("min.insync.replicas", "2"),))
+    change = (ConfigChange("min.insync.replicas", "2"),)
+    end = active.raft.log.end_offset
+    check = c.submit(IncrementalAlterConfigs(BROKER_RESOURCE, "0", change, validate_only=True))
+    assert c.wait(check) and check.outcome() == "committed" and check.record_count == 0
+    assert active.raft.log.end_offset == end
+    assert (BROKER_RESOURCE, "0") not in active.committed_image().configs
+    bad = c.submit(IncrementalAlterConfigs(BROKER_RESOURCE, "0", (
+        ConfigChange("min.insync.replicas", "two"),), validate_only=True))
+    assert c.wait(bad) and bad.outcome() == "INVALID_CONFIG"
+    op = IncrementalAlterConfigs(BROKER_RESOURCE, "0", change)
     assert _run(c, op) == "committed"
     assert dict(active.committed_image().configs[(BROKER_RESOURCE, "0")]) == {
         "min.insync.replicas": "2"}
