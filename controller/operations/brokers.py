@@ -186,12 +186,17 @@ class ControlledShutdown(msgspec.Struct, frozen=True):
 
         Below metadata.version 3.3-IV3, which cannot record a controlled shutdown (Kafka
         then keeps it in its heartbeat manager alone), the broker is fenced instead: the
-        partition changes, then the fence, as :class:`FenceBroker` writes them.
+        partition changes, then the fence, as :class:`FenceBroker` writes them. A broker
+        marked already gets the changes still to make, and no second mark (a new active
+        controller starts the shutdown again; the first one's write may have been cut
+        after the mark).
         """
         broker = _registered(ctx.image, self.broker_id)
-        if broker.fenced or broker.in_controlled_shutdown:
+        if broker.fenced:
             return Generated([], {"brokerId": self.broker_id})
         changes = _leaving_changes(ctx, self.broker_id)
+        if broker.in_controlled_shutdown:  # marked already: what is left to move, if any
+            return Generated(changes, {"brokerId": self.broker_id})
         level = ctx.image.metadata_version
         if level >= IN_CONTROLLED_SHUTDOWN_STATE:
             mark = BrokerRegistrationChangeRecord(self.broker_id, broker.epoch,

@@ -7,9 +7,12 @@ from __future__ import annotations
 
 from typing import Any
 
+import msgspec
+
 from controller.broker_service import ControllerBrokerService
 from controller.leader_balance import imbalanced
-from controller.operations import CreateTopics, NewTopic
+from controller.operations import CreateTopics, Generated, NewTopic, OperationContext
+from controller.operations.leadership import leads_any
 from metadata.requests import (
     AllocateProducerIdsRequest,
     AllocateProducerIdsResponse,
@@ -21,6 +24,7 @@ from metadata.requests import (
     BrokerRegistrationResponse,
     NodeMessage,
 )
+from metadata.schema import BrokerRegistrationChangeRecord
 from sim.cluster import KRaftCluster
 
 from .conftest import cluster
@@ -319,3 +323,44 @@ def test_only_the_brokers_that_keep_heartbeating_stay_unfenced_and_in_sync() -> 
         assert (reg.isr, reg.leader) == ((keep,), keep)
     assert sum(1 for _ in imbalanced(image)) == 4
     assert not c.controller_faults
+
+
+class _MarkOnly(msgspec.Struct, frozen=True):
+    """The first batch of a controlled shutdown whose partition changes a failover lost:
+    the broker's mark alone."""
+
+    broker_id: int
+    epoch: int
+
+    def describe(self) -> str:
+        return f"MarkOnly({self.broker_id})"
+
+    def generate(self, ctx: OperationContext) -> Generated:
+        del ctx
+        return Generated([BrokerRegistrationChangeRecord(self.broker_id, self.epoch,
+                                                         in_controlled_shutdown=1)], None)
+
+
+def test_a_shutdown_marked_but_not_finished_is_finished_by_the_next_heartbeat() -> None:
+    """Kafka's heartbeat manager, new with each activation, moves a broker asking to shut
+    down into CONTROLLED_SHUTDOWN at its first heartbeat, which writes the partition
+    changes still to make (and no second mark): a broker marked by an earlier write whose
+    changes were lost still gives its leaderships away, then is told to shut down."""
+    c = cluster()
+    broker = _leader_of_something(c)
+    epoch = c.active_controller().image.brokers[broker].epoch  # type: ignore[union-attr]
+    handle = c.submit(_MarkOnly(broker, epoch))  # type: ignore[arg-type]
+    assert c.wait(handle) and handle.outcome() == "committed"
+    image = c.active_controller().image  # type: ignore[union-attr]
+    assert image.brokers[broker].in_controlled_shutdown and leads_any(image, broker)
+    first = _heartbeat(c, broker, want_shut_down=True)
+    assert (first.error, first.is_fenced, first.should_shut_down) == ("NONE", False, False)
+    image = c.active_controller().image  # type: ignore[union-attr]
+    assert not leads_any(image, broker)
+    topic = image.topic("t")
+    assert topic is not None and all(broker not in r.isr for r in topic.partitions.values())
+    for other in c.config.broker_ids:
+        if other != broker:
+            _heartbeat(c, other)
+    done = _heartbeat(c, broker, want_shut_down=True)
+    assert (done.is_fenced, done.should_shut_down) == (True, True)
