@@ -83,7 +83,8 @@ class UpdateFeatures(msgspec.Struct, frozen=True):
 
     def generate(self, ctx: OperationContext) -> Generated:
         """One FeatureLevelRecord per update; all or nothing. Each update is checked in
-        Kafka's order: a known feature within its supported levels; no downgrade without
+        Kafka's order, and refused in its words: a level not below 0; a known feature
+        within its supported levels; no downgrade without
         asking for one, and no upgrade asked for as a downgrade; for metadata.version
         nothing below 3.3-IV0 and no downgrade across a level that changed the metadata
         records (safe: it might drop metadata; unsafe: not supported); for another feature
