@@ -1,9 +1,11 @@
 """How a broker's state (fenced, in controlled shutdown, unregistered, re-registered) shapes
 placement, ISRs and leaders, following the cases of Kafka's ReplicationControlManagerTest
 and QuorumControllerTest that the other ports leave out: the records of a controlled
-shutdown, AlterPartition asking for replicas that are fenced or shutting down, placement
-with no broker at all, unregistering a topic's only replica, and leaders going back to
-their preferred replicas as these rejoin the ISR."""
+shutdown, AlterPartition asking for replicas that are fenced, shutting down or registered
+again since (KIP-903), placement with no usable broker, unregistering a topic's only
+replica, leaders going back to their preferred replicas as these rejoin the ISR, and
+unclean elections as the topic's, the active controller's own or the cluster's
+unclean.leader.election.enable allows them."""
 
 from __future__ import annotations
 
