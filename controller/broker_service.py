@@ -84,6 +84,9 @@ class ControllerBrokerService:
         self.session_epoch: int | None = None
         self.fencing: set[int] = set()
         self.shutdown_offsets: dict[int, int] = {}
+        self.shutdown_started: set[int] = set()
+        """Brokers whose controlled shutdown this activation started (Kafka's heartbeat
+        manager state CONTROLLED_SHUTDOWN, new with each activation)."""
         self.metadata_offsets: dict[int, int] = {}
         """The offset each broker's last heartbeat in this session reported."""
         self.fenced_by_timeout: list[tuple[int, int]] = []  # (broker, time)
@@ -97,6 +100,8 @@ class ControllerBrokerService:
             self.last_contact = {b: now for b in self.controller.image.brokers}
             self.metadata_offsets = {}
             self.fencing.clear()
+            self.shutdown_offsets = {}
+            self.shutdown_started.clear()
         return self.last_contact
 
     def has_valid_session(self, broker_id: int, now: int) -> bool:
@@ -228,7 +233,15 @@ class ControllerBrokerService:
             return reply
 
         self.metadata_offsets[req.broker_id] = req.current_metadata_offset
-        if broker.in_controlled_shutdown and not broker.fenced:
+        if broker.in_controlled_shutdown and not broker.fenced \
+                and req.broker_id not in self.shutdown_started:
+            # marked by an earlier activation: this one starts it again, writing the
+            # partition changes the mark's write may have lost (Kafka's new heartbeat
+            # manager moves the broker to CONTROLLED_SHUTDOWN at its next heartbeat)
+            self.shutdown_started.add(req.broker_id)
+            self._submit_then(ControlledShutdown(req.broker_id),
+                              self._controlled_shutdown_started(src, req))
+        elif broker.in_controlled_shutdown and not broker.fenced:
             self._shutdown_step(src, req)
         elif req.want_shut_down and broker.fenced:
             self._reply(src, BrokerHeartbeatResponse(cid, "NONE", caught_up, True, True))
@@ -236,6 +249,7 @@ class ControllerBrokerService:
                                      not leads_any(self.controller.image, req.broker_id)):
             self._shut_down_now(src, req, caught_up)
         elif req.want_shut_down:
+            self.shutdown_started.add(req.broker_id)
             self._submit_then(ControlledShutdown(req.broker_id),
                               self._controlled_shutdown_started(src, req))
         elif broker.fenced and not req.want_fence and caught_up \
@@ -266,8 +280,10 @@ class ControllerBrokerService:
         active broker must reach before this one may stop (kept from the first time)."""
         def reply(handle: OperationHandle) -> None:
             code = handle.error.code if handle.error is not None else "NONE"
-            if code == "NONE" and handle.last_offset >= 0:
-                self.shutdown_offsets.setdefault(req.broker_id, handle.last_offset)
+            if code == "NONE":  # (nothing written: the log's end so far)
+                last = handle.last_offset if handle.last_offset >= 0 \
+                    else self.controller.raft.log.end_offset - 1
+                self.shutdown_offsets.setdefault(req.broker_id, last)
             self._reply(src, BrokerHeartbeatResponse(req.correlation_id, code, True, False,
                                                      False))
         return reply
@@ -304,7 +320,8 @@ class ControllerBrokerService:
         self._submit_then(AlterPartitionOp(req.broker_id, req.broker_epoch, req.topic_id,
                                            req.partition_id, req.leader_epoch,
                                            req.partition_epoch, req.new_isr,
-                                           req.leader_recovery_state), reply)
+                                           req.leader_recovery_state, req.new_isr_epochs),
+                          reply)
 
     def _on_allocate(self, src: int, req: AllocateProducerIdsRequest) -> None:
         cid = req.correlation_id

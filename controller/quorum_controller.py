@@ -99,7 +99,7 @@ class QuorumController:
         self.next_noop_at: int | None = None
         self.election_checks: tuple[PeriodicElections, ...] = (
             LeaderBalancer(self.config.leader_imbalance_check_interval_ms),
-            UncleanElector(self.config.unclean_leader_election_interval_ms))
+            UncleanElector(self.config.unclean_leader_election_interval_ms, node_id))
         """The periodic election checks: preferred leaders, then unclean elections."""
         self.records_since_snapshot = 0
         self.activations: list[tuple[int, list[MetadataRecord]]] = []

@@ -2,11 +2,11 @@
 
 A partition can stay leaderless with active replicas: its last ISR member is
 gone and its topic did not allow unclean elections when that happened. When
-``unclean.leader.election.enable`` becomes true later (the topic's config, or
-the cluster default), no broker event elects a leader any more, so the active
-controller checks the leaderless partitions every
-``unclean.leader.election.interval.ms`` (5 minutes by default) while there are
-some: an UNCLEAN election (:func:`controller.operations.elections.unclean_election`)
+``unclean.leader.election.enable`` becomes true later (the topic's config, else
+the active controller's own node config, else the cluster default), no broker
+event elects a leader any more, so the active controller checks the leaderless
+partitions every ``unclean.leader.election.interval.ms`` (5 minutes by default)
+while there are some: an UNCLEAN election (:func:`controller.operations.elections.unclean_election`)
 for each one whose topic allows it, at most 1,000 at a time, written without
 markers (Kafka's QuorumController.maybeScheduleNextElectUncleanLeaders and
 ReplicationControlManager.maybeElectUncleanLeaders). Kafka schedules the check
@@ -49,8 +49,11 @@ def left_leaderless(image: MetadataImage, records: Iterable[MetadataRecord]) -> 
     return False
 
 
-def unclean_records(image: MetadataImage) -> tuple[list[PartitionChangeRecord], bool]:
-    """The unclean elections of one check, and whether partitions stay leaderless."""
+def unclean_records(image: MetadataImage, node_id: int | None = None
+                    ) -> tuple[list[PartitionChangeRecord], bool]:
+    """The unclean elections of one check by the controller ``node_id`` (its own
+    unclean.leader.election.enable applies where a topic has none), and whether
+    partitions stay leaderless."""
     records: list[PartitionChangeRecord] = []
     remaining = False
     allowed: dict[str, bool] = {}
@@ -59,7 +62,7 @@ def unclean_records(image: MetadataImage) -> tuple[list[PartitionChangeRecord], 
             return records, True
         name = image.topics_by_id[topic_id].name
         if name not in allowed:
-            allowed[name] = unclean_allowed(image, name)
+            allowed[name] = unclean_allowed(image, name, node_id)
         change = unclean_election(image, topic_id, pid, reg) if allowed[name] else None
         if change is None:
             remaining = True
@@ -69,7 +72,12 @@ def unclean_records(image: MetadataImage) -> tuple[list[PartitionChangeRecord], 
 
 
 class UncleanElector(PeriodicElections):
-    """The unclean election check: when it is due, and its elections."""
+    """The unclean election check of the controller ``node_id``: when it is due, and its
+    elections."""
+
+    def __init__(self, interval_ms: int, node_id: int | None = None) -> None:
+        super().__init__(interval_ms)
+        self.node_id = node_id
 
     def has_work(self, image: MetadataImage) -> bool:
         """Whether a partition is leaderless (in any order: only whether one is)."""
@@ -82,4 +90,4 @@ class UncleanElector(PeriodicElections):
 
     def elections(self, image: MetadataImage) -> tuple[list[PartitionChangeRecord], bool]:
         """:func:`unclean_records`."""
-        return unclean_records(image)
+        return unclean_records(image, self.node_id)

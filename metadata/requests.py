@@ -104,6 +104,10 @@ class AlterPartitionRequest(msgspec.Struct, frozen=True, gc=False):
     """The leader's own recovery state: RECOVERED (0) once it leads (Kafka's makeLeader
     marks a RECOVERING partition RECOVERED), so its first ISR change ends KIP-704's
     RECOVERING."""
+    new_isr_epochs: tuple[int, ...] = ()
+    """The broker epoch the leader knows of each ``new_isr`` member, in its order (KIP-903;
+    -1, or none at all, for unknown): the controller refuses a member registered since
+    with another epoch (INELIGIBLE_REPLICA). kraftsim's brokers send none yet."""
 
     @property
     def epoch(self) -> int:

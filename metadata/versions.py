@@ -34,6 +34,9 @@ NOOP_RECORDS = LEVELS["3.3-IV1"]
 """Level 5: the active controller writes periodic NoOpRecords."""
 BROKER_REGISTRATION_CHANGE = LEVELS["3.3-IV2"]
 """Level 6: BrokerRegistrationChangeRecord replaces Fence/UnfenceBrokerRecord."""
+IN_CONTROLLED_SHUTDOWN_STATE = LEVELS["3.3-IV3"]
+"""Level 7: BrokerRegistrationChangeRecord v1 and RegisterBrokerRecord v1 can say a broker
+is in controlled shutdown (Kafka's ``isInControlledShutdownStateSupported``)."""
 ZK_MIGRATION_RECORD = LEVELS["3.4-IV0"]
 """Level 8: bootstrap writes a ZkMigrationStateRecord."""
 NO_EPOCH_BUMP_ON_ISR_SHRINK = LEVELS["3.6-IV0"]

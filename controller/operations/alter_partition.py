@@ -16,8 +16,11 @@ Checked against the controller's latest state when the operation runs (Kafka's
 - a leader still RECOVERING (KIP-704) asks for an ISR of just itself, and a
   RECOVERED partition never goes back to RECOVERING, else INVALID_REQUEST;
 - every member of the new ISR, those it keeps included, is an active broker
-  (registered, unfenced, not in controlled shutdown), else INELIGIBLE_REPLICA
-  (KIP-841; Kafka's ``ineligibleReplicasForIsr`` checks them all).
+  (registered, unfenced, not in controlled shutdown) and, where the request gives
+  the member's broker epoch (KIP-903, AlterPartition v3), registered with that
+  epoch, else INELIGIBLE_REPLICA (KIP-841; Kafka's ``ineligibleReplicasForIsr``
+  checks them all): a leader's request built before a follower restarted and
+  registered again must not take the new incarnation into the ISR.
 
 An unchanged ISR and recovery state write nothing and answer the current state; a
 RECOVERING partition whose leader says RECOVERED is recorded so (with its ISR). Below
@@ -49,6 +52,9 @@ class AlterPartitionOp(msgspec.Struct, frozen=True):
     partition_epoch: int
     new_isr: tuple[int, ...]
     leader_recovery_state: int = RECOVERED
+    new_isr_epochs: tuple[int, ...] = ()
+    """The broker epoch of each member of ``new_isr``, in its order (KIP-903); -1 for a
+    member, or no epochs at all (a request before AlterPartition v3), skips the check."""
 
     def describe(self) -> str:
         """E.g. ``AlterPartition(Xyz-0 isr=[1, 2])``."""
@@ -59,9 +65,13 @@ class AlterPartitionOp(msgspec.Struct, frozen=True):
         """One PartitionChangeRecord with the new ISR, after the checks above."""
         image = ctx.image
         broker = image.brokers.get(self.broker_id)
-        if broker is None or broker.epoch != self.broker_epoch:
+        if broker is None:  # (Kafka's words: ClusterControlManager.checkBrokerEpoch)
             raise ApiError("STALE_BROKER_EPOCH",
-                           f"broker {self.broker_id} epoch {self.broker_epoch} is not current")
+                           f"No broker registration found for broker id {self.broker_id}")
+        if broker.epoch != self.broker_epoch:
+            raise ApiError("STALE_BROKER_EPOCH",
+                           f"Expected broker epoch {broker.epoch}, but got broker epoch "
+                           f"{self.broker_epoch}")
         topic = image.topics_by_id.get(self.topic_id)
         if topic is None:
             raise ApiError("UNKNOWN_TOPIC_ID", f"no topic with id {self.topic_id}")
@@ -98,10 +108,20 @@ class AlterPartitionOp(msgspec.Struct, frozen=True):
             raise ApiError("INVALID_REQUEST",
                            "the leader recovery state cannot change from RECOVERED to "
                            "RECOVERING")
-        for replica in self.new_isr:
+        if self.new_isr_epochs and len(self.new_isr_epochs) != len(self.new_isr):
+            raise ApiError("INVALID_REQUEST",
+                           f"{len(self.new_isr_epochs)} broker epochs for an ISR of "
+                           f"{len(self.new_isr)}")
+        for i, replica in enumerate(self.new_isr):
             if not active(image, replica):
                 raise ApiError("INELIGIBLE_REPLICA",
                                f"replica {replica} is fenced, shutting down or unregistered")
+            epoch = self.new_isr_epochs[i] if self.new_isr_epochs else -1
+            registered = image.brokers[replica].epoch
+            if epoch != -1 and epoch != registered:
+                raise ApiError("INELIGIBLE_REPLICA",
+                               f"replica {replica} broker epoch mismatch: requested={epoch} "
+                               f"VS expected={registered}")
         recovery = self.leader_recovery_state
         same_isr = tuple(self.new_isr) == reg.isr
         if same_isr and recovery == reg.leader_recovery_state:

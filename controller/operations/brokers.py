@@ -29,20 +29,21 @@ from metadata.schema import (
     UnregisterBrokerRecord,
 )
 from metadata.uuids import random_uuid
-from metadata.versions import BROKER_REGISTRATION_CHANGE
+from metadata.versions import BROKER_REGISTRATION_CHANGE, IN_CONTROLLED_SHUTDOWN_STATE
 
 
 def _registered(image: MetadataImage, broker_id: int) -> BrokerRegistration:
     broker = image.brokers.get(broker_id)
     if broker is None:
-        raise ApiError("BROKER_ID_NOT_REGISTERED", f"Broker {broker_id} is not registered.")
+        raise ApiError("BROKER_ID_NOT_REGISTERED",
+                       f"Broker ID {broker_id} is not currently registered")
     return broker
 
 
-def _leaving_changes(image: MetadataImage, broker_id: int,
+def _leaving_changes(ctx: OperationContext, broker_id: int,
                      out: list[MetadataRecord] | None = None) -> list[MetadataRecord]:
     out = [] if out is None else out
-    out.extend(leaving_changes(image, broker_id))
+    out.extend(leaving_changes(ctx.image, broker_id, ctx.node_id))
     return out
 
 
@@ -85,7 +86,7 @@ class RegisterBroker(msgspec.Struct, frozen=True):
             return Generated(records, {"brokerId": self.broker_id,
                                        "brokerEpoch": existing.epoch})
         if existing is not None:
-            records.extend(leaving_changes(ctx.image, self.broker_id))
+            records.extend(leaving_changes(ctx.image, self.broker_id, ctx.node_id))
         epoch = ctx.next_offset
         records.append(RegisterBrokerRecord(
             broker_id=self.broker_id, incarnation_id=incarnation,
@@ -105,7 +106,7 @@ class UnregisterBroker(msgspec.Struct, frozen=True):
     def generate(self, ctx: OperationContext) -> Generated:
         """ISR and leader changes away from the broker, then UnregisterBrokerRecord."""
         broker = _registered(ctx.image, self.broker_id)
-        records = _leaving_changes(ctx.image, self.broker_id, ctx.records())
+        records = _leaving_changes(ctx, self.broker_id, ctx.records())
         records.append(UnregisterBrokerRecord(self.broker_id, broker.epoch))
         return Generated(records, {"brokerId": self.broker_id})
 
@@ -136,7 +137,7 @@ class FenceBroker(msgspec.Struct, frozen=True):
             fence = BrokerRegistrationChangeRecord(self.broker_id, broker.epoch, fenced=1)
         else:
             fence = FenceBrokerRecord(self.broker_id, broker.epoch)
-        changes = _leaving_changes(ctx.image, self.broker_id)
+        changes = _leaving_changes(ctx, self.broker_id)
         if self.keep_leadership:
             changes = [msgspec.structs.replace(c, leader=-2) for c in changes
                        if isinstance(c, PartitionChangeRecord) and c.isr is not None]
@@ -162,7 +163,8 @@ class UnfenceBroker(msgspec.Struct, frozen=True):
             unfence = BrokerRegistrationChangeRecord(self.broker_id, broker.epoch, fenced=-1)
         else:
             unfence = UnfenceBrokerRecord(self.broker_id, broker.epoch)
-        records: list[MetadataRecord] = [unfence, *returning_changes(ctx.image, self.broker_id)]
+        records: list[MetadataRecord] = [
+            unfence, *returning_changes(ctx.image, self.broker_id, ctx.node_id)]
         return Generated(records, {"brokerId": self.broker_id, "fenced": False})
 
 
@@ -178,20 +180,31 @@ class ControlledShutdown(msgspec.Struct, frozen=True):
         return f"ControlledShutdown({self.broker_id})"
 
     def generate(self, ctx: OperationContext) -> Generated:
-        """The partition changes, then BrokerRegistrationChangeRecord(inControlledShutdown)
-        (last, as for a fence).
+        """BrokerRegistrationChangeRecord(inControlledShutdown), then the partition changes
+        that take the broker out of its ISRs and leaderships (Kafka's
+        handleBrokerInControlledShutdown writes them in this order).
 
-        Below metadata.version 3.3-IV2 (no registration change record) the broker is
-        fenced instead, as the only record that version can write.
+        Below metadata.version 3.3-IV3, which cannot record a controlled shutdown (Kafka
+        then keeps it in its heartbeat manager alone), the broker is fenced instead: the
+        partition changes, then the fence, as :class:`FenceBroker` writes them. A broker
+        marked already gets the changes still to make, and no second mark (a new active
+        controller starts the shutdown again; the first one's write may have been cut
+        after the mark).
         """
         broker = _registered(ctx.image, self.broker_id)
-        if broker.fenced or broker.in_controlled_shutdown:
+        if broker.fenced:
             return Generated([], {"brokerId": self.broker_id})
-        first: MetadataRecord
-        if ctx.image.metadata_version >= BROKER_REGISTRATION_CHANGE:
-            first = BrokerRegistrationChangeRecord(self.broker_id, broker.epoch,
-                                                   in_controlled_shutdown=1)
+        changes = _leaving_changes(ctx, self.broker_id)
+        if broker.in_controlled_shutdown:  # marked already: what is left to move, if any
+            return Generated(changes, {"brokerId": self.broker_id})
+        level = ctx.image.metadata_version
+        if level >= IN_CONTROLLED_SHUTDOWN_STATE:
+            mark = BrokerRegistrationChangeRecord(self.broker_id, broker.epoch,
+                                                  in_controlled_shutdown=1)
+            return Generated([mark, *changes], {"brokerId": self.broker_id})
+        fence: MetadataRecord
+        if level >= BROKER_REGISTRATION_CHANGE:
+            fence = BrokerRegistrationChangeRecord(self.broker_id, broker.epoch, fenced=1)
         else:
-            first = FenceBrokerRecord(self.broker_id, broker.epoch)
-        return Generated([*_leaving_changes(ctx.image, self.broker_id), first],
-                         {"brokerId": self.broker_id})
+            fence = FenceBrokerRecord(self.broker_id, broker.epoch)
+        return Generated([*changes, fence], {"brokerId": self.broker_id})

@@ -62,8 +62,14 @@ class FeatureUpdate(msgspec.Struct, frozen=True):
 
 
 def _refused(update: FeatureUpdate, why: str) -> ApiError:
+    """INVALID_UPDATE_VERSION in Kafka's words (FeatureControlManager.invalidUpdateVersion)."""
     return ApiError("INVALID_UPDATE_VERSION",
-                    f"Invalid update version {update.level} for feature {update.name}: {why}")
+                    f"Invalid update version {update.level} for feature {update.name}. {why}")
+
+
+def _refused_metadata_version(update: FeatureUpdate, why: str) -> ApiError:
+    """INVALID_UPDATE_VERSION for metadata.version (Kafka's invalidMetadataVersion)."""
+    return ApiError("INVALID_UPDATE_VERSION", f"Invalid metadata.version {update.level}. {why}")
 
 
 class UpdateFeatures(msgspec.Struct, frozen=True):
@@ -77,7 +83,8 @@ class UpdateFeatures(msgspec.Struct, frozen=True):
 
     def generate(self, ctx: OperationContext) -> Generated:
         """One FeatureLevelRecord per update; all or nothing. Each update is checked in
-        Kafka's order: a known feature within its supported levels; no downgrade without
+        Kafka's order, and refused in its words: a level not below 0; a known feature
+        within its supported levels; no downgrade without
         asking for one, and no upgrade asked for as a downgrade; for metadata.version
         nothing below 3.3-IV0 and no downgrade across a level that changed the metadata
         records (safe: it might drop metadata; unsafe: not supported); for another feature
@@ -88,24 +95,26 @@ class UpdateFeatures(msgspec.Struct, frozen=True):
                     **{u.name: u.level for u in self.updates}}
         records = ctx.records()
         for update in self.updates:
+            if update.level < 0:
+                raise _refused(update, "A feature version cannot be less than 0.")
             highest = KNOWN_FEATURES.get(update.name)
             if highest is None:
-                raise ApiError("INVALID_UPDATE_VERSION", f"Unknown feature {update.name}")
+                raise _refused(update, f"Local controller {ctx.node_id} does not support this "
+                                       f"feature.")
             lowest = MINIMUM_KRAFT if update.name == METADATA_VERSION_FEATURE else 0
             if not lowest <= update.level <= highest:
-                raise _refused(update, f"supported: {lowest}-{highest}")
+                raise _refused(update, f"Local controller {ctx.node_id} only supports versions "
+                                       f"{lowest}-{highest}")
             if update.name == METADATA_VERSION_FEATURE:
                 current = image.metadata_version
             else:
                 current = image.features.get(update.name, 0)
             if update.level < current and not update.downgrade:
-                name = (release_name(update.level) if update.name == METADATA_VERSION_FEATURE
-                        else str(update.level))
-                raise ApiError("INVALID_UPDATE_VERSION",
-                               f"Invalid update version {update.level} ({name}) for feature "
-                               f"{update.name}: a downgrade was not allowed")
+                raise _refused(update, "Can't downgrade the version of this feature without "
+                                       "setting the upgrade type to either safe or unsafe "
+                                       "downgrade.")
             if update.level > current and update.downgrade:
-                raise _refused(update, "a downgrade cannot go to a higher level")
+                raise _refused(update, "Can't downgrade to a newer version.")
             if update.name == METADATA_VERSION_FEATURE:
                 _check_metadata_version(update, current)
             else:
@@ -116,27 +125,34 @@ class UpdateFeatures(msgspec.Struct, frozen=True):
 
 def _check_metadata_version(update: FeatureUpdate, current: int) -> None:
     """metadata.version: not below 3.3-IV0, and a downgrade only across levels that left
-    the metadata records as they were."""
+    the metadata records as they were (Kafka's updateMetadataVersion, in its words)."""
     level = update.level
     if level < MINIMUM_BOOTSTRAP:
-        raise _refused(update, f"metadata.version cannot be set below "
-                               f"{release_name(MINIMUM_BOOTSTRAP)}")
+        raise _refused_metadata_version(update, f"Unable to set a metadata.version less than "
+                                                f"{release_name(MINIMUM_BOOTSTRAP)}")
     if level < current and metadata_changed_between(level, current):
         if update.unsafe:
-            raise _refused(update, "an unsafe metadata.version downgrade is not supported")
-        raise _refused(update, f"the metadata records changed between {release_name(level)} "
-                               f"and {release_name(current)}: the downgrade could lose "
-                               f"metadata")
+            raise _refused_metadata_version(update, "Unsafe metadata downgrade is not "
+                                                    "supported in this version.")
+        raise _refused_metadata_version(update, "Refusing to perform the requested downgrade "
+                                                "because it might delete metadata "
+                                                "information.")
 
 
 def _check_dependencies(update: FeatureUpdate, proposed: dict[str, int]) -> None:
     """A feature level above 0 needs metadata.version 3.3-IV0 and its own dependencies, in
-    the levels the request leaves."""
+    the levels the request leaves (Kafka's Features.validateVersion, in its words)."""
     if update.level < 1:
         return
-    needed = max(MINIMUM_BOOTSTRAP, FEATURE_DEPENDENCIES.get((update.name, update.level), 0))
-    if proposed[METADATA_VERSION_FEATURE] < needed:
-        raise _refused(update, f"it needs metadata.version {needed} ({release_name(needed)})")
+    metadata_version = proposed[METADATA_VERSION_FEATURE]
+    if metadata_version < MINIMUM_BOOTSTRAP:
+        raise _refused(update, f"{update.name} could not be set to {update.level} because it "
+                               f"depends on metadata.version={MINIMUM_BOOTSTRAP} "
+                               f"({release_name(MINIMUM_BOOTSTRAP)})")
+    needed = FEATURE_DEPENDENCIES.get((update.name, update.level), 0)
+    if metadata_version < needed:
+        raise _refused(update, f"{update.name} could not be set to {update.level} because it "
+                               f"depends on metadata.version level {needed}")
 
 
 class AlterPartition(msgspec.Struct, frozen=True):
@@ -202,19 +218,18 @@ class AllocateProducerIds(msgspec.Struct, frozen=True):
         next block would pass the largest int64 (the ids are exhausted).
         """
         broker = ctx.image.brokers.get(self.broker_id)
-        if broker is None:
+        if broker is None:  # (Kafka's words: ClusterControlManager.checkBrokerEpoch)
             raise ApiError("STALE_BROKER_EPOCH",
-                           f"broker {self.broker_id} is not registered")
+                           f"No broker registration found for broker id {self.broker_id}")
         epoch = broker.epoch if self.broker_epoch is None else self.broker_epoch
         if epoch != broker.epoch:
             raise ApiError("STALE_BROKER_EPOCH",
-                           f"broker {self.broker_id} is registered with epoch {broker.epoch}, "
-                           f"not {epoch}")
+                           f"Expected broker epoch {broker.epoch}, but got broker epoch {epoch}")
         start = ctx.image.next_producer_id
         if start > MAX_PRODUCER_ID - PRODUCER_ID_BLOCK_SIZE:
             raise ApiError("UNKNOWN_SERVER_ERROR",
-                           f"producer ids are exhausted: a block from {start} would pass "
-                           f"{MAX_PRODUCER_ID}")
+                           "Exhausted all producerIds as the next block's end producerId has "
+                           "exceeded the int64 type limit")
         record = ProducerIdsRecord(broker_id=self.broker_id, broker_epoch=epoch,
                                    next_producer_id=start + PRODUCER_ID_BLOCK_SIZE)
         return Generated([record], {"producerIdStart": start,

@@ -38,6 +38,8 @@ class IncrementalAlterConfigs(msgspec.Struct, frozen=True):
     resource_type: int
     resource_name: str
     changes: tuple[ConfigChange, ...]
+    validate_only: bool = False
+    """Check and answer as usual but write nothing (Kafka's validateOnly)."""
 
     def describe(self) -> str:
         """E.g. ``IncrementalAlterConfigs(TOPIC:foo retention.ms=100)``."""
@@ -63,11 +65,10 @@ class IncrementalAlterConfigs(msgspec.Struct, frozen=True):
         if self.resource_type == TOPIC_RESOURCE:
             if self.resource_name not in ctx.image.topics_by_name:
                 raise ApiError("UNKNOWN_TOPIC_OR_PARTITION",
-                               f"Topic {self.resource_name} does not exist")
+                               f"The topic '{self.resource_name}' does not exist.")
         elif self.resource_type == BROKER_RESOURCE and self.resource_name:
             if not self.resource_name.isdigit():
-                raise ApiError("INVALID_REQUEST",
-                               f"broker id must be a number, not {self.resource_name!r}")
+                raise ApiError("INVALID_REQUEST", f"Invalid broker name {self.resource_name}")
             node = int(self.resource_name)
             if node not in ctx.image.brokers and node not in ctx.controller_ids:
                 raise ApiError("BROKER_ID_NOT_REGISTERED", f"No node with id {node} found.")
@@ -95,8 +96,9 @@ class IncrementalAlterConfigs(msgspec.Struct, frozen=True):
                                         value))
         if topic:  # checked whole, as Kafka's LogConfig.validate does
             validate_topic_config(after)
-        return Generated(records, {"resource": f"{RESOURCE_NAMES.get(self.resource_type)}:"
-                                               f"{self.resource_name}"})
+        return Generated([] if self.validate_only else records,
+                         {"resource": f"{RESOURCE_NAMES.get(self.resource_type)}:"
+                                      f"{self.resource_name}"})
 
     def _new_value(self, change: ConfigChange, old: str | None) -> str | None:
         """The key's value after ``change`` (None: not set), from its value ``old``."""

@@ -55,6 +55,13 @@ class ElectLeaders(msgspec.Struct, frozen=True):
         named = " ".join(f"{t.topic}-{p}" for t in self.partitions for p in t.partitions)
         return f"ElectLeaders({self.election_type} {named})"
 
+    def early_result(self) -> Generated | None:
+        """No partitions named (an empty tuple, not None, which means every partition): the
+        answer, given at once without a write (Kafka's QuorumController.electLeaders)."""
+        if self.partitions is not None and not self.partitions:
+            return Generated([], {"electionType": self.election_type, "results": []})
+        return None
+
     def generate(self, ctx: OperationContext) -> Generated:
         """A PartitionChangeRecord per partition whose leader changes; the response has
         every partition's error (NONE when elected) by topic."""

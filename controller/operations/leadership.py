@@ -40,14 +40,30 @@ UNCLEAN_LEADER_ELECTION = "unclean.leader.election.enable"
 """Kafka's topic config; false by default."""
 
 
-def unclean_allowed(image: MetadataImage, topic_name: str) -> bool:
-    """The topic's unclean.leader.election.enable, else the cluster default, else false."""
-    return _unclean_of(image, topic_name, _cluster_unclean(image))
+def unclean_allowed(image: MetadataImage, topic_name: str, node_id: int | None = None
+                    ) -> bool:
+    """The topic's unclean.leader.election.enable, else the one of the controller
+    ``node_id`` (a broker resource named by its id), else the cluster default, else false:
+    Kafka's order (topic, current controller, cluster, static). With no ``node_id``, true
+    also when any node's own setting is (whichever controller is active may elect)."""
+    configured = _configured(image.configs.get((TOPIC_RESOURCE, topic_name)))
+    return _cluster_unclean(image, node_id) if configured is None else configured
 
 
-def _cluster_unclean(image: MetadataImage) -> bool:
-    """The cluster default of unclean.leader.election.enable (false when unset)."""
-    return _configured(image.configs.get((BROKER_RESOURCE, ""))) or False
+def _cluster_unclean(image: MetadataImage, node_id: int | None = None) -> bool:
+    """unclean.leader.election.enable where a topic says nothing: the setting of the
+    controller ``node_id``, else the cluster default (false when neither is set). With no
+    ``node_id``: the cluster default, or any node's setting that is true."""
+    configs = image.configs
+    if node_id is not None:
+        own = _configured(configs.get((BROKER_RESOURCE, str(node_id))))
+        if own is not None:
+            return own
+        return _configured(configs.get((BROKER_RESOURCE, ""))) or False
+    if _configured(configs.get((BROKER_RESOURCE, ""))):
+        return True
+    return any(_configured(values) for (resource, _), values in configs.items()
+               if resource == BROKER_RESOURCE)
 
 
 def _unclean_of(image: MetadataImage, topic_name: str, default: bool) -> bool:
@@ -141,8 +157,11 @@ def unclean_change(image: MetadataImage, topic_id: str, partition_id: int,
         leader_recovery_state=RECOVERING if recovering else -1)
 
 
-def leaving_changes(image: MetadataImage, broker_id: int) -> Iterator[PartitionChangeRecord]:
-    """Changes for every partition of ``broker_id``, in (topic id, partition) order.
+def leaving_changes(image: MetadataImage, broker_id: int, node_id: int | None = None
+                    ) -> Iterator[PartitionChangeRecord]:
+    """Changes for every partition of ``broker_id``, in (topic id, partition) order, as
+    the controller ``node_id`` writes them (its own unclean-election setting applies where
+    a topic has none).
 
     Walked topic by topic (one topic lookup per topic, not per partition; the topics'
     unclean-election settings read once, or one look-up per topic when the configs are
@@ -153,7 +172,7 @@ def leaving_changes(image: MetadataImage, broker_id: int) -> Iterator[PartitionC
         return
     topics_by_id = image.topics_by_id
     actives: dict[int, bool] = {}
-    default = _cluster_unclean(image)
+    default = _cluster_unclean(image, node_id)
     overrides = _unclean_overrides(image, len(by_topic))
     for topic_id in sorted(by_topic):
         topic = topics_by_id.get(topic_id)
@@ -173,12 +192,13 @@ def leaving_changes(image: MetadataImage, broker_id: int) -> Iterator[PartitionC
                 yield change
 
 
-def returning_changes(image: MetadataImage, broker_id: int) -> Iterator[PartitionChangeRecord]:
+def returning_changes(image: MetadataImage, broker_id: int, node_id: int | None = None
+                      ) -> Iterator[PartitionChangeRecord]:
     """Leadership of the leaderless partitions ``broker_id`` (now active) is a replica of:
     of those whose ISR holds it (a clean election), and, where the topic allows unclean
-    elections, of the others too: the first active replica leads with the ISR just it
-    (Kafka's handleBrokerUnfenced runs the topic's election type over the leaderless
-    partitions)."""
+    elections (as the controller ``node_id`` reads it), of the others too: the first
+    active replica leads with the ISR just it (Kafka's handleBrokerUnfenced runs the
+    topic's election type over the leaderless partitions)."""
     default: bool | None = None
     for topic_id, pid in partitions_of(image.partitions_by_broker, broker_id):
         topic = image.topics_by_id.get(topic_id)
@@ -190,7 +210,7 @@ def returning_changes(image: MetadataImage, broker_id: int) -> Iterator[Partitio
             continue
         assert topic is not None
         if default is None:
-            default = _cluster_unclean(image)
+            default = _cluster_unclean(image, node_id)
         if _unclean_of(image, topic.name, default):
             leader = next(r for r in reg.replicas if r == broker_id or active(image, r))
             yield unclean_change(image, topic_id, pid, reg, leader)

@@ -67,8 +67,9 @@ def test_the_same_isr_writes_nothing() -> None:
 
 
 @pytest.mark.parametrize(("op", "code", "message"), [
-    (_op((1,), broker_epoch=10), "STALE_BROKER_EPOCH", "broker 1 epoch 10 is not current"),
-    (_op((1,), broker=7), "STALE_BROKER_EPOCH", "broker 7 epoch 11"),
+    (_op((1,), broker_epoch=10), "STALE_BROKER_EPOCH",
+     "Expected broker epoch 11, but got broker epoch 10"),
+    (_op((1,), broker=7), "STALE_BROKER_EPOCH", "No broker registration found for broker id 7"),
     (_op((1,), partition=3), "UNKNOWN_TOPIC_OR_PARTITION", f"no partition {TOPIC}-3"),
     (AlterPartitionOp(1, 11, "B" * 22, 0, 5, 9, (1,)), "UNKNOWN_TOPIC_ID", "no topic with id"),
     (_op((1,), leader_epoch=4), "FENCED_LEADER_EPOCH", "leader epoch 4, the partition is at 5"),

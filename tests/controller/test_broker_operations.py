@@ -31,7 +31,11 @@ from metadata.schema import (
     TopicRecord,
     UnfenceBrokerRecord,
 )
-from metadata.versions import BROKER_REGISTRATION_CHANGE, METADATA_VERSION_FEATURE
+from metadata.versions import (
+    BROKER_REGISTRATION_CHANGE,
+    IN_CONTROLLED_SHUTDOWN_STATE,
+    METADATA_VERSION_FEATURE,
+)
 
 TOPIC = "AAAAAAAAAAAAAAAAAAAAAA"
 NEW, OLD = BROKER_REGISTRATION_CHANGE, BROKER_REGISTRATION_CHANGE - 1
@@ -107,13 +111,21 @@ def test_an_unfence_then_leads_the_leaderless_partitions_it_is_in_sync_for(
     assert _records(UnfenceBroker(1), _image(level)) == ([], {"brokerId": 1, "fenced": False})
 
 
-@pytest.mark.parametrize(("level", "first"), [
-    (NEW, BrokerRegistrationChangeRecord(3, 13, in_controlled_shutdown=1)),
-    (OLD, FenceBrokerRecord(3, 13))])
-def test_a_controlled_shutdown_leaves_then_marks_the_broker(level: int,
-                                                          first: MetadataRecord) -> None:
+@pytest.mark.parametrize(("level", "mark_first", "mark"), [
+    (IN_CONTROLLED_SHUTDOWN_STATE, True, BrokerRegistrationChangeRecord(
+        3, 13, in_controlled_shutdown=1)),
+    (NEW, False, BrokerRegistrationChangeRecord(3, 13, fenced=1)),
+    (OLD, False, FenceBrokerRecord(3, 13))])
+def test_a_controlled_shutdown_marks_the_broker_then_leaves(level: int, mark_first: bool,
+                                                          mark: MetadataRecord) -> None:
+    """From 3.3-IV3 the mark comes first, as Kafka writes it; an older version cannot say
+    "in controlled shutdown", and the broker is fenced after leaving its partitions."""
     records, _ = _records(ControlledShutdown(3), _image(level, leader=3))
-    assert records == [*(PartitionChangeRecord(partition_id=p, topic_id=TOPIC, isr=(1, 2),
-                                               leader=1) for p in range(2)), first]
-    for image in (_image(level, fenced=(3,)), _image(level, shutting=(3,))):
-        assert _records(ControlledShutdown(3), image) == ([], {"brokerId": 3})
+    changes = [PartitionChangeRecord(partition_id=p, topic_id=TOPIC, isr=(1, 2), leader=1)
+               for p in range(2)]
+    assert records == ([mark, *changes] if mark_first else [*changes, mark])
+    assert _records(ControlledShutdown(3), _image(level, fenced=(3,))) == \
+        ([], {"brokerId": 3})
+    # marked already (a new active controller starts it again): what is left, no mark
+    assert _records(ControlledShutdown(3), _image(level, shutting=(3,), leader=3)) == \
+        (changes, {"brokerId": 3})

@@ -7,8 +7,12 @@ from __future__ import annotations
 
 from typing import Any
 
+import msgspec
+
 from controller.broker_service import ControllerBrokerService
-from controller.operations import CreateTopics, NewTopic
+from controller.leader_balance import imbalanced
+from controller.operations import CreateTopics, Generated, NewTopic, OperationContext
+from controller.operations.leadership import leads_any
 from metadata.requests import (
     AllocateProducerIdsRequest,
     AllocateProducerIdsResponse,
@@ -20,6 +24,7 @@ from metadata.requests import (
     BrokerRegistrationResponse,
     NodeMessage,
 )
+from metadata.schema import BrokerRegistrationChangeRecord
 from sim.cluster import KRaftCluster
 
 from .conftest import cluster
@@ -292,3 +297,70 @@ def test_a_shut_down_request_during_a_fence_waits_for_the_fence() -> None:
     service.fencing.discard(broker)
     answer = _heartbeat(c, broker, want_fence=True, want_shut_down=True)
     assert answer.should_shut_down and answer.is_fenced
+
+
+def test_only_the_brokers_that_keep_heartbeating_stay_unfenced_and_in_sync() -> None:
+    """QuorumControllerTest.testFenceMultipleBrokers: five brokers hold a topic of five
+    partitions with five replicas each; four of them stop (crash) and only one keeps
+    heartbeating. Once the others' sessions expire they are fenced, every partition's
+    ISR is that one broker, which leads them all, off their preferred replicas."""
+    c = cluster(seed=11, brokers=5)
+    handle = c.submit(CreateTopics((NewTopic("foo", 5, 5),)))
+    assert c.wait(handle) and handle.error is None
+    keep = min(c.config.broker_ids)
+    for broker in c.config.broker_ids:
+        if broker != keep:
+            c.sim.crash(broker)
+    timeout = _service(c).config.session_timeout_ms
+    c.sim.run_for(3 * timeout)
+    active = c.active_controller()
+    assert active is not None
+    image = active.image
+    assert [b for b in sorted(image.brokers) if not image.brokers[b].fenced] == [keep]
+    topic = image.topic("foo")
+    assert topic is not None and len(topic.partitions) == 5
+    for reg in topic.partitions.values():
+        assert (reg.isr, reg.leader) == ((keep,), keep)
+    assert sum(1 for _ in imbalanced(image)) == 4
+    assert not c.controller_faults
+
+
+class _MarkOnly(msgspec.Struct, frozen=True):
+    """The first batch of a controlled shutdown whose partition changes a failover lost:
+    the broker's mark alone."""
+
+    broker_id: int
+    epoch: int
+
+    def describe(self) -> str:
+        return f"MarkOnly({self.broker_id})"
+
+    def generate(self, ctx: OperationContext) -> Generated:
+        del ctx
+        return Generated([BrokerRegistrationChangeRecord(self.broker_id, self.epoch,
+                                                         in_controlled_shutdown=1)], None)
+
+
+def test_a_shutdown_marked_but_not_finished_is_finished_by_the_next_heartbeat() -> None:
+    """Kafka's heartbeat manager, new with each activation, moves a broker asking to shut
+    down into CONTROLLED_SHUTDOWN at its first heartbeat, which writes the partition
+    changes still to make (and no second mark): a broker marked by an earlier write whose
+    changes were lost still gives its leaderships away, then is told to shut down."""
+    c = cluster()
+    broker = _leader_of_something(c)
+    epoch = c.active_controller().image.brokers[broker].epoch  # type: ignore[union-attr]
+    handle = c.submit(_MarkOnly(broker, epoch))  # type: ignore[arg-type]
+    assert c.wait(handle) and handle.outcome() == "committed"
+    image = c.active_controller().image  # type: ignore[union-attr]
+    assert image.brokers[broker].in_controlled_shutdown and leads_any(image, broker)
+    first = _heartbeat(c, broker, want_shut_down=True)
+    assert (first.error, first.is_fenced, first.should_shut_down) == ("NONE", False, False)
+    image = c.active_controller().image  # type: ignore[union-attr]
+    assert not leads_any(image, broker)
+    topic = image.topic("t")
+    assert topic is not None and all(broker not in r.isr for r in topic.partitions.values())
+    for other in c.config.broker_ids:
+        if other != broker:
+            _heartbeat(c, other)
+    done = _heartbeat(c, broker, want_shut_down=True)
+    assert (done.is_fenced, done.should_shut_down) == (True, True)

@@ -59,9 +59,9 @@ def test_set_and_delete_write_one_config_record_each() -> None:
 
 @pytest.mark.parametrize(("op", "code", "message"), [
     (IncrementalAlterConfigs(TOPIC_RESOURCE, "u", (ConfigChange("retention.ms", "1"),)),
-     "UNKNOWN_TOPIC_OR_PARTITION", "Topic u does not exist"),
+     "UNKNOWN_TOPIC_OR_PARTITION", "The topic 'u' does not exist."),
     (IncrementalAlterConfigs(BROKER_RESOURCE, "b1", (ConfigChange("min.insync.replicas", "1"),)),
-     "INVALID_REQUEST", "broker id must be a number, not 'b1'"),
+     "INVALID_REQUEST", "Invalid broker name b1"),
     (IncrementalAlterConfigs(TOPIC_RESOURCE, "t", ()), "INVALID_REQUEST", "no config change"),
     (IncrementalAlterConfigs(TOPIC_RESOURCE, "t", (ConfigChange("retention.ms", "1", "MERGE"),)),
      "INVALID_REQUEST", "unsupported config operation MERGE"),

@@ -34,10 +34,14 @@ def _refused(image: MetadataImage, *updates: FeatureUpdate) -> str:
 def test_a_level_past_the_supported_range_or_an_unknown_feature_is_refused() -> None:
     image = _at("3.3-IV0")
     highest = KNOWN_FEATURES["transaction.version"]
-    assert f"supported: 0-{highest}" in _refused(
-        image, FeatureUpdate("transaction.version", highest + 1, allow_downgrade=True))
-    assert "Unknown feature bar" in _refused(
-        image, FeatureUpdate("transaction.version", 1), FeatureUpdate("bar", 1))
+    assert _refused(image, FeatureUpdate("transaction.version", highest + 1,
+                                         allow_downgrade=True)) == (
+        f"Invalid update version {highest + 1} for feature transaction.version. Local "
+        f"controller 0 only supports versions 0-{highest}")
+    assert _refused(image, FeatureUpdate("transaction.version", 1),
+                    FeatureUpdate("bar", 1)) == (
+        "Invalid update version 1 for feature bar. Local controller 0 does not support this "
+        "feature.")
     records, _ = generate(_update(FeatureUpdate("transaction.version", 1)), image)
     assert records == [FeatureLevelRecord("transaction.version", 1)]
 
@@ -54,8 +58,10 @@ def test_replayed_levels_are_the_finalized_features() -> None:
 
 def test_a_downgrade_must_be_asked_for_and_then_is_written() -> None:
     image, _, _ = run(_update(FeatureUpdate("transaction.version", 2)), _at("3.9-IV0"))
-    assert "a downgrade was not allowed" in _refused(image,
-                                                     FeatureUpdate("transaction.version", 1))
+    assert _refused(image, FeatureUpdate("transaction.version", 1)) == (
+        "Invalid update version 1 for feature transaction.version. Can't downgrade the "
+        "version of this feature without setting the upgrade type to either safe or unsafe "
+        "downgrade.")
     _, records, _ = run(_update(FeatureUpdate("transaction.version", 1, allow_downgrade=True)),
                         image)
     assert records == [FeatureLevelRecord("transaction.version", 1)]
@@ -78,19 +84,21 @@ def test_a_metadata_version_record_sets_the_version() -> None:
 def test_metadata_version_is_never_set_below_3_3_iv0(unsafe: bool) -> None:
     message = _refused(_at("3.3-IV2"), FeatureUpdate(MV, LEVELS["3.2-IV0"],
                                                      allow_downgrade=not unsafe, unsafe=unsafe))
-    assert "cannot be set below 3.3-IV0" in message
+    assert message == "Invalid metadata.version 3. Unable to set a metadata.version less " \
+                      "than 3.3-IV0"
 
 
 @pytest.mark.parametrize("unsafe", [False, True])
 def test_a_downgrade_cannot_go_to_a_higher_level(unsafe: bool) -> None:
     message = _refused(_at("3.3-IV2"), FeatureUpdate(MV, LEVELS["3.3-IV3"],
                                                      allow_downgrade=not unsafe, unsafe=unsafe))
-    assert "a downgrade cannot go to a higher level" in message
+    assert message == "Invalid update version 7 for feature metadata.version. Can't " \
+                      "downgrade to a newer version."
 
 
 def test_an_upgrade_cannot_go_to_a_lower_level() -> None:
-    assert "a downgrade was not allowed" in _refused(_at("3.3-IV2"),
-                                                     FeatureUpdate(MV, LEVELS["3.3-IV0"]))
+    assert "Can't downgrade the version of this feature without setting" in _refused(
+        _at("3.3-IV2"), FeatureUpdate(MV, LEVELS["3.3-IV0"]))
 
 
 def test_an_upgrade_goes_to_a_higher_level() -> None:
@@ -102,12 +110,14 @@ def test_a_safe_downgrade_across_changed_metadata_is_refused() -> None:
     assert metadata_changed_between(LEVELS["3.3-IV0"], LEVELS["3.3-IV2"])
     message = _refused(_at("3.3-IV2"), FeatureUpdate(MV, LEVELS["3.3-IV0"],
                                                      allow_downgrade=True))
-    assert "the downgrade could lose metadata" in message
+    assert message == "Invalid metadata.version 4. Refusing to perform the requested " \
+                      "downgrade because it might delete metadata information."
 
 
 def test_an_unsafe_metadata_version_downgrade_is_not_supported() -> None:
     message = _refused(_at("3.3-IV2"), FeatureUpdate(MV, LEVELS["3.3-IV0"], unsafe=True))
-    assert "an unsafe metadata.version downgrade is not supported" in message
+    assert message == "Invalid metadata.version 4. Unsafe metadata downgrade is not " \
+                      "supported in this version."
 
 
 def test_a_safe_downgrade_where_the_metadata_did_not_change_is_written() -> None:
@@ -121,8 +131,9 @@ def test_a_safe_downgrade_where_the_metadata_did_not_change_is_written() -> None
 
 def test_a_feature_needs_the_metadata_version_it_depends_on() -> None:
     """kraft.version 1 needs 3.9-IV0; the request's own metadata.version update counts."""
-    assert "needs metadata.version 21 (3.9-IV0)" in _refused(
-        _at("3.8-IV0"), FeatureUpdate("kraft.version", 1))
+    assert _refused(_at("3.8-IV0"), FeatureUpdate("kraft.version", 1)) == (
+        "Invalid update version 1 for feature kraft.version. kraft.version could not be set "
+        "to 1 because it depends on metadata.version level 21")
     records, _ = generate(_update(FeatureUpdate(MV, LEVELS["3.9-IV0"]),
                                   FeatureUpdate("kraft.version", 1)), _at("3.8-IV0"))
     assert records == [FeatureLevelRecord(MV, LEVELS["3.9-IV0"]),
@@ -131,5 +142,6 @@ def test_a_feature_needs_the_metadata_version_it_depends_on() -> None:
 
 def test_no_feature_is_enabled_below_3_3_iv0() -> None:
     image = image_of(brokers(1, level=LEVELS["3.2-IV0"]))
-    assert "needs metadata.version 4 (3.3-IV0)" in _refused(
-        image, FeatureUpdate("transaction.version", 1))
+    assert _refused(image, FeatureUpdate("transaction.version", 1)) == (
+        "Invalid update version 1 for feature transaction.version. transaction.version could "
+        "not be set to 1 because it depends on metadata.version=4 (3.3-IV0)")

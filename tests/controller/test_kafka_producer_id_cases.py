@@ -44,8 +44,8 @@ def test_blocks_only_move_forward_and_may_leave_gaps() -> None:
 
 
 @pytest.mark.parametrize(("broker", "epoch", "message"), [
-    (99, 0, "broker 99 is not registered"),
-    (1, 99, "broker 1 is registered with epoch 100, not 99"),
+    (99, 0, "No broker registration found for broker id 99"),
+    (1, 99, "Expected broker epoch 100, but got broker epoch 99"),
 ])
 def test_an_unknown_broker_or_another_epoch_is_stale(broker: int, epoch: int,
                                                      message: str) -> None:
@@ -58,7 +58,9 @@ def test_no_block_may_pass_the_largest_int64() -> None:
     near_end = image_of([ProducerIdsRecord(broker_id=1, broker_epoch=100,
                                            next_producer_id=MAX_PRODUCER_ID - 1)], CLUSTER)
     refused = refusal(AllocateProducerIds(1, 100), near_end)
-    assert refused.code == "UNKNOWN_SERVER_ERROR" and "exhausted" in refused.message
+    assert (refused.code, refused.message) == (
+        "UNKNOWN_SERVER_ERROR", "Exhausted all producerIds as the next block's end producerId has "
+        "exceeded the int64 type limit")
     last = image_of([ProducerIdsRecord(broker_id=1, broker_epoch=100,
                                        next_producer_id=MAX_PRODUCER_ID - 1000)], CLUSTER)
     _, [record], _ = run(AllocateProducerIds(1, 100), last)  # the last whole block

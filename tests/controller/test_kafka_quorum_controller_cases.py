@@ -33,6 +33,7 @@ from controller.operations import (
     ConfigChange,
     CreateTopics,
     DeleteTopics,
+    ElectLeaders,
     IncrementalAlterConfigs,
     NewTopic,
     Operation,
@@ -107,12 +108,22 @@ def _data_records(c: KRaftCluster) -> list[MetadataRecord]:
 
 
 def test_a_config_set_is_read_back_once_committed() -> None:
-    """testConfigurationOperations (validate-only requests are not modelled)."""
+    """testConfigurationOperations: a validate-only request succeeds and changes nothing;
+    the same request then sets the config."""
     c = cluster(seed=41)
     active = c.active_controller()
     assert active is not None
     assert (BROKER_RESOURCE, "0") not in active.committed_image().configs
-    op = IncrementalAlterConfigs(BROKER_RESOURCE, "0", (ConfigChange("min.insync.replicas", "2"),))
+    change = (ConfigChange("min.insync.replicas", "2"),)
+    end = active.raft.log.end_offset
+    check = c.submit(IncrementalAlterConfigs(BROKER_RESOURCE, "0", change, validate_only=True))
+    assert c.wait(check) and check.outcome() == "committed" and check.record_count == 0
+    assert active.raft.log.end_offset == end
+    assert (BROKER_RESOURCE, "0") not in active.committed_image().configs
+    bad = c.submit(IncrementalAlterConfigs(BROKER_RESOURCE, "0", (
+        ConfigChange("min.insync.replicas", "two"),), validate_only=True))
+    assert c.wait(bad) and bad.outcome() == "INVALID_CONFIG"
+    op = IncrementalAlterConfigs(BROKER_RESOURCE, "0", change)
     assert _run(c, op) == "committed"
     assert dict(active.committed_image().configs[(BROKER_RESOURCE, "0")]) == {
         "min.insync.replicas": "2"}
@@ -136,7 +147,8 @@ def test_a_write_completes_only_when_committed_and_reads_do_not_see_it_before() 
 
 def test_empty_requests_complete_at_once_without_waiting_or_writing() -> None:
     """testEarlyControllerResults: a request with nothing in it completes at once, even
-    behind a pending write and on a controller that is not active."""
+    behind a pending write and on a controller that is not active (an election naming no
+    partition too; naming none at all, None, means every partition)."""
     c = cluster(seed=43, batch=10, fetch=10)
     active = c.active_controller()
     assert active is not None
@@ -145,7 +157,7 @@ def test_empty_requests_complete_at_once_without_waiting_or_writing() -> None:
     end = active.raft.log.end_offset
     standby = next(c.controller(n) for n in c.config.controller_ids if n != active.node_id)
     assert standby is not None
-    for op in (CreateTopics(()), DeleteTopics(())):
+    for op in (CreateTopics(()), DeleteTopics(()), ElectLeaders("PREFERRED", ())):
         for node in (active.node_id, standby.node_id):
             handle = c.submit(op, node_id=node)
             assert handle.done and handle.outcome() == "committed", (op, node, handle)

@@ -33,7 +33,7 @@ from metadata.schema import (
 )
 
 from .conftest import cluster
-from .kafka_cases import brokers, image_of, refusal, run
+from .kafka_cases import brokers, generate, image_of, refusal, run
 
 FOO = "FOOFOOFOOFOOFOOFOOFOOA"
 
@@ -111,6 +111,10 @@ def test_create_topics_writes_the_topic_configs() -> None:
     assert response["topics"][0]["replicationFactor"] == 1
     bad = refusal(_create("quux", configs=(("segment.bytes", "ten"),)), image)
     assert bad.code == "INVALID_CONFIG"
+    null = refusal(CreateTopics((NewTopic("bar", -1, -1, (("cleanup.policy", None),)),)),
+                   image)
+    assert (null.code, null.message) == (
+        "INVALID_CONFIG", "Null value not supported for topic configs: cleanup.policy")
     for rf, partitions, code, message in (
             (-2, -1, "INVALID_REPLICATION_FACTOR",
              "Replication factor must be larger than 0, or -1 to use the default value."),
@@ -124,9 +128,82 @@ def test_create_topics_writes_the_topic_configs() -> None:
         assert (refused.code, refused.message) == (code, message)
 
 
-@pytest.mark.parametrize("name", ["", "."])
-def test_empty_and_dot_topic_names_are_invalid(name: str) -> None:
-    assert refusal(_create(name), image_of(brokers(0, 1, 2))).code == "INVALID_TOPIC_EXCEPTION"
+def test_a_validate_only_request_checks_and_answers_but_writes_nothing() -> None:
+    """testCreateTopicsWithValidateOnlyFlag and testInvalidCreateTopicsWithValidateOnlyFlag:
+    with validate-only, a topic that could be created is answered as created and nothing
+    is written; one that could not is refused as usual."""
+    image = image_of(brokers(0, 1, 2))
+    records, response = generate(CreateTopics((NewTopic("foo", 1, 3),), validate_only=True),
+                                 image)
+    assert records == []
+    topic = response["topics"][0]  # type: ignore[index]
+    assert (topic["name"], topic["numPartitions"], topic["replicationFactor"]) == ("foo", 1, 3)
+    refused = refusal(CreateTopics((NewTopic("foo", 1, 4),), validate_only=True), image)
+    assert (refused.code, refused.message) == (
+        "INVALID_REPLICATION_FACTOR", "Unable to replicate the partition 4 time(s): The "
+        "target replication factor of 4 cannot be reached because only 3 broker(s) are "
+        "registered.")
+
+
+def test_each_topic_of_a_request_gets_its_own_result() -> None:
+    """testCreateTopicsWithConfigs, its request of two topics: the one that can be created
+    is written (TopicRecord, ConfigRecord, PartitionRecord), the other, with a replication
+    factor of -2, answers INVALID_REPLICATION_FACTOR and writes nothing."""
+    configs = (("cleanup.policy", "compact"),)
+    request = CreateTopics((NewTopic("batched-topic-1", -1, -1, configs),
+                            NewTopic("batched-topic2", -1, -2, configs)))
+    image, records, response = run(request, image_of(brokers(0, 1, 2)))
+    assert [type(r) for r in records] == [TopicRecord, ConfigRecord, PartitionRecord]
+    assert records[0].name == "batched-topic-1"  # type: ignore[attr-defined]
+    assert records[1] == ConfigRecord(TOPIC_RESOURCE, "batched-topic-1", "cleanup.policy",
+                                      "compact")
+    first, second = response["topics"]  # type: ignore[index]
+    assert first["topicId"] == records[0].topic_id  # type: ignore[attr-defined]
+    assert (second["name"], second["errorCode"]) == ("batched-topic2",
+                                                     "INVALID_REPLICATION_FACTOR")
+    assert image.topic("batched-topic2") is None
+
+
+def test_a_name_given_twice_is_refused_for_both_and_the_others_are_created() -> None:
+    """Kafka's ControllerApis answers every entry of a name given twice INVALID_REQUEST
+    "Duplicate topic name." and creates the request's other topics."""
+    request = CreateTopics((NewTopic("foo"), NewTopic("bar"), NewTopic("foo", 2)))
+    image, _, response = run(request, image_of(brokers(0)))
+    answers = [(t["name"], t.get("errorCode"), t.get("errorMessage"))
+               for t in response["topics"]]  # type: ignore[index]
+    assert answers == [("foo", "INVALID_REQUEST", "Duplicate topic name."), ("bar", None, None),
+                       ("foo", "INVALID_REQUEST", "Duplicate topic name.")]
+    assert image.topic("bar") is not None and image.topic("foo") is None
+
+
+def test_a_request_none_of_whose_topics_can_be_created_fails_with_the_first_error() -> None:
+    """kraftsim's operation fails when no topic of it can be created, with the first
+    topic's error (Kafka answers each topic's error; a one-topic request is the same)."""
+    request = CreateTopics((NewTopic("a", 1, 5), NewTopic("", 1, 1)))
+    refused = refusal(request, image_of(brokers(0)))
+    assert refused.code == "INVALID_REPLICATION_FACTOR"
+
+
+def test_a_request_past_the_record_bound_fails_whole() -> None:
+    """Kafka's BoundedList: the add past 10,000 records fails the whole request, the
+    topics before it included (POLICY_VIOLATION)."""
+    request = CreateTopics((NewTopic("a", 6000, 1), NewTopic("b", 6000, 1)))
+    refused = refusal(request, image_of(brokers(0)))
+    assert (refused.code, refused.message) == (
+        "POLICY_VIOLATION", "Unable to perform excessively large batch operation.")
+
+
+@pytest.mark.parametrize(("name", "reason"), [
+    ("", "the empty string is not allowed"), (".", "'.' is not allowed"),
+    ("..", "'..' is not allowed"),
+    ("a b", "'a b' contains one or more characters other than ASCII alphanumerics, '.', '_' "
+            "and '-'"),
+    ("x" * 250, f"the length of '{'x' * 250}' is longer than the max allowed length 249")])
+def test_empty_dot_and_illegal_topic_names_are_invalid(name: str, reason: str) -> None:
+    """testValidateNewTopicNames, with the other rules of Kafka's Topic.validate."""
+    refused = refusal(_create(name), image_of(brokers(0, 1, 2)))
+    assert (refused.code, refused.message) == ("INVALID_TOPIC_EXCEPTION",
+                                               f"Topic name is invalid: {reason}")
 
 
 @pytest.mark.parametrize(("existing", "new", "clash"), [
@@ -141,7 +218,16 @@ def test_a_name_colliding_on_dot_and_underscore_is_refused(existing: str, new: s
     image, _, _ = run(_create(existing, rf=1), image_of(brokers(0)))
     refused = refusal(_create(new, rf=1), image)
     assert refused.code == "INVALID_TOPIC_EXCEPTION"
-    assert f"'{new}' collides with the topic '{clash}'" in refused.message
+    assert refused.message == f"Topic '{new}' collides with existing topic: {clash}"
+
+
+def test_a_name_colliding_with_two_topics_names_the_first_in_order() -> None:
+    """testTopicNameCollision: 'woo.bar_foo' collides with both 'woo_bar.foo' and
+    'woo.bar.foo'; the refusal names the first of them in name order."""
+    image = image_of([*brokers(0), TopicRecord("woo_bar.foo", "WOOWOOWOOWOOWOOWOOWOOA"),
+                      TopicRecord("woo.bar.foo", "WOOWOOWOOWOOWOOWOOWOOB")])
+    refused = refusal(_create("woo.bar_foo", rf=1), image)
+    assert refused.message == "Topic 'woo.bar_foo' collides with existing topic: woo.bar.foo"
 
 
 def test_a_name_past_12_separators_collides_only_with_another_name() -> None:
@@ -152,9 +238,17 @@ def test_a_name_past_12_separators_collides_only_with_another_name() -> None:
         "a_b_c_d_e_f_g_h_i_j_k_l_m_n"
 
 
-def test_names_colliding_within_one_request_are_refused() -> None:
+def test_a_name_colliding_with_one_created_before_it_in_the_request_is_refused() -> None:
+    """Each topic of a request gets its own result: 'a.b' is created, 'a_b' after it in
+    the same request collides with it. (Kafka checks collisions against existing topics
+    only and would create both; kraftsim refuses the second.)"""
     both = CreateTopics((NewTopic("a.b"), NewTopic("a_b")))
-    assert refusal(both, image_of(brokers(0))).code == "INVALID_TOPIC_EXCEPTION"
+    image, records, response = run(both, image_of(brokers(0)))
+    assert image.topic("a.b") is not None and image.topic("a_b") is None
+    assert [type(r) for r in records] == [TopicRecord, PartitionRecord]
+    a_b = response["topics"][1]  # type: ignore[index]
+    assert (a_b["name"], a_b["errorCode"], a_b["errorMessage"]) == (
+        "a_b", "INVALID_TOPIC_EXCEPTION", "Topic 'a_b' collides with existing topic: a.b")
 
 
 def test_a_deleted_topic_name_can_be_created_again_with_a_new_id() -> None:
@@ -189,6 +283,44 @@ def test_delete_topics_removes_partitions_and_configs() -> None:
     assert records == [RemoveTopicRecord(topic_id)]
     assert topic_id not in image.topics_by_id and "foo" not in image.topics_by_name
     assert (TOPIC_RESOURCE, "foo") not in image.configs
+
+
+def test_delete_topics_by_id_refuses_an_unknown_id_and_removes_the_topic() -> None:
+    """testDeleteTopics, by topic id: an unknown id is UNKNOWN_TOPIC_ID and writes nothing;
+    the topic's id writes one RemoveTopicRecord, after which its partitions, its name and
+    its configs are gone."""
+    configs = (("cleanup.policy", "compact"), ("min.cleanable.dirty.ratio", "0.1"))
+    image, _, created = run(_create(partitions=3, rf=2, configs=configs),
+                            image_of(brokers(0, 1)))
+    topic_id = created["topics"][0]["topicId"]  # type: ignore[index]
+    unknown = "A" + topic_id[1:] if topic_id[0] != "A" else "B" + topic_id[1:]
+    refused = refusal(DeleteTopics((), (unknown,)), image)
+    assert refused.code == "UNKNOWN_TOPIC_ID"
+    image, records, response = run(DeleteTopics((), (topic_id,)), image, offset=200)
+    assert records == [RemoveTopicRecord(topic_id)]
+    assert response == {"deleted": ["foo"]}
+    assert topic_id not in image.topics_by_id and "foo" not in image.topics_by_name
+    assert (TOPIC_RESOURCE, "foo") not in image.configs
+
+
+def test_a_delete_removes_the_topics_it_can_and_answers_the_others_errors() -> None:
+    """Kafka's ControllerApis answers each name and id: the known topics are removed (one
+    named both by name and by id once), an unknown name and an unknown id answer their
+    errors."""
+    image = image_of(brokers(0))
+    ids = {}
+    for name in ("foo", "bar"):
+        image, _, created = run(_create(name, rf=1), image, offset=image.offset + 1)
+        ids[name] = created["topics"][0]["topicId"]  # type: ignore[index]
+    request = DeleteTopics(("foo", "baz"), (ids["foo"], ids["bar"], "NOSUCHIDNOSUCHIDNOSUCH"))
+    image, records, response = run(request, image, offset=200)
+    assert records == [RemoveTopicRecord(ids["foo"]), RemoveTopicRecord(ids["bar"])]
+    assert response["deleted"] == ["foo", "bar"]  # type: ignore[index]
+    assert [(e.get("name"), e.get("topicId"), e["errorCode"])
+            for e in response["errors"]] == [  # type: ignore[index]
+        ("baz", None, "UNKNOWN_TOPIC_OR_PARTITION"),
+        (None, "NOSUCHIDNOSUCHIDNOSUCH", "UNKNOWN_TOPIC_ID")]
+    assert not image.topics_by_name
 
 
 # ------------------------------------------------------------------ CreatePartitions

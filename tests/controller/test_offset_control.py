@@ -192,3 +192,30 @@ def test_a_leader_that_loses_its_first_uncommitted_transaction_has_none_open() -
 
 def test_a_revert_point_shows_its_offset_and_transaction_start() -> None:
     assert repr(RevertPoint(image_at(5), 3)) == "RevertPoint(offset=5, transaction_start=3)"
+
+
+def test_activating_at_a_negative_offset_is_a_fault() -> None:
+    """testActivateFailsIfNewNextWriteOffsetIsNegative: nothing changes."""
+    manager = OffsetControlManager()
+    with pytest.raises(ControllerFault, match="negative offset -2"):
+        manager.activate(-2)
+    assert not manager.active and manager.next_write_offset == -1
+
+
+def test_deactivating_a_controller_that_is_not_active_is_a_fault() -> None:
+    """testDeactivateFailsIfNotActive, and after a deactivation too."""
+    manager = OffsetControlManager()
+    with pytest.raises(ControllerFault, match="not active"):
+        manager.deactivate(-1)
+    manager.activate(0)
+    manager.deactivate(-1)
+    with pytest.raises(ControllerFault, match="not active"):
+        manager.deactivate(-1)
+
+
+def test_ending_a_snapshot_load_that_never_began_is_a_fault() -> None:
+    """testEndLoadSnapshotFailsWhenNotInSnapshot: the committed offset stays."""
+    manager = OffsetControlManager()
+    with pytest.raises(ControllerFault, match="no snapshot is being loaded"):
+        manager.end_load_snapshot(99, 2, image_at(99))
+    assert manager.last_committed_offset == -1
