@@ -14,9 +14,10 @@ leader checks each idempotent batch against it:
 - a batch equal to one of the last 5 is a duplicate: nothing is written, the
   original offsets are returned;
 - an older producer epoch is INVALID_PRODUCER_EPOCH;
-- a new epoch must start at sequence 0; a producer with no state must start at
-  sequence 0, else UNKNOWN_PRODUCER_ID (as Kafka answers a producer whose
-  state it lost);
+- a new epoch must start at sequence 0; a producer with no state may start at
+  any sequence (Kafka's checkSequence accepts any sequence when it knows no
+  epoch for the producer, e.g. after its batches were truncated away: since
+  KIP-360 a broker no longer answers UNKNOWN_PRODUCER_ID);
 - otherwise the first sequence must follow the last one (Integer.MAX_VALUE
   is followed by 0), else OUT_OF_ORDER_SEQUENCE_NUMBER;
 - a non-transactional batch of a producer whose transaction is open on this
@@ -210,11 +211,9 @@ class PartitionLog:
                     if batch.first_sequence == first_sequence and \
                             batch.last_sequence == last_sequence:
                         return batch.first_offset, batch.last_offset
+        # no state (entry None): any first sequence is taken, as Kafka's checkSequence does
         if entry is None:
-            if first_sequence != 0:
-                raise SequenceError("UNKNOWN_PRODUCER_ID",
-                                    f"no state for producer {producer_id}, sequence "
-                                    f"{first_sequence}")
+            pass
         elif producer_epoch > entry.epoch:
             if first_sequence != 0:
                 raise SequenceError("OUT_OF_ORDER_SEQUENCE_NUMBER",

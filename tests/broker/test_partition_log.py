@@ -138,15 +138,18 @@ def test_sequences_must_follow_within_an_epoch(first_sequence: int, epoch: int,
     assert log.end_offset == 4
 
 
-def test_a_producer_without_state_starts_at_zero_and_a_new_epoch_resets_the_sequence() -> None:
+def test_a_producer_without_state_starts_anywhere_and_a_new_epoch_resets_the_sequence() -> None:
+    """Kafka's checkSequence takes any first sequence of a producer it knows no epoch of
+    (since KIP-360 no UNKNOWN_PRODUCER_ID); the sequence then follows from there."""
     log = PartitionLog()
-    with pytest.raises(SequenceError) as unknown:
-        _send(log, 5)
-    assert unknown.value.code == "UNKNOWN_PRODUCER_ID"
-    _send(log, 0, 3)
+    assert _send(log, 5) == (0, 0)
+    with pytest.raises(SequenceError) as gap:
+        _send(log, 0, 3)
+    assert gap.value.code == "OUT_OF_ORDER_SEQUENCE_NUMBER"
+    _send(log, 6, 3)
     _send(log, 0, 2, epoch=1)
     assert log.producers[PID].epoch == 1
-    assert _send(log, 2, epoch=1) == (5, 5)
+    assert _send(log, 2, epoch=1) == (6, 6)
     with pytest.raises(SequenceError) as fenced:
         _send(log, 3, epoch=0)
     assert fenced.value.code == "INVALID_PRODUCER_EPOCH"
