@@ -852,10 +852,15 @@ class ReplicaManager:
 
     def produce(self, topic: str, partition: int, values: list[str], acks: int,
                 callback: ProduceCallback, producer_id: int = -1, producer_epoch: int = -1,
-                first_sequence: int = -1, transactional: bool = False) -> None:
+                first_sequence: int = -1, transactional: bool = False,
+                from_coordinator: bool = False) -> None:
         """Append a batch as leader; ``callback`` gets the answer (now, or at the HW).
 
         ``acks`` is -1 (all), 0 or 1; anything else is INVALID_REQUIRED_ACKS.
+        ``from_coordinator``: a coordinator's own write (Kafka's AppendOrigin.COORDINATOR,
+        e.g. a TxnOffsetCommit's records, which carry a producer id but no sequence); a
+        client's batch with a producer id must carry a sequence, else INVALID_RECORD
+        (Kafka's LogValidator.validateBatch).
         """
         if acks not in (-1, 0, 1):
             callback(ProduceResult("INVALID_REQUIRED_ACKS"))
@@ -867,6 +872,9 @@ class ReplicaManager:
         replica = found
         if acks == -1 and replica.under_min_isr():
             callback(ProduceResult("NOT_ENOUGH_REPLICAS"))
+            return
+        if producer_id >= 0 and first_sequence < 0 and not from_coordinator:
+            callback(ProduceResult("INVALID_RECORD"))
             return
         log = replica.log
         duplicate: tuple[int, int] | None = None

@@ -123,7 +123,7 @@ class TxnCluster:
     def _appender(manager: ReplicaManager) -> Callable[[int, str, Callable[[str], None]], None]:
         def append(partition: int, text: str, done: Callable[[str], None]) -> None:
             manager.produce(TRANSACTION_STATE_TOPIC, partition, [text], -1,
-                            lambda result: done(result.error))
+                            lambda result: done(result.error), from_coordinator=True)
         return append
 
     def find_coordinator(self, transactional_id: str) -> int | None:

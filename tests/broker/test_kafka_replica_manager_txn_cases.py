@@ -111,3 +111,19 @@ def test_a_new_leader_without_the_producers_batches_takes_its_next_sequence() ->
     cell.step()
     assert [e.value for e in cell.replica(1).log.entries] == ["next"]
     assert cell.replica(1).log.producers[PID].batches[-1].last_sequence == 1
+
+
+def test_a_clients_batch_with_a_producer_id_needs_a_sequence() -> None:
+    """LogValidator.validateBatch: a client's batch carrying a producer id but no sequence
+    is INVALID_RECORD and not written; the group coordinator's transactional offset
+    records (AppendOrigin.COORDINATOR) carry none and are written."""
+    cell = Cell()
+    cell.create(replicas=(1, 2), leader=1)
+    answers: list[ProduceResult] = []
+    cell.managers[1].produce(TOPIC, 0, ["x"], 1, answers.append, PID, EPOCH, -1, True)
+    assert [a.error for a in answers] == ["INVALID_RECORD"]
+    assert cell.replica(1).log.end_offset == 0
+    cell.managers[1].produce(TOPIC, 0, ["offsets"], 1, answers.append, PID, EPOCH, -1, True,
+                             from_coordinator=True)
+    assert answers[-1].error == "NONE"
+    assert cell.replica(1).log.txns.ongoing == {PID: 0}
