@@ -317,3 +317,21 @@ def test_the_high_watermark_moves_only_forward_and_up_to_the_log_end() -> None:
     assert log.high_watermark == 6
     log.update_high_watermark(7)
     assert log.high_watermark == 6
+
+
+@pytest.mark.parametrize("isolation", ["read_uncommitted", READ_COMMITTED])
+def test_a_read_past_the_log_end_is_out_of_range(isolation: str) -> None:
+    """testReadOutOfRange (kraftsim's logs start at 0): at the log end a read is empty,
+    past it (or below the start) OFFSET_OUT_OF_RANGE, whatever the isolation level bounds
+    the read by."""
+    log = PartitionLog()
+    _plain(log, 1)
+    log.update_high_watermark(1)
+    at_end = fetch_log(log, 1, 1000, isolation)
+    assert (at_end.error, at_end.entries) == ("NONE", ())
+    for offset in (2, -1):
+        beyond = fetch_log(log, offset, 1000, isolation)
+        assert (beyond.error, beyond.entries) == ("OFFSET_OUT_OF_RANGE", ())
+    _Producer(log, 7)(2)                       # above the HW and the LSO, below the LEO
+    assert fetch_log(log, 3, 1000, isolation).error == "NONE"
+    assert fetch_log(log, 4, 1000, isolation).error == "OFFSET_OUT_OF_RANGE"
