@@ -597,7 +597,7 @@ class ReplicaManager:
         elif isinstance(msg, AlterPartitionResponse):
             self._on_alter_response(msg)
         else:
-            self.producer_ids.handle_message(msg)
+            self.producer_ids.handle_message(msg, now)
 
     def _serve_session(self, follower: int, session: FetchSession, now: int,
                        broker_epoch: int = -1
@@ -968,9 +968,12 @@ class ReplicaManager:
         return "NONE", list(log.read(offset, max_records, log.high_watermark)), \
             log.high_watermark
 
-    def init_producer_id(self) -> tuple[str, int]:
-        """An idempotent producer's id: (NONE, id) or (COORDINATOR_LOAD_IN_PROGRESS, -1)."""
-        return self.producer_ids.next_id(self._broker_epoch())
+    def init_producer_id(self, now: int | None = None) -> tuple[str, int]:
+        """An idempotent producer's id: (NONE, id) or (COORDINATOR_LOAD_IN_PROGRESS, -1).
+
+        ``now``: the caller's time (default: the manager's last poll or message)."""
+        at = self.now if now is None else max(now, self.now)
+        return self.producer_ids.next_id(self._broker_epoch(), at)
 
 
 def _by_key(item: tuple[tuple[str, int], object]) -> tuple[str, int]:
