@@ -335,3 +335,20 @@ def test_a_read_past_the_log_end_is_out_of_range(isolation: str) -> None:
     _Producer(log, 7)(2)                       # above the HW and the LSO, below the LEO
     assert fetch_log(log, 3, 1000, isolation).error == "NONE"
     assert fetch_log(log, 4, 1000, isolation).error == "OFFSET_OUT_OF_RANGE"
+
+
+def test_a_read_that_stops_before_the_abort_marker_still_names_its_transaction() -> None:
+    """testAbortedTransactionSpanningMultipleSegments (a short read stands for a read that
+    ends with a segment): the fetch returns only the first batch of an aborted
+    transaction, and lists the transaction; so does a read from inside it."""
+    log = PartitionLog()
+    producer = _Producer(log, 137, epoch=5)
+    producer(3)
+    producer(3)
+    log.update_high_watermark(producer.end(commit=False) + 1)
+    assert log.txns.first_unstable_offset(log.high_watermark) is None
+    first_part = fetch_log(log, 0, 3, READ_COMMITTED)
+    assert [e.offset for e in first_part.entries] == [0, 1, 2]
+    assert first_part.aborted_transactions == ((137, 0),)
+    assert fetch_log(log, 4, 1, READ_COMMITTED).aborted_transactions == ((137, 0),)
+    assert fetch_log(log, 7, 10, READ_COMMITTED).aborted_transactions == ()
