@@ -4,8 +4,8 @@ The log is a list of :class:`LogEntry` from offset 0 (no retention); the
 log end offset (LEO) is its length. The leader-epoch cache maps each leader
 epoch to its first offset (Kafka's ``LeaderEpochFileCache``) so that
 ``end_offset_for_epoch`` answers a follower's divergence check
-(OffsetsForLeaderEpoch, KIP-101/KIP-279). The high watermark never goes down
-and never past the LEO.
+(OffsetsForLeaderEpoch, KIP-101/KIP-279). The high watermark never goes past
+the LEO, and down only with a truncation below it (after an unclean election).
 
 Producer state (Kafka's ``ProducerStateManager``): per producer id, its epoch
 and the metadata of its last 5 batches (first and last sequence, offsets). A
@@ -160,7 +160,7 @@ class PartitionLog:
         return self.entries[-1].leader_epoch if self.entries else -1
 
     def update_high_watermark(self, offset: int) -> None:
-        """Raise the HW towards ``offset`` (never down, never past the LEO)."""
+        """Raise the HW towards ``offset`` (not down, never past the LEO)."""
         self.high_watermark = max(self.high_watermark, min(offset, self.end_offset))
 
     # ------------------------------------------------------------------ epochs
@@ -314,16 +314,20 @@ class PartitionLog:
         del state.batches[:-MAX_BATCHES_PER_PRODUCER]
 
     def truncate_to(self, offset: int) -> None:
-        """Drop every entry at ``offset`` and above (never below the HW).
+        """Drop every entry at ``offset`` and above.
 
-        A negative offset (UNDEFINED_EPOCH_OFFSET) is a ValueError, as Kafka's
-        UnifiedLog.truncateTo refuses it; nothing is dropped.
+        Below the HW too, which then comes down to the new log end (Kafka's
+        UnifiedLog.truncateTo). A follower is asked to go below its HW only after an
+        unclean election, whose leader may lack records the old leader committed; it
+        must then drop them to follow the new leader at all. A negative offset
+        (UNDEFINED_EPOCH_OFFSET) is a ValueError, as Kafka's UnifiedLog.truncateTo
+        refuses it; nothing is dropped.
         """
         if offset < 0:
             raise ValueError(f"cannot truncate to the negative offset {offset}")
-        offset = max(offset, self.high_watermark)
         if offset >= self.end_offset:
             return
+        self.high_watermark = min(self.high_watermark, offset)
         entries = self.entries
         if isinstance(entries, list):  # a non-empty log's: its own
             del entries[offset:]

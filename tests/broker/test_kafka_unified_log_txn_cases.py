@@ -203,8 +203,7 @@ def test_a_reopened_log_rebuilds_a_completed_transaction() -> None:
 
 
 def test_truncating_below_the_first_unstable_offset_forgets_the_transaction() -> None:
-    """testTruncateBelowFirstUnstableOffset (kraftsim truncates only above the HW; here the
-    HW is still 0)."""
+    """testTruncateBelowFirstUnstableOffset."""
     log = PartitionLog()
     _plain(log, 3)
     _Producer(log, 17, epoch=10)(2)
@@ -300,10 +299,10 @@ def test_a_follower_appends_duplicate_sequences_unchecked() -> None:
     assert follower.producers[1].batches[-1].last_offset == 4
 
 
-def test_the_high_watermark_moves_only_forward_and_up_to_the_log_end() -> None:
-    """testMaybeUpdateHighWatermarkAsFollower and the leader part of
-    testHighWatermarkMaintenance (kraftsim's truncation never goes below the HW, so
-    Kafka's lowering of the HW by truncation has no counterpart)."""
+def test_high_watermark_maintenance() -> None:
+    """testHighWatermarkMaintenance and testMaybeUpdateHighWatermarkAsFollower: an append
+    does not move the HW, an update never moves it past the log end (nor down), and a
+    truncation below it brings it down to the new log end."""
     log = PartitionLog()
     assert log.high_watermark == 0
     _plain(log, 3)
@@ -317,7 +316,10 @@ def test_the_high_watermark_moves_only_forward_and_up_to_the_log_end() -> None:
     assert log.high_watermark == 6
     log.update_high_watermark(7)
     assert log.high_watermark == 6
-
+    log.truncate_to(3)
+    assert (log.end_offset, log.high_watermark) == (3, 3)
+    _plain(log, 3)
+    assert (log.end_offset, log.high_watermark) == (6, 3)
 
 @pytest.mark.parametrize("isolation", ["read_uncommitted", READ_COMMITTED])
 def test_a_read_past_the_log_end_is_out_of_range(isolation: str) -> None:

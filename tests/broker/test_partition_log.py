@@ -77,15 +77,20 @@ def test_truncation_drops_the_epochs_that_start_at_or_after_it() -> None:
     assert log.end_offset == 4 and log.truncations == 2
 
 
-def test_the_high_watermark_never_goes_down_nor_past_the_end_and_bounds_truncation() -> None:
+def test_the_high_watermark_goes_down_only_with_a_truncation_below_it() -> None:
+    """UnifiedLogTest.testHighWatermarkMaintenance: an update never lowers the HW nor
+    moves it past the log end; a truncation below it brings it down to the new end."""
     log = _log([1, 1, 1])
     log.update_high_watermark(9)
     assert log.high_watermark == 3
     log.update_high_watermark(1)
     assert log.high_watermark == 3
     log.append_as_leader(["x", "y"], 2)
-    log.truncate_to(1)  # never below the HW
-    assert log.end_offset == 3 and list(log.epoch_starts) == [(1, 0)]
+    log.truncate_to(4)  # above the HW: the HW stays
+    assert (log.end_offset, log.high_watermark) == (4, 3)
+    log.truncate_to(1)
+    assert (log.end_offset, log.high_watermark) == (1, 1)
+    assert list(log.epoch_starts) == [(1, 0)]
 
 
 def test_entries_must_continue_the_log() -> None:
