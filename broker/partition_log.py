@@ -211,15 +211,13 @@ class PartitionLog:
                     if batch.first_sequence == first_sequence and \
                             batch.last_sequence == last_sequence:
                         return batch.first_offset, batch.last_offset
-        # no state (entry None): any first sequence is taken, as Kafka's checkSequence does
-        if entry is None:
-            pass
-        elif producer_epoch > entry.epoch:
+        # without state (entry None) any first sequence is taken, as Kafka's checkSequence does
+        if entry is not None and producer_epoch > entry.epoch:
             if first_sequence != 0:
                 raise SequenceError("OUT_OF_ORDER_SEQUENCE_NUMBER",
                                     f"new epoch {producer_epoch} must start at sequence 0")
-        elif first_sequence != sequence_after(last := entry.batches[-1].last_sequence
-                                              if entry.batches else -1, 1):
+        elif entry is not None and first_sequence != sequence_after(
+                last := entry.batches[-1].last_sequence if entry.batches else -1, 1):
             # a marker of a bumped epoch (TV2) leaves no batches: sequence 0 follows (Kafka)
             raise SequenceError("OUT_OF_ORDER_SEQUENCE_NUMBER",
                                 f"sequence {first_sequence} does not follow {last}")

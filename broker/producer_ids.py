@@ -7,8 +7,9 @@ plus 90% of its size. While no id is available, InitProducerId answers
 COORDINATOR_LOAD_IN_PROGRESS (the client retries). One request at a time:
 
 - an error answer, or a block that is invalid (negative start or length, an
-  end past Long.MAX_VALUE) or starts below the current block's last id, grants nothing, and
-  no request is sent for ``RETRY_BACKOFF_MS`` (Kafka's RetryBackoffMs);
+  end past Long.MAX_VALUE) or starts below the current block's last id,
+  grants nothing, and no request is sent for ``RETRY_BACKOFF_MS`` (Kafka's
+  RetryBackoffMs);
 - a request with no answer after ``REQUEST_RETRY_TIMEOUT_MS`` is given up (the
   broker's channel to the controller times it out: Kafka's ``onTimeout``), so
   the next InitProducerId asks again; a late answer to it is ignored.
