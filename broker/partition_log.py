@@ -4,8 +4,8 @@ The log is a list of :class:`LogEntry` from offset 0 (no retention); the
 log end offset (LEO) is its length. The leader-epoch cache maps each leader
 epoch to its first offset (Kafka's ``LeaderEpochFileCache``) so that
 ``end_offset_for_epoch`` answers a follower's divergence check
-(OffsetsForLeaderEpoch, KIP-101/KIP-279). The high watermark never goes down
-and never past the LEO.
+(OffsetsForLeaderEpoch, KIP-101/KIP-279). The high watermark never goes past
+the LEO, and down only with a truncation below it (after an unclean election).
 
 Producer state (Kafka's ``ProducerStateManager``): per producer id, its epoch
 and the metadata of its last 5 batches (first and last sequence, offsets). A
@@ -14,9 +14,10 @@ leader checks each idempotent batch against it:
 - a batch equal to one of the last 5 is a duplicate: nothing is written, the
   original offsets are returned;
 - an older producer epoch is INVALID_PRODUCER_EPOCH;
-- a new epoch must start at sequence 0; a producer with no state must start at
-  sequence 0, else UNKNOWN_PRODUCER_ID (as Kafka answers a producer whose
-  state it lost);
+- a new epoch must start at sequence 0; a producer with no state may start at
+  any sequence (Kafka's checkSequence accepts any sequence when it knows no
+  epoch for the producer, e.g. after its batches were truncated away: since
+  KIP-360 a broker no longer answers UNKNOWN_PRODUCER_ID);
 - otherwise the first sequence must follow the last one (Integer.MAX_VALUE
   is followed by 0), else OUT_OF_ORDER_SEQUENCE_NUMBER;
 - a non-transactional batch of a producer whose transaction is open on this
@@ -159,7 +160,7 @@ class PartitionLog:
         return self.entries[-1].leader_epoch if self.entries else -1
 
     def update_high_watermark(self, offset: int) -> None:
-        """Raise the HW towards ``offset`` (never down, never past the LEO)."""
+        """Raise the HW towards ``offset`` (not down, never past the LEO)."""
         self.high_watermark = max(self.high_watermark, min(offset, self.end_offset))
 
     # ------------------------------------------------------------------ epochs
@@ -210,17 +211,13 @@ class PartitionLog:
                     if batch.first_sequence == first_sequence and \
                             batch.last_sequence == last_sequence:
                         return batch.first_offset, batch.last_offset
-        if entry is None:
-            if first_sequence != 0:
-                raise SequenceError("UNKNOWN_PRODUCER_ID",
-                                    f"no state for producer {producer_id}, sequence "
-                                    f"{first_sequence}")
-        elif producer_epoch > entry.epoch:
+        # without state (entry None) any first sequence is taken, as Kafka's checkSequence does
+        if entry is not None and producer_epoch > entry.epoch:
             if first_sequence != 0:
                 raise SequenceError("OUT_OF_ORDER_SEQUENCE_NUMBER",
                                     f"new epoch {producer_epoch} must start at sequence 0")
-        elif first_sequence != sequence_after(last := entry.batches[-1].last_sequence
-                                              if entry.batches else -1, 1):
+        elif entry is not None and first_sequence != sequence_after(
+                last := entry.batches[-1].last_sequence if entry.batches else -1, 1):
             # a marker of a bumped epoch (TV2) leaves no batches: sequence 0 follows (Kafka)
             raise SequenceError("OUT_OF_ORDER_SEQUENCE_NUMBER",
                                 f"sequence {first_sequence} does not follow {last}")
@@ -315,16 +312,20 @@ class PartitionLog:
         del state.batches[:-MAX_BATCHES_PER_PRODUCER]
 
     def truncate_to(self, offset: int) -> None:
-        """Drop every entry at ``offset`` and above (never below the HW).
+        """Drop every entry at ``offset`` and above.
 
-        A negative offset (UNDEFINED_EPOCH_OFFSET) is a ValueError, as Kafka's
-        UnifiedLog.truncateTo refuses it; nothing is dropped.
+        Below the HW too, which then comes down to the new log end (Kafka's
+        UnifiedLog.truncateTo). A follower is asked to go below its HW only after an
+        unclean election, whose leader may lack records the old leader committed; it
+        must then drop them to follow the new leader at all. A negative offset
+        (UNDEFINED_EPOCH_OFFSET) is a ValueError, as Kafka's UnifiedLog.truncateTo
+        refuses it; nothing is dropped.
         """
         if offset < 0:
             raise ValueError(f"cannot truncate to the negative offset {offset}")
-        offset = max(offset, self.high_watermark)
         if offset >= self.end_offset:
             return
+        self.high_watermark = min(self.high_watermark, offset)
         entries = self.entries
         if isinstance(entries, list):  # a non-empty log's: its own
             del entries[offset:]

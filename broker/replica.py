@@ -335,10 +335,11 @@ class Replica:
 def _diverged_end(log: PartitionLog, leader_epoch: int, leader_end: int) -> int:
     """Where a follower cuts its log when the leader answers that it diverged: the
     leader's largest epoch at or below the follower's last and where it ends there
-    (Kafka's AbstractFetcherThread.getOffsetTruncationState; never below the HW, which
-    :meth:`PartitionLog.truncate_to` keeps).
+    (Kafka's AbstractFetcherThread.getOffsetTruncationState). This is below the
+    follower's HW only after an unclean election (the HW then comes down with it).
 
-    - the leader knows no such epoch (end -1): back to the high watermark;
+    - the leader's log is empty (end -1): to 0 (Kafka's leader knows its own epoch from
+      offset 0 and answers an older epoch with that start);
     - the follower has the leader's epoch: where the first of the two ends;
     - the follower has only older epochs: where its largest one ends (KIP-279); its
       next fetch names that epoch, and the leader answers again if need be;

@@ -597,7 +597,7 @@ class ReplicaManager:
         elif isinstance(msg, AlterPartitionResponse):
             self._on_alter_response(msg)
         else:
-            self.producer_ids.handle_message(msg)
+            self.producer_ids.handle_message(msg, now)
 
     def _serve_session(self, follower: int, session: FetchSession, now: int,
                        broker_epoch: int = -1
@@ -852,10 +852,15 @@ class ReplicaManager:
 
     def produce(self, topic: str, partition: int, values: list[str], acks: int,
                 callback: ProduceCallback, producer_id: int = -1, producer_epoch: int = -1,
-                first_sequence: int = -1, transactional: bool = False) -> None:
+                first_sequence: int = -1, transactional: bool = False,
+                from_coordinator: bool = False) -> None:
         """Append a batch as leader; ``callback`` gets the answer (now, or at the HW).
 
         ``acks`` is -1 (all), 0 or 1; anything else is INVALID_REQUIRED_ACKS.
+        ``from_coordinator``: a coordinator's own write (Kafka's AppendOrigin.COORDINATOR,
+        e.g. a TxnOffsetCommit's records, which carry a producer id but no sequence); a
+        client's batch with a producer id must carry a sequence, else INVALID_RECORD
+        (Kafka's LogValidator.validateBatch).
         """
         if acks not in (-1, 0, 1):
             callback(ProduceResult("INVALID_REQUIRED_ACKS"))
@@ -867,6 +872,9 @@ class ReplicaManager:
         replica = found
         if acks == -1 and replica.under_min_isr():
             callback(ProduceResult("NOT_ENOUGH_REPLICAS"))
+            return
+        if producer_id >= 0 and first_sequence < 0 and not from_coordinator:
+            callback(ProduceResult("INVALID_RECORD"))
             return
         log = replica.log
         duplicate: tuple[int, int] | None = None
@@ -960,9 +968,12 @@ class ReplicaManager:
         return "NONE", list(log.read(offset, max_records, log.high_watermark)), \
             log.high_watermark
 
-    def init_producer_id(self) -> tuple[str, int]:
-        """An idempotent producer's id: (NONE, id) or (COORDINATOR_LOAD_IN_PROGRESS, -1)."""
-        return self.producer_ids.next_id(self._broker_epoch())
+    def init_producer_id(self, now: int | None = None) -> tuple[str, int]:
+        """An idempotent producer's id: (NONE, id) or (COORDINATOR_LOAD_IN_PROGRESS, -1).
+
+        ``now``: the caller's time (default: the manager's last poll or message)."""
+        at = self.now if now is None else max(now, self.now)
+        return self.producer_ids.next_id(self._broker_epoch(), at)
 
 
 def _by_key(item: tuple[tuple[str, int], object]) -> tuple[str, int]:

@@ -110,7 +110,8 @@ class Producer:
         self.attempt += 1
         if self.idempotent and self.producer_id < 0:
             manager = self._manager(self.cluster.any_running_broker())
-            error, pid = manager.init_producer_id() if manager else ("NETWORK_EXCEPTION", -1)
+            error, pid = manager.init_producer_id(self.cluster.sim.now) if manager else \
+                ("NETWORK_EXCEPTION", -1)
             if error != "NONE":
                 self._count(error)
                 self._later(self._attempt)

@@ -353,7 +353,7 @@ class EosLoop:
         if manager is None:
             return
         self.idem_round_trips += 1
-        error, pid = manager.init_producer_id()
+        error, pid = manager.init_producer_id(self.cluster.sim.now)
         if error == "NONE":
             self.idem.producer_id = pid
 

@@ -90,5 +90,5 @@ class GroupCluster:
                    transactional: bool, done: Callable[[str], None]) -> None:
             manager.produce(CONSUMER_OFFSETS_TOPIC, partition, values, -1,
                             lambda result: done(result.error), producer_id, producer_epoch, -1,
-                            transactional=transactional)
+                            transactional=transactional, from_coordinator=True)
         return append

@@ -84,7 +84,8 @@ class TxnCluster:
         if held is None or held[0] != slot.incarnation:
             coordinator = TransactionCoordinator(
                 broker, self.config, self._appender(manager),
-                manager.init_producer_id, self.mutations, self._hook(broker))
+                lambda: manager.init_producer_id(self.cluster.sim.now), self.mutations,
+                self._hook(broker))
             coordinator.clock = lambda: self.cluster.sim.now
             coordinator.defer = self._deferrer(broker, slot.incarnation)
             coordinator.offsets_topic_partitions = lambda: self._partition_count(
@@ -123,7 +124,7 @@ class TxnCluster:
     def _appender(manager: ReplicaManager) -> Callable[[int, str, Callable[[str], None]], None]:
         def append(partition: int, text: str, done: Callable[[str], None]) -> None:
             manager.produce(TRANSACTION_STATE_TOPIC, partition, [text], -1,
-                            lambda result: done(result.error))
+                            lambda result: done(result.error), from_coordinator=True)
         return append
 
     def find_coordinator(self, transactional_id: str) -> int | None:

@@ -3,7 +3,10 @@
 - read_uncommitted: every record below the high watermark;
 - read_committed: records below the last stable offset (LSO), with the
   aborted transactions the fetched range overlaps (Kafka's
-  ``FetchResponse.AbortedTransactions``).
+  ``FetchResponse.AbortedTransactions``);
+- either way, an offset past the log end offset (or below the log start, 0)
+  is OFFSET_OUT_OF_RANGE, as Kafka's log read checks before it bounds the
+  read by the isolation level; at the log end the answer is empty.
 
 :func:`filter_committed` is the consumer side (Kafka's
 ``CompletedFetch.nextFetchedRecord``): aborted transactions in a min-heap by
@@ -42,6 +45,8 @@ def fetch_log(log: PartitionLog, offset: int, max_records: int,
     """Read ``log`` from ``offset`` as a leader answers a consumer at ``isolation``."""
     hw = log.high_watermark
     lso = log.txns.last_stable_offset(hw)
+    if not 0 <= offset <= log.end_offset:
+        return TxnFetchResult("OFFSET_OUT_OF_RANGE", (), hw, lso)
     if isolation == READ_UNCOMMITTED:
         return TxnFetchResult("NONE", tuple(log.read(offset, max_records, hw)), hw, lso)
     entries = tuple(log.read(offset, max_records, lso))

@@ -8,6 +8,12 @@ epochs, coordinator epochs) and :class:`~broker.txn.log_state.TxnLogState`
 append is ``check_batch`` then ``append_as_leader``; a follower's (replication)
 append is ``append_entries``, which checks nothing. Kafka's offsets are placed
 with plain filler records, as kraftsim's logs start at offset 0.
+
+Left out, as kraftsim does not model them: producer snapshots and their files
+(a replica rebuilds its state by replaying its log instead), producer-id
+expiration and late-transaction detection (``transaction.max.timeout.ms`` on
+the partition), log start offsets and ``truncateFullyAndStartAt``, empty
+control batches left by compaction, and transaction verification (KIP-890).
 """
 
 from __future__ import annotations
@@ -161,8 +167,9 @@ def test_a_plain_write_inside_the_producers_open_transaction_is_refused() -> Non
 
 
 def test_first_unstable_offset_after_truncation() -> None:
-    """testFirstUnstableOffsetAfterTruncation (kraftsim never truncates below the HW:
-    the marker is cut while still above it)."""
+    """testFirstUnstableOffsetAfterTruncation: a truncation that keeps the marker keeps the
+    transaction complete; one below it (and below the HW, which comes down with it)
+    opens the transaction again."""
     log = PartitionLog()
     _txn_data(log, PID, 99)
     assert log.txns.first_unstable_offset(log.high_watermark) == 99
@@ -172,11 +179,8 @@ def test_first_unstable_offset_after_truncation() -> None:
     _client(log, 5, 0)
     log.truncate_to(106)
     assert log.txns.first_unstable_offset(log.high_watermark) is None
-    log = PartitionLog()
-    _txn_data(log, PID, 99)
-    _marker(log, PID, 105, True)
-    log.update_high_watermark(100)
     log.truncate_to(100)
+    assert log.high_watermark == 100
     assert log.txns.first_unstable_offset(log.high_watermark) == 99
 
 
@@ -263,3 +267,122 @@ def test_markers_of_empty_transactions_complete_nothing() -> None:
     assert log.txns.aborted == [AbortedTxn(PID, 24, 28, 29)]
     log.update_high_watermark(32)
     assert log.txns.first_unstable_offset(log.high_watermark) == 30
+
+
+def test_a_producer_without_state_may_start_at_any_sequence() -> None:
+    """testRemoveExpiredPidsOnReload and UnifiedLogTest's
+    testAllowNonZeroSequenceOnFirstAppendNonZeroEpoch: a leader with no state of the
+    producer (here: a log that never saw it) takes whatever sequence comes, and checks the
+    next batch against it."""
+    log = PartitionLog()
+    assert _client(log, 0, 2) == (0, 0)
+    batch = log.producers[PID].batches[-1]
+    assert (log.producers[PID].epoch, batch.first_sequence, batch.last_sequence) == (0, 2, 2)
+    assert _refused(log, 0, 5) == "OUT_OF_ORDER_SEQUENCE_NUMBER"
+    assert _client(log, 0, 3) == (1, 1)
+    assert _client(log, 1, 3, 2, transactional=True, pid=PID + 1) == (2, 3)
+    assert log.txns.ongoing == {PID + 1: 2}
+
+
+def test_a_marker_of_an_older_producer_epoch_is_refused() -> None:
+    """testOldEpochForControlRecord and UnifiedLogTest's testEndTxnWithFencedProducerEpoch:
+    nothing is written and the transaction stays open."""
+    log = PartitionLog()
+    _txn_data(log, PID, 99, epoch=5)
+    with pytest.raises(SequenceError) as refused:
+        log.check_marker(PID, 3, 0)
+    assert refused.value.code == "INVALID_PRODUCER_EPOCH"
+    assert log.txns.ongoing == {PID: 99} and log.end_offset == 100
+    empty = PartitionLog()
+    _marker(empty, PID, 0, False, epoch=5, coordinator_epoch=1)  # a marker without data
+    with pytest.raises(SequenceError) as refused:
+        empty.check_marker(PID, 4, 1)
+    assert refused.value.code == "INVALID_PRODUCER_EPOCH"
+
+
+def test_a_marker_keeps_the_producers_batches_and_records_the_coordinator_epoch() -> None:
+    """updateProducerTransactionState and UnifiedLogTest's testActiveProducers: a marker at
+    the producer's epoch closes the transaction, keeps the last sequence (the next batch
+    follows it, a retried batch is still a duplicate) and records the coordinator epoch."""
+    log = PartitionLog()
+    _client(log, 5, 0, 5, transactional=True)
+    assert (log.producers[PID].batches[-1].last_sequence, log.txns.ongoing) == (4, {PID: 0})
+    assert PID not in log.coordinator_epochs
+    _marker(log, PID, 5, True, epoch=5, coordinator_epoch=15)
+    assert log.producers[PID].epoch == 5 and log.txns.ongoing == {}
+    assert log.producers[PID].batches[-1].last_sequence == 4
+    assert log.coordinator_epochs[PID] == 15
+    assert _client(log, 5, 0, 5, transactional=True) == (0, 4)  # a retry: a duplicate
+    assert log.txns.ongoing == {}
+    assert _client(log, 5, 5, transactional=True) == (6, 6)
+    assert log.txns.ongoing == {PID: 6}
+    idempotent = PID + 1
+    _client(log, 5, 0, 3, pid=idempotent)
+    assert log.producers[idempotent].batches[-1].last_sequence == 2
+    assert idempotent not in log.txns.ongoing and idempotent not in log.coordinator_epochs
+
+
+@pytest.mark.parametrize(("epoch", "first_sequence", "transactional", "code"), [
+    (0, 9, False, "OUT_OF_ORDER_SEQUENCE_NUMBER"),
+    (0, 3, False, "OUT_OF_ORDER_SEQUENCE_NUMBER"),   # overlaps the last batch
+    (1, 4, True, "OUT_OF_ORDER_SEQUENCE_NUMBER"),    # a new epoch not at sequence 0
+    (-1, 6, True, "INVALID_PRODUCER_EPOCH"),
+])
+def test_a_refused_batch_changes_no_producer_state(epoch: int, first_sequence: int,
+                                                    transactional: bool, code: str) -> None:
+    """testPrepareUpdateDoesNotMutate: the state changes only once a batch is written."""
+    log = PartitionLog()
+    _client(log, 0, 0, 6)
+    before = (log.producers[PID].epoch, list(log.producers[PID].batches))
+    assert _refused(log, epoch, first_sequence, transactional) == code
+    assert (log.producers[PID].epoch, list(log.producers[PID].batches)) == before
+    assert log.txns.ongoing == {} and log.end_offset == 6
+    assert _client(log, 0, 6) == (6, 6)
+
+
+def test_a_replica_that_reloads_its_log_keeps_open_closed_and_empty_transactions() -> None:
+    """testRecoverFromSnapshotUnfinishedTransaction, ...FinishedTransaction and
+    ...EmptyTransaction. kraftsim has no producer snapshots: a replica rebuilds its producer
+    state by replaying the entries it holds (as Kafka does from the log after a snapshot)."""
+    def reloaded(log: PartitionLog) -> PartitionLog:
+        again = PartitionLog()
+        again.append_entries(list(log.entries))
+        return again
+
+    unfinished = PartitionLog()
+    _client(unfinished, 0, 0, transactional=True)
+    _client(unfinished, 0, 1, transactional=True)
+    again = reloaded(unfinished)
+    assert again.txns.ongoing == {PID: 0}
+    assert again.producers[PID].batches[-1] == unfinished.producers[PID].batches[-1]
+    assert _client(again, 0, 2, transactional=True) == (2, 2)
+    assert again.txns.first_unstable_offset(again.high_watermark) == 0
+
+    finished = PartitionLog()
+    _client(finished, 0, 0, transactional=True)
+    _client(finished, 0, 1, transactional=True)
+    _marker(finished, PID, 2, False, epoch=0)
+    again = reloaded(finished)
+    assert again.txns.ongoing == {} and again.txns.aborted == [AbortedTxn(PID, 0, 2, 3)]
+    assert again.producers[PID].batches[-1].last_sequence == 1
+
+    empty = PartitionLog()
+    _marker(empty, PID, 0, False, epoch=0)
+    again = reloaded(empty)
+    assert again.txns.ongoing == {} and again.txns.aborted == []
+    assert (again.producers[PID].epoch, again.producers[PID].batches) == (0, [])
+
+
+def test_offset_commits_of_a_transaction_carry_no_sequence() -> None:
+    """testSequenceNotValidatedForGroupMetadataTopic: the group coordinator's transactional
+    writes have no sequence (NO_SEQUENCE); one after another they are all taken, the first
+    opens the transaction, and only the epoch is checked."""
+    log = PartitionLog()
+    _pad(log, 99)
+    for _ in range(2):
+        assert log.check_batch(PID, 5, -1, 1, transactional=True) is None
+        log.append_as_leader(["offsets"], 1, PID, 5, -1, transactional=True)
+    assert log.txns.ongoing == {PID: 99} and log.end_offset == 101
+    with pytest.raises(SequenceError) as fenced:
+        log.check_batch(PID, 4, -1, 1, transactional=True)
+    assert fenced.value.code == "INVALID_PRODUCER_EPOCH"

@@ -802,3 +802,25 @@ def test_a_partition_that_loses_its_leader_is_fetched_from_nobody() -> None:
                 cell.managers[env.dst].handle_message(env, cell.now)
     assert -1 not in fetched_from
     assert fetched_from[3:] == []
+
+
+def test_a_follower_of_an_unclean_leader_drops_committed_records_it_lacks() -> None:
+    """After an unclean election the new leader (outside the ISR, its log empty) lacks
+    records the follower holds below its high watermark: the follower truncates below
+    its HW (Kafka's fetcher does, with a warning) and then copies the leader's log,
+    instead of keeping records no leader has and never catching up again."""
+    cell = Cell()
+    three = cell.managers.pop(3)
+    cell.create(replicas=(1, 2, 3), isr=(1, 2), leader=1)
+    cell.produce(1, ["a", "b", "c"])
+    cell.run(2_000)
+    assert cell.replica(2).log.high_watermark == 3
+    cell.managers.pop(1)
+    cell.managers[3] = three
+    cell.change(leader=3, isr=(3,))
+    cell.produce(3, ["d"], acks=1)
+    cell.run(3_000)
+    follower = cell.replica(2).log
+    assert [e.value for e in follower.entries] == ["d"]
+    assert follower.high_watermark == 1
+    assert [request.new_isr for _, request in cell.alters] == [(3, 2)]

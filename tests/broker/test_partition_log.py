@@ -77,15 +77,20 @@ def test_truncation_drops_the_epochs_that_start_at_or_after_it() -> None:
     assert log.end_offset == 4 and log.truncations == 2
 
 
-def test_the_high_watermark_never_goes_down_nor_past_the_end_and_bounds_truncation() -> None:
+def test_the_high_watermark_goes_down_only_with_a_truncation_below_it() -> None:
+    """UnifiedLogTest.testHighWatermarkMaintenance: an update never lowers the HW nor
+    moves it past the log end; a truncation below it brings it down to the new end."""
     log = _log([1, 1, 1])
     log.update_high_watermark(9)
     assert log.high_watermark == 3
     log.update_high_watermark(1)
     assert log.high_watermark == 3
     log.append_as_leader(["x", "y"], 2)
-    log.truncate_to(1)  # never below the HW
-    assert log.end_offset == 3 and list(log.epoch_starts) == [(1, 0)]
+    log.truncate_to(4)  # above the HW: the HW stays
+    assert (log.end_offset, log.high_watermark) == (4, 3)
+    log.truncate_to(1)
+    assert (log.end_offset, log.high_watermark) == (1, 1)
+    assert list(log.epoch_starts) == [(1, 0)]
 
 
 def test_entries_must_continue_the_log() -> None:
@@ -138,15 +143,18 @@ def test_sequences_must_follow_within_an_epoch(first_sequence: int, epoch: int,
     assert log.end_offset == 4
 
 
-def test_a_producer_without_state_starts_at_zero_and_a_new_epoch_resets_the_sequence() -> None:
+def test_a_producer_without_state_starts_anywhere_and_a_new_epoch_resets_the_sequence() -> None:
+    """Kafka's checkSequence takes any first sequence of a producer it knows no epoch of
+    (since KIP-360 no UNKNOWN_PRODUCER_ID); the sequence then follows from there."""
     log = PartitionLog()
-    with pytest.raises(SequenceError) as unknown:
-        _send(log, 5)
-    assert unknown.value.code == "UNKNOWN_PRODUCER_ID"
-    _send(log, 0, 3)
+    assert _send(log, 5) == (0, 0)
+    with pytest.raises(SequenceError) as gap:
+        _send(log, 0, 3)
+    assert gap.value.code == "OUT_OF_ORDER_SEQUENCE_NUMBER"
+    _send(log, 6, 3)
     _send(log, 0, 2, epoch=1)
     assert log.producers[PID].epoch == 1
-    assert _send(log, 2, epoch=1) == (5, 5)
+    assert _send(log, 2, epoch=1) == (6, 6)
     with pytest.raises(SequenceError) as fenced:
         _send(log, 3, epoch=0)
     assert fenced.value.code == "INVALID_PRODUCER_EPOCH"

@@ -4,6 +4,8 @@ while none is available."""
 
 from __future__ import annotations
 
+import pytest
+
 from broker.producer_ids import ProducerIdManager
 from metadata.requests import AllocateProducerIdsRequest, AllocateProducerIdsResponse
 
@@ -46,14 +48,19 @@ def test_no_id_past_the_block_and_one_request_at_a_time() -> None:
     assert manager.next_id(EPOCH) == ("NONE", 9_000)
 
 
-def test_a_failed_allocation_grants_nothing_and_is_asked_again() -> None:
-    """An error answer leaves the broker without ids; the next InitProducerId asks again."""
+def test_a_failed_allocation_grants_nothing_and_is_asked_again_after_the_backoff() -> None:
+    """An error answer leaves the broker without ids; InitProducerId asks again once
+    Kafka's RetryBackoffMs (50 ms) has passed, not before (testRetryBackoff)."""
     manager, sent = _manager()
-    manager.next_id(EPOCH)
+    manager.next_id(EPOCH, 1_000)
     manager.handle_message(AllocateProducerIdsResponse(sent[0].correlation_id,
-                                                       "NOT_CONTROLLER"))
-    assert manager.next_id(EPOCH) == ("COORDINATOR_LOAD_IN_PROGRESS", -1)
+                                                       "NOT_CONTROLLER"), 1_010)
+    assert manager.next_id(EPOCH, 1_059) == ("COORDINATOR_LOAD_IN_PROGRESS", -1)
+    assert len(sent) == 1
+    assert manager.next_id(EPOCH, 1_060) == ("COORDINATOR_LOAD_IN_PROGRESS", -1)
     assert len(sent) == 2
+    _grant(manager, sent[1], 0, 1)
+    assert manager.next_id(EPOCH, 1_070) == ("NONE", 0)
 
 
 def test_an_answer_to_another_request_is_ignored() -> None:
@@ -78,3 +85,66 @@ def test_the_next_block_is_asked_for_when_first_plus_900_is_handed_out() -> None
     assert len(sent) == 1  # 5,000 .. 5,899 handed out
     assert manager.next_id(EPOCH) == ("NONE", 5_900)
     assert len(sent) == 2
+
+
+@pytest.mark.parametrize(("start", "length"), [(-1, 10), (0, -1), ((1 << 63) - 2, 10)])
+def test_an_invalid_block_grants_nothing(start: int, length: int) -> None:
+    """testInvalidRanges: a negative start or length, or a block ending past
+    Long.MAX_VALUE, is taken as a failed allocation (and backed off from)."""
+    manager, sent = _manager()
+    manager.next_id(EPOCH, 0)
+    _grant(manager, sent[0], start, length)
+    assert manager.next_id(EPOCH, 10) == ("COORDINATOR_LOAD_IN_PROGRESS", -1)
+    assert len(sent) == 1
+    manager.next_id(EPOCH, 50)
+    assert len(sent) == 2
+
+
+def test_a_block_below_the_current_one_grants_nothing() -> None:
+    """RPCProducerIdManager's monotonic check: the next block may not start below the
+    current block's last id."""
+    manager, sent = _manager()
+    manager.next_id(EPOCH, 0)
+    _grant(manager, sent[0], 1_000, 10)
+    for _ in range(10):
+        assert manager.next_id(EPOCH, 0)[0] == "NONE"   # the 10th asks for the next block
+    _grant(manager, sent[1], 0, 10)
+    assert manager.next_id(EPOCH, 0) == ("COORDINATOR_LOAD_IN_PROGRESS", -1)
+    manager.next_id(EPOCH, 50)
+    _grant(manager, sent[2], 1_010, 10)
+    assert manager.next_id(EPOCH, 50) == ("NONE", 1_010)
+
+
+def test_one_id_per_block_of_one_then_asked_again() -> None:
+    """testUnrecoverableErrors with blocks of one id: the block's only id is handed out
+    (asking for the next one at once, as it is also the prefetch target); an error answer
+    then holds further requests for the backoff."""
+    manager, sent = _manager()
+    manager.next_id(EPOCH, 0)
+    _grant(manager, sent[0], 0, 1)
+    assert manager.next_id(EPOCH, 0) == ("NONE", 0)
+    assert len(sent) == 2
+    manager.handle_message(AllocateProducerIdsResponse(sent[1].correlation_id,
+                                                       "UNKNOWN_SERVER_ERROR"), 0)
+    assert manager.next_id(EPOCH, 0) == ("COORDINATOR_LOAD_IN_PROGRESS", -1)
+    assert len(sent) == 2
+    manager.next_id(EPOCH, 50)
+    _grant(manager, sent[2], 1, 1)
+    assert manager.next_id(EPOCH, 50) == ("NONE", 1)
+
+
+def test_a_request_without_answer_is_given_up_after_the_channels_timeout() -> None:
+    """An AllocateProducerIds lost on the way (the controller failed, the link was cut) is
+    given up after the broker-to-controller channel's retry timeout (60 s), so the broker
+    asks again instead of answering COORDINATOR_LOAD_IN_PROGRESS for ever; the late
+    answer to the old request is ignored."""
+    manager, sent = _manager()
+    manager.next_id(EPOCH, 0)
+    assert manager.next_id(EPOCH, 59_999) == ("COORDINATOR_LOAD_IN_PROGRESS", -1)
+    assert len(sent) == 1
+    assert manager.next_id(EPOCH, 60_000) == ("COORDINATOR_LOAD_IN_PROGRESS", -1)
+    assert len(sent) == 2
+    _grant(manager, sent[0], 3_000)
+    assert manager.next_id(EPOCH, 60_001) == ("COORDINATOR_LOAD_IN_PROGRESS", -1)
+    _grant(manager, sent[1], 4_000)
+    assert manager.next_id(EPOCH, 60_001) == ("NONE", 4_000)

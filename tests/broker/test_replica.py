@@ -61,14 +61,19 @@ def test_a_diverged_follower_truncates_then_copies_the_leaders_log(
     assert list(follower.log.epoch_starts) == list(leader.log.epoch_starts)
 
 
-def test_truncation_stops_at_the_followers_high_watermark() -> None:
+def test_truncation_below_the_followers_high_watermark_brings_the_hw_down() -> None:
+    """A leader whose log diverges below the follower's HW (only after an unclean
+    election) makes the follower truncate there all the same, its HW with it (Kafka's
+    UnifiedLog.truncateTo); otherwise the follower could never follow that leader."""
     leader = _replica(LEADER, [1, 1, 1, 1, 1], leader_epoch=6)
     follower = _replica(FOLLOWER, [1, 1, 2, 2], leader_epoch=6)
-    follower.log.update_high_watermark(3)  # (what a test can do; a real HW never passes
-    answer = leader.serve_fetch(FOLLOWER, follower.fetch_position(), 1, 100)  # divergence)
+    follower.log.update_high_watermark(3)
+    answer = leader.serve_fetch(FOLLOWER, follower.fetch_position(), 1, 100)
     assert answer.diverging and (answer.diverging_epoch, answer.diverging_end_offset) == (1, 5)
     follower.apply_fetched(answer)
-    assert follower.log.end_offset == 3
+    assert (follower.log.end_offset, follower.log.high_watermark) == (2, 2)
+    _sync(leader, follower)
+    assert [e.value for e in follower.log.entries] == [e.value for e in leader.log.entries]
 
 
 def test_a_follower_without_the_leaders_epoch_first_cuts_where_its_own_older_epoch_ends(
@@ -102,11 +107,11 @@ def test_an_answer_that_does_not_continue_the_log_is_ignored() -> None:
     assert follower.log.end_offset == 4
 
 
-def test_a_follower_whose_leader_knows_no_epoch_truncates_to_its_high_watermark() -> None:
-    """A leader with an empty log (e.g. elected uncleanly) knows none of the follower's
-    epochs and answers the undefined epoch and end offset (-1, -1): the follower truncates
-    to its high watermark (Kafka's fetcher on UNDEFINED_EPOCH_OFFSET), not below it and
-    without an error, and then follows the leader's log."""
+def test_a_follower_of_a_leader_with_an_empty_log_truncates_everything() -> None:
+    """A leader with an empty log (elected uncleanly) has no epoch in its cache here and
+    answers (-1, -1); Kafka's leader holds its own epoch from offset 0 (makeLeader assigns
+    it) and answers the follower's epoch with end offset 0. Either way the follower drops
+    its whole log, below its HW too, and follows the leader's."""
     leader = _replica(LEADER, [], leader_epoch=6)
     follower = _replica(FOLLOWER, [1, 1, 2, 2], leader_epoch=6)
     follower.log.update_high_watermark(1)
@@ -114,4 +119,4 @@ def test_a_follower_whose_leader_knows_no_epoch_truncates_to_its_high_watermark(
     assert answer.diverging and (answer.diverging_epoch, answer.diverging_end_offset) == \
         (-1, -1)
     follower.apply_fetched(answer)
-    assert [e.value for e in follower.log.entries] == ["0@1"]
+    assert (follower.log.entries, follower.log.high_watermark) == ([], 0)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from broker.partition_log import PartitionLog
 from broker.txn.coordinator import TRANSACTION_STATE_TOPIC
 from broker.txn.fetch import READ_COMMITTED, fetch_log, filter_committed
 from broker.txn.mutations import TxnMutation
@@ -90,21 +91,50 @@ def test_a_coordinator_failover_completes_the_transaction() -> None:
     assert TRANSACTION_STATE_TOPIC == "__transaction_state"
 
 
-def test_kip360_unknown_producer_id_aborts_then_bumps_the_epoch() -> None:
-    txns = _world()
+def _first_committed_txn(txns: TxnCluster) -> TransactionalProducer:
     p = TransactionalProducer(txns, "app", "app-1")
     p.init_transactions()
     _until_idle(txns, p)
     assert p.transaction([("t", 0, 2)], commit=True)
     _until_idle(txns, p)
-    for broker in txns.cluster.config.broker_ids:   # the partition forgets the producer
+    return p
+
+
+def _each_log(txns: TxnCluster) -> list[PartitionLog]:
+    logs = []
+    for broker in txns.cluster.config.broker_ids:
         manager = txns.cluster.replica_manager(broker)
         assert manager is not None
-        for replica in manager.replicas.values():
-            replica.log.producers = {}
+        logs += [replica.log for replica in manager.replicas.values()]
+    return logs
+
+
+def test_a_partition_that_forgot_the_producer_takes_its_next_sequence() -> None:
+    """Kafka's checkSequence takes any sequence from a producer it has no state of (as
+    after its state expired): no UNKNOWN_PRODUCER_ID since KIP-360."""
+    txns = _world()
+    p = _first_committed_txn(txns)
+    for log in _each_log(txns):
+        log.producers = {}
     assert p.transaction([("t", 0, 1)], commit=True)
     _until_idle(txns, p)
-    assert p.errors.get("UNKNOWN_PRODUCER_ID") == 1
+    assert p.errors.get("UNKNOWN_PRODUCER_ID") is None
+    assert p.state == TxnProducerState.READY and p.producer_epoch == 0
+    assert p.committed == [1, 2]
+    assert committed_values(txns, "t", 0) == ["app/app-1/1/0", "app/app-1/1/1", "app/app-1/2/2"]
+
+
+def test_kip360_an_out_of_order_sequence_aborts_then_bumps_the_epoch() -> None:
+    """The partitions lose the producer's last batches but keep its epoch: its next
+    sequence (2) does not follow, the transaction aborts and the epoch is bumped."""
+    txns = _world()
+    p = _first_committed_txn(txns)
+    for log in _each_log(txns):
+        for entry in log.producers.values():
+            entry.batches.clear()
+    assert p.transaction([("t", 0, 1)], commit=True)
+    _until_idle(txns, p)
+    assert p.errors.get("OUT_OF_ORDER_SEQUENCE_NUMBER") == 1
     assert p.state == TxnProducerState.READY and p.producer_epoch == 1
     assert p.committed == [1] and p.aborted == [2]
     assert p.transaction([("t", 0, 1)], commit=True)

@@ -1,0 +1,356 @@
+"""The idempotent and transactional cases of Kafka's ``UnifiedLogTest``, in kraftsim's terms.
+
+Kafka's UnifiedLog is kraftsim's :class:`~broker.partition_log.PartitionLog`
+(its producer state and :class:`~broker.txn.log_state.TxnLogState`) read by
+:func:`~broker.txn.fetch.fetch_log`. A leader's client append is
+``check_batch`` then ``append_as_leader`` (a duplicate returns its original
+offsets, as Kafka's appendAsLeader does); a follower's is ``append_entries``,
+which validates nothing. A "reopened" log is a new log that replays the
+entries (kraftsim keeps no producer snapshots). Kafka batches of several
+records are kraftsim batches of as many entries; the fetch bounds are the
+same (a read_committed fetch stops at the LSO, read_uncommitted at the HW).
+
+Left out, as kraftsim does not model them: segments, indexes and their
+offsets metadata, producer snapshots and their files, retention, log start
+offsets and DeleteRecords, compaction, producer-id expiration, transaction
+verification (KIP-890), message format versions, and remote storage.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from broker.partition_log import LogEntry, PartitionLog, SequenceError
+from broker.txn.fetch import READ_COMMITTED, fetch_log
+from broker.txn.log_state import AbortedTxn
+
+
+def _plain(log: PartitionLog, count: int) -> tuple[int, int]:
+    return log.append_as_leader([f"p{log.end_offset + i}" for i in range(count)], 0)
+
+
+class _Producer:
+    """Kafka's LogTestUtils.appendTransactionalAsLeader / appendIdempotentAsLeader: each
+    call appends one batch of ``count`` records at the next sequences."""
+
+    def __init__(self, log: PartitionLog, pid: int, epoch: int = 0,
+                 transactional: bool = True) -> None:
+        self.log, self.pid, self.epoch, self.transactional = log, pid, epoch, transactional
+        self.sequence = 0
+
+    def __call__(self, count: int) -> tuple[int, int]:
+        log = self.log
+        assert log.check_batch(self.pid, self.epoch, self.sequence, count,
+                               self.transactional) is None
+        offsets = log.append_as_leader([f"{self.pid}-{self.sequence + i}" for i in range(count)],
+                                       0, self.pid, self.epoch, self.sequence, self.transactional)
+        self.sequence += count
+        return offsets
+
+    def end(self, commit: bool, coordinator_epoch: int = 0) -> int:
+        """Kafka's appendEndTxnMarkerAsLeader: checked, then written."""
+        self.log.check_marker(self.pid, self.epoch, coordinator_epoch)
+        return self.log.append_marker(0, self.pid, self.epoch, commit, coordinator_epoch)
+
+
+def _idempotent(log: PartitionLog, pid: int, epoch: int, sequence: int,
+                count: int = 1) -> tuple[int, int]:
+    """A client's idempotent batch at the leader: the duplicate's offsets, or the new ones."""
+    duplicate = log.check_batch(pid, epoch, sequence, count)
+    if duplicate is not None:
+        return duplicate
+    return log.append_as_leader(["v"] * count, 0, pid, epoch, sequence)
+
+
+def _committed_read(log: PartitionLog, offset: int) -> list[int]:
+    return [e.offset for e in fetch_log(log, offset, 1 << 20, READ_COMMITTED).entries]
+
+
+def _assert_lso_bounded_fetches(log: PartitionLog) -> None:
+    """Every offset below the LSO reads records, all below it; none from it to the LEO."""
+    lso = log.txns.last_stable_offset(log.high_watermark)
+    for offset in range(lso):
+        read = _committed_read(log, offset)
+        assert read and read[0] == offset and read[-1] < lso
+    for offset in range(lso, log.end_offset + 1):
+        assert _committed_read(log, offset) == []
+
+
+def test_read_committed_fetches_stop_at_the_last_stable_offset() -> None:
+    """testFetchUpToLastStableOffset."""
+    log = PartitionLog()
+    p1, p2 = _Producer(log, 1), _Producer(log, 2)
+    p1(5)
+    _plain(log, 3)
+    p2(2)
+    p1(4)
+    _plain(log, 2)
+    p1(10)
+    _assert_lso_bounded_fetches(log)
+    log.update_high_watermark(log.end_offset)
+    assert log.txns.last_stable_offset(log.high_watermark) == 0
+    _assert_lso_bounded_fetches(log)
+    p1.end(commit=True)
+    assert log.txns.last_stable_offset(log.high_watermark) == 0   # the marker is above the HW
+    log.update_high_watermark(log.end_offset)
+    assert log.txns.last_stable_offset(log.high_watermark) == 8
+    _assert_lso_bounded_fetches(log)
+    p2.end(commit=False)
+    assert log.txns.last_stable_offset(log.high_watermark) == 8
+    log.update_high_watermark(log.end_offset)
+    assert log.txns.last_stable_offset(log.high_watermark) == log.end_offset == 28
+    _assert_lso_bounded_fetches(log)
+
+
+def test_the_first_unstable_offset_holds_until_the_marker_is_below_the_hw() -> None:
+    """testFirstUnstableOffsetNoTransactionalData and
+    testFirstUnstableOffsetWithTransactionalData."""
+    log = PartitionLog()
+    _plain(log, 3)
+    assert log.txns.first_unstable_offset(log.high_watermark) is None
+    producer = _Producer(log, 137, epoch=5)
+    first, _ = producer(3)
+    assert log.txns.first_unstable_offset(log.high_watermark) == first == 3
+    producer(1)
+    assert log.txns.first_unstable_offset(log.high_watermark) == 3
+    marker = producer.end(commit=True)
+    assert log.txns.first_unstable_offset(log.high_watermark) == 3
+    log.update_high_watermark(marker)
+    assert log.txns.first_unstable_offset(log.high_watermark) == 3
+    log.update_high_watermark(marker + 1)
+    assert log.txns.first_unstable_offset(log.high_watermark) is None
+
+
+def test_the_lso_moves_to_the_next_producers_transaction_among_plain_data() -> None:
+    """testLastStableOffsetWithMixedProducerData."""
+    log = PartitionLog()
+    p1, p2 = _Producer(log, 137, epoch=5), _Producer(log, 983, epoch=5)
+    first1, _ = p1(3)
+    assert log.txns.first_unstable_offset(log.high_watermark) == first1
+    _plain(log, 3)
+    first2, _ = p2(3)
+    assert log.txns.first_unstable_offset(log.high_watermark) == first1
+    log.update_high_watermark(p1.end(commit=False) + 1)
+    assert log.txns.first_unstable_offset(log.high_watermark) == first2 == 6
+    assert log.txns.last_stable_offset(log.high_watermark) == 6
+    log.update_high_watermark(p2.end(commit=True) + 1)
+    assert log.txns.first_unstable_offset(log.high_watermark) is None
+    assert log.txns.last_stable_offset(log.high_watermark) == log.end_offset
+
+
+def _interleaved_transactions(log: PartitionLog) -> None:
+    """testTransactionIndexUpdated's log: four producers, plain data between, two aborts."""
+    p1, p2, p3, p4 = (_Producer(log, pid) for pid in (1, 2, 3, 4))
+    p1(5)
+    _plain(log, 3)
+    p2(2)
+    p1(4)
+    p3(3)
+    _plain(log, 2)
+    p1(10)
+    assert p1.end(commit=False) == 29
+    p2(6)
+    p4(3)
+    _plain(log, 10)
+    p3(9)
+    assert p3.end(commit=True) == 58
+    p4(8)
+    p2(7)
+    assert p2.end(commit=False) == 74
+    _plain(log, 10)
+    p4(4)
+    assert p4.end(commit=True) == 89
+
+
+@pytest.mark.parametrize("replicated", [False, True], ids=["leader", "follower"])
+def test_the_abort_index_and_first_unstable_offset_of_interleaved_transactions(
+        replicated: bool) -> None:
+    """testTransactionIndexUpdated and testTransactionIndexUpdatedThroughReplication: a
+    follower that copies the leader's log builds the same abort index, each entry with the
+    LSO when its ABORT was written."""
+    leader = PartitionLog()
+    _interleaved_transactions(leader)
+    log = leader
+    if replicated:
+        log = PartitionLog()
+        log.append_entries(list(leader.entries))
+    assert log.txns.aborted == [AbortedTxn(1, 0, 29, 8), AbortedTxn(2, 8, 74, 36)]
+    log.update_high_watermark(30)
+    assert log.txns.first_unstable_offset(log.high_watermark) == 8
+    log.update_high_watermark(75)
+    assert log.txns.first_unstable_offset(log.high_watermark) == 36
+    log.update_high_watermark(log.end_offset)
+    assert log.txns.first_unstable_offset(log.high_watermark) is None
+    fetched = fetch_log(log, 0, 1 << 20, READ_COMMITTED)
+    assert fetched.aborted_transactions == ((1, 0), (2, 8))
+    assert fetch_log(log, 30, 1 << 20, READ_COMMITTED).aborted_transactions == ((2, 8),)
+
+
+def test_a_reopened_log_rebuilds_a_completed_transaction() -> None:
+    """testRebuildTransactionalState: an aborted transaction below the HW leaves no
+    unstable offset, before and after the log is replayed."""
+    log = PartitionLog()
+    producer = _Producer(log, 137, epoch=5)
+    producer(3)
+    marker = producer.end(commit=False)
+    log.update_high_watermark(marker + 1)
+    assert log.txns.first_unstable_offset(log.high_watermark) is None
+    reopened = PartitionLog()
+    reopened.append_entries(list(log.entries))
+    reopened.update_high_watermark(marker + 1)
+    assert reopened.txns.first_unstable_offset(reopened.high_watermark) is None
+    assert reopened.txns.aborted == [AbortedTxn(137, 0, 3, 4)]
+
+
+def test_truncating_below_the_first_unstable_offset_forgets_the_transaction() -> None:
+    """testTruncateBelowFirstUnstableOffset."""
+    log = PartitionLog()
+    _plain(log, 3)
+    _Producer(log, 17, epoch=10)(2)
+    assert log.txns.first_unstable_offset(log.high_watermark) == 3
+    log.truncate_to(0)
+    assert log.txns.first_unstable_offset(log.high_watermark) is None
+    assert not log.producers and log.txns.ongoing == {}
+
+
+def test_read_committed_never_returns_a_transaction_before_its_abort() -> None:
+    """testReadCommittedWithConcurrentHighWatermarkUpdates, without threads: each
+    single-record transaction is read (read_committed) right after it is written, with the
+    HW at the log end; nothing is returned, then it aborts."""
+    log = PartitionLog()
+    producer = _Producer(log, 15)
+    while log.end_offset < 50:
+        offset = log.end_offset
+        producer(1)
+        log.update_high_watermark(log.end_offset)
+        assert _committed_read(log, offset) == []
+        producer.end(commit=False)
+        log.update_high_watermark(log.end_offset)
+    assert log.txns.last_stable_offset(log.high_watermark) == 50
+    assert len(log.txns.aborted) == 25
+
+
+def test_a_zombie_coordinators_marker_is_fenced() -> None:
+    """testZombieCoordinatorFenced."""
+    log = PartitionLog()
+    producer = _Producer(log, 1)
+    producer(10)
+    producer.end(commit=False, coordinator_epoch=1)
+    producer(5)
+    producer.end(commit=True, coordinator_epoch=2)
+    with pytest.raises(SequenceError) as fenced:
+        producer.end(commit=False, coordinator_epoch=1)
+    assert fenced.value.code == "TRANSACTION_COORDINATOR_FENCED"
+    assert log.end_offset == 17
+
+
+def test_a_zombie_coordinator_is_fenced_by_markers_of_empty_transactions() -> None:
+    """testZombieCoordinatorFencedEmptyTransaction: a transaction replicated from a leader
+    (coordinator epoch 0), then two markers without data at coordinator epoch 2: they raise
+    the epoch the partition knows, and a marker at epoch 1 is refused."""
+    source = PartitionLog()
+    producer = _Producer(source, 1)
+    producer(10)
+    producer.end(commit=True, coordinator_epoch=0)
+    log = PartitionLog()
+    log.append_entries(list(source.entries))
+    zombie = _Producer(log, 1)
+    zombie.end(commit=False, coordinator_epoch=2)
+    zombie.end(commit=False, coordinator_epoch=2)
+    assert log.txns.aborted == [] and log.coordinator_epochs[1] == 2
+    with pytest.raises(SequenceError) as fenced:
+        zombie.end(commit=False, coordinator_epoch=1)
+    assert fenced.value.code == "TRANSACTION_COORDINATOR_FENCED"
+
+
+def test_duplicates_of_the_last_five_batches_return_their_offsets() -> None:
+    """testDuplicateAppends."""
+    log = PartitionLog()
+    pid = 1
+    for sequence in range(6):
+        assert _idempotent(log, pid, 0, sequence) == (sequence, sequence)
+    tail = _idempotent(log, pid, 0, 6, 3)
+    assert tail == (6, 8)
+    assert _idempotent(log, pid, 0, 6, 3) == tail            # the multi-record tail again
+    assert log.end_offset == 9
+    with pytest.raises(SequenceError) as partial:            # part of the tail: refused
+        _idempotent(log, pid, 0, 7, 2)
+    assert partial.value.code == "OUT_OF_ORDER_SEQUENCE_NUMBER"
+    assert _idempotent(log, pid, 0, 2) == (2, 2)             # fourth from the tail
+    with pytest.raises(SequenceError) as older:              # beyond the last five
+        _idempotent(log, pid, 0, 1)
+    assert older.value.code == "OUT_OF_ORDER_SEQUENCE_NUMBER"
+    single = _idempotent(log, pid, 0, 9)
+    assert single == (9, 9) and _idempotent(log, pid, 0, 9) == single
+    assert log.end_offset == 10
+
+
+def test_a_follower_appends_duplicate_sequences_unchecked() -> None:
+    """testDuplicateAppendToFollower and testMultipleProducersWithDuplicatesInSingleAppend:
+    validation is the leader's; a follower writes what it fetched."""
+    log = PartitionLog()
+    for first in (0, 2):
+        log.append_entries([LogEntry(first + i, 0, "ab"[i], 1, 0, 0, i, 2) for i in range(2)])
+    assert log.end_offset == 4
+    follower = PartitionLog()
+    for offset, (pid, sequence) in enumerate([(1, 0), (2, 0), (1, 1), (2, 1), (1, 1)]):
+        follower.append_entries([LogEntry(offset, 0, "v", pid, 0, sequence, sequence)])
+    assert follower.end_offset == 5
+    assert follower.producers[1].batches[-1].last_offset == 4
+
+
+def test_high_watermark_maintenance() -> None:
+    """testHighWatermarkMaintenance and testMaybeUpdateHighWatermarkAsFollower: an append
+    does not move the HW, an update never moves it past the log end (nor down), and a
+    truncation below it brings it down to the new log end."""
+    log = PartitionLog()
+    assert log.high_watermark == 0
+    _plain(log, 3)
+    assert log.high_watermark == 0            # an append does not move it
+    log.update_high_watermark(1)
+    assert log.high_watermark == 1
+    log.update_high_watermark(5)
+    assert log.high_watermark == 3            # not past the log end
+    log.append_entries([LogEntry(3 + i, 0, "f") for i in range(3)])
+    log.update_high_watermark(6)
+    assert log.high_watermark == 6
+    log.update_high_watermark(7)
+    assert log.high_watermark == 6
+    log.truncate_to(3)
+    assert (log.end_offset, log.high_watermark) == (3, 3)
+    _plain(log, 3)
+    assert (log.end_offset, log.high_watermark) == (6, 3)
+
+@pytest.mark.parametrize("isolation", ["read_uncommitted", READ_COMMITTED])
+def test_a_read_past_the_log_end_is_out_of_range(isolation: str) -> None:
+    """testReadOutOfRange (kraftsim's logs start at 0): at the log end a read is empty,
+    past it (or below the start) OFFSET_OUT_OF_RANGE, whatever the isolation level bounds
+    the read by."""
+    log = PartitionLog()
+    _plain(log, 1)
+    log.update_high_watermark(1)
+    at_end = fetch_log(log, 1, 1000, isolation)
+    assert (at_end.error, at_end.entries) == ("NONE", ())
+    for offset in (2, -1):
+        beyond = fetch_log(log, offset, 1000, isolation)
+        assert (beyond.error, beyond.entries) == ("OFFSET_OUT_OF_RANGE", ())
+    _Producer(log, 7)(2)                       # above the HW and the LSO, below the LEO
+    assert fetch_log(log, 3, 1000, isolation).error == "NONE"
+    assert fetch_log(log, 4, 1000, isolation).error == "OFFSET_OUT_OF_RANGE"
+
+
+def test_a_read_that_stops_before_the_abort_marker_still_names_its_transaction() -> None:
+    """testAbortedTransactionSpanningMultipleSegments (a short read stands for a read that
+    ends with a segment): the fetch returns only the first batch of an aborted
+    transaction, and lists the transaction; so does a read from inside it."""
+    log = PartitionLog()
+    producer = _Producer(log, 137, epoch=5)
+    producer(3)
+    producer(3)
+    log.update_high_watermark(producer.end(commit=False) + 1)
+    assert log.txns.first_unstable_offset(log.high_watermark) is None
+    first_part = fetch_log(log, 0, 3, READ_COMMITTED)
+    assert [e.offset for e in first_part.entries] == [0, 1, 2]
+    assert first_part.aborted_transactions == ((137, 0),)
+    assert fetch_log(log, 4, 1, READ_COMMITTED).aborted_transactions == ((137, 0),)
+    assert fetch_log(log, 7, 10, READ_COMMITTED).aborted_transactions == ()
