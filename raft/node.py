@@ -1069,9 +1069,12 @@ class RaftNode:
         self._inflight = None
         self._timers.pop("request", None)
         current = resp.epoch == self.epoch and src == self.leader_id
-        if current and resp.error is Errors.SNAPSHOT_NOT_FOUND:
+        invalid = resp.error is _NONE and resp.snapshot is not None and (
+            resp.snapshot.snapshot_id.end_offset < 0 or resp.snapshot.snapshot_id.epoch < 0)
+        if current and (resp.error is Errors.SNAPSHOT_NOT_FOUND or invalid):
             # Kafka: the leader no longer holds that snapshot (it took a newer one): start
-            # over with a fetch at once, which names the new one.
+            # over with a fetch at once, which names the new one. An answer naming an
+            # invalid snapshot id (a negative end offset or epoch) is taken the same way.
             self._fetching_snapshot = None
             self._fetched_from_leader_at = now
             self._set_timer("fetch_timeout", now + self.config.fetch_timeout_ms)
