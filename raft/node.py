@@ -293,7 +293,9 @@ class RaftNode:
             due = [(t, name) for name, t in timers.items() if t <= now]
             if not due:
                 break
-            _, name = min(due)  # the earliest, ties by name
+            # The earliest, ties by name: a leader's check_quorum before its flush before its
+            # heartbeat, as Kafka's pollLeader (a leader that resigns announces nothing).
+            _, name = min(due)
             del self._timers[name]
             self._fire(name, now)
         if self._parked and min(d for d, _ in self._parked) <= now:
@@ -410,7 +412,7 @@ class RaftNode:
             self._flush(now)
         elif name == "check_quorum":
             self._on_check_quorum(now)
-        elif name == "begin_epoch":
+        elif name == "heartbeat":
             self._send_begin_quorum_epoch(now)
         elif name == "end_epoch":
             self._send_end_quorum_epoch(now)
@@ -763,14 +765,18 @@ class RaftNode:
 
     # ------------------------------------------------------------------ epochs
     def _send_begin_quorum_epoch(self, now: int) -> None:
-        state = self.leader_state
-        if self.role is not _LEADER or state is None:
+        """Announce this leader to every other voter, at once and then every half fetch
+        timeout for as long as it leads (Kafka's LeaderState beginQuorumEpochTimer, a
+        heartbeat since KIP-853: sent whether or not the voter acknowledged the leader, so
+        that a voter that lost track of it, or never heard of it, learns of it again well
+        before its own fetch timeout)."""
+        if self.role is not _LEADER or self.leader_state is None:
             return
-        pending = [v for v in self.voters if v not in state.acknowledged]
-        for voter in pending:
-            self._send(voter, BeginQuorumEpochRequest(self.epoch, self.id))
-        if pending:
-            self._set_timer("begin_epoch", now + self.config.request_timeout_ms)
+        for voter in self.voters:
+            if voter != self.id:
+                self._send(voter, BeginQuorumEpochRequest(self.epoch, self.id))
+        if len(self.voters) > 1:
+            self._set_timer("heartbeat", now + self.config.fetch_timeout_ms // 2)
 
     def _on_begin_quorum_epoch(self, src: int, req: BeginQuorumEpochRequest, now: int) -> None:
         if req.epoch < self.epoch:
@@ -786,7 +792,10 @@ class RaftNode:
         if not self._observe_epoch(resp.epoch, resp.leader_id, now):
             return
         if self.leader_state is not None and resp.epoch == self.epoch \
-                and resp.error is _NONE:
+                and resp.error is _NONE and src in self.voters:
+            # Only voters are asked (Kafka's LeaderState refuses an acknowledgement from
+            # anyone else); the record is kept for the leader's view of its quorum, the
+            # heartbeat goes to every voter regardless.
             self.leader_state.acknowledged.add(src)
 
     def _on_end_quorum_epoch(self, src: int, req: EndQuorumEpochRequest, now: int) -> None:
