@@ -19,8 +19,11 @@ the ``random.Random`` handed in. Nothing else is consulted, so a node's
 behaviour is a function of its inputs.
 
 Roles follow Kafka's QuorumState: Unattached, Voted, Prospective (KIP-996
-pre-vote), Candidate, Follower, Leader, Resigned. Observers fetch and follow
-but never vote, never stand, and never count towards the high watermark.
+pre-vote), Candidate, Follower, Leader, Resigned. Observers fetch and follow,
+never stand, and never count towards the high watermark or an election. Asked
+for a vote, an observer answers as a voter would (Kafka's observer may be a
+voter of a voter set it has not replicated yet); kraftsim's candidates ask
+only voters, so only a test asks one.
 """
 
 from __future__ import annotations
@@ -449,7 +452,7 @@ class RaftNode:
         self._inflight = None
         if self.role is _FOLLOWER:
             self._send_fetch(now)
-        elif self.role is Role.UNATTACHED and not self.is_voter:
+        elif self.role in (Role.UNATTACHED, Role.VOTED) and not self.is_voter:
             self._send_discovery_fetch(now)
 
     def _on_check_quorum(self, now: int) -> None:
@@ -514,7 +517,10 @@ class RaftNode:
         self.voted_id = candidate
         self.role = Role.VOTED
         self._persist()
-        self._set_election_deadline(now + self._election_timeout())
+        if self.is_voter:
+            self._set_election_deadline(now + self._election_timeout())
+        else:
+            self._send_discovery_fetch(now)  # an observer that voted still looks for the leader
 
     def _become_follower(self, epoch: int, leader: int, now: int, *,
                          fetch: bool = True) -> None:
@@ -679,9 +685,6 @@ class RaftNode:
         log unless this node leads, or follows a leader it fetched from within the fetch
         timeout; it never changes the vote or the epoch beyond that.
         """
-        if not self.is_voter:
-            self._send(src, VoteResponse(self.epoch, self.leader_id, False, req.pre_vote))
-            return
         too_late = req.last_epoch > req.epoch if req.pre_vote else req.last_epoch >= req.epoch
         if req.last_epoch < 0 or req.end_offset < 0 or too_late or req.epoch < self.epoch:
             self._send(src, VoteResponse(self.epoch, self.leader_id, False, req.pre_vote))
@@ -1015,7 +1018,7 @@ class RaftNode:
         timers = self._timers
         timers.pop("request", None)
         if resp.error is _NONE and resp.leader_id == src and resp.epoch == self.epoch \
-                and self.leader_id is None and self.role is Role.UNATTACHED:
+                and self.leader_id is None and self.role in (Role.UNATTACHED, Role.VOTED):
             # A discovery fetch answered by the leader of this node's own epoch: follow it
             # and take what it sent in the same answer (Kafka's maybeHandleCommonResponse
             # lets an observer discover the leader and append in one Fetch).

@@ -13,7 +13,7 @@ from __future__ import annotations
 import pytest
 
 from raft import Batch, LeaderAndEpoch, Role
-from raft.messages import EndQuorumEpochRequest, Errors, FetchRequest, VoteResponse
+from raft.messages import EndQuorumEpochRequest, Errors, FetchRequest, VoteRequest, VoteResponse
 from tests.raft.kafka_context import Context
 
 # ---------------------------------------------------------------------- observers
@@ -149,3 +149,54 @@ def test_malformed_vote_of_a_newer_epoch_moves_a_follower_nowhere(last_epoch: in
     assert (answer.vote_granted, answer.epoch, answer.leader_id) == (False, 5, 2)
     assert (ctx.node.role, ctx.node.epoch, ctx.node.leader_id) == (Role.FOLLOWER, 5, 2)
     assert ctx.storage.election.epoch == 5
+
+
+# ---------------------------------------------------------------------- observers asked to vote
+
+
+def test_observer_asked_for_a_vote_of_a_newer_epoch_takes_the_epoch_and_grants_it() -> None:
+    """testHandleVoteRequestAsObserver: Kafka's observer answers a vote as a voter would (it
+    may be a voter of a voter set it has not replicated yet, KIP-853): a request of a newer
+    epoch moves it there, and an up-to-date candidate gets its vote, kept on disk. It still
+    never stands, and goes on looking for the leader. kraftsim's candidates ask only voters,
+    so only a test asks an observer."""
+    ctx = Context(9, (1, 2), epoch=2)
+    ctx.drain()
+    ctx.deliver(1, ctx.vote_request(1, 3, 2, 1))
+    _, resp = ctx.one_sent(VoteResponse)
+    assert resp.vote_granted and (resp.epoch, resp.leader_id) == (3, None)
+    assert (ctx.node.epoch, ctx.node.voted_id) == (3, 1)
+    assert (ctx.storage.election.epoch, ctx.storage.election.voted_id) == (3, 1)
+    assert ctx.node.role is Role.VOTED  # Kafka's Unattached with a voted key
+    assert ctx.sent(VoteResponse) == []
+    # A second candidate of the epoch is refused; the same one is granted again.
+    ctx.deliver(2, ctx.vote_request(2, 3, 2, 1))
+    ctx.deliver(1, ctx.vote_request(1, 3, 2, 1))
+    assert [(dst, r.vote_granted) for dst, r in ctx.sent(VoteResponse)] == [(2, False), (1, True)]
+    # It never stands, and keeps asking the voters who leads.
+    ctx.sleep(10 * ctx.config.election_timeout_ms)
+    assert ctx.node.role is Role.VOTED and ctx.node.epoch == 3
+    assert {dst for dst, _ in ctx.sent(FetchRequest)} == {1, 2}
+    assert ctx.sent(VoteRequest) == []
+
+
+def test_observer_refuses_a_vote_to_a_log_behind_its_own() -> None:
+    """testHandleVoteRequestAsObserver's rule, the other way: an observer whose log is ahead
+    of the candidate's moves to the newer epoch but refuses the vote."""
+    ctx = Context(9, (1, 2), epoch=2, log=[(2, ["a", "b"])])
+    ctx.drain()
+    ctx.deliver(1, ctx.vote_request(1, 3, 2, 1))
+    _, resp = ctx.one_sent(VoteResponse)
+    assert not resp.vote_granted and resp.epoch == 3
+    assert (ctx.node.role, ctx.node.epoch, ctx.node.voted_id) == (Role.UNATTACHED, 3, None)
+
+
+def test_observer_following_a_leader_refuses_votes_in_its_epoch() -> None:
+    """testHandleVoteRequestAsFollowerWithElectedLeader, for an observer: one that follows
+    the epoch's leader refuses a vote in that epoch, naming the leader."""
+    ctx = Context(9, (1, 2), epoch=2, leader=2)
+    ctx.drain()
+    ctx.deliver(1, ctx.vote_request(1, 2, 1, 5))
+    _, resp = ctx.one_sent(VoteResponse)
+    assert not resp.vote_granted and (resp.epoch, resp.leader_id) == (2, 2)
+    assert (ctx.node.role, ctx.node.leader_id) == (Role.FOLLOWER, 2)
