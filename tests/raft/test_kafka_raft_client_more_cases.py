@@ -13,7 +13,15 @@ from __future__ import annotations
 import pytest
 
 from raft import Batch, LeaderAndEpoch, Role
-from raft.messages import EndQuorumEpochRequest, Errors, FetchRequest, VoteRequest, VoteResponse
+from raft.messages import (
+    BeginQuorumEpochRequest,
+    BeginQuorumEpochResponse,
+    EndQuorumEpochRequest,
+    Errors,
+    FetchRequest,
+    VoteRequest,
+    VoteResponse,
+)
 from tests.raft.kafka_context import Context
 
 # ---------------------------------------------------------------------- observers
@@ -200,3 +208,41 @@ def test_observer_following_a_leader_refuses_votes_in_its_epoch() -> None:
     _, resp = ctx.one_sent(VoteResponse)
     assert not resp.vote_granted and (resp.epoch, resp.leader_id) == (2, 2)
     assert (ctx.node.role, ctx.node.leader_id) == (Role.FOLLOWER, 2)
+
+
+# ---------------------------------------------------------------------- the leader's heartbeat
+
+
+def test_heartbeat_answers_do_not_keep_a_leader_in_office() -> None:
+    """testLeaderShouldResignLeadershipIfNotGetFetchRequestFromMajorityVoters, with the
+    heartbeat: voters that answer every BeginQuorumEpoch but never fetch do not count for
+    the check quorum (Kafka counts fetches and snapshot fetches only); the leader resigns
+    after 1.5 x fetch_timeout_ms all the same."""
+    ctx = Context(1, (1, 2, 3), epoch=2, election_timeout_ms=10_000)
+    epoch = ctx.become_leader()
+    window = ctx.config.fetch_timeout_ms * 3 // 2
+    half = ctx.config.fetch_timeout_ms // 2
+    for _ in range(window // half - 1):
+        ctx.sleep(half)
+        announced = ctx.sent(BeginQuorumEpochRequest)
+        assert sorted(dst for dst, _ in announced) == [2, 3]
+        for dst, _ in announced:
+            ctx.deliver(dst, BeginQuorumEpochResponse(epoch, 1))
+        assert ctx.node.role is Role.LEADER
+    ctx.sleep(window - (window // half - 1) * half)
+    assert ctx.node.role is Role.RESIGNED
+
+
+def test_a_leader_that_resigns_at_its_heartbeat_announces_nothing() -> None:
+    """Kafka's pollLeader checks the quorum before it sends BeginQuorumEpoch: when the check
+    quorum and the heartbeat fall due together and the check fails, the leader resigns and
+    sends EndQuorumEpoch only."""
+    ctx = Context(1, (1, 2, 3), epoch=2, election_timeout_ms=10_000, fetch_timeout_ms=2000)
+    ctx.become_leader()
+    ctx.sleep(2000)  # heartbeats at 1000 and 2000
+    assert len(ctx.sent(BeginQuorumEpochRequest)) == 4
+    ctx.sleep(1000)  # 3000: the check quorum (1.5 x 2000) and the third heartbeat
+    assert ctx.node.role is Role.RESIGNED
+    sent = ctx.drain()
+    assert {type(e.message) for e in sent} == {EndQuorumEpochRequest}
+    assert sorted(e.dst for e in sent) == [2, 3]
