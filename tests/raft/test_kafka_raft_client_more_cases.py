@@ -246,3 +246,20 @@ def test_a_leader_that_resigns_at_its_heartbeat_announces_nothing() -> None:
     sent = ctx.drain()
     assert {type(e.message) for e in sent} == {EndQuorumEpochRequest}
     assert sorted(e.dst for e in sent) == [2, 3]
+
+
+def test_observer_that_voted_restarts_with_its_vote_and_finds_the_leader() -> None:
+    """An observer's vote is on its disk like a voter's (Kafka's Unattached with a voted
+    key): restarted, it is still voted in that epoch, keeps asking the voters who leads
+    (again after each request timeout), and follows the leader whose answer names itself,
+taking that answer's records (testObserverReplication's discovery, as a voted observer)."""
+    ctx = Context(9, (1, 2), epoch=3, voted=1)
+    assert (ctx.node.role, ctx.node.epoch, ctx.node.voted_id) == (Role.VOTED, 3, 1)
+    dst, _ = ctx.one_sent(FetchRequest)
+    ctx.sleep(ctx.config.request_timeout_ms)
+    again, fetch = ctx.one_sent(FetchRequest)
+    assert {dst, again} == {1, 2} and fetch.epoch == 3
+    ctx.deliver(again, ctx.fetch_response(fetch, again, high_watermark=1,
+                                          batches=[Batch(0, 3, ("a",))]))
+    assert (ctx.node.role, ctx.node.leader_id, ctx.node.epoch) == (Role.FOLLOWER, again, 3)
+    assert ctx.log.end_offset == 1 and ctx.node.high_watermark == 1  # that answer's records
