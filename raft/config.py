@@ -29,7 +29,8 @@ class RaftConfig(msgspec.Struct, frozen=True, kw_only=True):
     """controller.quorum.election.backoff.max.ms: cap of the backoff after a lost election."""
     fetch_timeout_ms: int = 2000
     """controller.quorum.fetch.timeout.ms: a follower without a good fetch this long starts
-    an election; a leader not fetched from by a majority for 1.5x this long resigns."""
+    an election; a leader not fetched from by a majority for 1.5x this long resigns, and
+    announces itself to every voter (BeginQuorumEpoch) every half of it."""
     fetch_max_wait_ms: int = 500
     """How long the leader holds a fetch that has nothing new (long poll)."""
     request_timeout_ms: int = 2000

@@ -19,8 +19,11 @@ the ``random.Random`` handed in. Nothing else is consulted, so a node's
 behaviour is a function of its inputs.
 
 Roles follow Kafka's QuorumState: Unattached, Voted, Prospective (KIP-996
-pre-vote), Candidate, Follower, Leader, Resigned. Observers fetch and follow
-but never vote, never stand, and never count towards the high watermark.
+pre-vote), Candidate, Follower, Leader, Resigned. Observers fetch and follow,
+never stand, and never count towards the high watermark or an election. Asked
+for a vote, an observer answers as a voter would (Kafka's observer may be a
+voter of a voter set it has not replicated yet); kraftsim's candidates ask
+only voters, so only a test asks one.
 """
 
 from __future__ import annotations
@@ -293,7 +296,9 @@ class RaftNode:
             due = [(t, name) for name, t in timers.items() if t <= now]
             if not due:
                 break
-            _, name = min(due)  # the earliest, ties by name
+            # The earliest, ties by name: a leader's check_quorum before its flush before its
+            # heartbeat, as Kafka's pollLeader (a leader that resigns announces nothing).
+            _, name = min(due)
             del self._timers[name]
             self._fire(name, now)
         if self._parked and min(d for d, _ in self._parked) <= now:
@@ -410,7 +415,7 @@ class RaftNode:
             self._flush(now)
         elif name == "check_quorum":
             self._on_check_quorum(now)
-        elif name == "begin_epoch":
+        elif name == "heartbeat":
             self._send_begin_quorum_epoch(now)
         elif name == "end_epoch":
             self._send_end_quorum_epoch(now)
@@ -447,7 +452,7 @@ class RaftNode:
         self._inflight = None
         if self.role is _FOLLOWER:
             self._send_fetch(now)
-        elif self.role is Role.UNATTACHED and not self.is_voter:
+        elif self.role in (Role.UNATTACHED, Role.VOTED) and not self.is_voter:
             self._send_discovery_fetch(now)
 
     def _on_check_quorum(self, now: int) -> None:
@@ -512,7 +517,10 @@ class RaftNode:
         self.voted_id = candidate
         self.role = Role.VOTED
         self._persist()
-        self._set_election_deadline(now + self._election_timeout())
+        if self.is_voter:
+            self._set_election_deadline(now + self._election_timeout())
+        else:
+            self._send_discovery_fetch(now)  # an observer that voted still looks for the leader
 
     def _become_follower(self, epoch: int, leader: int, now: int, *,
                          fetch: bool = True) -> None:
@@ -677,9 +685,6 @@ class RaftNode:
         log unless this node leads, or follows a leader it fetched from within the fetch
         timeout; it never changes the vote or the epoch beyond that.
         """
-        if not self.is_voter:
-            self._send(src, VoteResponse(self.epoch, self.leader_id, False, req.pre_vote))
-            return
         too_late = req.last_epoch > req.epoch if req.pre_vote else req.last_epoch >= req.epoch
         if req.last_epoch < 0 or req.end_offset < 0 or too_late or req.epoch < self.epoch:
             self._send(src, VoteResponse(self.epoch, self.leader_id, False, req.pre_vote))
@@ -763,14 +768,18 @@ class RaftNode:
 
     # ------------------------------------------------------------------ epochs
     def _send_begin_quorum_epoch(self, now: int) -> None:
-        state = self.leader_state
-        if self.role is not _LEADER or state is None:
+        """Announce this leader to every other voter, at once and then every half fetch
+        timeout for as long as it leads (Kafka's LeaderState beginQuorumEpochTimer, a
+        heartbeat since KIP-853: sent whether or not the voter acknowledged the leader, so
+        that a voter that lost track of it, or never heard of it, learns of it again well
+        before its own fetch timeout)."""
+        if self.role is not _LEADER or self.leader_state is None:
             return
-        pending = [v for v in self.voters if v not in state.acknowledged]
-        for voter in pending:
-            self._send(voter, BeginQuorumEpochRequest(self.epoch, self.id))
-        if pending:
-            self._set_timer("begin_epoch", now + self.config.request_timeout_ms)
+        for voter in self.voters:
+            if voter != self.id:
+                self._send(voter, BeginQuorumEpochRequest(self.epoch, self.id))
+        if len(self.voters) > 1:
+            self._set_timer("heartbeat", now + self.config.fetch_timeout_ms // 2)
 
     def _on_begin_quorum_epoch(self, src: int, req: BeginQuorumEpochRequest, now: int) -> None:
         if req.epoch < self.epoch:
@@ -786,7 +795,10 @@ class RaftNode:
         if not self._observe_epoch(resp.epoch, resp.leader_id, now):
             return
         if self.leader_state is not None and resp.epoch == self.epoch \
-                and resp.error is _NONE:
+                and resp.error is _NONE and src in self.voters:
+            # Only voters are asked (Kafka's LeaderState refuses an acknowledgement from
+            # anyone else); the record is kept for the leader's view of its quorum, the
+            # heartbeat goes to every voter regardless.
             self.leader_state.acknowledged.add(src)
 
     def _on_end_quorum_epoch(self, src: int, req: EndQuorumEpochRequest, now: int) -> None:
@@ -1006,7 +1018,7 @@ class RaftNode:
         timers = self._timers
         timers.pop("request", None)
         if resp.error is _NONE and resp.leader_id == src and resp.epoch == self.epoch \
-                and self.leader_id is None and self.role is Role.UNATTACHED:
+                and self.leader_id is None and self.role in (Role.UNATTACHED, Role.VOTED):
             # A discovery fetch answered by the leader of this node's own epoch: follow it
             # and take what it sent in the same answer (Kafka's maybeHandleCommonResponse
             # lets an observer discover the leader and append in one Fetch).
@@ -1069,9 +1081,12 @@ class RaftNode:
         self._inflight = None
         self._timers.pop("request", None)
         current = resp.epoch == self.epoch and src == self.leader_id
-        if current and resp.error is Errors.SNAPSHOT_NOT_FOUND:
+        invalid = resp.error is _NONE and resp.snapshot is not None and (
+            resp.snapshot.snapshot_id.end_offset < 0 or resp.snapshot.snapshot_id.epoch < 0)
+        if current and (resp.error is Errors.SNAPSHOT_NOT_FOUND or invalid):
             # Kafka: the leader no longer holds that snapshot (it took a newer one): start
-            # over with a fetch at once, which names the new one.
+            # over with a fetch at once, which names the new one. An answer naming an
+            # invalid snapshot id (a negative end offset or epoch) is taken the same way.
             self._fetching_snapshot = None
             self._fetched_from_leader_at = now
             self._set_timer("fetch_timeout", now + self.config.fetch_timeout_ms)

@@ -1,6 +1,7 @@
 """Raft invariants: SingleLeader, MonotonicEpoch, MonotonicHighWatermark,
 MajorityReachedHighWatermark, LogMatching, LeaderCompleteness,
-ConsistentCommittedData and CommittedDurable.
+ConsistentCommittedData, CommittedDurable, SnapshotAtLogStart and
+LeaderNeverLoadSnapshot.
 
 Each is checked after every event, incrementally: only the nodes the event
 touched, plus O(1) global state. Sources are the Raft paper (Ongaro and
@@ -11,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from raft import Batch, LeaderAndEpoch, RaftLog, RaftLogError, Role, Snapshot
+from raft import Batch, LeaderAndEpoch, RaftLog, RaftLogError, Role, Snapshot, Validation
 from sim.invariants.history import CommittedLog
 from sim.world import InvariantViolation, Monitor, NodeSlot, Simulation
 
@@ -34,6 +35,12 @@ RAFT_INVARIANTS: dict[str, str] = {
                                "RaftEventSimulationTest.ConsistentCommittedData)",
     "CommittedDurable": "a committed batch survives crashes of a minority, including the "
                         "loss of unflushed writes (Raft §5.4; KIP-595 durability)",
+    "SnapshotAtLogStart": "a log that starts after offset 0 starts at its snapshot's end, and "
+                          "the snapshot's id is a valid fetch position of that log (Kafka "
+                          "RaftEventSimulationTest.SnapshotAtLogStart)",
+    "LeaderNeverLoadSnapshot": "a state machine told that its node leads is never asked to "
+                               "load a snapshot until the leadership changes (Kafka "
+                               "RaftEventSimulationTest.LeaderNeverLoadSnapshot)",
 }
 """Every raft invariant with its source."""
 
@@ -45,6 +52,7 @@ class CommitAuditor:
         self.node_id = node_id
         self.history = history
         self.next_offset = 0
+        self.leads = False  # the last leader change named this node
 
     def handle_commit(self, batches: Sequence[Batch], high_watermark: int) -> None:
         """Check order, exactly-once delivery and agreement with the committed history."""
@@ -66,11 +74,18 @@ class CommitAuditor:
             self.next_offset = end
 
     def handle_load_snapshot(self, snapshot: Snapshot) -> None:
-        """Continue after the snapshot's end."""
+        """Continue after the snapshot's end; a leader's state machine never loads one (it
+        holds every committed record already: its log is the one snapshots are cut from)."""
+        if self.leads:
+            raise InvariantViolation(
+                "LeaderNeverLoadSnapshot",
+                f"node {self.node_id} leads but was asked to load snapshot "
+                f"{snapshot.snapshot_id.end_offset}-{snapshot.snapshot_id.epoch}")
         self.next_offset = snapshot.snapshot_id.end_offset
 
     def handle_leader_change(self, leader: LeaderAndEpoch) -> None:
-        """Nothing to check."""
+        """Remember whether this node is the one that leads now."""
+        self.leads = leader.leader_id == self.node_id
 
 
 class RaftInvariants(Monitor):
@@ -96,6 +111,7 @@ class RaftInvariants(Monitor):
         self._majority_checked = -1  # the high watermark last checked on the voters' disks
         self._node_seen: dict[int, tuple[object, ...]] = {}  # what _check_node last saw
         self._leader_seen: tuple[object, ...] | None = None  # the leader checked last
+        self._snapshot_seen: dict[int, tuple[object, ...]] = {}  # (log, snapshot, log start)
 
     def on_boot(self, sim: Simulation, slot: NodeSlot) -> None:
         """Attach a CommitAuditor to the new process."""
@@ -127,6 +143,10 @@ class RaftInvariants(Monitor):
                 node_seen[node] = node_state
                 self._check_node(sim, slot)
             log = storage.log
+            snapshot_state = (log, log.snapshot, log.start_offset)
+            if self._snapshot_seen.get(node) != snapshot_state:
+                self._snapshot_seen[node] = snapshot_state
+                self._check_snapshot_at_log_start(node, log)
             flushed = log.flushed_end
             disk = disk_seen.get(node)
             if disk is None or disk[0] is not log or disk[1] != flushed:
@@ -189,6 +209,26 @@ class RaftInvariants(Monitor):
             self.completeness_checked.add((node, raft.epoch))
             self.leader_log.append((raft.epoch, node, sim.now))
             self._check_completeness(slot, raft.epoch)
+
+    def _check_snapshot_at_log_start(self, node: int, log: RaftLog) -> None:
+        """Kafka's SnapshotAtLogStart, for kraftsim's log, which keeps one snapshot."""
+        start, snapshot = log.start_offset, log.snapshot
+        if snapshot is None:
+            if start > 0:
+                self._fail("SnapshotAtLogStart",
+                           f"node {node} log starts at {start} without a snapshot")
+            return
+        snapshot_id = snapshot.snapshot_id
+        if start > snapshot_id.end_offset or (start > 0 and start != snapshot_id.end_offset):
+            self._fail("SnapshotAtLogStart",
+                       f"node {node} log starts at {start}, its snapshot ends at "
+                       f"{snapshot_id.end_offset}")
+            return
+        kind, _ = log.validate_offset_and_epoch(snapshot_id.end_offset, snapshot_id.epoch)
+        if kind is not Validation.VALID:
+            self._fail("SnapshotAtLogStart",
+                       f"node {node} snapshot {snapshot_id.end_offset}-{snapshot_id.epoch} is "
+                       f"not a valid position of its log ({kind.name})")
 
     def _check_completeness(self, slot: NodeSlot, epoch: int) -> None:
         """Raft §5.4: whatever leaders of earlier epochs committed is in this leader's log."""

@@ -48,6 +48,9 @@ def _ask(c: KRaftCluster, broker: int, request: Any, settle_ms: int = 200) -> An
     try:
         service.handle_message(NodeMessage(broker, service.controller.node_id, request),
                                c.sim.now)
+        # Handled outside the event loop: tell the simulation that the controller's node
+        # changed, so that a write the request made is flushed when it is due.
+        c.sim.schedule(c.sim.now, lambda: None, "asked")
         for _ in range(settle_ms // 10):
             if answers:
                 break

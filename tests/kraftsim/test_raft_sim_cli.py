@@ -21,7 +21,7 @@ def test_summary_names_leaders_faults_and_verdict(capsys: pytest.CaptureFixture[
     assert "epoch 1: node" in out
     assert out.count(" elected at ") >= 2  # a new leader after the crash
     assert "crash:leader@5000 (node" in out
-    assert "invariants: all 8 held after every event" in out
+    assert "invariants: all 10 held after every event" in out
     assert out.splitlines()[1].startswith("config: {")
 
 

@@ -574,16 +574,22 @@ def test_parked_fetch_is_refused_with_the_new_leader_when_leadership_moves() -> 
 
 
 def test_a_fetch_acknowledges_the_leader_in_place_of_begin_quorum_epoch() -> None:
-    """testFetchShouldBeTreatedAsLeaderAcknowledgement: a voter that found the leader by
-    fetching is not sent BeginQuorumEpoch again."""
-    ctx = Context(1, (1, 2), epoch=4, request_timeout_ms=1000)
+    """testFetchShouldBeTreatedAsLeaderAcknowledgement (with its timeouts: a request timeout
+    well below the fetch timeout): a voter that found the leader by fetching acknowledges
+    it, and a lost BeginQuorumEpoch is not sent again when its request times out; only the
+    leader's heartbeat, every fetch_timeout_ms / 2, announces it again."""
+    ctx = Context(1, (1, 2), epoch=4, request_timeout_ms=5000, fetch_timeout_ms=50_000)
     ctx.sleep(ctx.config.election_timeout_ms)
     ctx.drain()
     ctx.deliver(2, VoteResponse(5, None, True))
     assert [dst for dst, _ in ctx.sent(BeginQuorumEpochRequest)] == [2]
     ctx.deliver(2, ctx.fetch_request(2, 0, 0, max_wait_ms=500))
-    ctx.sleep(1000)
+    state = ctx.node.leader_state
+    assert state is not None and 2 in state.acknowledged
+    ctx.sleep(ctx.config.request_timeout_ms)
     assert ctx.sent(BeginQuorumEpochRequest) == []
+    ctx.sleep(ctx.config.fetch_timeout_ms // 2 - ctx.config.request_timeout_ms)
+    assert [dst for dst, _ in ctx.sent(BeginQuorumEpochRequest)] == [2]
 
 
 def test_a_lower_fetch_offset_never_moves_the_high_watermark_back() -> None:

@@ -13,7 +13,15 @@ from __future__ import annotations
 import pytest
 
 from raft import Batch, LeaderAndEpoch, Role
-from raft.messages import EndQuorumEpochRequest, Errors, FetchRequest, VoteResponse
+from raft.messages import (
+    BeginQuorumEpochRequest,
+    BeginQuorumEpochResponse,
+    EndQuorumEpochRequest,
+    Errors,
+    FetchRequest,
+    VoteRequest,
+    VoteResponse,
+)
 from tests.raft.kafka_context import Context
 
 # ---------------------------------------------------------------------- observers
@@ -149,3 +157,109 @@ def test_malformed_vote_of_a_newer_epoch_moves_a_follower_nowhere(last_epoch: in
     assert (answer.vote_granted, answer.epoch, answer.leader_id) == (False, 5, 2)
     assert (ctx.node.role, ctx.node.epoch, ctx.node.leader_id) == (Role.FOLLOWER, 5, 2)
     assert ctx.storage.election.epoch == 5
+
+
+# ---------------------------------------------------------------------- observers asked to vote
+
+
+def test_observer_asked_for_a_vote_of_a_newer_epoch_takes_the_epoch_and_grants_it() -> None:
+    """testHandleVoteRequestAsObserver: Kafka's observer answers a vote as a voter would (it
+    may be a voter of a voter set it has not replicated yet, KIP-853): a request of a newer
+    epoch moves it there, and an up-to-date candidate gets its vote, kept on disk. It still
+    never stands, and goes on looking for the leader. kraftsim's candidates ask only voters,
+    so only a test asks an observer."""
+    ctx = Context(9, (1, 2), epoch=2)
+    ctx.drain()
+    ctx.deliver(1, ctx.vote_request(1, 3, 2, 1))
+    _, resp = ctx.one_sent(VoteResponse)
+    assert resp.vote_granted and (resp.epoch, resp.leader_id) == (3, None)
+    assert (ctx.node.epoch, ctx.node.voted_id) == (3, 1)
+    assert (ctx.storage.election.epoch, ctx.storage.election.voted_id) == (3, 1)
+    assert ctx.node.role is Role.VOTED  # Kafka's Unattached with a voted key
+    assert ctx.sent(VoteResponse) == []
+    # A second candidate of the epoch is refused; the same one is granted again.
+    ctx.deliver(2, ctx.vote_request(2, 3, 2, 1))
+    ctx.deliver(1, ctx.vote_request(1, 3, 2, 1))
+    assert [(dst, r.vote_granted) for dst, r in ctx.sent(VoteResponse)] == [(2, False), (1, True)]
+    # It never stands, and keeps asking the voters who leads.
+    ctx.sleep(10 * ctx.config.election_timeout_ms)
+    assert ctx.node.role is Role.VOTED and ctx.node.epoch == 3
+    assert {dst for dst, _ in ctx.sent(FetchRequest)} == {1, 2}
+    assert ctx.sent(VoteRequest) == []
+
+
+def test_observer_refuses_a_vote_to_a_log_behind_its_own() -> None:
+    """testHandleVoteRequestAsObserver's rule, the other way: an observer whose log is ahead
+    of the candidate's moves to the newer epoch but refuses the vote."""
+    ctx = Context(9, (1, 2), epoch=2, log=[(2, ["a", "b"])])
+    ctx.drain()
+    ctx.deliver(1, ctx.vote_request(1, 3, 2, 1))
+    _, resp = ctx.one_sent(VoteResponse)
+    assert not resp.vote_granted and resp.epoch == 3
+    assert (ctx.node.role, ctx.node.epoch, ctx.node.voted_id) == (Role.UNATTACHED, 3, None)
+
+
+def test_observer_following_a_leader_refuses_votes_in_its_epoch() -> None:
+    """testHandleVoteRequestAsFollowerWithElectedLeader, for an observer: one that follows
+    the epoch's leader refuses a vote in that epoch, naming the leader."""
+    ctx = Context(9, (1, 2), epoch=2, leader=2)
+    ctx.drain()
+    ctx.deliver(1, ctx.vote_request(1, 2, 1, 5))
+    _, resp = ctx.one_sent(VoteResponse)
+    assert not resp.vote_granted and (resp.epoch, resp.leader_id) == (2, 2)
+    assert (ctx.node.role, ctx.node.leader_id) == (Role.FOLLOWER, 2)
+
+
+# ---------------------------------------------------------------------- the leader's heartbeat
+
+
+def test_heartbeat_answers_do_not_keep_a_leader_in_office() -> None:
+    """testLeaderShouldResignLeadershipIfNotGetFetchRequestFromMajorityVoters, with the
+    heartbeat: voters that answer every BeginQuorumEpoch but never fetch do not count for
+    the check quorum (Kafka counts fetches and snapshot fetches only); the leader resigns
+    after 1.5 x fetch_timeout_ms all the same."""
+    ctx = Context(1, (1, 2, 3), epoch=2, election_timeout_ms=10_000)
+    epoch = ctx.become_leader()
+    window = ctx.config.fetch_timeout_ms * 3 // 2
+    half = ctx.config.fetch_timeout_ms // 2
+    for _ in range(window // half - 1):
+        ctx.sleep(half)
+        announced = ctx.sent(BeginQuorumEpochRequest)
+        assert sorted(dst for dst, _ in announced) == [2, 3]
+        for dst, _ in announced:
+            ctx.deliver(dst, BeginQuorumEpochResponse(epoch, 1))
+        assert ctx.node.role is Role.LEADER
+    ctx.sleep(window - (window // half - 1) * half)
+    assert ctx.node.role is Role.RESIGNED
+
+
+def test_a_leader_that_resigns_at_its_heartbeat_announces_nothing() -> None:
+    """Kafka's pollLeader checks the quorum before it sends BeginQuorumEpoch: when the check
+    quorum and the heartbeat fall due together and the check fails, the leader resigns and
+    sends EndQuorumEpoch only."""
+    ctx = Context(1, (1, 2, 3), epoch=2, election_timeout_ms=10_000, fetch_timeout_ms=2000)
+    ctx.become_leader()
+    ctx.sleep(2000)  # heartbeats at 1000 and 2000
+    assert len(ctx.sent(BeginQuorumEpochRequest)) == 4
+    ctx.sleep(1000)  # 3000: the check quorum (1.5 x 2000) and the third heartbeat
+    assert ctx.node.role is Role.RESIGNED
+    sent = ctx.drain()
+    assert {type(e.message) for e in sent} == {EndQuorumEpochRequest}
+    assert sorted(e.dst for e in sent) == [2, 3]
+
+
+def test_observer_that_voted_restarts_with_its_vote_and_finds_the_leader() -> None:
+    """An observer's vote is on its disk like a voter's (Kafka's Unattached with a voted
+    key): restarted, it is still voted in that epoch, keeps asking the voters who leads
+    (again after each request timeout), and follows the leader whose answer names itself,
+taking that answer's records (testObserverReplication's discovery, as a voted observer)."""
+    ctx = Context(9, (1, 2), epoch=3, voted=1)
+    assert (ctx.node.role, ctx.node.epoch, ctx.node.voted_id) == (Role.VOTED, 3, 1)
+    dst, _ = ctx.one_sent(FetchRequest)
+    ctx.sleep(ctx.config.request_timeout_ms)
+    again, fetch = ctx.one_sent(FetchRequest)
+    assert {dst, again} == {1, 2} and fetch.epoch == 3
+    ctx.deliver(again, ctx.fetch_response(fetch, again, high_watermark=1,
+                                          batches=[Batch(0, 3, ("a",))]))
+    assert (ctx.node.role, ctx.node.leader_id, ctx.node.epoch) == (Role.FOLLOWER, again, 3)
+    assert ctx.log.end_offset == 1 and ctx.node.high_watermark == 1  # that answer's records

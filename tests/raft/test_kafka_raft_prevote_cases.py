@@ -17,12 +17,10 @@ Where kraftsim answers differently on purpose (its tests say so):
   INVALID_REQUEST answers are refusals carrying the receiver's epoch and leader.
 - A Resigned node's answers name no leader (Kafka names itself): it never points a
   voter back at a leader that gave up (docs: a resigned leader reports "no leader").
-- Observers refuse every vote and pre-vote. Kafka's observers answer like voters;
-  kraftsim's voter set is static, so no prospective node or candidate ever asks one.
-  So testHandlePreVoteRequestAsUnattachedObserver, ...AsFollowerObserver and the
-  observer-local setups of testHandlePreVoteRequestAsUnattachedVoted and
-  testFollowerGrantsPreVoteIfHasNotFetchedYet are run with the local node a voter,
-  and the observer's refusal is pinned in test_observer_refuses_pre_votes.
+- Observers answer votes and pre-votes as voters do, as Kafka's do (kraftsim's voter
+  set is static, so no prospective node or candidate ever asks one: only a test does).
+  testHandlePreVoteRequestAsUnattachedObserver and ...AsFollowerObserver are in
+  test_observer_answers_pre_votes_as_a_voter_would.
 - Vote requests carry no correlation id: a late answer to a pre-vote that was sent
   again still counts (once per voter); Kafka drops the answer to the request it gave
   up on (testPreVoteRequestTimeout's last step).
@@ -153,17 +151,22 @@ def test_waiting_voter_grants_every_up_to_date_pre_vote_and_keeps_its_state(
     assert ctx.storage.election == disk
 
 
-def test_observer_refuses_pre_votes() -> None:
-    """testHandlePreVoteRequestAsUnattachedObserver, testHandlePreVoteRequestAsFollowerObserver
-    (kraftsim differs: an observer refuses every vote, pre-vote or not, and stays as it
-    was; no kraftsim node ever asks one)."""
+def test_observer_answers_pre_votes_as_a_voter_would() -> None:
+    """testHandlePreVoteRequestAsUnattachedObserver, testHandlePreVoteRequestAsFollowerObserver:
+    an observer that knows no leader, or follows one it has not fetched from yet, grants a
+    pre-vote to an up-to-date log (from a voter or another observer, again and again),
+    without moving its epoch or vote; one that has fetched from its leader refuses."""
     for leader in (None, 2):
         ctx = Context(9, (1, 2), epoch=2, leader=leader, pre_vote=True)
         role = ctx.node.role
-        for src in (1, 8):
+        for src in (1, 1, 2, 8):
             resp = _pre_vote(ctx, src, 2, 2, 1)
-            assert not resp.vote_granted and (resp.epoch, resp.leader_id) == (2, leader)
-        assert (ctx.node.role, ctx.node.epoch) == (role, 2)
+            assert resp.vote_granted and (resp.epoch, resp.leader_id) == (2, leader)
+        assert (ctx.node.role, ctx.node.epoch, ctx.node.voted_id) == (role, 2, None)
+    ctx = Context(9, (1, 2), epoch=2, leader=2, pre_vote=True)
+    _fetch_once(ctx, 2)
+    resp = _pre_vote(ctx, 1, 2, 2, 1)
+    assert not resp.vote_granted and (resp.epoch, resp.leader_id) == (2, 2)
 
 
 def test_a_node_without_pre_vote_still_answers_pre_votes() -> None:

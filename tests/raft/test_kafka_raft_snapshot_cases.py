@@ -334,6 +334,32 @@ def test_snapshot_gone_from_the_leader_means_fetching_again_at_once() -> None:
     assert ctx.log.snapshot is None
 
 
+@pytest.mark.parametrize("bad_id", [SnapshotId(-1, 1), SnapshotId(100, -1)],
+                         ids=["negative-end", "negative-epoch"])
+def test_snapshot_answer_with_an_invalid_id_means_fetching_again_at_once(
+        bad_id: SnapshotId) -> None:
+    """testFetchSnapshotResponseWithInvalidId: the leader's answer names a snapshot id with a
+    negative end offset or epoch. Kafka takes that as it takes SNAPSHOT_NOT_FOUND: the
+    download is dropped and the follower fetches the log again at once (the fetch timeout
+    starts over), which names the leader's snapshot anew."""
+    ctx, request = _follower_told_of_snapshot(SnapshotId(100, 1))
+    ctx.sleep(ctx.config.fetch_timeout_ms - 1)
+    ctx.drain()
+    ctx.deliver(2, FetchSnapshotResponse(request.correlation_id, 2, 2, Errors.NONE,
+                                         Snapshot(bad_id, ("foo",))))
+    dst, fetch = ctx.one_sent(FetchRequest)
+    assert dst == 2 and (fetch.epoch, fetch.fetch_offset, fetch.last_fetched_epoch) == (2, 0, 0)
+    assert ctx.log.snapshot is None and ctx.listener.snapshots == []
+    ctx.sleep(ctx.config.fetch_timeout_ms - 1)
+    assert ctx.node.role is Role.FOLLOWER
+    # Asked again, the leader names its snapshot once more: the follower fetches it.
+    ctx.drain()
+    ctx.deliver(2, ctx.fetch_response(fetch, 2, high_watermark=200,
+                                      snapshot_id=SnapshotId(100, 1)))
+    _, again = ctx.one_sent(FetchSnapshotRequest)
+    assert again.snapshot_id == SnapshotId(100, 1)
+
+
 @pytest.mark.parametrize("new_leader", [2, 3])
 def test_fetch_snapshot_answer_from_a_newer_epoch_moves_the_follower_there(new_leader: int) -> None:
     """testFetchSnapshotResponseFromNewerEpochNotLeader,

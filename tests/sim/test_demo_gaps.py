@@ -54,7 +54,7 @@ def test_the_timeline_shows_elections_activations_markers_and_publications() -> 
         "(reason 'Controller failover')",
         "4806 ms  cluster          committed AbortTransactionRecord at offset 412: "
         "'CreateTopics(orders: 1000 partitions)' aborted (399 records)",
-        "7273 ms  broker 1         published image at offset 1419; topics: orders (1000 "
+        "7279 ms  broker 1         published image at offset 1419; topics: orders (1000 "
         "partitions)",
     ):
         assert f"{line[:4]:>8}{line[4:]}" in timeline, line

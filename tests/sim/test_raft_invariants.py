@@ -12,7 +12,7 @@ import msgspec
 import pytest
 
 import sim.world as world_module
-from raft import Batch
+from raft import Batch, LeaderAndEpoch
 from raft.snapshot import Snapshot, SnapshotId
 from raft.storage import ElectionState
 from sim.invariants.history import CommittedLog
@@ -223,9 +223,10 @@ def test_a_committed_batch_is_held_only_by_a_disk_holding_that_very_batch() -> N
 
 
 def test_a_committed_batch_below_a_voters_snapshot_counts_as_held() -> None:
-    """A voter whose log was cut below a snapshot that covers the batch still holds it."""
+    """A voter whose log was cut below a snapshot that covers the batch still holds it (the
+    cut is made by hand, without a snapshot: SnapshotAtLogStart is not asked)."""
     sim, invariants = _healthy()
-    invariants.disabled = frozenset({"MajorityReachedHighWatermark"})
+    invariants.disabled = frozenset({"MajorityReachedHighWatermark", "SnapshotAtLogStart"})
     last = invariants.history.last
     assert last is not None
     for voter in sim.voter_ids:
@@ -336,3 +337,65 @@ def test_a_leader_is_logged_and_checked_for_completeness_once_per_epoch() -> Non
     invariants._node_seen.clear()  # every node looks changed: the leader is seen again
     _look_again(sim, invariants)
     assert invariants.leader_log == leaders
+
+
+def _snapshotted(seed: int = 5) -> tuple[Simulation, RaftInvariants]:
+    """A raft-only run of 3 voters that snapshots every 10 values: every node's log starts at
+    a snapshot by the end."""
+    sim, invariants = build_raft_sim(RaftSimConfig(seed=seed, voters=3, duration_ms=3000,
+                                                   snapshot_every=10))
+    sim.run_for(3000)
+    assert sim.violation is None
+    assert all(slot.storage.log.snapshot is not None for slot in sim.slots.values())
+    return sim, invariants
+
+
+def test_a_snapshotting_run_keeps_every_log_starting_at_its_snapshot() -> None:
+    sim, invariants = _snapshotted()
+    invariants._snapshot_seen.clear()
+    _look_again(sim, invariants)
+    assert all(slot.storage.log.start_offset > 0 for slot in sim.slots.values())
+
+
+def test_a_log_starting_elsewhere_than_its_snapshot_is_caught() -> None:
+    """SnapshotAtLogStart, Kafka's first and third checks: a log cut past its snapshot, and
+    a log that starts after 0 with no snapshot at all."""
+    sim, invariants = _snapshotted()
+    log = sim.slots[1].storage.log
+    assert log.snapshot is not None
+    log.start_offset = log.snapshot.snapshot_id.end_offset + 1
+    message = _violation(sim, invariants)
+    assert "SnapshotAtLogStart" in message and "node 1 log starts at" in message
+
+    sim, invariants = _snapshotted()
+    sim.slots[2].storage.log.snapshot = None
+    message = _violation(sim, invariants)
+    assert "SnapshotAtLogStart" in message and "without a snapshot" in message
+
+
+def test_a_snapshot_whose_epoch_the_log_does_not_know_is_caught() -> None:
+    """SnapshotAtLogStart, Kafka's second check: the snapshot id must be a valid fetch
+    position of the log (here it claims an epoch later than the log's batches after it)."""
+    sim, invariants = _snapshotted()
+    log = sim.slots[0].storage.log
+    assert log.snapshot is not None and log.end_offset > log.start_offset
+    snapshot_id = log.snapshot.snapshot_id
+    assert snapshot_id.epoch == log.last_epoch
+    log.snapshot = msgspec.structs.replace(
+        log.snapshot, snapshot_id=SnapshotId(snapshot_id.end_offset, snapshot_id.epoch + 1))
+    message = _violation(sim, invariants)
+    assert "SnapshotAtLogStart" in message and "not a valid position" in message
+
+
+def test_a_leaders_state_machine_asked_to_load_a_snapshot_is_caught() -> None:
+    """LeaderNeverLoadSnapshot: told its node leads, a state machine may not be handed a
+    snapshot until a leader change tells it otherwise; before and after, it may."""
+    auditor = CommitAuditor(1, CommittedLog())
+    auditor.handle_load_snapshot(Snapshot(SnapshotId(10, 2), ()))
+    auditor.handle_leader_change(LeaderAndEpoch(1, 3))
+    with pytest.raises(InvariantViolation) as caught:
+        auditor.handle_load_snapshot(Snapshot(SnapshotId(20, 3), ()))
+    assert caught.value.invariant == "LeaderNeverLoadSnapshot"
+    auditor.handle_leader_change(LeaderAndEpoch(None, 4))
+    auditor.handle_load_snapshot(Snapshot(SnapshotId(20, 3), ()))
+    assert auditor.next_offset == 20
