@@ -56,8 +56,10 @@ class FollowerState(msgspec.Struct, gc=False):
     idle_clock: FetchClock | None = None
     broker_epoch: int = -1
     """The broker epoch its last fetch carried (-1: unknown, which the eligibility check
-    lets pass, as Kafka does for a request without one). Read only once the follower
-    has fetched: before that Kafka stores no epoch, and the follower is not eligible."""
+    lets pass, as Kafka does for a request without one). Eligibility reads it only once
+    the follower has fetched: before that Kafka stores no epoch, and the follower is not
+    eligible. An AlterPartition names it for the follower (-1 when none is stored), and
+    a leader that leads again keeps it (see :meth:`Replica.become`)."""
 
     def wake(self) -> None:
         """Make the fetches an idle clock stands for explicit (before any other change)."""
@@ -78,6 +80,9 @@ class FollowerState(msgspec.Struct, gc=False):
 
 
 _NO_FOLLOWERS: tuple[FollowerState, ...] = ()
+
+_UNKNOWN = (-1, -1)
+"""A follower's log end offset and broker epoch when this leader knows neither."""
 
 NEVER_CAUGHT_UP = -(1 << 62)
 """``caught_up_at`` of a follower outside the ISR when the leader's epoch began (Kafka
@@ -165,7 +170,8 @@ class Replica:
 
         A new leader epoch led here starts every follower's state afresh (Kafka's
         resetReplicaState); a broker that led the previous epoch too keeps what it knew of
-        each follower's log end offset, as Kafka does when the leader is not new.
+        each follower's log end offset and broker epoch, as Kafka does when the leader is
+        not new.
         """
         leader, me = reg.leader, self.broker_id
         new_epoch = reg.leader_epoch != self.leader_epoch
@@ -179,12 +185,16 @@ class Replica:
             if new_epoch:
                 self.leader_epoch_start = self.log.end_offset
                 isr = reg.isr
-                known = {s.broker_id: s.end_offset for s in self.followers} if was_leader \
-                    else {}
-                self.followers = tuple([
-                    FollowerState(r, end_offset=known.get(r, -1),
-                                  caught_up_at=now if r in isr else NEVER_CAUGHT_UP)
-                    for r in reg.replicas if r != me])
+                known = {s.broker_id: (s.end_offset, s.broker_epoch)
+                         for s in self.followers} if was_leader else {}
+                followers = []
+                for r in reg.replicas:
+                    if r != me:
+                        end, epoch = known.get(r, _UNKNOWN)
+                        followers.append(FollowerState(
+                            r, end_offset=end, broker_epoch=epoch,
+                            caught_up_at=now if r in isr else NEVER_CAUGHT_UP))
+                self.followers = tuple(followers)
             self.maybe_advance_high_watermark(now)
         else:
             self.followers = _NO_FOLLOWERS
@@ -307,6 +317,26 @@ class Replica:
         if back:
             return (*self.isr, *back)
         return None
+
+    def isr_epochs(self, isr: tuple[int, ...], own_epoch: int,
+                   fetch: tuple[int, int] | None = None) -> tuple[int, ...]:
+        """The broker epoch this leader holds for each member of ``isr``, in its order, for
+        an AlterPartition (KIP-903; Kafka's addBrokerEpochToIsr): ``own_epoch`` for this
+        broker, the one the follower's fetch carried for a follower (``fetch``: the
+        follower whose fetch asks for the change, and that fetch's epoch), and -1 for a
+        follower this leader stores none of (not fetched since its epoch began here; the
+        controller lets -1 pass)."""
+        me = self.broker_id
+        epochs: list[int] = []
+        for member in isr:
+            if member == me:
+                epochs.append(own_epoch)
+            elif fetch is not None and member == fetch[0]:
+                epochs.append(fetch[1])
+            else:
+                state = self.follower(member)
+                epochs.append(state.broker_epoch if state is not None else -1)
+        return tuple(epochs)
 
     # ------------------------------------------------------------------ follower
     def fetch_position(self) -> FetchPartition:

@@ -91,6 +91,7 @@ from broker.replica_view import Held, HeldReplicas, ReplicaView
 from metadata.delta import BROKER_RESOURCE, TOPIC_RESOURCE
 from metadata.image import MetadataImage, PartitionRegistration
 from metadata.requests import AlterPartitionRequest, AlterPartitionResponse, NodeMessage
+from metadata.versions import FETCH_BROKER_EPOCH
 
 MIN_INSYNC_REPLICAS = "min.insync.replicas"
 """Kafka's topic config."""
@@ -562,8 +563,12 @@ class ReplicaManager:
         self._correlation += 1
         self._in_flight[leader] = (self._correlation, now)
         self._fetch_due[leader] = now + self.config.replica_fetch_backoff_ms
+        image = self.image
+        # Fetch v15 (metadata.version 3.5-IV1) on carries the broker epoch, none before
+        epoch_sent = self._broker_epoch() if image is not None and \
+            image.metadata_version >= FETCH_BROKER_EPOCH else -1
         self.outbox.append(NodeMessage(self.broker_id, leader, ReplicaFetchRequest(
-            self._correlation, self.broker_id, self._broker_epoch(), tuple(parts),
+            self._correlation, self.broker_id, epoch_sent, tuple(parts),
             self.config.replica_fetch_wait_max_ms, handler.session_id, epoch,
             tuple(forgotten))))
 
@@ -795,17 +800,23 @@ class ReplicaManager:
         """Ask the controller for ``replica``'s ISR change, if any: at a follower's ``fetch``
         (the follower, the broker epoch its fetch carried) that follower's return to the ISR
         (Kafka's maybeExpandIsr), else a shrink at the periodic check (Kafka's
-        maybeShrinkIsr, which never expands)."""
+        maybeShrinkIsr, which never expands). The request names the broker epoch this
+        leader holds for each member of the new ISR (KIP-903, AlterPartition v3:
+        :meth:`~broker.replica.Replica.isr_epochs`), so that the controller refuses a member
+        that registered again since (INELIGIBLE_REPLICA)."""
         expand = fetch is not None
         proposal = replica.isr_proposal(now, self.config.replica_lag_time_max_ms,
                                         self.isr_eligible, shrink=not expand, expand=expand,
                                         fetch=fetch)
-        if proposal is None or self._broker_epoch() < 0:
+        own_epoch = self._broker_epoch()
+        if proposal is None or own_epoch < 0:
             return
         self._correlation += 1
-        request = AlterPartitionRequest(self._correlation, self.broker_id, self._broker_epoch(),
+        request = AlterPartitionRequest(self._correlation, self.broker_id, own_epoch,
                                         replica.topic_id, replica.partition_id,
-                                        replica.leader_epoch, replica.partition_epoch, proposal)
+                                        replica.leader_epoch, replica.partition_epoch, proposal,
+                                        new_isr_epochs=replica.isr_epochs(proposal, own_epoch,
+                                                                          fetch))
         if self._send_to_controller(request):
             replica.pending_isr = proposal
             self._alter_in_flight[self._correlation] = key
