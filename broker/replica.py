@@ -37,6 +37,8 @@ class FetchClock(msgspec.Struct, gc=False):
     """When a follower's fetch session last fetched (see :class:`FollowerState`)."""
 
     at: int = -1
+    broker_epoch: int = -1
+    """The broker epoch that fetch carried (a session's clock; -1 otherwise)."""
 
 
 class FollowerState(msgspec.Struct, gc=False):
@@ -67,7 +69,13 @@ class FollowerState(msgspec.Struct, gc=False):
         if clock is not None:
             self.caught_up_at = max(self.caught_up_at, clock.at)
             self.last_fetch_at = max(self.last_fetch_at, clock.at)
+            self.broker_epoch = clock.broker_epoch
             self.idle_clock = None
+
+    def fetched_broker_epoch(self) -> int:
+        """The broker epoch its last fetch carried, its idle fetches included."""
+        clock = self.idle_clock
+        return self.broker_epoch if clock is None else clock.broker_epoch
 
     def last_caught_up(self) -> int:
         """When the follower was last caught up (its idle fetches included)."""
@@ -185,7 +193,7 @@ class Replica:
             if new_epoch:
                 self.leader_epoch_start = self.log.end_offset
                 isr = reg.isr
-                known = {s.broker_id: (s.end_offset, s.broker_epoch)
+                known = {s.broker_id: (s.end_offset, s.fetched_broker_epoch())
                          for s in self.followers} if was_leader else {}
                 followers = []
                 for r in reg.replicas:
@@ -335,7 +343,7 @@ class Replica:
                 epochs.append(fetch[1])
             else:
                 state = self.follower(member)
-                epochs.append(state.broker_epoch if state is not None else -1)
+                epochs.append(state.fetched_broker_epoch() if state is not None else -1)
         return tuple(epochs)
 
     # ------------------------------------------------------------------ follower

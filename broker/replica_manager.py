@@ -399,6 +399,14 @@ class ReplicaManager:
                                     self.log_dir.take(key))
         if isinstance(held, CompactLeader):
             materialize(held, replica)
+            # the compact form keeps no broker epoch: a follower that fetched it did so in
+            # its fetch session, whose last fetch carried the epoch (Kafka stores it at each
+            # fetch for every partition of the session)
+            sessions = self._sessions.by_follower
+            for state in replica.followers:
+                session = sessions.get(state.broker_id)
+                if session is not None and state.has_fetched():
+                    state.broker_epoch = session.clock.broker_epoch
         else:
             replica.become(held, self.now)
         return replica
@@ -651,7 +659,8 @@ class ReplicaManager:
             self._wake(follower, key)
             later.append(len(answers))
             answers.append(_UNREAD)
-        session.clock.at = now
+        clock = session.clock
+        clock.at, clock.broker_epoch = now, broker_epoch
         max_records = self.config.replica_fetch_max_records
         for i in later:
             key = keys[i]
