@@ -11,8 +11,8 @@ import random
 
 import pytest
 
-from broker.replica import FollowerState, Replica
 from broker.partition_log import PartitionLog
+from broker.replica import FollowerState, Replica
 from controller.errors import ApiError
 from controller.operations import OperationContext
 from controller.operations.alter_partition import AlterPartitionOp
