@@ -12,7 +12,9 @@ eligibility needs a broker epoch stored by a fetch; a follower outside the ISR w
 leader's epoch began counts as never caught up until it catches up). It
 proposes ISR changes with AlterPartition: a follower not caught up for
 ``replica.lag.time.max.ms`` leaves, a follower caught up to the HW (and to
-this leader's epoch start) comes back; one proposal at a time. Only an eligible follower comes back
+this leader's epoch start) comes back; one proposal at a time, naming the broker epoch
+the leader holds for each member (KIP-903: :meth:`Replica.isr_epochs`). Only an eligible
+follower comes back
 (Kafka's ``isReplicaIsrEligible``, KIP-841/KIP-903: unfenced, not in
 controlled shutdown, fetching with its current broker epoch), as the
 manager's image says. The HW does not move while the ISR is smaller than

@@ -19,7 +19,11 @@ soon as a fetch finds an eligible follower back in sync (Kafka's
 expansion a fetch could not). Eligible is what this broker's image says of
 the follower (KIP-841/KIP-903: unfenced, not in controlled shutdown, fetching
 with its current broker epoch), so a fenced broker that still fetches is not
-proposed again and again only for the controller to refuse it. A fetch that
+proposed again and again only for the controller to refuse it. Each request
+names the broker epoch the leader holds for every member of the ISR it asks
+for (KIP-903), so the controller can refuse a member that registered again
+since (the leader's image may lag); fetches carry the broker epoch from
+metadata.version 3.5-IV1 on. A fetch that
 finds nothing new is held for up to ``replica.fetch.wait.max.ms`` (Kafka's
 DelayedFetch) and answered as soon as one of its partitions gets records or
 changes leadership.
