@@ -248,7 +248,7 @@ class Replica:
                 if end < hw and (state.broker_id in isr or (
                         now - state.last_caught_up() <= rules.lag_max_ms
                         and state.broker_id in self.replicas and state.has_fetched()
-                        and rules.eligible(state.broker_id, state.broker_epoch))):
+                        and rules.eligible(state.broker_id, state.fetched_broker_epoch()))):
                     hw = end
             for member in isr:  # an ISR member this leader has no state of has not fetched
                 if member != self.broker_id and self.follower(member) is None:
@@ -323,7 +323,8 @@ class Replica:
                 if s.broker_id not in self.isr and s.broker_id in self.replicas
                 and s.end_offset >= max(hw, self.leader_epoch_start) and s.has_fetched()
                 and (fetch is None or s.broker_id == fetch[0])
-                and eligible(s.broker_id, s.broker_epoch if fetch is None else fetch[1])]
+                and eligible(s.broker_id, s.fetched_broker_epoch() if fetch is None
+                             else fetch[1])]
         if back:
             return (*self.isr, *back)
         return None

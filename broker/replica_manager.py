@@ -409,7 +409,7 @@ class ReplicaManager:
             sessions = self._sessions.by_follower
             for state in replica.followers:
                 session = sessions.get(state.broker_id)
-                if session is not None and state.has_fetched():
+                if session is not None and state.has_fetched() and session.holds(key):
                     state.broker_epoch = session.clock.broker_epoch
         else:
             replica.become(held, self.now)

@@ -41,6 +41,17 @@ def test_an_expansion_names_the_leaders_epoch_and_each_followers_fetched_epoch()
                                             broker_epoch(3)))]
 
 
+def test_an_empty_partitions_leader_names_its_members_epochs_too() -> None:
+    """A leader with an empty log is held in compact form, its caught-up followers idle on
+    their fetch sessions; when broker 3 joins, the Replica made for the proposal knows
+    broker 2's epoch from 2's session."""
+    cell = Cell()
+    cell.create(replicas=(1, 2, 3), isr=(1, 2), leader=1)
+    cell.run(500)
+    assert _requests(cell) == [((1, 2, 3), (broker_epoch(1), broker_epoch(2),
+                                            broker_epoch(3)))]
+
+
 def test_a_shrink_names_the_epochs_of_the_members_it_keeps() -> None:
     """Broker 3 never fetches; at the periodic check past replica.lag.time.max.ms it
     leaves, and the request names the epochs of the leader and of broker 2."""
