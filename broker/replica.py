@@ -12,7 +12,9 @@ eligibility needs a broker epoch stored by a fetch; a follower outside the ISR w
 leader's epoch began counts as never caught up until it catches up). It
 proposes ISR changes with AlterPartition: a follower not caught up for
 ``replica.lag.time.max.ms`` leaves, a follower caught up to the HW (and to
-this leader's epoch start) comes back; one proposal at a time. Only an eligible follower comes back
+this leader's epoch start) comes back; one proposal at a time, naming the broker epoch
+the leader holds for each member (KIP-903: :meth:`Replica.isr_epochs`). Only an eligible
+follower comes back
 (Kafka's ``isReplicaIsrEligible``, KIP-841/KIP-903: unfenced, not in
 controlled shutdown, fetching with its current broker epoch), as the
 manager's image says. The HW does not move while the ISR is smaller than
@@ -37,6 +39,8 @@ class FetchClock(msgspec.Struct, gc=False):
     """When a follower's fetch session last fetched (see :class:`FollowerState`)."""
 
     at: int = -1
+    broker_epoch: int = -1
+    """The broker epoch that fetch carried (a session's clock; -1 otherwise)."""
 
 
 class FollowerState(msgspec.Struct, gc=False):
@@ -56,8 +60,10 @@ class FollowerState(msgspec.Struct, gc=False):
     idle_clock: FetchClock | None = None
     broker_epoch: int = -1
     """The broker epoch its last fetch carried (-1: unknown, which the eligibility check
-    lets pass, as Kafka does for a request without one). Read only once the follower
-    has fetched: before that Kafka stores no epoch, and the follower is not eligible."""
+    lets pass, as Kafka does for a request without one). Eligibility reads it only once
+    the follower has fetched: before that Kafka stores no epoch, and the follower is not
+    eligible. An AlterPartition names it for the follower (-1 when none is stored), and
+    a leader that leads again keeps it (see :meth:`Replica.become`)."""
 
     def wake(self) -> None:
         """Make the fetches an idle clock stands for explicit (before any other change)."""
@@ -65,7 +71,13 @@ class FollowerState(msgspec.Struct, gc=False):
         if clock is not None:
             self.caught_up_at = max(self.caught_up_at, clock.at)
             self.last_fetch_at = max(self.last_fetch_at, clock.at)
+            self.broker_epoch = clock.broker_epoch
             self.idle_clock = None
+
+    def fetched_broker_epoch(self) -> int:
+        """The broker epoch its last fetch carried, its idle fetches included."""
+        clock = self.idle_clock
+        return self.broker_epoch if clock is None else clock.broker_epoch
 
     def last_caught_up(self) -> int:
         """When the follower was last caught up (its idle fetches included)."""
@@ -78,6 +90,9 @@ class FollowerState(msgspec.Struct, gc=False):
 
 
 _NO_FOLLOWERS: tuple[FollowerState, ...] = ()
+
+_UNKNOWN = (-1, -1)
+"""A follower's log end offset and broker epoch when this leader knows neither."""
 
 NEVER_CAUGHT_UP = -(1 << 62)
 """``caught_up_at`` of a follower outside the ISR when the leader's epoch began (Kafka
@@ -165,7 +180,8 @@ class Replica:
 
         A new leader epoch led here starts every follower's state afresh (Kafka's
         resetReplicaState); a broker that led the previous epoch too keeps what it knew of
-        each follower's log end offset, as Kafka does when the leader is not new.
+        each follower's log end offset and broker epoch, as Kafka does when the leader is
+        not new.
         """
         leader, me = reg.leader, self.broker_id
         new_epoch = reg.leader_epoch != self.leader_epoch
@@ -179,12 +195,16 @@ class Replica:
             if new_epoch:
                 self.leader_epoch_start = self.log.end_offset
                 isr = reg.isr
-                known = {s.broker_id: s.end_offset for s in self.followers} if was_leader \
-                    else {}
-                self.followers = tuple([
-                    FollowerState(r, end_offset=known.get(r, -1),
-                                  caught_up_at=now if r in isr else NEVER_CAUGHT_UP)
-                    for r in reg.replicas if r != me])
+                known = {s.broker_id: (s.end_offset, s.fetched_broker_epoch())
+                         for s in self.followers} if was_leader else {}
+                followers = []
+                for r in reg.replicas:
+                    if r != me:
+                        end, epoch = known.get(r, _UNKNOWN)
+                        followers.append(FollowerState(
+                            r, end_offset=end, broker_epoch=epoch,
+                            caught_up_at=now if r in isr else NEVER_CAUGHT_UP))
+                self.followers = tuple(followers)
             self.maybe_advance_high_watermark(now)
         else:
             self.followers = _NO_FOLLOWERS
@@ -228,7 +248,7 @@ class Replica:
                 if end < hw and (state.broker_id in isr or (
                         now - state.last_caught_up() <= rules.lag_max_ms
                         and state.broker_id in self.replicas and state.has_fetched()
-                        and rules.eligible(state.broker_id, state.broker_epoch))):
+                        and rules.eligible(state.broker_id, state.fetched_broker_epoch()))):
                     hw = end
             for member in isr:  # an ISR member this leader has no state of has not fetched
                 if member != self.broker_id and self.follower(member) is None:
@@ -303,10 +323,31 @@ class Replica:
                 if s.broker_id not in self.isr and s.broker_id in self.replicas
                 and s.end_offset >= max(hw, self.leader_epoch_start) and s.has_fetched()
                 and (fetch is None or s.broker_id == fetch[0])
-                and eligible(s.broker_id, s.broker_epoch if fetch is None else fetch[1])]
+                and eligible(s.broker_id, s.fetched_broker_epoch() if fetch is None
+                             else fetch[1])]
         if back:
             return (*self.isr, *back)
         return None
+
+    def isr_epochs(self, isr: tuple[int, ...], own_epoch: int,
+                   fetch: tuple[int, int] | None = None) -> tuple[int, ...]:
+        """The broker epoch this leader holds for each member of ``isr``, in its order, for
+        an AlterPartition (KIP-903; Kafka's addBrokerEpochToIsr): ``own_epoch`` for this
+        broker, the one the follower's fetch carried for a follower (``fetch``: the
+        follower whose fetch asks for the change, and that fetch's epoch), and -1 for a
+        follower this leader stores none of (not fetched since its epoch began here; the
+        controller lets -1 pass)."""
+        me = self.broker_id
+        epochs: list[int] = []
+        for member in isr:
+            if member == me:
+                epochs.append(own_epoch)
+            elif fetch is not None and member == fetch[0]:
+                epochs.append(fetch[1])
+            else:
+                state = self.follower(member)
+                epochs.append(state.fetched_broker_epoch() if state is not None else -1)
+        return tuple(epochs)
 
     # ------------------------------------------------------------------ follower
     def fetch_position(self) -> FetchPartition:

@@ -19,7 +19,11 @@ soon as a fetch finds an eligible follower back in sync (Kafka's
 expansion a fetch could not). Eligible is what this broker's image says of
 the follower (KIP-841/KIP-903: unfenced, not in controlled shutdown, fetching
 with its current broker epoch), so a fenced broker that still fetches is not
-proposed again and again only for the controller to refuse it. A fetch that
+proposed again and again only for the controller to refuse it. Each request
+names the broker epoch the leader holds for every member of the ISR it asks
+for (KIP-903), so the controller can refuse a member that registered again
+since (the leader's image may lag); fetches carry the broker epoch from
+metadata.version 3.5-IV1 on. A fetch that
 finds nothing new is held for up to ``replica.fetch.wait.max.ms`` (Kafka's
 DelayedFetch) and answered as soon as one of its partitions gets records or
 changes leadership.
@@ -91,6 +95,7 @@ from broker.replica_view import Held, HeldReplicas, ReplicaView
 from metadata.delta import BROKER_RESOURCE, TOPIC_RESOURCE
 from metadata.image import MetadataImage, PartitionRegistration
 from metadata.requests import AlterPartitionRequest, AlterPartitionResponse, NodeMessage
+from metadata.versions import FETCH_BROKER_EPOCH
 
 MIN_INSYNC_REPLICAS = "min.insync.replicas"
 """Kafka's topic config."""
@@ -398,6 +403,14 @@ class ReplicaManager:
                                     self.log_dir.take(key))
         if isinstance(held, CompactLeader):
             materialize(held, replica)
+            # the compact form keeps no broker epoch: a follower that fetched it did so in
+            # its fetch session, whose last fetch carried the epoch (Kafka stores it at each
+            # fetch for every partition of the session)
+            sessions = self._sessions.by_follower
+            for state in replica.followers:
+                session = sessions.get(state.broker_id)
+                if session is not None and state.has_fetched() and session.holds(key):
+                    state.broker_epoch = session.clock.broker_epoch
         else:
             replica.become(held, self.now)
         return replica
@@ -562,8 +575,12 @@ class ReplicaManager:
         self._correlation += 1
         self._in_flight[leader] = (self._correlation, now)
         self._fetch_due[leader] = now + self.config.replica_fetch_backoff_ms
+        image = self.image
+        # Fetch v15 (metadata.version 3.5-IV1) on carries the broker epoch, none before
+        epoch_sent = self._broker_epoch() if image is not None and \
+            image.metadata_version >= FETCH_BROKER_EPOCH else -1
         self.outbox.append(NodeMessage(self.broker_id, leader, ReplicaFetchRequest(
-            self._correlation, self.broker_id, self._broker_epoch(), tuple(parts),
+            self._correlation, self.broker_id, epoch_sent, tuple(parts),
             self.config.replica_fetch_wait_max_ms, handler.session_id, epoch,
             tuple(forgotten))))
 
@@ -646,7 +663,8 @@ class ReplicaManager:
             self._wake(follower, key)
             later.append(len(answers))
             answers.append(_UNREAD)
-        session.clock.at = now
+        clock = session.clock
+        clock.at, clock.broker_epoch = now, broker_epoch
         max_records = self.config.replica_fetch_max_records
         for i in later:
             key = keys[i]
@@ -795,17 +813,23 @@ class ReplicaManager:
         """Ask the controller for ``replica``'s ISR change, if any: at a follower's ``fetch``
         (the follower, the broker epoch its fetch carried) that follower's return to the ISR
         (Kafka's maybeExpandIsr), else a shrink at the periodic check (Kafka's
-        maybeShrinkIsr, which never expands)."""
+        maybeShrinkIsr, which never expands). The request names the broker epoch this
+        leader holds for each member of the new ISR (KIP-903, AlterPartition v3:
+        :meth:`~broker.replica.Replica.isr_epochs`), so that the controller refuses a member
+        that registered again since (INELIGIBLE_REPLICA)."""
         expand = fetch is not None
         proposal = replica.isr_proposal(now, self.config.replica_lag_time_max_ms,
                                         self.isr_eligible, shrink=not expand, expand=expand,
                                         fetch=fetch)
-        if proposal is None or self._broker_epoch() < 0:
+        own_epoch = self._broker_epoch()
+        if proposal is None or own_epoch < 0:
             return
         self._correlation += 1
-        request = AlterPartitionRequest(self._correlation, self.broker_id, self._broker_epoch(),
+        request = AlterPartitionRequest(self._correlation, self.broker_id, own_epoch,
                                         replica.topic_id, replica.partition_id,
-                                        replica.leader_epoch, replica.partition_epoch, proposal)
+                                        replica.leader_epoch, replica.partition_epoch, proposal,
+                                        new_isr_epochs=replica.isr_epochs(proposal, own_epoch,
+                                                                          fetch))
         if self._send_to_controller(request):
             replica.pending_isr = proposal
             self._alter_in_flight[self._correlation] = key

@@ -107,7 +107,10 @@ class AlterPartitionRequest(msgspec.Struct, frozen=True, gc=False):
     new_isr_epochs: tuple[int, ...] = ()
     """The broker epoch the leader knows of each ``new_isr`` member, in its order (KIP-903;
     -1, or none at all, for unknown): the controller refuses a member registered since
-    with another epoch (INELIGIBLE_REPLICA). kraftsim's brokers send none yet."""
+    with another epoch (INELIGIBLE_REPLICA). A kraftsim leader always sends them
+    (AlterPartition v3, which every kraftsim controller takes): its own broker epoch, and
+    for a follower the one its fetches carried (-1 when none is stored: below
+    metadata.version 3.5-IV1 fetches carry none)."""
 
     @property
     def epoch(self) -> int:

@@ -39,6 +39,10 @@ IN_CONTROLLED_SHUTDOWN_STATE = LEVELS["3.3-IV3"]
 is in controlled shutdown (Kafka's ``isInControlledShutdownStateSupported``)."""
 ZK_MIGRATION_RECORD = LEVELS["3.4-IV0"]
 """Level 8: bootstrap writes a ZkMigrationStateRecord."""
+FETCH_BROKER_EPOCH = LEVELS["3.5-IV1"]
+"""Level 10: a follower's fetch carries its broker epoch (Kafka's Fetch v15, KIP-903); below
+it the fetch carries none, so a leader holds -1 for each follower (which the ISR-eligibility
+check lets pass) and its AlterPartition names -1 for every member but itself."""
 NO_EPOCH_BUMP_ON_ISR_SHRINK = LEVELS["3.6-IV0"]
 """Level 12: an ISR shrink no longer bumps the leader epoch (below it, Kafka's
 PartitionChangeBuilder sets the leader again so that the epoch moves: KAFKA-15021)."""

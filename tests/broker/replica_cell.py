@@ -26,12 +26,14 @@ from metadata.requests import AlterPartitionRequest, AlterPartitionResponse, Nod
 from metadata.schema import (
     BrokerRegistrationChangeRecord,
     ConfigRecord,
+    FeatureLevelRecord,
     MetadataRecord,
     PartitionChangeRecord,
     PartitionRecord,
     RegisterBrokerRecord,
     TopicRecord,
 )
+from metadata.versions import LATEST_PRODUCTION, METADATA_VERSION_FEATURE
 from raft import LeaderAndEpoch
 
 CONTROLLER = 3000
@@ -45,18 +47,20 @@ def broker_epoch(broker: int) -> int:
 
 
 class Cell:
-    """Brokers ``brokers`` (registered, unfenced) and their replica managers; see the
-    module docs."""
+    """Brokers ``brokers`` (registered, unfenced) and their replica managers, at
+    ``metadata_version``; see the module docs."""
 
     def __init__(self, brokers: Sequence[int] = (1, 2, 3),
-                 config: BrokerConfig | None = None) -> None:
+                 config: BrokerConfig | None = None,
+                 metadata_version: int = LATEST_PRODUCTION) -> None:
         self.config = config or BrokerConfig(replica_fetch_wait_max_ms=0)
         self.now = 0
         self.offset = 10  # above every broker epoch: the managers start at once
         self.image = MetadataImage.EMPTY
         self.alters: list[tuple[int, AlterPartitionRequest]] = []
         self.managers: dict[int, ReplicaManager] = {}
-        self.publish(*[RegisterBrokerRecord(b, broker_epoch=broker_epoch(b), fenced=False)
+        self.publish(FeatureLevelRecord(METADATA_VERSION_FEATURE, metadata_version),
+                     *[RegisterBrokerRecord(b, broker_epoch=broker_epoch(b), fenced=False)
                        for b in brokers])
         for b in brokers:
             loader = MetadataLoader(b)

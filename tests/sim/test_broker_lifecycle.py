@@ -13,17 +13,21 @@ from collections.abc import Sequence
 
 import pytest
 
+from broker.config import BrokerConfig
+from broker.fetch_messages import FetchPartition, ReplicaFetchRequest
 from controller import ControllerConfig, WriteMode
 from controller.operations import CreateTopics, IncrementalAlterConfigs, NewTopic
 from controller.operations.configs import ConfigChange
 from metadata.broker_index import partitions_of
 from metadata.delta import BROKER_RESOURCE, TOPIC_RESOURCE
 from metadata.image import NO_LEADER, RECOVERED, RECOVERING, MetadataImage, PartitionRegistration
+from metadata.requests import AlterPartitionResponse, NodeMessage
 from metadata.schema import BeginTransactionRecord, PartitionChangeRecord
 from sim.brokers import BrokerSettings
 from sim.clients import Producer, consume
 from sim.cluster import ClusterConfig, KRaftCluster
 from sim.faults import parse_fault
+from sim.network import LinkConfig
 from sim.world import InvariantViolation, Monitor, NodeSlot, NodeStatus, Simulation
 
 
@@ -444,3 +448,61 @@ def test_an_idempotent_producer_keeps_its_producer_id_zero_through_lost_answers(
     cluster.sim.run_for(1_000)
     assert producer.producer_id == 0 and producer.errors["REQUEST_TIMED_OUT"] > 0
     assert consume(cluster, "t") == [f"p-{i}" for i in range(10)]
+
+
+def test_a_fetch_of_a_restarted_followers_old_incarnation_does_not_take_it_back() -> None:
+    """KIP-903: a follower crashes, leaves the ISR, is fenced, restarts and registers again
+    with a new broker epoch, and is unfenced. A fetch its old incarnation sent reaches the
+    leader only now (in Kafka a request still queued at the leader; the simulated network
+    drops a crashed node's messages, so the test hands it to the leader), caught up, and
+    the leader's image, a link behind, still shows the old registration unfenced: the
+    leader asks to take the follower back. The AlterPartition names the broker epoch that
+    fetch carried, and the controller refuses it (INELIGIBLE_REPLICA) instead of putting
+    back in the ISR a replica on the word of an incarnation that is gone; the leader drops
+    the proposal, and the follower rejoins at its new incarnation's fetches once the
+    leader's image shows that registration."""
+    config = BrokerConfig(heartbeat_interval_ms=500, registration_retry_ms=100,
+                          replica_lag_time_max_ms=2_000)
+    cluster = _cluster(brokers=2, seed=5, brokers_settings=BrokerSettings(config=config))
+    _create(cluster, "t", 1, 2)
+    producer = Producer(cluster, "p", "t", 0, acks=-1)
+    producer.send(3)
+    assert cluster.run_until(lambda: producer.idle, 10_000)
+    reg = _partition(cluster, "t")
+    leader, follower = reg.leader, next(r for r in reg.replicas if r != reg.leader)
+    manager = cluster.replica_manager(leader)
+    assert manager is not None
+    old_epoch = _image(cluster).brokers[follower].epoch
+    topic_id = _image(cluster).topics_by_name["t"]
+    replica = manager.replicas[(topic_id, 0)]
+    stale = ReplicaFetchRequest(10_000, follower, old_epoch, (FetchPartition(
+        topic_id, 0, replica.leader_epoch, replica.log.end_offset, replica.log.last_epoch),))
+    # the leader's image lags the controllers by 1.5 s from now on
+    for controller in cluster.config.controller_ids:
+        cluster.sim.network.set_link(controller, leader, LinkConfig(latency_ms=1_500))
+    cluster.sim.crash(follower)
+    cluster.sim.restart(follower)
+
+    def race() -> bool:  # re-registered and unfenced; the leader's image still the old one
+        now, seen = _image(cluster).brokers[follower], manager.image
+        assert seen is not None
+        return now.epoch != old_epoch and not now.fenced and \
+            seen.brokers[follower].epoch == old_epoch and not seen.brokers[follower].fenced
+    assert cluster.run_until(race, 30_000)
+    assert _partition(cluster, "t").isr == (leader,) and replica.isr == (leader,)
+    answers: list[str] = []  # the errors of the AlterPartition answers the leader takes
+    take = manager._on_alter_response
+
+    def noted(msg: AlterPartitionResponse) -> None:
+        answers.append(msg.error)
+        take(msg)
+    manager._on_alter_response = noted  # type: ignore[method-assign]
+    cluster.sim.act("late fetch", lambda: manager.handle_message(
+        NodeMessage(follower, leader, stale), cluster.sim.now))
+    assert replica.pending_isr == (leader, follower)
+    assert cluster.run_until(lambda: bool(answers), 5_000)
+    assert answers == ["INELIGIBLE_REPLICA"]
+    assert _partition(cluster, "t").isr == (leader,)
+    assert replica.pending_isr is None and replica.maximal_isr() == (leader,)
+    assert cluster.run_until(lambda: _partition(cluster, "t").isr == (leader, follower), 10_000)
+    assert cluster.sim.violation is None
