@@ -39,10 +39,6 @@ Differences kept on purpose (pinned below):
   from a non-voter; kraftsim ignores it (a message from anyone must not crash a node).
 - testNonMonotonicLocalEndOffsetUpdate: Kafka throws when the leader's own end offset
   goes back; kraftsim's leader log never shrinks, and LeaderState keeps the HW.
-- testBeginQuorumEpochTimer: kraftsim resends BeginQuorumEpoch to the voters that have
-  not acknowledged the leader, every request timeout, and never to those that have
-  (Kafka: to every voter each half fetch timeout; docs: no periodic BeginQuorumEpoch
-  to acknowledged voters).
 
 Set aside, with the reason:
 
