@@ -637,7 +637,12 @@ class ReplicaManager:
         every follower fetch for every partition of its session), and it stays pending,
         read at each fetch, until the follower is in its ISR; ``broker_epoch`` is the one
         the fetch carried.
+
+        A fetch whose broker epoch is stale (:meth:`stale_fetch`) is refused instead: see
+        :meth:`_refuse_stale`.
         """
+        if self.stale_fetch(follower, broker_epoch):
+            return self._refuse_stale(follower, session, now, broker_epoch)
         keys = sorted(session.pending)
         expand: list[tuple[str, int]] = []  # answered followers outside the ISR
         replicas, me, share, parts = self._replicas, self.broker_id, self._clocks, \
@@ -692,6 +697,51 @@ class ReplicaManager:
                 expand.append(key)
         for key in expand:
             self._propose(key, self._replica(key), now, fetch=(follower, broker_epoch))
+        return keys, answers
+
+    def stale_fetch(self, follower: int, broker_epoch: int) -> bool:
+        """Is a fetch of ``follower`` that carried ``broker_epoch`` stale? True when this
+        broker's image holds the follower registered and unfenced with a larger broker
+        epoch: a fetch of an incarnation that registered again since (Kafka's
+        Replica.updateFetchStateOrThrow, against the metadata cache's alive broker epoch).
+        A fetch with no epoch (-1: before metadata.version 3.5-IV1), a follower fenced or
+        unknown in the image, and an epoch the image does not know yet (larger) all pass."""
+        if broker_epoch == -1:
+            return False
+        image = self.image
+        broker = image.brokers.get(follower) if image is not None else None
+        return broker is not None and not broker.fenced and broker.epoch > broker_epoch
+
+    def _refuse_stale(self, follower: int, session: FetchSession, now: int,
+                      broker_epoch: int
+                      ) -> tuple[list[tuple[str, int]], list[FetchedPartition]]:
+        """The answers to a fetch with a stale broker epoch (:meth:`stale_fetch`): Kafka reads
+        every partition of the session and, where the read finds no divergence, fails to
+        record the follower's position, answering NOT_LEADER_OR_FOLLOWER. So here every
+        partition of the session, idle ones too, is answered as its replica answers a
+        stale fetch (the leader epoch and replica checks and a divergence as for any
+        fetch, NOT_LEADER_OR_FOLLOWER otherwise), and nothing is recorded: no follower
+        state, no session clock (the idle partitions do not count as fetched), no ISR
+        expansion, and the pending partitions stay pending."""
+        keys = [(topic_id, pid) for topic_id in sorted(session.partitions)
+                for pid in sorted(session.partitions[topic_id])]
+        answers: list[FetchedPartition] = []
+        me, share, max_records = self.broker_id, self._clocks, \
+            self.config.replica_fetch_max_records
+        for key in keys:
+            part = session.partitions[key[0]][key[1]]
+            held = self._replicas.get(key)
+            if type(held) is CompactLeader:
+                answer = held.serve(follower, me, part, share, fetched_at(now), stale=True)
+                if answer is not None:
+                    answers.append(answer)
+                    continue
+                held = self._replica(key)  # a divergence check needs the Replica
+            if type(held) is Replica:
+                answers.append(held.serve_fetch(follower, part, now, max_records,
+                                                broker_epoch, stale=True))
+            else:
+                answers.append(_refused(part, held))
         return keys, answers
 
     def _respond(self, msg: ReplicaFetchRequest, session: FetchSession,
