@@ -21,7 +21,8 @@ manager's image says. The HW does not move while the ISR is smaller than
 the effective ``min.insync.replicas`` (the topic's, at most the replication
 factor: Kafka's ``effectiveMinIsr``, KAFKA-15583). A fetch from a broker that
 is not a replica is refused UNKNOWN_LEADER_EPOCH (the leader may not know the
-assignment the follower knows yet: Kafka's ``followerReplicaOrThrow``).
+assignment the follower knows yet: Kafka's ``followerReplicaOrThrow``); one whose
+broker epoch is stale, NOT_LEADER_OR_FOLLOWER, recording nothing (``serve_fetch``).
 """
 
 from __future__ import annotations

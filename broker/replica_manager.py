@@ -23,7 +23,9 @@ proposed again and again only for the controller to refuse it. Each request
 names the broker epoch the leader holds for every member of the ISR it asks
 for (KIP-903), so the controller can refuse a member that registered again
 since (the leader's image may lag); fetches carry the broker epoch from
-metadata.version 3.5-IV1 on. A fetch that
+metadata.version 3.5-IV1 on, and a fetch whose epoch is older than the unfenced
+one the leader's image holds for its follower is refused NOT_LEADER_OR_FOLLOWER,
+recording nothing (Kafka's Replica.updateFetchStateOrThrow). A fetch that
 finds nothing new is held for up to ``replica.fetch.wait.max.ms`` (Kafka's
 DelayedFetch) and answered as soon as one of its partitions gets records or
 changes leadership.
@@ -591,6 +593,15 @@ class ReplicaManager:
         msg = env.message
         if isinstance(msg, ReplicaFetchRequest):
             follower = msg.replica_id
+            if msg.session_epoch == 0 and self.stale_fetch(follower, msg.epoch):
+                # a full fetch of an incarnation that registered again since: Kafka opens
+                # it a session of its own and leaves the follower's current one alone;
+                # kraftsim keeps one per follower, so it is answered without one (and the
+                # follower's held fetch stays held)
+                self.outbox.append(NodeMessage(self.broker_id, follower, ReplicaFetchResponse(
+                    msg.correlation_id, -1,
+                    tuple(self._refuse_stale(follower, msg.partitions, now, msg.epoch)))))
+                return
             session = self._sessions.open(msg, lambda key: self._wake(follower, key))
             if isinstance(session, str):
                 self._held.pop(msg.replica_id, None)
@@ -642,7 +653,11 @@ class ReplicaManager:
         :meth:`_refuse_stale`.
         """
         if self.stale_fetch(follower, broker_epoch):
-            return self._refuse_stale(follower, session, now, broker_epoch)
+            parts = session.partitions
+            keys = [(topic_id, pid) for topic_id in sorted(parts)
+                    for pid in sorted(parts[topic_id])]
+            return keys, self._refuse_stale(follower, [parts[k[0]][k[1]] for k in keys], now,
+                                            broker_epoch)
         keys = sorted(session.pending)
         expand: list[tuple[str, int]] = []  # answered followers outside the ISR
         replicas, me, share, parts = self._replicas, self.broker_id, self._clocks, \
@@ -712,24 +727,21 @@ class ReplicaManager:
         broker = image.brokers.get(follower) if image is not None else None
         return broker is not None and not broker.fenced and broker.epoch > broker_epoch
 
-    def _refuse_stale(self, follower: int, session: FetchSession, now: int,
-                      broker_epoch: int
-                      ) -> tuple[list[tuple[str, int]], list[FetchedPartition]]:
-        """The answers to a fetch with a stale broker epoch (:meth:`stale_fetch`): Kafka reads
-        every partition of the session and, where the read finds no divergence, fails to
-        record the follower's position, answering NOT_LEADER_OR_FOLLOWER. So here every
-        partition of the session, idle ones too, is answered as its replica answers a
-        stale fetch (the leader epoch and replica checks and a divergence as for any
-        fetch, NOT_LEADER_OR_FOLLOWER otherwise), and nothing is recorded: no follower
-        state, no session clock (the idle partitions do not count as fetched), no ISR
-        expansion, and the pending partitions stay pending."""
-        keys = [(topic_id, pid) for topic_id in sorted(session.partitions)
-                for pid in sorted(session.partitions[topic_id])]
+    def _refuse_stale(self, follower: int, parts: Iterable[FetchPartition], now: int,
+                      broker_epoch: int) -> list[FetchedPartition]:
+        """The answers to a fetch with a stale broker epoch (:meth:`stale_fetch`) for
+        ``parts``: Kafka reads every partition of the fetch (of its session, for an
+        incremental one, idle ones too) and, where the read finds no divergence, fails to
+        record the follower's position, answering NOT_LEADER_OR_FOLLOWER. So each is
+        answered as its replica answers a stale fetch (the leader epoch and replica checks
+        and a divergence as for any fetch, NOT_LEADER_OR_FOLLOWER otherwise), and nothing
+        is recorded: no follower state, no session clock (the idle partitions do not count
+        as fetched), no ISR expansion, and the pending partitions stay pending."""
         answers: list[FetchedPartition] = []
         me, share, max_records = self.broker_id, self._clocks, \
             self.config.replica_fetch_max_records
-        for key in keys:
-            part = session.partitions[key[0]][key[1]]
+        for part in parts:
+            key = (part.topic_id, part.partition_id)
             held = self._replicas.get(key)
             if type(held) is CompactLeader:
                 answer = held.serve(follower, me, part, share, fetched_at(now), stale=True)
@@ -742,7 +754,7 @@ class ReplicaManager:
                                                 broker_epoch, stale=True))
             else:
                 answers.append(_refused(part, held))
-        return keys, answers
+        return answers
 
     def _respond(self, msg: ReplicaFetchRequest, session: FetchSession,
                  keys: list[tuple[str, int]], answers: list[FetchedPartition]) -> None:
