@@ -49,7 +49,8 @@ def _leader_with_a_record(cell: Cell) -> None:
 def test_a_fetch_with_a_stale_broker_epoch_is_refused_and_records_nothing() -> None:
     """The image holds broker 2 at epoch 20, unfenced; a fetch carrying its old epoch 2,
     caught up, is answered NOT_LEADER_OR_FOLLOWER: the leader records no position, no
-    fetch time and no broker epoch for 2, and asks for no ISR change."""
+    fetch time and no broker epoch for 2, and asks for no ISR change (Kafka's
+    testFenceFollowerFetchWithStaleBrokerEpoch)."""
     cell = Cell()
     _leader_with_a_record(cell)
     _reregister(cell)
