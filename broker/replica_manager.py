@@ -517,7 +517,7 @@ class ReplicaManager:
         return out
 
     def next_deadline(self) -> int | None:
-        """The next fetch, ISR check or produce deadline."""
+        """The next fetch, ISR check, AlterPartition retry or produce deadline."""
         deadline = self._next_isr_check  # (asked after every event of this broker: no lists)
         in_flight = self._in_flight
         for leader, due in self._fetch_due.items():
