@@ -90,13 +90,15 @@ class CompactLeader(msgspec.Struct, gc=False):
 
 
     def serve(self, follower: int, me: int, part: FetchPartition, share: ClockShare,
-              clock: FetchClock) -> FetchedPartition | None:
+              clock: FetchClock, stale: bool = False) -> FetchedPartition | None:
         """Replica.serve_fetch of an empty log: :data:`CAUGHT_UP` for the plain answer, an
         error answer (a stale or future epoch, a broker that is not a replica), or None
         when the answer needs the Replica (a divergence check). A caught-up follower's
         clock becomes ``clock``: :func:`fetched_at` the fetch's time, or the session's
         clock when the answer is sent now and the follower goes idle at once (as
-        :meth:`idle` after it, without the step between)."""
+        :meth:`idle` after it, without the step between). ``stale``: a fetch with a stale
+        broker epoch, refused NOT_LEADER_OR_FOLLOWER with no clock changed (as
+        Replica.serve_fetch refuses it)."""
         epoch = self.reg.leader_epoch
         if part.current_leader_epoch < epoch:
             return FetchedPartition(part.topic_id, part.partition_id, "FENCED_LEADER_EPOCH")
@@ -107,6 +109,8 @@ class CompactLeader(msgspec.Struct, gc=False):
             return FetchedPartition(part.topic_id, part.partition_id, "UNKNOWN_LEADER_EPOCH")
         if part.last_fetched_epoch >= 0:
             return None
+        if stale:
+            return FetchedPartition(part.topic_id, part.partition_id, "NOT_LEADER_OR_FOLLOWER")
         self.clocks = share.replaced(self.clocks, index, clock)  # caught up
         return CAUGHT_UP
 

@@ -36,9 +36,11 @@ class FetchPartition(msgspec.Struct, frozen=True, gc=False):
 
 
 class ReplicaFetchRequest(msgspec.Struct, frozen=True, gc=False):
-    """A follower's fetch; ``epoch`` is its broker epoch (the leader checks it before the
-    follower may join an ISR: KIP-903). The leader may hold it up to ``max_wait_ms``
-    while none of its partitions has anything new."""
+    """A follower's fetch; ``epoch`` is its broker epoch (-1: none, before Fetch v15), which
+    the leader checks (KIP-903): a fetch older than the follower's registration in its
+    image (unfenced) is refused, and the follower joins an ISR only on its registered
+    epoch. The leader may hold it up to ``max_wait_ms`` while none of its partitions has
+    anything new."""
 
     correlation_id: int
     replica_id: int

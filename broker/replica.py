@@ -21,7 +21,8 @@ manager's image says. The HW does not move while the ISR is smaller than
 the effective ``min.insync.replicas`` (the topic's, at most the replication
 factor: Kafka's ``effectiveMinIsr``, KAFKA-15583). A fetch from a broker that
 is not a replica is refused UNKNOWN_LEADER_EPOCH (the leader may not know the
-assignment the follower knows yet: Kafka's ``followerReplicaOrThrow``).
+assignment the follower knows yet: Kafka's ``followerReplicaOrThrow``); one whose
+broker epoch is stale, NOT_LEADER_OR_FOLLOWER, recording nothing (``serve_fetch``).
 """
 
 from __future__ import annotations
@@ -259,9 +260,20 @@ class Replica:
         return self.log.high_watermark != before
 
     def serve_fetch(self, replica_id: int, req: FetchPartition, now: int,
-                    max_records: int, broker_epoch: int = -1) -> FetchedPartition:
+                    max_records: int, broker_epoch: int = -1,
+                    stale: bool = False) -> FetchedPartition:
         """Answer one partition of a follower's fetch (and learn its LEO); ``broker_epoch``
-        is the broker epoch the fetch carried."""
+        is the broker epoch the fetch carried.
+
+        ``stale``: that epoch is older than the one this broker's image holds for the
+        follower (see :meth:`~broker.replica_manager.ReplicaManager.stale_fetch`). Kafka's
+        leader checks it when it records the follower's fetch (Replica's
+        updateFetchStateOrThrow, after the leader epoch checks, the replica check and
+        the read, and only when the read found no divergence): such a fetch is answered
+        NOT_LEADER_OR_FOLLOWER and nothing of it is recorded (no end offset, no fetch or
+        caught-up time, no broker epoch), so the high watermark and the ISR see nothing
+        of it. A divergence is answered as to any fetch (Kafka records nothing then
+        either)."""
         if req.current_leader_epoch < self.leader_epoch:  # the epoch first (Kafka's getLocalLog)
             return FetchedPartition(self.topic_id, self.partition_id, "FENCED_LEADER_EPOCH")
         if req.current_leader_epoch > self.leader_epoch:
@@ -278,6 +290,8 @@ class Replica:
                                         log.high_watermark, diverging=True,
                                         diverging_epoch=epoch,
                                         diverging_end_offset=end)
+        if stale:
+            return FetchedPartition(self.topic_id, self.partition_id, "NOT_LEADER_OR_FOLLOWER")
         state = self.follower(replica_id)
         if state is None:
             state = FollowerState(replica_id, caught_up_at=now if replica_id in self.isr

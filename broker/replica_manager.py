@@ -15,18 +15,23 @@ Leaders answer, move the high watermark, and propose ISR changes to the
 controller with AlterPartition: a shrink at the periodic ISR check (Kafka's
 ``maybeShrinkIsr``, every half ``replica.lag.time.max.ms``), an expansion as
 soon as a fetch finds an eligible follower back in sync (Kafka's
-``maybeExpandIsr`` at each follower fetch; the periodic check proposes any
-expansion a fetch could not). Eligible is what this broker's image says of
-the follower (KIP-841/KIP-903: unfenced, not in controlled shutdown, fetching
-with its current broker epoch), so a fenced broker that still fetches is not
-proposed again and again only for the controller to refuse it. Each request
-names the broker epoch the leader holds for every member of the ISR it asks
-for (KIP-903), so the controller can refuse a member that registered again
-since (the leader's image may lag); fetches carry the broker epoch from
-metadata.version 3.5-IV1 on. A fetch that
-finds nothing new is held for up to ``replica.fetch.wait.max.ms`` (Kafka's
-DelayedFetch) and answered as soon as one of its partitions gets records or
-changes leadership.
+``maybeExpandIsr`` at each follower fetch; the periodic check only shrinks).
+Eligible is what this broker's image says of the follower (KIP-841/KIP-903:
+unfenced, not in controlled shutdown, fetching with its current broker epoch),
+so a fenced broker that still fetches is not proposed again and again only for
+the controller to refuse it. Each request names the broker epoch the leader
+holds for every member of the ISR it asks for (KIP-903), so the controller can
+refuse a member that registered again since (the leader's image may lag). An
+answer is taken as Kafka's Partition takes it (see
+:meth:`ReplicaManager._on_alter_response`): a refusal not applied drops the
+pending change, an error of stale metadata keeps it until the image moves,
+another error sends it again, and an answer to a replaced proposal is ignored.
+Fetches carry the broker epoch from metadata.version 3.5-IV1 on, and a fetch
+whose epoch is older than the unfenced one the leader's image holds for its
+follower is refused NOT_LEADER_OR_FOLLOWER, recording nothing (Kafka's
+Replica.updateFetchStateOrThrow). A fetch that finds nothing new is held for up
+to ``replica.fetch.wait.max.ms`` (Kafka's DelayedFetch) and answered as soon as
+one of its partitions gets records or changes leadership.
 
 Fetches use incremental fetch sessions (KIP-227, see
 :mod:`broker.fetch_messages`): after a full fetch a follower names only the
@@ -100,6 +105,21 @@ from metadata.versions import FETCH_BROKER_EPOCH
 MIN_INSYNC_REPLICAS = "min.insync.replicas"
 """Kafka's topic config."""
 
+ALTER_RETRY_MS = 50
+"""How long a partition leader waits to send an AlterPartition again after an error that
+asks for a retry (Kafka's AlterPartitionManager after a request-level error)."""
+
+ALTER_BACK_TO_COMMITTED = frozenset({"INELIGIBLE_REPLICA", "OPERATION_NOT_ATTEMPTED"})
+"""AlterPartition errors after which the leader drops its pending ISR change (Kafka's
+handleAlterPartitionError: the request was not applied, the partition epoch is current)."""
+
+ALTER_KEEPS_PENDING = frozenset({
+    "UNKNOWN_TOPIC_OR_PARTITION", "UNKNOWN_TOPIC_ID", "FENCED_LEADER_EPOCH",
+    "INVALID_UPDATE_VERSION", "INVALID_REQUEST", "NEW_LEADER_ELECTED"})
+"""AlterPartition errors after which the leader keeps its pending ISR change until new
+metadata (Kafka's handleAlterPartitionError: its metadata is behind); any other error
+not NONE is retried."""
+
 COMPACT_LEADERS = True
 """Whether a leader with an empty log is held compact (tests switch it off to compare)."""
 
@@ -152,7 +172,12 @@ class ReplicaManager:
         self._correlation = 0
         self._fetch_due: dict[int, int] = {}       # leader broker -> next fetch time
         self._in_flight: dict[int, tuple[int, int]] = {}  # leader -> (correlation, sent at)
-        self._alter_in_flight: dict[int, tuple[str, int]] = {}
+        # AlterPartition: correlation -> (partition, request) of each request in flight;
+        # partition -> the correlation of the request of its pending proposal (an answer
+        # to any other is ignored); partition -> (when, correlation, request) to send again
+        self._alter_in_flight: dict[int, tuple[tuple[str, int], AlterPartitionRequest]] = {}
+        self._alter_sent: dict[tuple[str, int], int] = {}
+        self._alter_retry: dict[tuple[str, int], tuple[int, int, AlterPartitionRequest]] = {}
         self._held: dict[int, HeldFetch] = {}  # follower broker -> its held fetch
         self._sessions = FetchSessionCache()  # our followers' sessions, as their leader
         self._handlers: dict[int, FetchSessionHandler] = {}  # leader broker -> our session
@@ -492,7 +517,7 @@ class ReplicaManager:
         return out
 
     def next_deadline(self) -> int | None:
-        """The next fetch, ISR check or produce deadline."""
+        """The next fetch, ISR check, AlterPartition retry or produce deadline."""
         deadline = self._next_isr_check  # (asked after every event of this broker: no lists)
         in_flight = self._in_flight
         for leader, due in self._fetch_due.items():
@@ -509,6 +534,9 @@ class ReplicaManager:
         for held in self._held.values():
             if held.deadline < deadline:
                 deadline = held.deadline
+        for due, _, _ in self._alter_retry.values():
+            if due < deadline:
+                deadline = due
         return deadline
 
     def poll(self, now: int) -> None:
@@ -523,6 +551,8 @@ class ReplicaManager:
         for leader, due in sorted(self._fetch_due.items()):
             if due <= now and leader not in self._in_flight:
                 self._send_fetch(leader, now)
+        if self._alter_retry:
+            self._retry_alters(now)
         if now >= self._next_isr_check:
             self._next_isr_check = now + self.config.replica_lag_time_max_ms // 2
             self._check_isrs(now)
@@ -591,6 +621,15 @@ class ReplicaManager:
         msg = env.message
         if isinstance(msg, ReplicaFetchRequest):
             follower = msg.replica_id
+            if msg.session_epoch == 0 and self.stale_fetch(follower, msg.epoch):
+                # a full fetch of an incarnation that registered again since: Kafka opens
+                # it a session of its own and leaves the follower's current one alone;
+                # kraftsim keeps one per follower, so it is answered without one (and the
+                # follower's held fetch stays held)
+                self.outbox.append(NodeMessage(self.broker_id, follower, ReplicaFetchResponse(
+                    msg.correlation_id, -1,
+                    tuple(self._refuse_stale(follower, msg.partitions, now, msg.epoch)))))
+                return
             session = self._sessions.open(msg, lambda key: self._wake(follower, key))
             if isinstance(session, str):
                 self._held.pop(msg.replica_id, None)
@@ -637,7 +676,16 @@ class ReplicaManager:
         every follower fetch for every partition of its session), and it stays pending,
         read at each fetch, until the follower is in its ISR; ``broker_epoch`` is the one
         the fetch carried.
+
+        A fetch whose broker epoch is stale (:meth:`stale_fetch`) is refused instead: see
+        :meth:`_refuse_stale`.
         """
+        if self.stale_fetch(follower, broker_epoch):
+            parts = session.partitions
+            keys = [(topic_id, pid) for topic_id in sorted(parts)
+                    for pid in sorted(parts[topic_id])]
+            return keys, self._refuse_stale(follower, [parts[k[0]][k[1]] for k in keys], now,
+                                            broker_epoch)
         keys = sorted(session.pending)
         expand: list[tuple[str, int]] = []  # answered followers outside the ISR
         replicas, me, share, parts = self._replicas, self.broker_id, self._clocks, \
@@ -693,6 +741,48 @@ class ReplicaManager:
         for key in expand:
             self._propose(key, self._replica(key), now, fetch=(follower, broker_epoch))
         return keys, answers
+
+    def stale_fetch(self, follower: int, broker_epoch: int) -> bool:
+        """Is a fetch of ``follower`` that carried ``broker_epoch`` stale? True when this
+        broker's image holds the follower registered and unfenced with a larger broker
+        epoch: a fetch of an incarnation that registered again since (Kafka's
+        Replica.updateFetchStateOrThrow, against the metadata cache's alive broker epoch).
+        A fetch with no epoch (-1: before metadata.version 3.5-IV1), a follower fenced or
+        unknown in the image, and an epoch the image does not know yet (larger) all pass."""
+        if broker_epoch == -1:
+            return False
+        image = self.image
+        broker = image.brokers.get(follower) if image is not None else None
+        return broker is not None and not broker.fenced and broker.epoch > broker_epoch
+
+    def _refuse_stale(self, follower: int, parts: Iterable[FetchPartition], now: int,
+                      broker_epoch: int) -> list[FetchedPartition]:
+        """The answers to a fetch with a stale broker epoch (:meth:`stale_fetch`) for
+        ``parts``: Kafka reads every partition of the fetch (of its session, for an
+        incremental one, idle ones too) and, where the read finds no divergence, fails to
+        record the follower's position, answering NOT_LEADER_OR_FOLLOWER. So each is
+        answered as its replica answers a stale fetch (the leader epoch and replica checks
+        and a divergence as for any fetch, NOT_LEADER_OR_FOLLOWER otherwise), and nothing
+        is recorded: no follower state, no session clock (the idle partitions do not count
+        as fetched), no ISR expansion, and the pending partitions stay pending."""
+        answers: list[FetchedPartition] = []
+        me, share, max_records = self.broker_id, self._clocks, \
+            self.config.replica_fetch_max_records
+        for part in parts:
+            key = (part.topic_id, part.partition_id)
+            held = self._replicas.get(key)
+            if type(held) is CompactLeader:
+                answer = held.serve(follower, me, part, share, fetched_at(now), stale=True)
+                if answer is not None:
+                    answers.append(answer)
+                    continue
+                held = self._replica(key)  # a divergence check needs the Replica
+            if type(held) is Replica:
+                answers.append(held.serve_fetch(follower, part, now, max_records,
+                                                broker_epoch, stale=True))
+            else:
+                answers.append(_refused(part, held))
+        return answers
 
     def _respond(self, msg: ReplicaFetchRequest, session: FetchSession,
                  keys: list[tuple[str, int]], answers: list[FetchedPartition]) -> None:
@@ -832,7 +922,8 @@ class ReplicaManager:
                                                                           fetch))
         if self._send_to_controller(request):
             replica.pending_isr = proposal
-            self._alter_in_flight[self._correlation] = key
+            self._alter_in_flight[self._correlation] = (key, request)
+            self._alter_sent[key] = self._correlation
 
     def isr_eligible(self, broker_id: int, broker_epoch: int) -> bool:
         """May follower ``broker_id``, whose fetch carried ``broker_epoch``, join an ISR?
@@ -843,11 +934,81 @@ class ReplicaManager:
         return broker is not None and not broker.fenced and \
             not broker.in_controlled_shutdown and broker_epoch in (-1, broker.epoch)
 
+    def _proposing(self, key: tuple[str, int], correlation: int) -> Replica | None:
+        """The replica of ``key`` if it leads with a pending ISR change whose request was
+        ``correlation`` (Kafka's check that the partition state is still the proposed
+        one); None when that proposal was replaced since (by the image, or by another)."""
+        replica = self.peek(key)
+        if replica is None or not replica.is_leader or replica.pending_isr is None or \
+                self._alter_sent.get(key) != correlation:
+            return None
+        return replica
+
     def _on_alter_response(self, msg: AlterPartitionResponse) -> None:
-        key = self._alter_in_flight.pop(msg.correlation_id, None)
-        replica = self.peek(key) if key is not None else None
-        if replica is not None and msg.error != "NONE":
-            replica.pending_isr = None  # the image will tell; propose again next check
+        """The controller's answer to an AlterPartition, as Kafka's Partition takes it
+        (``submitAlterPartition``'s callback, ``handleAlterPartitionError``, and the
+        AlterPartitionManager and controller channel beneath them):
+
+        - an answer to a proposal that is no longer pending (the image replaced it, or
+          the leader proposed again since) is ignored;
+        - NONE: the change stays pending until the image brings it (Kafka takes the
+          answer's ISR and partition epoch at once; kraftsim's replicas take both from
+          the image only);
+        - INELIGIBLE_REPLICA, OPERATION_NOT_ATTEMPTED: the controller says the request
+          was not applied and the partition epoch is current, so the leader goes back to
+          the ISR as written (the pending change dropped) and proposes again at a later
+          fetch or check;
+        - UNKNOWN_TOPIC_OR_PARTITION, UNKNOWN_TOPIC_ID, FENCED_LEADER_EPOCH,
+          INVALID_UPDATE_VERSION, INVALID_REQUEST, NEW_LEADER_ELECTED: the leader's
+          metadata is behind; the change stays pending (no other is proposed) until the
+          image moves the partition epoch;
+        - any other error (STALE_BROKER_EPOCH and a controller's UNKNOWN_SERVER_ERROR,
+          request-level errors in Kafka, which its AlterPartitionManager resends; a
+          NOT_CONTROLLER, which Kafka's controller channel resends; an unexpected
+          partition error, which Partition submits again): the same proposal is sent again
+          after :data:`ALTER_RETRY_MS`, with the broker's current epoch, unless it was
+          replaced meanwhile. (Kafka resends a NOT_CONTROLLER and an unexpected
+          partition error without that pause.)
+        """
+        found = self._alter_in_flight.pop(msg.correlation_id, None)
+        if found is None:
+            return
+        key, request = found
+        if self._proposing(key, msg.correlation_id) is None:
+            return  # it answers a proposal since replaced
+        error = msg.error
+        if error in ALTER_KEEPS_PENDING or error == "NONE":
+            del self._alter_sent[key]
+        elif error in ALTER_BACK_TO_COMMITTED:
+            del self._alter_sent[key]
+            replica = self.peek(key)
+            assert replica is not None
+            replica.pending_isr = None
+        else:
+            self._alter_retry[key] = (self.now + ALTER_RETRY_MS, msg.correlation_id, request)
+
+    def _retry_alters(self, now: int) -> None:
+        """Send again the AlterPartitions due (see :meth:`_on_alter_response`) whose
+        proposal is still pending; without a controller to send to, wait again."""
+        for key in sorted(self._alter_retry):
+            due, correlation, request = self._alter_retry[key]
+            if due > now:
+                continue
+            del self._alter_retry[key]
+            if self._proposing(key, correlation) is None:
+                continue
+            own_epoch = self._broker_epoch()
+            if own_epoch < 0:  # not registered: the next registration's epoch, later
+                self._alter_retry[key] = (now + ALTER_RETRY_MS, correlation, request)
+                continue
+            self._correlation += 1
+            again = msgspec.structs.replace(request, correlation_id=self._correlation,
+                                            broker_epoch=own_epoch)
+            if self._send_to_controller(again):
+                self._alter_in_flight[self._correlation] = (key, again)
+                self._alter_sent[key] = self._correlation
+            else:
+                self._alter_retry[key] = (now + ALTER_RETRY_MS, correlation, request)
 
     # ------------------------------------------------------------------ clients
     def topic_leaders(self, topic: str) -> list[Replica]:

@@ -304,23 +304,28 @@ def test_isr_expansion_at_a_fetch_names_only_the_fetching_follower() -> None:
 
 
 def test_isr_not_expanded_when_the_update_fails() -> None:
-    """testIsrNotExpandedIfUpdateFails: a refused expansion leaves the ISR and the maximal
-    ISR as the image has them."""
+    """testIsrNotExpandedIfUpdateFails: an expansion refused INVALID_UPDATE_VERSION leaves
+    the ISR as the image has it and the expansion pending (the maximal ISR keeps the
+    follower) until new metadata, and is not asked again."""
     cell = Cell()
     cell.create(replicas=(1, 2), isr=(1,), leader=1)
     cell.produce(1, ["a", "b"], acks=1)
     cell.step()
     assert cell.alters
-    cell.answer_alter("INVALID_UPDATE_VERSION")
+    cell.answer_alter("INVALID_UPDATE_VERSION", write=False)
     leader = cell.replica(1)
-    assert leader.isr == (1,) and leader.maximal_isr() == (1,)
+    assert leader.isr == (1,) and leader.maximal_isr() == (1, 2)
+    cell.run(40_000, every=1_000)
+    assert cell.alters == [] and leader.maximal_isr() == (1, 2)
 
 
 @pytest.mark.parametrize("state", ["fenced", "shutdown", "stale-epoch"])
 def test_an_ineligible_follower_is_not_proposed_for_the_isr(state: str) -> None:
     """testIsrNotExpandedIfReplicaIsFencedOrShutdown, testIsrNotExpandedIfReplicaIsIn
-    ControlledShutdown, testFenceFollowerFetchWithStaleBrokerEpoch and
-    testIsrCanExpandedIfBrokerEpochsMatchWithKraftMetadataCache (KIP-841, KIP-903)."""
+    ControlledShutdown and testIsrCanExpandedIfBrokerEpochsMatchWithKraftMetadataCache
+    (KIP-841, KIP-903). "stale-epoch": the fetches carry an epoch the image does not
+    have, newer than its own, so they are served but not proposed; a fetch with an older
+    epoch is refused (testFenceFollowerFetchWithStaleBrokerEpoch: test_stale_fetch_epoch)."""
     cell = Cell()
     cell.create(replicas=(1, 2), isr=(1,), leader=1)
     cell.produce(1, ["a"], acks=1)
@@ -366,15 +371,17 @@ def test_the_periodic_check_never_expands_the_isr() -> None:
 
 
 def test_one_isr_change_in_flight_at_a_time() -> None:
-    """testSingleInFlightAlterIsr and testRetryShrinkIsr: while a change is pending no other
-    is asked for; an error clears it and the next check asks again."""
+    """testSingleInFlightAlterIsr: while a change is pending no other is asked for; once it
+    is dropped (a refusal the controller did not apply: INELIGIBLE_REPLICA) the next check
+    asks again. (testRetryShrinkIsr, the same request sent again after an error to retry:
+    test_alter_partition_answers.py.)"""
     log = _log([(1, 10)])
     leader = _leader(log, leader_epoch=2, isr=(ME, F1, F2), now=0)
     assert leader.isr_proposal(30_001, 30_000) == (ME,)
     leader.pending_isr = (ME,)
     assert leader.isr_proposal(30_002, 30_000) is None
     assert leader.maximal_isr() == (ME, F1, F2)  # a shrink counts once written
-    leader.pending_isr = None  # the controller refused it
+    leader.pending_isr = None  # the controller refused it, not applied
     assert leader.isr_proposal(30_003, 30_000) == (ME,)
 
 

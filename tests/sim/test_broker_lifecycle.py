@@ -506,3 +506,63 @@ def test_a_fetch_of_a_restarted_followers_old_incarnation_does_not_take_it_back(
     assert replica.pending_isr is None and replica.maximal_isr() == (leader,)
     assert cluster.run_until(lambda: _partition(cluster, "t").isr == (leader, follower), 10_000)
     assert cluster.sim.violation is None
+
+
+def test_a_fetch_of_a_restarted_followers_old_incarnation_is_refused() -> None:
+    """KIP-903, the leader's image up to date: a follower crashes, restarts, registers
+    again with a new broker epoch, is unfenced and rejoins the ISR, all of which the
+    leader's image shows. A fetch its old incarnation sent reaches the leader only now
+    (handed to it, as in the test above), from offset 0: the leader answers it
+    NOT_LEADER_OR_FOLLOWER and records nothing of it (Kafka's
+    Replica.updateFetchStateOrThrow), so what it knows of the follower (its log end, when
+    it was caught up, its broker epoch) stays that of the new incarnation; the follower
+    stays in the ISR and the cluster goes on."""
+    config = BrokerConfig(heartbeat_interval_ms=500, registration_retry_ms=100,
+                          replica_lag_time_max_ms=2_000)
+    cluster = _cluster(brokers=2, seed=5, brokers_settings=BrokerSettings(config=config))
+    _create(cluster, "t", 1, 2)
+    producer = Producer(cluster, "p", "t", 0, acks=-1)
+    producer.send(3)
+    assert cluster.run_until(lambda: producer.idle, 10_000)
+    reg = _partition(cluster, "t")
+    leader, follower = reg.leader, next(r for r in reg.replicas if r != reg.leader)
+    manager = cluster.replica_manager(leader)
+    assert manager is not None
+    old_epoch = _image(cluster).brokers[follower].epoch
+    topic_id = _image(cluster).topics_by_name["t"]
+    cluster.sim.crash(follower)
+    cluster.sim.restart(follower)
+
+    def back() -> bool:  # registered again, unfenced and in the ISR, as the leader sees it
+        seen = manager.image
+        assert seen is not None
+        broker = seen.brokers[follower]
+        return broker.epoch != old_epoch and not broker.fenced and \
+            manager.replicas[(topic_id, 0)].isr == (leader, follower)
+    assert cluster.run_until(back, 30_000)
+    new_epoch = _image(cluster).brokers[follower].epoch
+    producer.send(2)
+    assert cluster.run_until(lambda: producer.idle, 10_000)
+    replica = manager.replicas[(topic_id, 0)]
+    state = replica.follower(follower)
+    assert state is not None and state.fetched_broker_epoch() == new_epoch
+    known = (state.end_offset, state.last_caught_up(), state.fetched_broker_epoch())
+    stale = ReplicaFetchRequest(10_000, follower, old_epoch, (FetchPartition(
+        topic_id, 0, replica.leader_epoch, 0, -1),))
+    errors: list[str] = []
+
+    def late_fetch() -> None:
+        manager.handle_message(NodeMessage(follower, leader, stale), cluster.sim.now)
+        errors.extend(p.error for env in manager.outbox if env.dst == follower
+                      and getattr(env.message, "correlation_id", None) == 10_000
+                      for p in env.message.partitions)  # type: ignore[attr-defined]
+        after = replica.follower(follower)
+        assert after is not None
+        known_after = (after.end_offset, after.last_caught_up(), after.fetched_broker_epoch())
+        assert known_after == known
+    cluster.sim.act("late fetch", late_fetch)
+    assert errors == ["NOT_LEADER_OR_FOLLOWER"]
+    producer.send(2)
+    assert cluster.run_until(lambda: producer.idle, 10_000)
+    assert _partition(cluster, "t").isr == (leader, follower)
+    assert cluster.sim.violation is None
