@@ -5,8 +5,8 @@ new incarnation take the broker out of every ISR it is in and move leadership
 away from it; unfencing runs an election for every leaderless partition with
 it counted as active, its own or not (Kafka's generateLeaderAndIsrUpdates; the
 rules are in :mod:`controller.operations.leadership`). Only the broker's own
-partitions (and, on an unfence, those of brokers not active) are visited,
-through the image's broker index.
+partitions are visited, through the image's broker index (on an unfence, the
+leaderless partitions, through the image's index of them).
 """
 
 from __future__ import annotations

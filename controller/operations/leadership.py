@@ -21,7 +21,7 @@
 Setting a leader bumps the leader epoch and every change bumps the partition
 epoch (:meth:`metadata.image.PartitionRegistration.merge`). Only the leaving
 broker's partitions are visited, through the image's broker index (on an
-unfence, those of the returning broker and of the brokers not active).
+unfence, the leaderless ones, through the image's index of them).
 """
 
 from __future__ import annotations
@@ -209,36 +209,19 @@ def returning_changes(image: MetadataImage, broker_id: int, node_id: int | None 
     a partition of other brokers can get a leader here: its ISR member fenced, an active
     replica elected uncleanly once a topic allows it.
 
-    Found without a scan of every partition: the leaderless partitions are among those
-    of ``broker_id`` and of the brokers that are not active (fenced, in controlled
-    shutdown, or no longer registered). A partition leaves the ISR's last member in place
-    when it loses its leader, and that member is not active then; a leaderless partition
-    whose replicas are all active is not looked for (no operation leaves one). With every
-    other broker active this walks ``broker_id``'s partitions alone.
+    The image's leaderless-partition index names them: an unfence with none costs
+    nothing more.
     """
-    index = image.partitions_by_broker
-    topics_by_id = image.topics_by_id
-    found: dict[str, set[int]] = {}
-    for candidate in sorted(index):
-        if candidate != broker_id and active(image, candidate):
-            continue
-        for topic_id, pids in index[candidate].items():
-            topic = topics_by_id.get(topic_id)
-            if topic is None:
-                continue
-            partitions = topic.partitions
-            for pid in pids:
-                reg = partitions.get(pid)
-                if reg is not None and reg.leader == NO_LEADER:
-                    found.setdefault(topic_id, set()).add(pid)
+    found = image.leaderless_partitions
     if not found:
         return
+    topics_by_id = image.topics_by_id
     actives: dict[int, bool] = {broker_id: True}
     default: bool | None = None
     for topic_id in sorted(found):
         topic = topics_by_id[topic_id]
         unclean: bool | None = None
-        for pid in sorted(found[topic_id]):
+        for pid in found[topic_id]:
             reg = topic.partitions[pid]
             leader = NO_LEADER
             for replica in reg.replicas:
