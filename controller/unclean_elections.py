@@ -28,13 +28,13 @@ from metadata.schema import MetadataRecord, PartitionChangeRecord
 
 
 def leaderless(image: MetadataImage) -> Iterator[tuple[str, int, PartitionRegistration]]:
-    """Every partition without a leader, by topic id and partition."""
-    for topic_id in sorted(image.topics_by_id):
+    """Every partition without a leader, by topic id and partition (from the image's
+    index of them)."""
+    index = image.leaderless_partitions
+    for topic_id in sorted(index):
         partitions = image.topics_by_id[topic_id].partitions
-        for pid in sorted(partitions):
-            reg = partitions[pid]
-            if reg.leader == NO_LEADER:
-                yield topic_id, pid, reg
+        for pid in index[topic_id]:
+            yield topic_id, pid, partitions[pid]
 
 
 def left_leaderless(image: MetadataImage, records: Iterable[MetadataRecord]) -> bool:
@@ -80,9 +80,8 @@ class UncleanElector(PeriodicElections):
         self.node_id = node_id
 
     def has_work(self, image: MetadataImage) -> bool:
-        """Whether a partition is leaderless (in any order: only whether one is)."""
-        return any(reg.leader == NO_LEADER for topic in image.topics_by_id.values()
-                   for reg in topic.partitions.values())
+        """Whether a partition is leaderless."""
+        return bool(image.leaderless_partitions)
 
     def triggered_by(self, image: MetadataImage, records: Iterable[MetadataRecord]) -> bool:
         """Whether a record left a partition leaderless."""

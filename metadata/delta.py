@@ -25,6 +25,8 @@ from metadata.broker_index import BrokerIndex, clear_shared_appends, shared_upda
 from metadata.errors import ReplayError as ReplayError  # re-exported: its old home
 from metadata.image import (
     DIGEST_MASK,
+    NO_LEADER,
+    NO_LEADER_CHANGE,
     BrokerRegistration,
     ConfigKey,
     ControllerRegistration,
@@ -240,6 +242,9 @@ class MetadataDelta:
         self.records = 0
         self._topics: dict[str, _TopicChange] = {}
         self._reassigned: set[str] = set()  # topic ids whose replica lists may have changed
+        # topic ids where a record took a partition's leader away or gave one to a
+        # partition without: the topics whose leaderless partitions may have changed
+        self._leaderless_moved: set[str] = set()
         self._removed: dict[str, TopicImage | None] = {}  # id -> image it had (None: new)
         self._names: dict[str, str | None] = {}
         self._brokers: dict[int, BrokerRegistration | None] = {}
@@ -333,6 +338,9 @@ class MetadataDelta:
         change.partitions.update(registrations)
         change.terms = None
         self._reassigned.add(run.topic_id)
+        if run.topic_id in self.image.leaderless_partitions or \
+                any(reg.leader == NO_LEADER for reg in registrations.values()):
+            self._leaderless_moved.add(run.topic_id)
         self.records += run.end - run.start
         return True
 
@@ -373,6 +381,9 @@ class MetadataDelta:
         change.partitions[record.partition_id] = partition_from_record(record)
         change.terms = None
         self._reassigned.add(record.topic_id)
+        if record.leader == NO_LEADER or record.topic_id in self._leaderless_moved or \
+                record.topic_id in self.image.leaderless_partitions:
+            self._leaderless_moved.add(record.topic_id)
 
     def _replay_partition_change(self, record: PartitionChangeRecord) -> None:
         topic_id = record.topic_id
@@ -393,6 +404,9 @@ class MetadataDelta:
             change.terms += partition_change_digest(topic_id, partition_id, current, merged)
         if record.replicas is not None:
             self._reassigned.add(topic_id)
+        if (record.leader == NO_LEADER) != (current.leader == NO_LEADER) and \
+                record.leader != NO_LEADER_CHANGE:
+            self._leaderless_moved.add(topic_id)
 
     def _replay_clear_elr(self, record: ClearElrRecord) -> None:
         """Kafka's TopicsDelta: every partition of the topic (of every topic for an empty
@@ -519,7 +533,8 @@ class MetadataDelta:
         digest = image.digest
         if not self._removed and not self._topics:  # no topic changed (e.g. a broker's)
             return self._apply_rest(image, offset, epoch, image.topics_by_id,
-                                    image.partitions_by_broker, digest)
+                                    image.partitions_by_broker, digest,
+                                    image.leaderless_partitions)
         topics = image.topics_by_id.mutate()
         removed: list[TopicImage] = []
         for topic_id, gone in self._removed.items():
@@ -544,11 +559,46 @@ class MetadataDelta:
                 made.append(topic)
         index = shared_update(image.partitions_by_broker, removed, changed, made) \
             if removed or changed else image.partitions_by_broker
-        return self._apply_rest(image, offset, epoch, topics.finish(), index, digest)
+        return self._apply_rest(image, offset, epoch, topics.finish(), index, digest,
+                                self._leaderless())
+
+    def _leaderless(self) -> immutables.Map[str, tuple[int, ...]]:
+        """The image's leaderless-partition index after this delta: removed topics
+        dropped, and the changed partitions of each topic where a record took a leader
+        away or gave one to a leaderless partition looked at (a fence at 1,000,000
+        partitions sets 3,300 leaders and usually none of these)."""
+        index = self.image.leaderless_partitions
+        dropped = [t for t in self._removed if t in index]
+        moved = self._leaderless_moved
+        if not dropped and not moved:
+            return index
+        out = index.mutate()
+        for topic_id in dropped:
+            del out[topic_id]
+        for topic_id, change in self._topics.items():  # (in the order of the records)
+            if topic_id not in moved:
+                continue
+            old = out.get(topic_id) if change.base is not None else None
+            partitions = change.partitions
+            lost = [pid for pid, reg in partitions.items() if reg.leader == NO_LEADER]
+            if old is None:
+                if lost:  # (a topic with no leaderless partition, the usual case, stops here)
+                    out[topic_id] = tuple(sorted(lost))
+                elif topic_id in out:  # made again in this delta under the same id
+                    del out[topic_id]
+                continue
+            pids = {pid for pid in old if pid not in partitions}
+            pids.update(lost)
+            if pids:
+                out[topic_id] = tuple(sorted(pids))
+            else:
+                del out[topic_id]
+        return out.finish()
 
     def _apply_rest(self, image: MetadataImage, offset: int, epoch: int,
                     topics_by_id: immutables.Map[str, TopicImage], index: BrokerIndex,
-                    digest: int) -> MetadataImage:
+                    digest: int, leaderless: immutables.Map[str, tuple[int, ...]]
+                    ) -> MetadataImage:
         """:meth:`apply` once the topics are made: names, brokers, controllers, features,
         configs, producer ids, the ZK migration state, then ACLs, SCRAM credentials, client
         quotas and delegation tokens."""
@@ -580,7 +630,8 @@ class MetadataDelta:
             offset=offset, epoch=epoch, topics_by_id=topics_by_id, topics_by_name=names,
             brokers=brokers, controllers=controllers, configs=configs, features=features,
             next_producer_id=next_pid, zk_migration_state=zk, security=security,
-            digest=digest & DIGEST_MASK, partitions_by_broker=index)
+            digest=digest & DIGEST_MASK, partitions_by_broker=index,
+            leaderless_partitions=leaderless)
 
     def _apply_configs(self, digest: int) -> tuple[ConfigMap, int]:
         configs = self.image.configs

@@ -309,6 +309,11 @@ class MetadataImage(msgspec.Struct, frozen=True, gc=False):
         msgspec.field(default_factory=immutables.Map)
     """Derived index, broker -> topic id -> partition ids it is a replica of (not in the
     digest); see :mod:`metadata.broker_index`."""
+    leaderless_partitions: immutables.Map[str, tuple[int, ...]] = \
+        msgspec.field(default_factory=immutables.Map)
+    """Derived index, topic id -> sorted ids of its partitions without a leader (topics
+    with none left out; not in the digest): what an unfence and the unclean-election
+    check visit, without a walk over every partition."""
 
     @property
     def client_quotas(self) -> immutables.Map[QuotaEntity, immutables.Map[str, float]]:

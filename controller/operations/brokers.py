@@ -2,10 +2,11 @@
 
 Fencing, unregistering, a controlled shutdown and a re-registration under a
 new incarnation take the broker out of every ISR it is in and move leadership
-away from it; unfencing gives it the leadership of leaderless partitions it is
-in the ISR of (Kafka's generateLeaderAndIsrUpdates; the rules are in
-:mod:`controller.operations.leadership`). Only the broker's own partitions are
-visited, through the image's broker index.
+away from it; unfencing runs an election for every leaderless partition with
+it counted as active, its own or not (Kafka's generateLeaderAndIsrUpdates; the
+rules are in :mod:`controller.operations.leadership`). Only the broker's own
+partitions are visited, through the image's broker index (on an unfence, the
+leaderless partitions, through the image's index of them).
 """
 
 from __future__ import annotations
@@ -154,7 +155,8 @@ class UnfenceBroker(msgspec.Struct, frozen=True):
         return f"UnfenceBroker({self.broker_id})"
 
     def generate(self, ctx: OperationContext) -> Generated:
-        """The unfence record, then leadership of leaderless partitions it is in."""
+        """The unfence record, then an election for every leaderless partition that one
+        more active broker lets elect (Kafka's handleBrokerUnfenced)."""
         broker = _registered(ctx.image, self.broker_id)
         if not broker.fenced:
             return Generated([], {"brokerId": self.broker_id, "fenced": False})

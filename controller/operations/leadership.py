@@ -11,14 +11,17 @@
   records: that is what unclean means); from metadata.version 3.2-IV0 the
   partition is marked RECOVERING (KIP-704) until its leader's next
   AlterPartition says RECOVERED.
-- An unfenced broker leads leaderless partitions whose ISR holds it, and, where
-  unclean election is enabled, its other leaderless partitions (ISR just it).
+- Unfencing a broker runs an election for every leaderless partition, with it
+  counted as active: a clean one where an ISR member can lead, else, where
+  unclean election is enabled, the first active replica (ISR just it). A
+  partition the unfenced broker has no replica of can get a leader this way.
 - Below metadata.version 3.6-IV0 an ISR shrink that keeps the leader still bumps
   the leader epoch (the record names the leader again), as Kafka did then.
 
 Setting a leader bumps the leader epoch and every change bumps the partition
 epoch (:meth:`metadata.image.PartitionRegistration.merge`). Only the leaving
-broker's partitions are visited, through the image's broker index.
+broker's partitions are visited, through the image's broker index (on an
+unfence, the leaderless ones, through the image's index of them).
 """
 
 from __future__ import annotations
@@ -194,26 +197,58 @@ def leaving_changes(image: MetadataImage, broker_id: int, node_id: int | None = 
 
 def returning_changes(image: MetadataImage, broker_id: int, node_id: int | None = None
                       ) -> Iterator[PartitionChangeRecord]:
-    """Leadership of the leaderless partitions ``broker_id`` (now active) is a replica of:
-    of those whose ISR holds it (a clean election), and, where the topic allows unclean
-    elections (as the controller ``node_id`` reads it), of the others too: the first
-    active replica leads with the ISR just it (Kafka's handleBrokerUnfenced runs the
-    topic's election type over the leaderless partitions)."""
+    """The elections when ``broker_id`` is unfenced (``image`` still shows it fenced): every
+    leaderless partition gets its topic's election with one more broker active (Kafka's
+    handleBrokerUnfenced runs them over all leaderless partitions, not only the unfenced
+    broker's), in topic id and partition order.
+
+    A leader is the first replica, in replica order, that is in the ISR and is
+    ``broker_id`` or active (a clean election, the ISR kept); where the topic allows
+    unclean elections (as the controller ``node_id`` reads it) and no ISR member can
+    lead, the first such replica leads with the ISR just it (:func:`unclean_change`). So
+    a partition of other brokers can get a leader here: its ISR member fenced, an active
+    replica elected uncleanly once a topic allows it.
+
+    The image's leaderless-partition index names them: an unfence with none costs
+    nothing more.
+    """
+    found = image.leaderless_partitions
+    if not found:
+        return
+    topics_by_id = image.topics_by_id
+    actives: dict[int, bool] = {broker_id: True}
     default: bool | None = None
-    for topic_id, pid in partitions_of(image.partitions_by_broker, broker_id):
-        topic = image.topics_by_id.get(topic_id)
-        reg = topic.partitions.get(pid) if topic is not None else None
-        if reg is None or reg.leader != NO_LEADER:
-            continue
-        if broker_id in reg.isr:
-            yield PartitionChangeRecord(partition_id=pid, topic_id=topic_id, leader=broker_id)
-            continue
-        assert topic is not None
-        if default is None:
-            default = _cluster_unclean(image, node_id)
-        if _unclean_of(image, topic.name, default):
-            leader = next(r for r in reg.replicas if r == broker_id or active(image, r))
-            yield unclean_change(image, topic_id, pid, reg, leader)
+    for topic_id in sorted(found):
+        topic = topics_by_id[topic_id]
+        unclean: bool | None = None
+        for pid in found[topic_id]:
+            reg = topic.partitions[pid]
+            leader = NO_LEADER
+            for replica in reg.replicas:
+                if replica in reg.isr and _active_memo(image, replica, actives):
+                    leader = replica
+                    break
+            if leader != NO_LEADER:
+                yield PartitionChangeRecord(partition_id=pid, topic_id=topic_id, leader=leader)
+                continue
+            if unclean is None:
+                if default is None:
+                    default = _cluster_unclean(image, node_id)
+                unclean = _unclean_of(image, topic.name, default)
+            if unclean:
+                leader = next((r for r in reg.replicas if _active_memo(image, r, actives)),
+                              NO_LEADER)
+                if leader != NO_LEADER:
+                    yield unclean_change(image, topic_id, pid, reg, leader)
+
+
+def _active_memo(image: MetadataImage, broker_id: int, actives: dict[int, bool]) -> bool:
+    """:func:`active`, memoized in ``actives`` (which may say so of a broker the image
+    still shows fenced)."""
+    up = actives.get(broker_id)
+    if up is None:
+        up = actives[broker_id] = active(image, broker_id)
+    return up
 
 
 def leads_any(image: MetadataImage, broker_id: int) -> bool:
