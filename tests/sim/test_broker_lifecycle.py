@@ -15,6 +15,7 @@ import pytest
 
 from broker.config import BrokerConfig
 from broker.fetch_messages import FetchPartition, ReplicaFetchRequest
+from broker.replica_manager import ReplicaManager
 from controller import ControllerConfig, WriteMode
 from controller.operations import CreateTopics, IncrementalAlterConfigs, NewTopic
 from controller.operations.configs import ConfigChange
@@ -450,17 +451,10 @@ def test_an_idempotent_producer_keeps_its_producer_id_zero_through_lost_answers(
     assert consume(cluster, "t") == [f"p-{i}" for i in range(10)]
 
 
-def test_a_fetch_of_a_restarted_followers_old_incarnation_does_not_take_it_back() -> None:
-    """KIP-903: a follower crashes, leaves the ISR, is fenced, restarts and registers again
-    with a new broker epoch, and is unfenced. A fetch its old incarnation sent reaches the
-    leader only now (in Kafka a request still queued at the leader; the simulated network
-    drops a crashed node's messages, so the test hands it to the leader), caught up, and
-    the leader's image, a link behind, still shows the old registration unfenced: the
-    leader asks to take the follower back. The AlterPartition names the broker epoch that
-    fetch carried, and the controller refuses it (INELIGIBLE_REPLICA) instead of putting
-    back in the ISR a replica on the word of an incarnation that is gone; the leader drops
-    the proposal, and the follower rejoins at its new incarnation's fetches once the
-    leader's image shows that registration."""
+def _two_replicas_written_to() -> tuple[KRaftCluster, Producer, ReplicaManager, int, int]:
+    """Two brokers heartbeating every 500 ms and a topic "t" of one partition on both,
+    three records written with acks=all: the cluster, the producer, the partition
+    leader's replica manager, the leader and the follower."""
     config = BrokerConfig(heartbeat_interval_ms=500, registration_retry_ms=100,
                           replica_lag_time_max_ms=2_000)
     cluster = _cluster(brokers=2, seed=5, brokers_settings=BrokerSettings(config=config))
@@ -472,6 +466,21 @@ def test_a_fetch_of_a_restarted_followers_old_incarnation_does_not_take_it_back(
     leader, follower = reg.leader, next(r for r in reg.replicas if r != reg.leader)
     manager = cluster.replica_manager(leader)
     assert manager is not None
+    return cluster, producer, manager, leader, follower
+
+
+def test_a_fetch_of_a_restarted_followers_old_incarnation_does_not_take_it_back() -> None:
+    """KIP-903: a follower crashes, leaves the ISR, is fenced, restarts and registers again
+    with a new broker epoch, and is unfenced. A fetch its old incarnation sent reaches the
+    leader only now (in Kafka a request still queued at the leader; the simulated network
+    drops a crashed node's messages, so the test hands it to the leader), caught up, and
+    the leader's image, a link behind, still shows the old registration unfenced: the
+    leader asks to take the follower back. The AlterPartition names the broker epoch that
+    fetch carried, and the controller refuses it (INELIGIBLE_REPLICA) instead of putting
+    back in the ISR a replica on the word of an incarnation that is gone; the leader drops
+    the proposal, and the follower rejoins at its new incarnation's fetches once the
+    leader's image shows that registration."""
+    cluster, _, manager, leader, follower = _two_replicas_written_to()
     old_epoch = _image(cluster).brokers[follower].epoch
     topic_id = _image(cluster).topics_by_name["t"]
     replica = manager.replicas[(topic_id, 0)]
@@ -517,17 +526,7 @@ def test_a_fetch_of_a_restarted_followers_old_incarnation_is_refused() -> None:
     Replica.updateFetchStateOrThrow), so what it knows of the follower (its log end, when
     it was caught up, its broker epoch) stays that of the new incarnation; the follower
     stays in the ISR and the cluster goes on."""
-    config = BrokerConfig(heartbeat_interval_ms=500, registration_retry_ms=100,
-                          replica_lag_time_max_ms=2_000)
-    cluster = _cluster(brokers=2, seed=5, brokers_settings=BrokerSettings(config=config))
-    _create(cluster, "t", 1, 2)
-    producer = Producer(cluster, "p", "t", 0, acks=-1)
-    producer.send(3)
-    assert cluster.run_until(lambda: producer.idle, 10_000)
-    reg = _partition(cluster, "t")
-    leader, follower = reg.leader, next(r for r in reg.replicas if r != reg.leader)
-    manager = cluster.replica_manager(leader)
-    assert manager is not None
+    cluster, producer, manager, leader, follower = _two_replicas_written_to()
     old_epoch = _image(cluster).brokers[follower].epoch
     topic_id = _image(cluster).topics_by_name["t"]
     cluster.sim.crash(follower)
