@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Mapping, Set
+from collections.abc import Iterable, Mapping, Set
 
 import msgspec
 
@@ -228,28 +228,25 @@ class CreateTopics(msgspec.Struct, frozen=True):
                                "A manual partition assignment was specified, but "
                                "numPartitions was not set to -1.")
             manual = _manual_partitions(image, topic.assignments, 0, None)
-            topic_id = self._new_id(ctx)
-            records.append(TopicRecord(topic.name, topic_id))
-            records.extend(ConfigRecord(TOPIC_RESOURCE, topic.name, key, value)
-                           for key, value in configs.items())
-            records.extend(
-                PartitionRecord(partition_id=p, topic_id=topic_id, replicas=r, isr=isr,
-                                leader=isr[0], leader_epoch=0, partition_epoch=0)
-                for p, (r, isr) in enumerate(manual))
-            return {"name": topic.name, "topicId": topic_id,
-                    "numPartitions": len(manual), "replicationFactor": len(manual[0][0])}
-        if topic.replication_factor < -1 or topic.replication_factor == 0:
-            raise ApiError("INVALID_REPLICATION_FACTOR",
-                           "Replication factor must be larger than 0, or -1 to use the "
-                           "default value.")
-        if topic.partitions < -1 or topic.partitions == 0:
-            raise ApiError("INVALID_PARTITIONS",
-                           "Number of partitions was set to an invalid non-positive value.")
-        partitions = DEFAULT_NUM_PARTITIONS if topic.partitions == -1 else topic.partitions
-        factor = DEFAULT_REPLICATION_FACTOR if topic.replication_factor == -1 \
-            else topic.replication_factor
-        replicas = place_replicas(image, ctx.rng, partitions, factor)
-        live = in_sync_count(image, factor)
+            parts: Iterable[tuple[tuple[int, ...], tuple[int, ...], int]] = \
+                [(r, isr, isr[0]) for r, isr in manual]
+            partitions, factor = len(manual), len(manual[0][0])
+        else:
+            if topic.replication_factor < -1 or topic.replication_factor == 0:
+                raise ApiError("INVALID_REPLICATION_FACTOR",
+                               "Replication factor must be larger than 0, or -1 to use the "
+                               "default value.")
+            if topic.partitions < -1 or topic.partitions == 0:
+                raise ApiError("INVALID_PARTITIONS",
+                               "Number of partitions was set to an invalid non-positive "
+                               "value.")
+            partitions = DEFAULT_NUM_PARTITIONS if topic.partitions == -1 else topic.partitions
+            factor = DEFAULT_REPLICATION_FACTOR if topic.replication_factor == -1 \
+                else topic.replication_factor
+            live = in_sync_count(image, factor)
+            # placed lazily: the topic id is drawn first, then the placement, as always
+            parts = ((r, r if live == len(r) else r[:live], r[0])
+                     for r in place_replicas(image, ctx.rng, partitions, factor))
         topic_id = self._new_id(ctx)
         records.append(TopicRecord(topic.name, topic_id))
         # configs before partitions, as Kafka writes them (a broker knows a topic's
@@ -257,10 +254,9 @@ class CreateTopics(msgspec.Struct, frozen=True):
         records.extend(ConfigRecord(TOPIC_RESOURCE, topic.name, key, value)
                        for key, value in configs.items())
         records.extend(
-            PartitionRecord(partition_id=p, topic_id=topic_id, replicas=r,
-                            isr=r if live == len(r) else r[:live],
-                            leader=r[0], leader_epoch=0, partition_epoch=0)
-            for p, r in enumerate(replicas))
+            PartitionRecord(partition_id=p, topic_id=topic_id, replicas=r, isr=isr,
+                            leader=leader, leader_epoch=0, partition_epoch=0)
+            for p, (r, isr, leader) in enumerate(parts))
         return {"name": topic.name, "topicId": topic_id,
                 "numPartitions": partitions, "replicationFactor": factor}
 
