@@ -46,10 +46,12 @@ from typing import Any, Generic, TypeVar
 import immutables
 import msgspec
 
-from sim.seeds import PENDING_STREAM, seed_later
+from sim.seeds import PENDING_STREAM
 from sim.trace import Trace
 
 T = TypeVar("T")
+_ATOMS = frozenset({int, str, float, bool, bytes, type(None)})
+"""Immutable values a shared tuple may hold (besides shared ones and such tuples)."""
 _HEAP_TYPE = 1 << 9  # Py_TPFLAGS_HEAPTYPE: a class statement made the class
 
 
@@ -67,34 +69,28 @@ def _plain_class(cls: type) -> bool:
             and cls.__getstate__ is object.__getstate__)
 
 
-def _set_cell(cell: Any, contents: tuple[Any, ...]) -> Any:
-    if contents:  # () for a cell not yet assigned
-        cell.cell_contents = contents[0]
-    return cell
+_FUNCTION_DEFAULTS: dict[str, Callable[[types.FunctionType], Any]] = {
+    "__kwdefaults__": lambda function: None,
+    "__qualname__": lambda function: function.__code__.co_qualname,
+}
+"""What FunctionType(code, ...) gives a function: a fork sets only what differs."""
 
 
 def _cell_state(cell: Any) -> tuple[Any, ...]:
-    """A cell's contents as a tuple (never None: pickle skips a None state, and with it the
-    setter, so a cell holding None would come back empty)."""
+    """A cell's contents as a tuple: ``()`` for an empty cell, ``(None,)`` for one holding
+    None."""
     try:
         return (cell.cell_contents,)
     except ValueError:
         return ()
 
 
-def _new_function(code: types.CodeType, globals_: dict[str, Any], name: str,
-                  defaults: tuple[Any, ...] | None, closure: tuple[Any, ...]) -> Any:
-    return types.FunctionType(code, globals_, name, defaults, closure)
-
-
 def _random_from_state(state: tuple[Any, ...]) -> random.Random:
-    rng = random.Random.__new__(random.Random)  # not Random(): that would read urandom
-    seed_later(rng, state)  # a fork is usually reseeded at once (sim.seeds)
+    # Not Random(): that would read urandom. A fork is usually reseeded at once, so the
+    # state waits for a first draw (sim.seeds.seed_later, inline: one call per stream).
+    rng: random.Random = random.Random.__new__(PENDING_STREAM)
+    rng.__dict__["_pending"] = state
     return rng
-
-
-def _new_cell() -> Any:
-    return types.CellType()
 
 
 class _TraceOrigin:
@@ -118,6 +114,8 @@ class _Pickler(pickle.Pickler):
         self._frozen: dict[type, bool] = {}
         self._pinned: set[int] = set()
         self._plain: dict[type, bool] = {}
+        self._immutables: dict[int, bool] = {}
+        self._pinned_alive: list[Any] = []
 
     def _share(self, obj: Any) -> int:
         index = self._ids.get(id(obj))
@@ -128,6 +126,8 @@ class _Pickler(pickle.Pickler):
 
     def persistent_id(self, obj: Any) -> Any:
         cls = type(obj)
+        if cls is str:  # decoded and hashed once, and attribute names stay interned
+            return self._share(obj)
         # (a class or an enum member too: unpickled with no look-up by name or value)
         if cls is immutables.Map or cls is types.CodeType or cls is types.ModuleType \
                 or cls is _TraceOrigin or issubclass(cls, (type, enum.Enum)):
@@ -136,21 +136,46 @@ class _Pickler(pickle.Pickler):
             return self._share(obj) if obj.__closure__ is None else None
         if (cls is dict or cls is tuple) and id(obj) in self._pinned:
             return self._share(obj)  # a module's globals or a random state, shared as is
+        if (cls is tuple or cls is frozenset) and self._immutable(obj):
+            return self._share(obj)
         frozen = self._frozen.get(cls)
         if frozen is None:
             frozen = self._frozen[cls] = _frozen_struct(cls)
         return self._share(obj) if frozen else None
 
+    def _immutable(self, obj: Any) -> bool:
+        """Whether ``obj`` and all it holds can never change (so a fork may share it)."""
+        cls = type(obj)
+        if cls in _ATOMS:
+            return True
+        if cls is tuple or cls is frozenset:
+            known = self._immutables.get(id(obj))
+            if known is None:
+                known = self._immutables[id(obj)] = all(self._immutable(item) for item in obj)
+                self._pinned_alive.append(obj)  # its id stays its own while pickling
+            return known
+        if cls is immutables.Map or issubclass(cls, enum.Enum):
+            return True
+        frozen = self._frozen.get(cls)
+        if frozen is None:
+            frozen = self._frozen[cls] = _frozen_struct(cls)
+        return frozen
+
     def reducer_override(self, obj: Any) -> Any:
         cls = type(obj)
         if cls is types.FunctionType:  # with a closure (the others are shared)
+            # Rebuilt by FunctionType itself and set up by pickle's BUILD, in C: no
+            # Python call per function (its name and qualified name come with its code).
             self._pinned.add(id(obj.__globals__))
-            return (_new_function, (obj.__code__, obj.__globals__, obj.__name__,
-                                         obj.__defaults__, obj.__closure__),
-                    (obj.__kwdefaults__, obj.__qualname__, dict(obj.__dict__)), None, None,
-                    _restore_function)
-        if cls is types.CellType:
-            return (_new_cell, (), _cell_state(obj), None, None, _set_cell)
+            slots = {name: getattr(obj, name) for name in ("__kwdefaults__", "__qualname__")
+                     if getattr(obj, name) != _FUNCTION_DEFAULTS[name](obj)}
+            state = (obj.__dict__ or None, slots) if obj.__dict__ or slots else None
+            return (types.FunctionType, (obj.__code__, obj.__globals__, obj.__name__,
+                                         obj.__defaults__, obj.__closure__), state)
+        if cls is types.CellType:  # made empty, filled by BUILD (it may hold its function)
+            contents = _cell_state(obj)
+            return (copyreg.__newobj__, (types.CellType,),  # type: ignore[attr-defined]
+                    (None, {"cell_contents": contents[0]}) if contents else None)
         if cls is Trace:
             if obj.out is not None:
                 raise ValueError("a trace written to a file cannot be forked")
@@ -175,13 +200,6 @@ class _Pickler(pickle.Pickler):
             return (copyreg.__newobj__, (cls, *obj.args),  # type: ignore[attr-defined]
                     obj.__dict__ or None)
         return NotImplemented
-
-
-def _restore_function(clone: types.FunctionType,
-                      state: tuple[Any, str, dict[str, Any]]) -> types.FunctionType:
-    clone.__kwdefaults__, clone.__qualname__ = state[0], state[1]
-    clone.__dict__.update(state[2])
-    return clone
 
 
 class Frozen(Generic[T]):
