@@ -28,7 +28,8 @@ class BrokerConfig(msgspec.Struct, frozen=True, kw_only=True):
     """Records one follower fetch returns per partition at most."""
     request_timeout_ms: int = 30_000
     """request.timeout.ms: an acks=all produce not acknowledged by then fails
-    REQUEST_TIMED_OUT."""
+    REQUEST_TIMED_OUT; an AlterPartition the controller has not answered by then is sent
+    again (Kafka's controller channel)."""
     min_insync_replicas: int = 1
     """min.insync.replicas, the cluster default (a topic config overrides it)."""
 

@@ -27,6 +27,9 @@ from raft import Batch, LeaderAndEpoch, RaftNode, Snapshot
 Publisher = Callable[[MetadataImage, Manifest], None]
 """Receives every published image, in order."""
 
+LeaderWatcher = Callable[[LeaderAndEpoch], None]
+"""Receives every change of the controller leader the broker's raft client knows."""
+
 
 class MetadataLoader:
     """The metadata pipeline of one broker; see the module docs."""
@@ -41,6 +44,7 @@ class MetadataLoader:
         self.published_manifest: Manifest | None = None
         """The manifest of :attr:`published`."""
         self.publishers: list[Publisher] = []
+        self.leader_watchers: list[LeaderWatcher] = []
         self.faults: list[LoaderFault] = []
         self.high_watermark: int | None = None
         self.catching_up = True
@@ -96,9 +100,17 @@ class MetadataLoader:
         self._on_image(image, Manifest(last, image.epoch, True, len(snapshot.records),
                                        from_snapshot=True))
 
+    def watch_leader(self, watcher: LeaderWatcher) -> None:
+        """Call ``watcher`` with every later leader change (the broker's channel to the
+        controller: requests in flight to a controller that is no longer the leader are
+        sent again to the new one, as Kafka's NodeToControllerChannelManager does)."""
+        self.leader_watchers.append(watcher)
+
     def handle_leader_change(self, leader: LeaderAndEpoch) -> None:
-        """Remember the leader (publishers may ask)."""
+        """Remember the leader (publishers may ask) and tell the leader watchers."""
         self.leader = leader
+        for watcher in self.leader_watchers:
+            watcher(leader)
 
     # ------------------------------------------------------------------ publication
     def _on_image(self, image: MetadataImage, manifest: Manifest) -> None:

@@ -26,6 +26,11 @@ answer is taken as Kafka's Partition takes it (see
 :meth:`ReplicaManager._on_alter_response`): a refusal not applied drops the
 pending change, an error of stale metadata keeps it until the image moves,
 another error sends it again, and an answer to a replaced proposal is ignored.
+A request the controller does not answer (it crashed, or the network lost the
+request or the answer) is sent again, with a new correlation id, to the next
+active controller as soon as the broker's raft client learns of it, and to the
+current one after ``request.timeout.ms`` (Kafka's controller channel beneath the
+AlterPartitionManager); a late answer to the old request is ignored.
 Fetches carry the broker epoch from metadata.version 3.5-IV1 on, and a fetch
 whose epoch is older than the unfenced one the leader's image holds for its
 follower is refused NOT_LEADER_OR_FOLLOWER, recording nothing (Kafka's
@@ -101,6 +106,7 @@ from metadata.delta import BROKER_RESOURCE, TOPIC_RESOURCE
 from metadata.image import MetadataImage, PartitionRegistration
 from metadata.requests import AlterPartitionRequest, AlterPartitionResponse, NodeMessage
 from metadata.versions import FETCH_BROKER_EPOCH
+from raft import LeaderAndEpoch
 
 MIN_INSYNC_REPLICAS = "min.insync.replicas"
 """Kafka's topic config."""
@@ -172,10 +178,13 @@ class ReplicaManager:
         self._correlation = 0
         self._fetch_due: dict[int, int] = {}       # leader broker -> next fetch time
         self._in_flight: dict[int, tuple[int, int]] = {}  # leader -> (correlation, sent at)
-        # AlterPartition: correlation -> (partition, request) of each request in flight;
-        # partition -> the correlation of the request of its pending proposal (an answer
-        # to any other is ignored); partition -> (when, correlation, request) to send again
-        self._alter_in_flight: dict[int, tuple[tuple[str, int], AlterPartitionRequest]] = {}
+        # AlterPartition: correlation -> (partition, request, the controller leader and
+        # epoch it went to (leader None: none known, not sent), sent at) of each request in
+        # flight, in the order sent; partition -> the correlation of the request of its
+        # pending proposal (an answer to any other is ignored); partition -> (when,
+        # correlation, request) to send again
+        self._alter_in_flight: dict[int, tuple[tuple[str, int], AlterPartitionRequest,
+                                               LeaderAndEpoch, int]] = {}
         self._alter_sent: dict[tuple[str, int], int] = {}
         self._alter_retry: dict[tuple[str, int], tuple[int, int, AlterPartitionRequest]] = {}
         self._held: dict[int, HeldFetch] = {}  # follower broker -> its held fetch
@@ -188,6 +197,7 @@ class ReplicaManager:
         self._isr_rules = IsrRules(self.config.replica_lag_time_max_ms, self.isr_eligible)
         self.producer_ids = ProducerIdManager(broker_id, self._send_to_controller)
         loader.subscribe(self._on_image)
+        loader.watch_leader(self._on_controller_change)
 
     # ------------------------------------------------------------------ image
     @property
@@ -517,7 +527,7 @@ class ReplicaManager:
         return out
 
     def next_deadline(self) -> int | None:
-        """The next fetch, ISR check, AlterPartition retry or produce deadline."""
+        """The next fetch, ISR check, AlterPartition retry or timeout, or produce deadline."""
         deadline = self._next_isr_check  # (asked after every event of this broker: no lists)
         in_flight = self._in_flight
         for leader, due in self._fetch_due.items():
@@ -537,6 +547,10 @@ class ReplicaManager:
         for due, _, _ in self._alter_retry.values():
             if due < deadline:
                 deadline = due
+        if self._alter_in_flight:  # the oldest request times out first
+            _, _, _, sent = next(iter(self._alter_in_flight.values()))
+            if sent + self.config.request_timeout_ms < deadline:
+                deadline = sent + self.config.request_timeout_ms
         return deadline
 
     def poll(self, now: int) -> None:
@@ -553,6 +567,8 @@ class ReplicaManager:
                 self._send_fetch(leader, now)
         if self._alter_retry:
             self._retry_alters(now)
+        if self._alter_in_flight:
+            self._resend_timed_out_alters(now)
         if now >= self._next_isr_check:
             self._next_isr_check = now + self.config.replica_lag_time_max_ms // 2
             self._check_isrs(now)
@@ -920,10 +936,10 @@ class ReplicaManager:
                                         replica.leader_epoch, replica.partition_epoch, proposal,
                                         new_isr_epochs=replica.isr_epochs(proposal, own_epoch,
                                                                           fetch))
-        if self._send_to_controller(request):
+        controller = self.loader.leader
+        if controller.leader_id is not None:
             replica.pending_isr = proposal
-            self._alter_in_flight[self._correlation] = (key, request)
-            self._alter_sent[key] = self._correlation
+            self._dispatch_alter(key, request, controller, now)
 
     def isr_eligible(self, broker_id: int, broker_epoch: int) -> bool:
         """May follower ``broker_id``, whose fetch carried ``broker_epoch``, join an ISR?
@@ -973,7 +989,7 @@ class ReplicaManager:
         found = self._alter_in_flight.pop(msg.correlation_id, None)
         if found is None:
             return
-        key, request = found
+        key, request, _, _ = found
         if self._proposing(key, msg.correlation_id) is None:
             return  # it answers a proposal since replaced
         error = msg.error
@@ -1001,14 +1017,59 @@ class ReplicaManager:
             if own_epoch < 0:  # not registered: the next registration's epoch, later
                 self._alter_retry[key] = (now + ALTER_RETRY_MS, correlation, request)
                 continue
-            self._correlation += 1
-            again = msgspec.structs.replace(request, correlation_id=self._correlation,
-                                            broker_epoch=own_epoch)
-            if self._send_to_controller(again):
-                self._alter_in_flight[self._correlation] = (key, again)
-                self._alter_sent[key] = self._correlation
-            else:
+            controller = self.loader.leader
+            if controller.leader_id is None:
                 self._alter_retry[key] = (now + ALTER_RETRY_MS, correlation, request)
+                continue
+            self._correlation += 1
+            self._dispatch_alter(key, msgspec.structs.replace(
+                request, correlation_id=self._correlation, broker_epoch=own_epoch),
+                controller, now)
+
+    def _dispatch_alter(self, key: tuple[str, int], request: AlterPartitionRequest,
+                        controller: LeaderAndEpoch, now: int) -> None:
+        """Send ``request`` (its correlation id fresh) to the ``controller`` leader and keep
+        it in flight as the request of ``key``'s pending proposal; with no leader known it
+        is kept unsent, to go to the next one."""
+        self._alter_in_flight[request.correlation_id] = (key, request, controller, now)
+        self._alter_sent[key] = request.correlation_id
+        if controller.leader_id is not None:
+            self.outbox.append(NodeMessage(self.broker_id, controller.leader_id, request))
+
+    def _resend_alter(self, correlation: int, controller: LeaderAndEpoch, now: int) -> None:
+        """Send the AlterPartition in flight as ``correlation`` again, with a new correlation
+        id (an answer to the old one is then ignored), to ``controller``, unless its
+        proposal was replaced since."""
+        key, request, _, _ = self._alter_in_flight.pop(correlation)
+        if self._proposing(key, correlation) is None:
+            return
+        self._correlation += 1
+        self._dispatch_alter(key, msgspec.structs.replace(
+            request, correlation_id=self._correlation), controller, now)
+
+    def _on_controller_change(self, leader: LeaderAndEpoch) -> None:
+        """The broker's raft client knows a new controller leader: every AlterPartition in
+        flight to a controller of another epoch (or kept unsent, none being known) is sent
+        to it again at once, as Kafka's controller channel sends a request again once the
+        connection to the old controller is gone and the new one is known (a controller
+        that leads again in a new epoch lost, or failed, what it had pending). Nothing is
+        sent while no leader is known (the requests wait for the next one)."""
+        if leader.leader_id is None or not self._alter_in_flight:
+            return
+        for correlation, (_, _, sent_to, _) in list(self._alter_in_flight.items()):
+            if sent_to != leader:
+                self._resend_alter(correlation, leader, self.now)
+
+    def _resend_timed_out_alters(self, now: int) -> None:
+        """Send again each AlterPartition unanswered for ``request.timeout.ms`` (Kafka's
+        controller channel: the network client times the request out and the channel
+        sends it again), to the controller now known (kept unsent when none is)."""
+        timeout = self.config.request_timeout_ms
+        while self._alter_in_flight:
+            correlation, (_, _, _, sent) = next(iter(self._alter_in_flight.items()))
+            if sent + timeout > now:
+                return
+            self._resend_alter(correlation, self.loader.leader, now)
 
     # ------------------------------------------------------------------ clients
     def topic_leaders(self, topic: str) -> list[Replica]:

@@ -204,7 +204,9 @@ class Lab:
                 continue
             if handle.error is None:
                 op.reported = True
-                self.reports.append(f"{op.name}: committed at {handle.completed_at} ms"
+                done = "validated (nothing written)" \
+                    if getattr(op.operation, "validate_only", False) else "committed"
+                self.reports.append(f"{op.name}: {done} at {handle.completed_at} ms"
                                     + election_results(handle.response))
             elif handle.error.retriable and op.retries_left > 0:
                 op.waiting_retry = True

@@ -4,6 +4,12 @@ Each is submitted once to the active controller. A refusal is the command's
 error; otherwise the outcome (committed, or an error such as NOT_CONTROLLER
 after a failover) is printed when it becomes known, after a later command.
 ``retries=N`` resubmits after a retriable error, as a client would.
+
+The shell checks only the form of what it is given (a number in its bounds, an
+assignment list, a topic id); whatever Kafka's controller checks (a broker that
+is not registered, a broker named twice in a partition, partitions of unequal
+replica counts, an unknown topic id) is left to the controller, which answers in
+Kafka's words.
 """
 
 from __future__ import annotations
@@ -23,6 +29,7 @@ from controller.operations import (
     TopicPartitions,
 )
 from controller.operations.configs import RESOURCE_TYPES
+from metadata.uuids import uuid_to_bytes, uuid_to_str
 from shell.commands.base import Command, Converter, choice, integer, parse_args
 from shell.errors import CommandError
 from sim.bounds import MAX_NODE_ID, MAX_PARTITIONS, MAX_REPLICATION_FACTOR
@@ -33,6 +40,10 @@ if TYPE_CHECKING:
 
 COMMON: dict[str, Converter] = {"mode": choice(*MODES), "retries": integer(0, 100)}
 """Options every operation takes."""
+VALIDATE_ONLY = "validate-only"
+"""The option of the operations Kafka can validate without writing (validateOnly)."""
+VALIDATE: dict[str, Converter] = {VALIDATE_ONLY: choice("true", "false")}
+"""The ``validate-only=true|false`` option."""
 MAX_BROKER_ID = MAX_NODE_ID
 """Kafka's broker ids are int32s: a larger one could not be written to a Kafka log."""
 
@@ -47,22 +58,88 @@ def _submit(session: Session, label: str, operation: Operation, options: dict[st
         raise CommandError(f"{op.name} refused: {op.handle.error}")
 
 
+def _validate_only(options: dict[str, Any]) -> bool:
+    return bool(options.get(VALIDATE_ONLY) == "true")
+
+
+def _label(text: str, validate_only: bool) -> str:
+    return f"{text}, validate only" if validate_only else text
+
+
+def parse_assignments(key: str, text: str) -> tuple[tuple[int, ...], ...]:
+    """Replicas by hand, as kafka-topics' ``--replica-assignment``: partitions separated by
+    ',', the broker ids of each by ':' (``1:2:3,2:3:1``: partition 0 on brokers 1, 2, 3
+    led by 1, partition 1 on 2, 3, 1 led by 2). Only the form is checked here (raises
+    CommandError); the controller checks the brokers."""
+    shape = f"one broker list per partition: partitions separated by ',', broker ids by " \
+            f"':', e.g. {key}=1:2,2:3"
+    words = text.split(",")
+    if len(words) > MAX_PARTITIONS:
+        raise CommandError(f"{key} gives {len(words)} partitions; at most {MAX_PARTITIONS}")
+    out: list[tuple[int, ...]] = []
+    for number, word in enumerate(words):
+        if not word:
+            raise CommandError(f"{key}: partition {number} has no broker ({shape})")
+        ids = word.split(":")
+        if len(ids) > MAX_REPLICATION_FACTOR:
+            raise CommandError(f"{key}: partition {number} names {len(ids)} brokers; at "
+                               f"most {MAX_REPLICATION_FACTOR}")
+        replicas = []
+        for broker in ids:
+            if not broker.isascii() or not broker.isdigit():
+                raise CommandError(f"{key}: {broker!r} in partition {number} ({word!r}) is "
+                                   f"not a broker id ({shape})")
+            replicas.append(integer(0, MAX_BROKER_ID)(f"{key}: broker id", broker))
+        out.append(tuple(replicas))
+    return tuple(out)
+
+
+def parse_topic_id(key: str, text: str) -> str:
+    """A topic id in Kafka's text form (22 URL-safe base64 characters, as
+    ``/image/topics/byId`` lists them); raises CommandError."""
+    try:
+        if len(text) == 22 and uuid_to_str(uuid_to_bytes(text)) == text:
+            return text
+    except ValueError:
+        pass
+    shown = text if len(text) <= 40 else text[:40] + "..."
+    raise CommandError(f"{key} must be a topic id (22 URL-safe base64 characters, as "
+                       f"/image/topics/byId lists them), got {shown!r}")
+
+
 def run_create_topic(session: Session, args: list[str]) -> None:
-    """``create-topic NAME [partitions=N] [replication-factor=R]``."""
+    """``create-topic NAME [partitions=N] [replication-factor=R] [assignments=B:B,B:B]
+    [validate-only=true|false]``."""
     values, options = parse_args(CREATE_TOPIC, args, positional=("NAME",), options={
         "partitions": integer(1, MAX_PARTITIONS),
         "replication-factor": integer(1, MAX_REPLICATION_FACTOR),
-        **COMMON})
+        "assignments": parse_assignments, **VALIDATE, **COMMON})
     lab = session.require_lab()
-    rf = options.get("replication-factor", max(1, min(3, lab.config.brokers)))
-    topic = NewTopic(values[0], options.get("partitions", 1), rf)
-    _submit(session, f"create-topic {values[0]}", CreateTopics((topic,)), options)
+    if "assignments" in options:
+        given = [key for key in ("partitions", "replication-factor") if key in options]
+        if given:
+            raise CommandError(f"assignments= gives the partitions and their replicas: not "
+                               f"with {given[0]}= ({CREATE_TOPIC.usage()})")
+        # Kafka's CreateTopics asks for -1 partitions and replication factor with them
+        topic = NewTopic(values[0], -1, -1, assignments=options["assignments"])
+    else:
+        rf = options.get("replication-factor", max(1, min(3, lab.config.brokers)))
+        topic = NewTopic(values[0], options.get("partitions", 1), rf)
+    validate_only = _validate_only(options)
+    _submit(session, _label(f"create-topic {values[0]}", validate_only),
+            CreateTopics((topic,), validate_only=validate_only), options)
 
 
 def run_delete_topic(session: Session, args: list[str]) -> None:
-    """``delete-topic NAME``."""
-    values, options = parse_args(DELETE_TOPIC, args, positional=("NAME",), options=COMMON)
-    _submit(session, f"delete-topic {values[0]}", DeleteTopics((values[0],)), options)
+    """``delete-topic NAME`` or ``delete-topic id=TOPIC_ID``."""
+    values, options = parse_args(DELETE_TOPIC, args, optional=("NAME",),
+                                 options={"id": parse_topic_id, **COMMON})
+    if not values and "id" not in options:
+        raise CommandError(f"missing NAME or id=TOPIC_ID ({DELETE_TOPIC.usage()})")
+    names = tuple(values)
+    ids = (options["id"],) if "id" in options else ()
+    label = " ".join((*names, *(f"id={i}" for i in ids)))
+    _submit(session, f"delete-topic {label}", DeleteTopics(names, ids), options)
 
 
 def parse_resource(text: str) -> tuple[int, str]:
@@ -78,7 +155,7 @@ def parse_resource(text: str) -> tuple[int, str]:
 def run_alter_config(session: Session, args: list[str]) -> None:
     """``alter-config TYPE:NAME KEY=VALUE... [KEY+=ITEMS...] [KEY-=ITEMS...] [-KEY...]``."""
     values, options = parse_args(ALTER_CONFIG, args, positional=("TYPE:NAME", "KEY=VALUE"),
-                                 options=COMMON, rest=True, free_pairs=True)
+                                 options={**VALIDATE, **COMMON}, rest=True, free_pairs=True)
     resource_type, name = parse_resource(values[0])
     changes = []
     for word in values[1:]:
@@ -93,8 +170,10 @@ def run_alter_config(session: Session, args: list[str]) -> None:
             raise CommandError(f"{word!r} is not KEY=VALUE (set), KEY+=ITEMS or KEY-=ITEMS "
                                f"(add to or remove from a list) or -KEY (delete) "
                                f"({ALTER_CONFIG.usage()})")
-    operation = IncrementalAlterConfigs(resource_type, name, tuple(changes))
-    _submit(session, f"alter-config {values[0]}", operation, options)
+    validate_only = _validate_only(options)
+    operation = IncrementalAlterConfigs(resource_type, name, tuple(changes),
+                                        validate_only=validate_only)
+    _submit(session, _label(f"alter-config {values[0]}", validate_only), operation, options)
 
 
 def run_register_broker(session: Session, args: list[str]) -> None:
@@ -133,34 +212,53 @@ _OPTIONS_TEXT = (
     "The operation is submitted once; a refusal is an error at once, otherwise its outcome "
     "is printed when known (after tick or run-until, or at a crash).")
 
+_VALIDATE_TEXT = (
+    "\nvalidate-only=true      check and answer as usual, write nothing (Kafka's "
+    "validateOnly; default false)")
+
 CREATE_TOPIC = Command(
-    "create-topic", "create-topic NAME [partitions=N] [replication-factor=R] [mode=M] "
-    "[retries=N]", "create a topic",
+    "create-topic", "create-topic NAME [partitions=N] [replication-factor=R] "
+    "[assignments=B:B,B:B] [validate-only=true|false] [mode=M] [retries=N]", "create a topic",
     "Submits CreateTopics: a TopicRecord and one PartitionRecord per partition. When the "
     "records exceed one batch, transactional mode writes them as one metadata transaction "
     "(Begin, batches, End), atomic mode refuses them (POLICY_VIOLATION) and non-atomic mode "
-    "splits them with no markers.\n\npartitions=N           default 1\n"
-    "replication-factor=R   default min(3, brokers)" + _OPTIONS_TEXT
-    + "\n\nExample: create-topic big partitions=2000", run_create_topic,
-    options=("partitions", "replication-factor", "mode", "retries"))
+    "splits them with no markers.\n\npartitions=N            default 1\n"
+    "replication-factor=R    default min(3, brokers)\n"
+    "assignments=B:B,B:B     the replicas by hand, as kafka-topics --replica-assignment: "
+    "one broker list per partition, partitions separated by ',', broker ids by ':', the "
+    "first broker of each the leader (not with partitions= or replication-factor=; the "
+    "request then asks for -1 of both, as Kafka's does). The controller refuses a broker "
+    "that is not registered, a broker named twice in a partition and partitions of "
+    "unequal replica counts (INVALID_REPLICA_ASSIGNMENT)" + _VALIDATE_TEXT + _OPTIONS_TEXT
+    + "\n\nExamples: create-topic big partitions=2000\n"
+    "          create-topic placed assignments=0:1:2,1:2:0\n"
+    "          create-topic huge partitions=100000 validate-only=true", run_create_topic,
+    options=("partitions", "replication-factor", "assignments", VALIDATE_ONLY, "mode",
+             "retries"))
 DELETE_TOPIC = Command(
-    "delete-topic", "delete-topic NAME [mode=M] [retries=N]", "delete a topic",
-    "Submits DeleteTopics: one RemoveTopicRecord (its partitions and configs go with it)."
-    + _OPTIONS_TEXT + "\n\nExample: delete-topic big", run_delete_topic,
-    options=("mode", "retries"))
+    "delete-topic", "delete-topic NAME|id=TOPIC_ID [mode=M] [retries=N]", "delete a topic",
+    "Submits DeleteTopics: one RemoveTopicRecord (its partitions and configs go with it). "
+    "The topic is named by its name or by its topic id (id=, Kafka's text form, as "
+    "/image/topics/byId lists them); an unknown name is UNKNOWN_TOPIC_OR_PARTITION, an "
+    "unknown id UNKNOWN_TOPIC_ID. Both may be given (one removal when they name the same "
+    "topic)." + _OPTIONS_TEXT + "\n\nExamples: delete-topic big\n"
+    "          delete-topic id=q2nMdY1tSmy0V4Pl3kLrWg", run_delete_topic,
+    options=("id", "mode", "retries"))
 ALTER_CONFIG = Command(
     "alter-config",
-    "alter-config TYPE:NAME KEY=VALUE... [KEY+=ITEMS...] [KEY-=ITEMS...] [-KEY...] [mode=M] "
-    "[retries=N]",
+    "alter-config TYPE:NAME KEY=VALUE... [KEY+=ITEMS...] [KEY-=ITEMS...] [-KEY...] "
+    "[validate-only=true|false] [mode=M] [retries=N]",
     "set or delete config keys",
     "Submits IncrementalAlterConfigs for one resource: TOPIC:NAME, BROKER:ID, or BROKER: "
     "(the cluster-wide broker default). KEY=VALUE sets a key (SET), -KEY deletes it "
     "(DELETE); KEY+=ITEMS and KEY-=ITEMS add to or remove from a list key the "
     "comma-separated ITEMS (APPEND and SUBTRACT; cleanup.policy and the replication "
     "throttles are lists). Names and values are checked as Kafka checks them "
-    "(INVALID_CONFIG); a topic key left as it was writes no record." + _OPTIONS_TEXT
-    + "\n\nExample: alter-config TOPIC:big retention.ms=60000 cleanup.policy+=compact",
-    run_alter_config, options=("mode", "retries"))
+    "(INVALID_CONFIG); a topic key left as it was writes no record.\n"
+    + _VALIDATE_TEXT + _OPTIONS_TEXT
+    + "\n\nExamples: alter-config TOPIC:big retention.ms=60000 cleanup.policy+=compact\n"
+    "          alter-config TOPIC:big retention.ms=-5 validate-only=true",
+    run_alter_config, options=(VALIDATE_ONLY, "mode", "retries"))
 REGISTER_BROKER = Command(
     "register-broker", "register-broker ID [rack=R] [retries=N]", "register a broker",
     "Submits a broker registration (RegisterBrokerRecord): the broker appears under "

@@ -5,8 +5,9 @@ DelayedFetchTest drive kraftsim's :class:`~broker.replica_manager.ReplicaManager
 without a cluster: each broker has a loader with no raft node, images are made
 from records and published to every broker at once, and the brokers' messages
 are delivered by :meth:`Cell.step` (fetches and answers between brokers; the
-AlterPartition requests for the controller are kept in :attr:`Cell.alters`, to
-be answered or written by the test). Time moves only when a test says so.
+AlterPartition requests for the controller, or for any node that is not one of
+the brokers, are kept in :attr:`Cell.alters`, to be answered or written by the
+test). Time moves only when a test says so.
 """
 
 from __future__ import annotations
@@ -58,6 +59,8 @@ class Cell:
         self.offset = 10  # above every broker epoch: the managers start at once
         self.image = MetadataImage.EMPTY
         self.alters: list[tuple[int, AlterPartitionRequest]] = []
+        self.alter_controllers: dict[tuple[int, int], int] = {}
+        """The controller each AlterPartition went to, by (leader, correlation id)."""
         self.managers: dict[int, ReplicaManager] = {}
         self.publish(FeatureLevelRecord(METADATA_VERSION_FEATURE, metadata_version),
                      *[RegisterBrokerRecord(b, broker_epoch=broker_epoch(b), fenced=False)
@@ -144,9 +147,9 @@ class Cell:
             if not messages:
                 return
             for env in messages:
-                if env.dst == CONTROLLER:
-                    assert isinstance(env.message, AlterPartitionRequest)
+                if isinstance(env.message, AlterPartitionRequest):  # to a controller
                     self.alters.append((env.src, env.message))
+                    self.alter_controllers[env.src, env.message.correlation_id] = env.dst
                 elif env.dst in self.managers:
                     self.managers[env.dst].handle_message(env, self.now)
 
@@ -155,13 +158,17 @@ class Cell:
         for _ in range(ms // every):
             self.step(every)
 
-    def answer_alter(self, error: str = "NONE", write: bool = True) -> AlterPartitionRequest:
-        """Answer the oldest AlterPartition: write its ISR (and publish it), or refuse it."""
-        src, request = self.alters.pop(0)
+    def answer_alter(self, error: str = "NONE", write: bool = True,
+                     request: tuple[int, AlterPartitionRequest] | None = None
+                     ) -> AlterPartitionRequest:
+        """Answer the oldest AlterPartition (or ``request``, (leader, request), kept or
+        taken from :attr:`alters` earlier): write its ISR (and publish it), or refuse it."""
+        src, req = self.alters.pop(0) if request is None else request
         if error == "NONE" and write:
-            self.change(isr=request.new_isr)
+            self.change(isr=req.new_isr)
         reg = self.registration()
-        self.managers[src].handle_message(NodeMessage(CONTROLLER, src, AlterPartitionResponse(
-            request.correlation_id, error, TOPIC_ID, 0, reg.leader, reg.leader_epoch, reg.isr,
+        controller = self.alter_controllers.get((src, req.correlation_id), CONTROLLER)
+        self.managers[src].handle_message(NodeMessage(controller, src, AlterPartitionResponse(
+            req.correlation_id, error, TOPIC_ID, 0, reg.leader, reg.leader_epoch, reg.isr,
             reg.partition_epoch)), self.now)
-        return request
+        return req

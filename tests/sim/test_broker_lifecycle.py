@@ -565,3 +565,42 @@ def test_a_fetch_of_a_restarted_followers_old_incarnation_is_refused() -> None:
     assert cluster.run_until(lambda: producer.idle, 10_000)
     assert _partition(cluster, "t").isr == (leader, follower)
     assert cluster.sim.violation is None
+
+
+def test_an_isr_expansion_lost_with_a_crashed_controller_goes_to_the_next_one() -> None:
+    """The follower falls out of the ISR and catches up again; the leader asks to take it
+    back, and the active controller crashes before the AlterPartition reaches it. Once a
+    new controller is active and the leader's raft client knows it, the leader sends the
+    request again (Kafka's controller channel, beneath the AlterPartitionManager) and the
+    ISR expands, with no other change of the partition between (before, the change
+    stayed pending, and the follower out of the ISR, until the partition's next metadata
+    change, which nothing here would bring)."""
+    cluster, _, manager, leader, follower = _two_replicas_written_to()
+    topic_id = _image(cluster).topics_by_name["t"]
+    replica = manager.replicas[(topic_id, 0)]
+    cluster.sim.network.block(follower, leader)  # its fetches: it leaves the ISR
+    assert cluster.run_until(lambda: _partition(cluster, "t").isr == (leader,), 10_000)
+    assert cluster.run_until(lambda: replica.isr == (leader,), 5_000)
+    shrunk = _partition(cluster, "t")
+    cluster.sim.network.heal()
+    assert cluster.run_until(lambda: replica.pending_isr is not None, 10_000)
+    assert replica.pending_isr == (leader, follower)
+    active = cluster.active_controller()
+    assert active is not None
+    cluster.sim.crash(active.node_id)  # the request is on its way to it: never answered
+
+    def new_active() -> bool:
+        now = cluster.active_controller()
+        return now is not None and now.node_id != active.node_id
+    assert cluster.run_until(new_active, 10_000)
+    elected_at = cluster.sim.now
+    assert _partition(cluster, "t") == shrunk
+    assert cluster.run_until(lambda: _partition(cluster, "t").isr == (leader, follower),
+                             5_000)
+    expanded = _partition(cluster, "t")
+    assert expanded.partition_epoch == shrunk.partition_epoch + 1
+    assert expanded.leader_epoch == shrunk.leader_epoch
+    assert cluster.sim.now - elected_at < 2_500
+    assert cluster.run_until(lambda: replica.isr == (leader, follower), 2_000)
+    assert replica.pending_isr is None
+    assert cluster.sim.violation is None

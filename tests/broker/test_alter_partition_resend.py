@@ -1,0 +1,155 @@
+"""An AlterPartition the controller never answers is sent again, as Kafka's controller
+channel (NodeToControllerChannelManager, beneath the AlterPartitionManager) sends it:
+
+- to the new active controller as soon as the broker's raft client knows it (Kafka: the
+  connection to the old controller is gone, the request is queued again and goes to the
+  controller the metadata names), with a new correlation id, so that a late answer to
+  the old request is ignored;
+- after ``request.timeout.ms`` without an answer (Kafka's network client times the
+  request out and the channel sends it again);
+- never once it was answered.
+"""
+
+from __future__ import annotations
+
+from broker.config import BrokerConfig
+from metadata.requests import AlterPartitionRequest
+from raft import LeaderAndEpoch
+from tests.broker.replica_cell import CONTROLLER, Cell
+
+NEW_CONTROLLER = CONTROLLER + 1
+
+
+def _expansion_pending(cell: Cell) -> AlterPartitionRequest:
+    """Partition (1, 2) led by 1, ISR (1,); broker 2 catches up and 1 asks to take it back
+    (the request is taken from :attr:`Cell.alters` and returned, unanswered)."""
+    cell.create(replicas=(1, 2), isr=(1,), leader=1)
+    cell.produce(1, ["a"], acks=1)
+    cell.step()
+    ((_, request),) = cell.alters
+    cell.alters.clear()
+    assert request.new_isr == (1, 2) and cell.alter_controllers[1, request.correlation_id] \
+        == CONTROLLER
+    return request
+
+
+def _same_proposal(a: AlterPartitionRequest, b: AlterPartitionRequest) -> bool:
+    return (a.broker_id, a.broker_epoch, a.topic_id, a.partition_id, a.leader_epoch,
+            a.partition_epoch, a.new_isr, a.new_isr_epochs) == \
+        (b.broker_id, b.broker_epoch, b.topic_id, b.partition_id, b.leader_epoch,
+         b.partition_epoch, b.new_isr, b.new_isr_epochs)
+
+
+def test_a_request_in_flight_goes_to_the_new_controller() -> None:
+    """The controller crashes before it answers; once broker 1's raft client knows the new
+    leader, the same proposal goes to it at once under a new correlation id; its answer
+    is taken (before, the change stayed pending until the partition's next metadata
+    change). Answered and written, nothing is sent again, at the next controller change
+    or after the request timeout."""
+    cell = Cell(brokers=(1, 2))
+    first = _expansion_pending(cell)
+    cell.managers[1].loader.handle_leader_change(LeaderAndEpoch(NEW_CONTROLLER, 2))
+    cell.step()
+    ((_, again),) = cell.alters
+    assert again.correlation_id != first.correlation_id and _same_proposal(again, first)
+    assert cell.alter_controllers[1, again.correlation_id] == NEW_CONTROLLER
+    cell.answer_alter()
+    leader = cell.replica(1)
+    assert leader.isr == (1, 2) and leader.pending_isr is None
+    cell.managers[1].loader.handle_leader_change(LeaderAndEpoch(NEW_CONTROLLER + 1, 3))
+    cell.run(cell.config.request_timeout_ms + 1_000, every=1_000)
+    assert cell.alters == []
+
+
+def test_a_late_answer_to_the_old_request_is_ignored() -> None:
+    """After the resend, the old controller's answer arrives after all (it was slow, not
+    dead): it answers a request no longer in flight and is ignored, even a refusal that
+    would otherwise drop the pending change; the new request's answer counts."""
+    cell = Cell(brokers=(1, 2))
+    first = _expansion_pending(cell)
+    cell.managers[1].loader.handle_leader_change(LeaderAndEpoch(NEW_CONTROLLER, 2))
+    cell.step()
+    ((_, again),) = cell.alters
+    cell.answer_alter("INELIGIBLE_REPLICA", request=(1, first))
+    leader = cell.replica(1)
+    assert leader.pending_isr == (1, 2) and leader.maximal_isr() == (1, 2)
+    cell.step(1_000)
+    assert [r.correlation_id for _, r in cell.alters] == [again.correlation_id]
+    cell.answer_alter()
+    assert leader.isr == (1, 2) and leader.pending_isr is None
+
+
+def test_nothing_is_sent_while_no_controller_is_known() -> None:
+    """An election under way (no leader known) sends nothing; the leader elected then gets
+    the request."""
+    cell = Cell(brokers=(1, 2))
+    first = _expansion_pending(cell)
+    loader = cell.managers[1].loader
+    loader.handle_leader_change(LeaderAndEpoch(None, 2))
+    cell.step(100)
+    assert cell.alters == []
+    loader.handle_leader_change(LeaderAndEpoch(NEW_CONTROLLER, 2))
+    cell.step()
+    ((_, again),) = cell.alters
+    assert _same_proposal(again, first)
+    assert cell.alter_controllers[1, again.correlation_id] == NEW_CONTROLLER
+
+
+def test_a_controller_leading_again_in_a_new_epoch_gets_the_request_again() -> None:
+    """The controller restarts and is elected again: same node, new epoch. What it had
+    pending is lost (or failed NOT_CONTROLLER), so the request goes to it again."""
+    cell = Cell(brokers=(1, 2))
+    first = _expansion_pending(cell)
+    cell.managers[1].loader.handle_leader_change(LeaderAndEpoch(CONTROLLER, 2))
+    cell.step()
+    ((_, again),) = cell.alters
+    assert again.correlation_id != first.correlation_id and _same_proposal(again, first)
+
+
+def test_an_unanswered_request_is_sent_again_after_the_request_timeout() -> None:
+    """No leader change, no answer (the network lost the request or the answer): the same
+    proposal goes out again request.timeout.ms after it was sent, and again after
+    another timeout."""
+    config = BrokerConfig(replica_fetch_wait_max_ms=0, request_timeout_ms=5_000)
+    cell = Cell(brokers=(1, 2), config=config)
+    first = _expansion_pending(cell)
+    cell.step(4_999)
+    assert cell.alters == []
+    cell.step(1)
+    ((_, again),) = cell.alters
+    assert again.correlation_id != first.correlation_id and _same_proposal(again, first)
+    assert cell.alter_controllers[1, again.correlation_id] == CONTROLLER
+    cell.alters.clear()
+    cell.step(5_000)
+    ((_, third),) = cell.alters
+    assert _same_proposal(third, first)
+    assert cell.managers[1].next_deadline() is not None
+
+
+def test_only_an_unanswered_request_is_sent_again() -> None:
+    """Answered (refused for stale metadata here, which keeps the change pending), the
+    request is no longer in flight: neither a new controller nor the request timeout
+    sends it again. A later proposal (the image moved the leader epoch) left unanswered
+    is the one request the next controller gets."""
+    config = BrokerConfig(replica_fetch_wait_max_ms=0, request_timeout_ms=5_000)
+    cell = Cell(brokers=(1, 2), config=config)
+    first = _expansion_pending(cell)
+    cell.answer_alter("FENCED_LEADER_EPOCH", request=(1, first))
+    loader = cell.managers[1].loader
+    loader.handle_leader_change(LeaderAndEpoch(NEW_CONTROLLER, 2))
+    cell.step()
+    cell.run(10_000, every=1_000)
+    assert cell.alters == [] and cell.replica(1).pending_isr == (1, 2)
+    cell.change(leader=1)  # leader epoch 1: the pending change is dropped
+    cell.produce(1, ["b"], acks=1)
+    cell.run(500)
+    ((_, second),) = cell.alters
+    cell.alters.clear()
+    assert (second.new_isr, second.leader_epoch) == ((1, 2), 1)
+    assert cell.alter_controllers[1, second.correlation_id] == NEW_CONTROLLER
+    loader.handle_leader_change(LeaderAndEpoch(NEW_CONTROLLER + 1, 3))
+    cell.step()
+    ((_, again),) = cell.alters
+    assert _same_proposal(again, second)
+    assert cell.alter_controllers[1, again.correlation_id] == NEW_CONTROLLER + 1
+
