@@ -87,7 +87,7 @@ PRODUCE_FATAL = frozenset({"PRODUCER_FENCED", "TRANSACTIONAL_ID_AUTHORIZATION_FA
                            "CLUSTER_AUTHORIZATION_FAILED", "UNSUPPORTED_VERSION"})
 """Produce errors that are fatal (``maybeTransitionToErrorState``); others are abortable."""
 ABORTABLE: dict[str, frozenset[str] | None] = {
-    "InitProducerId": frozenset(),
+    "InitProducerId": frozenset({"TRANSACTION_ABORTABLE"}),
     "AddPartitionsToTxn": None,
     "EndTxn": frozenset({"TRANSACTION_ABORTABLE"}),
     "AddOffsetsToTxn": frozenset({"GROUP_AUTHORIZATION_FAILED", "TRANSACTION_ABORTABLE"}),

@@ -7,8 +7,9 @@ replicated partition as :class:`~broker.txn.state.TransactionLogValue`
 records; every change is prepared (pending state), appended with acks=all and
 only taken once the ISR has it. A broker that becomes leader of such a
 partition loads it (:meth:`become_leader`), sends the markers of every
-PrepareCommit/PrepareAbort it finds, and its periodic check aborts Ongoing
-transactions past their timeout.
+PrepareCommit/PrepareAbort it finds, and its periodic checks abort Ongoing
+transactions past their timeout and forget idle transactional ids past
+``transactional.id.expiration.ms`` (a tombstone each, :meth:`remove_expired`).
 
 Requests follow Kafka's check order and error codes (the transaction
 version TV1 paths: EndTxn keeps the epoch; see the reference, sections
@@ -33,6 +34,7 @@ from broker.txn.mutations import TxnMutation
 from broker.txn.prereg import BeginPurgatory
 from broker.txn.state import (
     EXHAUSTED_EPOCH,
+    EXPIRATION_ALLOWED,
     MAX_EPOCH,
     NO_TIMEOUT_MS,
     TV2,
@@ -75,6 +77,10 @@ class TxnCoordinatorConfig(msgspec.Struct, frozen=True, kw_only=True):
     """transaction.max.timeout.ms."""
     abort_timed_out_interval_ms: int = 10_000
     """transaction.abort.timed.out.transaction.cleanup.interval.ms."""
+    transactional_id_expiration_ms: int = 604_800_000
+    """transactional.id.expiration.ms: an idle transactional id is forgotten after this."""
+    remove_expired_interval_ms: int = 3_600_000
+    """transaction.remove.expired.transaction.cleanup.interval.ms."""
     marker_retry_backoff_ms: int = 100
     """Back-off before a failed WriteTxnMarkers partition is sent again."""
     offsets_num_partitions: int = 50
@@ -117,6 +123,9 @@ class _Completion(msgspec.Struct):
     commit: bool
     remaining: set[TopicPartition]
     writing: bool = False
+    retry: TxnTransitMetadata | None = None
+    """The Complete* transit whose append failed COORDINATOR_NOT_AVAILABLE: still pending,
+    appended again by the next poll."""
 
 
 Callback = Callable[[TxnResult], None]
@@ -172,6 +181,7 @@ class TransactionCoordinator:
         self.outbox: list[MarkerRequest] = []
         self.retries: list[tuple[int, MarkerRequest]] = []
         self.next_abort_check = 0
+        self.next_expire_check = config.remove_expired_interval_ms
         self.purgatory = BeginPurgatory()
         self.clock: Callable[[], int] | None = None
         """The current time, for waking held requests when an append lands."""
@@ -258,7 +268,10 @@ class TransactionCoordinator:
 
     # ------------------------------------------------------------------ appends
     def _write(self, meta: TransactionMetadata, transit: TxnTransitMetadata,
-               on_success: Callable[[], None], on_error: Callable[[str], None]) -> None:
+               on_success: Callable[[], None], on_error: Callable[[str], None],
+               retry_on: frozenset[str] = frozenset()) -> None:
+        """Append ``transit``; a failure whose mapped error is in ``retry_on`` keeps the
+        pending state (Kafka's retryOnError: the caller appends the transit again)."""
         partition = self.partition_of(meta.transactional_id)
         epoch = self.owned[partition]
         before = meta.state
@@ -269,8 +282,12 @@ class TransactionCoordinator:
                 on_error("NOT_COORDINATOR")
                 return
             if error != "NONE":
+                mapped = _APPEND_ERRORS.get(error, "UNKNOWN_SERVER_ERROR")
+                if mapped in retry_on:
+                    on_error(mapped)
+                    return
                 meta.fail_transition()
-                on_error(_APPEND_ERRORS.get(error, "UNKNOWN_SERVER_ERROR"))
+                on_error(mapped)
                 self._wake(meta.transactional_id)
                 return
             meta.complete_transition_to(transit)
@@ -591,20 +608,29 @@ class TransactionCoordinator:
         completion = self.completions.get(txn_id)
         meta = self.txns.get(txn_id)
         if completion is None or meta is None or completion.remaining or completion.writing \
-                or meta.pending_state is not None \
                 or meta.state not in (S.PREPARE_COMMIT, S.PREPARE_ABORT):
             return
+        retry = completion.retry
+        if meta.pending_state is not None and (
+                retry is None or meta.pending_state != retry.state):
+            return
         completion.writing = True
-        # The Prepare* record is durable, so a fence that failed before it no longer
-        # matters: the next fence bumps again (Kafka's prepareComplete).
-        meta.has_failed_epoch_fence = False
-        target = S.COMPLETE_COMMIT if meta.state == S.PREPARE_COMMIT else S.COMPLETE_ABORT
-        transit = meta.transit(target, now, topic_partitions=frozenset(),
-                               **two_phase.complete_identity(meta))
+        if retry is not None:
+            transit = retry  # Kafka's retryLogAppends: the same transit, still pending
+        else:
+            # The Prepare* record is durable, so a fence that failed before it no longer
+            # matters: the next fence bumps again (Kafka's prepareComplete).
+            meta.has_failed_epoch_fence = False
+            target = S.COMPLETE_COMMIT if meta.state == S.PREPARE_COMMIT else S.COMPLETE_ABORT
+            transit = meta.transit(target, now, topic_partitions=frozenset(),
+                                   **two_phase.complete_identity(meta))
 
         def on_error(error: str) -> None:
             if error == "COORDINATOR_NOT_AVAILABLE":
-                completion.writing = False  # poll retries while we still coordinate
+                # poll appends it again while we still coordinate; the pending state stays,
+                # so requests meanwhile get CONCURRENT_TRANSACTIONS
+                completion.writing = False
+                completion.retry = transit
             elif self.completions.get(txn_id) is completion:
                 # Kafka's tryAppendToLog: NOT_COORDINATOR skips the write; the
                 # transaction stays prepared until the partition is loaded again
@@ -614,7 +640,8 @@ class TransactionCoordinator:
             if self.completions.get(txn_id) is completion:
                 del self.completions[txn_id]
 
-        self._write(meta, transit, on_success, on_error)
+        self._write(meta, transit, on_success, on_error,
+                    retry_on=frozenset({"COORDINATOR_NOT_AVAILABLE"}))
 
     # ------------------------------------------------------------------ time
     def drain_outbox(self) -> list[MarkerRequest]:
@@ -623,11 +650,13 @@ class TransactionCoordinator:
         return out
 
     def next_deadline(self) -> int:
-        """The next timeout check or marker retry."""
-        return min([self.next_abort_check, *(due for due, _ in self.retries)])
+        """The next timeout check, expiration check or marker retry."""
+        return min([self.next_abort_check, self.next_expire_check,
+                    *(due for due, _ in self.retries)])
 
     def poll(self, now: int) -> None:
-        """Resend due markers, retry completions, abort timed-out transactions."""
+        """Resend due markers, retry completions, abort timed-out transactions and
+        remove expired transactional ids."""
         self.last_now = max(self.last_now, now)
         due = [r for at, r in self.retries if at <= now]
         self.retries = [(at, r) for at, r in self.retries if at > now]
@@ -641,6 +670,9 @@ class TransactionCoordinator:
         if now >= self.next_abort_check:
             self.next_abort_check = now + self.config.abort_timed_out_interval_ms
             self.abort_timed_out(now)
+        if now >= self.next_expire_check:
+            self.next_expire_check = now + self.config.remove_expired_interval_ms
+            self.remove_expired(now)
 
     def abort_timed_out(self, now: int) -> None:
         """Fence and abort every Ongoing transaction past its timeout (reference 1.7)."""
@@ -650,3 +682,41 @@ class TransactionCoordinator:
             if meta.state == S.ONGOING and meta.pending_state is None and \
                     meta.txn_start_timestamp + meta.txn_timeout_ms < now:
                 self._fence(meta, now, lambda error: None)
+
+    def remove_expired(self, now: int) -> None:
+        """Forget every idle transactional id (Kafka's removeExpiredTransactionalIds).
+
+        An id expires when its state allows it (Empty, CompleteCommit,
+        CompleteAbort), no transition is pending and it was last updated at
+        least ``transactional.id.expiration.ms`` ago. It moves to a pending Dead
+        (requests meanwhile get CONCURRENT_TRANSACTIONS), a tombstone is
+        appended, and once the ISR has it the id leaves the cache: its next
+        InitProducerId starts over with a new producer id. A failed append, a
+        coordinator epoch that moved or a metadata changed meanwhile keeps the
+        id (Kafka's removeFromCacheCallback).
+        """
+        horizon = now - self.config.transactional_id_expiration_ms
+        for meta in [self.txns[txn_id] for txn_id in sorted(self.txns)]:
+            if meta.pending_state is None and meta.state in EXPIRATION_ALLOWED and \
+                    meta.txn_last_update_timestamp <= horizon:
+                self._expire(meta)
+
+    def _expire(self, meta: TransactionMetadata) -> None:
+        txn_id = meta.transactional_id
+        partition = self.partition_of(txn_id)
+        epoch = self.owned[partition]
+        transit = meta.transit(S.DEAD, meta.txn_last_update_timestamp,
+                               topic_partitions=frozenset())
+
+        def done(error: str) -> None:
+            if self.txns.get(txn_id) is not meta:
+                return
+            if error == "NONE" and self.owned.get(partition) == epoch and \
+                    meta.pending_state == S.DEAD and \
+                    meta.producer_epoch == transit.producer_epoch:
+                del self.txns[txn_id]
+            else:
+                meta.fail_transition()
+            self._wake(txn_id)
+
+        self.append(partition, encode_record(txn_id, None), done)

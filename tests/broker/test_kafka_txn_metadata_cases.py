@@ -241,3 +241,56 @@ def test_state_ids_and_names() -> None:
     assert [int(s) for s in S] == list(range(8))
     assert all(S(int(s)) is s for s in S)
     assert set(VALID_PREVIOUS) == set(S)
+
+
+def test_a_plain_epoch_bump() -> None:
+    """testNormalEpochBump: no expected epoch -> epoch + 1, no last epoch."""
+    h = _harness(_meta(S.EMPTY, 735))
+    assert _init(h, NOW) == TxnResult("NONE", PID, 736)
+    assert _summary(h)[:4] == (S.EMPTY, PID, 736, -1)
+
+
+def test_an_epoch_bump_with_the_current_epoch_records_it_as_last() -> None:
+    """testEpochBumpWithCurrentEpochProvided."""
+    h = _harness(_meta(S.EMPTY, 735))
+    assert _init(h, NOW, (PID, 735)) == TxnResult("NONE", PID, 736)
+    assert _summary(h)[:4] == (S.EMPTY, PID, 736, 735)
+
+
+def test_an_epoch_bump_with_the_last_epoch_is_a_retry() -> None:
+    """testAttemptedEpochBumpWithLastEpoch: the epoch and last epoch stay; the coordinator
+    answers the current producer without writing."""
+    h = _harness(_meta(S.EMPTY, 735, last=734))
+    assert _init(h, NOW, (PID, 734)) == TxnResult("NONE", PID, 735)
+    assert (h.meta.producer_epoch, h.meta.last_producer_epoch, h.log) == (735, 734, [])
+
+
+@pytest.mark.parametrize("expected", [None, (PID, EXHAUSTED_EPOCH)])
+def test_the_exhausted_epoch_is_never_bumped(expected: tuple[int, int] | None) -> None:
+    """testBumpEpochNotAllowedIfEpochsExhausted (and testRotateProducerId): Kafka's
+    prepareIncrementProducerEpoch refuses 32,766, so the coordinator rotates instead: a new
+    producer id at epoch 0, the old one as previous; the last epoch is kept only when the
+    client named it."""
+    h = _harness(_meta(S.EMPTY, EXHAUSTED_EPOCH))
+    assert _init(h, NOW, expected) == TxnResult("NONE", 9893, 0)
+    assert _summary(h)[:4] == (S.EMPTY, 9893, 0, -1 if expected is None else EXHAUSTED_EPOCH)
+    assert h.meta.prev_producer_id == PID
+
+
+def test_fencing_at_the_maximum_epoch_aborts_without_a_bump() -> None:
+    """testFenceProducerNotAllowedIfItWouldOverflow, kept difference: Kafka's mirrored
+    prepareFenceProducerEpoch throws at 32,767; kraftsim follows trunk (#21469), where the
+    fence at 32,767 aborts the transaction without a bump (no overflow either way)."""
+    h = _harness(_meta(S.ONGOING, MAX_EPOCH, start=1, partitions=frozenset({("a", 0)})))
+    assert _init(h, NOW).error == "CONCURRENT_TRANSACTIONS"
+    assert _summary(h)[:4] == (S.PREPARE_ABORT, PID, MAX_EPOCH, -1)
+
+
+@pytest.mark.parametrize("state", [S.PREPARE_ABORT, S.PREPARE_COMMIT])
+def test_no_rotation_while_a_transaction_is_prepared(state: TransactionState) -> None:
+    """testRotateProducerIdIn{PrepareAbort,PrepareCommit}State: at the exhausted epoch an
+    InitProducerId waits (CONCURRENT_TRANSACTIONS); no producer id is taken, nothing is
+    written."""
+    h = _harness(_meta(state, EXHAUSTED_EPOCH, start=1, partitions=frozenset({("a", 0)})))
+    assert _init(h, NOW, (PID, EXHAUSTED_EPOCH)) == TxnResult("CONCURRENT_TRANSACTIONS")
+    assert (h.meta.producer_id, h.meta.state, h.log, h.next_pid) == (PID, state, [], 9893)

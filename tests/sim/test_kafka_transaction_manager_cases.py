@@ -328,6 +328,20 @@ def test_fatal_errors_in_init_producer_id(world: World, script: Script, error: s
     assert world.requests == ["InitProducerId"]
 
 
+def test_transaction_abortable_in_init_producer_id_is_abortable(world: World,
+                                                                  script: Script) -> None:
+    """testTransactionAbortableExceptionInInitProducerId: initTransactions fails with
+    TRANSACTION_ABORTABLE and the producer is in the abortable error state, not failed."""
+    script.init_producer_id("TRANSACTION_ABORTABLE")
+    p = world.producer()
+    p.init_transactions()
+    world.run(p)
+    assert world.requests == ["InitProducerId"]
+    assert (p.state, p.fatal, p.last_error) == (P.ABORTABLE_ERROR, None,
+                                                "TRANSACTION_ABORTABLE")
+    assert [e for _, e, _ in p.completed] == ["TRANSACTION_ABORTABLE"]
+
+
 # ---------------------------------------------------------------- AddPartitionsToTxn
 @pytest.mark.parametrize("error", ["CONCURRENT_TRANSACTIONS", "COORDINATOR_LOAD_IN_PROGRESS",
                                    "NOT_COORDINATOR", "UNKNOWN_TOPIC_OR_PARTITION"])
