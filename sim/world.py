@@ -268,10 +268,41 @@ class Simulation:
 
         Returns False if an invariant failed.
         """
-        # EventQueue.pop_due and _run_event, inline: this loop runs every event.
+        self._run_events(time_ms, None)
+        if self.violation is None and self.queue.now < time_ms:
+            self.queue.now = time_ms
+        return self.violation is None
+
+    def run_for(self, duration_ms: int) -> bool:
+        """Process events for ``duration_ms`` of simulated time."""
+        return self.run_until(self.now + duration_ms)
+
+    def run_until_true(self, predicate: Callable[[], bool], timeout_ms: int) -> bool:
+        """Run until ``predicate()`` holds (checked after each event) or the timeout passes.
+
+        Returns whether the predicate holds. Never runs past ``now + timeout_ms``.
+        """
+        queue = self.queue
+        deadline = queue.now + timeout_ms
+        if self._run_events(deadline, predicate):
+            return True
+        if self.violation is None:
+            queue.now = max(queue.now, deadline)
+        return predicate()
+
+    def _run_events(self, deadline: int, predicate: Callable[[], bool] | None) -> bool:
+        """Process the events due by ``deadline`` until ``predicate()`` holds (asked before
+        each event; never, when None) or an invariant fails; returns whether it held.
+
+        :meth:`step` and :meth:`_run_event`, inline: this loop runs every event.
+        """
         queue, deliver, wake, after = self.queue, self._deliver, self._wake, self._after_event
         heap = queue.heap
-        while self.violation is None and heap and heap[0][0] <= time_ms:
+        while True:
+            if predicate is not None and predicate():
+                return True
+            if self.violation is not None or not heap or heap[0][0] > deadline:
+                return False
             at, _, event = heappop(heap)
             queue.now = at
             self._in_event = True
@@ -289,31 +320,6 @@ class Simulation:
                 after(None, None)
             finally:
                 self._in_event = False
-        if self.violation is None and self.queue.now < time_ms:
-            self.queue.now = time_ms
-        return self.violation is None
-
-    def run_for(self, duration_ms: int) -> bool:
-        """Process events for ``duration_ms`` of simulated time."""
-        return self.run_until(self.now + duration_ms)
-
-    def run_until_true(self, predicate: Callable[[], bool], timeout_ms: int) -> bool:
-        """Run until ``predicate()`` holds (checked after each event) or the timeout passes.
-
-        Returns whether the predicate holds. Never runs past ``now + timeout_ms``.
-        """
-        queue = self.queue
-        deadline = queue.now + timeout_ms
-        heap, run_event = queue.heap, self._run_event
-        while not predicate():
-            if self.violation is not None or not heap or heap[0][0] > deadline:
-                if self.violation is None:
-                    queue.now = max(queue.now, deadline)
-                return predicate()
-            at, _, event = heappop(heap)  # step(), inline: this loop runs every event
-            queue.now = at
-            run_event(at, event)
-        return True
 
     # ------------------------------------------------------------------ events
     def _deliver(self, event: tuple[Any, ...], now: int) -> None:
