@@ -94,6 +94,43 @@ def test_another_error_sends_the_same_proposal_again(error: str) -> None:
     assert leader.isr == (1, 2) and leader.pending_isr is None
 
 
+def test_a_proposal_sent_again_waits_for_its_answer() -> None:
+    """One AlterPartition in flight per partition (Kafka's AlterPartitionManager keeps
+    the unsent or unanswered item until its answer): once the retried proposal is out,
+    nothing more goes to the controller while it is unanswered, and a success answer
+    that the image has not brought yet leaves the change pending with no further
+    request, however long the leader waits."""
+    cell = Cell()
+    cell.create(replicas=(1, 2, 3), leader=1)
+    del cell.managers[3]
+    cell.run(31_000, every=1_000)
+    cell.answer_alter("UNKNOWN_SERVER_ERROR")
+    cell.step(ALTER_RETRY_MS)
+    assert len(cell.alters) == 1
+    cell.step(3 * ALTER_RETRY_MS)
+    assert len(cell.alters) == 1  # still only the retry, unanswered
+    cell.answer_alter(write=False)
+    cell.step(3 * ALTER_RETRY_MS)
+    leader = cell.replica(1)
+    assert cell.alters == [] and leader.pending_isr == (1, 2)
+
+
+def test_the_broker_asks_to_be_woken_for_a_retry() -> None:
+    """An error to retry makes the retry's time the broker's next deadline (nothing else
+    of leader 1 is due sooner here), so a simulation that runs the broker only at its
+    deadlines sends the proposal again ALTER_RETRY_MS after the answer, not at the next
+    periodic ISR check."""
+    cell = Cell()
+    cell.create(replicas=(1, 2, 3), leader=1)
+    del cell.managers[3]
+    cell.run(31_000, every=1_000)
+    leader = cell.managers[1]
+    before = leader.next_deadline()
+    assert before is not None and before > cell.now + ALTER_RETRY_MS
+    cell.answer_alter("UNKNOWN_SERVER_ERROR")
+    assert leader.next_deadline() == cell.now + ALTER_RETRY_MS
+
+
 def test_a_retry_is_dropped_when_new_metadata_replaced_the_proposal() -> None:
     """An error to retry, then the image moves the partition epoch before the retry is due:
     the old proposal is not sent again (Kafka's callback finds the partition state changed

@@ -824,3 +824,19 @@ def test_a_follower_of_an_unclean_leader_drops_committed_records_it_lacks() -> N
     assert [e.value for e in follower.entries] == ["d"]
     assert follower.high_watermark == 1
     assert [request.new_isr for _, request in cell.alters] == [(3, 2)]
+
+
+def test_a_batch_without_a_producer_carries_no_sequence() -> None:
+    """A produce that names no producer (a plain client's, or a coordinator's own write
+    to __transaction_state) writes its records with Kafka's RecordBatch.NO_SEQUENCE (-1)
+    as base sequence and sequence, and no producer id or epoch, on the leader and on the
+    follower that fetched them."""
+    cell = Cell(brokers=(1, 2))
+    cell.create(replicas=(1, 2), leader=1)
+    answers = cell.produce(1, ["a", "b"], acks=1)
+    cell.step(100)
+    assert [a.error for a in answers] == ["NONE"]
+    for broker in (1, 2):
+        entries = cell.replica(broker).log.read(0, 10)
+        assert [(e.value, e.producer_id, e.producer_epoch, e.base_sequence, e.sequence)
+                for e in entries] == [("a", -1, -1, -1, -1), ("b", -1, -1, -1, -1)]

@@ -6,8 +6,13 @@ from __future__ import annotations
 
 import pytest
 
-from broker.producer_ids import ProducerIdManager
-from metadata.requests import AllocateProducerIdsRequest, AllocateProducerIdsResponse
+from broker.producer_ids import RETRY_BACKOFF_MS, ProducerIdManager
+from metadata.requests import (
+    AllocateProducerIdsRequest,
+    AllocateProducerIdsResponse,
+    NodeMessage,
+)
+from tests.broker.replica_cell import CONTROLLER, Cell
 
 EPOCH = 7
 
@@ -115,6 +120,23 @@ def test_a_block_below_the_current_one_grants_nothing() -> None:
     assert manager.next_id(EPOCH, 50) == ("NONE", 1_010)
 
 
+def test_a_block_overlapping_the_current_one_grants_nothing() -> None:
+    """The monotonic check is against the current block's *last* id, not its first:
+    a next block starting inside the current one (1,005 within 1,000 .. 1,009) is
+    refused as RPCProducerIdManager refuses ``producerIdStart < lastProducerId``; one
+    starting at that last id itself passes Kafka's check and is taken."""
+    manager, sent = _manager()
+    manager.next_id(EPOCH, 0)
+    _grant(manager, sent[0], 1_000, 10)
+    for _ in range(10):
+        assert manager.next_id(EPOCH, 0)[0] == "NONE"   # the 10th asks for the next block
+    _grant(manager, sent[1], 1_005, 10)
+    assert manager.next_id(EPOCH, 0) == ("COORDINATOR_LOAD_IN_PROGRESS", -1)
+    manager.next_id(EPOCH, 50)
+    _grant(manager, sent[2], 1_009, 10)
+    assert manager.next_id(EPOCH, 50) == ("NONE", 1_009)
+
+
 def test_one_id_per_block_of_one_then_asked_again() -> None:
     """testUnrecoverableErrors with blocks of one id: the block's only id is handed out
     (asking for the next one at once, as it is also the prefetch target); an error answer
@@ -148,3 +170,26 @@ def test_a_request_without_answer_is_given_up_after_the_channels_timeout() -> No
     assert manager.next_id(EPOCH, 60_001) == ("COORDINATOR_LOAD_IN_PROGRESS", -1)
     _grant(manager, sent[1], 4_000)
     assert manager.next_id(EPOCH, 60_001) == ("NONE", 4_000)
+
+
+def test_init_producer_id_takes_the_callers_later_time() -> None:
+    """A broker's InitProducerId runs at the caller's time when that is later than the
+    broker's last poll or message: the backoff after a failed allocation has passed at
+    the caller's time, so a new AllocateProducerIds goes out then (the broker was not
+    polled in between)."""
+    cell = Cell(brokers=(1,))
+    manager = cell.managers[1]
+    manager.drain_outbox()
+    at = cell.now
+    assert manager.init_producer_id(at) == ("COORDINATOR_LOAD_IN_PROGRESS", -1)
+    (first,) = [env.message for env in manager.drain_outbox()
+                if isinstance(env.message, AllocateProducerIdsRequest)]
+    manager.handle_message(NodeMessage(CONTROLLER, 1, AllocateProducerIdsResponse(
+        first.correlation_id, "NOT_CONTROLLER")), at)
+    assert manager.init_producer_id(at + RETRY_BACKOFF_MS - 1) == \
+        ("COORDINATOR_LOAD_IN_PROGRESS", -1)
+    assert manager.drain_outbox() == []
+    assert manager.init_producer_id(at + RETRY_BACKOFF_MS) == \
+        ("COORDINATOR_LOAD_IN_PROGRESS", -1)
+    assert [type(env.message) for env in manager.drain_outbox()] == \
+        [AllocateProducerIdsRequest]

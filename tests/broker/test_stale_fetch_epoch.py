@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import pytest
 
+from broker.compact_leader import CompactLeader
 from broker.fetch_messages import FetchPartition, ReplicaFetchRequest, ReplicaFetchResponse
 from metadata.requests import NodeMessage
 from metadata.schema import RegisterBrokerRecord
@@ -89,6 +90,24 @@ def test_a_diverging_stale_fetch_is_answered_with_the_divergence() -> None:
     the follower is told where it diverged, and still nothing is recorded."""
     cell = Cell()
     _leader_with_a_record(cell)
+    _reregister(cell)
+    answer = _fetch(cell, broker_epoch(2), offset=3, last_epoch=0)
+    (part,) = answer.partitions
+    assert part.error == "NONE" and part.diverging
+    state = cell.replica(1).follower(2)
+    assert state is None or not state.has_fetched()
+
+
+def test_a_diverging_stale_fetch_to_a_compact_leader_is_told_the_divergence() -> None:
+    """The same for a leader with an empty log, which the broker holds compact: a stale
+    fetch naming a last fetched epoch needs the divergence check, so the compact leader
+    hands it to its full Replica, and the follower is told where it diverged (end offset
+    0 of epoch 0), not refused NOT_LEADER_OR_FOLLOWER; nothing is recorded."""
+    cell = Cell()
+    del cell.managers[2]
+    cell.create(replicas=(1, 2), isr=(1,), leader=1)
+    cell.step()
+    assert type(cell.managers[1]._replicas.get(KEY)) is CompactLeader
     _reregister(cell)
     answer = _fetch(cell, broker_epoch(2), offset=3, last_epoch=0)
     (part,) = answer.partitions

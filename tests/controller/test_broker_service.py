@@ -367,3 +367,25 @@ def test_a_shutdown_marked_but_not_finished_is_finished_by_the_next_heartbeat() 
             _heartbeat(c, other)
     done = _heartbeat(c, broker, want_shut_down=True)
     assert (done.is_fenced, done.should_shut_down) == (True, True)
+
+
+def test_a_shutdown_marked_with_nothing_left_to_move_waits_for_no_later_offset() -> None:
+    """A broker marked in controlled shutdown by an earlier write that leads nothing: the
+    next heartbeat starts the shutdown again and writes nothing, so the offset the active
+    brokers must reach is the log's last one so far (not one past it); once they report
+    the log's end, the broker is fenced and told to shut down at its next heartbeat."""
+    c = cluster()
+    broker = min(c.config.broker_ids)  # no topics: it leads nothing
+    epoch = c.active_controller().image.brokers[broker].epoch  # type: ignore[union-attr]
+    handle = c.submit(_MarkOnly(broker, epoch))  # type: ignore[arg-type]
+    assert c.wait(handle) and handle.outcome() == "committed"
+    end = c.active_controller().raft.log.end_offset  # type: ignore[union-attr]
+    first = _heartbeat(c, broker, want_shut_down=True)
+    assert (first.error, first.is_fenced, first.should_shut_down) == ("NONE", False, False)
+    assert c.active_controller().raft.log.end_offset == end  # type: ignore[union-attr]
+    assert _service(c).shutdown_offsets[broker] == end - 1
+    for other in c.config.broker_ids:
+        if other != broker:
+            _heartbeat(c, other, current_metadata_offset=end - 1)
+    done = _heartbeat(c, broker, want_shut_down=True)
+    assert (done.is_fenced, done.should_shut_down) == (True, True)

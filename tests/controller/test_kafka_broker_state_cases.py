@@ -303,3 +303,16 @@ def test_with_the_only_unfenced_broker_shutting_down_nothing_can_be_placed() -> 
     assert (refused.code, refused.message) == (
         "INVALID_REPLICATION_FACTOR", "Unable to replicate the partition 2 time(s): All "
         "brokers are currently fenced or in controlled shutdown.")
+
+
+def test_a_fenced_broker_marked_shutting_down_counts_as_fenced_for_placement() -> None:
+    """Only an *unfenced* broker in controlled shutdown makes the refusal read "fenced or
+    in controlled shutdown" (Kafka's createTopic check of the placed replicas' activity):
+    a broker whose registration is fenced and still marked in controlled shutdown (its
+    session expired while shutting down) is fenced to the StripedReplicaPlacer, whose
+    refusal is "All brokers are currently fenced."."""
+    image = image_of(brokers(0, 1, fenced=[0, 1], shutting=[0]))
+    refused = refusal(CreateTopics((NewTopic("foo", -1, 2),)), image)
+    assert (refused.code, refused.message) == (
+        "INVALID_REPLICATION_FACTOR", "Unable to replicate the partition 2 time(s): All "
+        "brokers are currently fenced.")

@@ -323,6 +323,26 @@ def test_a_delete_removes_the_topics_it_can_and_answers_the_others_errors() -> N
     assert not image.topics_by_name
 
 
+def test_a_delete_naming_a_topic_twice_refuses_it_and_removes_the_others() -> None:
+    """ControllerApisTest.testInvalidDeleteTopicsRequest's duplicates: a name given twice
+    is INVALID_REQUEST "Duplicate topic name.", an id given twice "Duplicate topic id.",
+    once each, and neither topic is removed; a topic named once is."""
+    image = image_of(brokers(0))
+    ids = {}
+    for name in ("foo", "bar", "baz"):
+        image, _, created = run(_create(name, rf=1), image, offset=image.offset + 1)
+        ids[name] = created["topics"][0]["topicId"]  # type: ignore[index]
+    request = DeleteTopics(("foo", "foo"), (ids["bar"], ids["baz"], ids["bar"]))
+    image, records, response = run(request, image, offset=200)
+    assert records == [RemoveTopicRecord(ids["baz"])]
+    assert response["deleted"] == ["baz"]  # type: ignore[index]
+    assert [(e.get("name"), e.get("topicId"), e["errorCode"], e["errorMessage"])
+            for e in response["errors"]] == [  # type: ignore[index]
+        ("foo", None, "INVALID_REQUEST", "Duplicate topic name."),
+        (None, ids["bar"], "INVALID_REQUEST", "Duplicate topic id.")]
+    assert sorted(image.topics_by_name) == ["bar", "foo"]
+
+
 # ------------------------------------------------------------------ CreatePartitions
 
 def test_create_partitions_grows_a_topic_only() -> None:
