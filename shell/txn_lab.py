@@ -16,6 +16,8 @@ is refused at once, with the Java client's words.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from broker.txn.coordinator import TRANSACTION_STATE_TOPIC
 from broker.txn.state import TransactionLogRecord, TransactionState, decode_record
 from shell.errors import CommandError
@@ -34,7 +36,7 @@ DEFAULT_TXN_TIMEOUT_MS = 60_000
 """Kafka's producer default transaction.timeout.ms."""
 P = TxnProducerState
 _SETTLED = {P.READY: P.READY, P.IN_TRANSACTION: P.IN_TRANSACTION,
-            P.ABORTABLE_ERROR: P.IN_TRANSACTION,  # abort (a commit aborts too)
+            P.ABORTABLE_ERROR: P.IN_TRANSACTION,  # abort (a send or commit raises its error)
             P.PREPARED_TRANSACTION: P.PREPARED_TRANSACTION}
 """A settled client state -> the state the shell's verbs check against."""
 
@@ -164,11 +166,19 @@ class TxnLab:
                                f"(invalid transition from {p.planned.value} to {target}); "
                                f"{hint}")
 
+    @staticmethod
+    def _call(verb: str, call: Callable[[], None]) -> None:
+        """Make the client's refusal (Kafka's exception) a command error."""
+        try:
+            call()
+        except TxnClientError as exc:
+            raise CommandError(f"cannot {verb}: {exc}") from None
+
     def begin(self, name: str) -> LabTxnProducer:
         """beginTransaction()."""
         p = self.get(name)
         self._require(p, "begin", P.READY, "IN_TRANSACTION")
-        p.producer.begin_transaction()
+        self._call("begin", p.producer.begin_transaction)
         p.planned = P.IN_TRANSACTION
         p.transaction += 1
         return p
@@ -177,7 +187,7 @@ class TxnLab:
         """send() of ``count`` records in the open transaction."""
         p = self.get(name)
         self._require(p, "send", P.IN_TRANSACTION, "IN_TRANSACTION")
-        p.producer.send(topic, partition, count)
+        self._call("send", lambda: p.producer.send(topic, partition, count))
         return p
 
     def end(self, name: str, commit: bool) -> LabTxnProducer:
@@ -185,7 +195,7 @@ class TxnLab:
         p = self.get(name)
         self._require(p, "commit" if commit else "abort", P.IN_TRANSACTION,
                       "COMMITTING_TRANSACTION" if commit else "ABORTING_TRANSACTION")
-        p.producer.end_transaction(commit)
+        self._call("commit" if commit else "abort", lambda: p.producer.end_transaction(commit))
         p.planned = P.READY
         return p
 

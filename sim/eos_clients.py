@@ -76,7 +76,7 @@ class EosProducer(TransactionalProducer):
     # ------------------------------------------------------------------ application
     def send_offsets_to_transaction(self, offsets: Offsets, group_id: str) -> None:
         """sendOffsetsToTransaction(): in the queued transaction, before its commit/abort."""
-        self._require("sendOffsetsToTransaction", P.IN_TRANSACTION, P.ABORTABLE_ERROR)
+        self._require("sendOffsetsToTransaction", P.IN_TRANSACTION)
         op = ("offsets", (group_id, dict(offsets)))
         if self.ops and self.ops[-1][0] == "end":
             self.ops.insert(len(self.ops) - 1, op)

@@ -23,9 +23,18 @@ retried after ``retry.backoff.ms`` with FindCoordinator / metadata refreshed.
   would refuse it) and goes straight to InitProducerId.
 - A call in the wrong state (Java's IllegalStateException) raises
   :class:`TxnClientError` ``ILLEGAL_STATE`` and changes nothing; after a
-  fatal error every call raises that error. Calls are checked when the
-  producer is idle (nothing queued): a queued call runs in whatever state
-  the calls before it leave.
+  fatal error every call raises that error, in ABORTABLE_ERROR every call
+  but the abort raises the error that made the transaction abortable
+  (Kafka's maybeFailWithError). Calls are checked when the producer is idle
+  (nothing queued): a queued call runs in whatever state the calls before
+  it leave. beginTransaction() is local: when idle it takes effect at once.
+  initTransactions(), commitTransaction() or abortTransaction() called again
+  while the same call is queued or running waits for it (Kafka's retry of a
+  call that timed out); :attr:`TransactionalProducer.has_ongoing_transaction`
+  is Kafka's hasOngoingTransaction().
+- A send not acknowledged ``delivery_timeout_ms`` (Kafka's
+  delivery.timeout.ms, 120 s) after it started expires: DELIVERY_TIMEOUT,
+  abortable with an epoch bump, as Kafka's expired batch.
 
 KIP-939 (``enable_2pc``, Kafka's ``transaction.two.phase.commit.enable``):
 InitProducerId carries Enable2Pc (no transaction timeout) and, with
@@ -69,6 +78,9 @@ CONCURRENT_TRANSACTIONS while no partition is in the transaction yet (the previo
 transaction is still completing; TransactionManager's KAFKA-5482 workaround)."""
 REQUEST_TIMEOUT_MS = 30_000
 """Kafka's request.timeout.ms: a request unanswered this long is sent again."""
+DELIVERY_TIMEOUT_MS = 120_000
+"""Kafka's delivery.timeout.ms: a send not acknowledged this long after it started is
+expired (Kafka's TimeoutException, here DELIVERY_TIMEOUT): abortable, with an epoch bump."""
 PROTOCOLS = ("classic", "pre-registration")
 """The transaction protocols a producer can speak."""
 RETRIABLE = frozenset({
@@ -185,7 +197,8 @@ class TransactionalProducer:
                  | None = None,
                  protocol: str = "classic", group_id: str | None = None,
                  request_timeout_ms: int = REQUEST_TIMEOUT_MS,
-                 on_request: Callable[[str], None] | None = None) -> None:
+                 on_request: Callable[[str], None] | None = None,
+                 delivery_timeout_ms: int = DELIVERY_TIMEOUT_MS) -> None:
         if protocol not in PROTOCOLS:
             raise ValueError(f"unknown transaction protocol {protocol!r}: "
                              f"choose one of {', '.join(PROTOCOLS)}")
@@ -196,6 +209,10 @@ class TransactionalProducer:
         self.group_id = group_id
         """The consumer group registered at begin unless a transaction names one."""
         self.request_timeout_ms = request_timeout_ms
+        self.delivery_timeout_ms = delivery_timeout_ms
+        """Kafka's delivery.timeout.ms (see :data:`DELIVERY_TIMEOUT_MS`)."""
+        self._send_since: int | None = None
+        """When the running send started (its delivery timeout runs from there)."""
         self.on_request = on_request
         """Told each request's name as it is sent (``EndTxn[pre-registration-1]``)."""
         self.txns = txns
@@ -254,16 +271,46 @@ class TransactionalProducer:
         """No operation queued or running."""
         return not self.ops and not self.busy
 
-    def _require(self, call: str, *allowed: TxnProducerState) -> None:
+    @property
+    def has_ongoing_transaction(self) -> bool:
+        """Kafka's hasOngoingTransaction(): begun and neither completed nor failed fatally.
+
+        True in IN_TRANSACTION, COMMITTING_TRANSACTION, ABORTING_TRANSACTION,
+        ABORTABLE_ERROR and (KIP-939) PREPARED_TRANSACTION.
+        """
+        return self.state in (P.IN_TRANSACTION, P.COMMITTING_TRANSACTION,
+                              P.ABORTING_TRANSACTION, P.ABORTABLE_ERROR,
+                              P.PREPARED_TRANSACTION)
+
+    def _require(self, call: str, *allowed: TxnProducerState, abortable: bool = False) -> None:
         """Raise as the Java client does for ``call`` in the wrong state; checked when idle.
 
-        Raises TxnClientError: the fatal error after one, else ILLEGAL_STATE
-        (Java's IllegalStateException: the producer is left as it was).
+        Raises TxnClientError: the fatal error after one; in ABORTABLE_ERROR the
+        error that made the transaction abortable unless ``abortable`` (the
+        call is allowed there: an abort); else ILLEGAL_STATE (Java's
+        IllegalStateException). The producer is left as it was.
         """
         if self.state == P.FATAL_ERROR:
             raise TxnClientError(self.fatal or "FATAL_ERROR", f"{call}: the producer has failed")
-        if self.idle and self.state not in allowed:
+        if not self.idle:
+            return
+        if self.state == P.ABORTABLE_ERROR:
+            if abortable:
+                return
+            raise TxnClientError(self.last_error or "ABORTABLE_ERROR",
+                                 f"{call}: the transaction failed and must be aborted")
+        if self.state not in allowed:
             raise TxnClientError("ILLEGAL_STATE", f"{call} is invalid in state {self.state}")
+
+    def _pending_end(self) -> bool | None:
+        """The commit (True) or abort (False) queued or running for the last transaction
+        begun, None if there is none (Kafka's pending transition of a call to retry)."""
+        for kind, arg in reversed(self.ops):
+            if kind == "begin":
+                return None
+            if kind == "end":
+                return bool(arg)
+        return None
 
     # ------------------------------------------------------------------ application
     def init_transactions(self, keep_prepared_txn: bool = False) -> None:
@@ -272,6 +319,8 @@ class TransactionalProducer:
         With ``keep_prepared_txn`` (KIP-939) an ongoing transaction is kept: the
         producer is then PREPARED_TRANSACTION with :attr:`prepared_state` set.
         """
+        if any(kind == "init" and arg is not None for kind, arg in self.ops):
+            return  # the earlier call still runs: calling again waits for it (Kafka)
         self._require("initTransactions", P.UNINITIALIZED)
         self._queue(("init", keep_prepared_txn))
 
@@ -351,21 +400,38 @@ class TransactionalProducer:
         """
         self._require("beginTransaction", P.READY)
         group = self.group_id if group_id is None else group_id
-        self._queue(("begin", (frozenset(partitions or ()), group)))
+        op: Op = ("begin", (frozenset(partitions or ()), group))
+        if self.idle and self.protocol == "classic":  # local: the state changes at once
+            self._start_transaction()
+            self.completed.append((op, "NONE", self.sim.now))
+            return
+        self._queue(op)
 
     def send(self, topic: str, partition: int, count: int) -> None:
         """Queue ``count`` records for ``topic``/``partition`` in the current transaction."""
-        self._require("send", P.IN_TRANSACTION, P.ABORTABLE_ERROR)
+        self._require("send", P.IN_TRANSACTION)
         self._queue(("send", (topic, partition, count)))
 
     def end_transaction(self, commit: bool) -> None:
         """commitTransaction() or abortTransaction(), queued after what runs.
 
-        A commit in ABORTABLE_ERROR aborts (the application's abort after the
-        Java client's commitTransaction() throws); it completes ABORTABLE_ERROR.
+        A queued commit that meets ABORTABLE_ERROR aborts (the application's
+        abort after the Java client's commitTransaction() throws); it completes
+        ABORTABLE_ERROR. Called when idle in ABORTABLE_ERROR, a commit raises
+        that error, as Kafka's does. Called again while the same one is queued
+        or running, it waits for that one (Kafka's retry of a call that timed
+        out); the other one then is ILLEGAL_STATE. The sends queued before an
+        abort run first (calls run in order, one request at a time; Kafka's
+        abortTransaction fails the records its sender has not drained yet).
         """
-        self._require("commitTransaction" if commit else "abortTransaction",
-                      P.IN_TRANSACTION, P.ABORTABLE_ERROR, P.PREPARED_TRANSACTION)
+        call = "commitTransaction" if commit else "abortTransaction"
+        pending = self._pending_end()
+        if pending is not None and self.state != P.FATAL_ERROR:
+            if pending == commit:
+                return
+            raise TxnClientError("ILLEGAL_STATE", f"{call}: the previous "
+                                 f"{'commit' if pending else 'abort'} has not completed")
+        self._require(call, P.IN_TRANSACTION, P.PREPARED_TRANSACTION, abortable=not commit)
         self._queue(("end", commit))
 
     def _queue(self, op: Op) -> None:
@@ -382,6 +448,7 @@ class TransactionalProducer:
 
     def _done(self, error: str = "NONE") -> None:
         self.completed.append((self.ops.pop(0), error, self.sim.now))
+        self._send_since = None
         self.busy = False
         self._kick()
 
@@ -391,6 +458,7 @@ class TransactionalProducer:
     def _fail(self, error: str) -> None:
         self.state, self.fatal = P.FATAL_ERROR, error
         self.ops, self.busy = [], False
+        self._send_since = None
 
     # ------------------------------------------------------------------ the loop
     def _run(self) -> None:
@@ -415,9 +483,7 @@ class TransactionalProducer:
             self._end(commit, always=True)
         elif kind == "begin":
             if self.state == P.READY:
-                self.transactions += 1
-                self.added, self._began_at, self._ending_since = set(), self.sim.now, None
-                self.state = P.IN_TRANSACTION
+                self._start_transaction()
             if self.protocol == "pre-registration":
                 partitions, group = arg if isinstance(arg, tuple) else (frozenset(), None)
                 self._begin_pre_registered(partitions, group)
@@ -428,9 +494,17 @@ class TransactionalProducer:
                 self._done("ABORTABLE_ERROR")
                 return
             assert isinstance(arg, tuple)
+            if self._send_since is None:
+                self._send_since = self.sim.now
             self._send(*arg)
         else:
             self._end(bool(arg) and self.state != P.ABORTABLE_ERROR)
+
+    def _start_transaction(self) -> None:
+        """beginTransaction() takes effect: IN_TRANSACTION, the next transaction number."""
+        self.transactions += 1
+        self.added, self._began_at, self._ending_since = set(), self.sim.now, None
+        self.state = P.IN_TRANSACTION
 
     def _answer(self, attempt: int, handle: Callable[[str, TxnResult], None]
                 ) -> Callable[[TxnResult], None]:
@@ -586,6 +660,12 @@ class TransactionalProducer:
               ) -> None:
         """Send ``count`` records (their last part: ``payloads``, or the sequence numbers)."""
         tp = (topic, partition)
+        if self._send_since is not None \
+                and self.sim.now - self._send_since >= self.delivery_timeout_ms:
+            self._count("DELIVERY_TIMEOUT")  # the batch expired: abortable, epoch bump
+            self.bump_needed, self.last_error = True, "DELIVERY_TIMEOUT"
+            self._abortable("DELIVERY_TIMEOUT")
+            return
         if self.protocol == "pre-registration" and tp not in self.registered:
             self._count("UNKNOWN_TOPIC_OR_PARTITION")  # send() throws: not pre-registered
             self._abortable("UNKNOWN_TOPIC_OR_PARTITION")

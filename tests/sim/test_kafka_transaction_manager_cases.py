@@ -16,6 +16,66 @@ answered with the listed errors, the rest go to the real broker.
 Java's IllegalStateException (a call in the wrong state, which leaves the
 producer as it was) is :class:`sim.txn_clients.TxnClientError` with error
 ``ILLEGAL_STATE``.
+
+Covered by a case here under another name:
+testTransactionalIdAuthorizationFailureInTxnOffsetCommit (test_fatal_errors_in_txn_offset_commit),
+testCommitWithTopicAuthorizationFailureInAddPartitionsInFlight
+(test_abortable_errors_in_add_partitions_abort_without_end_txn: the queued commit ends
+ABORTABLE_ERROR), the testIsSendToPartitionAllowed* cases and testNoDrainWhenPartitionsPending
+(no Produce before its partition is added, none after a fatal error or to a partition whose
+add failed: test_basic_transaction, test_every_call_fails_after_a_fatal_error,
+test_abortable_errors_in_add_partitions_abort_without_end_txn).
+
+Where kraftsim's producer differs (kept; docs/architecture.md): calls are queued and run in
+order, one request at a time (max.in.flight 1, no record accumulator), so
+
+- a send queued before abortTransaction() is sent first and its records are aborted by
+  the marker; Kafka fails the records its sender has not drained yet
+  (testCancelUnsentAddPartitionsAndProduceOnAbort, the record of
+  testAbortResendsAddPartitionErrorIfRetried), and a produce can never fail while an
+  abort is already running (testAbortableErrorWhileAbortInProgress);
+- each partition's AddPartitionsToTxn is followed by its Produce; Kafka adds the
+  partitions of several sends in one request before producing
+  (testMultipleAddPartitionsPerForOneProduce);
+- a commit queued behind a send that fails abortable becomes the abort (the
+  application's abortTransaction() after commitTransaction() throws); called when the
+  producer is idle in ABORTABLE_ERROR it raises, as Kafka's;
+- calls do not block, so there is no max.block.ms: calling initTransactions(),
+  commitTransaction() or abortTransaction() again while the first is queued or running
+  is the retry of a call that timed out (the same call waits for the first; the
+  other one is ILLEGAL_STATE); Kafka's result that must still be acknowledged by a
+  second call after it completed is not modelled.
+
+Not ported, by reason:
+
+- idempotent (non-transactional) producer and its sequence bookkeeping with several
+  batches in flight per partition (TxnPartitionMap, unresolved sequences):
+  testFailIfNotReadyForSendIdempotentProducer,
+  testFailIfNotReadyForSendIdempotentProducerFatalError,
+  testBumpEpochAndResetSequenceNumbersAfterUnknownProducerId, testBatchFailureAfterProducerReset,
+  testBatchCompletedAfterProducerReset, testDuplicateSequenceAfterProducerReset,
+  testSequenceNumberOverflow, testProducerIdReset,
+  testBumpEpochAfterTimeoutWithoutPendingInflightRequests,
+  testNoProducerIdResetAfterLastInFlightBatchSucceeds, testEpochBumpAfterLastInflightBatchFails,
+  testNoFailedBatchHandlingWhenTxnManagerIsInFatalError, testHealthyPartitionRetriesDuringEpochBump,
+  testFailedInflightBatchAfterEpochBump: kraftsim's producers keep one batch in flight;
+- request versions and broker features (no epoch bump before InitProducerId v3, TV2
+  detection, old TxnOffsetCommit): testTransitionToFatalErrorWhenRetriedBatchIsExpired,
+  testAbortTransactionAndReuseSequenceNumberOnError,
+  testAbortTransactionAndResetSequenceNumberOnUnknownProducerId, testTransactionManagerEnablesV2,
+  testCanBumpEpochDuringCoordinatorDisconnect,
+  testSendOffsetWithGroupMetadataFailAsAutoDowngradeTxnCommitNotEnabled;
+- FindCoordinator is a look-up that answers a broker or none, never an error code:
+  testUnsupportedFindCoordinator, testTransactionalIdAuthorizationFailureInFindCoordinator,
+  testGroupAuthorizationFailureInFindCoordinator,
+  testTransactionAbortableExceptionInFindCoordinator,
+  testFindCoordinatorAllowedInAbortableErrorState;
+- Sender and accumulator internals with no counterpart (drain, close, a background
+  thread's invalid transition): testSenderShutdownWithPendingTransactions,
+  testAllowDrainInAbortableErrorState, testRaiseErrorWhenNoPartitionsPendingOnDrain,
+  testBackgroundInvalidStateTransitionIsFatal;
+- consumer group metadata (member id, generation, instance id) is not sent, the group
+  coordinator's answers are scripted instead: testSendOffsetsWithGroupMetadata.
 """
 
 from __future__ import annotations
@@ -713,3 +773,274 @@ def test_a_new_instance_fences_the_old_ones_end_txn(world: World) -> None:
     world.run(old)
     assert (old.state, old.fatal) == (P.FATAL_ERROR, "PRODUCER_FENCED")
     assert world.markers("t", 0) == [0]
+
+
+# ---------------------------------------------------------------- hasOngoingTransaction
+@pytest.mark.parametrize("commit", [True, False])
+def test_has_ongoing_transaction_from_begin_to_the_end_txn_answer(world: World,
+                                                                  commit: bool) -> None:
+    """testHasOngoingTransactionSuccessfulCommit, testHasOngoingTransactionSuccessfulAbort,
+    testFlushPendingPartitionsOnCommit: beginTransaction() is local and takes effect at
+    once; the transaction stays ongoing while completing, until EndTxn is answered."""
+    p = world.producer()
+    assert not p.has_ongoing_transaction
+    p.init_transactions()
+    world.run(p)
+    assert not p.has_ongoing_transaction
+    p.begin_transaction()
+    assert (p.state, p.has_ongoing_transaction, p.idle) == (P.IN_TRANSACTION, True, True)
+    p.send("t", 0, 1)
+    p.end_transaction(commit)
+    sim = world.cluster.sim
+    assert sim.run_until_true(lambda: "EndTxn" in world.requests, 10_000)
+    ending = P.COMMITTING_TRANSACTION if commit else P.ABORTING_TRANSACTION
+    assert (p.state, p.has_ongoing_transaction) == (ending, True)
+    world.run(p)
+    assert (p.state, p.has_ongoing_transaction) == (P.READY, False)
+    assert world.markers("t", 0) == [int(commit)]
+
+
+def test_has_ongoing_transaction_in_abortable_error_until_the_abort(world: World,
+                                                                    script: Script) -> None:
+    """testHasOngoingTransactionAbortableError."""
+    p = world.ready()
+    script.produce("TOPIC_AUTHORIZATION_FAILED")
+    _begin_send(p, ("t", 0))
+    world.run(p)
+    assert (p.state, p.has_ongoing_transaction) == (P.ABORTABLE_ERROR, True)
+    p.end_transaction(False)
+    assert p.has_ongoing_transaction
+    world.run(p)
+    assert (p.state, p.has_ongoing_transaction, p.producer_epoch) == (P.READY, False, 1)
+
+
+def test_no_ongoing_transaction_after_a_fatal_error(world: World, script: Script) -> None:
+    """testHasOngoingTransactionFatalError: a fatal error ends the transaction for the client."""
+    p = world.ready()
+    _begin_send(p, ("t", 0))
+    world.run(p)
+    assert p.has_ongoing_transaction
+    script.add_partitions("TRANSACTIONAL_ID_AUTHORIZATION_FAILED")
+    p.send("t", 1, 1)
+    world.run(p)
+    assert (p.state, p.has_ongoing_transaction) == (P.FATAL_ERROR, False)
+
+
+# ---------------------------------------------------------------- abortable error recovery
+def test_calls_in_abortable_error_raise_it_until_the_abort(world: World, script: Script) -> None:
+    """testFailIfNotReadyForSendAfterAbortableError, testNotReadyForSendAfterAbortableError,
+    testRecoveryFromAbortableErrorTransactionNotStarted: send, commit, begin,
+    sendOffsetsToTransaction and initTransactions raise the error that made the
+    transaction abortable (Kafka's maybeFailWithError) and change nothing; the abort
+    sends no EndTxn (no partition was added) and the next transaction commits."""
+    p = world.ready()
+    script.add_partitions("TOPIC_AUTHORIZATION_FAILED")
+    _begin_send(p, ("t", 0))
+    world.run(p)
+    assert (p.state, p.last_error) == (P.ABORTABLE_ERROR, "TOPIC_AUTHORIZATION_FAILED")
+    for call in (lambda: p.send("t", 0, 1), lambda: p.end_transaction(True),
+                 p.begin_transaction, p.init_transactions,
+                 lambda: p.send_offsets_to_transaction({("in", 0): 1}, GROUP)):
+        with pytest.raises(TxnClientError) as raised:
+            call()
+        assert raised.value.error == "TOPIC_AUTHORIZATION_FAILED"
+    world.run(p)
+    assert p.state == P.ABORTABLE_ERROR and world.requests == ["AddPartitionsToTxn"]
+    p.end_transaction(False)
+    world.run(p)
+    assert world.requests == ["AddPartitionsToTxn"] and p.aborted == [1]
+    assert (p.state, p.producer_epoch) == (P.READY, 0)
+    _begin_send(p, ("t", 0))
+    p.end_transaction(True)
+    world.run(p)
+    assert p.committed == [2] and world.markers("t", 0) == [1]
+
+
+@pytest.mark.parametrize("produce_errors", [(), ("REQUEST_TIMED_OUT",)])
+def test_recovery_from_an_abortable_error_after_a_partition_was_added(
+        world: World, script: Script, produce_errors: tuple[str, ...]) -> None:
+    """testRecoveryFromAbortableErrorTransactionStarted,
+    testRecoveryFromAbortableErrorProduceRequestInRetry: t-0 is in the transaction (its
+    produce retried once in the second case), adding t-1 fails abortable; the abort
+    ends the transaction with EndTxn(ABORT), no epoch bump; the next one commits."""
+    p = world.ready()
+    script.produce(*produce_errors)
+    script._patch(TransactionCoordinator, "handle_add_partitions", ["TOPIC_AUTHORIZATION_FAILED"],
+                  lambda a, _, e: a[5](e), when=lambda a: ("t", 1) in a[3])
+    _begin_send(p, ("t", 0), ("t", 1))
+    world.run(p)
+    assert (p.state, p.last_error) == (P.ABORTABLE_ERROR, "TOPIC_AUTHORIZATION_FAILED")
+    p.end_transaction(False)
+    world.run(p)
+    assert world.requests == ["AddPartitionsToTxn", *["Produce t-0"] * (1 + len(produce_errors)),
+                              "AddPartitionsToTxn", "EndTxn"]
+    assert (p.state, p.producer_epoch, p.aborted) == (P.READY, 0, [1])
+    _begin_send(p, ("t", 0))
+    p.end_transaction(True)
+    world.run(p)
+    assert p.committed == [2] and world.markers("t", 0) == [0, 1]
+
+
+# ---------------------------------------------------------------- a call made again
+def test_init_transactions_called_again_while_it_runs_waits_for_it(world: World) -> None:
+    """testRetryInitTransactionsAfterTimeout: the second call is the first one (one
+    InitProducerId); once it is done, another is ILLEGAL_STATE."""
+    p = world.producer()
+    p.init_transactions()
+    p.init_transactions()
+    world.run(p)
+    assert world.requests == ["InitProducerId"] and (p.state, p.producer_epoch) == (P.READY, 0)
+    with pytest.raises(TxnClientError) as raised:
+        p.init_transactions()
+    assert raised.value.error == "ILLEGAL_STATE"
+    p.begin_transaction()
+    assert p.has_ongoing_transaction
+
+
+@pytest.mark.parametrize("commit", [True, False])
+def test_commit_or_abort_called_again_while_it_runs(world: World, commit: bool) -> None:
+    """testRetryCommitTransactionAfterTimeout, testRetryAbortTransactionAfterTimeout,
+    testRetryAbortTransactionAfterCommitTimeout, testRetryCommitTransactionAfterAbortTimeout:
+    the same call again is the one already running (one EndTxn); the other one is
+    ILLEGAL_STATE; once done, both are ILLEGAL_STATE and a new transaction can begin."""
+    p = world.ready()
+    _begin_send(p, ("t", 0))
+    p.end_transaction(commit)
+    p.end_transaction(commit)
+    with pytest.raises(TxnClientError) as raised:
+        p.end_transaction(not commit)
+    assert raised.value.error == "ILLEGAL_STATE"
+    world.run(p)
+    assert world.requests == ["AddPartitionsToTxn", "Produce t-0", "EndTxn"]
+    assert (p.committed, p.aborted) == (([1], []) if commit else ([], [1]))
+    for call in (lambda: p.end_transaction(True), lambda: p.end_transaction(False),
+                 lambda: p.send("t", 0, 1), p.init_transactions):
+        with pytest.raises(TxnClientError) as raised:
+            call()
+        assert raised.value.error == "ILLEGAL_STATE"
+    p.begin_transaction()
+    assert p.has_ongoing_transaction
+
+
+# ---------------------------------------------------------------- batch expiry
+@pytest.mark.parametrize("commit", [True, False])
+def test_an_expired_send_makes_the_transaction_abortable_with_an_epoch_bump(
+        world: World, script: Script, commit: bool) -> None:
+    """testTransitionToAbortableErrorOnBatchExpiry,
+    testTransitionToAbortableErrorOnMultipleBatchExpiry,
+    testDropCommitOnBatchExpiry, testBumpTransactionalEpochOnTimeout: a send not
+    acknowledged delivery.timeout.ms after it started fails (Kafka's TimeoutException,
+    DELIVERY_TIMEOUT); the transaction is abortable, the commit aborts (EndTxn(ABORT),
+    the partition was added), then InitProducerId bumps the epoch and the
+    sequences start again."""
+    p = world.ready()
+    p.delivery_timeout_ms = 3_000
+    script.produce(*["NOT_LEADER_OR_FOLLOWER"] * 1_000)
+    _begin_send(p, ("t", 0), ("t", 1))
+    p.end_transaction(commit)
+    world.run(p)
+    sent = [t for r, t in world.sent_at if r == "Produce t-0"]
+    assert sent[-1] - sent[0] < 3_000 <= sent[-1] - sent[0] + RETRY_BACKOFF_MS
+    assert p.errors["DELIVERY_TIMEOUT"] == 1 and p.last_error is None
+    assert [(op[0], e) for op, e, _ in p.completed[-4:]] == [
+        ("send", "DELIVERY_TIMEOUT"), ("send", "ABORTABLE_ERROR"),
+        ("end", "ABORTABLE_ERROR" if commit else "NONE"), ("init", "NONE")]
+    assert _distinct(world.requests)[-2:] == ["EndTxn", "InitProducerId"]
+    assert (p.state, p.producer_epoch, p.sequences, p.aborted) == (P.READY, 1, {}, [1])
+    assert world.markers("t", 0) == [0]
+
+
+def test_the_delivery_timeout_is_kafkas_default() -> None:
+    """delivery.timeout.ms defaults to 120 s, as Kafka's."""
+    from sim.txn_clients import DELIVERY_TIMEOUT_MS
+    assert DELIVERY_TIMEOUT_MS == 120_000
+
+
+# ---------------------------------------------------------------- requests in order
+def test_a_partition_is_added_once_per_transaction(world: World) -> None:
+    """testMaybeAddPartitionToTransaction, testDefaultSequenceNumber: one
+    AddPartitionsToTxn per partition; the sequences count the records per partition and
+    go on in the next transaction (no epoch bump)."""
+    p = world.ready()
+    p.begin_transaction()
+    p.send("t", 0, 1)
+    p.send("t", 0, 3)
+    p.send("t", 1, 2)
+    p.end_transaction(True)
+    world.run(p)
+    assert world.requests == ["AddPartitionsToTxn", "Produce t-0", "Produce t-0",
+                              "AddPartitionsToTxn", "Produce t-1", "EndTxn"]
+    assert p.sequences == {("t", 0): 4, ("t", 1): 2}
+    p.transaction([("t", 0, 1)], commit=True)
+    world.run(p)
+    assert p.sequences == {("t", 0): 5, ("t", 1): 2} and p.committed == [1, 2]
+
+
+def test_the_commit_waits_for_the_produce_in_flight(world: World, script: Script) -> None:
+    """testCommitTransactionWithInFlightProduceRequest,
+    testCommitTransactionWithUnsentProduceRequest: commitTransaction() while the produce
+    is out (and retried): EndTxn is sent only once the produce is acknowledged."""
+    p = world.ready()
+    script.produce("REQUEST_TIMED_OUT")
+    _begin_send(p, ("t", 0))
+    sim = world.cluster.sim
+    assert sim.run_until_true(lambda: "Produce t-0" in world.requests, 10_000)
+    p.end_transaction(True)
+    world.run(p)
+    assert world.requests == ["AddPartitionsToTxn", "Produce t-0", "Produce t-0", "EndTxn"]
+    [acked_at] = [t for op, e, t in p.completed if op[0] == "send"]
+    [end_txn_at] = [t for r, t in world.sent_at if r == "EndTxn"]
+    assert acked_at <= end_txn_at and p.committed == [1]
+
+
+@pytest.mark.parametrize(("retried", "first"), [("produce", "Produce t-0"),
+                                                 ("add_partitions", "AddPartitionsToTxn")])
+def test_an_abort_resends_the_request_being_retried_first(world: World, script: Script,
+                                                          retried: str, first: str) -> None:
+    """testAbortResendsProduceRequestIfRetried, testAbortResendsAddPartitionErrorIfRetried:
+    the request retried when abortTransaction() is called is sent again before EndTxn.
+    (In the second case Kafka fails the record, never sent; kraftsim's send runs
+    whole before the abort, so the record is written and aborted: see the docstring.)"""
+    p = world.ready()
+    getattr(script, retried)("UNKNOWN_TOPIC_OR_PARTITION" if retried == "add_partitions"
+                             else "REQUEST_TIMED_OUT")
+    _begin_send(p, ("t", 0))
+    sim = world.cluster.sim
+    assert sim.run_until_true(lambda: first in world.requests, 10_000)
+    p.end_transaction(False)
+    world.run(p)
+    again = 2 if first == "AddPartitionsToTxn" else 1
+    assert world.requests == ["AddPartitionsToTxn"] * again + ["Produce t-0"] * (3 - again) + [
+        "EndTxn"]
+    assert (p.state, p.aborted, p.producer_epoch) == (P.READY, [1], 0)
+    assert world.markers("t", 0) == [0]
+
+
+# ---------------------------------------------------------------- lost connections
+@pytest.mark.parametrize("lost", ["InitProducerId", "EndTxn"])
+def test_a_coordinator_crash_sends_the_request_again_to_the_next_one(world: World,
+                                                                     lost: str) -> None:
+    """testDisconnectAndRetry, testLookupCoordinatorOnDisconnectAfterSend,
+    testLookupCoordinatorOnDisconnectBeforeSend: the coordinator's broker stops with
+    the request out; the producer finds the new coordinator and sends it again."""
+    sim = world.cluster.sim
+    coordinator = world.txns.find_coordinator("app")
+    assert coordinator is not None
+    if lost == "InitProducerId":
+        p = world.producer()
+        p.init_transactions()
+    else:
+        p = world.ready()
+        _begin_send(p, ("t", 0))
+        world.run(p)
+        p.end_transaction(True)
+    assert sim.run_until_true(lambda: lost in world.requests, 10_000)
+    sim.crash(coordinator)
+    world.run(p)
+    assert world.requests.count(lost) == 2 and p.fatal is None
+    assert world.txns.find_coordinator("app") != coordinator
+    assert p.errors.get("NOT_COORDINATOR", 0) + p.errors.get("NETWORK_EXCEPTION", 0) >= 1
+    if lost == "EndTxn":
+        assert p.committed == [1] and world.markers("t", 0) == [1]
+    else:
+        assert (p.state, p.producer_epoch) == (P.READY, 0)
