@@ -12,9 +12,8 @@ broker records with the controller's rule (``ClusterControlManager``: the broker
 must be registered with that epoch, see ``metadata/delta.py``), so that record
 is refused here and the case runs without it.
 
-Not ported: ``testHandleLossOfControllerRegistrations`` (kraftsim's snapshot
-writer writes what the image holds at any metadata.version; see
-``metadata/snapshot.py``).
+Also ported: testHandleLossOfControllerRegistrations (written at metadata.version
+3.6-IV2, controller registrations are lost and reported).
 """
 
 from __future__ import annotations
@@ -146,3 +145,13 @@ def test_unregistering_a_broker_that_is_gone_is_refused() -> None:
 def test_a_brokers_epoch() -> None:
     assert IMAGE1.brokers[2].epoch == 123
     assert IMAGE1.brokers.get(20) is None
+
+
+def test_below_3_7_iv0_controller_registrations_are_lost() -> None:
+    image = image_of([CONTROLLER_1000])
+    losses: list[str] = []
+    written = image_to_records(image, LEVELS["3.6-IV2"], losses.append)
+    assert losses == ["controller registration data"]
+    assert not any(isinstance(r, RegisterControllerRecord) for r in written)
+    assert CONTROLLER_1000 in image_to_records(image, LEVELS["3.7-IV0"], losses.append)
+    assert losses == ["controller registration data"]

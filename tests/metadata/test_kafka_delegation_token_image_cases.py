@@ -2,11 +2,9 @@
 
 Ported: an image of three tokens; one token's expiration changed by a new
 record, one removed; the round trips of both images and the delta through
-every split.
-
-Not ported: ``testEmptyWithInvalidIBP`` and ``testImage1withInvalidIBP``. Kafka's writer
-refuses delegation tokens below metadata.version 3.6-IV2; kraftsim's writes what
-the image holds at any version (``metadata/snapshot.py``).
+every split; written at metadata.version 3.5-IV2, the empty image loses nothing
+and an image with tokens loses them, an error without a loss handler
+(testEmptyWithInvalidIBP, testImage1withInvalidIBP).
 """
 
 from __future__ import annotations
@@ -15,7 +13,8 @@ import pytest
 
 from metadata.image import MetadataImage
 from metadata.schema import DelegationTokenRecord, MetadataRecord, RemoveDelegationTokenRecord
-from metadata.snapshot import image_to_records
+from metadata.snapshot import UnwritableMetadataError, image_to_records
+from metadata.versions import LEVELS
 from tests.metadata.kafka_image_cases import (
     assert_every_split_reaches,
     assert_round_trip,
@@ -49,3 +48,16 @@ def test_delta1_gives_image2() -> None:
     assert sorted(IMAGE2.delegation_tokens) == ["somerandomuuid1", "somerandomuuid2"]
     assert IMAGE2.delegation_tokens["somerandomuuid1"].expiration_timestamp == 200
     assert_every_split_reaches(IMAGE2, [*image_to_records(IMAGE1), *DELTA1_RECORDS])
+
+
+def test_below_3_6_iv2_delegation_tokens_cannot_be_written() -> None:
+    assert image_to_records(MetadataImage.EMPTY, LEVELS["3.5-IV2"]) == image_to_records(
+        MetadataImage.EMPTY, LEVELS["3.5-IV2"], lambda loss: pytest.fail(loss))
+    with pytest.raises(UnwritableMetadataError, match="delegation tokens"):
+        image_to_records(IMAGE1, LEVELS["3.5-IV2"])
+    losses: list[str] = []
+    written = image_to_records(IMAGE1, LEVELS["3.5-IV2"], losses.append)
+    assert not any(isinstance(r, DelegationTokenRecord) for r in written)
+    assert losses == ["delegation tokens (" + ", ".join(sorted(IMAGE1.delegation_tokens)) + ")"]
+    assert any(isinstance(r, DelegationTokenRecord)
+               for r in image_to_records(IMAGE1, LEVELS["3.6-IV2"]))

@@ -4,9 +4,9 @@ Ported: an image with two users per mechanism; every SHA-512 credential removed,
 a SHA-256 credential replaced and a SHA-512 one added again under a name just
 removed; the round trips of both images and the delta through every split.
 
-Not ported: ``testEmptyWithInvalidIBP`` and ``testImage1withInvalidIBP``. Kafka's writer
-refuses SCRAM credentials below metadata.version 3.5-IV2; kraftsim's writes what
-the image holds at any version (``metadata/snapshot.py``).
+Also ported: written at metadata.version 3.4-IV0, the empty image loses nothing and
+an image with credentials loses them, an error without a loss handler
+(testEmptyWithInvalidIBP, testImage1withInvalidIBP).
 """
 
 from __future__ import annotations
@@ -17,11 +17,13 @@ import pytest
 
 from metadata.image import MetadataImage
 from metadata.schema import (
+    FeatureLevelRecord,
     MetadataRecord,
     RemoveUserScramCredentialRecord,
     UserScramCredentialRecord,
 )
-from metadata.snapshot import image_to_records
+from metadata.snapshot import UnwritableMetadataError, image_to_records
+from metadata.versions import LEVELS
 from tests.metadata.kafka_image_cases import (
     assert_every_split_reaches,
     assert_round_trip,
@@ -66,3 +68,15 @@ def test_delta1_gives_image2() -> None:
     assert IMAGE2.scram[SHA_512]["alpha"].salt == SECOND_ALPHA_512.salt
     assert IMAGE2.scram[SHA_256]["beta"].stored_key == BETA_256.stored_key
     assert_every_split_reaches(IMAGE2, [*image_to_records(IMAGE1), *DELTA1_RECORDS])
+
+
+def test_below_3_5_iv2_scram_credentials_cannot_be_written() -> None:
+    assert image_to_records(MetadataImage.EMPTY, LEVELS["3.4-IV0"],
+                            lambda loss: pytest.fail(loss)) == [
+        FeatureLevelRecord("metadata.version", LEVELS["3.4-IV0"])]
+    with pytest.raises(UnwritableMetadataError, match="SCRAM credentials"):
+        image_to_records(IMAGE1, LEVELS["3.4-IV0"])
+    losses: list[str] = []
+    written = image_to_records(IMAGE1, LEVELS["3.4-IV0"], losses.append)
+    assert not any(isinstance(r, UserScramCredentialRecord) for r in written)
+    assert losses == ["SCRAM credentials (SCRAM-SHA-256: alpha, beta; SCRAM-SHA-512: alpha, gamma)"]
