@@ -230,11 +230,23 @@ class RaftLog:
         return self.end_offset
 
     def set_snapshot(self, snapshot: Snapshot) -> None:
-        """Keep a snapshot made locally at a committed offset; the log before it is deleted."""
-        end = snapshot.snapshot_id.end_offset
+        """Keep a snapshot made locally at a committed offset; the log before it is deleted.
+
+        Its id must agree with the log as a fetch position would (Kafka's
+        createNewSnapshot): an epoch the log does not hold up to that end, or one other
+        than the held snapshot's at the log start, is a RaftLogError and changes nothing.
+        """
+        end, epoch = snapshot.snapshot_id.end_offset, snapshot.snapshot_id.epoch
         if end > self.end_offset or end < self.start_offset:
             raise RaftLogError(
                 f"snapshot end {end} outside the log [{self.start_offset}, {self.end_offset})"
+            )
+        kind, answer = self.validate_offset_and_epoch(end, epoch)
+        if kind is not _VALID:
+            raise RaftLogError(
+                f"snapshot (end offset {end}, epoch {epoch}) contradicts the log: a fetch "
+                f"there is {kind.value.lower()}, the log answers end offset {answer.offset}, "
+                f"epoch {answer.epoch}"
             )
         i = self.index_of(end) if end != self.end_offset else len(self._batches)
         del self._batches[:i]

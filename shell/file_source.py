@@ -302,6 +302,16 @@ def _open_log_dir(source: FileSource, log_dir: str, after_snapshot: bool, start:
                 start = newest.snapshot_id.end_offset
     if batches and first > start:
         before = "the snapshot's end" if start else "offset 0"
+        older = [s for s in log.snapshots if s.result.snapshot is not None]
+        if not after_snapshot and older:  # Kafka refuses to start: a snapshot below the start
+            newest = max(older, key=lambda s: (s.snapshot_id.end_offset, s.snapshot_id.epoch))
+            end = newest.snapshot_id.end_offset
+            source.errors.append(f"{log.path}: the log starts at offset {first} and no "
+                                 f"snapshot covers what comes before it (the newest, "
+                                 f"{Path(newest.path).name}, ends at offset {end}, "
+                                 f"{first - end} offsets short): the records that built the "
+                                 f"state are missing, so no image can be shown")
+            return
         source.errors.append(f"{log.path}: the log starts at offset {first} and no snapshot "
                              f"covers what comes before it (from {before}, {start}): the "
                              f"records that built the state are missing, so no image can be "
