@@ -105,36 +105,24 @@ def test_an_invalid_block_grants_nothing(start: int, length: int) -> None:
     assert len(sent) == 2
 
 
-def test_a_block_below_the_current_one_grants_nothing() -> None:
+@pytest.mark.parametrize(("refused", "taken"), [(0, 1_010), (1_005, 1_009)],
+                         ids=["below", "overlapping"])
+def test_a_block_not_after_the_current_one_grants_nothing(refused: int, taken: int) -> None:
     """RPCProducerIdManager's monotonic check: the next block may not start below the
-    current block's last id."""
+    current block's *last* id. A block below the current one, or one starting inside it
+    (1,005 within 1,000 .. 1,009), is refused as Kafka refuses ``producerIdStart <
+    lastProducerId``; one starting at that last id itself passes Kafka's check and is
+    taken."""
     manager, sent = _manager()
     manager.next_id(EPOCH, 0)
     _grant(manager, sent[0], 1_000, 10)
     for _ in range(10):
         assert manager.next_id(EPOCH, 0)[0] == "NONE"   # the 10th asks for the next block
-    _grant(manager, sent[1], 0, 10)
+    _grant(manager, sent[1], refused, 10)
     assert manager.next_id(EPOCH, 0) == ("COORDINATOR_LOAD_IN_PROGRESS", -1)
     manager.next_id(EPOCH, 50)
-    _grant(manager, sent[2], 1_010, 10)
-    assert manager.next_id(EPOCH, 50) == ("NONE", 1_010)
-
-
-def test_a_block_overlapping_the_current_one_grants_nothing() -> None:
-    """The monotonic check is against the current block's *last* id, not its first:
-    a next block starting inside the current one (1,005 within 1,000 .. 1,009) is
-    refused as RPCProducerIdManager refuses ``producerIdStart < lastProducerId``; one
-    starting at that last id itself passes Kafka's check and is taken."""
-    manager, sent = _manager()
-    manager.next_id(EPOCH, 0)
-    _grant(manager, sent[0], 1_000, 10)
-    for _ in range(10):
-        assert manager.next_id(EPOCH, 0)[0] == "NONE"   # the 10th asks for the next block
-    _grant(manager, sent[1], 1_005, 10)
-    assert manager.next_id(EPOCH, 0) == ("COORDINATOR_LOAD_IN_PROGRESS", -1)
-    manager.next_id(EPOCH, 50)
-    _grant(manager, sent[2], 1_009, 10)
-    assert manager.next_id(EPOCH, 50) == ("NONE", 1_009)
+    _grant(manager, sent[2], taken, 10)
+    assert manager.next_id(EPOCH, 50) == ("NONE", taken)
 
 
 def test_one_id_per_block_of_one_then_asked_again() -> None:
