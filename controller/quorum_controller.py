@@ -73,9 +73,12 @@ class QuorumController:
                  clock: Callable[[], int], config: ControllerConfig | None = None,
                  fatal_handler: FatalHandler | None = None,
                  mutations: frozenset[ControllerMutation] = frozenset(),
-                 bootstrap: BootstrapMetadata | None = None) -> None:
+                 bootstrap: BootstrapMetadata | None = None,
+                 activation_listener: Callable[[], None] | None = None) -> None:
         """``bootstrap``: what the first leader of an empty log writes (Kafka's
-        bootstrap.checkpoint); None: only the config's bootstrap metadata.version."""
+        bootstrap.checkpoint); None: only the config's bootstrap metadata.version.
+        ``activation_listener``: called whenever :attr:`active` may have changed (the
+        claimed epoch or the fault was set), so a caller may cache who is active."""
         self.node_id = node_id
         self.raft = raft
         self.rng = rng
@@ -86,6 +89,7 @@ class QuorumController:
             f"the configured bootstrap with metadata.version "
             f"{release_name(self.config.bootstrap_metadata_version)}")
         self.fatal_handler = fatal_handler
+        self.activation_listener = activation_listener
         self.mutations = mutations
         self.offsets = OffsetControlManager()
         self._state: State = MetadataImage.EMPTY
@@ -361,8 +365,13 @@ class QuorumController:
             self._claim(leader.epoch)
 
     # ------------------------------------------------------------------ leadership
-    def _claim(self, epoch: int) -> None:
+    def _set_claimed_epoch(self, epoch: int | None) -> None:
         self.claimed_epoch = epoch
+        if self.activation_listener is not None:
+            self.activation_listener()
+
+    def _claim(self, epoch: int) -> None:
+        self._set_claimed_epoch(epoch)
         self.offsets.activate(self.raft.log.end_offset)
         try:
             activation = activation_records(
@@ -397,7 +406,7 @@ class QuorumController:
         now = self.clock()
         if self.claimed_epoch is None:
             return
-        self.claimed_epoch = None
+        self._set_claimed_epoch(None)
         self.next_noop_at = None
         for check in self.election_checks:
             check.deactivate()
@@ -414,7 +423,7 @@ class QuorumController:
         now = self.clock()
         while self.purgatory:
             self.purgatory.popleft().fail(ApiError("UNKNOWN_SERVER_ERROR", str(fault)), now)
-        self.claimed_epoch = None
+        self._set_claimed_epoch(None)
         if self.fatal_handler is not None:
             self.fatal_handler(fault)
 
@@ -459,7 +468,7 @@ class QuorumController:
                                            f"operation completed")
         while self.purgatory:
             self.purgatory.popleft().fail(error, now)
-        self.claimed_epoch = None
+        self._set_claimed_epoch(None)
 
     def _context(self) -> OperationContext:
         return OperationContext(self.image, self.rng, self.raft.log.end_offset, self.node_id,

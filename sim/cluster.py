@@ -175,7 +175,10 @@ class KRaftCluster:
         # A node's apps list is replaced at each (re)start: the app found in it is cached.
         self._controllers: dict[int, tuple[list[App], QuorumController | None]] = {}
         self._loaders: dict[int, tuple[list[App], MetadataLoader | None]] = {}
-        self._active: tuple[int, QuorumController | None] = (-1, None)  # (sim.events, active)
+        # The active controller, found again only after a controller's activation changed
+        # (a claim, a renounce, a fault, a stop) or a controller process started.
+        self._active: QuorumController | None = None
+        self._active_known = False
         self._controller_ids = config.controller_ids
 
     def reseed(self, seed: int) -> None:
@@ -206,11 +209,12 @@ class KRaftCluster:
         settings = self.config.brokers_settings
         if slot.is_voter:
             node_id = slot.node_id
+            self._active_known = False  # a new controller process
             controller = QuorumController(
                 node_id, slot.raft, rng, lambda: sim.now, self.config.controller,
                 fatal_handler=lambda fault: self._on_fatal(node_id, fault),
                 mutations=self.config.layer_mutations(ControllerMutation),
-                bootstrap=self.bootstrap)
+                bootstrap=self.bootstrap, activation_listener=self._activation_changed)
             return [controller, *controller_apps(settings, controller, lambda: sim.now)]
         loader = MetadataLoader(slot.node_id, slot.raft,
                                 mutations=self.config.layer_mutations(BrokerMutation))
@@ -278,19 +282,19 @@ class KRaftCluster:
     def active_controller(self) -> QuorumController | None:
         """The controller that has claimed leadership in the newest epoch, if any.
 
-        Between events (and while monitors check one) it is found once per event:
-        monitors and run predicates ask after every event; an event in progress
-        always looks afresh.
+        Monitors and run predicates ask after every event, so it is found again only
+        when it may have changed: a controller told the cluster its activation changed
+        (it claimed, renounced, failed or stopped), or a controller process started.
         """
-        sim = self.sim
-        if not sim.between_events:
-            return self._find_active()
-        cached = self._active
-        if cached[0] == sim.events:
-            return cached[1]
-        best = self._find_active()
-        self._active = (sim.events, best)
+        if self._active_known:
+            return self._active
+        best = self._active = self._find_active()
+        self._active_known = True
         return best
+
+    def _activation_changed(self) -> None:
+        """A controller's claimed epoch or fault changed: look for the active one again."""
+        self._active_known = False
 
     def _find_active(self) -> QuorumController | None:
         best: QuorumController | None = None
