@@ -1,4 +1,4 @@
-"""DeferredImage: a standby's state inside an open transaction, applied only when read.
+"""DeferredImage: a controller's state inside an open transaction, applied only when read.
 
 A standby controller checks each committed record of an open transaction at
 once (:class:`~metadata.replay_check.ReplayCheck`: a record that cannot apply
@@ -10,6 +10,12 @@ batch's records (the log holds them anyway) and the slice of them that
 belongs to the transaction. An Abort drops the chain: O(batches) objects,
 whatever the number of records, where an applied state would free a
 PartitionRegistration and the persistent map's nodes per record.
+
+The active controller does the same with the batches of a transaction it
+writes: each is checked before it is appended, and the End applies them all
+in one delta (a 6-batch CreateTopics made six images, one per batch; the
+revert points inside the transaction stay deferred unless a revert reads
+one).
 
 This is the shape of Kafka's broker loader, which buffers an open
 transaction and publishes it at the End; Kafka's standby controller replays

@@ -25,6 +25,14 @@ IMMEDIATE_MS = 10
 """The delay of the next check when the last one stopped at the most elections."""
 
 
+def may_trigger(records: Iterable[MetadataRecord]) -> bool:
+    """Whether any of ``records`` could make a check worth running: only a
+    PartitionChangeRecord moves a leader off its preferred replica or leaves a partition
+    leaderless (a subclass's :meth:`PeriodicElections.triggered_by` is False otherwise,
+    whatever the image)."""
+    return any(type(record) is PartitionChangeRecord for record in records)
+
+
 class PeriodicElections(ABC):
     """When the active controller's next check is due (``due_at``; None: not scheduled)."""
 
@@ -40,7 +48,8 @@ class PeriodicElections(ABC):
 
     @abstractmethod
     def triggered_by(self, image: MetadataImage, records: Iterable[MetadataRecord]) -> bool:
-        """Whether ``records`` (now replayed into ``image``) made a check worth running."""
+        """Whether ``records`` (now replayed into ``image``) made a check worth running;
+        False when :func:`may_trigger` is."""
 
     @abstractmethod
     def elections(self, image: MetadataImage) -> tuple[list[PartitionChangeRecord], bool]:

@@ -44,7 +44,7 @@ from controller.mutations import ControllerMutation
 from controller.offset_control import OffsetControlManager, RevertPoint
 from controller.operations.base import Generated, Operation, OperationContext
 from controller.operations.cluster import NoOp
-from controller.periodic_elections import PeriodicElections
+from controller.periodic_elections import PeriodicElections, may_trigger
 from controller.unclean_elections import UncleanElector
 from controller.write_mode import WriteMode, default_mode, plan_batches, split
 from metadata.batch_shape import outside_runs, shape_of
@@ -94,8 +94,9 @@ class QuorumController:
         self.offsets = OffsetControlManager()
         self._state: State = MetadataImage.EMPTY
         self.defer_transactions = True
-        """Apply a standby's open transaction only at its End (see :mod:`controller.deferred`);
-        False applies each committed batch at once (benchmarks compare the two)."""
+        """Apply an open transaction only at its End (see :mod:`controller.deferred`): a
+        standby's committed batches, the active controller's written ones; False applies
+        each batch at once (benchmarks compare the two)."""
         self.claimed_epoch: int | None = None
         self.replayed_any = False
         self.fault: ControllerFault | None = None
@@ -223,17 +224,21 @@ class QuorumController:
         for batch in batches:
             records = tuple(batch)  # the batch's object in the log: shapes are shared
             base = self.raft.log.end_offset
-            self._replay(records, base, self.claimed_epoch)
+            # Inside a transaction, as on a standby: checked now, applied at its End
+            # (one delta for all its batches), or when something reads the state.
+            self._replay(records, base, self.claimed_epoch, defer=self.defer_transactions)
             try:
                 last = self.raft.append(records, self.claimed_epoch, self.clock())
             except NotLeaderError:
                 self._renounce()
                 raise not_controller(self.node_id, self.raft.leader_id) from None
             self.offsets.handle_schedule_append(
-                last, RevertPoint(self.image, self.offsets.transaction_start_offset))
+                last, RevertPoint(self._state, self.offsets.transaction_start_offset))
             others = outside_runs(records)  # no election check reads a PartitionRecord
-            for check in self.election_checks:
-                check.after_write(self.image, others, self.clock())
+            if may_trigger(others):
+                image = self.image
+                for check in self.election_checks:
+                    check.after_write(image, others, self.clock())
         return first, last
 
     def _complete_up_to(self, offset: int) -> None:
@@ -246,9 +251,9 @@ class QuorumController:
                 defer: bool = False) -> None:
         """Apply records at their offsets; markers drive the transaction state.
 
-        ``defer`` (a standby's committed batches): the records of an open transaction are
-        checked at once but applied only at its End or when the state is read (see
-        :mod:`controller.deferred`); an Abort then drops them unapplied.
+        ``defer``: the records of an open transaction are checked at once but applied only
+        at its End or when the state is read (see :mod:`controller.deferred`); an Abort
+        then drops them unapplied.
         """
         offsets = self.offsets
         pending: State = self._state
