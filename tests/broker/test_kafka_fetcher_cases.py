@@ -146,7 +146,8 @@ def test_read_committed_drops_aborted_records_read_uncommitted_keeps_them() -> N
     """CompletedFetchTest's testAbortedTransactionRecordsRemoved and
     testReturnAbortedTransactionsInUncommittedMode: ten records of an aborted transaction
     are none at read_committed and all ten at read_uncommitted (the marker is returned at
-    neither); the position is past the marker at both."""
+    neither); the position is past the marker at both. A read_uncommitted consumer
+    ignores an aborted-transaction list."""
     log = PartitionLog()
     producer = _Producer(log, 1000)
     producer.send(*(f"k{i}" for i in range(10)))
@@ -155,6 +156,10 @@ def test_read_committed_drops_aborted_records_read_uncommitted_keeps_them() -> N
     _, uncommitted = _poll(log, 0, READ_UNCOMMITTED)
     assert _keys(uncommitted) == [f"k{i}" for i in range(10)]
     assert uncommitted.next_offset == 11
+    # Kafka's test hands the read_uncommitted consumer the aborted list too: it is unused
+    answer = _answer([_data(0, 1, "key"), _data(1, 1, "key"), _marker(2, 1, commit=False)],
+                     ((1, 0),))
+    assert _keys(consume_fetch(answer, 0, READ_UNCOMMITTED)) == ["key", "key"]
 
 
 def test_committed_and_aborted_transactions_of_two_producers_interleaved() -> None:
