@@ -98,7 +98,7 @@ from broker.lifecycle import BrokerLifecycleManager
 from broker.loader import MetadataLoader
 from broker.log_dir import LogDir
 from broker.mutations import BrokerMutation
-from broker.partition_log import PartitionLog, SequenceError
+from broker.partition_log import LogEntry, PartitionLog, SequenceError
 from broker.producer_ids import ProducerIdManager
 from broker.replica import IsrRules, Replica
 from broker.replica_view import Held, HeldReplicas, ReplicaView
@@ -1199,7 +1199,7 @@ class ReplicaManager:
         return replica.log.high_watermark > offset
 
     def fetch(self, topic: str, partition: int, offset: int, max_records: int = 500
-              ) -> tuple[str, list[object], int]:
+              ) -> tuple[str, list[LogEntry], int]:
         """A consumer's fetch from the leader: (error, entries below the HW, HW).
 
         An offset past the log end (or below 0) is OFFSET_OUT_OF_RANGE; between the HW and

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 import msgspec
 
 from broker.replica_manager import ProduceResult, ReplicaManager
+from broker.txn.fetch import TxnFetchResult, consume_fetch
 
 if TYPE_CHECKING:
     from sim.cluster import KRaftCluster
@@ -161,15 +162,23 @@ class Producer:
 
 
 def consume(cluster: KRaftCluster, topic: str, partition: int = 0) -> list[str] | None:
-    """Every value below the high watermark, read from the leader (None: no leader now)."""
+    """Every record's value below the high watermark, read read_uncommitted from the leader
+    (None: no leader now).
+
+    As Kafka's consumer, control records (transaction markers) are not returned and the
+    position moves past them (:func:`broker.txn.fetch.consume_fetch`).
+    """
     manager = cluster.replica_manager(cluster.partition_leader(topic, partition))
     if manager is None:
         return None
     values: list[str] = []
+    position = 0
     while True:
-        error, entries, hw = manager.fetch(topic, partition, len(values), 10_000)
+        error, entries, hw = manager.fetch(topic, partition, position, 10_000)
         if error != "NONE":
             return None
-        values += [e.value for e in entries]  # type: ignore[attr-defined]
-        if not entries or len(values) >= hw:
+        consumed = consume_fetch(TxnFetchResult(error, tuple(entries), hw), position)
+        values += [entry.value for entry in consumed.records]
+        if consumed.next_offset == position or consumed.next_offset >= hw:
             return values
+        position = consumed.next_offset

@@ -36,7 +36,7 @@ from collections.abc import Callable
 
 from broker.replica_manager import ProduceResult
 from broker.txn.coordinator import TxnResult
-from broker.txn.fetch import READ_COMMITTED, fetch_log, filter_committed
+from broker.txn.fetch import READ_COMMITTED, consume_fetch, fetch_log
 from broker.txn.group import CONSUMER_OFFSETS_TOPIC
 from sim.group_cluster import GroupCluster
 from sim.txn_clients import TransactionalProducer, TxnProducerState
@@ -308,11 +308,9 @@ class EosLoop:
         found = manager.leader_replica(topic, partition) if manager is not None else None
         if found is None or isinstance(found, str):
             return [], self.position
-        fetched = fetch_log(found.log, self.position, self.batch, READ_COMMITTED)
-        if not fetched.entries:
-            return [], self.position
-        kept = filter_committed(fetched.entries, fetched.aborted_transactions)
-        return [e.offset for e in kept], fetched.entries[-1].offset + 1
+        consumed = consume_fetch(fetch_log(found.log, self.position, self.batch, READ_COMMITTED),
+                                 self.position, READ_COMMITTED)
+        return [e.offset for e in consumed.records], consumed.next_offset
 
     def _outputs(self, offsets: list[int]) -> list[tuple[str, int, tuple[str, ...]]]:
         topic, partition = self.input_tp

@@ -6,7 +6,10 @@
   ``FetchResponse.AbortedTransactions``);
 - either way, an offset past the log end offset (or below the log start, 0)
   is OFFSET_OUT_OF_RANGE, as Kafka's log read checks before it bounds the
-  read by the isolation level; at the log end the answer is empty.
+  read by the isolation level; at the log end the answer is empty;
+- an empty read_committed answer (the fetch offset at or past the LSO) names
+  no aborted transactions, as Kafka's ``LocalLog.read`` answers such a fetch
+  with an empty list without looking at the abort index.
 
 :func:`filter_committed` is the consumer side (Kafka's
 ``CompletedFetch.nextFetchedRecord``): aborted transactions in a min-heap by
@@ -15,6 +18,12 @@ starting at or before it moves into the set of aborted producers; an ABORT
 marker takes its producer out of the set; a transactional record of a
 producer in the set is skipped; control records are never returned. Here a
 record stands for a batch of one.
+
+:func:`consume_fetch` is the whole of a consumer's work on one answer
+(Kafka's ``CompletedFetch``): the records the application gets at its
+isolation level (never a control record, at read_uncommitted either) and the
+consumer's next position, past every entry of the answer, the skipped ones
+(markers, aborted records) included.
 """
 
 from __future__ import annotations
@@ -50,9 +59,10 @@ def fetch_log(log: PartitionLog, offset: int, max_records: int,
     if isolation == READ_UNCOMMITTED:
         return TxnFetchResult("NONE", tuple(log.read(offset, max_records, hw)), hw, lso)
     entries = tuple(log.read(offset, max_records, lso))
-    upper = entries[-1].offset + 1 if entries else offset
+    if not entries:
+        return TxnFetchResult("NONE", (), hw, lso)
     return TxnFetchResult("NONE", entries, hw, lso,
-                          tuple(log.txns.aborted_between(offset, upper)))
+                          tuple(log.txns.aborted_between(offset, entries[-1].offset + 1)))
 
 
 def filter_committed(entries: Sequence[LogEntry],
@@ -74,3 +84,34 @@ def filter_committed(entries: Sequence[LogEntry],
             continue
         out.append(entry)
     return out
+
+
+class ConsumedFetch(msgspec.Struct, frozen=True):
+    """One fetch answer as a consumer's poll takes it: the application's records and the
+    next fetch position."""
+
+    records: tuple[LogEntry, ...]
+    next_offset: int
+
+
+def consume_fetch(result: TxnFetchResult, fetch_offset: int,
+                  isolation: str = READ_UNCOMMITTED) -> ConsumedFetch:
+    """What a consumer at ``isolation`` makes of ``result``, fetched at ``fetch_offset``.
+
+    Kafka's ``CompletedFetch``: read_committed drops the records of aborted
+    transactions (:func:`filter_committed`); control records are never returned;
+    entries below the fetch offset are not returned either (Kafka's broker may answer
+    with the whole batch holding the fetch offset). The next position follows the
+    answer's last entry, whether returned or skipped, so a consumer does not fetch
+    markers and aborted records again; an empty or failed answer leaves it at
+    ``fetch_offset``.
+    """
+    entries = result.entries
+    if result.error != "NONE" or not entries:
+        return ConsumedFetch((), fetch_offset)
+    if isolation == READ_COMMITTED:
+        kept = filter_committed(entries, result.aborted_transactions)
+    else:
+        kept = [entry for entry in entries if entry.control < 0]
+    return ConsumedFetch(tuple(entry for entry in kept if entry.offset >= fetch_offset),
+                         max(fetch_offset, entries[-1].offset + 1))

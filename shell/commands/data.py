@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 from broker.replica import Replica
 from broker.txn.coordinator import TRANSACTION_STATE_TOPIC
-from broker.txn.fetch import READ_COMMITTED, READ_UNCOMMITTED, fetch_log, filter_committed
+from broker.txn.fetch import READ_COMMITTED, READ_UNCOMMITTED, consume_fetch, fetch_log
 from broker.txn.state import TransactionState, decode_record
 from shell.commands.base import Command, choice, integer, parse_args
 from shell.errors import CommandError
@@ -100,15 +100,14 @@ def run_consume(session: Session, args: list[str]) -> None:
     isolation = options.get("isolation")
     fetched = fetch_log(replica.log, 0, replica.log.end_offset + 1,
                         isolation or READ_UNCOMMITTED)
+    records = consume_fetch(fetched, 0, isolation or READ_UNCOMMITTED).records
     if isolation == READ_COMMITTED:
-        records = filter_committed(fetched.entries, fetched.aborted_transactions)
         aborted = len(fetched.aborted_transactions)
         session.out(f"{topic}/{partition}: {plural(len(records), 'record')} below the last "
                     f"stable offset {fetched.last_stable_offset} (high watermark "
                     f"{fetched.high_watermark}), read_committed from leader broker {leader}; "
                     f"{plural(aborted, 'aborted transaction')} filtered")
     else:
-        records = [e for e in fetched.entries if e.control < 0]
         how = "read_uncommitted from" if isolation else "read from"
         session.out(f"{topic}/{partition}: {plural(len(records), 'record')} below the high "
                     f"watermark, {how} leader broker {leader}")

@@ -604,3 +604,24 @@ def test_an_isr_expansion_lost_with_a_crashed_controller_goes_to_the_next_one() 
     assert cluster.run_until(lambda: replica.isr == (leader, follower), 2_000)
     assert replica.pending_isr is None
     assert cluster.sim.violation is None
+
+
+def test_a_plain_consumer_skips_transaction_markers() -> None:
+    """Kafka's FetcherTest testFetcherIgnoresControlRecords: a consumer never returns a
+    control record, at read_uncommitted either, and reads on past it. A transaction's two
+    records and its COMMIT marker, then a plain record: :func:`sim.clients.consume` gives
+    the three records (it used to give the marker's value as a fourth)."""
+    cluster = KRaftCluster(ClusterConfig(seed=1, controllers=1, brokers=3))
+    cluster.start()
+    assert cluster.wait(cluster.submit(CreateTopics((NewTopic("t", 1, 3),))))
+    assert cluster.run_until(lambda: cluster.partition_leader("t", 0) is not None, 10_000)
+    manager = cluster.replica_manager(cluster.partition_leader("t", 0))
+    assert manager is not None
+    answers: list[str] = []
+    manager.produce("t", 0, ["t-0", "t-1"], -1, lambda r: answers.append(r.error), 7, 0, 0,
+                    transactional=True)
+    manager.write_txn_marker("t", 0, 7, 0, True, 0, lambda r: answers.append(r.error))
+    manager.produce("t", 0, ["p-3"], -1, lambda r: answers.append(r.error))
+    assert cluster.run_until(lambda: len(answers) == 3, 10_000)
+    assert answers == ["NONE"] * 3
+    assert consume(cluster, "t") == ["t-0", "t-1", "p-3"]
