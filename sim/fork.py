@@ -21,8 +21,11 @@ Pickling follows rules of its own:
 - :class:`sim.trace.Trace` is rebuilt with a copy of its running hash (a
   trace writing to a file cannot be forked: its lines so far are in the
   original's file);
-- classes are shared too, and the unpickler finds every shared object by its
-  index in a list, in C (no Python call and no look-up of a class by name);
+- classes are shared too, with no look-up of a class by name: a first pass
+  finds every shared object, the pickle proper names each by its index in the
+  pickler's memo, and every fork's unpickler starts with a copy of a memo
+  holding them at those indices (made once, copied in C), so a shared object
+  costs a memo read, not a Python call;
 - an exception (a run's InvariantViolation, a handle's ApiError) is rebuilt
   without its ``__init__``, from its args and attributes.
 
@@ -104,11 +107,25 @@ def _trace_copy(origin: _TraceOrigin) -> Trace:
     return origin.trace.copy()
 
 
-class _Pickler(pickle.Pickler):
-    """Pickles a world, sharing what is immutable (see the module docs)."""
+_PROTOCOL = 3
+"""The pickle protocol of a frozen world. Its BINPUT names the memo index it stores at,
+so an unpickler whose memo starts with the shared objects stores the world's own objects
+after them; protocol 4's MEMOIZE stores at the count of objects it memoized itself, which
+a memo copied in (CPython 3.11's ``Unpickler.memo`` setter) leaves at 0."""
 
-    def __init__(self, out: io.BytesIO, shared: list[Any]) -> None:
-        super().__init__(out, protocol=pickle.HIGHEST_PROTOCOL)
+
+class _Pickler(pickle.Pickler):
+    """Pickles a world (see the module docs).
+
+    Two passes: the first (``finder`` None) finds what is shared (:meth:`persistent_id`)
+    and writes nothing kept; the second starts with every shared object in its memo, so
+    it writes a memo look-up for each, which a fork's unpickler, its memo copied from a
+    template holding the same objects, reads in C (no Python call per shared object).
+    """
+
+    def __init__(self, out: io.BytesIO, shared: list[Any],
+                 finder: _Pickler | None = None) -> None:
+        super().__init__(out, protocol=_PROTOCOL)
         self.shared = shared
         self._ids: dict[int, int] = {}
         self._frozen: dict[type, bool] = {}
@@ -116,6 +133,11 @@ class _Pickler(pickle.Pickler):
         self._plain: dict[type, bool] = {}
         self._immutables: dict[int, bool] = {}
         self._pinned_alive: list[Any] = []
+        # The objects a reduction makes (a trace's origin, a stream's state), made once
+        # so that the second pass finds the first pass's ones in its memo.
+        self._made: dict[int, Any] = finder._made if finder is not None else {}
+        if finder is not None:
+            self.memo = {id(obj): (index, obj) for index, obj in enumerate(shared)}
 
     def _share(self, obj: Any) -> int:
         index = self._ids.get(id(obj))
@@ -123,6 +145,55 @@ class _Pickler(pickle.Pickler):
             index = self._ids[id(obj)] = len(self.shared)
             self.shared.append(obj)
         return index
+
+
+    def reducer_override(self, obj: Any) -> Any:
+        cls = type(obj)
+        if cls is types.FunctionType:  # with a closure (the others are shared)
+            # Rebuilt by FunctionType itself and set up by pickle's BUILD, in C: no
+            # Python call per function (its name and qualified name come with its code).
+            self._pinned.add(id(obj.__globals__))
+            slots = {name: getattr(obj, name) for name in ("__kwdefaults__", "__qualname__")
+                     if getattr(obj, name) != _FUNCTION_DEFAULTS[name](obj)}
+            state = (obj.__dict__ or None, slots) if obj.__dict__ or slots else None
+            return (types.FunctionType, (obj.__code__, obj.__globals__, obj.__name__,
+                                         obj.__defaults__, obj.__closure__), state)
+        if cls is types.CellType:  # made empty, filled by BUILD (it may hold its function)
+            contents = _cell_state(obj)
+            return (copyreg.__newobj__, (types.CellType,),  # type: ignore[attr-defined]
+                    (None, {"cell_contents": contents[0]}) if contents else None)
+        if cls is Trace:
+            if obj.out is not None:
+                raise ValueError("a trace written to a file cannot be forked")
+            origin = self._made.get(id(obj))
+            if origin is None:
+                origin = self._made[id(obj)] = _TraceOrigin(obj)
+            return (_trace_copy, (origin,))
+        if cls is random.Random or cls is PENDING_STREAM:
+            state = self._made.get(id(obj))
+            if state is None:
+                state = self._made[id(obj)] = obj.getstate()
+                self._share(state)  # kept alive by the shared list: its id stays its own
+                self._pinned.add(id(state))
+            return (_random_from_state, (state,))
+        plain = self._plain.get(cls)
+        if plain is None:
+            plain = self._plain[cls] = _plain_class(cls)
+        if plain:
+            # A plain instance: its attributes come back one by one (setattr), as
+            # __init__ set them, so CPython keeps them inline (faster to read) rather
+            # than in a dict of their own.
+            return (copyreg.__newobj__, (cls,), (None, obj.__dict__))  # type: ignore[attr-defined]
+        if issubclass(cls, BaseException):
+            # pickle's own way calls cls(*args), which fails for an exception whose
+            # __init__ takes other arguments than its args (InvariantViolation(invariant,
+            # message) keeps one): made without __init__, its attributes set back
+            return (copyreg.__newobj__, (cls, *obj.args),  # type: ignore[attr-defined]
+                    obj.__dict__ or None)
+        return NotImplemented
+
+class _Finder(_Pickler):
+    """The first pass: what a fork shares."""
 
     def persistent_id(self, obj: Any) -> Any:
         cls = type(obj)
@@ -161,64 +232,44 @@ class _Pickler(pickle.Pickler):
             frozen = self._frozen[cls] = _frozen_struct(cls)
         return frozen
 
-    def reducer_override(self, obj: Any) -> Any:
-        cls = type(obj)
-        if cls is types.FunctionType:  # with a closure (the others are shared)
-            # Rebuilt by FunctionType itself and set up by pickle's BUILD, in C: no
-            # Python call per function (its name and qualified name come with its code).
-            self._pinned.add(id(obj.__globals__))
-            slots = {name: getattr(obj, name) for name in ("__kwdefaults__", "__qualname__")
-                     if getattr(obj, name) != _FUNCTION_DEFAULTS[name](obj)}
-            state = (obj.__dict__ or None, slots) if obj.__dict__ or slots else None
-            return (types.FunctionType, (obj.__code__, obj.__globals__, obj.__name__,
-                                         obj.__defaults__, obj.__closure__), state)
-        if cls is types.CellType:  # made empty, filled by BUILD (it may hold its function)
-            contents = _cell_state(obj)
-            return (copyreg.__newobj__, (types.CellType,),  # type: ignore[attr-defined]
-                    (None, {"cell_contents": contents[0]}) if contents else None)
-        if cls is Trace:
-            if obj.out is not None:
-                raise ValueError("a trace written to a file cannot be forked")
-            return (_trace_copy, (_TraceOrigin(obj),))
-        if cls is random.Random or cls is PENDING_STREAM:
-            state = obj.getstate()
-            self._share(state)  # kept alive by the shared list, so its id stays its own
-            self._pinned.add(id(state))
-            return (_random_from_state, (state,))
-        plain = self._plain.get(cls)
-        if plain is None:
-            plain = self._plain[cls] = _plain_class(cls)
-        if plain:
-            # A plain instance: its attributes come back one by one (setattr), as
-            # __init__ set them, so CPython keeps them inline (faster to read) rather
-            # than in a dict of their own.
-            return (copyreg.__newobj__, (cls,), (None, obj.__dict__))  # type: ignore[attr-defined]
-        if issubclass(cls, BaseException):
-            # pickle's own way calls cls(*args), which fails for an exception whose
-            # __init__ takes other arguments than its args (InvariantViolation(invariant,
-            # message) keeps one): made without __init__, its attributes set back
-            return (copyreg.__newobj__, (cls, *obj.args),  # type: ignore[attr-defined]
-                    obj.__dict__ or None)
-        return NotImplemented
-
 
 class Frozen(Generic[T]):
     """A value pickled once in memory; :meth:`fork` gives a new copy each time."""
 
     def __init__(self, value: T) -> None:
-        out = io.BytesIO()
         self._shared: list[Any] = []
-        pickler = _Pickler(out, self._shared)
-        pickler.dump(value)
+        finder = _Finder(io.BytesIO(), self._shared)
+        finder.dump(value)
+        out = io.BytesIO()
+        _Pickler(out, self._shared, finder).dump(value)
         self._data = out.getvalue()
         self.size = len(self._data)
+        self._buffer = max(io.DEFAULT_BUFFER_SIZE, self.size)
+        self._template = _memo_template(self._shared)
 
     def fork(self) -> T:
         """A copy of the value as it was when frozen."""
-        unpickler = pickle.Unpickler(io.BytesIO(self._data))
-        unpickler.persistent_load = self._shared.__getitem__  # type: ignore[method-assign]
+        # (a reader with peek and room for it all: the unpickler takes it in one read; from
+        # a BytesIO it would call read() once per opcode, as protocol 3 has no frames)
+        unpickler = pickle.Unpickler(io.BufferedReader(io.BytesIO(self._data), self._buffer))
+        unpickler.memo = self._template.memo  # the shared objects, copied in C
         value: T = unpickler.load()
         return value
+
+
+def _memo_template(shared: list[Any]) -> pickle.Unpickler:
+    """An unpickler whose memo holds ``shared[i]`` at index i, for forks to copy."""
+    seed = bytearray(pickle.PROTO + bytes([_PROTOCOL]))
+    for index in range(len(shared)):
+        seed += pickle.dumps(index, protocol=_PROTOCOL)[2:-1]  # the index, as an int opcode
+        seed += pickle.BINPERSID  # shared[index] on the stack,
+        seed += pickle.LONG_BINPUT + index.to_bytes(4, "little")  # memo[index] = it,
+        seed += pickle.POP  # and off the stack
+    seed += pickle.NONE + pickle.STOP
+    template = pickle.Unpickler(io.BytesIO(bytes(seed)))
+    template.persistent_load = shared.__getitem__  # type: ignore[method-assign]
+    template.load()
+    return template
 
 
 def fork(value: T) -> T:

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import random
 from collections.abc import Callable
 
+import immutables
+
 from controller.errors import ApiError
-from sim.fork import fork
+from metadata.image import PartitionRegistration
+from sim.fork import Frozen, fork
 from sim.world import InvariantViolation
 
 
@@ -43,3 +47,38 @@ def test_exceptions_fork_whatever_their_init_takes() -> None:
         (violation.invariant, violation.message, str(violation))
     assert (copy_error.code, copy_error.message, copy_error.retriable, str(copy_error)) == \
         (error.code, error.message, True, str(error))
+
+
+class _Holder:
+    """A plain object holding a mutable list."""
+
+    def __init__(self) -> None:
+        self.items = [1, 2]
+
+
+def test_forks_share_immutable_values_and_each_has_its_own_mutable_ones() -> None:
+    """Strings, frozen structs, persistent maps and immutable tuples come back as the very
+    objects frozen; lists, dicts and plain objects are each fork's own; random streams
+    go on from the frozen state."""
+    reg = PartitionRegistration(replicas=(1, 2), isr=(1, 2), leader=1, leader_epoch=0,
+                                partition_epoch=0)
+    name = "".join(["topic-", "x" * 40])  # not interned by the compiler
+    world = {"name": name, "reg": reg, "map": immutables.Map({"a": reg}),
+             "pair": (name, 3), "list": [reg], "holder": _Holder(),
+             "rng": random.Random(5), "cycle": []}
+    world["cycle"].append(world)  # type: ignore[attr-defined]
+    frozen = Frozen(world)
+    first, second = frozen.fork(), frozen.fork()
+    expected_draw = world["rng"].random()  # type: ignore[attr-defined]
+    for copy in (first, second):
+        assert copy["name"] is name and copy["reg"] is reg and copy["map"] is world["map"]
+        assert copy["pair"] is world["pair"]
+        assert copy["list"] == [reg] and copy["list"] is not world["list"]
+        assert copy["holder"].items == [1, 2]  # type: ignore[attr-defined]
+        assert copy["cycle"][0] is copy  # type: ignore[index]
+        assert copy["rng"].random() == expected_draw  # type: ignore[attr-defined]
+    assert first["list"] is not second["list"]
+    assert first["holder"] is not second["holder"]
+    first["holder"].items.append(3)  # type: ignore[attr-defined]
+    assert second["holder"].items == [1, 2]  # type: ignore[attr-defined]
+    assert frozen.fork()["holder"].items == [1, 2]  # type: ignore[index]
