@@ -122,7 +122,8 @@ class RecoveryProbe(Monitor):
     def _caught_up(self, cluster: KRaftCluster, active: QuorumController | None,
                    touched: Sequence[NodeSlot]) -> bool:
         """:meth:`KRaftCluster.caught_up`, asked again only once the node that lagged at
-        the last asking has moved (see :meth:`KRaftCluster.lagging`)."""
+        the last asking has moved (see :meth:`KRaftCluster.lagging`), and then of that
+        node first (:meth:`KRaftCluster.node_lags`)."""
         if active is None or active.transaction_open:
             return False
         lagging = self._lagging
@@ -132,6 +133,8 @@ class RecoveryProbe(Monitor):
                     break
             else:
                 return False  # the node that lagged did not move
+            if cluster.node_lags(active, lagging[1]):
+                return False  # it moved, and still lags: no need to look at the others
         node = cluster.lagging(active)
         self._lagging = None if node is None or node == active.node_id else (active, node)
         return node is None

@@ -410,20 +410,33 @@ class KRaftCluster:
         target = reference.last_meaningful_offset
         if active.offsets.last_stable_offset < target:
             return active.node_id
-        network = self.sim.network
         for slot in self.sim.slots.values():
-            if not slot.running or slot.node_id == active.node_id:
-                continue
-            if not (network.can_deliver(active.node_id, slot.node_id)
-                    and network.can_deliver(slot.node_id, active.node_id)):
-                continue
-            controller = self.controller(slot.node_id)
-            if controller is not None and controller.offsets.last_committed_offset < target:
-                return slot.node_id
-            loader = self.loader(slot.node_id)
-            if loader is not None and loader.published_offset < target:
+            if slot.node_id != active.node_id and self._behind(active, slot, target):
                 return slot.node_id
         return None
+
+    def node_lags(self, active: QuorumController, node_id: int) -> bool:
+        """Whether node ``node_id`` (not the active controller) is one :meth:`lagging` could
+        name: running, reachable both ways from ``active`` and not caught up. The
+        reference must have been advanced."""
+        slot = self.sim.slots.get(node_id)
+        return slot is not None and node_id != active.node_id and self._behind(
+            active, slot, self.txn_invariants.reference.last_meaningful_offset)
+
+    def _behind(self, active: QuorumController, slot: NodeSlot, target: int) -> bool:
+        """A running node reachable both ways from ``active`` that has not applied or
+        published up to ``target``."""
+        if not slot.running:
+            return False
+        network = self.sim.network
+        if not (network.can_deliver(active.node_id, slot.node_id)
+                and network.can_deliver(slot.node_id, active.node_id)):
+            return False
+        controller = self.controller(slot.node_id)
+        if controller is not None and controller.offsets.last_committed_offset < target:
+            return True
+        loader = self.loader(slot.node_id)
+        return loader is not None and loader.published_offset < target
 
     def transaction_window_open(self) -> bool:
         """A Begin is committed and its End/Abort is not (``run-until open-txn``)."""

@@ -29,6 +29,13 @@ class _Watch(Monitor):
             return
         node = cluster.lagging(active)
         assert (node is None) == cluster.caught_up(active)
+        # node_lags agrees with lagging, node by node: the first node it names is the
+        # first lagging one in the cluster's order (never the active controller)
+        lags = [n for n in sim.slots if cluster.node_lags(active, n)]
+        if node is not None and node != active.node_id:
+            assert lags[0] == node
+        elif node is None:
+            assert lags == []
         if self.last is not None and self.last[0] is active \
                 and all(slot.node_id != self.last[1] for slot in touched):
             assert node is not None, f"node {self.last[1]} caught up untouched"
