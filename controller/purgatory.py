@@ -16,7 +16,6 @@ them. ``len()`` counts only the operations waiting.
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Iterator
 
 from controller.errors import ApiError
 from controller.handle import OperationHandle
@@ -68,10 +67,6 @@ class Purgatory:
         for _, handle in entries:
             if handle is not None:
                 handle.fail(error, now)
-
-    def operations(self) -> Iterator[OperationHandle]:
-        """The pending operations, oldest first."""
-        return (handle for _, handle in self._entries if handle is not None)
 
     def __len__(self) -> int:
         """How many operations are pending (the controller's own writes not counted)."""
