@@ -97,6 +97,7 @@ from broker.fetch_session import FetchSession, FetchSessionCache, FetchSessionHa
 from broker.lifecycle import BrokerLifecycleManager
 from broker.loader import MetadataLoader
 from broker.log_dir import LogDir
+from broker.metadata_cache import alive_broker_epoch, is_broker_shutting_down
 from broker.mutations import BrokerMutation
 from broker.partition_log import LogEntry, PartitionLog, SequenceError
 from broker.producer_ids import ProducerIdManager
@@ -768,8 +769,8 @@ class ReplicaManager:
         if broker_epoch == -1:
             return False
         image = self.image
-        broker = image.brokers.get(follower) if image is not None else None
-        return broker is not None and not broker.fenced and broker.epoch > broker_epoch
+        alive_epoch = alive_broker_epoch(image, follower) if image is not None else None
+        return alive_epoch is not None and alive_epoch > broker_epoch
 
     def _refuse_stale(self, follower: int, parts: Iterable[FetchPartition], now: int,
                       broker_epoch: int) -> list[FetchedPartition]:
@@ -946,9 +947,11 @@ class ReplicaManager:
         (Kafka's isReplicaIsrEligible: registered, unfenced, not in controlled shutdown,
         and the fetch's broker epoch the registered one, or -1.)"""
         image = self.image
-        broker = image.brokers.get(broker_id) if image is not None else None
-        return broker is not None and not broker.fenced and \
-            not broker.in_controlled_shutdown and broker_epoch in (-1, broker.epoch)
+        if image is None:
+            return False
+        alive_epoch = alive_broker_epoch(image, broker_id)
+        return alive_epoch is not None and not is_broker_shutting_down(image, broker_id) \
+            and broker_epoch in (-1, alive_epoch)
 
     def _proposing(self, key: tuple[str, int], correlation: int) -> Replica | None:
         """The replica of ``key`` if it leads with a pending ISR change whose request was

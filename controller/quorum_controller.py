@@ -30,7 +30,6 @@ takes over.
 from __future__ import annotations
 
 import random
-from collections import deque
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -45,6 +44,7 @@ from controller.offset_control import OffsetControlManager, RevertPoint
 from controller.operations.base import Generated, Operation, OperationContext
 from controller.operations.cluster import NoOp
 from controller.periodic_elections import PeriodicElections, may_trigger
+from controller.purgatory import Purgatory
 from controller.unclean_elections import UncleanElector
 from controller.write_mode import WriteMode, default_mode, plan_batches, split
 from metadata.batch_shape import outside_runs, shape_of
@@ -100,7 +100,8 @@ class QuorumController:
         self.claimed_epoch: int | None = None
         self.replayed_any = False
         self.fault: ControllerFault | None = None
-        self.purgatory: deque[OperationHandle] = deque()
+        self.purgatory = Purgatory()
+        """The writes waiting for the last stable offset (Kafka's DeferredEventQueue)."""
         self.next_noop_at: int | None = None
         self.election_checks: tuple[PeriodicElections, ...] = (
             LeaderBalancer(self.config.leader_imbalance_check_interval_ms),
@@ -204,15 +205,17 @@ class QuorumController:
         handle.record_count = sum(len(b) for b in batches)
         handle.batch_count = len(batches)
         handle.transactional = isinstance(batches[0][0], BeginTransactionRecord)
-        self.purgatory.append(handle)
+        self.purgatory.add(handle.last_offset, handle)
         self._complete_up_to(self.offsets.last_stable_offset)
         return handle
 
     def _wait_for_pending(self, handle: OperationHandle, now: int) -> None:
-        """An operation without records completes after everything already pending."""
-        if self.purgatory:
-            handle.last_offset = self.purgatory[-1].last_offset
-            self.purgatory.append(handle)
+        """An operation without records completes after every write already pending, the
+        controller's own included (its answer was read from the latest state)."""
+        highest = self.purgatory.highest_pending_offset
+        if highest is not None:
+            handle.last_offset = highest
+            self.purgatory.add(highest, handle)
         else:
             handle.commit(now)
 
@@ -241,10 +244,16 @@ class QuorumController:
                     check.after_write(image, others, self.clock())
         return first, last
 
+    def _write_own(self, batches: list[list[MetadataRecord]]) -> None:
+        """Write what the controller itself decided; it waits in the purgatory without an
+        operation, so that a read submitted after it waits for it (as in Kafka, where
+        activation, NoOps and elections are write events like any other)."""
+        _, last = self._write(batches)
+        self.purgatory.add(last)
+        self._complete_up_to(self.offsets.last_stable_offset)
+
     def _complete_up_to(self, offset: int) -> None:
-        now = self.clock()
-        while self.purgatory and self.purgatory[0].last_offset <= offset:
-            self.purgatory.popleft().commit(now)
+        self.purgatory.complete_up_to(offset, self.clock())
 
     # ------------------------------------------------------------------ replay
     def _replay(self, records: Sequence[MetadataRecord], base_offset: int, epoch: int,
@@ -395,7 +404,7 @@ class QuorumController:
             batches = [records] if activation.atomic else split(
                 records, self.config.max_records_per_batch)
             try:
-                self._write(batches)
+                self._write_own(batches)
             except ApiError:
                 return
             except ControllerFault as fault:
@@ -415,9 +424,7 @@ class QuorumController:
         self.next_noop_at = None
         for check in self.election_checks:
             check.deactivate()
-        error = not_controller(self.node_id, self.raft.leader_id)
-        while self.purgatory:
-            self.purgatory.popleft().fail(error, now)
+        self.purgatory.fail_all(not_controller(self.node_id, self.raft.leader_id), now)
         target = self.offsets.last_committed_offset
         if ControllerMutation.REVERT_TO_LSO in self.mutations:
             target = self.offsets.last_stable_offset
@@ -426,8 +433,7 @@ class QuorumController:
     def _fatal(self, fault: ControllerFault) -> None:
         self.fault = fault
         now = self.clock()
-        while self.purgatory:
-            self.purgatory.popleft().fail(ApiError("UNKNOWN_SERVER_ERROR", str(fault)), now)
+        self.purgatory.fail_all(ApiError("UNKNOWN_SERVER_ERROR", str(fault)), now)
         self._set_claimed_epoch(None)
         if self.fatal_handler is not None:
             self.fatal_handler(fault)
@@ -461,7 +467,7 @@ class QuorumController:
     def _write_periodic(self, records: Sequence[MetadataRecord]) -> None:
         """Write what the controller itself decided (no operation waits for it)."""
         try:
-            self._write(split(list(records), self.config.max_records_per_batch))
+            self._write_own(split(list(records), self.config.max_records_per_batch))
         except ApiError:
             pass  # lost leadership: the renounce handles it
         except ControllerFault as fault:
@@ -471,8 +477,7 @@ class QuorumController:
         """The process stops: pending operations fail (their client loses the connection)."""
         error = ApiError("NOT_CONTROLLER", f"controller {self.node_id} stopped before the "
                                            f"operation completed")
-        while self.purgatory:
-            self.purgatory.popleft().fail(error, now)
+        self.purgatory.fail_all(error, now)
         self._set_claimed_epoch(None)
 
     def _context(self) -> OperationContext:

@@ -106,19 +106,51 @@ def supports_transactions(level: int) -> bool:
 PRE_KRAFT = 0
 """What :func:`parse_release_version` returns for a release before 3.0-IV1 (no KRaft)."""
 
+_PRE_KRAFT_RELEASES: tuple[str, ...] = (
+    "0.8.0", "0.8.1", "0.8.2", "0.9.0", "0.10.0-IV0", "0.10.0-IV1", "0.10.1-IV0",
+    "0.10.1-IV1", "0.10.1-IV2", "0.10.2-IV0", "0.11.0-IV0", "0.11.0-IV1", "0.11.0-IV2",
+    "1.0-IV0", "1.1-IV0", "2.0-IV0", "2.0-IV1", "2.1-IV0", "2.1-IV1", "2.1-IV2", "2.2-IV0",
+    "2.2-IV1", "2.3-IV0", "2.3-IV1", "2.4-IV0", "2.4-IV1", "2.5-IV0", "2.6-IV0", "2.7-IV0",
+    "2.7-IV1", "2.7-IV2", "2.8-IV0", "2.8-IV1", "3.0-IV0",
+)  # fmt: skip
+"""Kafka's inter.broker.protocol versions before 3.0-IV1, oldest first (no feature level)."""
+
+
+def short_version(name: str) -> str:
+    """The release of a version name, without its internal version: ``3.3-IV2`` ->
+    ``3.3`` (Kafka's ``MetadataVersion.shortVersion``)."""
+    return name.split("-", 1)[0]
+
+
+def _version_strings() -> dict[str, int]:
+    """Every string :func:`parse_release_version` accepts whole: each version's name, and
+    each release's short name for its newest production version."""
+    table = dict.fromkeys(_PRE_KRAFT_RELEASES, PRE_KRAFT) | LEVELS
+    newest: dict[str, int] = {}
+    for name in _PRE_KRAFT_RELEASES:
+        newest[short_version(name)] = PRE_KRAFT
+    for name, level in LEVELS.items():
+        if level <= LATEST_PRODUCTION:
+            newest[short_version(name)] = level
+    return table | newest
+
+
+_VERSION_STRINGS = _version_strings()
+
 
 def parse_release_version(text: str) -> int:
     """The level of an ``inter.broker.protocol.version``-style string, as Kafka's
-    ``MetadataVersion.fromVersionString``: a full name (``3.3-IV2``) or a release
-    (``3.3``: its last level); releases before 3.0-IV1 (``2.7``, ``0.10.2``,
-    ``3.0-IV0``) give :data:`PRE_KRAFT`. Raises ValueError for anything else."""
-    if text in LEVELS:
-        return LEVELS[text]
-    release = [level for name, level in LEVELS.items() if name.startswith(f"{text}-")]
-    if release:
-        return release[-1]
-    parts = text.split("-")[0].split(".")
-    if text != "3.0-IV0" and not (len(parts) >= 2 and all(p.isdigit() for p in parts)
-                                  and (int(parts[0]), int(parts[1])) < (3, 0)):
+    ``MetadataVersion.fromVersionString`` reads it: only its first two dot-separated parts
+    count (three for a 0.x release, so ``3.6.1`` reads as ``3.6`` and ``0.10.0.1`` as
+    ``0.10.0``); that is a version's full name (``3.3-IV2``) or a release, which stands for
+    its newest version up to :data:`LATEST_PRODUCTION` (``3.3`` is 3.3-IV3, ``4.0`` is
+    4.0-IV0). Versions before 3.0-IV1 (``2.7``, ``0.10.2``, ``3.0-IV0``) give
+    :data:`PRE_KRAFT`. Raises ValueError for anything else (``0.1.0``, ``8.0``, a release
+    with no production version yet)."""
+    parts = text.split(".")
+    count = 3 if text.startswith("0.") else 2
+    key = text if count >= len(parts) else ".".join(parts[:count])
+    level = _VERSION_STRINGS.get(key)
+    if level is None:
         raise ValueError(f"Version {text} is not a valid version")
-    return PRE_KRAFT
+    return level

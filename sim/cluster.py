@@ -14,6 +14,7 @@ from typing import IO, TypeVar
 
 import msgspec
 
+from broker import metadata_cache
 from broker.loader import MetadataLoader
 from broker.log_dir import LogDir
 from broker.mutations import BrokerMutation
@@ -271,13 +272,13 @@ class KRaftCluster:
         return None
 
     def partition_leader(self, topic: str, partition: int) -> int | None:
-        """The leader a client's metadata names: from a running broker's published image."""
+        """The leader a client's metadata names: from a running broker's published image, as
+        its metadata cache answers (:func:`broker.metadata_cache.partition_leader`)."""
         broker = self.any_running_broker()
         loader = self.loader(broker) if broker is not None else None
         image = loader.published if loader is not None else None
-        found = image.topic(topic) if image is not None else None
-        reg = found.partitions.get(partition) if found is not None else None
-        return reg.leader if reg is not None and reg.leader >= 0 else None
+        return metadata_cache.partition_leader(image, topic, partition) if image is not None \
+            else None
 
     def active_controller(self) -> QuorumController | None:
         """The controller that has claimed leadership in the newest epoch, if any.
