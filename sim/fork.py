@@ -117,10 +117,11 @@ a memo copied in (CPython 3.11's ``Unpickler.memo`` setter) leaves at 0."""
 class _Pickler(pickle.Pickler):
     """Pickles a world (see the module docs).
 
-    Two passes: the first (``finder`` None) finds what is shared (:meth:`persistent_id`)
-    and writes nothing kept; the second starts with every shared object in its memo, so
-    it writes a memo look-up for each, which a fork's unpickler, its memo copied from a
-    template holding the same objects, reads in C (no Python call per shared object).
+    Two passes: the first, a :class:`_Finder`, finds what is shared (its
+    ``persistent_id``) and its output is dropped; the second (``finder`` given) starts
+    with every shared object in its memo, so it writes a memo look-up for each, which a
+    fork's unpickler, its memo copied from a template holding the same objects, reads
+    in C (no Python call per shared object).
     """
 
     def __init__(self, out: io.BytesIO, shared: list[Any],
@@ -145,7 +146,6 @@ class _Pickler(pickle.Pickler):
             index = self._ids[id(obj)] = len(self.shared)
             self.shared.append(obj)
         return index
-
 
     def reducer_override(self, obj: Any) -> Any:
         cls = type(obj)
@@ -191,6 +191,7 @@ class _Pickler(pickle.Pickler):
             return (copyreg.__newobj__, (cls, *obj.args),  # type: ignore[attr-defined]
                     obj.__dict__ or None)
         return NotImplemented
+
 
 class _Finder(_Pickler):
     """The first pass: what a fork shares."""
