@@ -153,3 +153,38 @@ def test_only_an_unanswered_request_is_sent_again() -> None:
     assert _same_proposal(again, second)
     assert cell.alter_controllers[1, again.correlation_id] == NEW_CONTROLLER + 1
 
+
+
+def test_an_alter_partition_in_flight_does_not_delay_an_earlier_timer() -> None:
+    """The broker's next deadline is its earliest timer: with an AlterPartition in flight
+    and the ISR check due before the request times out, the broker wakes for the ISR
+    check (not only at the request timeout); when the request times out first, it wakes
+    then."""
+    cell = Cell(brokers=(1, 2))  # request.timeout.ms 30 s, an ISR check every 15 s
+    _expansion_pending(cell)
+    manager = cell.managers[1]
+    timeout = cell.config.request_timeout_ms
+    isr_check = cell.now + cell.config.replica_lag_time_max_ms // 2
+    assert isr_check < timeout
+    assert manager.next_deadline() == isr_check
+    config = BrokerConfig(replica_fetch_wait_max_ms=0, replica_lag_time_max_ms=10 * timeout)
+    cell = Cell(brokers=(1, 2), config=config)
+    _expansion_pending(cell)
+    assert cell.managers[1].next_deadline() == cell.now + timeout
+
+
+def test_losing_and_finding_the_same_controller_again_keeps_the_request() -> None:
+    """The broker's raft client loses the leader (a fetch timeout: unattached, same epoch)
+    and finds the same controller in the same epoch again: that controller still has the
+    request, so nothing is sent again and its answer to the request is taken."""
+    cell = Cell(brokers=(1, 2))
+    first = _expansion_pending(cell)
+    loader = cell.managers[1].loader
+    loader.handle_leader_change(LeaderAndEpoch(None, 1))
+    cell.step(100)
+    loader.handle_leader_change(LeaderAndEpoch(CONTROLLER, 1))
+    cell.step()
+    assert cell.alters == []
+    cell.answer_alter(request=(1, first))
+    leader = cell.replica(1)
+    assert leader.isr == (1, 2) and leader.pending_isr is None
