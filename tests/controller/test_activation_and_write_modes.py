@@ -1,4 +1,5 @@
-"""Activation records (Kafka's ActivationRecordsGeneratorTest) and the write modes."""
+"""Activation records (Kafka's ActivationRecordsGeneratorTest and the activation cases of
+its QuorumControllerTest) and the write modes (QuorumControllerTest's appendRecords cases)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import pytest
 
 from controller.activation import activation_records
 from controller.errors import ApiError, ControllerFault
+from controller.offset_control import OffsetControlManager
 from controller.write_mode import WriteMode, default_mode, plan_batches
 from metadata.bootstrap import BootstrapMetadata
 from metadata.schema import (
@@ -42,12 +44,24 @@ def test_activation_on_an_empty_log(release: str, atomic: bool, types: list[type
 
 
 def test_activation_with_an_open_transaction_writes_one_atomic_abort() -> None:
-    result = activation_records(False, 500, LEVELS["3.6-IV1"], _bootstrap(LEVELS["3.6-IV1"]))
+    """QuorumControllerTest.testActivationRecordsPartialTransaction: a Begin replayed at
+    offset 10 and committed leaves a transaction open; activating at 3.6-IV1 writes one
+    atomic AbortTransactionRecord, which, replayed, closes it."""
+    offsets = OffsetControlManager()
+    offsets.replay_begin(10)
+    offsets.handle_commit_batch(20, 1)
+    start = offsets.transaction_start_offset
+    assert start == 10
+    result = activation_records(False, start, LEVELS["3.6-IV1"], _bootstrap(LEVELS["3.6-IV1"]))
     assert result.atomic
     assert result.records == [AbortTransactionRecord("Controller failover")]
+    offsets.replay_abort(21)
+    assert offsets.transaction_start_offset == -1
 
 
 def test_activation_with_an_open_transaction_below_3_6_iv1_is_fatal() -> None:
+    """QuorumControllerTest.testActivationRecordsPartialTransactionNoSupport: an open
+    transaction found at 3.6-IV0, which has no transactions, cannot be aborted."""
     with pytest.raises(ControllerFault, match=re.escape(
             "in-progress transaction at offset 500, but the metadata.version 3.6-IV0 does not "
             "support transactions")):
@@ -71,6 +85,8 @@ def test_activation_on_a_committed_log_writes_nothing() -> None:
 
 
 def test_non_atomic_splits_without_markers() -> None:
+    """QuorumControllerTest.testAppendRecords: five records of a non-atomic result with at
+    most two a batch are all written, in batches of 2, 2 and 1."""
     records = [NoOpRecord()] * 5
     batches = plan_batches(records, WriteMode.NON_ATOMIC, 2, 13, "five")
     assert [len(b) for b in batches] == [2, 2, 1]
@@ -78,6 +94,10 @@ def test_non_atomic_splits_without_markers() -> None:
 
 
 def test_atomic_refuses_more_than_one_batch() -> None:
+    """QuorumControllerTest.testAppendRecordsAtomically, a kept difference: five records of
+    an atomic result with at most two a batch are refused; Kafka's appendRecords throws
+    (IllegalStateException, failing the controller over), kraftsim refuses the operation
+    with POLICY_VIOLATION and writes nothing."""
     with pytest.raises(ApiError) as e:
         plan_batches([NoOpRecord()] * 5, WriteMode.ATOMIC, 2, 13, "five")
     assert e.value.code == "POLICY_VIOLATION"

@@ -1,6 +1,6 @@
 """A record that fails to apply on the active controller: a failover, not an exception.
 
-Kafka's QuorumControllerTest (fatal metadata replay error on the active controller):
+Kafka's QuorumControllerTest.testFatalMetadataReplayErrorOnActive:
 the write fails, nothing of it is appended, the fatal fault handler fires and the
 process stops, so another controller takes over.
 """

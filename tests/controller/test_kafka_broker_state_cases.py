@@ -289,9 +289,10 @@ def test_a_controllers_own_setting_overrides_the_cluster_default() -> None:
 
 
 def test_with_the_only_unfenced_broker_shutting_down_nothing_can_be_placed() -> None:
-    """testCreateTopics and testCreatePartitionsFailsWhenAllBrokersAreFencedOrInControlled
-    Shutdown: brokers 1 and 2 fenced and 0 unfenced but in controlled shutdown leave no
-    broker to lead a new partition, for a new topic or a grown one."""
+    """testCreateTopics and
+    testCreatePartitionsFailsWhenAllBrokersAreFencedOrInControlledShutdown: brokers 1 and 2
+    fenced and 0 unfenced but in controlled shutdown leave no broker to lead a new
+    partition, for a new topic or a grown one."""
     image = image_of(brokers(0, 1, 2, fenced=[1, 2], shutting=[0]))
     refused = refusal(CreateTopics((NewTopic("foo", -1, 3),)), image)
     assert (refused.code, refused.message) == (

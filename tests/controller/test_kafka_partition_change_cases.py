@@ -4,7 +4,30 @@ and the fencing and unfencing of brokers): nothing written when nothing changes,
 elected (clean, then unclean where allowed), and when the leader and partition epochs
 move (an ISR shrink bumps the leader epoch only below metadata.version 3.6-IV0), and
 KIP-704's leader recovery state (an unclean election marks the partition RECOVERING
-from 3.2-IV0; the leader's AlterPartition ends it)."""
+from 3.2-IV0; the leader's AlterPartition ends it).
+
+Cases left out, as kraftsim does not model what they test:
+- testChangeRecordIsNoOp: a check of Kafka's generated PartitionChangeRecord schema (its
+  versions and tagged fields) and of the helper that drops an empty change; kraftsim
+  never builds a change it then drops (test_nothing_changed_writes_nothing covers the
+  outcome).
+- testLeaderEpochBumpOnNewReplicaSetDisjoint, testNoLeaderEpochBumpOnEmptyTargetIsr,
+  testReassignmentRearrangesReplicas, testIsrEnlargementCompletesReassignment,
+  testRevertReassignment, testRemovingReplicaReassignment,
+  testAddingReplicaReassignment,
+  testStoppedLeaderIsDemotedAfterReassignmentCompletesEvenIfNoNewEligibleLeaders,
+  testKeepsDirectoriesAfterReassignment, and testElectLeader's case with new target
+  replicas: no partition reassignment (new replica sets, adding and removing replicas).
+- testUpdateDirectories: no log directories (JBOD, KIP-858).
+- testEligibleLeaderReplicas_IsrShrinkBelowMinISR,
+  testEligibleLeaderReplicas_IsrExpandAboveMinISR,
+  testEligibleLeaderReplicas_IsrAddNewMemberNotInELR,
+  testEligibleLeaderReplicas_RemoveUncleanShutdownReplicasFromElr,
+  testEligibleLeaderReplicas_ElrCanBeElected, testEligibleLeaderReplicas_IsrCanShrinkToZero,
+  testEligibleLeaderReplicas_ElectLastKnownLeader,
+  testEligibleLeaderReplicas_ElectLastKnownLeaderShouldFail: no eligible leader replicas
+  (KIP-966).
+"""
 
 from __future__ import annotations
 
@@ -55,6 +78,9 @@ def _alter(image: MetadataImage, isr: tuple[int, ...], recovery: int = RECOVERED
 
 
 def test_nothing_changed_writes_nothing() -> None:
+    """testNoChange and testNoLeaderEpochBumpIfNothingChanged: a change that changes
+    nothing writes no record (so bumps no epoch), whether a leader's AlterPartition or a
+    fence."""
     image = _image()
     assert generate(_alter(image, (2, 1, 3)), image)[0] == []
     records, _ = generate(FenceBroker(4), image)  # in no ISR, leads nothing: only the fence
@@ -63,6 +89,9 @@ def test_nothing_changed_writes_nothing() -> None:
 
 @pytest.mark.parametrize("level", [OLD, NEW])
 def test_an_isr_shrink_bumps_the_leader_epoch_only_before_3_6_iv0(level: int) -> None:
+    """testLeaderEpochBumpOnIsrShrink (below 3.6-IV0), testNoLeaderEpochBumpOnIsrShrink
+    and testIsrChangeDoesntBumpLeaderEpoch (from 3.6-IV0): the ISR [2, 1, 3] shrunk to
+    [2, 1]."""
     image = _image(level=level)
     bump = level < NO_EPOCH_BUMP_ON_ISR_SHRINK
     after, [change], response = run(_alter(image, (2, 1)), image)
@@ -80,6 +109,7 @@ def test_an_isr_shrink_bumps_the_leader_epoch_only_before_3_6_iv0(level: int) ->
 
 @pytest.mark.parametrize("level", [OLD, NEW])
 def test_an_isr_expansion_never_bumps_the_leader_epoch(level: int) -> None:
+    """testNoLeaderEpochBumpOnIsrExpansion: at any metadata.version."""
     image = _image(isr=(2, 1), level=level)
     after, [change], _ = run(_alter(image, (2, 1, 3)), image)
     assert change == PartitionChangeRecord(partition_id=0, topic_id=FOO, isr=(2, 1, 3))
@@ -87,6 +117,8 @@ def test_an_isr_expansion_never_bumps_the_leader_epoch(level: int) -> None:
 
 
 def test_a_leader_change_with_an_isr_change_bumps_both_epochs_once() -> None:
+    """testIsrChangeAndLeaderChange: the new ISR and the new leader in one record, each
+    epoch bumped once."""
     after, records, _ = run(FenceBroker(2), _image())
     assert records[0] == PartitionChangeRecord(partition_id=0, topic_id=FOO, isr=(1, 3),
                                                leader=1)
@@ -96,7 +128,9 @@ def test_a_leader_change_with_an_isr_change_bumps_both_epochs_once() -> None:
 
 
 def test_the_new_leader_is_the_first_active_replica_in_the_isr() -> None:
-    """Replica order decides, not ISR order; fenced members are skipped."""
+    """testElectLeader, its clean elections: replica order decides, not ISR order; fenced
+    members are skipped (its unclean ones follow, its preferred ones are in
+    test_kafka_elect_leaders_cases.py)."""
     image = _image(replicas=(2, 1, 3, 4), isr=(2, 4, 3, 1), fenced=(1,))
     after, _, _ = run(FenceBroker(2), image)
     assert (_reg(after).leader, _reg(after).isr) == (3, (4, 3, 1))
@@ -221,3 +255,38 @@ def test_a_leaderless_partition_elects_when_an_isr_member_leaves() -> None:
     assert _reg(image).leader == NO_LEADER
     after, _, _ = run(FenceBroker(2), image)
     assert (_reg(after).leader, _reg(after).isr) == (1, (1,))
+
+
+@pytest.mark.parametrize("level", [LEADER_RECOVERY - 1, LEADER_RECOVERY])
+def test_a_leader_leaving_and_returning_keeps_recovering(level: int) -> None:
+    """testChangeInLeadershipDoesNotChangeRecoveryState: a RECOVERING partition whose only
+    ISR member, its leader, is fenced keeps that ISR, loses its leader and stays
+    RECOVERING; unfenced, the member leads again by a clean election, still RECOVERING
+    (the record names no recovery state either time), with or without KIP-704's version."""
+    image = _image(replicas=(1, 2, 3), isr=(1,), leader=1, level=level, fenced=(2, 3),
+                   recovery=RECOVERING)
+    image, [change, _fence], _ = run(FenceBroker(1), image)
+    assert change == PartitionChangeRecord(partition_id=0, topic_id=FOO, leader=NO_LEADER)
+    assert (_reg(image).leader, _reg(image).isr, _reg(image).leader_recovery_state) == \
+        (NO_LEADER, (1,), RECOVERING)
+    image, [_unfence, change], _ = run(UnfenceBroker(1), image, offset=200)
+    assert change == PartitionChangeRecord(partition_id=0, topic_id=FOO, leader=1)
+    assert (_reg(image).leader, _reg(image).isr, _reg(image).leader_recovery_state) == \
+        (1, (1,), RECOVERING)
+
+
+@pytest.mark.parametrize("level", [LEADER_RECOVERY - 1, LEADER_RECOVERY])
+def test_an_unclean_election_sets_recovering_only_where_supported(level: int) -> None:
+    """testUncleanSetsLeaderRecoveringState: a leaderless RECOVERED partition of replicas
+    [1, 2, 3] and ISR [2, 3], only broker 1 able to lead, elected uncleanly: 1 leads with
+    the ISR [1], and the partition is RECOVERING from 3.2-IV0 (KIP-704), RECOVERED below
+    (the record then names no recovery state)."""
+    image = _image(replicas=(1, 2, 3), isr=(2, 3), leader=NO_LEADER, level=level,
+                   fenced=(1, 2, 3), unclean=True)
+    after, [_unfence, change], _ = run(UnfenceBroker(1), image)
+    supported = level >= LEADER_RECOVERY
+    assert change == PartitionChangeRecord(
+        partition_id=0, topic_id=FOO, isr=(1,), leader=1,
+        leader_recovery_state=RECOVERING if supported else -1)
+    assert (_reg(after).leader, _reg(after).isr, _reg(after).leader_recovery_state) == \
+        (1, (1,), RECOVERING if supported else RECOVERED)

@@ -8,20 +8,27 @@ with the controller's own snapshot code: a non-atomic write cut by a failover
 (testMissingInMemorySnapshot) and snapshots that go on after repeated
 resignations (testSnapshotAfterRepeatedResign).
 
-Cases already ported elsewhere: the fatal replay error on the active controller
-(test_fatal_replay_on_active.py); appending records atomically or not
+Cases already ported elsewhere: testFatalMetadataReplayErrorOnActive
+(test_fatal_replay_on_active.py); testAppendRecords and testAppendRecordsAtomically
 (test_activation_and_write_modes.py: kraftsim refuses an oversized atomic write with
-POLICY_VIOLATION where Kafka's appendRecords throws and fails over); the activation
-records of an open transaction, with and without support (test_activation_and_write_modes.py,
-test_failover.py). Not applicable: timeouts of events waiting on the controller's queue
-(kraftsim has no queue: an operation runs when it is submitted), kraft.version in broker
-registrations, the authorizer's initial load, the partial bootstrap transaction
-(unreachable in Kafka, see controller/activation.py); the broker-lifecycle cases
-(fencing several brokers, unclean shutdown, unregistration) are covered by
-test_kafka_broker_heartbeat_cases.py and test_kafka_cluster_control_cases.py, and
-testBalancePartitionLeaders by tests/sim/test_leader_balance_e2e.py (a broker fenced by
-its session's expiry, back and in the ISR again, leads its preferred partitions again at
-the imbalance check).
+POLICY_VIOLATION where Kafka's appendRecords throws and fails over);
+testActivationRecordsPartialTransaction and testActivationRecordsPartialTransactionNoSupport
+(test_activation_and_write_modes.py, test_failover.py); the broker-lifecycle cases,
+testFenceMultipleBrokers in test_broker_service.py and testUnregisterBroker in
+test_kafka_broker_state_cases.py; and testBalancePartitionLeaders in
+test_kafka_broker_state_cases.py and tests/sim/test_leader_balance_e2e.py (a broker fenced
+by its session's expiry, back and in the ISR again, leads its preferred partitions again
+at the imbalance check).
+
+Cases left out, as kraftsim does not model what they test:
+- testTimeouts: events timing out on the controller's queue (kraftsim has no queue: an
+  operation runs when it is submitted).
+- testRegisterBrokerKRaftVersions: kraft.version in broker registrations.
+- testActivationRecordsPartialBootstrap: a partial bootstrap transaction, unreachable in
+  Kafka (see controller/activation.py).
+- testUncleanShutdownBroker: eligible leader replicas (KIP-966) after a broker's unclean
+  shutdown, at 4.0-IV1 with min.insync.replicas 2.
+- the authorizer's initial load.
 """
 
 from __future__ import annotations

@@ -3,7 +3,27 @@ ReplicationControlManagerTest that kraftsim models: placement that needs an unfe
 leader and keeps fenced replicas out of the ISR, topic names that collide on '.' and
 '_', deletion with the topic's configs, growing a topic, the ISR after fences, unclean
 elections when a broker returns, duplicate topic ids, and the checks of a leader's
-AlterPartition in Kafka's order."""
+AlterPartition in Kafka's order.
+
+Cases left out, as kraftsim does not model what they test:
+- testCreateTopicsWithMutationQuotaExceeded, testDeleteTopicsWithMutationQuotaExceeded,
+  testCreatePartitionsWithMutationQuotaExceeded: no controller mutation quota (KIP-599).
+- testCreateTopicsWithPolicy: no CreateTopicPolicy plug-in.
+- testReassignPartitions, testCancelReassignPartitions,
+  testReassignPartitionsHandlesNewReassignmentThatRemovesPreviouslyAddingReplicas: no
+  partition reassignment (AlterPartitionReassignments, adding and removing replicas).
+- testEligibleLeaderReplicas_ShrinkAndExpandIsr, testEligibleLeaderReplicas_BrokerFence,
+  testEligibleLeaderReplicas_DeleteTopic, testEligibleLeaderReplicas_EffectiveMinIsr,
+  testEligibleLeaderReplicas_CleanElection, testEligibleLeaderReplicas_UncleanShutdown:
+  no eligible leader replicas (KIP-966); the records' ELR fields are replayed, never
+  written.
+- testHandleAssignReplicasToDirs, testHandleAssignReplicasToDirsFailsOnOlderMv,
+  testHandleDirectoriesOffline: no log directories (JBOD, KIP-858); the records'
+  directory fields are replayed, the controller assigns none.
+- testProcessExpiredBrokerHeartbeat: a heartbeat that timed out on the controller's
+  event queue; kraftsim has no such queue (a heartbeat is handled when it arrives).
+- testKRaftClusterDescriber, its default directories (its usable brokers are ported).
+"""
 
 from __future__ import annotations
 
@@ -20,6 +40,7 @@ from controller.operations import (
 )
 from controller.operations.alter_partition import AlterPartitionOp
 from controller.operations.configs import ConfigChange
+from controller.operations.placement import fenced_brokers, usable_brokers
 from controller.operations.topics import colliding_topic
 from metadata.delta import BROKER_RESOURCE, TOPIC_RESOURCE, ReplayError
 from metadata.image import NO_LEADER, MetadataImage, PartitionRegistration
@@ -77,8 +98,19 @@ def test_create_topics_needs_an_unfenced_broker_and_refuses_an_existing_name() -
     assert again.code == "TOPIC_ALREADY_EXISTS" and "'foo' already exists" in again.message
 
 
+def test_placement_offers_unfenced_brokers_first_and_fenced_ones_last() -> None:
+    """testKRaftClusterDescriber, its usable brokers: of brokers 0-4 with 2, 3 and 4
+    unfenced, every one is usable for placement, 0 and 1 as fenced (the last resort);
+    topics placed on them do not change that."""
+    image = image_of(brokers(0, 1, 2, 3, 4, fenced=[0, 1]))
+    image = _with_topic(image, (1, 2, 3), (2, 3, 4), (0, 2, 1))
+    image = _with_topic(image, (2, 3, 4), (3, 4, 2), name="bar", topic_id="BARBARBARBARBARBARBARA")
+    assert (usable_brokers(image), fenced_brokers(image)) == ([2, 3, 4], [0, 1])
+
+
 def test_fenced_replicas_are_placed_last_and_stay_out_of_the_isr() -> None:
-    """Too few unfenced brokers: the fenced fill the rest, never first, never in sync."""
+    """testCreateTopicsISRInvariants (its fenced broker): too few unfenced brokers, the
+    fenced fill the rest, never first, never in sync."""
     image, _, _ = run(_create(partitions=4), image_of(brokers(0, 1, 2, fenced=[1, 2])))
     for pid in range(4):
         reg = _partition(image, pid)
@@ -87,6 +119,13 @@ def test_fenced_replicas_are_placed_last_and_stay_out_of_the_isr() -> None:
 
 
 def test_a_broker_in_controlled_shutdown_is_not_placed_on() -> None:
+    """testCreateTopicsISRInvariants, a kept difference: with broker 1 unfenced but in
+    controlled shutdown and broker 2 fenced, Kafka's test places a replication factor of
+    3 on [1, 0, 2] with the ISR [0], because its placer asks the active controller's
+    heartbeat manager, which the test never told of the shutdown; kraftsim reads the
+    registration (as Kafka's heartbeat manager does once the broker's heartbeat asked to
+    shut down), so 3 is refused and 2 goes to 0 and the fenced 2, the ISR [0] either
+    way."""
     shutting = image_of(brokers(0, 1, 2, shutting=[1], fenced=[2]))
     refused = refusal(_create(), shutting)
     assert refused.code == "INVALID_REPLICATION_FACTOR"
@@ -252,6 +291,8 @@ def test_a_name_colliding_with_one_created_before_it_in_the_request_is_refused()
 
 
 def test_a_deleted_topic_name_can_be_created_again_with_a_new_id() -> None:
+    """testCreateTopicWithCollisionChars: 'foo.bar' deleted and created again, with 4
+    partitions where it had 2, gets a new topic id."""
     image, _, first = run(_create("foo.bar", 2, 2), image_of(brokers(0, 1, 2)))
     image, _, _ = run(DeleteTopics(("foo.bar",)), image, offset=200)
     image, _, second = run(_create("foo.bar", 4, 2), image, offset=300, seed=4)
@@ -263,6 +304,8 @@ def test_a_deleted_topic_name_can_be_created_again_with_a_new_id() -> None:
 
 
 def test_a_topic_id_replayed_twice_is_refused() -> None:
+    """testDuplicateTopicIdReplay: a second TopicRecord with an id already in use fails
+    to replay."""
     image = image_of([TopicRecord("foo", FOO)])
     with pytest.raises(ReplayError, match="already exists"):
         image_of([TopicRecord("bar", FOO)], image)
@@ -376,11 +419,34 @@ def test_new_partitions_keep_fenced_replicas_out_of_the_isr() -> None:
     assert (reg.isr, reg.leader) == ((0,), 0)
 
 
+def test_new_partitions_are_not_placed_on_a_broker_in_controlled_shutdown() -> None:
+    """testCreatePartitionsISRInvariants, a kept difference: a topic of replication factor
+    3 on brokers 0-2, then broker 1 unfenced but in controlled shutdown and broker 2
+    fenced, and a second partition asked for. Kafka's test places it on [0, 1, 2] with
+    the ISR [0] (its heartbeat manager was never told of the shutdown); kraftsim, reading
+    the registration, has only brokers 0 and 2 to place on and refuses it. With broker 1
+    no longer shutting down, the new partition is placed and keeps the fenced 2 out of
+    its ISR, as Kafka's does."""
+    image, _, _ = run(_create(rf=3), image_of(brokers(0, 1, 2)))
+    down = image_of(brokers(0, 1, 2, shutting=[1], fenced=[2]), image)
+    refused = refusal(CreatePartitions("foo", 2), down)
+    assert refused.code == "INVALID_REPLICATION_FACTOR"
+    assert "only 2 broker(s) are registered" in refused.message
+    up = image_of(brokers(0, 1, 2, fenced=[2]), image)
+    after, _, _ = run(CreatePartitions("foo", 2), up, offset=200)
+    reg = _partition(after, 1)
+    assert sorted(reg.replicas) == [0, 1, 2] and reg.replicas[0] != 2
+    assert 2 not in reg.isr and reg.leader == reg.replicas[0]
+
+
 # ------------------------------------------------------------------ fencing
 
 def test_a_fenced_broker_leaves_every_isr() -> None:
+    """testRemoveLeaderships: broker 0 leads partitions 0 and 3 of four; fenced, it
+    leads none and is in no ISR."""
     image = _with_topic(image_of(brokers(0, 1, 2, 3)),
                         (0, 1, 2), (1, 2, 3), (2, 3, 0), (0, 2, 1))
+    assert [pid for pid in range(4) if _partition(image, pid).leader == 0] == [0, 3]
     image, _, _ = run(FenceBroker(0), image)
     topic = image.topic("foo")
     assert topic is not None
@@ -429,6 +495,8 @@ def _alter(image: MetadataImage, isr: tuple[int, ...], broker: int = 0,
 
 
 def test_shrink_then_expand_answers_the_partition_as_written() -> None:
+    """testShrinkAndExpandIsr: the leader's AlterPartition shrinks then expands the ISR;
+    each answer is the partition as written."""
     image = _with_topic(image_of(brokers(0, 1, 2)), (0, 1, 2))
     for isr in ((0, 1), (0, 1, 2)):
         image, [change], response = run(_alter(image, isr), image, offset=image.offset + 1)
@@ -438,6 +506,9 @@ def test_shrink_then_expand_answers_the_partition_as_written() -> None:
 
 
 def test_an_unknown_topic_id_is_unknown_topic_id() -> None:
+    """testAlterPartitionHandleUnknownTopicIdOrName, its versions naming topics by id
+    (kraftsim's AlterPartition has no by-name version, whose error is
+    UNKNOWN_TOPIC_OR_PARTITION)."""
     image = _with_topic(image_of(brokers(0, 1, 2)), (0, 1, 2))
     op = AlterPartitionOp(0, 100, "UNKNOWNUNKNOWNUNKNOWNA", 0, 0, 0, (0,))
     assert refusal(op, image).code == "UNKNOWN_TOPIC_ID"
