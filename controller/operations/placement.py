@@ -4,6 +4,13 @@ As Kafka's StripedReplicaPlacer: replicas go to unfenced brokers first, striped 
 that partitions differ; fenced brokers are used only when there are not enough
 unfenced ones, and never first (the leader). Brokers in controlled shutdown are
 not used at all (Kafka's heartbeat manager no longer offers them).
+
+A kept difference: Kafka asks the active controller's heartbeat manager, which learns
+of a controlled shutdown from the broker's heartbeat, not from its registration; a
+controller that has not yet heard such a heartbeat (one just activated, or the
+test context of Kafka's testCreateTopicsISRInvariants) may place replicas on the
+broker, out of the ISR. kraftsim reads the registration, the committed record of the
+shutdown, whichever controller is active.
 """
 
 from __future__ import annotations
