@@ -267,3 +267,18 @@ def test_internal_topics_are_marked() -> None:
     assert topic_metadata(image, ["__transaction_state"]) == [TopicMetadata(
         "__transaction_state", TOPIC_ID, True,
         (PartitionMetadata(0, "NONE", 0, 0, (0,), (0,), ()),))]
+
+
+def test_by_default_a_metadata_answer_lists_every_replica_and_names_no_missing_listener() -> None:
+    """The defaults are those of a current Metadata request: unavailable replicas listed (only
+    v0 leaves them out), a leader without the listener LEADER_NOT_AVAILABLE."""
+    image = _one_partition([_plaintext_broker(0)], leader=0, isr=(0, 1), replicas=(0, 1))
+    [topic] = topic_metadata(image, ["topic"])
+    [partition] = topic.partitions
+    assert (partition.error, partition.replica_nodes, partition.isr_nodes) == (
+        "NONE", (0, 1), (0, 1))
+    assert partition.offline_replicas == (1,)
+    ssl_only = _one_partition([_broker(0, _endpoint(SSL, "foo", 9093))], leader=0, isr=(0,),
+                              replicas=(0,))
+    [topic] = topic_metadata(ssl_only, ["topic"])
+    assert topic.partitions[0].error == "LEADER_NOT_AVAILABLE"

@@ -45,3 +45,17 @@ def test_a_record_that_fails_to_apply_on_the_active_controller_is_a_failover() -
     assert c.wait(follow_up, 20_000) and follow_up.error is None, follow_up.error
     assert c.run_until(c.idle, 20_000), c.sim.violation
     assert c.sim.violation is None
+
+
+def test_a_fatal_fault_fails_the_writes_still_waiting_to_commit() -> None:
+    """A write submitted before the faulty one, still waiting for its commit, is answered
+    UNKNOWN_SERVER_ERROR with the fault (not left waiting, nor a NOT_CONTROLLER later)."""
+    c = cluster(seed=9)
+    active = c.active_controller()
+    assert active is not None
+    waiting = c.submit(CreateTopics((NewTopic("before", 2, 3),)))
+    assert not waiting.done
+    c.submit(RemoveUnknownTopic())
+    assert active.fault is not None
+    assert waiting.done and waiting.error is not None
+    assert waiting.error.code == "UNKNOWN_SERVER_ERROR"

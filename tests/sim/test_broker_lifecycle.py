@@ -625,3 +625,19 @@ def test_a_plain_consumer_skips_transaction_markers() -> None:
     assert cluster.run_until(lambda: len(answers) == 3, 10_000)
     assert answers == ["NONE"] * 3
     assert consume(cluster, "t") == ["t-0", "t-1", "p-3"]
+
+
+def test_a_consumer_reads_a_log_longer_than_one_fetch() -> None:
+    """:func:`sim.clients.consume` fetches on from where each answer ends until the high
+    watermark: a log of more records than one fetch returns is read whole, in order."""
+    cluster = KRaftCluster(ClusterConfig(seed=1, controllers=1, brokers=1))
+    cluster.start()
+    assert cluster.wait(cluster.submit(CreateTopics((NewTopic("t", 1, 1),))))
+    assert cluster.run_until(lambda: cluster.partition_leader("t", 0) is not None, 10_000)
+    manager = cluster.replica_manager(cluster.partition_leader("t", 0))
+    assert manager is not None
+    values = [f"v-{i}" for i in range(10_050)]  # one fetch returns at most 10 000
+    answers: list[str] = []
+    manager.produce("t", 0, values, -1, lambda r: answers.append(r.error))
+    assert cluster.run_until(lambda: len(answers) == 1, 10_000) and answers == ["NONE"]
+    assert consume(cluster, "t") == values

@@ -82,3 +82,26 @@ def test_forks_share_immutable_values_and_each_has_its_own_mutable_ones() -> Non
     first["holder"].items.append(3)  # type: ignore[attr-defined]
     assert second["holder"].items == [1, 2]  # type: ignore[attr-defined]
     assert frozen.fork()["holder"].items == [1, 2]  # type: ignore[index]
+
+
+def test_a_forked_closure_with_keyword_defaults_and_no_attributes_keeps_its_defaults() -> None:
+    """The keyword defaults come back without any attribute set on the function."""
+    offset = 10
+
+    def add(x: int, *, by: int = 5) -> int:
+        return x + by + offset
+
+    copy = fork(add)
+    assert copy.__kwdefaults__ == {"by": 5}
+    assert copy(1) == 16
+
+
+def test_a_forked_closure_with_attributes_and_no_keyword_defaults_keeps_them() -> None:
+    offset = 10
+
+    def add(x: int) -> int:
+        return x + offset
+
+    add.tag = "kept"  # type: ignore[attr-defined]
+    copy = fork(add)
+    assert copy.tag == "kept" and copy(1) == 11  # type: ignore[attr-defined]
