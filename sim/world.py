@@ -604,12 +604,6 @@ class Simulation:
         slot.wake_at = None
         self.touch(slot)
 
-    @property
-    def between_events(self) -> bool:
-        """Nothing changes the world now: no event is in progress, or monitors are checking
-        the last one. What is read now holds until :attr:`events` moves on."""
-        return not self._in_event or self._monitoring
-
     def leader_slot(self) -> NodeSlot | None:
         """The running leader of the highest epoch, if any.
 

@@ -606,17 +606,24 @@ def test_an_isr_expansion_lost_with_a_crashed_controller_goes_to_the_next_one() 
     assert cluster.sim.violation is None
 
 
+def _topic_t_leader(brokers: int) -> tuple[KRaftCluster, ReplicaManager]:
+    """A one-controller cluster with topic ``t`` (one partition on every broker) and the
+    replica manager of its leader."""
+    cluster = KRaftCluster(ClusterConfig(seed=1, controllers=1, brokers=brokers))
+    cluster.start()
+    assert cluster.wait(cluster.submit(CreateTopics((NewTopic("t", 1, brokers),))))
+    assert cluster.run_until(lambda: cluster.partition_leader("t", 0) is not None, 10_000)
+    manager = cluster.replica_manager(cluster.partition_leader("t", 0))
+    assert manager is not None
+    return cluster, manager
+
+
 def test_a_plain_consumer_skips_transaction_markers() -> None:
     """Kafka's FetcherTest testFetcherIgnoresControlRecords: a consumer never returns a
     control record, at read_uncommitted either, and reads on past it. A transaction's two
     records and its COMMIT marker, then a plain record: :func:`sim.clients.consume` gives
     the three records (it used to give the marker's value as a fourth)."""
-    cluster = KRaftCluster(ClusterConfig(seed=1, controllers=1, brokers=3))
-    cluster.start()
-    assert cluster.wait(cluster.submit(CreateTopics((NewTopic("t", 1, 3),))))
-    assert cluster.run_until(lambda: cluster.partition_leader("t", 0) is not None, 10_000)
-    manager = cluster.replica_manager(cluster.partition_leader("t", 0))
-    assert manager is not None
+    cluster, manager = _topic_t_leader(brokers=3)
     answers: list[str] = []
     manager.produce("t", 0, ["t-0", "t-1"], -1, lambda r: answers.append(r.error), 7, 0, 0,
                     transactional=True)
@@ -630,12 +637,7 @@ def test_a_plain_consumer_skips_transaction_markers() -> None:
 def test_a_consumer_reads_a_log_longer_than_one_fetch() -> None:
     """:func:`sim.clients.consume` fetches on from where each answer ends until the high
     watermark: a log of more records than one fetch returns is read whole, in order."""
-    cluster = KRaftCluster(ClusterConfig(seed=1, controllers=1, brokers=1))
-    cluster.start()
-    assert cluster.wait(cluster.submit(CreateTopics((NewTopic("t", 1, 1),))))
-    assert cluster.run_until(lambda: cluster.partition_leader("t", 0) is not None, 10_000)
-    manager = cluster.replica_manager(cluster.partition_leader("t", 0))
-    assert manager is not None
+    cluster, manager = _topic_t_leader(brokers=1)
     values = [f"v-{i}" for i in range(10_050)]  # one fetch returns at most 10 000
     answers: list[str] = []
     manager.produce("t", 0, values, -1, lambda r: answers.append(r.error))
