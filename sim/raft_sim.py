@@ -177,10 +177,11 @@ def _schedule_appends(sim: Simulation, every_ms: int, until_ms: int) -> None:
             for app in leader.apps:
                 if isinstance(app, ReplicatedCounter):
                     app.increment(now)
+            sim.touch(leader)  # the only node an append changes
         if now + every_ms <= until_ms:
-            sim.schedule(now + every_ms, tick, "append")
+            sim.schedule(now + every_ms, tick, "append", marks_touched=True)
 
-    sim.schedule(every_ms, tick, "append")
+    sim.schedule(every_ms, tick, "append", marks_touched=True)
 
 
 def run_raft_sim(config: RaftSimConfig, trace_out: IO[bytes] | None = None) -> RaftSimResult:

@@ -217,9 +217,15 @@ class Simulation:
             self._boot(slot)
         self._after_event("start", {})
 
-    def schedule(self, at_ms: int, action: Callable[[], None], label: str) -> None:
-        """Run ``action`` at ``at_ms`` as an event of its own, traced as ``label``."""
-        self.queue.schedule(at_ms, (_ACTION, action, label))
+    def schedule(self, at_ms: int, action: Callable[[], None], label: str,
+                 marks_touched: bool = False) -> None:
+        """Run ``action`` at ``at_ms`` as an event of its own, traced as ``label``.
+
+        An action changes any node it likes, so after it every node is looked at (its
+        messages sent, its next wake-up, the invariants); one that calls :meth:`touch`
+        on each node it changes says so with ``marks_touched``, and only those are.
+        """
+        self.queue.schedule(at_ms, (_ACTION, action, label, marks_touched))
 
     def step(self) -> bool:
         """Process one event; False when the queue is empty or an invariant failed."""
@@ -241,7 +247,8 @@ class Simulation:
             else:
                 self._line = {"i": self.events, "t": now, "ev": "action", "what": event[2]}
                 event[1]()
-                self._touched = list(self.slots.values())
+                if not event[3]:
+                    self._touched = list(self.slots.values())
             self._after_event(None, None)
         finally:
             self._in_event = False
@@ -316,7 +323,8 @@ class Simulation:
                 else:
                     self._line = {"i": self.events, "t": at, "ev": "action", "what": event[2]}
                     event[1]()
-                    self._touched = list(self.slots.values())
+                    if not event[3]:
+                        self._touched = list(self.slots.values())
                 after(None, None)
             finally:
                 self._in_event = False
