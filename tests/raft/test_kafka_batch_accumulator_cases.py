@@ -1,11 +1,14 @@
-"""Cases of Kafka's BatchAccumulatorTest (raft/.../internals), on RaftNode and RaftLog.
+"""Cases of Kafka's BatchAccumulatorTest and MemoryBatchReaderTest (raft/.../internals), on
+RaftNode and RaftLog.
 
 Kafka's leader holds its appends in a BatchAccumulator until the linger
 (controller.quorum.append.linger.ms) has passed since the first of them, then drains
 them to the log and flushes. kraftsim's leader appends to its log at once, unflushed,
 and flushes at the first step ``append_linger_ms`` after the first unflushed append: the
 appends are neither fetchable nor durable before then, and lost if leadership ends
-first, as an accumulator's would be. The cases run on a node (tests/raft/kafka_context.py)
+first, as an accumulator's would be. Once committed, the leader's own batches reach its
+listener from memory (Kafka's MemoryBatchReader; kraftsim's batches are shared by
+reference). The cases run on a node (tests/raft/kafka_context.py)
 and, for the shape of control batches, on the log.
 
 Covered elsewhere (by the named kraftsim test): testLingerBeginsOnFirstWrite's later
@@ -158,3 +161,23 @@ def test_a_control_batch_not_at_the_next_offset_is_refused() -> None:
         log.append(Batch(158, 17, control_records=(SnapshotHeaderRecord(1234),)),
                    flushed=True)
     assert log.end_offset == 157 and len(log) == 1
+
+
+# ---------------------------------------------------------------------- MemoryBatchReaderTest
+
+
+def test_the_leaders_own_batches_reach_its_listener_from_memory_in_order() -> None:
+    """MemoryBatchReaderTest.testIteration: once committed, the leader's own batches reach
+    its listener as the very batch objects it appended (kraftsim shares batches by
+    reference, Kafka reads them from memory), in order, from the first batch's base offset
+    to the last one's last offset, each once."""
+    ctx, epoch = _leader()
+    for chunk in (["a", "b", "c"], ["d", "e"], ["f", "g", "h", "i"]):
+        ctx.node.append(chunk, epoch, ctx.now)
+    appended = list(ctx.log.batches[1:])
+    ctx.sleep(_LINGER)
+    ctx.deliver(2, ctx.fetch_request(2, ctx.log.end_offset, epoch))
+    assert ctx.node.high_watermark == 10
+    delivered = [b for b in ctx.listener.committed if not b.is_control]
+    assert len(delivered) == 3 and all(d is a for d, a in zip(delivered, appended, strict=True))
+    assert (delivered[0].base_offset, delivered[-1].last_offset) == (1, 9)
