@@ -10,7 +10,7 @@ snapshot is ported here (tests/raft/kafka_context.py drives the node).
 
 Not modelled, so not ported, with the reason:
 
-- KafkaRaftClientReconfigTest: every AddVoter, RemoveVoter and UpdateVoter case (38 of
+- KafkaRaftClientReconfigTest: every AddVoter, RemoveVoter and UpdateVoter case (42 of
   them: testAddVoter*, testRemoveVoter*, testUpdateVoter*, testLeaderUpdatesVoter,
   testFollowerSendsUpdateVoter*, testUpdateVoterResponseCausesEpochChange), the
   ``...WithKraftVersion0`` refusals included: kraftsim has no voter-change RPC at all.
