@@ -99,6 +99,9 @@ class QuorumController:
         each batch at once (benchmarks compare the two)."""
         self.claimed_epoch: int | None = None
         self.replayed_any = False
+        """Whether any metadata record was replayed, from the log or a snapshot (Kafka's
+        LogReplayTracker): until then the log counts as empty, and the controller that
+        activates writes the bootstrap records."""
         self.fault: ControllerFault | None = None
         self.purgatory = Purgatory()
         """The writes waiting for the last stable offset (Kafka's DeferredEventQueue)."""
@@ -365,7 +368,8 @@ class QuorumController:
             return
         self.image = delta.apply(last, snapshot.snapshot_id.epoch)
         self.offsets.end_load_snapshot(last, snapshot.snapshot_id.epoch, self.image)
-        self.replayed_any = True
+        # A snapshot of no records replays none: the log still counts as empty.
+        self.replayed_any = self.replayed_any or bool(snapshot.records)
         self.records_since_snapshot = 0
 
     def handle_leader_change(self, leader: LeaderAndEpoch) -> None:

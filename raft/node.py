@@ -1048,6 +1048,13 @@ class RaftNode:
             self._send_fetch(now)
             return
         if snapshot_id is not None:
+            held = self.log.snapshot
+            if held is not None and held.snapshot_id == snapshot_id:
+                # Kafka's createNewSnapshotUnchecked hands back no writer for a snapshot
+                # already on disk (the bootstrap snapshot, say): nothing to download, the
+                # follower fetches the log again.
+                self._send_fetch(now)
+                return
             self._fetching_snapshot = snapshot_id
             self._send_fetch_snapshot(src, snapshot_id, now)
             return
