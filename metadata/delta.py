@@ -59,6 +59,7 @@ from metadata.schema import (
     ZkMigrationStateRecord,
 )
 from metadata.security_delta import SECURITY_RECORD_TYPES, SecurityDelta
+from metadata.uuids import sorted_uuids
 from metadata.versions import METADATA_VERSION_FEATURE
 
 ConfigMap = immutables.Map[ConfigKey, immutables.Map[str, str]]
@@ -455,7 +456,8 @@ class MetadataDelta:
         self._configs.setdefault(key, {})[record.name] = record.value
 
     def _replay_register_broker(self, record: RegisterBrokerRecord) -> None:
-        # Kafka keeps listeners and features in maps: their order in a record is not content
+        # Kafka keeps listeners and features in maps and directories sorted: their order in
+        # a record is not content
         self._brokers[record.broker_id] = BrokerRegistration(
             broker_id=record.broker_id, epoch=record.broker_epoch,
             incarnation_id=record.incarnation_id,
@@ -463,7 +465,8 @@ class MetadataDelta:
             features=tuple(sorted(record.features, key=lambda f: f.name)), rack=record.rack,
             fenced=record.fenced,
             in_controlled_shutdown=record.in_controlled_shutdown,
-            is_migrating_zk_broker=record.is_migrating_zk_broker, directories=record.log_dirs)
+            is_migrating_zk_broker=record.is_migrating_zk_broker,
+            directories=sorted_uuids(record.log_dirs))
 
     def _broker_with_epoch(self, broker_id: int, epoch: int, what: str) -> BrokerRegistration:
         broker = self._broker(broker_id)
@@ -486,9 +489,19 @@ class MetadataDelta:
     def _replay_registration_change(self, record: BrokerRegistrationChangeRecord) -> None:
         broker = self._broker_with_epoch(record.broker_id, record.broker_epoch,
                                          "BrokerRegistrationChangeRecord")
-        fenced = {1: True, -1: False}.get(record.fenced, broker.fenced)
+        # Kafka's BrokerRegistrationFencingChange (1 fence, 0 none, -1 unfence) and
+        # InControlledShutdownChange (0 none, 1 shutting down) know no other value
+        if record.fenced not in (-1, 0, 1):
+            raise ReplayError(f"BrokerRegistrationChangeRecord for broker {record.broker_id}: "
+                              f"unknown value for fenced field: {record.fenced}")
+        if record.in_controlled_shutdown not in (0, 1):
+            raise ReplayError(f"BrokerRegistrationChangeRecord for broker {record.broker_id}: "
+                              f"unknown value for inControlledShutdown field: "
+                              f"{record.in_controlled_shutdown}")
+        fenced = broker.fenced if record.fenced == 0 else record.fenced == 1
         shutdown = True if record.in_controlled_shutdown == 1 else broker.in_controlled_shutdown
-        dirs = broker.directories if record.log_dirs is None else record.log_dirs
+        # an empty list is the field's default: no change, as for an absent one
+        dirs = sorted_uuids(record.log_dirs) if record.log_dirs else broker.directories
         self._brokers[record.broker_id] = _replace_broker(
             broker, fenced=fenced, in_controlled_shutdown=shutdown, directories=dirs)
 
