@@ -202,6 +202,14 @@ def merged_partition(current: PartitionRegistration,
     return reg
 
 
+def invalid_recovery_state(topic: str, record: PartitionChangeRecord) -> ReplayError:
+    """The error of a PartitionChangeRecord whose leader recovery state is none of -1 (no
+    change), 0 (RECOVERED) and 1 (RECOVERING): Kafka's ``LeaderRecoveryState.changeTo``
+    refuses it."""
+    return ReplayError(f"PartitionChangeRecord for {topic}-{record.partition_id}: value "
+                       f"{record.leader_recovery_state} is not a valid leader recovery state")
+
+
 def clear_sharing_caches() -> None:
     """Empty every identity cache of shared objects (registrations, topics, index tuples).
 
@@ -400,6 +408,8 @@ class MetadataDelta:
         if current is None:
             raise ReplayError(f"PartitionChangeRecord for unknown partition "
                               f"{change.name}-{partition_id}")
+        if not -1 <= record.leader_recovery_state <= 1:
+            raise invalid_recovery_state(change.name, record)
         merged = partitions[partition_id] = merged_partition(current, record)
         if change.terms is not None:
             change.terms += partition_change_digest(topic_id, partition_id, current, merged)

@@ -22,7 +22,7 @@ from collections.abc import Callable
 from typing import Any
 
 from metadata.batch_shape import PartitionRun
-from metadata.delta import REPLAY_HANDLERS, MetadataDelta, ReplayError
+from metadata.delta import REPLAY_HANDLERS, MetadataDelta, ReplayError, invalid_recovery_state
 from metadata.image import MetadataImage
 from metadata.schema import (
     ClearElrRecord,
@@ -119,6 +119,8 @@ class ReplayCheck(MetadataDelta):
                 (change.base is not None and record.partition_id in change.base.partitions)):
             raise ReplayError(f"PartitionChangeRecord for unknown partition "
                               f"{change.name}-{record.partition_id}")
+        if not -1 <= record.leader_recovery_state <= 1:
+            raise invalid_recovery_state(change.name, record)
 
     def _check_clear_elr(self, record: ClearElrRecord) -> None:
         if record.topic_name and self.topic_id(record.topic_name) is None:
