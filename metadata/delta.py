@@ -27,6 +27,8 @@ from metadata.image import (
     DIGEST_MASK,
     NO_LEADER,
     NO_LEADER_CHANGE,
+    RECOVERED,
+    RECOVERING,
     BrokerRegistration,
     ConfigKey,
     ControllerRegistration,
@@ -210,6 +212,16 @@ def invalid_recovery_state(topic: str, record: PartitionChangeRecord) -> ReplayE
                        f"{record.leader_recovery_state} is not a valid leader recovery state")
 
 
+_RECOVERY_STATES = (RECOVERED, RECOVERING)
+
+
+def invalid_partition_recovery_state(topic: str, record: PartitionRecord) -> ReplayError:
+    """The error of a PartitionRecord whose leader recovery state is neither 0 (RECOVERED)
+    nor 1 (RECOVERING): Kafka's ``LeaderRecoveryState.of`` refuses it."""
+    return ReplayError(f"PartitionRecord for {topic}-{record.partition_id}: value "
+                       f"{record.leader_recovery_state} is not a valid leader recovery state")
+
+
 def clear_sharing_caches() -> None:
     """Empty every identity cache of shared objects (registrations, topics, index tuples).
 
@@ -387,6 +399,8 @@ class MetadataDelta:
         if change is None:
             raise ReplayError(f"PartitionRecord {record.partition_id} for unknown topic id "
                               f"{record.topic_id}")
+        if record.leader_recovery_state not in _RECOVERY_STATES:
+            raise invalid_partition_recovery_state(change.name, record)
         change.partitions[record.partition_id] = partition_from_record(record)
         change.terms = None
         self._reassigned.add(record.topic_id)

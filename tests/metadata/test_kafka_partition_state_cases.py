@@ -30,7 +30,7 @@ from controller.operations import OperationContext
 from controller.operations.alter_partition import AlterPartitionOp
 from controller.operations.topics import validate_manual_assignment
 from metadata.broker_index import partitions_of
-from metadata.delta import ReplayError
+from metadata.delta import MetadataDelta, ReplayError
 from metadata.image import RECOVERED, RECOVERING, MetadataImage
 from metadata.replay_check import ReplayCheck
 from metadata.schema import (
@@ -156,6 +156,26 @@ def test_a_change_to_an_unknown_recovery_state_cannot_be_replayed(recovery: int)
         image_of([_change(recovery)], image)
     with pytest.raises(ReplayError, match=message):
         ReplayCheck(image).replay(_change(recovery))
+
+
+@pytest.mark.parametrize("recovery", [2, -1])
+@pytest.mark.parametrize("among", [0, 2], ids=["alone", "in-a-run"])
+def test_a_partition_with_an_unknown_recovery_state_cannot_be_replayed(recovery: int,
+                                                                       among: int) -> None:
+    """Kafka's LeaderRecoveryStateTest.testInvalidValue, for a PartitionRecord: neither
+    -1 nor 2 is a state (Kafka's ``LeaderRecoveryState.of`` throws), whether the record
+    comes alone or amid a row of its topic's PartitionRecords (which kraftsim replays at
+    once), for a delta and for a standby's check alike. kraftsim stored the value."""
+    partitions = [_partition(T0, p, (1, 2), 1) for p in range(among)]
+    partitions.insert(among // 2, _partition(T0, among, (1, 2), 1, recovery))
+    records = [*_brokers(1, 2), TopicRecord("foo", T0), *partitions]
+    message = f"foo-{among}: value {recovery} is not a valid leader recovery state"
+    with pytest.raises(ReplayError, match=message):
+        image_of(records)
+    for delta in (MetadataDelta(MetadataImage.EMPTY), ReplayCheck(MetadataImage.EMPTY)):
+        index, error = delta.replay_many(tuple(records))
+        assert index == 3 + among // 2
+        assert error is not None and message in str(error)
 
 
 @pytest.mark.parametrize("recovery", [2, -1])
