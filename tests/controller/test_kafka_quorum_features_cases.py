@@ -8,6 +8,8 @@ from 3.0-IV1, every other from 0), with the dependencies of ``FEATURE_DEPENDENCI
 follows FeatureControlManagerTest). A finalized feature is a level in the image.
 
 Not ported:
+- ``QuorumFeaturesTest.testDefaultFeatureMapWithUnstable``: kraftsim has no unstable
+  levels (its map is the one above).
 - ``QuorumFeaturesTest.testIsControllerId`` and the five ``testZkMigration*`` cases:
   kraftsim's controllers keep no quorum-features object and ZooKeeper migration is not
   modelled; nor is the check that other controllers and the brokers support a level

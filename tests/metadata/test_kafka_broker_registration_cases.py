@@ -16,8 +16,9 @@ Not ported:
 - ``testToNode`` for a fenced broker: Kafka's ``BrokerRegistration.node`` ignores fencing;
   kraftsim only answers a node through the metadata cache, which names alive brokers
   alone (ported for the unfenced ones).
-- ``testValueRoundTrip`` and ``testAsBoolean`` as enum APIs: the values are bytes of the
-  record here; their meaning is ported as replays.
+
+The change enums' ``testValues``, ``testAsBoolean`` and ``testValueRoundTrip`` are
+ported as replays: each value's effect, and any other value refused.
 """
 
 from __future__ import annotations

@@ -12,7 +12,7 @@ Not ported (the AlterClientQuotas, CreateAcls and DeleteAcls operations and the
 authorizer are not modelled):
 - ``ClientQuotaControlManagerTest``: ``testInvalidEntityTypes``, ``testInvalidQuotaKeys``,
   ``testEntityTypes`` (the validation and describe of alterations), the three
-  ``testIsValidIpEntity*`` cases, the eight ``testConfigKeysFor*`` cases and the seven
+  ``testIsValidIpEntity*`` cases, the eight ``testConfigKeysFor*`` cases and the eight
   ``testValidateQuotaKeyValue*`` cases (quota key and value validation).
 - ``AclControlManagerTest``: ``testValidateNewAcl``, ``testValidateFilter``,
   ``testCreateAclDeleteAcl``, ``testDeleteDedupe`` (ACL validation, creation, filters and
