@@ -27,6 +27,8 @@ from metadata.image import (
     DIGEST_MASK,
     NO_LEADER,
     NO_LEADER_CHANGE,
+    RECOVERED,
+    RECOVERING,
     BrokerRegistration,
     ConfigKey,
     ControllerRegistration,
@@ -59,6 +61,7 @@ from metadata.schema import (
     ZkMigrationStateRecord,
 )
 from metadata.security_delta import SECURITY_RECORD_TYPES, SecurityDelta
+from metadata.uuids import sorted_uuids
 from metadata.versions import METADATA_VERSION_FEATURE
 
 ConfigMap = immutables.Map[ConfigKey, immutables.Map[str, str]]
@@ -199,6 +202,24 @@ def merged_partition(current: PartitionRegistration,
         _merged.clear()
     _merged[key] = (current, change, reg)
     return reg
+
+
+def invalid_recovery_state(topic: str, record: PartitionChangeRecord) -> ReplayError:
+    """The error of a PartitionChangeRecord whose leader recovery state is none of -1 (no
+    change), 0 (RECOVERED) and 1 (RECOVERING): Kafka's ``LeaderRecoveryState.changeTo``
+    refuses it."""
+    return ReplayError(f"PartitionChangeRecord for {topic}-{record.partition_id}: value "
+                       f"{record.leader_recovery_state} is not a valid leader recovery state")
+
+
+_RECOVERY_STATES = (RECOVERED, RECOVERING)
+
+
+def invalid_partition_recovery_state(topic: str, record: PartitionRecord) -> ReplayError:
+    """The error of a PartitionRecord whose leader recovery state is neither 0 (RECOVERED)
+    nor 1 (RECOVERING): Kafka's ``LeaderRecoveryState.of`` refuses it."""
+    return ReplayError(f"PartitionRecord for {topic}-{record.partition_id}: value "
+                       f"{record.leader_recovery_state} is not a valid leader recovery state")
 
 
 def clear_sharing_caches() -> None:
@@ -378,6 +399,8 @@ class MetadataDelta:
         if change is None:
             raise ReplayError(f"PartitionRecord {record.partition_id} for unknown topic id "
                               f"{record.topic_id}")
+        if record.leader_recovery_state not in _RECOVERY_STATES:
+            raise invalid_partition_recovery_state(change.name, record)
         change.partitions[record.partition_id] = partition_from_record(record)
         change.terms = None
         self._reassigned.add(record.topic_id)
@@ -399,6 +422,8 @@ class MetadataDelta:
         if current is None:
             raise ReplayError(f"PartitionChangeRecord for unknown partition "
                               f"{change.name}-{partition_id}")
+        if not -1 <= record.leader_recovery_state <= 1:
+            raise invalid_recovery_state(change.name, record)
         merged = partitions[partition_id] = merged_partition(current, record)
         if change.terms is not None:
             change.terms += partition_change_digest(topic_id, partition_id, current, merged)
@@ -455,7 +480,8 @@ class MetadataDelta:
         self._configs.setdefault(key, {})[record.name] = record.value
 
     def _replay_register_broker(self, record: RegisterBrokerRecord) -> None:
-        # Kafka keeps listeners and features in maps: their order in a record is not content
+        # Kafka keeps listeners and features in maps and directories sorted: their order in
+        # a record is not content
         self._brokers[record.broker_id] = BrokerRegistration(
             broker_id=record.broker_id, epoch=record.broker_epoch,
             incarnation_id=record.incarnation_id,
@@ -463,7 +489,8 @@ class MetadataDelta:
             features=tuple(sorted(record.features, key=lambda f: f.name)), rack=record.rack,
             fenced=record.fenced,
             in_controlled_shutdown=record.in_controlled_shutdown,
-            is_migrating_zk_broker=record.is_migrating_zk_broker, directories=record.log_dirs)
+            is_migrating_zk_broker=record.is_migrating_zk_broker,
+            directories=sorted_uuids(record.log_dirs))
 
     def _broker_with_epoch(self, broker_id: int, epoch: int, what: str) -> BrokerRegistration:
         broker = self._broker(broker_id)
@@ -486,9 +513,19 @@ class MetadataDelta:
     def _replay_registration_change(self, record: BrokerRegistrationChangeRecord) -> None:
         broker = self._broker_with_epoch(record.broker_id, record.broker_epoch,
                                          "BrokerRegistrationChangeRecord")
-        fenced = {1: True, -1: False}.get(record.fenced, broker.fenced)
+        # Kafka's BrokerRegistrationFencingChange (1 fence, 0 none, -1 unfence) and
+        # InControlledShutdownChange (0 none, 1 shutting down) know no other value
+        if record.fenced not in (-1, 0, 1):
+            raise ReplayError(f"BrokerRegistrationChangeRecord for broker {record.broker_id}: "
+                              f"unknown value for fenced field: {record.fenced}")
+        if record.in_controlled_shutdown not in (0, 1):
+            raise ReplayError(f"BrokerRegistrationChangeRecord for broker {record.broker_id}: "
+                              f"unknown value for inControlledShutdown field: "
+                              f"{record.in_controlled_shutdown}")
+        fenced = broker.fenced if record.fenced == 0 else record.fenced == 1
         shutdown = True if record.in_controlled_shutdown == 1 else broker.in_controlled_shutdown
-        dirs = broker.directories if record.log_dirs is None else record.log_dirs
+        # an empty list is the field's default: no change, as for an absent one
+        dirs = sorted_uuids(record.log_dirs) if record.log_dirs else broker.directories
         self._brokers[record.broker_id] = _replace_broker(
             broker, fenced=fenced, in_controlled_shutdown=shutdown, directories=dirs)
 

@@ -22,8 +22,14 @@ from collections.abc import Callable
 from typing import Any
 
 from metadata.batch_shape import PartitionRun
-from metadata.delta import REPLAY_HANDLERS, MetadataDelta, ReplayError
-from metadata.image import MetadataImage
+from metadata.delta import (
+    REPLAY_HANDLERS,
+    MetadataDelta,
+    ReplayError,
+    invalid_partition_recovery_state,
+    invalid_recovery_state,
+)
+from metadata.image import RECOVERED, RECOVERING, MetadataImage
 from metadata.schema import (
     ClearElrRecord,
     MetadataRecord,
@@ -85,9 +91,12 @@ class ReplayCheck(MetadataDelta):
         self._created.pop(record.topic_id, None)
 
     def _check_partition(self, record: PartitionRecord) -> None:
-        if self._change_for(record.topic_id) is None:
+        change = self._change_for(record.topic_id)
+        if change is None:
             raise ReplayError(f"PartitionRecord {record.partition_id} for unknown topic id "
                               f"{record.topic_id}")
+        if record.leader_recovery_state not in (RECOVERED, RECOVERING):
+            raise invalid_partition_recovery_state(change.name, record)
         created = self._created.get(record.topic_id)
         if created is None:
             created = self._created[record.topic_id] = PartitionIds()
@@ -119,6 +128,8 @@ class ReplayCheck(MetadataDelta):
                 (change.base is not None and record.partition_id in change.base.partitions)):
             raise ReplayError(f"PartitionChangeRecord for unknown partition "
                               f"{change.name}-{record.partition_id}")
+        if not -1 <= record.leader_recovery_state <= 1:
+            raise invalid_recovery_state(change.name, record)
 
     def _check_clear_elr(self, record: ClearElrRecord) -> None:
         if record.topic_name and self.topic_id(record.topic_name) is None:

@@ -13,6 +13,9 @@ Checked against the controller's latest state when the operation runs (Kafka's
 - the requester is the leader, else INVALID_REQUEST;
 - a lower partition epoch is INVALID_UPDATE_VERSION (another change came first);
 - the new ISR holds only replicas, each once, and the leader, else INVALID_REQUEST;
+- a leader recovery state other than RECOVERED (0) and RECOVERING (1) is
+  UNKNOWN_SERVER_ERROR (Kafka's ``LeaderRecoveryState.of`` throws; Kafka's
+  controller then also renounces, kraftsim's does not);
 - a leader still RECOVERING (KIP-704) asks for an ISR of just itself, and a
   RECOVERED partition never goes back to RECOVERING, else INVALID_REQUEST;
 - every member of the new ISR, those it keeps included, is an active broker
@@ -100,6 +103,11 @@ class AlterPartitionOp(msgspec.Struct, frozen=True):
             raise ApiError("INVALID_REQUEST",
                            f"ISR {list(self.new_isr)} lacks the leader, repeats a replica or "
                            f"is not within the replicas {list(reg.replicas)}")
+        if self.leader_recovery_state not in (RECOVERED, RECOVERING):
+            # Kafka's LeaderRecoveryState.of throws: an unexpected error, not an API one
+            raise ApiError("UNKNOWN_SERVER_ERROR",
+                           f"Value {self.leader_recovery_state} is not a valid leader "
+                           f"recovery state")
         if self.leader_recovery_state == RECOVERING and len(self.new_isr) > 1:
             raise ApiError("INVALID_REQUEST",
                            f"ISR {list(self.new_isr)} has more than the leader while it is "

@@ -99,8 +99,11 @@ class UpdateFeatures(msgspec.Struct, frozen=True):
                 raise _refused(update, "A feature version cannot be less than 0.")
             highest = KNOWN_FEATURES.get(update.name)
             if highest is None:
-                raise _refused(update, f"Local controller {ctx.node_id} does not support this "
-                                       f"feature.")
+                # Kafka's controller supports an unknown feature at 0 only (QuorumFeatures'
+                # DISABLED range); level 0 then fails where Kafka looks the feature up
+                raise _refused(update, f"Feature {update.name} not found." if update.level == 0
+                               else f"Local controller {ctx.node_id} does not support this "
+                                    f"feature.")
             lowest = MINIMUM_KRAFT if update.name == METADATA_VERSION_FEATURE else 0
             if not lowest <= update.level <= highest:
                 raise _refused(update, f"Local controller {ctx.node_id} only supports versions "

@@ -49,12 +49,13 @@ def place_replicas(image: MetadataImage, rng: random.Random, partitions: int,
 
     Lazy, so that an operation's bounded record list can stop a huge request
     early; the checks (and the draw from ``rng``) happen at the call. Raises
-    INVALID_REPLICATION_FACTOR, in Kafka's order (StripedReplicaPlacer.place): for a
-    factor below 1; when no broker is unfenced, none registered included ("All brokers
-    are currently fenced.", or "... fenced or in controlled shutdown." when an unfenced
-    one is shutting down, the words of Kafka's ReplicationControlManager when the
-    replicas it placed have no active one); or when fewer brokers are registered (and
-    not shutting down) than the factor.
+    INVALID_REPLICATION_FACTOR, in Kafka's order and words (StripedReplicaPlacer.place,
+    prefixed as ReplicationControlManager does): for a factor below 1; when no broker
+    is unfenced, none registered included ("All brokers are currently fenced.", or
+    "... fenced or in controlled shutdown." when an unfenced one is shutting down, the
+    words of Kafka's ReplicationControlManager when the replicas it placed have no
+    active one); or when fewer brokers are registered (and not shutting down) than the
+    factor.
     """
     brokers = usable_brokers(image)
     fenced = fenced_brokers(image)
@@ -62,7 +63,8 @@ def place_replicas(image: MetadataImage, rng: random.Random, partitions: int,
     prefix = f"Unable to replicate the partition {replication_factor} time(s): "
     if replication_factor < 1:
         raise ApiError("INVALID_REPLICATION_FACTOR",
-                       f"Replication factor must be larger than 0, got {replication_factor}")
+                       f"{prefix}Invalid replication factor {replication_factor}: the "
+                       f"replication factor must be positive.")
     if not brokers:
         shutting = any(b.in_controlled_shutdown and not b.fenced
                        for b in image.brokers.values())
