@@ -99,7 +99,7 @@ class PartitionRegistration(msgspec.Struct, frozen=True, gc=False):
     def describe(self) -> str:
         """Kafka's PartitionRegistration text, as the metadata shell prints it."""
         return (f"PartitionRegistration(replicas={list(self.replicas)}, "
-                f"directories={list(self.directories)}, isr={list(self.isr)}, "
+                f"directories=[{', '.join(self.directories)}], isr={list(self.isr)}, "
                 f"removingReplicas={list(self.removing_replicas)}, "
                 f"addingReplicas={list(self.adding_replicas)}, "
                 f"elr={list(self.eligible_leader_replicas or ())}, "

@@ -12,7 +12,8 @@ Layout (as ``kafka-metadata-shell`` shows it)::
     /image/topics/byName/<name>/id          its id
     /image/topics/byName/<name>/<partition> the partition registration
     /image/topics/byId/<id>/...             the same, by topic id
-    /image/configs/<TYPE>:<name>/<key>      a config value (<TYPE> alone: the default)
+    /image/configs/<TYPE>:<name>/<key>      a config value (<TYPE> alone: the default;
+                                            a sensitive one redacted)
     /image/clientQuotas/<entity>/<key>      a client quota value
     /image/producerIds/nextProducerId       the next producer id to hand out
     /image/acls/<id>                        an ACL
@@ -35,7 +36,9 @@ from metadata.image import (
     TopicImage,
 )
 from metadata.schema import BrokerEndpoint, BrokerFeature
+from metadata.uuids import uuid_to_bytes
 from metadata.versions import METADATA_VERSION_FEATURE, release_name
+from shell.redaction import REDACTED, RedactionCriteria
 from shell.security_tree import acls_dir, client_quotas_dir, delegation_tokens_dir, scram_dir
 from shell.tree import Dir, File, Node, mapped_dir, static_dir, text_file
 
@@ -93,7 +96,7 @@ def broker_json(reg: BrokerRegistration) -> dict[str, Any]:
         "rack": reg.rack, "fenced": reg.fenced,
         "inControlledShutdown": reg.in_controlled_shutdown,
         "isMigratingZkBroker": reg.is_migrating_zk_broker,
-        "directories": list(reg.directories),
+        "directories": sorted_directories(reg.directories),
     }
 
 
@@ -106,19 +109,69 @@ def controller_json(reg: ControllerRegistration) -> dict[str, Any]:
     }
 
 
-def _registration_text(kind: str, fields: dict[str, Any]) -> str:
-    def show(value: Any) -> str:
-        if value is None:
-            return "none"
-        if isinstance(value, bool):
-            return str(value).lower()
-        if isinstance(value, list):
-            return "[" + ", ".join(show(v) for v in value) + "]"
-        if isinstance(value, dict):
-            return "{" + ", ".join(f"{k}={show(v)}" for k, v in value.items()) + "}"
-        return str(value)
+SECURITY_PROTOCOLS: dict[int, str] = {
+    0: "PLAINTEXT", 1: "SSL", 2: "SASL_PLAINTEXT", 3: "SASL_SSL",
+}
+"""Kafka's SecurityProtocol names by id."""
+_SHORT_MAX = 32767
 
-    return f"{kind}(" + ", ".join(f"{k}={show(v)}" for k, v in fields.items()) + ")"
+
+def _uuid_order(uuid: str) -> tuple[int, int]:
+    """Kafka's Uuid order: the two halves compared as signed 64-bit numbers."""
+    try:
+        raw = uuid_to_bytes(uuid)
+    except ValueError:
+        return (2**63, 0)
+    return (int.from_bytes(raw[:8], "big", signed=True),
+            int.from_bytes(raw[8:], "big", signed=True))
+
+
+def sorted_directories(directories: tuple[str, ...]) -> list[str]:
+    """A broker's log directories in Kafka's order (its registration sorts them)."""
+    return sorted(directories, key=_uuid_order)
+
+
+def _endpoints_text(endpoints: tuple[BrokerEndpoint, ...]) -> str:
+    """Kafka's listeners, sorted by name, each as its Endpoint prints."""
+    return "[" + ", ".join(
+        f"Endpoint(listenerName='{e.name}', securityProtocol="
+        f"{SECURITY_PROTOCOLS.get(e.security_protocol, e.security_protocol)}, "
+        f"host='{e.host}', port={e.port})"
+        for e in sorted(endpoints, key=lambda e: e.name)) + "]"
+
+
+def _version_range(low: int, high: int) -> str:
+    """Kafka's VersionRange text: ``4``, ``1-4``, or ``1+`` when unbounded."""
+    if low == high:
+        return str(low)
+    return f"{low}+" if high == _SHORT_MAX else f"{low}-{high}"
+
+
+def _features_text(features: tuple[BrokerFeature, ...]) -> str:
+    return "{" + ", ".join(
+        f"{f.name}: {_version_range(f.min_supported_version, f.max_supported_version)}"
+        for f in sorted(features, key=lambda f: f.name)) + "}"
+
+
+def broker_text(reg: BrokerRegistration) -> str:
+    """Kafka's BrokerRegistration text, as its metadata shell prints a broker."""
+    rack = "Optional.empty" if reg.rack is None else f"Optional[{reg.rack}]"
+    return (f"BrokerRegistration(id={reg.broker_id}, epoch={reg.epoch}, "
+            f"incarnationId={reg.incarnation_id}, listeners={_endpoints_text(reg.endpoints)}, "
+            f"supportedFeatures={_features_text(reg.features)}, rack={rack}, "
+            f"fenced={str(reg.fenced).lower()}, "
+            f"inControlledShutdown={str(reg.in_controlled_shutdown).lower()}, "
+            f"isMigratingZkBroker={str(reg.is_migrating_zk_broker).lower()}, "
+            f"directories=[{', '.join(sorted_directories(reg.directories))}])")
+
+
+def controller_text(reg: ControllerRegistration) -> str:
+    """Kafka's ControllerRegistration text, as its metadata shell prints a controller."""
+    return (f"ControllerRegistration(id={reg.controller_id}, "
+            f"incarnationId={reg.incarnation_id}, "
+            f"zkMigrationReady={str(reg.zk_migration_ready).lower()}, "
+            f"listeners={_endpoints_text(reg.endpoints)}, "
+            f"supportedFeatures={_features_text(reg.features)})")
 
 
 def _int_key(name: str) -> int | None:
@@ -162,16 +215,25 @@ def config_dir_name(resource_type: int, resource_name: str) -> str:
     return f"{kind}:{resource_name}" if resource_name else kind
 
 
-def _configs_dir(image: MetadataImage) -> Dir:
+def _configs_dir(image: MetadataImage, criteria: RedactionCriteria) -> Dir:
     names = {config_dir_name(t, n): (t, n) for t, n in image.configs}
 
     def child(name: str) -> Node | None:
         key = names.get(name)
         values = image.configs.get(key) if key is not None else None
-        if values is None:
+        if key is None or values is None:
             return None
-        return mapped_dir(lambda: values.keys(),
-                          lambda k: text_file(values[k]) if k in values else None)
+        resource_type = key[0]
+
+        def value(config: str) -> Node | None:
+            found = values.get(config)
+            if found is None:
+                return None
+            if criteria.redacts_config(resource_type, config):
+                return text_file(REDACTED)
+            return text_file(found)
+
+        return mapped_dir(lambda: values.keys(), value)
 
     return mapped_dir(lambda: names.keys(), child)
 
@@ -197,16 +259,14 @@ def _cluster_dir(image: MetadataImage) -> Dir:
         reg = image.brokers.get(key) if key is not None else None
         if reg is None:
             return None
-        return File(lambda: _registration_text("BrokerRegistration", broker_json(reg)),
-                    lambda: broker_json(reg))
+        return File(lambda: broker_text(reg), lambda: broker_json(reg))
 
     def controller(name: str) -> Node | None:
         key = _int_key(name)
         reg = image.controllers.get(key) if key is not None else None
         if reg is None:
             return None
-        return File(lambda: _registration_text("ControllerRegistration", controller_json(reg)),
-                    lambda: controller_json(reg))
+        return File(lambda: controller_text(reg), lambda: controller_json(reg))
 
     return static_dir({
         "brokers": lambda: mapped_dir(lambda: map(str, image.brokers.keys()), broker),
@@ -216,9 +276,12 @@ def _cluster_dir(image: MetadataImage) -> Dir:
 
 
 def image_dir(image: MetadataImage, time_of: TimeOf | None = None, *,
-              redact: bool = True) -> Dir:
+              redact: bool | RedactionCriteria = True) -> Dir:
     """``/image`` for one published image (with Kafka's children, empty ones included);
-    ``redact``: SCRAM and delegation token secrets print as ``[redacted]``."""
+    ``redact``: which secrets print as ``[redacted]`` (True: Kafka's NORMAL criteria, SCRAM
+    credentials, delegation tokens and sensitive configs; False: none; see
+    :mod:`shell.redaction`)."""
+    criteria = RedactionCriteria.of(redact)
     return static_dir({
         "provenance": File(lambda: provenance_text(image, time_of),
                            lambda: {"offset": image.offset, "epoch": image.epoch,
@@ -226,10 +289,11 @@ def image_dir(image: MetadataImage, time_of: TimeOf | None = None, *,
         "features": lambda: _features_dir(image),
         "cluster": lambda: _cluster_dir(image),
         "topics": lambda: _topics_dir(image),
-        "configs": lambda: _configs_dir(image),
+        "configs": lambda: _configs_dir(image, criteria),
         "clientQuotas": lambda: client_quotas_dir(image),
         "producerIds": static_dir({"nextProducerId": text_file(image.next_producer_id)}),
         "acls": lambda: acls_dir(image),
-        "scram": lambda: scram_dir(image, redact),
-        "delegationToken": lambda: delegation_tokens_dir(image, redact),
+        "scram": lambda: scram_dir(image, criteria.redacts_scram),
+        "delegationToken": lambda: delegation_tokens_dir(image,
+                                                         criteria.redacts_delegation_tokens),
     })

@@ -35,10 +35,8 @@ from metadata.image import (
     ScramCredentialData,
     StandardAcl,
 )
+from shell.redaction import REDACTED
 from shell.tree import Dir, File, Node, mapped_dir
-
-REDACTED = "[redacted]"
-"""What a hidden secret prints as."""
 
 RESOURCE_TYPES = ("UNKNOWN", "ANY", "TOPIC", "GROUP", "CLUSTER", "TRANSACTIONAL_ID",
                   "DELEGATION_TOKEN", "USER")
