@@ -7,7 +7,8 @@ leaderId, leaderEpoch, votedId, appliedOffset, currentVoters
 votedDirectoryId. Kafka writes it compact, keys in that order.
 
 ``meta.properties`` (in the log directory) is a Java properties file with
-``version``, ``cluster.id``, ``node.id`` and (version 1) ``directory.id``.
+``version``, ``cluster.id``, the node id (``broker.id`` at version 0, the
+ZooKeeper era; ``node.id`` at version 1) and optionally ``directory.id``.
 This module parses and formats both as text; :mod:`kafka_format.files`
 reads and writes them.
 """
@@ -20,7 +21,7 @@ from typing import Any
 import msgspec
 
 from kafka_format.errors import DecodeError
-from metadata.uuids import ZERO_UUID
+from metadata.uuids import ZERO_UUID, uuid_to_bytes
 
 
 class QuorumState(msgspec.Struct, frozen=True, gc=False):
@@ -177,27 +178,55 @@ def parse_properties(text: str) -> tuple[dict[str, str], tuple[str, ...]]:
     return entries, tuple(comments)
 
 
-def parse_meta_properties(text: str) -> MetaProperties:
-    """The identity in a ``meta.properties`` file's text; raises :class:`DecodeError`."""
-    entries, comments = parse_properties(text)
+def _meta_version(text: str) -> int:
     try:
-        version = int(entries.get("version", "0"))
-        node_id = int(entries["node.id"]) if "node.id" in entries else None
+        version = int(text.strip())
+    except ValueError:
+        raise DecodeError(f"Invalid meta.properties version string '{text}'", 0) from None
+    if version not in (0, 1):
+        raise DecodeError(f"Unknown meta.properties version number {version}", 0, "unsupported")
+    return version
+
+
+def parse_meta_properties(text: str) -> MetaProperties:
+    """The identity in a ``meta.properties`` file's text, read as Kafka's MetaProperties
+    reads it: version 0 (ZooKeeper-era brokers) names the node ``broker.id`` and may lack
+    it and ``cluster.id``; version 1 names it ``node.id`` and must have both; a
+    ``directory.id`` must be a Kafka Uuid. Raises :class:`DecodeError`."""
+    entries, comments = parse_properties(text)
+    version = _meta_version(entries.get("version", "0"))
+    id_key = "broker.id" if version == 0 else "node.id"
+    try:
+        node_id = int(entries[id_key]) if id_key in entries else None
     except ValueError as exc:
         raise DecodeError(f"meta.properties has a non-numeric value: {exc}", 0) from None
+    cluster_id = entries.get("cluster.id")
+    if version == 1 and cluster_id is None:
+        raise DecodeError("cluster.id was not found.", 0)
+    if version == 1 and node_id is None:
+        raise DecodeError("node.id was not found.", 0)
+    directory_id = entries.get("directory.id")
+    if directory_id is not None:
+        try:
+            uuid_to_bytes(directory_id)
+        except ValueError as exc:
+            raise DecodeError(f"Unable to read directory.id as a Uuid: {exc}", 0) from None
     return MetaProperties(
         version=version,
-        cluster_id=entries.get("cluster.id"),
+        cluster_id=cluster_id,
         node_id=node_id,
-        directory_id=entries.get("directory.id"),
+        directory_id=directory_id,
         comments=comments,
     )
 
 
 def format_meta_properties(meta: MetaProperties) -> str:
-    """``meta.properties`` text; keys in the order Kafka's (hash-ordered) writer emits them."""
+    """``meta.properties`` text; keys in the order Kafka's (hash-ordered) writer emits them
+    (the node id is ``broker.id`` at version 0, ``node.id`` from version 1)."""
+    node_id = None if meta.node_id is None else str(meta.node_id)
     entries = {
-        "node.id": None if meta.node_id is None else str(meta.node_id),
+        "node.id": node_id if meta.version != 0 else None,
+        "broker.id": node_id if meta.version == 0 else None,
         "directory.id": meta.directory_id,
         "version": str(meta.version),
         "cluster.id": meta.cluster_id,

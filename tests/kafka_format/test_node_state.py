@@ -91,6 +91,6 @@ def test_properties_follow_javas_syntax() -> None:
     assert entries == {"a": "1", "b": "2", "c": "3", "d=e": "Ax\tz", "e": " lead"}
     with pytest.raises(DecodeError, match="bad \\\\u escape"):
         parse_properties("k=\\u00zz\n")
-    odd = MetaProperties(cluster_id=" a=b:c#d!e\\f\tg", comments=())
+    odd = MetaProperties(cluster_id=" a=b:c#d!e\\f\tg", node_id=1, comments=())
     assert parse_meta_properties(format_meta_properties(odd)) == odd
     assert "cluster.id=\\ a\\=b\\:c\\#d\\!e\\\\f\\tg" in format_meta_properties(odd)
