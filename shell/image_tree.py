@@ -65,7 +65,8 @@ def provenance_text(image: MetadataImage, time_of: TimeOf | None = None) -> str:
 
 
 def partition_json(reg: PartitionRegistration) -> dict[str, Any]:
-    """A partition registration with Kafka's field names."""
+    """A partition registration with Kafka's field names (``directories`` as the records
+    gave them: empty where its text shows Kafka's MIGRATING ids)."""
     return {
         "replicas": list(reg.replicas), "directories": list(reg.directories),
         "isr": list(reg.isr), "removingReplicas": list(reg.removing_replicas),

@@ -14,7 +14,8 @@ child is a file or a directory.
 Fixed on the way (the old code printed otherwise): a broker and a controller print
 as Kafka's registrations do (listeners as Endpoints, features as version ranges, the
 rack as an Optional, a broker's directories sorted); a partition's directories print
-without Python's quotes; and a config that Kafka's NORMAL criteria call sensitive (one
+without Python's quotes, and one MIGRATING id per replica when its record named none;
+and a config that Kafka's NORMAL criteria call sensitive (one
 kraftsim's config schema does not know) prints ``[redacted]`` unless secrets are shown.
 
 Where kraftsim differs on purpose (its shell docs say so): a client quota entity of a
@@ -353,6 +354,19 @@ def test_topic_node_partition_child() -> None:
         f"directories=[{MIGRATING}, {MIGRATING}, {MIGRATING}], isr=[2, 3], "
         "removingReplicas=[], addingReplicas=[], elr=[], lastKnownElr=[], leader=2, "
         "leaderRecoveryState=RECOVERED, leaderEpoch=1, partitionEpoch=345)")
+
+
+def test_a_partition_record_without_directories_prints_migrating_ones() -> None:
+    """Beyond Kafka's case: as Kafka's PartitionRegistration fills them in, a record that
+    names no directories (older metadata.versions, kraftsim's own controller) prints one
+    MIGRATING (zero) id per replica; the JSON keeps what the record holds."""
+    image = image_of([MV, TopicRecord("t", TOPIC_ID), PartitionRecord(
+        partition_id=0, topic_id=TOPIC_ID, replicas=(2, 3), isr=(2, 3), leader=2,
+        leader_epoch=0, partition_epoch=0)])
+    assert f"directories=[{MIGRATING}, {MIGRATING}], isr=[2, 3]" in text(
+        image, "topics/byName/t/0")
+    node = walk(image, "topics/byName/t/0")
+    assert isinstance(node, File) and node.json()["directories"] == []
 
 
 def test_topic_node_missing_partition_children() -> None:
