@@ -4,7 +4,8 @@
 QuorumStateData plus a ``data_version`` key: version 0 has clusterId,
 leaderId, leaderEpoch, votedId, appliedOffset, currentVoters
 (``[{"voterId": n}]``); version 1 has leaderId, leaderEpoch, votedId,
-votedDirectoryId. Kafka writes it compact, keys in that order.
+votedDirectoryId. Kafka writes it compact, keys in that order, and reads
+only a file that holds every field of its version.
 
 ``meta.properties`` (in the log directory) is a Java properties file with
 ``version``, ``cluster.id``, the node id (``broker.id`` at version 0, the
@@ -49,8 +50,25 @@ def _int(data: dict[str, Any], key: str, default: int) -> int:
     return value
 
 
+_MANDATORY_FIELDS = {
+    0: ("clusterId", "leaderId", "leaderEpoch", "votedId", "appliedOffset", "currentVoters"),
+    1: ("leaderId", "leaderEpoch", "votedId", "votedDirectoryId"),
+}
+"""The fields each QuorumStateData version must hold (Kafka's JSON reader refuses a file
+without one; ``currentVoters`` may be null, never missing)."""
+
+
+def _text(data: dict[str, Any], key: str, default: str) -> str:
+    value = data.get(key, default)
+    if not isinstance(value, str):
+        raise DecodeError(f"quorum-state field {key!r} is not a string: {value!r}", 0)
+    return value
+
+
 def parse_quorum_state(text: str) -> QuorumState:
-    """The state in a ``quorum-state`` file's text; raises :class:`DecodeError`."""
+    """The state in a ``quorum-state`` file's text, read as Kafka's QuorumStateData JSON
+    reader reads it: every field of the file's version must be there. Raises
+    :class:`DecodeError`."""
     try:
         data = json.loads(text)
     except ValueError as exc:
@@ -62,6 +80,10 @@ def parse_quorum_state(text: str) -> QuorumState:
     version = _int(data, "data_version", 0)
     if version not in (0, 1):
         raise DecodeError(f"quorum-state data_version {version} is not 0 or 1", 0, "unsupported")
+    for field in _MANDATORY_FIELDS[version]:
+        if field not in data:
+            raise DecodeError(f"QuorumStateData: unable to locate field '{field}', which is "
+                              f"mandatory in version {version}", 0)
     voters: tuple[int, ...] | None = None
     raw_voters = data.get("currentVoters")
     if raw_voters is not None:
@@ -69,15 +91,22 @@ def parse_quorum_state(text: str) -> QuorumState:
             raise DecodeError("quorum-state currentVoters is not a list", 0)
         if not all(isinstance(entry, dict) for entry in raw_voters):
             raise DecodeError("quorum-state currentVoters holds a non-object", 0)
+        if not all("voterId" in entry for entry in raw_voters):
+            raise DecodeError("Voter: unable to locate field 'voterId', which is mandatory "
+                              "in version 0", 0)
         voters = tuple(_int(entry, "voterId", -1) for entry in raw_voters)
-    directory = data.get("votedDirectoryId", ZERO_UUID)
+    directory = _text(data, "votedDirectoryId", ZERO_UUID)
+    try:
+        uuid_to_bytes(directory)
+    except ValueError as exc:
+        raise DecodeError(f"quorum-state field 'votedDirectoryId': {exc}", 0) from None
     return QuorumState(
         leader_id=_int(data, "leaderId", -1),
         leader_epoch=_int(data, "leaderEpoch", -1),
         voted_id=_int(data, "votedId", -1),
         data_version=version,
-        voted_directory_id=str(directory),
-        cluster_id=str(data.get("clusterId", "")),
+        voted_directory_id=directory,
+        cluster_id=_text(data, "clusterId", ""),
         applied_offset=_int(data, "appliedOffset", 0),
         current_voters=voters,
     )

@@ -11,6 +11,11 @@ directory id and has no voters (testWriteReadElectedLeader, testWriteReadVotedCa
 testWriteReadUnknownLeader, testReload); a ``data_version`` other than 0 and 1 is
 refused (testCantReadVersionQuorumState, testSupportedVersion).
 
+Fixed on the way: kraftsim read a ``quorum-state`` without a field of its version as if
+the field held its default; Kafka's JSON reader refuses it ("unable to locate field
+'leaderEpoch', which is mandatory in version 1"), as kraftsim now does
+(``test_node_state.py``).
+
 Fixed on the way: kraftsim read and wrote a version-0 ``meta.properties``'s node id as
 ``node.id`` (Kafka: ``broker.id``), accepted a version-1 file without ``cluster.id`` or
 ``node.id``, any version number and a ``directory.id`` that is not a Uuid.
@@ -219,9 +224,11 @@ def test_cant_read_version_2_quorum_state() -> None:
 @pytest.mark.parametrize("version", [-1, 2, 3])
 def test_supported_versions_are_0_and_1(version: int) -> None:
     """FileQuorumStateStoreTest.testSupportedVersion: QuorumStateData's versions are 0 to 1."""
-    for readable in (0, 1):
-        assert parse_quorum_state(
-            f'{{"leaderId":-1,"leaderEpoch":0,"votedId":-1,"data_version":{readable}}}'
-        ).data_version == readable
+    assert parse_quorum_state(
+        '{"leaderId":-1,"leaderEpoch":0,"votedId":-1,"votedDirectoryId":'
+        '"AAAAAAAAAAAAAAAAAAAAAA","data_version":1}').data_version == 1
+    assert parse_quorum_state(
+        '{"clusterId":"","leaderId":-1,"leaderEpoch":0,"votedId":-1,"appliedOffset":0,'
+        '"currentVoters":null,"data_version":0}').data_version == 0
     with pytest.raises(DecodeError, match="is not 0 or 1"):
         parse_quorum_state(f'{{"leaderId":-1,"leaderEpoch":0,"data_version":{version}}}')
