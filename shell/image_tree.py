@@ -30,6 +30,7 @@ from typing import Any
 
 from metadata.image import (
     BrokerRegistration,
+    ConfigKey,
     ControllerRegistration,
     MetadataImage,
     PartitionRegistration,
@@ -46,6 +47,9 @@ CONFIG_RESOURCE_TYPES: dict[int, str] = {
     2: "TOPIC", 4: "BROKER", 8: "BROKER_LOGGER", 16: "CLIENT_METRICS", 32: "GROUP",
 }
 """Kafka's ConfigResource.Type names by id."""
+_CONFIG_TYPE_ORDER = ("GROUP", "CLIENT_METRICS", "BROKER_LOGGER", "BROKER", "TOPIC", "UNKNOWN")
+"""Kafka's ConfigResource.Type names in its declaration order (a name's type is the first
+of these it starts with)."""
 ZK_MIGRATION_STATES: dict[int, str] = {
     0: "NONE", 1: "MIGRATION", 2: "POST_MIGRATION", 3: "PRE_MIGRATION", 4: "ZK",
 }
@@ -210,33 +214,59 @@ def _topics_dir(image: MetadataImage) -> Dir:
     })
 
 
+def config_type_name(resource_type: int) -> str:
+    """Kafka's name of a config resource type id (UNKNOWN for an id it does not know)."""
+    return CONFIG_RESOURCE_TYPES.get(resource_type, "UNKNOWN")
+
+
 def config_dir_name(resource_type: int, resource_name: str) -> str:
     """``TOPIC:foo``, ``BROKER:1``, or the bare type for the default resource."""
-    kind = CONFIG_RESOURCE_TYPES.get(resource_type, f"UNKNOWN({resource_type})")
+    kind = config_type_name(resource_type)
     return f"{kind}:{resource_name}" if resource_name else kind
 
 
+def config_resource_from_name(name: str) -> tuple[str, str] | None:
+    """The (type name, resource name) a ``/image/configs`` child name stands for, read as
+    Kafka's ConfigurationsImageNode reads it: the first type name (in Kafka's order) the
+    name starts with, then nothing (the default resource) or ``:`` and the resource name
+    (``BROKER:`` is the default resource too); None for any other name."""
+    for kind in _CONFIG_TYPE_ORDER:
+        if name.startswith(kind):
+            rest = name[len(kind):]
+            if not rest:
+                return kind, ""
+            return (kind, rest[1:]) if rest.startswith(":") else None
+    return None
+
+
 def _configs_dir(image: MetadataImage, criteria: RedactionCriteria) -> Dir:
-    names = {config_dir_name(t, n): (t, n) for t, n in image.configs}
+    resources: dict[tuple[str, str], list[ConfigKey]] = {}
+    for key in sorted(image.configs):
+        resources.setdefault((config_type_name(key[0]), key[1]), []).append(key)
 
     def child(name: str) -> Node | None:
-        key = names.get(name)
-        values = image.configs.get(key) if key is not None else None
-        if key is None or values is None:
+        parsed = config_resource_from_name(name)
+        keys = resources.get(parsed) if parsed is not None else None
+        if not keys:
             return None
-        resource_type = key[0]
+        # Kafka keys a resource by type name: ids it does not know share UNKNOWN.
+        values: dict[str, tuple[int, str]] = {}
+        for resource_type, resource_name in keys:
+            for config, setting in image.configs[(resource_type, resource_name)].items():
+                values[config] = (resource_type, setting)
 
         def value(config: str) -> Node | None:
             found = values.get(config)
             if found is None:
                 return None
-            if criteria.redacts_config(resource_type, config):
+            if criteria.redacts_config(found[0], config):
                 return text_file(REDACTED)
-            return text_file(found)
+            return text_file(found[1])
 
         return mapped_dir(lambda: values.keys(), value)
 
-    return mapped_dir(lambda: names.keys(), child)
+    return mapped_dir(lambda: (config_dir_name(*keys[0]) for keys in resources.values()),
+                      child)
 
 
 def _features_dir(image: MetadataImage) -> Dir:

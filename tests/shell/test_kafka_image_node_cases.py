@@ -15,8 +15,10 @@ Fixed on the way (the old code printed otherwise): a broker and a controller pri
 as Kafka's registrations do (listeners as Endpoints, features as version ranges, the
 rack as an Optional, a broker's directories sorted); a partition's directories print
 without Python's quotes, and one MIGRATING id per replica when its record named none;
-and a config that Kafka's NORMAL criteria call sensitive (one
-kraftsim's config schema does not know) prints ``[redacted]`` unless secrets are shown.
+a config resource of a type id Kafka does not know is named UNKNOWN, and a child name
+such as ``BROKER:`` is read as Kafka reads it; and a config that Kafka's NORMAL criteria
+call sensitive (one kraftsim's config schema does not know) prints ``[redacted]`` unless
+secrets are shown.
 
 Where kraftsim differs on purpose (its shell docs say so): a client quota entity of a
 type Kafka does not know is named ``TYPE(NAME)`` (Kafka's shell refuses it: "Invalid
@@ -244,6 +246,30 @@ def test_configurations_node_child_name_parsing() -> None:
     assert shown == {"BROKER": "1", "BROKER:0": "2", "TOPIC": "3", "TOPIC:foobar": "4",
                      "TOPIC::colons:": "5", "TOPIC:__internal": "6"}
     assert walk(CONFIGS, "configs/TOPIC:colons:") is None
+
+
+def test_configurations_node_reads_names_as_kafka_does() -> None:
+    """Beyond Kafka's cases, its ``resourceFromName``: ``BROKER:`` is the default resource
+    too, a name must continue with ``:`` after its type, and ``BROKER_LOGGER`` is not
+    taken for ``BROKER``."""
+    image = image_of([MV, ConfigRecord(BROKER, "", "num.io.threads", "8"),
+                      ConfigRecord(8, "0", "kafka.server", "DEBUG")])
+    assert text(image, "configs/BROKER:/num.io.threads") == "8"
+    assert walk(image, "configs/BROKERS") is None
+    assert walk(image, "configs/BROKER_LOGGER:0") is not None
+    assert walk(image, "configs/BROKER_LOGGER:0/num.io.threads") is None
+    assert walk(image, "configs/NOTATYPE:0") is None
+
+
+def test_configurations_node_names_an_unknown_type_unknown() -> None:
+    """Beyond Kafka's cases: a resource type id Kafka does not know is its UNKNOWN type
+    (kraftsim named it ``UNKNOWN(ID)``); two such ids share one directory, as they share
+    one resource in Kafka's image, and their configs are redacted (no schema)."""
+    image = image_of([MV, ConfigRecord(0, "x", "a", "1"), ConfigRecord(7, "x", "b", "2")])
+    assert names(image, "configs") == ["UNKNOWN:x"]
+    assert names(image, "configs/UNKNOWN:x") == ["a", "b"]
+    assert text(image, "configs/UNKNOWN:x/b") == "[redacted]"
+    assert text(image, "configs/UNKNOWN:x/b", redact=False) == "2"
 
 
 # -------------------------------------------------------------- ClientQuotasImageNodeTest
