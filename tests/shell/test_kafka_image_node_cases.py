@@ -311,6 +311,21 @@ def test_client_quota_entity_round_trip(entity: dict[str, str], expected: str) -
     assert text(image, f"clientQuotas/{expected}/request_percentage") == "25.0"
 
 
+def test_client_quota_names_are_decoded_as_kafka_decodes_them() -> None:
+    """Kafka's ``decodeEntity``: the parts in any order, a backslash taking any character
+    as it is; a name that does not parse finds nothing."""
+    record = ClientQuotaRecord(entity=(EntityData("user", "bob"),
+                                       EntityData("client-id", "reports12345")),
+                               key="request_percentage", value=25.0)
+    image = image_of([MV, record])
+    for name in ("clientId(reports12345)_user(bob)", "user(bob)_clientId(reports12345)",
+                 "user(b\\ob)_clientId(reports12345)"):
+        assert text(image, f"clientQuotas/{name}/request_percentage") == "25.0", name
+    for name in ("user(bob)", "user(bob)_clientId(reports12345", "user(bob)-clientId(x)",
+                 "user(bob)_clientId(reports12345)_", "group(bob)"):
+        assert walk(image, f"clientQuotas/{name}") is None, name
+
+
 def test_client_quota_default_entity_names_as_an_empty_name() -> None:
     """Beyond Kafka's cases: a default entity (no name) is named as an empty name is."""
     record = ClientQuotaRecord(entity=(EntityData("client-id", None),),
