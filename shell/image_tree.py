@@ -180,8 +180,13 @@ def controller_text(reg: ControllerRegistration) -> str:
 
 
 def _int_key(name: str) -> int | None:
-    return int(name) if name.isdigit() or (name.startswith("-") and name[1:].isdigit()) \
-        else None
+    """``name`` as Java's Integer.parseInt reads it (a sign, then decimal digits, within
+    int32), or None where it throws: Kafka's nodes have no such child then."""
+    digits = name[1:] if name[:1] in ("+", "-") else name
+    if not digits.isdecimal():
+        return None
+    value = int(name)
+    return value if -2**31 <= value < 2**31 else None
 
 
 def _topic_dir(topic: TopicImage) -> Dir:

@@ -167,9 +167,13 @@ def test_brokers_node_prints_listeners_rack_and_version_ranges_as_kafka() -> Non
 
 
 def test_brokers_node_unknown_child() -> None:
-    """ClusterImageBrokersNodeTest.testUnknownChild."""
+    """ClusterImageBrokersNodeTest.testUnknownChild; a name is read as Java's
+    Integer.parseInt reads it (kraftsim failed on ``²``, which Python calls a digit)."""
     assert walk(BROKERS, "cluster/brokers/2") is None
-    assert walk(BROKERS, "cluster/brokers/one") is None
+    for name in ("one", "²", "+", "1.0", " 1", "4294967297"):
+        assert walk(BROKERS, f"cluster/brokers/{name}") is None, name
+    for name in ("01", "+1", "\uff11"):  # the last a fullwidth 1, a decimal digit in Java
+        assert isinstance(walk(BROKERS, f"cluster/brokers/{name}"), File), name
 
 
 # -------------------------------------------------------- ClusterImageControllersNodeTest
