@@ -4,10 +4,12 @@
 QuorumStateData plus a ``data_version`` key: version 0 has clusterId,
 leaderId, leaderEpoch, votedId, appliedOffset, currentVoters
 (``[{"voterId": n}]``); version 1 has leaderId, leaderEpoch, votedId,
-votedDirectoryId. Kafka writes it compact, keys in that order.
+votedDirectoryId. Kafka writes it compact, keys in that order, and reads
+only a file that holds every field of its version.
 
 ``meta.properties`` (in the log directory) is a Java properties file with
-``version``, ``cluster.id``, ``node.id`` and (version 1) ``directory.id``.
+``version``, ``cluster.id``, the node id (``broker.id`` at version 0, the
+ZooKeeper era; ``node.id`` at version 1) and optionally ``directory.id``.
 This module parses and formats both as text; :mod:`kafka_format.files`
 reads and writes them.
 """
@@ -20,7 +22,7 @@ from typing import Any
 import msgspec
 
 from kafka_format.errors import DecodeError
-from metadata.uuids import ZERO_UUID
+from metadata.uuids import ZERO_UUID, uuid_to_bytes
 
 
 class QuorumState(msgspec.Struct, frozen=True, gc=False):
@@ -48,8 +50,25 @@ def _int(data: dict[str, Any], key: str, default: int) -> int:
     return value
 
 
+_MANDATORY_FIELDS = {
+    0: ("clusterId", "leaderId", "leaderEpoch", "votedId", "appliedOffset", "currentVoters"),
+    1: ("leaderId", "leaderEpoch", "votedId", "votedDirectoryId"),
+}
+"""The fields each QuorumStateData version must hold (Kafka's JSON reader refuses a file
+without one; ``currentVoters`` may be null, never missing)."""
+
+
+def _text(data: dict[str, Any], key: str, default: str) -> str:
+    value = data.get(key, default)
+    if not isinstance(value, str):
+        raise DecodeError(f"quorum-state field {key!r} is not a string: {value!r}", 0)
+    return value
+
+
 def parse_quorum_state(text: str) -> QuorumState:
-    """The state in a ``quorum-state`` file's text; raises :class:`DecodeError`."""
+    """The state in a ``quorum-state`` file's text, read as Kafka's QuorumStateData JSON
+    reader reads it: every field of the file's version must be there. Raises
+    :class:`DecodeError`."""
     try:
         data = json.loads(text)
     except ValueError as exc:
@@ -61,6 +80,10 @@ def parse_quorum_state(text: str) -> QuorumState:
     version = _int(data, "data_version", 0)
     if version not in (0, 1):
         raise DecodeError(f"quorum-state data_version {version} is not 0 or 1", 0, "unsupported")
+    for field in _MANDATORY_FIELDS[version]:
+        if field not in data:
+            raise DecodeError(f"QuorumStateData: unable to locate field '{field}', which is "
+                              f"mandatory in version {version}", 0)
     voters: tuple[int, ...] | None = None
     raw_voters = data.get("currentVoters")
     if raw_voters is not None:
@@ -68,15 +91,22 @@ def parse_quorum_state(text: str) -> QuorumState:
             raise DecodeError("quorum-state currentVoters is not a list", 0)
         if not all(isinstance(entry, dict) for entry in raw_voters):
             raise DecodeError("quorum-state currentVoters holds a non-object", 0)
+        if not all("voterId" in entry for entry in raw_voters):
+            raise DecodeError("Voter: unable to locate field 'voterId', which is mandatory "
+                              "in version 0", 0)
         voters = tuple(_int(entry, "voterId", -1) for entry in raw_voters)
-    directory = data.get("votedDirectoryId", ZERO_UUID)
+    directory = _text(data, "votedDirectoryId", ZERO_UUID)
+    try:
+        uuid_to_bytes(directory)
+    except ValueError as exc:
+        raise DecodeError(f"quorum-state field 'votedDirectoryId': {exc}", 0) from None
     return QuorumState(
         leader_id=_int(data, "leaderId", -1),
         leader_epoch=_int(data, "leaderEpoch", -1),
         voted_id=_int(data, "votedId", -1),
         data_version=version,
-        voted_directory_id=str(directory),
-        cluster_id=str(data.get("clusterId", "")),
+        voted_directory_id=directory,
+        cluster_id=_text(data, "clusterId", ""),
         applied_offset=_int(data, "appliedOffset", 0),
         current_voters=voters,
     )
@@ -177,27 +207,55 @@ def parse_properties(text: str) -> tuple[dict[str, str], tuple[str, ...]]:
     return entries, tuple(comments)
 
 
-def parse_meta_properties(text: str) -> MetaProperties:
-    """The identity in a ``meta.properties`` file's text; raises :class:`DecodeError`."""
-    entries, comments = parse_properties(text)
+def _meta_version(text: str) -> int:
     try:
-        version = int(entries.get("version", "0"))
-        node_id = int(entries["node.id"]) if "node.id" in entries else None
+        version = int(text.strip())
+    except ValueError:
+        raise DecodeError(f"Invalid meta.properties version string '{text}'", 0) from None
+    if version not in (0, 1):
+        raise DecodeError(f"Unknown meta.properties version number {version}", 0, "unsupported")
+    return version
+
+
+def parse_meta_properties(text: str) -> MetaProperties:
+    """The identity in a ``meta.properties`` file's text, read as Kafka's MetaProperties
+    reads it: version 0 (ZooKeeper-era brokers) names the node ``broker.id`` and may lack
+    it and ``cluster.id``; version 1 names it ``node.id`` and must have both; a
+    ``directory.id`` must be a Kafka Uuid. Raises :class:`DecodeError`."""
+    entries, comments = parse_properties(text)
+    version = _meta_version(entries.get("version", "0"))
+    id_key = "broker.id" if version == 0 else "node.id"
+    try:
+        node_id = int(entries[id_key]) if id_key in entries else None
     except ValueError as exc:
         raise DecodeError(f"meta.properties has a non-numeric value: {exc}", 0) from None
+    cluster_id = entries.get("cluster.id")
+    if version == 1 and cluster_id is None:
+        raise DecodeError("cluster.id was not found.", 0)
+    if version == 1 and node_id is None:
+        raise DecodeError("node.id was not found.", 0)
+    directory_id = entries.get("directory.id")
+    if directory_id is not None:
+        try:
+            uuid_to_bytes(directory_id)
+        except ValueError as exc:
+            raise DecodeError(f"Unable to read directory.id as a Uuid: {exc}", 0) from None
     return MetaProperties(
         version=version,
-        cluster_id=entries.get("cluster.id"),
+        cluster_id=cluster_id,
         node_id=node_id,
-        directory_id=entries.get("directory.id"),
+        directory_id=directory_id,
         comments=comments,
     )
 
 
 def format_meta_properties(meta: MetaProperties) -> str:
-    """``meta.properties`` text; keys in the order Kafka's (hash-ordered) writer emits them."""
+    """``meta.properties`` text; keys in the order Kafka's (hash-ordered) writer emits them
+    (the node id is ``broker.id`` at version 0, ``node.id`` from version 1)."""
+    node_id = None if meta.node_id is None else str(meta.node_id)
     entries = {
-        "node.id": None if meta.node_id is None else str(meta.node_id),
+        "node.id": node_id if meta.version != 0 else None,
+        "broker.id": node_id if meta.version == 0 else None,
         "directory.id": meta.directory_id,
         "version": str(meta.version),
         "cluster.id": meta.cluster_id,

@@ -49,8 +49,8 @@ def register(sub: Any) -> None:
     p.add_argument("--format", choices=("text", "json"), default="text",
                    help="output of cat, ls, find and status (default text)")
     p.add_argument("--show-secrets", action="store_true",
-                   help="print SCRAM salts, keys and iterations and delegation token "
-                        "fields (redacted by default)")
+                   help="print SCRAM salts, keys and iterations, delegation token "
+                        "fields and sensitive configs (redacted by default)")
     p.add_argument("--history-file", metavar="PATH", type=Path,
                    help="the interactive history (default $KRAFTSIM_HISTORY, else "
                         "$XDG_STATE_HOME/kraftsim/history)")

@@ -24,6 +24,7 @@ import msgspec
 from msgspec.structs import replace
 
 from metadata.schema import BrokerEndpoint, BrokerFeature, PartitionChangeRecord
+from metadata.uuids import ZERO_UUID
 from metadata.versions import METADATA_VERSION_FEATURE, MINIMUM_KRAFT
 
 NO_LEADER = -1
@@ -97,9 +98,12 @@ class PartitionRegistration(msgspec.Struct, frozen=True, gc=False):
         )
 
     def describe(self) -> str:
-        """Kafka's PartitionRegistration text, as the metadata shell prints it."""
+        """Kafka's PartitionRegistration text, as the metadata shell prints it. A
+        registration whose record named no directories prints one MIGRATING (zero) id per
+        replica, as Kafka's registration fills them in."""
+        directories = self.directories or (ZERO_UUID,) * len(self.replicas)
         return (f"PartitionRegistration(replicas={list(self.replicas)}, "
-                f"directories={list(self.directories)}, isr={list(self.isr)}, "
+                f"directories=[{', '.join(directories)}], isr={list(self.isr)}, "
                 f"removingReplicas={list(self.removing_replicas)}, "
                 f"addingReplicas={list(self.adding_replicas)}, "
                 f"elr={list(self.eligible_leader_replicas or ())}, "

@@ -66,11 +66,14 @@ _MECHANISM_NAMES = {1: "SCRAM-SHA-256", 2: "SCRAM-SHA-512"}
 
 
 class UnwritableMetadataError(Exception):
-    """Part of an image that the metadata.version it is written at cannot hold."""
+    """Part of an image that the metadata.version it is written at cannot hold (Kafka's
+    UnwritableMetadataException, with its message; the version named is the one asked
+    for, even below 3.3-IV0, which is written as 3.0-IV1 is)."""
 
     def __init__(self, metadata_version: int, loss: str) -> None:
-        super().__init__(f"writing the image at metadata.version "
-                         f"{release_name(metadata_version)} would lose {loss}")
+        super().__init__(f"Metadata has been lost because the following could not be "
+                         f"represented in metadata.version {release_name(metadata_version)}: "
+                         f"{loss}")
         self.metadata_version = metadata_version
         """The level the image was to be written at."""
         self.loss = loss

@@ -12,7 +12,8 @@ Layout (as ``kafka-metadata-shell`` shows it)::
     /image/topics/byName/<name>/id          its id
     /image/topics/byName/<name>/<partition> the partition registration
     /image/topics/byId/<id>/...             the same, by topic id
-    /image/configs/<TYPE>:<name>/<key>      a config value (<TYPE> alone: the default)
+    /image/configs/<TYPE>:<name>/<key>      a config value (<TYPE> alone: the default;
+                                            a sensitive one redacted)
     /image/clientQuotas/<entity>/<key>      a client quota value
     /image/producerIds/nextProducerId       the next producer id to hand out
     /image/acls/<id>                        an ACL
@@ -29,13 +30,16 @@ from typing import Any
 
 from metadata.image import (
     BrokerRegistration,
+    ConfigKey,
     ControllerRegistration,
     MetadataImage,
     PartitionRegistration,
     TopicImage,
 )
 from metadata.schema import BrokerEndpoint, BrokerFeature
+from metadata.uuids import uuid_to_bytes
 from metadata.versions import METADATA_VERSION_FEATURE, release_name
+from shell.redaction import REDACTED, RedactionCriteria
 from shell.security_tree import acls_dir, client_quotas_dir, delegation_tokens_dir, scram_dir
 from shell.tree import Dir, File, Node, mapped_dir, static_dir, text_file
 
@@ -43,6 +47,9 @@ CONFIG_RESOURCE_TYPES: dict[int, str] = {
     2: "TOPIC", 4: "BROKER", 8: "BROKER_LOGGER", 16: "CLIENT_METRICS", 32: "GROUP",
 }
 """Kafka's ConfigResource.Type names by id."""
+_CONFIG_TYPE_ORDER = ("GROUP", "CLIENT_METRICS", "BROKER_LOGGER", "BROKER", "TOPIC", "UNKNOWN")
+"""Kafka's ConfigResource.Type names in its declaration order (a name's type is the first
+of these it starts with)."""
 ZK_MIGRATION_STATES: dict[int, str] = {
     0: "NONE", 1: "MIGRATION", 2: "POST_MIGRATION", 3: "PRE_MIGRATION", 4: "ZK",
 }
@@ -62,7 +69,8 @@ def provenance_text(image: MetadataImage, time_of: TimeOf | None = None) -> str:
 
 
 def partition_json(reg: PartitionRegistration) -> dict[str, Any]:
-    """A partition registration with Kafka's field names."""
+    """A partition registration with Kafka's field names (``directories`` as the records
+    gave them: empty where its text shows Kafka's MIGRATING ids)."""
     return {
         "replicas": list(reg.replicas), "directories": list(reg.directories),
         "isr": list(reg.isr), "removingReplicas": list(reg.removing_replicas),
@@ -93,7 +101,7 @@ def broker_json(reg: BrokerRegistration) -> dict[str, Any]:
         "rack": reg.rack, "fenced": reg.fenced,
         "inControlledShutdown": reg.in_controlled_shutdown,
         "isMigratingZkBroker": reg.is_migrating_zk_broker,
-        "directories": list(reg.directories),
+        "directories": sorted_directories(reg.directories),
     }
 
 
@@ -106,24 +114,79 @@ def controller_json(reg: ControllerRegistration) -> dict[str, Any]:
     }
 
 
-def _registration_text(kind: str, fields: dict[str, Any]) -> str:
-    def show(value: Any) -> str:
-        if value is None:
-            return "none"
-        if isinstance(value, bool):
-            return str(value).lower()
-        if isinstance(value, list):
-            return "[" + ", ".join(show(v) for v in value) + "]"
-        if isinstance(value, dict):
-            return "{" + ", ".join(f"{k}={show(v)}" for k, v in value.items()) + "}"
-        return str(value)
+SECURITY_PROTOCOLS: dict[int, str] = {
+    0: "PLAINTEXT", 1: "SSL", 2: "SASL_PLAINTEXT", 3: "SASL_SSL",
+}
+"""Kafka's SecurityProtocol names by id."""
+_SHORT_MAX = 32767
 
-    return f"{kind}(" + ", ".join(f"{k}={show(v)}" for k, v in fields.items()) + ")"
+
+def _uuid_order(uuid: str) -> tuple[int, int]:
+    """Kafka's Uuid order: the two halves compared as signed 64-bit numbers."""
+    try:
+        raw = uuid_to_bytes(uuid)
+    except ValueError:
+        return (2**63, 0)
+    return (int.from_bytes(raw[:8], "big", signed=True),
+            int.from_bytes(raw[8:], "big", signed=True))
+
+
+def sorted_directories(directories: tuple[str, ...]) -> list[str]:
+    """A broker's log directories in Kafka's order (its registration sorts them)."""
+    return sorted(directories, key=_uuid_order)
+
+
+def _endpoints_text(endpoints: tuple[BrokerEndpoint, ...]) -> str:
+    """Kafka's listeners, sorted by name, each as its Endpoint prints."""
+    return "[" + ", ".join(
+        f"Endpoint(listenerName='{e.name}', securityProtocol="
+        f"{SECURITY_PROTOCOLS.get(e.security_protocol, e.security_protocol)}, "
+        f"host='{e.host}', port={e.port})"
+        for e in sorted(endpoints, key=lambda e: e.name)) + "]"
+
+
+def _version_range(low: int, high: int) -> str:
+    """Kafka's VersionRange text: ``4``, ``1-4``, or ``1+`` when unbounded."""
+    if low == high:
+        return str(low)
+    return f"{low}+" if high == _SHORT_MAX else f"{low}-{high}"
+
+
+def _features_text(features: tuple[BrokerFeature, ...]) -> str:
+    return "{" + ", ".join(
+        f"{f.name}: {_version_range(f.min_supported_version, f.max_supported_version)}"
+        for f in sorted(features, key=lambda f: f.name)) + "}"
+
+
+def broker_text(reg: BrokerRegistration) -> str:
+    """Kafka's BrokerRegistration text, as its metadata shell prints a broker."""
+    rack = "Optional.empty" if reg.rack is None else f"Optional[{reg.rack}]"
+    return (f"BrokerRegistration(id={reg.broker_id}, epoch={reg.epoch}, "
+            f"incarnationId={reg.incarnation_id}, listeners={_endpoints_text(reg.endpoints)}, "
+            f"supportedFeatures={_features_text(reg.features)}, rack={rack}, "
+            f"fenced={str(reg.fenced).lower()}, "
+            f"inControlledShutdown={str(reg.in_controlled_shutdown).lower()}, "
+            f"isMigratingZkBroker={str(reg.is_migrating_zk_broker).lower()}, "
+            f"directories=[{', '.join(sorted_directories(reg.directories))}])")
+
+
+def controller_text(reg: ControllerRegistration) -> str:
+    """Kafka's ControllerRegistration text, as its metadata shell prints a controller."""
+    return (f"ControllerRegistration(id={reg.controller_id}, "
+            f"incarnationId={reg.incarnation_id}, "
+            f"zkMigrationReady={str(reg.zk_migration_ready).lower()}, "
+            f"listeners={_endpoints_text(reg.endpoints)}, "
+            f"supportedFeatures={_features_text(reg.features)})")
 
 
 def _int_key(name: str) -> int | None:
-    return int(name) if name.isdigit() or (name.startswith("-") and name[1:].isdigit()) \
-        else None
+    """``name`` as Java's Integer.parseInt reads it (a sign, then decimal digits, within
+    int32), or None where it throws: Kafka's nodes have no such child then."""
+    digits = name[1:] if name[:1] in ("+", "-") else name
+    if not digits.isdecimal():
+        return None
+    value = int(name)
+    return value if -2**31 <= value < 2**31 else None
 
 
 def _topic_dir(topic: TopicImage) -> Dir:
@@ -156,24 +219,59 @@ def _topics_dir(image: MetadataImage) -> Dir:
     })
 
 
+def config_type_name(resource_type: int) -> str:
+    """Kafka's name of a config resource type id (UNKNOWN for an id it does not know)."""
+    return CONFIG_RESOURCE_TYPES.get(resource_type, "UNKNOWN")
+
+
 def config_dir_name(resource_type: int, resource_name: str) -> str:
     """``TOPIC:foo``, ``BROKER:1``, or the bare type for the default resource."""
-    kind = CONFIG_RESOURCE_TYPES.get(resource_type, f"UNKNOWN({resource_type})")
+    kind = config_type_name(resource_type)
     return f"{kind}:{resource_name}" if resource_name else kind
 
 
-def _configs_dir(image: MetadataImage) -> Dir:
-    names = {config_dir_name(t, n): (t, n) for t, n in image.configs}
+def config_resource_from_name(name: str) -> tuple[str, str] | None:
+    """The (type name, resource name) a ``/image/configs`` child name stands for, read as
+    Kafka's ConfigurationsImageNode reads it: the first type name (in Kafka's order) the
+    name starts with, then nothing (the default resource) or ``:`` and the resource name
+    (``BROKER:`` is the default resource too); None for any other name."""
+    for kind in _CONFIG_TYPE_ORDER:
+        if name.startswith(kind):
+            rest = name[len(kind):]
+            if not rest:
+                return kind, ""
+            return (kind, rest[1:]) if rest.startswith(":") else None
+    return None
+
+
+def _configs_dir(image: MetadataImage, criteria: RedactionCriteria) -> Dir:
+    resources: dict[tuple[str, str], list[ConfigKey]] = {}
+    for key in sorted(image.configs):
+        resources.setdefault((config_type_name(key[0]), key[1]), []).append(key)
 
     def child(name: str) -> Node | None:
-        key = names.get(name)
-        values = image.configs.get(key) if key is not None else None
-        if values is None:
+        parsed = config_resource_from_name(name)
+        keys = resources.get(parsed) if parsed is not None else None
+        if not keys:
             return None
-        return mapped_dir(lambda: values.keys(),
-                          lambda k: text_file(values[k]) if k in values else None)
+        # Kafka keys a resource by type name: ids it does not know share UNKNOWN.
+        values: dict[str, tuple[int, str]] = {}
+        for resource_type, resource_name in keys:
+            for config, setting in image.configs[(resource_type, resource_name)].items():
+                values[config] = (resource_type, setting)
 
-    return mapped_dir(lambda: names.keys(), child)
+        def value(config: str) -> Node | None:
+            found = values.get(config)
+            if found is None:
+                return None
+            if criteria.redacts_config(found[0], config):
+                return text_file(REDACTED)
+            return text_file(found[1])
+
+        return mapped_dir(lambda: values.keys(), value)
+
+    return mapped_dir(lambda: (config_dir_name(*keys[0]) for keys in resources.values()),
+                      child)
 
 
 def _features_dir(image: MetadataImage) -> Dir:
@@ -197,16 +295,14 @@ def _cluster_dir(image: MetadataImage) -> Dir:
         reg = image.brokers.get(key) if key is not None else None
         if reg is None:
             return None
-        return File(lambda: _registration_text("BrokerRegistration", broker_json(reg)),
-                    lambda: broker_json(reg))
+        return File(lambda: broker_text(reg), lambda: broker_json(reg))
 
     def controller(name: str) -> Node | None:
         key = _int_key(name)
         reg = image.controllers.get(key) if key is not None else None
         if reg is None:
             return None
-        return File(lambda: _registration_text("ControllerRegistration", controller_json(reg)),
-                    lambda: controller_json(reg))
+        return File(lambda: controller_text(reg), lambda: controller_json(reg))
 
     return static_dir({
         "brokers": lambda: mapped_dir(lambda: map(str, image.brokers.keys()), broker),
@@ -216,9 +312,12 @@ def _cluster_dir(image: MetadataImage) -> Dir:
 
 
 def image_dir(image: MetadataImage, time_of: TimeOf | None = None, *,
-              redact: bool = True) -> Dir:
+              redact: bool | RedactionCriteria = True) -> Dir:
     """``/image`` for one published image (with Kafka's children, empty ones included);
-    ``redact``: SCRAM and delegation token secrets print as ``[redacted]``."""
+    ``redact``: which secrets print as ``[redacted]`` (True: Kafka's NORMAL criteria, SCRAM
+    credentials, delegation tokens and sensitive configs; False: none; see
+    :mod:`shell.redaction`)."""
+    criteria = RedactionCriteria.of(redact)
     return static_dir({
         "provenance": File(lambda: provenance_text(image, time_of),
                            lambda: {"offset": image.offset, "epoch": image.epoch,
@@ -226,10 +325,11 @@ def image_dir(image: MetadataImage, time_of: TimeOf | None = None, *,
         "features": lambda: _features_dir(image),
         "cluster": lambda: _cluster_dir(image),
         "topics": lambda: _topics_dir(image),
-        "configs": lambda: _configs_dir(image),
+        "configs": lambda: _configs_dir(image, criteria),
         "clientQuotas": lambda: client_quotas_dir(image),
         "producerIds": static_dir({"nextProducerId": text_file(image.next_producer_id)}),
         "acls": lambda: acls_dir(image),
-        "scram": lambda: scram_dir(image, redact),
-        "delegationToken": lambda: delegation_tokens_dir(image, redact),
+        "scram": lambda: scram_dir(image, criteria.redacts_scram),
+        "delegationToken": lambda: delegation_tokens_dir(image,
+                                                         criteria.redacts_delegation_tokens),
     })

@@ -35,10 +35,8 @@ from metadata.image import (
     ScramCredentialData,
     StandardAcl,
 )
+from shell.redaction import REDACTED
 from shell.tree import Dir, File, Node, mapped_dir
-
-REDACTED = "[redacted]"
-"""What a hidden secret prints as."""
 
 RESOURCE_TYPES = ("UNKNOWN", "ANY", "TOPIC", "GROUP", "CLUSTER", "TRANSACTIONAL_ID",
                   "DELEGATION_TOKEN", "USER")
@@ -165,6 +163,42 @@ def quota_entity_name(entity: QuotaEntity) -> str:
     return "_".join(parts)
 
 
+def decode_quota_entity_name(name: str) -> dict[str, str] | None:
+    """The entity (type -> name) a ``/image/clientQuotas`` child name spells, read as
+    Kafka's ClientQuotasImageNode reads one: ``clientId(...)``, ``ip(...)`` and
+    ``user(...)`` parts in any order joined by ``_``, a backslash taking the next
+    character as it is; None for anything else."""
+    labels = {label: kind for kind, label in QUOTA_ENTITY_TYPES.items()}
+    entity: dict[str, str] = {}
+    index = 0
+    while True:
+        label = next((label for label in labels if name.startswith(label + "(", index)), None)
+        if label is None:
+            return None
+        index += len(label) + 1
+        value: list[str] = []
+        while True:
+            if index >= len(name):
+                return None
+            char = name[index]
+            index += 1
+            if char == "\\":
+                if index >= len(name):
+                    return None
+                value.append(name[index])
+                index += 1
+            elif char == ")":
+                break
+            else:
+                value.append(char)
+        entity[labels[label]] = "".join(value)
+        if index >= len(name):
+            return entity
+        if name[index] != "_":
+            return None
+        index += 1
+
+
 def client_quotas_dir(image: MetadataImage) -> Dir:
     """``/image/clientQuotas``: one directory per entity, one file per quota key."""
     entities: dict[str, QuotaEntity] = {}
@@ -174,6 +208,11 @@ def client_quotas_dir(image: MetadataImage) -> Dir:
 
     def child(name: str) -> Node | None:
         entity = entities.get(name)
+        if entity is None:
+            decoded = decode_quota_entity_name(name)
+            if decoded is None:
+                return None
+            entity = entities.get(quota_entity_name(tuple(sorted(decoded.items()))))
         if entity is None:
             return None
         values = image.client_quotas[entity]

@@ -40,10 +40,21 @@ def test_quorum_state_version_1_has_the_voted_directory_and_round_trips() -> Non
     assert format_quorum_state(state) == VERSION_1
 
 
-def test_missing_quorum_state_fields_take_kafkas_defaults() -> None:
-    state = parse_quorum_state('{"data_version":0}')
-    assert (state.leader_id, state.leader_epoch, state.voted_id, state.applied_offset,
-            state.current_voters) == (-1, -1, -1, 0, None)
+@pytest.mark.parametrize(("text", "field"), [
+    ('{"data_version":0}', "clusterId"),
+    (VERSION_0.replace('"appliedOffset":0,', ""), "appliedOffset"),
+    (VERSION_0.replace('"currentVoters":[{"voterId":1},{"voterId":2},{"voterId":3}],', ""),
+     "currentVoters"),
+    (VERSION_1.replace('"leaderEpoch":5,', ""), "leaderEpoch"),
+    (VERSION_1.replace(',"votedDirectoryId":"AAAAAAAAAAAAAAAAAAAAAA"', ""), "votedDirectoryId"),
+])
+def test_a_missing_quorum_state_field_is_refused_as_kafka_refuses_it(text: str,
+                                                                     field: str) -> None:
+    """Kafka's QuorumStateData JSON reader needs every field of the file's version (the
+    voters may be null, not missing); kraftsim once read a missing one as its default."""
+    with pytest.raises(DecodeError, match=f"unable to locate field '{field}', which is "
+                                          f"mandatory in version"):
+        parse_quorum_state(text)
 
 
 @pytest.mark.parametrize(("text", "message"), [
@@ -52,10 +63,18 @@ def test_missing_quorum_state_fields_take_kafkas_defaults() -> None:
     ('{"leaderId":1}', "has no data_version field"),
     ('{"data_version":2}', "data_version 2 is not 0 or 1"),
     ('{"data_version":"1"}', "'data_version' is not an integer"),
-    ('{"leaderEpoch":true,"data_version":1}', "'leaderEpoch' is not an integer: True"),
-    ('{"currentVoters":{"voterId":1},"data_version":0}', "currentVoters is not a list"),
-    ('{"currentVoters":[1],"data_version":0}', "currentVoters holds a non-object"),
-    ('{"currentVoters":[{"voterId":1.5}],"data_version":0}', "'voterId' is not an integer"),
+    (VERSION_1.replace('"leaderEpoch":5', '"leaderEpoch":true'),
+     "'leaderEpoch' is not an integer: True"),
+    (VERSION_0.replace('[{"voterId":1},{"voterId":2},{"voterId":3}]', '{"voterId":1}'),
+     "currentVoters is not a list"),
+    (VERSION_0.replace('[{"voterId":1},{"voterId":2},{"voterId":3}]', "[1]"),
+     "currentVoters holds a non-object"),
+    (VERSION_0.replace('[{"voterId":1},{"voterId":2},{"voterId":3}]', '[{"voterId":1.5}]'),
+     "'voterId' is not an integer"),
+    (VERSION_0.replace('[{"voterId":1},{"voterId":2},{"voterId":3}]', "[{}]"),
+     "unable to locate field 'voterId'"),
+    (VERSION_0.replace('"clusterId":""', '"clusterId":7'), "'clusterId' is not a string"),
+    (VERSION_1.replace('"AAAAAAAAAAAAAAAAAAAAAA"', '"no"'), "not a Kafka Uuid"),
 ])
 def test_a_malformed_quorum_state_is_refused_with_its_reason(text: str, message: str) -> None:
     with pytest.raises(DecodeError, match=message) as refused:
@@ -91,6 +110,6 @@ def test_properties_follow_javas_syntax() -> None:
     assert entries == {"a": "1", "b": "2", "c": "3", "d=e": "Ax\tz", "e": " lead"}
     with pytest.raises(DecodeError, match="bad \\\\u escape"):
         parse_properties("k=\\u00zz\n")
-    odd = MetaProperties(cluster_id=" a=b:c#d!e\\f\tg", comments=())
+    odd = MetaProperties(cluster_id=" a=b:c#d!e\\f\tg", node_id=1, comments=())
     assert parse_meta_properties(format_meta_properties(odd)) == odd
     assert "cluster.id=\\ a\\=b\\:c\\#d\\!e\\\\f\\tg" in format_meta_properties(odd)
