@@ -13,7 +13,7 @@ from controller.operations.base import Generated, OperationContext
 from controller.operations.bounded import EXCESSIVELY_LARGE
 from controller.operations.config_defs import validate_topic_config
 from controller.operations.leadership import active
-from controller.operations.placement import in_sync_count, place_replicas
+from controller.operations.placement import in_sync, place_replicas
 from metadata.delta import TOPIC_RESOURCE
 from metadata.image import MetadataImage
 from metadata.schema import (
@@ -104,6 +104,15 @@ def validate_manual_assignment(image: MetadataImage, replicas: tuple[int, ...],
                        f"The manual partition assignment includes a partition with "
                        f"{len(replicas)} replica(s), but this is not consistent with previous "
                        f"partitions, which have {replication_factor} replica(s).")
+
+
+def _isr_of(replicas: tuple[int, ...], active: frozenset[int]) -> tuple[int, ...]:
+    """A placed partition's ISR: its replicas that are active (Kafka's ``isActive``), in
+    order; the replicas' own tuple when all are."""
+    for broker in replicas:
+        if broker not in active:
+            return tuple(b for b in replicas if b in active)
+    return replicas
 
 
 def _manual_partitions(image: MetadataImage, assignments: tuple[tuple[int, ...], ...],
@@ -243,10 +252,11 @@ class CreateTopics(msgspec.Struct, frozen=True):
             partitions = DEFAULT_NUM_PARTITIONS if topic.partitions == -1 else topic.partitions
             factor = DEFAULT_REPLICATION_FACTOR if topic.replication_factor == -1 \
                 else topic.replication_factor
-            live = in_sync_count(image, factor)
+            active = in_sync(image)
+            placed = place_replicas(image, ctx.rng, partitions, factor)
             # placed lazily: the topic id is drawn first, then the placement, as always
-            parts = ((r, r if live == len(r) else r[:live], r[0])
-                     for r in place_replicas(image, ctx.rng, partitions, factor))
+            parts = ((r, r, r[0]) for r in placed) if len(active) == len(image.brokers) \
+                else ((r, _isr_of(r, active), r[0]) for r in placed)
         topic_id = self._new_id(ctx)
         records.append(TopicRecord(topic.name, topic_id))
         # configs before partitions, as Kafka writes them (a broker knows a topic's
@@ -373,11 +383,11 @@ class CreatePartitions(msgspec.Struct, frozen=True):
                                 isr=isr, leader=isr[0], leader_epoch=0, partition_epoch=0)
                 for i, (r, isr) in enumerate(manual))
             return Generated(records, {"name": self.name, "count": self.count})
-        replicas = place_replicas(ctx.image, ctx.rng, additional, rf, current)
-        live = in_sync_count(ctx.image, rf)
+        replicas = place_replicas(ctx.image, ctx.rng, additional, rf)
+        active = in_sync(ctx.image)
         records.extend(
             PartitionRecord(partition_id=current + i, topic_id=topic.topic_id, replicas=r,
-                            isr=r if live == len(r) else r[:live], leader=r[0],
+                            isr=_isr_of(r, active), leader=r[0],
                             leader_epoch=0, partition_epoch=0)
             for i, r in enumerate(replicas))
         return Generated(records, {"name": self.name, "count": self.count})
