@@ -249,12 +249,12 @@ class RackList:
     def _rounds(self, partitions: int, replication_factor: int
                 ) -> Iterator[list[tuple[int, ...]]]:
         """:meth:`_one_rack` from a fresh list of two to six unfenced brokers that fill every
-        partition (no fenced one to shuffle or place): every round then starts at the same
-        place round the unfenced list (its first partition starts one place further, its
-        n - 1 others one more each, n in all), so a round's lists are the rotations of
-        its order from that place, and a round moves the order by one permutation drawn
-        as :meth:`shuffle` draws it. The lists' state is not kept (``place`` must not
-        follow)."""
+        partition (no fenced one to shuffle or place): every round starts at the same
+        place round the unfenced list (a round's n partitions each start one place further
+        than the one before, and the next round's first one place further again), so a
+        round's lists are the rotations of its order from that place, and a round moves
+        the order by one permutation drawn as :meth:`shuffle` draws it. The lists' state
+        is not kept (``place`` must not follow)."""
         unfenced = self.by_name[0].unfenced
         n = len(unfenced.ids)
         orders = _PERMUTATIONS[n]  # the current order: an index here, over the sorted ids
