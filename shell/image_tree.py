@@ -37,7 +37,7 @@ from metadata.image import (
     TopicImage,
 )
 from metadata.schema import BrokerEndpoint, BrokerFeature
-from metadata.uuids import uuid_to_bytes
+from metadata.uuids import sorted_uuids
 from metadata.versions import METADATA_VERSION_FEATURE, release_name
 from shell.redaction import REDACTED, RedactionCriteria
 from shell.security_tree import acls_dir, client_quotas_dir, delegation_tokens_dir, scram_dir
@@ -121,19 +121,10 @@ SECURITY_PROTOCOLS: dict[int, str] = {
 _SHORT_MAX = 32767
 
 
-def _uuid_order(uuid: str) -> tuple[int, int]:
-    """Kafka's Uuid order: the two halves compared as signed 64-bit numbers."""
-    try:
-        raw = uuid_to_bytes(uuid)
-    except ValueError:
-        return (2**63, 0)
-    return (int.from_bytes(raw[:8], "big", signed=True),
-            int.from_bytes(raw[8:], "big", signed=True))
-
-
 def sorted_directories(directories: tuple[str, ...]) -> list[str]:
-    """A broker's log directories in Kafka's order (its registration sorts them)."""
-    return sorted(directories, key=_uuid_order)
+    """A broker's log directories in Kafka's order (its registration sorts them; a
+    replayed registration holds them sorted already)."""
+    return list(sorted_uuids(directories))
 
 
 def _endpoints_text(endpoints: tuple[BrokerEndpoint, ...]) -> str:
