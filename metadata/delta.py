@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from operator import is_
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeVar
 
 import immutables
 import msgspec
@@ -42,6 +42,8 @@ from metadata.image import (
     partitions_digest,
 )
 from metadata.schema import (
+    BrokerEndpoint,
+    BrokerFeature,
     BrokerRegistrationChangeRecord,
     ClearElrRecord,
     ConfigRecord,
@@ -220,6 +222,15 @@ def invalid_partition_recovery_state(topic: str, record: PartitionRecord) -> Rep
     nor 1 (RECOVERING): Kafka's ``LeaderRecoveryState.of`` refuses it."""
     return ReplayError(f"PartitionRecord for {topic}-{record.partition_id}: value "
                        f"{record.leader_recovery_state} is not a valid leader recovery state")
+
+
+_Named = TypeVar("_Named", BrokerEndpoint, BrokerFeature)
+
+
+def _last_by_name(items: tuple[_Named, ...]) -> tuple[_Named, ...]:
+    """A registration's listeners or features by name, as Kafka's registration keeps them
+    (a map: a name given twice keeps its last entry), sorted by name."""
+    return tuple(sorted({item.name: item for item in items}.values(), key=lambda i: i.name))
 
 
 def clear_sharing_caches() -> None:
@@ -485,8 +496,8 @@ class MetadataDelta:
         self._brokers[record.broker_id] = BrokerRegistration(
             broker_id=record.broker_id, epoch=record.broker_epoch,
             incarnation_id=record.incarnation_id,
-            endpoints=tuple(sorted(record.end_points, key=lambda e: e.name)),
-            features=tuple(sorted(record.features, key=lambda f: f.name)), rack=record.rack,
+            endpoints=_last_by_name(record.end_points),
+            features=_last_by_name(record.features), rack=record.rack,
             fenced=record.fenced,
             in_controlled_shutdown=record.in_controlled_shutdown,
             is_migrating_zk_broker=record.is_migrating_zk_broker,
@@ -533,8 +544,8 @@ class MetadataDelta:
         self._controllers[record.controller_id] = ControllerRegistration(
             controller_id=record.controller_id, incarnation_id=record.incarnation_id,
             zk_migration_ready=record.zk_migration_ready,
-            endpoints=tuple(sorted(record.end_points, key=lambda e: e.name)),
-            features=tuple(sorted(record.features, key=lambda f: f.name)))
+            endpoints=_last_by_name(record.end_points),
+            features=_last_by_name(record.features))
 
     def _replay_feature(self, record: FeatureLevelRecord) -> None:
         removed = record.feature_level == 0 and record.name != METADATA_VERSION_FEATURE

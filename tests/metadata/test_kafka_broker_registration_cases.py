@@ -251,3 +251,26 @@ def test_a_controller_has_a_node_on_each_of_its_listeners() -> None:
     ports = {e.name: (e.host, e.port) for e in controller.endpoints}
     assert ports == {"PLAINTEXT": ("localhost", 9107), "SSL": ("localhost", 9207)}
     assert "NONEXISTENT" not in ports
+
+
+def test_a_name_given_twice_keeps_its_last_listener_and_feature() -> None:
+    """Kafka's registrations keep listeners and features in maps keyed by name (its
+    BrokerRegistration and ControllerRegistration from their records): a name a record
+    gives twice keeps the last entry. kraftsim kept both."""
+    broker = RegisterBrokerRecord(
+        broker_id=7, incarnation_id="pc1GhUlBS92cGGaKXl6ipw", broker_epoch=0,
+        end_points=(BrokerEndpoint("INTERNAL", "a", 9090), BrokerEndpoint("EXTERNAL", "b", 1),
+                    BrokerEndpoint("INTERNAL", "c", 9091)),
+        features=(BrokerFeature("foo", 1, 2), BrokerFeature("foo", 3, 4)), fenced=False)
+    controller = RegisterControllerRecord(
+        controller_id=9, incarnation_id="ycRmGrOFQru7HXf6fOybZQ",
+        end_points=(BrokerEndpoint("CONTROLLER", "a", 1), BrokerEndpoint("CONTROLLER", "b", 2)),
+        features=(BrokerFeature("metadata.version", 1, 10),
+                  BrokerFeature("metadata.version", 1, 20)))
+    image = image_of([broker, controller])
+    registered = image.brokers[7]
+    assert registered.endpoints == (BrokerEndpoint("EXTERNAL", "b", 1),
+                                    BrokerEndpoint("INTERNAL", "c", 9091))
+    assert registered.features == (BrokerFeature("foo", 3, 4),)
+    assert image.controllers[9].endpoints == (BrokerEndpoint("CONTROLLER", "b", 2),)
+    assert image.controllers[9].features == (BrokerFeature("metadata.version", 1, 20),)
