@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import cast
 
-from metadata.image import PartitionRegistration
+from metadata.image import LEADER_RECOVERY_STATES, PartitionRegistration
 from metadata.schema import TRANSACTION_MARKERS, MetadataRecord, PartitionRecord
 
 MIN_RUN = 2
@@ -35,8 +35,6 @@ writes all 1,000 batches of the 1,000,000-partition benchmark before the first c
 keeping those too (2,048 or 4,096) was no faster there and held 10 MB more."""
 
 _MARKER_TYPES = frozenset(TRANSACTION_MARKERS)
-_RECOVERY_STATES = (0, 1)
-"""A PartitionRecord's valid leader recovery states (RECOVERED, RECOVERING)."""
 
 
 class PartitionRun:
@@ -86,7 +84,7 @@ class BatchShape:
             # a record with a leader recovery state no replay accepts is left out of runs,
             # so that it is replayed, and refused, on its own
             if kind is PartitionRecord and \
-                    record.leader_recovery_state in _RECOVERY_STATES:  # type: ignore[attr-defined]
+                    record.leader_recovery_state in LEADER_RECOVERY_STATES:  # type: ignore[attr-defined]
                 if run_start >= 0 and record.topic_id == topic_id:  # type: ignore[attr-defined]
                     continue
                 self._close(records, run_start, index, topic_id)

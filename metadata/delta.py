@@ -25,10 +25,9 @@ from metadata.broker_index import BrokerIndex, clear_shared_appends, shared_upda
 from metadata.errors import ReplayError as ReplayError  # re-exported: its old home
 from metadata.image import (
     DIGEST_MASK,
+    LEADER_RECOVERY_STATES,
     NO_LEADER,
     NO_LEADER_CHANGE,
-    RECOVERED,
-    RECOVERING,
     BrokerRegistration,
     ConfigKey,
     ControllerRegistration,
@@ -212,9 +211,6 @@ def invalid_recovery_state(topic: str, record: PartitionChangeRecord) -> ReplayE
     refuses it."""
     return ReplayError(f"PartitionChangeRecord for {topic}-{record.partition_id}: value "
                        f"{record.leader_recovery_state} is not a valid leader recovery state")
-
-
-_RECOVERY_STATES = (RECOVERED, RECOVERING)
 
 
 def invalid_partition_recovery_state(topic: str, record: PartitionRecord) -> ReplayError:
@@ -410,7 +406,7 @@ class MetadataDelta:
         if change is None:
             raise ReplayError(f"PartitionRecord {record.partition_id} for unknown topic id "
                               f"{record.topic_id}")
-        if record.leader_recovery_state not in _RECOVERY_STATES:
+        if record.leader_recovery_state not in LEADER_RECOVERY_STATES:
             raise invalid_partition_recovery_state(change.name, record)
         change.partitions[record.partition_id] = partition_from_record(record)
         change.terms = None

@@ -35,6 +35,8 @@ RECOVERED = 0
 """Kafka's LeaderRecoveryState of a partition whose leader has every acknowledged record."""
 RECOVERING = 1
 """Kafka's LeaderRecoveryState after an unclean election, until the leader says RECOVERED."""
+LEADER_RECOVERY_STATES = (RECOVERED, RECOVERING)
+"""Every leader recovery state a partition can be in (Kafka's LeaderRecoveryState)."""
 
 DIGEST_MASK = (1 << 64) - 1
 

@@ -29,7 +29,7 @@ from metadata.delta import (
     invalid_partition_recovery_state,
     invalid_recovery_state,
 )
-from metadata.image import RECOVERED, RECOVERING, MetadataImage
+from metadata.image import LEADER_RECOVERY_STATES, MetadataImage
 from metadata.schema import (
     ClearElrRecord,
     MetadataRecord,
@@ -95,7 +95,7 @@ class ReplayCheck(MetadataDelta):
         if change is None:
             raise ReplayError(f"PartitionRecord {record.partition_id} for unknown topic id "
                               f"{record.topic_id}")
-        if record.leader_recovery_state not in (RECOVERED, RECOVERING):
+        if record.leader_recovery_state not in LEADER_RECOVERY_STATES:
             raise invalid_partition_recovery_state(change.name, record)
         created = self._created.get(record.topic_id)
         if created is None:

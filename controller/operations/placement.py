@@ -235,21 +235,22 @@ class RackList:
         return self._shared.setdefault(made, made)
 
     def lists(self, partitions: int, replication_factor: int) -> Iterator[tuple[int, ...]]:
-        """:meth:`place` for ``partitions`` partitions, lazily; one rack (brokers without
-        racks) takes a shortcut that gives the same lists."""
-        if len(self.names) > 1:
-            return (self.place(replication_factor) for _ in range(partitions))
-        rack = self.by_name[0]
-        n = len(rack.unfenced.ids)
-        if self.epoch == 0 and len(rack.fenced.ids) < 2 and replication_factor <= n \
-                and n in _PERMUTATIONS and rack.unfenced.epoch == 0:
-            return itertools.chain.from_iterable(self._rounds(partitions, replication_factor))
-        return itertools.chain.from_iterable(self._one_rack(partitions, replication_factor))
+        """:meth:`place` for ``partitions`` partitions, lazily; the common case (brokers
+        without racks, two to six of them unfenced, enough for every replica) takes a
+        shortcut that gives the same lists a round at a time."""
+        if len(self.names) == 1 and self.epoch == 0:
+            rack = self.by_name[0]
+            n = len(rack.unfenced.ids)
+            if len(rack.fenced.ids) < 2 and replication_factor <= n and n in _PERMUTATIONS \
+                    and rack.unfenced.epoch == 0:
+                return itertools.chain.from_iterable(
+                    self._rounds(partitions, replication_factor))
+        return (self.place(replication_factor) for _ in range(partitions))
 
     def _rounds(self, partitions: int, replication_factor: int
                 ) -> Iterator[list[tuple[int, ...]]]:
-        """:meth:`_one_rack` from a fresh list of two to six unfenced brokers that fill every
-        partition (no fenced one to shuffle or place): every round starts at the same
+        """:meth:`place` for one rack, from a fresh list of two to six unfenced brokers that
+        fill every partition (no fenced one to shuffle or place): every round starts at the same
         place round the unfenced list (a round's n partitions each start one place further
         than the one before, and the next round's first one place further again), so a
         round's lists are the rotations of its order from that place, and a round moves
@@ -294,81 +295,3 @@ class RackList:
                 now = orders[current]
                 after = moved[key] = orders.index(tuple(now[i] for i in orders[pick]))
             current = after
-
-    def _one_rack(self, partitions: int, replication_factor: int
-                  ) -> Iterator[list[tuple[int, ...]]]:
-        """:meth:`place` for one rack, a round (as many partitions as unfenced brokers) at a
-        time, each round's lists in one list: in a round each partition starts one place
-        further round the unfenced list, then takes the fenced ones the factor still needs,
-        one place further round theirs. Keeps the lists' state as :meth:`place` does, so
-        the two can take turns."""
-        rack = self.by_name[0]
-        unfenced, fenced = rack.unfenced, rack.fenced
-        n, m = len(unfenced.ids), len(fenced.ids)
-        live = min(replication_factor, n)
-        missing = replication_factor - live
-        shared = self._shared
-        orders = _PERMUTATIONS.get(n)
-        shuffled: dict[tuple[tuple[int, ...], int], tuple[int, ...]] = {}
-        rotations: dict[tuple[int, ...], list[tuple[int, ...]]] = {}
-        chunks: dict[tuple[tuple[int, ...], int, int], list[tuple[int, ...]]] = {}
-        order = tuple(unfenced.ids)
-        left = partitions
-        while left > 0:
-            if self.epoch == n and n > 1:
-                # _shuffle, for one rack: no other rack name, then fenced, then unfenced
-                if m > 1:
-                    self.shuffle(fenced.ids)
-                if orders is None:
-                    self.shuffle(unfenced.ids)
-                    order = tuple(unfenced.ids)
-                else:  # shuffle()'s draw, its order looked up rather than made
-                    pick = self.draw(len(orders))
-                    made_order = shuffled.get((order, pick))
-                    if made_order is None:
-                        made_order = shuffled[order, pick] = tuple(
-                            order[source] for source in orders[pick])
-                    order = made_order
-                    unfenced.ids[:] = order
-                self.epoch = 0
-            rows = rotations.get(order)  # each rotation, twice over (a round wraps round)
-            if rows is None:
-                doubled = order + order
-                rows = [shared.setdefault(doubled[k:k + live], doubled[k:k + live])
-                        for k in range(n)]
-                rows = rotations[order] = rows + rows
-            count = min(left, n - self.epoch) if n > 1 else left
-            epoch = self.epoch
-            if not missing:  # the whole round at once: rotations one place apart
-                start = unfenced.offset if unfenced.epoch == epoch else unfenced.offset + 1
-                start %= n
-                if n == 1:
-                    chunk = rows[:1] * count
-                else:
-                    key = (order, start, count)
-                    chunk = chunks.get(key)  # type: ignore[assignment]
-                    if chunk is None:
-                        chunk = chunks[key] = rows[start:start + count]
-                unfenced.epoch, unfenced.offset = epoch + count - 1, (start + count - 1) % n
-                unfenced.index = live
-                self.epoch += count
-                self.offset = 1  # one rack: place() wraps it back to 0
-                yield chunk
-                left -= count
-                continue
-            made_round = []
-            for _ in range(count):
-                epoch = self.epoch
-                if unfenced.epoch != epoch:
-                    unfenced.epoch, unfenced.offset = epoch, (unfenced.offset + 1) % n
-                unfenced.index = live
-                if fenced.epoch != epoch:
-                    fenced.epoch, fenced.offset = epoch, (fenced.offset + 1) % m
-                fenced.index = missing
-                made = rows[unfenced.offset] + tuple(
-                    fenced.ids[(fenced.offset + j) % m] for j in range(missing))
-                self.epoch += 1
-                self.offset = 1
-                made_round.append(shared.setdefault(made, made))
-            yield made_round
-            left -= count
