@@ -46,6 +46,9 @@ check lets pass) and its AlterPartition names -1 for every member but itself."""
 NO_EPOCH_BUMP_ON_ISR_SHRINK = LEVELS["3.6-IV0"]
 """Level 12: an ISR shrink no longer bumps the leader epoch (below it, Kafka's
 PartitionChangeBuilder sets the leader again so that the epoch moves: KAFKA-15021)."""
+CONTROLLER_REGISTRATION = LEVELS["3.7-IV0"]
+"""Level 15: controllers register (RegisterControllerRecord), so UpdateFeatures checks what
+they support (Kafka's ``isControllerRegistrationSupported``)."""
 TRANSACTIONS = LEVELS["3.6-IV1"]
 """Level 13: metadata transactions (KIP-868) are available."""
 DIRECTORIES = LEVELS["3.7-IV2"]
@@ -54,6 +57,31 @@ ELR = LEVELS["4.0-IV1"]
 """Level 23: PartitionRecord v2 and PartitionChangeRecord v2 (ELR fields)."""
 LATEST_PRODUCTION = LEVELS["4.0-IV0"]
 """Level 22: the default of a fresh kraftsim cluster (Kafka's LATEST_PRODUCTION in 2024)."""
+
+
+SUPPORTED_FEATURES: dict[str, tuple[int, int]] = {
+    "eligible.leader.replicas.version": (0, 1),
+    "group.version": (0, 1),
+    "kraft.version": (0, 1),
+    METADATA_VERSION_FEATURE: (MINIMUM_KRAFT, len(_RELEASES)),
+    "transaction.version": (0, 2),
+}
+"""The feature levels kraftsim's controllers and brokers support, as (lowest, highest):
+what a broker registers (Kafka's ``supportedFeatures``) and what UpdateFeatures allows. A
+feature not named here is supported at level 0 only (Kafka's ``QuorumFeatures.DISABLED``)."""
+
+DISABLED: tuple[int, int] = (0, 0)
+"""The range of a feature a node does not know: level 0 only."""
+
+
+def range_text(lowest: int, highest: int) -> str:
+    """A version range as Kafka's ``VersionRange`` prints it: ``3``, ``0-2``, or ``1+``
+    when it has no upper bound (Short.MAX_VALUE)."""
+    if lowest == highest:
+        return str(lowest)
+    if highest == 32767:
+        return f"{lowest}+"
+    return f"{lowest}-{highest}"
 
 
 _CHANGES_METADATA: frozenset[int] = frozenset(

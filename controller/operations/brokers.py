@@ -21,6 +21,7 @@ from controller.operations.leadership import leaving_changes, returning_changes
 from metadata.image import BrokerRegistration, MetadataImage
 from metadata.schema import (
     BrokerEndpoint,
+    BrokerFeature,
     BrokerRegistrationChangeRecord,
     FenceBrokerRecord,
     MetadataRecord,
@@ -30,7 +31,18 @@ from metadata.schema import (
     UnregisterBrokerRecord,
 )
 from metadata.uuids import random_uuid
-from metadata.versions import BROKER_REGISTRATION_CHANGE, IN_CONTROLLED_SHUTDOWN_STATE
+from metadata.versions import (
+    BROKER_REGISTRATION_CHANGE,
+    IN_CONTROLLED_SHUTDOWN_STATE,
+    METADATA_VERSION_FEATURE,
+    MINIMUM_KRAFT,
+    SUPPORTED_FEATURES,
+)
+
+BROKER_FEATURES: tuple[BrokerFeature, ...] = tuple(
+    BrokerFeature(name, lowest, highest)
+    for name, (lowest, highest) in sorted(SUPPORTED_FEATURES.items()))
+"""What a kraftsim broker registers as supported: the features kraftsim knows, by name."""
 
 
 def _registered(image: MetadataImage, broker_id: int) -> BrokerRegistration:
@@ -39,6 +51,31 @@ def _registered(image: MetadataImage, broker_id: int) -> BrokerRegistration:
         raise ApiError("BROKER_ID_NOT_REGISTERED",
                        f"Broker ID {broker_id} is not currently registered")
     return broker
+
+
+def _registration_features(image: MetadataImage, requested: tuple[BrokerFeature, ...]
+                           ) -> tuple[BrokerFeature, ...]:
+    """The features a registration records, after Kafka's checks (ClusterControlManager.
+    registerBroker): each range it gives holds the finalized level (metadata.version's
+    defaulting to 3.0-IV1's); a broker that names no metadata.version supports 3.0-IV1
+    only, recorded as such; and a feature finalized above 0 that it does not name counts
+    as supported at level 0 only. Raises UNSUPPORTED_VERSION in Kafka's words."""
+    finalized = {**image.features, METADATA_VERSION_FEATURE: image.metadata_version}
+    recorded = list(requested)
+    named = {feature.name for feature in requested}
+    if METADATA_VERSION_FEATURE not in named:
+        recorded.append(BrokerFeature(METADATA_VERSION_FEATURE, MINIMUM_KRAFT, MINIMUM_KRAFT))
+    unnamed = [BrokerFeature(name, 0, 0) for name, level in sorted(finalized.items())
+               if level != 0 and name not in named and name != METADATA_VERSION_FEATURE]
+    for feature in (*recorded, *unnamed):
+        level = finalized.get(feature.name, 0)
+        if not feature.min_supported_version <= level <= feature.max_supported_version:
+            raise ApiError("UNSUPPORTED_VERSION",
+                           f"Unable to register because the broker does not support finalized "
+                           f"version {level} of {feature.name}. The broker wants a version "
+                           f"between {feature.min_supported_version} and "
+                           f"{feature.max_supported_version}, inclusive.")
+    return tuple(recorded)
 
 
 def _leaving_changes(ctx: OperationContext, broker_id: int,
@@ -58,6 +95,8 @@ class RegisterBroker(msgspec.Struct, frozen=True):
     port: int = 9092
     incarnation_id: str | None = None
     """The broker process's id (None: a fresh random one, as an operator's tool would)."""
+    features: tuple[BrokerFeature, ...] = BROKER_FEATURES
+    """The feature levels the broker supports (Kafka's registration request's features)."""
 
     def describe(self) -> str:
         """E.g. ``RegisterBroker(1)``."""
@@ -75,6 +114,7 @@ class RegisterBroker(msgspec.Struct, frozen=True):
         """
         if self.broker_id < 0:
             raise ApiError("INVALID_REQUEST", f"broker id must not be negative: {self.broker_id}")
+        features = _registration_features(ctx.image, self.features)
         incarnation = self.incarnation_id or random_uuid(ctx.rng)
         records: list[MetadataRecord] = []
         existing = ctx.image.brokers.get(self.broker_id)
@@ -83,7 +123,8 @@ class RegisterBroker(msgspec.Struct, frozen=True):
             records.append(RegisterBrokerRecord(
                 broker_id=self.broker_id, incarnation_id=incarnation,
                 broker_epoch=existing.epoch, rack=self.rack, fenced=existing.fenced,
-                in_controlled_shutdown=existing.in_controlled_shutdown, end_points=endpoints))
+                in_controlled_shutdown=existing.in_controlled_shutdown, end_points=endpoints,
+                features=features))
             return Generated(records, {"brokerId": self.broker_id,
                                        "brokerEpoch": existing.epoch})
         if existing is not None:
@@ -91,7 +132,8 @@ class RegisterBroker(msgspec.Struct, frozen=True):
         epoch = ctx.next_offset
         records.append(RegisterBrokerRecord(
             broker_id=self.broker_id, incarnation_id=incarnation,
-            broker_epoch=epoch, rack=self.rack, fenced=True, end_points=endpoints))
+            broker_epoch=epoch, rack=self.rack, fenced=True, end_points=endpoints,
+            features=features))
         return Generated(records, {"brokerId": self.broker_id, "brokerEpoch": epoch})
 
 

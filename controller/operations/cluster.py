@@ -6,20 +6,24 @@ import msgspec
 
 from controller.errors import ApiError
 from controller.operations.base import Generated, OperationContext
-from metadata.image import NO_LEADER
+from metadata.image import NO_LEADER, MetadataImage
 from metadata.schema import (
+    BrokerFeature,
     FeatureLevelRecord,
     NoOpRecord,
     PartitionChangeRecord,
     ProducerIdsRecord,
 )
 from metadata.versions import (
+    CONTROLLER_REGISTRATION,
+    DISABLED,
     LEVELS,
     METADATA_VERSION_FEATURE,
     MINIMUM_BOOTSTRAP,
-    MINIMUM_KRAFT,
     NO_EPOCH_BUMP_ON_ISR_SHRINK,
+    SUPPORTED_FEATURES,
     metadata_changed_between,
+    range_text,
     release_name,
 )
 
@@ -28,13 +32,7 @@ PRODUCER_ID_BLOCK_SIZE = 1000
 MAX_PRODUCER_ID = (1 << 63) - 1
 """Producer ids are int64: no block may end past this one."""
 
-KNOWN_FEATURES: dict[str, int] = {
-    METADATA_VERSION_FEATURE: max(LEVELS.values()),
-    "kraft.version": 1,
-    "group.version": 1,
-    "transaction.version": 2,
-    "eligible.leader.replicas.version": 1,
-}
+KNOWN_FEATURES: dict[str, int] = {name: high for name, (_, high) in SUPPORTED_FEATURES.items()}
 """Features kraftsim accepts, with their highest level."""
 
 
@@ -83,13 +81,14 @@ class UpdateFeatures(msgspec.Struct, frozen=True):
 
     def generate(self, ctx: OperationContext) -> Generated:
         """One FeatureLevelRecord per update; all or nothing. Each update is checked in
-        Kafka's order, and refused in its words: a level not below 0; a known feature
-        within its supported levels; no downgrade without
-        asking for one, and no upgrade asked for as a downgrade; for metadata.version
-        nothing below 3.3-IV0 and no downgrade across a level that changed the metadata
-        records (safe: it might drop metadata; unsafe: not supported); for another feature
-        a level above 0 needs metadata.version 3.3-IV0 and the feature's own dependencies,
-        as they stand with the request's updates. Raises INVALID_UPDATE_VERSION."""
+        Kafka's order, and refused in its words: a level not below 0; a level this
+        controller, every registered broker and (from 3.7-IV0) every other registered
+        controller supports; no downgrade without asking for one, and no upgrade asked
+        for as a downgrade; for metadata.version nothing below 3.3-IV0 and no downgrade
+        across a level that changed the metadata records (safe: it might drop metadata;
+        unsafe: not supported); for another feature one kraftsim knows, and a level above
+        0 needs metadata.version 3.3-IV0 and the feature's own dependencies, as they
+        stand with the request's updates. Raises INVALID_UPDATE_VERSION."""
         image = ctx.image
         proposed = {**image.features, METADATA_VERSION_FEATURE: image.metadata_version,
                     **{u.name: u.level for u in self.updates}}
@@ -97,17 +96,9 @@ class UpdateFeatures(msgspec.Struct, frozen=True):
         for update in self.updates:
             if update.level < 0:
                 raise _refused(update, "A feature version cannot be less than 0.")
-            highest = KNOWN_FEATURES.get(update.name)
-            if highest is None:
-                # Kafka's controller supports an unknown feature at 0 only (QuorumFeatures'
-                # DISABLED range); level 0 then fails where Kafka looks the feature up
-                raise _refused(update, f"Feature {update.name} not found." if update.level == 0
-                               else f"Local controller {ctx.node_id} does not support this "
-                                    f"feature.")
-            lowest = MINIMUM_KRAFT if update.name == METADATA_VERSION_FEATURE else 0
-            if not lowest <= update.level <= highest:
-                raise _refused(update, f"Local controller {ctx.node_id} only supports versions "
-                                       f"{lowest}-{highest}")
+            reason = _reason_not_supported(image, ctx.node_id, update.name, update.level)
+            if reason is not None:
+                raise _refused(update, reason)
             if update.name == METADATA_VERSION_FEATURE:
                 current = image.metadata_version
             else:
@@ -120,10 +111,65 @@ class UpdateFeatures(msgspec.Struct, frozen=True):
                 raise _refused(update, "Can't downgrade to a newer version.")
             if update.name == METADATA_VERSION_FEATURE:
                 _check_metadata_version(update, current)
+            elif update.name not in SUPPORTED_FEATURES:
+                # only level 0 gets here (a node supports an unknown feature at 0 only);
+                # Kafka fails where it looks the feature up
+                raise _refused(update, f"Feature {update.name} not found.")
             else:
                 _check_dependencies(update, proposed)
             records.append(FeatureLevelRecord(update.name, update.level))
         return Generated(records, {u.name: u.level for u in self.updates})
+
+
+def _range_of(features: tuple[BrokerFeature, ...], name: str) -> tuple[int, int]:
+    """The levels a registration says it supports of ``name`` (level 0 only when unnamed)."""
+    for feature in features:
+        if feature.name == name:
+            return feature.min_supported_version, feature.max_supported_version
+    return DISABLED
+
+
+def _outside(level: int, who: str, supported: tuple[int, int]) -> str | None:
+    """Why ``who`` cannot run ``level`` of a feature it supports in ``supported``, in
+    Kafka's words (QuorumFeatures.reasonNotSupported); None when it can."""
+    lowest, highest = supported
+    if lowest <= level <= highest:
+        return None
+    if highest == 0:
+        return f"{who} does not support this feature."
+    return f"{who} only supports versions {range_text(lowest, highest)}"
+
+
+def _reason_not_supported(image: MetadataImage, node_id: int, name: str,
+                          level: int) -> str | None:
+    """The first node that cannot run ``level`` of ``name`` (Kafka's
+    FeatureControlManager.reasonNotSupported): this controller, then the registered
+    brokers and, from 3.7-IV0, the other registered controllers, each in id order.
+
+    A registration that lists no feature at all is not checked: Kafka's brokers always
+    list at least metadata.version, so such a one comes from a hand-built log (or an
+    older kraftsim) that did not record what the node supports. kraftsim's controllers do
+    not register themselves, so Kafka's refusal of a quorum member that has not
+    registered is not made."""
+    reason = _outside(level, f"Local controller {node_id}",
+                      SUPPORTED_FEATURES.get(name, DISABLED))
+    if reason is not None:
+        return reason
+    for broker_id in sorted(image.brokers):
+        features = image.brokers[broker_id].features
+        if features:
+            reason = _outside(level, f"Broker {broker_id}", _range_of(features, name))
+            if reason is not None:
+                return reason
+    if image.metadata_version >= CONTROLLER_REGISTRATION:
+        for controller_id in sorted(image.controllers):
+            features = image.controllers[controller_id].features
+            if controller_id != node_id and features:
+                reason = _outside(level, f"Controller {controller_id}",
+                                  _range_of(features, name))
+                if reason is not None:
+                    return reason
+    return None
 
 
 def _check_metadata_version(update: FeatureUpdate, current: int) -> None:

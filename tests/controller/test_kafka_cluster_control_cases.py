@@ -11,11 +11,14 @@ import random
 import pytest
 
 from controller.operations import RegisterBroker, UnregisterBroker
+from controller.operations.brokers import BROKER_FEATURES
 from controller.operations.placement import place_replicas
 from metadata.image import MetadataImage
 from metadata.schema import (
     BrokerEndpoint,
+    BrokerFeature,
     BrokerRegistrationChangeRecord,
+    FeatureLevelRecord,
     FenceBrokerRecord,
     MetadataRecord,
     RegisterBrokerRecord,
@@ -23,9 +26,16 @@ from metadata.schema import (
     UnregisterBrokerRecord,
 )
 from metadata.snapshot import image_from_records, image_to_records
-from metadata.versions import BROKER_REGISTRATION_CHANGE, LEVELS
+from metadata.versions import (
+    BROKER_REGISTRATION_CHANGE,
+    LEVELS,
+    METADATA_VERSION_FEATURE,
+    SUPPORTED_FEATURES,
+)
 
-from .kafka_cases import brokers, image_of, run
+from .kafka_cases import brokers, image_of, refusal, run
+
+MV = METADATA_VERSION_FEATURE
 
 
 @pytest.mark.parametrize("level", [BROKER_REGISTRATION_CHANGE - 1, BROKER_REGISTRATION_CHANGE])
@@ -65,7 +75,8 @@ def test_a_new_broker_registers_fenced_with_the_offset_as_its_epoch() -> None:
                                     image_of(brokers(level=LEVELS["3.3-IV3"])), offset=123)
     assert record == RegisterBrokerRecord(
         0, "inc-x", broker_epoch=123, fenced=True, in_controlled_shutdown=False,
-        end_points=(BrokerEndpoint("PLAINTEXT", "localhost", 9092, 0),))
+        end_points=(BrokerEndpoint("PLAINTEXT", "localhost", 9092, 0),),
+        features=BROKER_FEATURES)
     assert response == {"brokerId": 0, "brokerEpoch": 123}
     assert image.brokers[0].epoch == 123 and image.brokers[0].fenced
 
@@ -117,3 +128,67 @@ def test_an_amended_registration_keeps_the_broker_unfenced_or_shutting_down() ->
         assert isinstance(record, RegisterBrokerRecord) and record.broker_epoch == 100
         assert (image.brokers[broker].fenced,
                 image.brokers[broker].in_controlled_shutdown) == state
+
+
+def test_a_broker_registers_the_feature_levels_kraftsim_supports() -> None:
+    """A registration records what the broker supports: by default every feature kraftsim
+    knows, over the levels its controller accepts, by name."""
+    assert [(f.name, f.min_supported_version, f.max_supported_version)
+            for f in BROKER_FEATURES] == sorted((name, low, high) for name, (low, high)
+                                                in SUPPORTED_FEATURES.items())
+    image, [record], _ = run(RegisterBroker(3), image_of(brokers(level=LEVELS["4.0-IV0"])))
+    assert isinstance(record, RegisterBrokerRecord) and record.features == BROKER_FEATURES
+    assert image.brokers[3].features == BROKER_FEATURES
+
+
+def _unable(op: RegisterBroker, image: MetadataImage) -> str:
+    error = refusal(op, image)
+    assert error.code == "UNSUPPORTED_VERSION"
+    return error.message
+
+
+def test_registration_with_unsupported_metadata_version() -> None:
+    """Kafka's testRegistrationWithUnsupportedMetadataVersion: a broker naming no
+    metadata.version supports 3.0-IV1 only; one naming a range must hold the level."""
+    image = image_of(brokers(level=LEVELS["3.3-IV0"]))
+    assert _unable(RegisterBroker(0, features=()), image) == (
+        "Unable to register because the broker does not support finalized version 4 of "
+        "metadata.version. The broker wants a version between 1 and 1, inclusive.")
+    only = BrokerFeature(MV, LEVELS["3.3-IV3"], LEVELS["3.3-IV3"])
+    assert _unable(RegisterBroker(0, features=(only,)), image) == (
+        "Unable to register because the broker does not support finalized version 4 of "
+        "metadata.version. The broker wants a version between 7 and 7, inclusive.")
+
+
+def test_a_broker_naming_no_metadata_version_is_recorded_at_3_0_iv1() -> None:
+    """With no metadata.version finalized (a 3.0-IV1 log) such a broker registers, and its
+    record says what Kafka assumes it supports."""
+    _, [record], _ = run(RegisterBroker(0, features=()), MetadataImage.EMPTY)
+    assert isinstance(record, RegisterBrokerRecord)
+    assert record.features == (BrokerFeature(MV, 1, 1),)
+
+
+def test_registration_with_unsupported_feature() -> None:
+    """Kafka's testRegistrationWithUnsupportedFeature: a feature finalized above 0 that the
+    broker does not name counts as supported at 0 only."""
+    image = image_of([*brokers(level=LEVELS["3.7-IV0"]),
+                      FeatureLevelRecord("group.version", 1)])
+    versions = BrokerFeature(MV, LEVELS["3.1-IV0"], LEVELS["3.7-IV0"])
+    assert _unable(RegisterBroker(0, features=(versions,)), image) == (
+        "Unable to register because the broker does not support finalized version 1 of "
+        "group.version. The broker wants a version between 0 and 0, inclusive.")
+
+
+def test_registration_with_unsupported_kraft_version() -> None:
+    """Kafka's testRegistrationWithUnsupportedKraftVersion: kraft.version 1 finalized; a
+    broker naming none, or only level 0, is refused; one supporting 1 registers."""
+    image = image_of([*brokers(level=LEVELS["3.9-IV0"]), FeatureLevelRecord("kraft.version", 1)])
+    versions = BrokerFeature(MV, LEVELS["3.9-IV0"], LEVELS["3.9-IV0"])
+    words = ("Unable to register because the broker does not support finalized version 1 of "
+             "kraft.version. The broker wants a version between 0 and 0, inclusive.")
+    assert _unable(RegisterBroker(0, features=(versions,)), image) == words
+    assert _unable(RegisterBroker(0, features=(versions, BrokerFeature("kraft.version", 0, 0))),
+                   image) == words
+    features = (versions, BrokerFeature("kraft.version", 1, 1))
+    _, [record], _ = run(RegisterBroker(0, features=features), image)
+    assert isinstance(record, RegisterBrokerRecord) and record.features == features

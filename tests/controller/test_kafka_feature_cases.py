@@ -1,16 +1,30 @@
 """UpdateFeatures, following the cases of Kafka's FeatureControlManagerTest: levels within
 the supported range, a feature set to 0 removed, downgrades only when asked for (and never
 to a higher level), metadata.version never below 3.3-IV0 and never downgraded across a
-level that changed the metadata records, and feature dependencies on metadata.version."""
+level that changed the metadata records, feature dependencies on metadata.version, and
+levels every registered broker and (from 3.7-IV0) every other registered controller
+supports."""
 
 from __future__ import annotations
 
 import pytest
 
+from controller.operations import RegisterBroker
 from controller.operations.cluster import KNOWN_FEATURES, FeatureUpdate, UpdateFeatures
 from metadata.image import MetadataImage
-from metadata.schema import FeatureLevelRecord
-from metadata.versions import LEVELS, METADATA_VERSION_FEATURE, metadata_changed_between
+from metadata.schema import (
+    BrokerFeature,
+    FeatureLevelRecord,
+    RegisterBrokerRecord,
+    RegisterControllerRecord,
+)
+from metadata.versions import (
+    LEVELS,
+    METADATA_VERSION_FEATURE,
+    SUPPORTED_FEATURES,
+    metadata_changed_between,
+    range_text,
+)
 
 from .kafka_cases import brokers, generate, image_of, refusal, run
 
@@ -145,3 +159,86 @@ def test_no_feature_is_enabled_below_3_3_iv0() -> None:
     assert _refused(image, FeatureUpdate("transaction.version", 1)) == (
         "Invalid update version 1 for feature transaction.version. transaction.version could "
         "not be set to 1 because it depends on metadata.version=4 (3.3-IV0)")
+
+
+def _broker(broker_id: int, *features: BrokerFeature) -> RegisterBrokerRecord:
+    return RegisterBrokerRecord(broker_id, f"inc-{broker_id}", broker_epoch=100, fenced=False,
+                                features=features)
+
+
+def test_update_features_error_cases() -> None:
+    """Kafka's testUpdateFeaturesErrorCases: broker 5 supports transaction.version 0-2 and
+    nothing else, so it refuses another feature's level; a downgrade still needs asking."""
+    image = image_of([_broker(5, BrokerFeature("transaction.version", 0, 2))], _at("3.9-IV0"))
+    assert _refused(image, FeatureUpdate("group.version", 1, allow_downgrade=True)) == (
+        "Invalid update version 1 for feature group.version. Broker 5 does not support this "
+        "feature.")
+    image, _, _ = run(_update(FeatureUpdate("transaction.version", 2)), image)
+    assert _refused(image, FeatureUpdate("transaction.version", 1)) == (
+        "Invalid update version 1 for feature transaction.version. Can't downgrade the "
+        "version of this feature without setting the upgrade type to either safe or unsafe "
+        "downgrade.")
+    records, _ = generate(_update(FeatureUpdate("transaction.version", 1,
+                                                allow_downgrade=True)), image)
+    assert records == [FeatureLevelRecord("transaction.version", 1)]
+
+
+def test_each_broker_in_id_order_must_support_the_level() -> None:
+    """The first registered broker, by id, whose range misses the level is named, in
+    Kafka's VersionRange words; a broker that lists no feature at all is not asked."""
+    image = image_of([_broker(9, BrokerFeature("transaction.version", 0, 0)),
+                      _broker(4, BrokerFeature("transaction.version", 1, 1)),
+                      RegisterBrokerRecord(2, "inc-2", broker_epoch=100, fenced=False)],
+                     _at("3.9-IV0"))
+    assert _refused(image, FeatureUpdate("transaction.version", 2)) == (
+        "Invalid update version 2 for feature transaction.version. Broker 4 only supports "
+        "versions 1")
+    image = image_of([_broker(4, BrokerFeature("transaction.version", 0, 2))], image)
+    assert _refused(image, FeatureUpdate("transaction.version", 2)) == (
+        "Invalid update version 2 for feature transaction.version. Broker 9 does not "
+        "support this feature.")
+    assert range_text(0, 2) == "0-2" and range_text(3, 3) == "3" \
+        and range_text(1, 32767) == "1+"
+
+
+def test_an_unknown_feature_at_zero_is_first_checked_against_the_brokers() -> None:
+    """Every node supports an unknown feature at level 0, unless its range says otherwise;
+    past the nodes, Kafka fails looking the feature up."""
+    image = _at("3.9-IV0")
+    assert _refused(image, FeatureUpdate("foo", 0)) == (
+        "Invalid update version 0 for feature foo. Feature foo not found.")
+    image = image_of([_broker(3, BrokerFeature("foo", 1, 3))], image)
+    assert _refused(image, FeatureUpdate("foo", 0)) == (
+        "Invalid update version 0 for feature foo. Broker 3 only supports versions 1-3")
+
+
+def test_every_broker_registered_by_kraftsim_supports_what_its_controller_does() -> None:
+    """Brokers registered through RegisterBroker list kraftsim's supported levels, so
+    every level the controller accepts passes them."""
+    image = _at("4.0-IV0")
+    for broker_id in (1, 2, 3):
+        image, _, _ = run(RegisterBroker(broker_id), image)
+    for name, (_, highest) in SUPPORTED_FEATURES.items():
+        if name != MV:
+            records, _ = generate(_update(FeatureUpdate(name, highest)), image)
+            assert records == [FeatureLevelRecord(name, highest)]
+
+
+def test_other_registered_controllers_must_support_the_level_from_3_7_iv0() -> None:
+    """From 3.7-IV0 (controller registration) every other registered controller is asked,
+    by id, after the brokers; this controller (node 0) is not asked twice; below 3.7-IV0
+    Kafka cannot check them."""
+    controllers = [RegisterControllerRecord(0, features=()),
+                   RegisterControllerRecord(3002, features=(BrokerFeature(MV, 1, 20),)),
+                   RegisterControllerRecord(3001, features=(
+                       BrokerFeature(MV, 1, 20), BrokerFeature("group.version", 0, 1)))]
+    image = image_of(controllers, _at("3.7-IV0"))
+    assert _refused(image, FeatureUpdate("group.version", 1)) == (
+        "Invalid update version 1 for feature group.version. Controller 3002 does not "
+        "support this feature.")
+    assert _refused(image, FeatureUpdate(MV, 21)) == (
+        "Invalid update version 21 for feature metadata.version. Controller 3001 only "
+        "supports versions 1-20")
+    older = image_of(controllers, _at("3.6-IV2"))
+    records, _ = generate(_update(FeatureUpdate("group.version", 1)), older)
+    assert records == [FeatureLevelRecord("group.version", 1)]

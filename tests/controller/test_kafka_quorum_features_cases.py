@@ -12,8 +12,8 @@ Not ported:
   levels (its map is the one above).
 - ``QuorumFeaturesTest.testIsControllerId`` and the five ``testZkMigration*`` cases:
   kraftsim's controllers keep no quorum-features object and ZooKeeper migration is not
-  modelled; nor is the check that other controllers and the brokers support a level
-  (Kafka's ``FeatureControlManager.reasonNotSupported``).
+  modelled. (The check that the brokers and other controllers support a level, Kafka's
+  ``FeatureControlManager.reasonNotSupported``, is in ``test_kafka_feature_cases.py``.)
 - ``FeaturesTest`` (server-common): ``testFromFeatureLevelAllFeatures``,
   ``testDefaultValueAllFeatures``, ``testLatestProductionMapsToLatestMetadataVersion``,
   ``testDefaultTestVersion``, ``testUnstableTestVersion``: kraftsim has no feature-version
