@@ -225,7 +225,10 @@ _Named = TypeVar("_Named", BrokerEndpoint, BrokerFeature)
 
 def _last_by_name(items: tuple[_Named, ...]) -> tuple[_Named, ...]:
     """A registration's listeners or features by name, as Kafka's registration keeps them
-    (a map: a name given twice keeps its last entry), sorted by name."""
+    (a map: a name given twice keeps its last entry), sorted by name. A tuple already
+    strictly in name order is that already, and is kept (shared, not copied)."""
+    if len(items) < 2 or all(a.name < b.name for a, b in zip(items, items[1:])):
+        return items
     return tuple(sorted({item.name: item for item in items}.values(), key=lambda i: i.name))
 
 
