@@ -9,12 +9,17 @@ might be a secret. ``DISABLED`` hides nothing.
 
 kraftsim's shell prints an image with ``NORMAL`` by default and with
 ``DISABLED`` under ``--show-secrets`` (Kafka's interactive shell always prints
-with ``DISABLED``). Its config schema is the one its controller checks configs
-against (:mod:`controller.operations.config_defs`): it holds no PASSWORD
-config, so a config is hidden exactly when kraftsim does not know it, e.g. the
-``listener.name.NAME.ssl.keystore.password`` of a real Kafka file. Kafka's
-broker schema knows more configs than kraftsim's, so ``NORMAL`` here may hide a
-config Kafka would print, never the other way round.
+with ``DISABLED``). Its config schema is Kafka's (``KafkaRaftServer``'s
+``KafkaConfigSchema``): for BROKER, every config of Kafka's broker ``ConfigDef``
+with its type (:mod:`metadata.kafka_config_types`), so a broker config Kafka knows
+prints (``log.flush.interval.ms``) and a PASSWORD one (``ssl.keystore.password``) or
+an unknown one (a real file's ``listener.name.NAME.ssl.keystore.password``) is
+hidden, as in Kafka. Kafka's broker ``ConfigDef`` does not hold the dynamic-only
+broker quota configs (``leader.replication.throttled.rate`` and its kin), so they
+are hidden too. For TOPIC the schema is the one kraftsim's controller checks
+topic configs against (:mod:`controller.operations.config_defs`); it lacks only
+Kafka's deprecated ``message.format.version``, which ``NORMAL`` here hides and
+Kafka's would print.
 """
 
 from __future__ import annotations
@@ -22,17 +27,23 @@ from __future__ import annotations
 from collections.abc import Mapping
 from enum import Enum
 
-from controller.operations.config_defs import BROKER_CONFIGS, TOPIC_CONFIGS, ConfigKey
+from controller.operations.config_defs import TOPIC_CONFIGS, ConfigKey
 from metadata.delta import BROKER_RESOURCE, TOPIC_RESOURCE
+from metadata.kafka_config_types import BROKER_CONFIG_TYPES
 
 REDACTED = "[redacted]"
 """What a hidden secret prints as."""
 
+BROKER_SCHEMA: Mapping[str, ConfigKey] = {
+    name: ConfigKey(kind) for name, kind in BROKER_CONFIG_TYPES.items()
+}
+"""Kafka's broker configs with their types (no validators: only the type matters here)."""
+
 CONFIG_SCHEMA: Mapping[int, Mapping[str, ConfigKey]] = {
-    BROKER_RESOURCE: BROKER_CONFIGS,
+    BROKER_RESOURCE: BROKER_SCHEMA,
     TOPIC_RESOURCE: TOPIC_CONFIGS,
 }
-"""The configs kraftsim knows, by config resource type id (Kafka's KafkaConfigSchema)."""
+"""The configs the shell knows, by config resource type id (Kafka's KafkaConfigSchema)."""
 
 
 def is_sensitive_config(resource_type: int, key: str) -> bool:

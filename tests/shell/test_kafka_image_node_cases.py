@@ -17,8 +17,8 @@ rack as an Optional, a broker's directories sorted); a partition's directories p
 without Python's quotes, and one MIGRATING id per replica when its record named none;
 a config resource of a type id Kafka does not know is named UNKNOWN, and a child name
 such as ``BROKER:`` is read as Kafka reads it; and a config that Kafka's NORMAL criteria
-call sensitive (one kraftsim's config schema does not know) prints ``[redacted]`` unless
-secrets are shown.
+call sensitive (a PASSWORD config or one the config schema does not know) prints
+``[redacted]`` unless secrets are shown.
 
 Where kraftsim differs on purpose (its shell docs say so): a client quota entity of a
 type Kafka does not know is named ``TYPE(NAME)`` (Kafka's shell refuses it: "Invalid
@@ -30,8 +30,11 @@ Not ported:
   an entity only from an image, and no replayed ClientQuotaRecord leaves one with no
   parts to name.
 - ClientQuotasImageNodeTest.testErrorOnInvalidEntityType: a kept difference (above).
-- ConfigurationImageNodeTest's and MetadataNodeRedactionCriteriaTest's PASSWORD config is
-  taken from a test schema (kraftsim's own schema holds no PASSWORD config).
+- ConfigurationImageNodeTest's test schema (with a PASSWORD ``secret.config``): its cases
+  run over the shell's own schema, whose secret there is a config the schema does not know.
+  MetadataNodeRedactionCriteriaTest's configs are taken from Kafka's test schema, as that
+  test takes them (the shell's own broker schema is checked in
+  ``test_broker_config_redaction``).
 
 Whole classes not modelled:
 - ``printer/NodeStringifierTest`` (3 cases): kraftsim has no printer object that nodes
