@@ -14,6 +14,7 @@ the old one; its cost is in the size of the change, not of the image.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from itertools import pairwise
 from operator import is_
 from typing import Any, ClassVar, TypeVar
 
@@ -227,7 +228,7 @@ def _last_by_name(items: tuple[_Named, ...]) -> tuple[_Named, ...]:
     """A registration's listeners or features by name, as Kafka's registration keeps them
     (a map: a name given twice keeps its last entry), sorted by name. A tuple already
     strictly in name order is that already, and is kept (shared, not copied)."""
-    if len(items) < 2 or all(a.name < b.name for a, b in zip(items, items[1:])):
+    if len(items) < 2 or all(a.name < b.name for a, b in pairwise(items)):
         return items
     return tuple(sorted({item.name: item for item in items}.values(), key=lambda i: i.name))
 
