@@ -51,6 +51,9 @@ TXN_INDEX_ENTRY = struct.Struct(">hqqqq")
 """One ``.txnindex`` entry: version, producerId, firstOffset, lastOffset, lastStableOffset."""
 TXN_INDEX_ENTRY_SIZE = TXN_INDEX_ENTRY.size
 """34 bytes."""
+TXN_INDEX_VERSION = 0
+"""Kafka's AbortedTxn.CURRENT_VERSION: a reader refuses an entry of a later version (an
+earlier one, negative, is read as Kafka reads it)."""
 TXN_INDEX_SUFFIX = ".txnindex"
 _TXN_INDEX_NAME = re.compile(r"^(\d{20})\.txnindex$")
 _PARTITION_DIR = re.compile(r"^(.+)-(\d+)$")
@@ -356,14 +359,25 @@ def decode_data_log(data: bytes, source: str = "<bytes>") -> DataLogDecodeResult
 # --- the abort index ------------------------------------------------------------------------
 
 
-def encode_txn_index(entries: Iterable[AbortedTxnEntry]) -> bytes:
-    """A ``.txnindex`` file's bytes."""
-    try:
-        return b"".join(TXN_INDEX_ENTRY.pack(e.version, e.producer_id, e.first_offset,
-                                             e.last_offset, e.last_stable_offset)
-                        for e in entries)
-    except struct.error as exc:
-        raise EncodeError(f"abort index entry: {exc}") from None
+def encode_txn_index(entries: Iterable[AbortedTxnEntry], source: str = "<bytes>") -> bytes:
+    """A ``.txnindex`` file's bytes. Each entry's last offset must be above the one before
+    it, as Kafka's ``TransactionIndex.append`` requires (an :class:`EncodeError` in Kafka's
+    words otherwise; ``source`` names the index)."""
+    out: list[bytes] = []
+    last: int | None = None
+    for e in entries:
+        if last is not None and last >= e.last_offset:
+            raise EncodeError(
+                f"The last offset of appended transactions must increase sequentially, but "
+                f"{e.last_offset} is not greater than current last offset {last} of index "
+                f"{source}")
+        last = e.last_offset
+        try:
+            out.append(TXN_INDEX_ENTRY.pack(e.version, e.producer_id, e.first_offset,
+                                            e.last_offset, e.last_stable_offset))
+        except struct.error as exc:
+            raise EncodeError(f"abort index entry: {exc}") from None
+    return b"".join(out)
 
 
 def decode_txn_index(data: bytes, source: str = "<bytes>") -> TxnIndexDecodeResult:
@@ -372,10 +386,11 @@ def decode_txn_index(data: bytes, source: str = "<bytes>") -> TxnIndexDecodeResu
     entries: list[AbortedTxnEntry] = []
     for pos in range(0, whole, TXN_INDEX_ENTRY_SIZE):
         version, producer_id, first, last, lso = TXN_INDEX_ENTRY.unpack_from(data, pos)
-        if version != 0:
+        if version > TXN_INDEX_VERSION:
             return TxnIndexDecodeResult(tuple(entries), DecodeFailure(
-                source, "unsupported", f"abort index entry version {version} (only 0 is "
-                f"read)", pos, len(entries)))
+                source, "unsupported", f"Unexpected aborted transaction version {version} in "
+                f"transaction index {source}, current version is {TXN_INDEX_VERSION}", pos,
+                len(entries)))
         entries.append(AbortedTxnEntry(producer_id, first, last, lso, version))
     if whole != len(data):
         return TxnIndexDecodeResult(tuple(entries), DecodeFailure(

@@ -534,12 +534,13 @@ def write_partition_dir(directory: str | Path, batches: Iterable[DataBatch],
     path = Path(directory)
     path.mkdir(parents=True, exist_ok=True)
     segment = path / segment_file_name(base_offset)
+    index = path / txn_index_file_name(base_offset)
+    entries = list(aborted)
+    index_bytes = encode_txn_index(entries, str(index)) if entries else None
     segment.write_bytes(encode_data_log(batches))
     written = [segment]
-    entries = list(aborted)
-    if entries:
-        index = path / txn_index_file_name(base_offset)
-        index.write_bytes(encode_txn_index(entries))
+    if index_bytes is not None:
+        index.write_bytes(index_bytes)
         written.append(index)
     return written
 

@@ -1,6 +1,9 @@
 """A broker's producer-id blocks (Kafka's RPCProducerIdManager): ids come from the block the
 controller allocated, one AllocateProducerIds request at a time, COORDINATOR_LOAD_IN_PROGRESS
-while none is available."""
+while none is available.
+
+Kafka's ``ProducerIdManagerTest`` cases ported here: testRetryBackoff, testInvalidRanges,
+testUnrecoverableErrors (the rest: tests/broker/test_kafka_producer_id_manager_cases.py)."""
 
 from __future__ import annotations
 
@@ -125,17 +128,18 @@ def test_a_block_not_after_the_current_one_grants_nothing(refused: int, taken: i
     assert manager.next_id(EPOCH, 50) == ("NONE", taken)
 
 
-def test_one_id_per_block_of_one_then_asked_again() -> None:
+@pytest.mark.parametrize("error", ["UNKNOWN_SERVER_ERROR", "INVALID_REQUEST"])
+def test_one_id_per_block_of_one_then_asked_again(error: str) -> None:
     """testUnrecoverableErrors with blocks of one id: the block's only id is handed out
     (asking for the next one at once, as it is also the prefetch target); an error answer
-    then holds further requests for the backoff."""
+    (UNKNOWN_SERVER_ERROR or INVALID_REQUEST) then holds further requests for the
+    backoff."""
     manager, sent = _manager()
     manager.next_id(EPOCH, 0)
     _grant(manager, sent[0], 0, 1)
     assert manager.next_id(EPOCH, 0) == ("NONE", 0)
     assert len(sent) == 2
-    manager.handle_message(AllocateProducerIdsResponse(sent[1].correlation_id,
-                                                       "UNKNOWN_SERVER_ERROR"), 0)
+    manager.handle_message(AllocateProducerIdsResponse(sent[1].correlation_id, error), 0)
     assert manager.next_id(EPOCH, 0) == ("COORDINATOR_LOAD_IN_PROGRESS", -1)
     assert len(sent) == 2
     manager.next_id(EPOCH, 50)

@@ -19,6 +19,9 @@ Beyond Kafka's test, the gates kraftsim adds on the same levels: metadata transa
 3.6-IV1 (Kafka's ``isMetadataTransactionSupported``: the bootstrap is written as one) and
 controller registrations from 3.7-IV0.
 
+Also ported, from ``MetadataVersionValidatorTest``: testMetadataVersionValidator (every
+version the validator of inter.broker.protocol.version lists is read as itself).
+
 Fixed while porting (each failed on the old code): a version string counts only its first
 two dot-separated parts (three for 0.x), so ``3.6.1`` is 3.6-IV2 where kraftsim refused it;
 a release stands for its newest *production* version, so ``4.0`` is 4.0-IV0, not 4.0-IV3;
@@ -32,7 +35,8 @@ KRaft level, and every caller only compares it with the minimum bootstrap level.
 Not modelled: testPrevious (kraftsim's levels are integers, the previous of a level is the
 one below it); testMinSupportedVersionFor (kraftsim writes record batch v2 only); the group
 metadata and offset commit value versions and the request versions a level selects
-(testGroupMetadataValueVersion, testOffsetCommitValueVersion*, testListOffsetsValueVersion,
+(testGroupMetadataValueVersion, testOffsetCommitValueVersion,
+testOffsetCommitValueVersionWithExpiredTimestamp, testListOffsetsValueVersion,
 testProductionMetadataDontUseUnstableApiVersion: kraftsim has no group coordinator records
 and no request versions); assertLatestProductionIsProduction and assertLatestIsNotProduction
 (kraftsim keeps no production flag per level, only LATEST_PRODUCTION).
@@ -134,6 +138,17 @@ def test_an_invalid_version_string_is_refused(text: str) -> None:
     # 4.1: its levels are past LATEST_PRODUCTION, so it has no release short name
     with pytest.raises(ValueError, match=rf"Version {text} is not a valid version"):
         parse_release_version(text)
+
+
+def test_every_version_the_validator_lists_is_read() -> None:
+    """MetadataVersionValidatorTest.testMetadataVersionValidator: Kafka's validator of
+    inter.broker.protocol.version lists every version, one per MetadataVersion; kraftsim's
+    validator is parse_release_version, and each version's full name reads as that version
+    (the ones before 3.0-IV1 as PRE_KRAFT), none twice."""
+    listed = [*PRE_KRAFT_VERSIONS, *(release_name(level) for level in EVERY_LEVEL)]
+    assert len(set(listed)) == len(listed) == len(PRE_KRAFT_VERSIONS) + len(LEVELS)
+    assert [parse_release_version(name) for name in listed] == \
+        [PRE_KRAFT] * len(PRE_KRAFT_VERSIONS) + EVERY_LEVEL
 
 
 def test_a_version_name_and_its_release() -> None:
