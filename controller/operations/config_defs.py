@@ -6,8 +6,10 @@ DOUBLE, BOOLEAN in any case, STRING, LIST split at commas), then checked by the
 validator. A refusal is INVALID_CONFIG with Kafka's ``ConfigException`` text,
 ``Invalid value V for configuration K: REASON``. A topic's whole config is then
 checked as Kafka's ``LogConfig`` does: ``min.compaction.lag.ms`` may not exceed
-``max.compaction.lag.ms``, and ``remote.storage.enable`` may not be true (tiered
-storage is off in the cluster, Kafka's default).
+``max.compaction.lag.ms``, ``remote.storage.enable`` may not be true (tiered
+storage is off in the cluster, Kafka's default), and a topic whose remote storage was
+on (a record replayed from a cluster that had it) may turn it off only with
+``remote.log.delete.on.disable``.
 """
 
 from __future__ import annotations
@@ -237,9 +239,12 @@ def validate_config(resource_type: int, key: str, value: str | None) -> None:
         check_value(key, config, value)
 
 
-def validate_topic_config(configs: Mapping[str, str]) -> None:
+def validate_topic_config(configs: Mapping[str, str], existing: Mapping[str, str] | None = None
+                          ) -> None:
     """Check a topic's whole config as Kafka's LogConfig.validate does: every name, then
-    every value in Kafka's order, then the checks across values."""
+    every value in Kafka's order, then the checks across values; ``existing`` is the
+    config it replaces (a topic's remote storage may be turned off only with
+    ``remote.log.delete.on.disable``)."""
     for key in configs:
         validate_config(TOPIC_RESOURCE, key, None)
     for key, config in TOPIC_CONFIGS.items():
@@ -250,12 +255,24 @@ def validate_topic_config(configs: Mapping[str, str]) -> None:
     if least > most:
         raise ApiError("INVALID_CONFIG", f"conflict topic config setting min.compaction.lag.ms "
                                          f"({least}) > max.compaction.lag.ms ({most})")
-    if "remote.storage.enable" in configs and parse_value(
-            "remote.storage.enable", TOPIC_CONFIGS["remote.storage.enable"],
-            configs["remote.storage.enable"]):
+    if _boolean(configs, "remote.storage.enable"):
         raise ApiError("INVALID_CONFIG", "Tiered Storage functionality is disabled in the "
                                          "broker. Topic cannot be configured with remote log "
                                          "storage.")
+    # Kafka reads the value it replaces with Boolean.parseBoolean: not trimmed
+    was_remote = (existing or {}).get("remote.storage.enable", "false").lower() == "true"
+    if was_remote and not _boolean(configs, "remote.log.delete.on.disable"):
+        raise ApiError("INVALID_CONFIG", "It is invalid to disable remote storage without "
+                       "deleting remote data. If you want to keep the remote data and turn to "
+                       "read only, please set `remote.storage.enable=true,"
+                       "remote.log.copy.disable=true`. If you want to disable remote storage "
+                       "and delete all remote data, please set `remote.storage.enable=false,"
+                       "remote.log.delete.on.disable=true`.")
+
+
+def _boolean(configs: Mapping[str, str], key: str) -> bool:
+    """A BOOLEAN topic config's value (false when not set)."""
+    return key in configs and bool(parse_value(key, TOPIC_CONFIGS[key], configs[key]))
 
 
 def _long(configs: Mapping[str, str], key: str, default: int) -> int:

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 
 import msgspec
@@ -10,6 +11,7 @@ import msgspec
 from controller.errors import ApiError
 from controller.operations.base import Generated, OperationContext
 from controller.operations.config_defs import LIST_DEFAULTS, validate_config, validate_topic_config
+from controller.operations.topics import validate_topic_name
 from metadata.delta import BROKER_RESOURCE, TOPIC_RESOURCE
 from metadata.schema import ConfigRecord
 
@@ -18,6 +20,13 @@ RESOURCE_TYPES: dict[str, int] = {"TOPIC": TOPIC_RESOURCE, "BROKER": BROKER_RESO
 RESOURCE_NAMES: dict[int, str] = {v: k for k, v in RESOURCE_TYPES.items()}
 """Kafka's name of each supported config resource type id."""
 
+
+KAFKA_RESOURCE_TYPES: dict[int, str] = {0: "UNKNOWN", 2: "TOPIC", 4: "BROKER", 8: "BROKER_LOGGER",
+                                         16: "CLIENT_METRICS", 32: "GROUP"}
+"""Kafka's ConfigResource.Type names by id (an id it does not know is UNKNOWN); kraftsim
+keeps configs of TOPIC and BROKER resources only."""
+_JAVA_INT = re.compile(r"[+-]?\d+")
+"""What Java's Integer.parseInt reads (any decimal digits, as Character.digit)."""
 
 OPERATIONS = ("SET", "DELETE", "APPEND", "SUBTRACT")
 """Kafka's AlterConfigOp types."""
@@ -53,29 +62,23 @@ class IncrementalAlterConfigs(msgspec.Struct, frozen=True):
         """Validate the resource, names and values; emit a ConfigRecord per key whose value
         changes (Kafka's ConfigurationControlManager).
 
-        The resource must exist (Kafka's ConfigResourceExistenceChecker): a topic, or
-        for a broker resource the cluster default (""), a registered broker or a
-        controller of the quorum. A topic key left as it was (a SET of its value, a
+        In Kafka's order: the resource's type and name (its
+        ControllerConfigurationValidator: a topic's name by the topic name rules, not
+        "", a broker's a Java int, not negative), the changes and values, then that the
+        resource exists (its ConfigResourceExistenceChecker): a topic, or for a broker
+        resource the cluster default (""), a registered broker or a controller of the
+        quorum. A topic key left as it was (a SET of its value, a
         DELETE of a key not set, an APPEND of items already there) writes nothing; a
         broker resource gets a record even then (KAFKA-14136: the brokers reload their
         config on it). A broker's changed values are checked one by one; a topic's
         config is checked whole as it would be after the change
         (:func:`~controller.operations.config_defs.validate_topic_config`).
         """
-        if self.resource_type == TOPIC_RESOURCE:
-            if self.resource_name not in ctx.image.topics_by_name:
-                raise ApiError("UNKNOWN_TOPIC_OR_PARTITION",
-                               f"The topic '{self.resource_name}' does not exist.")
-        elif self.resource_type == BROKER_RESOURCE and self.resource_name:
-            if not self.resource_name.isdigit():
-                raise ApiError("INVALID_REQUEST", f"Invalid broker name {self.resource_name}")
-            node = int(self.resource_name)
-            if node not in ctx.image.brokers and node not in ctx.controller_ids:
-                raise ApiError("BROKER_ID_NOT_REGISTERED", f"No node with id {node} found.")
         if not self.changes:
             raise ApiError("INVALID_REQUEST", "no config change given")
         if len({change.key for change in self.changes}) < len(self.changes):
             raise ApiError("INVALID_REQUEST", "Error due to duplicate config keys")
+        node = self._check_resource()
         current: Mapping[str, str] = ctx.image.configs.get(
             (self.resource_type, self.resource_name)) or {}
         topic = self.resource_type == TOPIC_RESOURCE
@@ -95,10 +98,39 @@ class IncrementalAlterConfigs(msgspec.Struct, frozen=True):
             records.append(ConfigRecord(self.resource_type, self.resource_name, change.key,
                                         value))
         if topic:  # checked whole, as Kafka's LogConfig.validate does
-            validate_topic_config(after)
+            validate_topic_config(after, current)
+        # then, as Kafka's ConfigResourceExistenceChecker, that the resource exists
+        if topic and self.resource_name not in ctx.image.topics_by_name:
+            raise ApiError("UNKNOWN_TOPIC_OR_PARTITION",
+                           f"The topic '{self.resource_name}' does not exist.")
+        if node is not None and node not in ctx.image.brokers \
+                and node not in ctx.controller_ids:
+            raise ApiError("BROKER_ID_NOT_REGISTERED", f"No node with id {node} found.")
         return Generated([] if self.validate_only else records,
                          {"resource": f"{RESOURCE_NAMES.get(self.resource_type)}:"
                                       f"{self.resource_name}"})
+
+    def _check_resource(self) -> int | None:
+        """Kafka's ControllerConfigurationValidator on the resource: its type, then its
+        name (a topic's name by Kafka's rules, a broker's as a Java int, not negative);
+        the broker's node id (None: the topic or the cluster default)."""
+        if self.resource_type == TOPIC_RESOURCE:
+            if not self.resource_name:
+                raise ApiError("INVALID_REQUEST", "Default topic resources are not allowed.")
+            validate_topic_name(self.resource_name)
+            return None
+        if self.resource_type != BROKER_RESOURCE:
+            kind = KAFKA_RESOURCE_TYPES.get(self.resource_type, "UNKNOWN")
+            raise ApiError("INVALID_REQUEST", f"Unknown resource type {kind}")
+        if not self.resource_name:
+            return None
+        if not _JAVA_INT.fullmatch(self.resource_name) or \
+                not -2**31 <= int(self.resource_name) < 2**31:
+            raise ApiError("INVALID_REQUEST", "Unable to parse broker name as a base 10 number.")
+        node = int(self.resource_name)
+        if node < 0:
+            raise ApiError("INVALID_REQUEST", "Invalid negative broker ID.")
+        return node
 
     def _new_value(self, change: ConfigChange, old: str | None) -> str | None:
         """The key's value after ``change`` (None: not set), from its value ``old``."""

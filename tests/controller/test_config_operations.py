@@ -61,7 +61,7 @@ def test_set_and_delete_write_one_config_record_each() -> None:
     (IncrementalAlterConfigs(TOPIC_RESOURCE, "u", (ConfigChange("retention.ms", "1"),)),
      "UNKNOWN_TOPIC_OR_PARTITION", "The topic 'u' does not exist."),
     (IncrementalAlterConfigs(BROKER_RESOURCE, "b1", (ConfigChange("min.insync.replicas", "1"),)),
-     "INVALID_REQUEST", "Invalid broker name b1"),
+     "INVALID_REQUEST", "Unable to parse broker name as a base 10 number."),
     (IncrementalAlterConfigs(TOPIC_RESOURCE, "t", ()), "INVALID_REQUEST", "no config change"),
     (IncrementalAlterConfigs(TOPIC_RESOURCE, "t", (ConfigChange("retention.ms", "1", "MERGE"),)),
      "INVALID_REQUEST", "unsupported config operation MERGE"),
@@ -80,7 +80,7 @@ def test_set_and_delete_write_one_config_record_each() -> None:
     (IncrementalAlterConfigs(BROKER_RESOURCE, "", (ConfigChange("retention.ms", "1"),)),
      "INVALID_CONFIG", "Unknown broker config name: retention.ms"),
     (IncrementalAlterConfigs(7, "x", (ConfigChange("retention.ms", "1"),)),
-     "INVALID_REQUEST", "unsupported config resource type 7"),
+     "INVALID_REQUEST", "Unknown resource type UNKNOWN"),
 ])
 def test_refusals_name_what_is_wrong(op: IncrementalAlterConfigs, code: str,
                                      message: str) -> None:
