@@ -214,6 +214,19 @@ def invalid_recovery_state(topic: str, record: PartitionChangeRecord) -> ReplayE
                        f"{record.leader_recovery_state} is not a valid leader recovery state")
 
 
+def directories_mismatch(topic: str,
+                         record: PartitionRecord | PartitionChangeRecord) -> ReplayError | None:
+    """The error of a record naming directories that do not pair up with its replicas, one
+    per replica (Kafka's ``PartitionRegistration.checkDirectories``, which throws
+    InvalidReplicaDirectoriesException); None when it names none, or no replicas (a
+    change), or as many of each."""
+    directories, replicas = record.directories, record.replicas
+    if not directories or replicas is None or len(directories) == len(replicas):
+        return None
+    return ReplayError(f"{type(record).__name__} for {topic}-{record.partition_id}: The "
+                       f"lengths for replicas and directories do not match")
+
+
 def invalid_partition_recovery_state(topic: str, record: PartitionRecord) -> ReplayError:
     """The error of a PartitionRecord whose leader recovery state is neither 0 (RECOVERED)
     nor 1 (RECOVERING): Kafka's ``LeaderRecoveryState.of`` refuses it."""
@@ -412,6 +425,9 @@ class MetadataDelta:
                               f"{record.topic_id}")
         if record.leader_recovery_state not in LEADER_RECOVERY_STATES:
             raise invalid_partition_recovery_state(change.name, record)
+        mismatch = directories_mismatch(change.name, record)
+        if mismatch is not None:
+            raise mismatch
         change.partitions[record.partition_id] = partition_from_record(record)
         change.terms = None
         self._reassigned.add(record.topic_id)
@@ -435,6 +451,9 @@ class MetadataDelta:
                               f"{change.name}-{partition_id}")
         if not -1 <= record.leader_recovery_state <= 1:
             raise invalid_recovery_state(change.name, record)
+        mismatch = directories_mismatch(change.name, record)
+        if mismatch is not None:
+            raise mismatch
         merged = partitions[partition_id] = merged_partition(current, record)
         if change.terms is not None:
             change.terms += partition_change_digest(topic_id, partition_id, current, merged)

@@ -26,6 +26,7 @@ from metadata.delta import (
     REPLAY_HANDLERS,
     MetadataDelta,
     ReplayError,
+    directories_mismatch,
     invalid_partition_recovery_state,
     invalid_recovery_state,
 )
@@ -97,6 +98,9 @@ class ReplayCheck(MetadataDelta):
                               f"{record.topic_id}")
         if record.leader_recovery_state not in LEADER_RECOVERY_STATES:
             raise invalid_partition_recovery_state(change.name, record)
+        mismatch = directories_mismatch(change.name, record)
+        if mismatch is not None:
+            raise mismatch
         created = self._created.get(record.topic_id)
         if created is None:
             created = self._created[record.topic_id] = PartitionIds()
@@ -130,6 +134,9 @@ class ReplayCheck(MetadataDelta):
                               f"{change.name}-{record.partition_id}")
         if not -1 <= record.leader_recovery_state <= 1:
             raise invalid_recovery_state(change.name, record)
+        mismatch = directories_mismatch(change.name, record)
+        if mismatch is not None:
+            raise mismatch
 
     def _check_clear_elr(self, record: ClearElrRecord) -> None:
         if record.topic_name and self.topic_id(record.topic_name) is None:

@@ -76,10 +76,13 @@ def _write_nodes(sim: Simulation, staging: Path) -> None:
         log = slot.storage.log
         flushed = [b for b in log.batches if b.end_offset <= log.flushed_end]
         election = slot.storage.election
+        # kraft.version 0 (static voters, no KRaftVersionRecord): Kafka writes the
+        # quorum-state at version 0 with the voters (KRaftVersion.quorumStateVersion).
         state = QuorumState(
             leader_id=-1 if election.leader_id is None else election.leader_id,
             leader_epoch=election.epoch,
-            voted_id=-1 if election.voted_id is None else election.voted_id)
+            voted_id=-1 if election.voted_id is None else election.voted_id,
+            data_version=0, current_voters=tuple(sorted(sim.voter_ids)))
         write_node_log(staging / node_directory_name(slot), flushed,
                        [log.snapshot] if log.snapshot is not None else [],
                        metadata_version=_metadata_version_of(log.snapshot), quorum_state=state,

@@ -85,6 +85,23 @@ def _leaving_changes(ctx: OperationContext, broker_id: int,
     return out
 
 
+def _check_listener(host: str, port: int) -> None:
+    """A listener Kafka's broker can put in its registration request (ListenerInfo's
+    checkHostIsSerializable and checkPortIsSerializable, in their words): a host that is
+    not blank and a port in 1-65535. Kafka's broker fails before sending the request;
+    kraftsim refuses the operation with INVALID_REQUEST."""
+    if not host.strip():
+        raise ApiError("INVALID_REQUEST", "Cannot serialize empty host in ListenerInfo.")
+    if port == 0:
+        raise ApiError("INVALID_REQUEST", "Cannot serialize ephemeral port 0 in ListenerInfo.")
+    if port < 0:
+        raise ApiError("INVALID_REQUEST",
+                       f"Cannot serialize negative port number {port} in ListenerInfo.")
+    if port > 65535:
+        raise ApiError("INVALID_REQUEST",
+                       f"Cannot serialize invalid port number {port} in ListenerInfo.")
+
+
 class RegisterBroker(msgspec.Struct, frozen=True):
     """Register (or re-register) a broker; it starts fenced, with the offset of the
     operation's first record as its epoch (Kafka's nextWriteOffset)."""
@@ -114,6 +131,7 @@ class RegisterBroker(msgspec.Struct, frozen=True):
         """
         if self.broker_id < 0:
             raise ApiError("INVALID_REQUEST", f"broker id must not be negative: {self.broker_id}")
+        _check_listener(self.host, self.port)
         features = _registration_features(ctx.image, self.features)
         incarnation = self.incarnation_id or random_uuid(ctx.rng)
         records: list[MetadataRecord] = []

@@ -162,7 +162,8 @@ ONLINE = ("dir1G6EtuR1OTdAzFw1AFQ", "dir2gwpjTvKC7sMfcLNd8g", "dir3Ir8mQ0mMxfv93
 ])
 def test_a_replica_is_online_in_a_directory_the_broker_has_online(directory: str,
                                                                   online: bool) -> None:
-    """Kafka's BrokerRegistrationTest.testHasOnlineDir, through the metadata cache's
+    """Kafka's BrokerRegistrationTest.testHasOnlineDir (and DirectoryIdTest.testIsOnline,
+    also in test_kafka_directory_id_cases.py), through the metadata cache's
     offline replicas: a replica assigned to a directory of the broker's registration (or
     to no directory yet) is online; one in an unknown or lost directory is not."""
     image = image_of([
