@@ -38,7 +38,7 @@ from metadata.image import (
 )
 from metadata.schema import BrokerEndpoint, BrokerFeature
 from metadata.uuids import sorted_uuids
-from metadata.versions import METADATA_VERSION_FEATURE, release_name
+from metadata.versions import METADATA_VERSION_FEATURE, range_text, release_name
 from shell.redaction import REDACTED, RedactionCriteria
 from shell.security_tree import acls_dir, client_quotas_dir, delegation_tokens_dir, scram_dir
 from shell.tree import Dir, File, Node, mapped_dir, static_dir, text_file
@@ -118,7 +118,6 @@ SECURITY_PROTOCOLS: dict[int, str] = {
     0: "PLAINTEXT", 1: "SSL", 2: "SASL_PLAINTEXT", 3: "SASL_SSL",
 }
 """Kafka's SecurityProtocol names by id."""
-_SHORT_MAX = 32767
 
 
 def sorted_directories(directories: tuple[str, ...]) -> list[str]:
@@ -136,16 +135,9 @@ def _endpoints_text(endpoints: tuple[BrokerEndpoint, ...]) -> str:
         for e in sorted(endpoints, key=lambda e: e.name)) + "]"
 
 
-def _version_range(low: int, high: int) -> str:
-    """Kafka's VersionRange text: ``4``, ``1-4``, or ``1+`` when unbounded."""
-    if low == high:
-        return str(low)
-    return f"{low}+" if high == _SHORT_MAX else f"{low}-{high}"
-
-
 def _features_text(features: tuple[BrokerFeature, ...]) -> str:
     return "{" + ", ".join(
-        f"{f.name}: {_version_range(f.min_supported_version, f.max_supported_version)}"
+        f"{f.name}: {range_text(f.min_supported_version, f.max_supported_version)}"
         for f in sorted(features, key=lambda f: f.name)) + "}"
 
 
