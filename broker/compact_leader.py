@@ -133,12 +133,15 @@ class CompactLeader(msgspec.Struct, gc=False):
     def isr_change_due(self, me: int, now: int, lag_max_ms: int) -> bool:
         """True when the full replica's periodic check would shrink the ISR now (or might: a
         member this form does not know of); Replica.isr_proposal then says how. The check
-        never expands an ISR: a follower back in sync joins at its fetch."""
+        never expands an ISR: a follower back in sync joins at its fetch. A member that
+        fetched in this epoch holds the whole (empty) log, so it is never out of sync
+        (Kafka's isCaughtUp: its log end offset is the leader's); one that has not is out
+        once the epoch began longer than ``lag_max_ms`` ago."""
         for member in self.reg.isr:
             if member == me:
                 continue
             index = self.follower_index(member, me)
-            if index < 0 or now - self.last_caught_up(index) > lag_max_ms:
+            if index < 0 or (self.clocks[index] is None and now - self.since > lag_max_ms):
                 return True
         return False
 

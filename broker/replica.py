@@ -11,7 +11,8 @@ fetching from this leader already (Kafka's ``maybeIncrementLeaderHW``, whose
 eligibility needs a broker epoch stored by a fetch; a follower outside the ISR when this
 leader's epoch began counts as never caught up until it catches up). It
 proposes ISR changes with AlterPartition: a follower not caught up for
-``replica.lag.time.max.ms`` leaves, a follower caught up to the HW (and to
+``replica.lag.time.max.ms`` leaves (never one whose log end offset is the leader's:
+Kafka's ``isCaughtUp``), a follower caught up to the HW (and to
 this leader's epoch start) comes back; one proposal at a time, naming the broker epoch
 the leader holds for each member (KIP-903: :meth:`Replica.isr_epochs`). Only an eligible
 follower comes back
@@ -326,8 +327,7 @@ class Replica:
         if not self.is_leader or self.pending_isr is not None:
             return None
         out = [r for r in self.isr if r != self.broker_id
-               and now - (self.follower(r) or FollowerState()).last_caught_up() > lag_max_ms] \
-            if shrink else None
+               and self._out_of_sync(self.follower(r), now, lag_max_ms)] if shrink else None
         if out:
             return tuple(r for r in self.isr if r not in out)
         if not expand:
@@ -342,6 +342,16 @@ class Replica:
         if back:
             return (*self.isr, *back)
         return None
+
+    def _out_of_sync(self, state: FollowerState | None, now: int, lag_max_ms: int) -> bool:
+        """Kafka's isFollowerOutOfSync: a follower this leader knows nothing of is out of
+        sync; one whose log end offset is the leader's never is, however long ago it last
+        fetched (nothing was appended since: ``ReplicaState.isCaughtUp``); any other is out
+        once it has not been caught up for longer than ``lag_max_ms``."""
+        if state is None:
+            return True
+        return state.end_offset != self.log.end_offset and \
+            now - state.last_caught_up() > lag_max_ms
 
     def isr_epochs(self, isr: tuple[int, ...], own_epoch: int,
                    fetch: tuple[int, int] | None = None) -> tuple[int, ...]:

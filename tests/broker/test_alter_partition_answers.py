@@ -51,7 +51,10 @@ def test_an_error_of_stale_metadata_keeps_the_change_pending_until_new_metadata(
     """testIsrNotExpandedIfUpdateFails, testInvalidAlterPartitionRequestsAreNotRetried:
     the expansion stays pending (the maximal ISR keeps broker 2) and nothing is asked
     again however long the follower fetches; once the image moves the partition epoch
-    (a new leader epoch here) the leader asks again."""
+    (a new leader epoch here) the leader asks again. (AlterPartitionManagerTest's
+    testInvalidUpdateVersion, testUnknownTopicPartition and testInvalidRequest: such a
+    partition error leaves nothing of the partition in flight, so its next change is
+    sent.)"""
     cell = Cell(brokers=(1, 2))
     _expansion_pending(cell)
     cell.answer_alter(error)
@@ -67,12 +70,22 @@ def test_an_error_of_stale_metadata_keeps_the_change_pending_until_new_metadata(
 
 
 @pytest.mark.parametrize("error", [
-    "STALE_BROKER_EPOCH", "NOT_CONTROLLER", "UNKNOWN_SERVER_ERROR", "NETWORK_EXCEPTION"])
+    "STALE_BROKER_EPOCH", "NOT_CONTROLLER", "UNKNOWN_SERVER_ERROR", "NETWORK_EXCEPTION",
+    "CLUSTER_AUTHORIZATION_FAILED", "UNSUPPORTED_VERSION", "NOT_LEADER_OR_FOLLOWER"])
 def test_another_error_sends_the_same_proposal_again(error: str) -> None:
     """testRetryShrinkIsr: broker 3 stops fetching and the periodic check asks for ISR
     (1, 2); the controller answers an error to retry: the shrink stays pending and the
     same request goes out again ALTER_RETRY_MS later (not at the next periodic check,
-    15 s on), and its success is taken as usual."""
+    15 s on), and its success is taken as usual.
+
+    AlterPartitionManagerTest: testStaleBrokerEpoch, testUnknownServer and
+    testAuthorizationFailed (request-level errors, which its manager sends again 50 ms
+    later), testRetryOnAuthenticationFailure (Kafka's manager takes an authentication
+    failure as NETWORK_EXCEPTION), testRetryOnUnsupportedVersionError (UNSUPPORTED_VERSION),
+    testSubmitFromCallback and testNotLeaderOrFollower (partition errors Kafka's Partition
+    does not expect, so it submits the same change again, at once where kraftsim waits
+    ALTER_RETRY_MS: kraftsim's answer has one error, not a request's and a
+    partition's)."""
     cell = Cell()
     cell.create(replicas=(1, 2, 3), leader=1)
     del cell.managers[3]

@@ -100,17 +100,20 @@ def test_shared_clock_tuples_are_reused_by_identity() -> None:
 
 
 def test_an_isr_change_is_due_as_the_replica_would_propose_one() -> None:
-    """A member not caught up for longer than the lag limit leaves; a replica out of the ISR
-    that fetched comes back at its fetch, never at the periodic check (Kafka's
-    maybeShrinkIsr only shrinks); a member this form does not know of leaves the decision to
-    the Replica."""
+    """A member that has not fetched in this epoch leaves once the lag limit has passed
+    since the epoch began; one that fetched holds the whole empty log and never leaves
+    (Kafka's isCaughtUp: its log end offset is the leader's; IsrExpirationTest's
+    testIsrExpirationForCaughtUpFollowers); a replica out of the ISR that fetched comes
+    back at its fetch, never at the periodic check (Kafka's maybeShrinkIsr only shrinks); a
+    member this form does not know of leaves the decision to the Replica."""
     leader, share = new_compact_leader(REG, ME, 100), ClockShare()
     assert not leader.isr_change_due(ME, 100 + 500, 500)  # caught up as of the epoch start
     assert leader.isr_change_due(ME, 100 + 501, 500)
     leader.serve(2, ME, _fetch(), share, fetched_at(400))
+    assert leader.isr_change_due(ME, 901, 500)  # 3 has not fetched
     leader.serve(3, ME, _fetch(), share, fetched_at(400))
     assert not leader.isr_change_due(ME, 900, 500)
-    assert leader.isr_change_due(ME, 901, 500)
+    assert not leader.isr_change_due(ME, 100_000, 500)  # at the log end, however long ago
     shrunk = PartitionRegistration(replicas=(2, ME, 3), isr=(ME, 2), leader=ME,
                                    leader_epoch=4, partition_epoch=8)
     out = new_compact_leader(shrunk, ME, 100)

@@ -238,13 +238,16 @@ def test_a_follower_caught_up_at_its_previous_fetch_is_caught_up_then() -> None:
 
 
 def test_a_follower_at_the_log_end_is_never_out_of_sync() -> None:
-    """testShouldNotShrinkIsrIfFollowerCaughtUpToLogEnd and testMaybeShrinkIsr."""
+    """testShouldNotShrinkIsrIfFollowerCaughtUpToLogEnd and testMaybeShrinkIsr: a follower
+    whose log end offset is the leader's stays in sync however long ago it fetched (Kafka's
+    ReplicaState.isCaughtUp; before, kraftsim dropped it like a stuck follower)."""
     log = _log([(1, 10)])
     leader = _leader(log, leader_epoch=2, isr=(ME, F1, F2), now=0)
     _fetch(leader, F1, 10, now=5_000)
     _fetch(leader, F2, 3, now=5_000)
     assert leader.isr_proposal(30_000, 30_000) is None
     assert leader.isr_proposal(30_001, 30_000) == (ME, F1)  # F2 has not caught up since 0
+    assert leader.isr_proposal(100_000, 30_000) == (ME, F1)  # F1 at the log end still
     _fetch(leader, F1, 10, now=60_000)
     assert leader.isr_proposal(60_001, 30_000) == (ME, F1)
 

@@ -12,6 +12,17 @@ Left out: transaction verification (KIP-890 AddPartitionsToTxn verify-only
 before an append), DescribeProducers, delayed consumer fetches (minBytes
 and maxWaitMs of a consumer), the log start offset in produce answers, and
 metrics of producer ids and late transactions.
+
+Not ported either: Kafka's ``kafka.server.AddPartitionsToTxnManagerTest`` (testAddTxnData,
+testGenerateRequests, testTransactionCoordinatorResolution,
+testAddPartitionsToTxnHandlerErrorHandling, testAddPartitionsToTxnManagerMetrics). Its
+AddPartitionsToTxnManager is the broker side of KIP-890's verification: before appending
+a transactional produce, the partition leader asks the transaction coordinator (found
+through the ``__transaction_state`` leaders of its metadata cache) whether the partition
+is in the producer's transaction, batching the checks by coordinator node. kraftsim's
+leaders append a transactional produce without that check (the producer's
+AddPartitionsToTxn to the coordinator, ``broker/txn/coordinator.py``, is the only
+registration), so there is no manager to test; its metrics are not modelled either.
 """
 
 from __future__ import annotations

@@ -124,7 +124,8 @@ def test_an_isr_member_fetching_with_a_stale_epoch_leaves_the_isr(records: bool)
     """Broker 2 is in the ISR, caught up and idle on its fetch session; it registers again
     (epoch 20 in every image) but the fetches keep carrying epoch 2. Each is refused,
     the idle partition too (Kafka reads every partition of the session), and counts as no
-    fetch: past replica.lag.time.max.ms the leader asks to shrink the ISR to (1,). (A
+    fetch: once the leader has appended a record (a follower at the leader's log end is
+    never out of sync), past replica.lag.time.max.ms it asks to shrink the ISR to (1,). (A
     leader with an empty log, held compact, refuses them alike.)"""
     cell = Cell(brokers=(1, 2))
     cell.create(replicas=(1, 2), isr=(1, 2), leader=1)
@@ -140,6 +141,10 @@ def test_an_isr_member_fetching_with_a_stale_epoch_leaves_the_isr(records: bool)
         answers.extend(p.error for p in msg.partitions)
         take(leader, msg, now)
     cell.managers[2]._on_fetch_response = noted  # type: ignore[method-assign]
+    cell.run(5_000, every=1_000)
+    assert answers and set(answers) == {"NOT_LEADER_OR_FOLLOWER"}
+    assert (cell.managers[1].compact_leader_epoch(KEY) is None) == records
+    cell.produce(1, ["b"], acks=1)
     cell.run(40_000, every=1_000)
     assert answers and set(answers) == {"NOT_LEADER_OR_FOLLOWER"}
     assert [(request.new_isr, request.new_isr_epochs) for _, request in cell.alters] == \

@@ -470,26 +470,32 @@ def _two_replicas_written_to() -> tuple[KRaftCluster, Producer, ReplicaManager, 
 
 
 def test_a_fetch_of_a_restarted_followers_old_incarnation_does_not_take_it_back() -> None:
-    """KIP-903: a follower crashes, leaves the ISR, is fenced, restarts and registers again
-    with a new broker epoch, and is unfenced. A fetch its old incarnation sent reaches the
-    leader only now (in Kafka a request still queued at the leader; the simulated network
-    drops a crashed node's messages, so the test hands it to the leader), caught up, and
-    the leader's image, a link behind, still shows the old registration unfenced: the
-    leader asks to take the follower back. The AlterPartition names the broker epoch that
-    fetch carried, and the controller refuses it (INELIGIBLE_REPLICA) instead of putting
-    back in the ISR a replica on the word of an incarnation that is gone; the leader drops
-    the proposal, and the follower rejoins at its new incarnation's fetches once the
-    leader's image shows that registration."""
-    cluster, _, manager, leader, follower = _two_replicas_written_to()
+    """KIP-903: a follower's fetches stop reaching the leader while it appends, so it
+    leaves the ISR; it crashes, restarts and registers again with a new broker epoch, and
+    is unfenced. A fetch carrying its old incarnation's epoch reaches the leader only now
+    (in Kafka a request still queued at the leader; the simulated network drops a crashed
+    node's messages, so the test hands it to the leader), caught up, and the leader's
+    image, a link behind, still shows the old registration unfenced: the leader asks to
+    take the follower back. The AlterPartition names the broker epoch that fetch carried,
+    and the controller refuses it (INELIGIBLE_REPLICA) instead of putting back in the ISR
+    a replica on the word of an incarnation that is gone; the leader drops the proposal,
+    and the follower rejoins at its new incarnation's fetches once the leader's image
+    shows that registration. (The append: a follower at the leader's log end never leaves
+    the ISR at the leader's check, as in Kafka.)"""
+    cluster, producer, manager, leader, follower = _two_replicas_written_to()
     old_epoch = _image(cluster).brokers[follower].epoch
     topic_id = _image(cluster).topics_by_name["t"]
     replica = manager.replicas[(topic_id, 0)]
+    cluster.sim.network.block(follower, leader)
+    producer.send(1)
+    assert cluster.run_until(lambda: replica.isr == (leader,), 10_000)
     stale = ReplicaFetchRequest(10_000, follower, old_epoch, (FetchPartition(
         topic_id, 0, replica.leader_epoch, replica.log.end_offset, replica.log.last_epoch),))
+    cluster.sim.crash(follower)
+    cluster.sim.network.heal()
     # the leader's image lags the controllers by 1.5 s from now on
     for controller in cluster.config.controller_ids:
         cluster.sim.network.set_link(controller, leader, LinkConfig(latency_ms=1_500))
-    cluster.sim.crash(follower)
     cluster.sim.restart(follower)
 
     def race() -> bool:  # re-registered and unfenced; the leader's image still the old one
@@ -575,10 +581,11 @@ def test_an_isr_expansion_lost_with_a_crashed_controller_goes_to_the_next_one() 
     ISR expands, with no other change of the partition between (before, the change
     stayed pending, and the follower out of the ISR, until the partition's next metadata
     change, which nothing here would bring)."""
-    cluster, _, manager, leader, follower = _two_replicas_written_to()
+    cluster, producer, manager, leader, follower = _two_replicas_written_to()
     topic_id = _image(cluster).topics_by_name["t"]
     replica = manager.replicas[(topic_id, 0)]
     cluster.sim.network.block(follower, leader)  # its fetches: it leaves the ISR
+    producer.send(1)  # once the leader appends (one at the log end stays in sync)
     assert cluster.run_until(lambda: _partition(cluster, "t").isr == (leader,), 10_000)
     assert cluster.run_until(lambda: replica.isr == (leader,), 5_000)
     shrunk = _partition(cluster, "t")
