@@ -37,13 +37,6 @@ keeping those too (2,048 or 4,096) was no faster there and held 10 MB more."""
 _MARKER_TYPES = frozenset(TRANSACTION_MARKERS)
 
 
-def _runs_alike(record: PartitionRecord) -> bool:
-    """True when every replay accepts ``record`` as one of a run: a valid leader recovery
-    state, and directories (if any) paired with its replicas."""
-    return record.leader_recovery_state in LEADER_RECOVERY_STATES and \
-        (not record.directories or len(record.directories) == len(record.replicas))
-
-
 class PartitionRun:
     """``records[start:end]``: PartitionRecords of the topic ``topic_id``, in a row."""
 
@@ -91,7 +84,10 @@ class BatchShape:
             # a record with a leader recovery state no replay accepts, or directories that
             # do not pair up with its replicas, is left out of runs, so that it is
             # replayed, and refused, on its own
-            if kind is PartitionRecord and _runs_alike(record):  # type: ignore[arg-type]
+            if kind is PartitionRecord and \
+                    record.leader_recovery_state in LEADER_RECOVERY_STATES and (  # type: ignore[attr-defined]
+                        not record.directories  # type: ignore[attr-defined]
+                        or len(record.directories) == len(record.replicas)):  # type: ignore[attr-defined]
                 if run_start >= 0 and record.topic_id == topic_id:  # type: ignore[attr-defined]
                     continue
                 self._close(records, run_start, index, topic_id)

@@ -425,9 +425,10 @@ class MetadataDelta:
                               f"{record.topic_id}")
         if record.leader_recovery_state not in LEADER_RECOVERY_STATES:
             raise invalid_partition_recovery_state(change.name, record)
-        mismatch = directories_mismatch(change.name, record)
-        if mismatch is not None:
-            raise mismatch
+        if record.directories:
+            mismatch = directories_mismatch(change.name, record)
+            if mismatch is not None:
+                raise mismatch
         change.partitions[record.partition_id] = partition_from_record(record)
         change.terms = None
         self._reassigned.add(record.topic_id)
@@ -451,9 +452,10 @@ class MetadataDelta:
                               f"{change.name}-{partition_id}")
         if not -1 <= record.leader_recovery_state <= 1:
             raise invalid_recovery_state(change.name, record)
-        mismatch = directories_mismatch(change.name, record)
-        if mismatch is not None:
-            raise mismatch
+        if record.directories:
+            mismatch = directories_mismatch(change.name, record)
+            if mismatch is not None:
+                raise mismatch
         merged = partitions[partition_id] = merged_partition(current, record)
         if change.terms is not None:
             change.terms += partition_change_digest(topic_id, partition_id, current, merged)
