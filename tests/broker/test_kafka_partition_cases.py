@@ -458,6 +458,21 @@ def test_the_high_watermark_waits_for_a_caught_up_follower_about_to_join(state: 
     assert leader.log.high_watermark == (10 if state == "unfenced" else 20)
 
 
+def test_a_follower_outside_the_isr_holds_the_high_watermark_up_to_the_lag_time() -> None:
+    """Kafka's isCaughtUp bound is inclusive: a follower outside the ISR last caught up
+    exactly replica.lag.time.max.ms ago still holds the high watermark; a millisecond
+    later it no longer does."""
+    log = _log([(1, 3)])
+    leader = _leader(log, leader_epoch=2, isr=(ME, F1), replicas=(ME, F1, F2), now=0)
+    _fetch(leader, F1, 3, now=0)
+    _fetch(leader, F2, 3, now=0)  # caught up at 0, outside the ISR
+    log.append_as_leader(["x"], 2)
+    _fetch(leader, F1, 4, now=30_000)
+    assert log.high_watermark == 3
+    _fetch(leader, F1, 4, now=30_001)
+    assert log.high_watermark == 4
+
+
 def test_a_follower_that_never_fetched_from_this_leader_holds_no_high_watermark() -> None:
     """Kafka stores a follower's broker epoch at its fetches only, and a follower with none
     stored is not ISR-eligible: one that left the ISR before ever fetching from this leader
