@@ -72,6 +72,11 @@ TOPIC_RESOURCE = 2
 """Kafka's ConfigResource.Type id of a topic."""
 BROKER_RESOURCE = 4
 """Kafka's ConfigResource.Type id of a broker."""
+CONFIG_RESOURCE_TYPES: dict[int, str] = {
+    0: "UNKNOWN", TOPIC_RESOURCE: "TOPIC", BROKER_RESOURCE: "BROKER", 8: "BROKER_LOGGER",
+    16: "CLIENT_METRICS", 32: "GROUP",
+}
+"""Kafka's ConfigResource.Type names by id (an id Kafka does not know is UNKNOWN)."""
 
 
 class _TopicChange:

@@ -28,6 +28,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from metadata.delta import CONFIG_RESOURCE_TYPES
 from metadata.image import (
     BrokerRegistration,
     ConfigKey,
@@ -43,10 +44,6 @@ from shell.redaction import REDACTED, RedactionCriteria
 from shell.security_tree import acls_dir, client_quotas_dir, delegation_tokens_dir, scram_dir
 from shell.tree import Dir, File, Node, mapped_dir, static_dir, text_file
 
-CONFIG_RESOURCE_TYPES: dict[int, str] = {
-    2: "TOPIC", 4: "BROKER", 8: "BROKER_LOGGER", 16: "CLIENT_METRICS", 32: "GROUP",
-}
-"""Kafka's ConfigResource.Type names by id."""
 _CONFIG_TYPE_ORDER = ("GROUP", "CLIENT_METRICS", "BROKER_LOGGER", "BROKER", "TOPIC", "UNKNOWN")
 """Kafka's ConfigResource.Type names in its declaration order (a name's type is the first
 of these it starts with)."""

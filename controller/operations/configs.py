@@ -12,7 +12,7 @@ from controller.errors import ApiError
 from controller.operations.base import Generated, OperationContext
 from controller.operations.config_defs import LIST_DEFAULTS, validate_config, validate_topic_config
 from controller.operations.topics import validate_topic_name
-from metadata.delta import BROKER_RESOURCE, TOPIC_RESOURCE
+from metadata.delta import BROKER_RESOURCE, CONFIG_RESOURCE_TYPES, TOPIC_RESOURCE
 from metadata.schema import ConfigRecord
 
 RESOURCE_TYPES: dict[str, int] = {"TOPIC": TOPIC_RESOURCE, "BROKER": BROKER_RESOURCE}
@@ -21,10 +21,6 @@ RESOURCE_NAMES: dict[int, str] = {v: k for k, v in RESOURCE_TYPES.items()}
 """Kafka's name of each supported config resource type id."""
 
 
-KAFKA_RESOURCE_TYPES: dict[int, str] = {0: "UNKNOWN", 2: "TOPIC", 4: "BROKER", 8: "BROKER_LOGGER",
-                                         16: "CLIENT_METRICS", 32: "GROUP"}
-"""Kafka's ConfigResource.Type names by id (an id it does not know is UNKNOWN); kraftsim
-keeps configs of TOPIC and BROKER resources only."""
 _JAVA_INT = re.compile(r"[+-]?\d+")
 """What Java's Integer.parseInt reads (any decimal digits, as Character.digit)."""
 
@@ -120,7 +116,7 @@ class IncrementalAlterConfigs(msgspec.Struct, frozen=True):
             validate_topic_name(self.resource_name)
             return None
         if self.resource_type != BROKER_RESOURCE:
-            kind = KAFKA_RESOURCE_TYPES.get(self.resource_type, "UNKNOWN")
+            kind = CONFIG_RESOURCE_TYPES.get(self.resource_type, "UNKNOWN")
             raise ApiError("INVALID_REQUEST", f"Unknown resource type {kind}")
         if not self.resource_name:
             return None
