@@ -30,15 +30,16 @@ from shell.image_tree import broker_text
 from .kafka_image_cases import image_of
 
 SHORT_MAX = 32767
-
-
-@pytest.mark.parametrize(("supported", "level", "contains"), [
+CONTAINS = [  # (range, level, whether the range holds the level)
     ((1, 1), 1, True),
     ((1, 1), 2, False),
     ((1, 2), 1, True),
     ((4, 10), 3, False),
     ((2, 12), 11, True),
-])
+]
+
+
+@pytest.mark.parametrize(("supported", "level", "contains"), CONTAINS)
 def test_contains(supported: tuple[int, int], level: int, contains: bool) -> None:
     """VersionRangeTest.testContains: a level is in a range when it lies between its ends,
     both included; outside it, UpdateFeatures' reason names the range in Kafka's text."""
@@ -49,13 +50,7 @@ def test_contains(supported: tuple[int, int], level: int, contains: bool) -> Non
         assert reason == f"Broker 1 only supports versions {range_text(*supported)}"
 
 
-@pytest.mark.parametrize(("supported", "level", "contains"), [
-    ((1, 1), 1, True),
-    ((1, 1), 2, False),
-    ((1, 2), 1, True),
-    ((4, 10), 3, False),
-    ((2, 12), 11, True),
-])
+@pytest.mark.parametrize(("supported", "level", "contains"), CONTAINS)
 def test_contains_at_registration(supported: tuple[int, int], level: int,
                                   contains: bool) -> None:
     """VersionRangeTest.testContains, as a registration checks it: a broker whose range
