@@ -32,6 +32,8 @@ DEFAULT_NUM_PARTITIONS = 1
 """num.partitions: the partitions of a topic created with -1 (Kafka's default)."""
 DEFAULT_REPLICATION_FACTOR = 1
 """default.replication.factor: the replication factor of a topic created with -1."""
+CLUSTER_METADATA_TOPIC = "__cluster_metadata"
+"""Kafka's Topic.CLUSTER_METADATA_TOPIC_NAME: the metadata log, never a topic to create."""
 
 
 def validate_topic_name(name: str) -> None:
@@ -169,7 +171,9 @@ class CreateTopics(msgspec.Struct, frozen=True):
         """Each topic gets its own result, as in Kafka's ReplicationControlManager: the
         topics that can be created are, the others answer their error (code and message)
         in the response. A topic is checked in Kafka's order: its name given once in the
-        request (INVALID_REQUEST "Duplicate topic name.", Kafka's ControllerApis), legal,
+        request (INVALID_REQUEST "Duplicate topic name.", Kafka's ControllerApis), not
+        ``__cluster_metadata`` (INVALID_REQUEST, ControllerApis' "Creation of internal
+        topic __cluster_metadata is prohibited."), legal,
         new, not colliding on '.' against '_' with an existing topic or one created before
         it in the request; then its configs, checked whole; then its replication factor
         and partition count (-1 taking the cluster default) or its assignments; then
@@ -192,6 +196,9 @@ class CreateTopics(msgspec.Struct, frozen=True):
             try:
                 if counts[topic.name] > 1:
                     raise ApiError("INVALID_REQUEST", "Duplicate topic name.")
+                if topic.name == CLUSTER_METADATA_TOPIC:
+                    raise ApiError("INVALID_REQUEST", f"Creation of internal topic "
+                                                      f"{CLUSTER_METADATA_TOPIC} is prohibited.")
                 result = self._create(ctx, topic, records, seen)
             except ApiError as error:
                 if error.code == "POLICY_VIOLATION" and error.message == EXCESSIVELY_LARGE:

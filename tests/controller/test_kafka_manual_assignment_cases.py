@@ -65,13 +65,19 @@ def test_an_assigned_topic_is_led_by_its_first_active_replica() -> None:
 
 
 def test_an_assignment_needs_minus_one_partitions_and_replication_factor() -> None:
+    """CreateTopicsRequestTest.testInvalidCreateTopicsRequests: an assignment beside a
+    partition count or replication factor other than -1 is INVALID_REQUEST, validate-only
+    too (Kafka's case: 10 partitions and replication factor 3)."""
     image = image_of(brokers(0, 1, 2))
-    for partitions, factor, what in ((-1, 3, "replication factor"), (1, -1, "numPartitions")):
+    for partitions, factor, what in ((-1, 3, "replication factor"), (1, -1, "numPartitions"),
+                                     (10, 3, "replication factor")):
         topic = NewTopic("foo", partitions, factor, assignments=((0, 1, 2),))
-        refused = refusal(CreateTopics((topic,)), image)
-        assert (refused.code, refused.message) == (
-            "INVALID_REQUEST",
-            f"A manual partition assignment was specified, but {what} was not set to -1.")
+        for validate_only in (False, True):
+            refused = refusal(CreateTopics((topic,), validate_only), image)
+            assert (refused.code, refused.message) == (
+                "INVALID_REQUEST",
+                f"A manual partition assignment was specified, but {what} was not set to "
+                f"-1.")
 
 
 def test_an_assignment_on_fenced_brokers_only_is_refused() -> None:
