@@ -37,6 +37,7 @@ from metadata.image import (
     PartitionRegistration,
     TopicImage,
 )
+from metadata.java_int import parse_java_int
 from metadata.schema import BrokerEndpoint, BrokerFeature
 from metadata.uuids import sorted_uuids
 from metadata.versions import METADATA_VERSION_FEATURE, range_text, release_name
@@ -159,23 +160,13 @@ def controller_text(reg: ControllerRegistration) -> str:
             f"supportedFeatures={_features_text(reg.features)})")
 
 
-def _int_key(name: str) -> int | None:
-    """``name`` as Java's Integer.parseInt reads it (a sign, then decimal digits, within
-    int32), or None where it throws: Kafka's nodes have no such child then."""
-    digits = name[1:] if name[:1] in ("+", "-") else name
-    if not digits.isdecimal():
-        return None
-    value = int(name)
-    return value if -2**31 <= value < 2**31 else None
-
-
 def _topic_dir(topic: TopicImage) -> Dir:
     def child(name: str) -> Node | None:
         if name == "name":
             return text_file(topic.name)
         if name == "id":
             return text_file(topic.topic_id)
-        pid = _int_key(name)
+        pid = parse_java_int(name)
         reg = topic.partitions.get(pid) if pid is not None else None
         if reg is None:
             return None
@@ -271,14 +262,14 @@ def _features_dir(image: MetadataImage) -> Dir:
 
 def _cluster_dir(image: MetadataImage) -> Dir:
     def broker(name: str) -> Node | None:
-        key = _int_key(name)
+        key = parse_java_int(name)
         reg = image.brokers.get(key) if key is not None else None
         if reg is None:
             return None
         return File(lambda: broker_text(reg), lambda: broker_json(reg))
 
     def controller(name: str) -> Node | None:
-        key = _int_key(name)
+        key = parse_java_int(name)
         reg = image.controllers.get(key) if key is not None else None
         if reg is None:
             return None

@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 
 import msgspec
@@ -13,6 +12,7 @@ from controller.operations.base import Generated, OperationContext
 from controller.operations.config_defs import LIST_DEFAULTS, validate_config, validate_topic_config
 from controller.operations.topics import validate_topic_name
 from metadata.delta import BROKER_RESOURCE, CONFIG_RESOURCE_TYPES, TOPIC_RESOURCE
+from metadata.java_int import parse_java_int
 from metadata.schema import ConfigRecord
 
 RESOURCE_TYPES: dict[str, int] = {"TOPIC": TOPIC_RESOURCE, "BROKER": BROKER_RESOURCE}
@@ -20,9 +20,6 @@ RESOURCE_TYPES: dict[str, int] = {"TOPIC": TOPIC_RESOURCE, "BROKER": BROKER_RESO
 RESOURCE_NAMES: dict[int, str] = {v: k for k, v in RESOURCE_TYPES.items()}
 """Kafka's name of each supported config resource type id."""
 
-
-_JAVA_INT = re.compile(r"[+-]?\d+")
-"""What Java's Integer.parseInt reads (any decimal digits, as Character.digit)."""
 
 OPERATIONS = ("SET", "DELETE", "APPEND", "SUBTRACT")
 """Kafka's AlterConfigOp types."""
@@ -120,10 +117,9 @@ class IncrementalAlterConfigs(msgspec.Struct, frozen=True):
             raise ApiError("INVALID_REQUEST", f"Unknown resource type {kind}")
         if not self.resource_name:
             return None
-        if not _JAVA_INT.fullmatch(self.resource_name) or \
-                not -2**31 <= int(self.resource_name) < 2**31:
+        node = parse_java_int(self.resource_name)
+        if node is None:
             raise ApiError("INVALID_REQUEST", "Unable to parse broker name as a base 10 number.")
-        node = int(self.resource_name)
         if node < 0:
             raise ApiError("INVALID_REQUEST", "Invalid negative broker ID.")
         return node
