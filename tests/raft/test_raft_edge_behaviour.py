@@ -192,6 +192,19 @@ def test_epoch_of_the_snapshot_that_goes_on_in_the_log_ends_in_the_log() -> None
     assert log.validate_offset_and_epoch(15, 2) == (Validation.VALID, OffsetAndEpoch(15, 2))
 
 
+def test_a_fetch_after_an_older_epoch_past_its_end_diverges() -> None:
+    """Epoch 1 holds [0, 5) and epoch 6 starts at 5: a fetch at 8 after epoch 5 (not in the
+    log, so epoch 1's end answers) diverges at 5, even though 5 is where the newest epoch
+    starts; a fetch after epoch 6 anywhere up to the end is valid."""
+    log = RaftLog()
+    log.append(Batch(0, 1, ("r",) * 5), flushed=True)
+    log.append(Batch(5, 6, ("r",) * 5), flushed=True)
+    assert log.validate_offset_and_epoch(8, 5) == (Validation.DIVERGING, OffsetAndEpoch(5, 1))
+    assert log.validate_offset_and_epoch(10, 6) == (Validation.VALID, OffsetAndEpoch(10, 6))
+    assert log.validate_offset_and_epoch(11, 6) == (Validation.DIVERGING,
+                                                    OffsetAndEpoch(10, 6))
+
+
 def test_an_observers_vote_never_counts_towards_an_election() -> None:
     """An observer answers a vote as a voter would (as Kafka's does), but only voters make
     a majority: a candidate of three voters granted by two observers (and refused by
