@@ -3,7 +3,9 @@
 :class:`TxnCluster` hosts one :class:`~broker.txn.coordinator.TransactionCoordinator`
 per running broker incarnation (a crash loses it; the restarted broker starts
 a new one), creates ``__transaction_state`` (``num_partitions`` partitions,
-RF up to 3, min.insync.replicas 2) and, every ``tick_ms``:
+transaction.state.log.replication.factor replicas, or one per broker in a
+smaller cluster, and transaction.state.log.min.isr as its min.insync.replicas,
+at most its replica count) and, every ``tick_ms``:
 
 - hands each coordinator the ``__transaction_state`` partitions its broker now
   leads (it loads them from the local log: coordinator epoch = leader epoch)
@@ -53,7 +55,7 @@ class TxnCluster:
                  mutations: frozenset[TxnMutation] = frozenset(), marker_delay_ms: int = 5,
                  tick_ms: int = 100, on_transition: TransitionHook | None = None) -> None:
         self.cluster = cluster
-        self.config = config
+        self.config = config.validate()
         self.mutations = mutations
         self.marker_delay_ms = marker_delay_ms
         self.tick_ms = tick_ms
@@ -64,12 +66,13 @@ class TxnCluster:
     def start(self) -> bool:
         """Create ``__transaction_state`` and start ticking; False if the topic failed."""
         c = self.cluster
-        rf = min(3, len(c.config.broker_ids))
+        rf = min(self.config.state_log_replication_factor, len(c.config.broker_ids))
         ok = c.wait(c.submit(CreateTopics((NewTopic(TRANSACTION_STATE_TOPIC,
                                                     self.config.num_partitions, rf),))))
+        min_isr = min(self.config.state_log_min_isr, rf)
         ok = ok and c.wait(c.submit(IncrementalAlterConfigs(
             TOPIC_RESOURCE, TRANSACTION_STATE_TOPIC,
-            (ConfigChange("min.insync.replicas", str(min(2, rf))),))))
+            (ConfigChange("min.insync.replicas", str(min_isr)),))))
         c.sim.schedule(c.sim.now + self.tick_ms, self._tick, "txn coordinators tick")
         return ok
 
