@@ -32,6 +32,7 @@ from broker.txn.coordinator import (
 )
 from broker.txn.mutations import TxnMutation
 from broker.txn.prereg import GROUP_METADATA_TOPIC
+from broker.txn.requests import AddPartitionsTxn, TxnErrors, handle_add_partitions_to_txn
 from broker.txn.state import TransactionState
 from controller.operations import CreateTopics, IncrementalAlterConfigs, NewTopic
 from controller.operations.configs import ConfigChange
@@ -134,6 +135,28 @@ class TxnCluster:
         """FindCoordinator: the leader of the id's ``__transaction_state`` partition."""
         partition = TransactionCoordinator.partition_of_id(transactional_id, self.config)
         return self.cluster.partition_leader(TRANSACTION_STATE_TOPIC, partition)
+
+    def knows_partition(self, broker: int, topic: str, partition: int) -> bool:
+        """The broker's metadata has ``topic`` partition ``partition`` (Kafka's
+        ``metadataCache.contains``)."""
+        loader = self.cluster.loader(broker)
+        image = loader.published if loader is not None else None
+        found = image.topic(topic) if image is not None else None
+        return found is not None and partition in found.partitions
+
+    def add_partitions_to_txn(self, broker: int, version: int,
+                              transactions: list[AddPartitionsTxn],
+                              callback: Callable[[TxnErrors], None]) -> bool:
+        """Send AddPartitionsToTxn of ``version`` to running broker ``broker``'s request
+        handler (:mod:`broker.txn.requests`); False if the broker is not running."""
+        coordinator = self.sync(broker)
+        if coordinator is None:
+            return False
+        handle_add_partitions_to_txn(
+            coordinator, version, transactions,
+            lambda topic, partition: self.knows_partition(broker, topic, partition),
+            self.cluster.sim.now, callback)
+        return True
 
     def sync(self, broker: int) -> TransactionCoordinator | None:
         """Match the coordinator's partitions to what its broker leads now; flush markers."""

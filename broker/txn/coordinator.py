@@ -504,6 +504,37 @@ class TransactionCoordinator:
                                client_transaction_version=transaction_version if tv2 else None)
         self._write(meta, transit, lambda: callback("NONE"), callback)
 
+    def handle_verify_partitions(self, transactional_id: str, producer_id: int,
+                                 producer_epoch: int, partitions: frozenset[TopicPartition],
+                                 callback: Callable[[dict[TopicPartition, str]], None]) -> None:
+        """AddPartitionsToTxn v4+ ``VerifyOnly`` (KIP-890 part 1, a partition leader asking
+        before it appends transactional data), in Kafka's order (reference 1.4).
+
+        Every partition gets the same error when the id is unknown or owned elsewhere,
+        its producer id differs (INVALID_PRODUCER_ID_MAPPING), its epoch differs
+        (PRODUCER_FENCED) or it is PrepareCommit/PrepareAbort (CONCURRENT_TRANSACTIONS);
+        otherwise each partition gets NONE if it is in the transaction and
+        TRANSACTION_ABORTABLE if not. A pending transition is not looked at and
+        nothing is written.
+        """
+        error: str | None = None
+        meta = self.txns.get(transactional_id)
+        if not transactional_id:
+            error = "INVALID_REQUEST"
+        elif (error := self._coordinator_error(transactional_id)) is not None:
+            pass
+        elif meta is None or meta.producer_id != producer_id:
+            error = "INVALID_PRODUCER_ID_MAPPING"
+        elif meta.producer_epoch != producer_epoch:
+            error = "PRODUCER_FENCED"
+        elif meta.state in (S.PREPARE_COMMIT, S.PREPARE_ABORT):
+            error = "CONCURRENT_TRANSACTIONS"
+        if error is not None or meta is None:
+            callback({tp: error or "INVALID_PRODUCER_ID_MAPPING" for tp in partitions})
+            return
+        callback({tp: "NONE" if tp in meta.topic_partitions else "TRANSACTION_ABORTABLE"
+                  for tp in partitions})
+
     def handle_add_offsets(self, transactional_id: str, producer_id: int, producer_epoch: int,
                            group_id: str, offsets_partitions: int, now: int,
                            callback: Callable[[str], None]) -> None:
