@@ -20,7 +20,7 @@ from __future__ import annotations
 import pytest
 
 from broker.txn.coordinator import TxnCoordinatorConfig, TxnResult
-from broker.txn.requests import MAX_VERSION, AddPartitionsTxn, InvalidAddPartitionsRequest
+from broker.txn.requests import MAX_VERSION, AddPartitionsTxn, InvalidTxnRequest
 from controller.operations import CreateTopics, NewTopic
 from sim.cluster import ClusterConfig, KRaftCluster
 from sim.txn_cluster import TxnCluster
@@ -136,6 +136,6 @@ def test_a_fenced_client_request_is_answered_in_its_versions_terms(version: int,
 def test_client_versions_carry_one_transaction_without_verify_only(
         version: int, transactions: list[AddPartitionsTxn]) -> None:
     txns = _world()
-    with pytest.raises(InvalidAddPartitionsRequest):
+    with pytest.raises(InvalidTxnRequest):
         txns.add_partitions_to_txn(txns.cluster.config.broker_ids[0], version, transactions,
                                    lambda _: None)
