@@ -29,6 +29,7 @@ from collections.abc import Callable, Mapping
 
 import pytest
 
+from broker.replica_manager import ProduceResult
 from broker.txn.coordinator import TxnResult
 from broker.txn.group import GroupCoordinator, GroupCoordinatorConfig
 from broker.txn.requests import (
@@ -48,6 +49,8 @@ from broker.txn.requests import (
     handle_txn_offset_commit_request,
 )
 from broker.txn.state import TransactionMetadata, TransactionState
+from tests.broker.replica_cell import TOPIC as CELL_TOPIC
+from tests.broker.replica_cell import Cell
 from tests.broker.test_txn_coordinator import Harness
 
 S = TransactionState
@@ -243,3 +246,18 @@ def test_should_replace_coordinator_not_available_with_load_in_process_in_txn_of
                                      out.append)
     expected = "COORDINATOR_NOT_AVAILABLE" if version < 2 else "COORDINATOR_LOAD_IN_PROGRESS"
     assert out == [{(TOPIC, 1): expected}]
+
+
+def test_should_replace_producer_fenced_with_invalid_producer_epoch_in_produce_response() -> None:
+    """shouldReplaceProducerFencedWithInvalidProducerEpochInProduceResponse: a produce
+    of an older epoch than the partition's is answered INVALID_PRODUCER_EPOCH (never
+    PRODUCER_FENCED, which produce clients do not get), transactional or not."""
+    cell = Cell()
+    cell.create(replicas=(1,), leader=1)
+    answers: list[ProduceResult] = []
+    manager = cell.managers[1]
+    manager.produce(CELL_TOPIC, 0, ["new"], 1, answers.append, PID, 3, 0, True)
+    manager.produce(CELL_TOPIC, 0, ["old"], 1, answers.append, PID, 2, 0, True)
+    manager.produce(CELL_TOPIC, 0, ["old"], 1, answers.append, PID, 2, 1, False)
+    assert [a.error for a in answers] == ["NONE", "INVALID_PRODUCER_EPOCH",
+                                          "INVALID_PRODUCER_EPOCH"]
