@@ -25,11 +25,11 @@ at a time.
 
 Not ported:
 
-- testSendOffsetsWithGroupId, testSendOffsetsWithGroupMetadata: consume-transform-
-  produce with group rebalances (groups are not modelled; the exactly-once loop is
-  tests/sim/test_eos.py).
 - testOffsetMetadataInSendOffsetsToTransaction: offset metadata strings are not
   modelled.
+- the group-metadata flavour of testSendOffsetsWithGroupMetadata: kraftsim's
+  TxnOffsetCommit carries no generation or member id (groups are not modelled), so it
+  runs the same copy loop as testSendOffsetsWithGroupId (on another seed).
 - testInitTransactionsTimeout, testSendOffsetsToTransactionTimeout,
   testCommitTransactionTimeout, testAbortTransactionTimeout: max.block.ms (calls do
   not block in kraftsim).
@@ -57,6 +57,7 @@ from controller.operations.configs import ConfigChange
 from metadata.delta import TOPIC_RESOURCE
 from sim.cluster import ClusterConfig, KRaftCluster
 from sim.eos_clients import EosProducer
+from sim.eos_world import EosSettings, EosWorld, eos_monitors
 from sim.group_cluster import GroupCluster
 from sim.txn_clients import TransactionalProducer, TxnClientError, TxnProducerState
 from sim.txn_cluster import TxnCluster
@@ -501,3 +502,37 @@ def test_failure_to_fence_epoch() -> None:
     with pytest.raises(TxnClientError) as raised:
         producer2.init_transactions()
     assert raised.value.error == "CLOSED"
+
+
+@pytest.mark.parametrize(("variant", "seed"), [("testSendOffsetsWithGroupId", 1),
+                                              ("testSendOffsetsWithGroupMetadata", 2)])
+def test_send_offsets(variant: str, seed: int) -> None:
+    """testSendOffsetsWithGroupId, testSendOffsetsWithGroupMetadata (sendOffset): a
+    consume-transform-produce loop copies numbered input records to the output in
+    transactions that alternately commit and abort (the first commits), committing the
+    consumed offsets in each; after an abort it reads again from the committed offset.
+    The output, read_committed, holds every input record exactly once. (Kafka copies
+    500 records, at most 10 per transaction; here 40, at most 5.)"""
+    txn, eos = eos_monitors()
+    cluster = KRaftCluster(ClusterConfig(seed=seed, controllers=1, brokers=3),
+                           extra_monitors=[txn, eos])
+    cluster.start()
+    world = EosWorld(cluster, EosSettings(records=40, batch=5, output_partitions=4), txn, eos)
+    assert world.setup()
+    cluster.sim.run_for(500)
+    world.start()
+    (loop,) = world.loops
+    outputs = loop._outputs
+
+    def alternate(offsets: list[int]) -> list[tuple[str, int, tuple[str, ...]]]:
+        loop.abort_next = (loop.committed_txns + loop.aborted_txns) % 2 == 1
+        return outputs(offsets)
+
+    loop._outputs = alternate  # type: ignore[method-assign]
+    sim = cluster.sim
+    assert sim.run_until_true(world.finished, 300_000), sim.violation
+    assert sim.run_until_true(world.readable, 60_000)
+    assert sim.violation is None
+    check = world.final_check()
+    assert (check.outputs, check.duplicates, check.missing, check.aborted_reads) == (40, 0, 0, 0)
+    assert loop.committed_txns == 8 and loop.aborted_txns in (7, 8)
