@@ -517,20 +517,20 @@ class TransactionCoordinator:
         TRANSACTION_ABORTABLE if not. A pending transition is not looked at and
         nothing is written.
         """
-        error: str | None = None
         meta = self.txns.get(transactional_id)
         if not transactional_id:
-            error = "INVALID_REQUEST"
-        elif (error := self._coordinator_error(transactional_id)) is not None:
-            pass
-        elif meta is None or meta.producer_id != producer_id:
-            error = "INVALID_PRODUCER_ID_MAPPING"
-        elif meta.producer_epoch != producer_epoch:
-            error = "PRODUCER_FENCED"
-        elif meta.state in (S.PREPARE_COMMIT, S.PREPARE_ABORT):
-            error = "CONCURRENT_TRANSACTIONS"
+            error: str | None = "INVALID_REQUEST"
+        else:
+            error = self._coordinator_error(transactional_id)
+        if error is None:
+            if meta is None or meta.producer_id != producer_id:
+                error = "INVALID_PRODUCER_ID_MAPPING"
+            elif meta.producer_epoch != producer_epoch:
+                error = "PRODUCER_FENCED"
+            elif meta.state in (S.PREPARE_COMMIT, S.PREPARE_ABORT):
+                error = "CONCURRENT_TRANSACTIONS"
         if error is not None or meta is None:
-            callback({tp: error or "INVALID_PRODUCER_ID_MAPPING" for tp in partitions})
+            callback(dict.fromkeys(partitions, error or "INVALID_PRODUCER_ID_MAPPING"))
             return
         callback({tp: "NONE" if tp in meta.topic_partitions else "TRANSACTION_ABORTABLE"
                   for tp in partitions})
