@@ -83,11 +83,12 @@ class TxnLab:
             raise CommandError(f"could not create {TRANSACTION_STATE_TOPIC} (is a controller "
                                f"active and are the brokers unfenced?)")
         self.txns = txns
-        rf = min(3, len(self.cluster.config.broker_ids))
+        rf = min(txns.config.state_log_replication_factor, len(self.cluster.config.broker_ids))
         self.reports.append(
             f"transaction coordinators started at {self.cluster.sim.now} ms: "
             f"{TRANSACTION_STATE_TOPIC} has {plural(txns.config.num_partitions, 'partition')}, "
-            f"replication factor {rf}, min.insync.replicas {min(2, rf)}")
+            f"replication factor {rf}, min.insync.replicas "
+            f"{min(txns.config.state_log_min_isr, rf)}")
         return txns
 
     # ------------------------------------------------------------------ producers

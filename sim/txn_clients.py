@@ -324,6 +324,13 @@ class TransactionalProducer:
         self._require("initTransactions", P.UNINITIALIZED)
         self._queue(("init", keep_prepared_txn))
 
+    def close(self) -> None:
+        """close(): the instance stops; what is queued or running is dropped (a request
+        out is not answered to it) and every later call raises ``CLOSED`` (Kafka's
+        IllegalStateException after close). The coordinator keeps what it has."""
+        if self.state != P.FATAL_ERROR:
+            self._fail("CLOSED")
+
     # ------------------------------------------------------------------ KIP-939
     def prepare_transaction(self) -> PreparedTxnState:
         """prepareTransaction(): the sends are flushed; the transaction stays open, prepared.

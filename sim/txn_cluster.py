@@ -3,7 +3,9 @@
 :class:`TxnCluster` hosts one :class:`~broker.txn.coordinator.TransactionCoordinator`
 per running broker incarnation (a crash loses it; the restarted broker starts
 a new one), creates ``__transaction_state`` (``num_partitions`` partitions,
-RF up to 3, min.insync.replicas 2) and, every ``tick_ms``:
+transaction.state.log.replication.factor replicas, or one per broker in a
+smaller cluster, and transaction.state.log.min.isr as its min.insync.replicas,
+at most its replica count) and, every ``tick_ms``:
 
 - hands each coordinator the ``__transaction_state`` partitions its broker now
   leads (it loads them from the local log: coordinator epoch = leader epoch)
@@ -30,6 +32,7 @@ from broker.txn.coordinator import (
 )
 from broker.txn.mutations import TxnMutation
 from broker.txn.prereg import GROUP_METADATA_TOPIC
+from broker.txn.requests import AddPartitionsTxn, TxnErrors, handle_add_partitions_to_txn
 from broker.txn.state import TransactionState
 from controller.operations import CreateTopics, IncrementalAlterConfigs, NewTopic
 from controller.operations.configs import ConfigChange
@@ -53,7 +56,7 @@ class TxnCluster:
                  mutations: frozenset[TxnMutation] = frozenset(), marker_delay_ms: int = 5,
                  tick_ms: int = 100, on_transition: TransitionHook | None = None) -> None:
         self.cluster = cluster
-        self.config = config
+        self.config = config.validate()
         self.mutations = mutations
         self.marker_delay_ms = marker_delay_ms
         self.tick_ms = tick_ms
@@ -64,12 +67,13 @@ class TxnCluster:
     def start(self) -> bool:
         """Create ``__transaction_state`` and start ticking; False if the topic failed."""
         c = self.cluster
-        rf = min(3, len(c.config.broker_ids))
+        rf = min(self.config.state_log_replication_factor, len(c.config.broker_ids))
         ok = c.wait(c.submit(CreateTopics((NewTopic(TRANSACTION_STATE_TOPIC,
                                                     self.config.num_partitions, rf),))))
+        min_isr = min(self.config.state_log_min_isr, rf)
         ok = ok and c.wait(c.submit(IncrementalAlterConfigs(
             TOPIC_RESOURCE, TRANSACTION_STATE_TOPIC,
-            (ConfigChange("min.insync.replicas", str(min(2, rf))),))))
+            (ConfigChange("min.insync.replicas", str(min_isr)),))))
         c.sim.schedule(c.sim.now + self.tick_ms, self._tick, "txn coordinators tick")
         return ok
 
@@ -131,6 +135,28 @@ class TxnCluster:
         """FindCoordinator: the leader of the id's ``__transaction_state`` partition."""
         partition = TransactionCoordinator.partition_of_id(transactional_id, self.config)
         return self.cluster.partition_leader(TRANSACTION_STATE_TOPIC, partition)
+
+    def knows_partition(self, broker: int, topic: str, partition: int) -> bool:
+        """The broker's metadata has ``topic`` partition ``partition`` (Kafka's
+        ``metadataCache.contains``)."""
+        loader = self.cluster.loader(broker)
+        image = loader.published if loader is not None else None
+        found = image.topic(topic) if image is not None else None
+        return found is not None and partition in found.partitions
+
+    def add_partitions_to_txn(self, broker: int, version: int,
+                              transactions: list[AddPartitionsTxn],
+                              callback: Callable[[TxnErrors], None]) -> bool:
+        """Send AddPartitionsToTxn of ``version`` to running broker ``broker``'s request
+        handler (:mod:`broker.txn.requests`); False if the broker is not running."""
+        coordinator = self.sync(broker)
+        if coordinator is None:
+            return False
+        handle_add_partitions_to_txn(
+            coordinator, version, transactions,
+            lambda topic, partition: self.knows_partition(broker, topic, partition),
+            self.cluster.sim.now, callback)
+        return True
 
     def sync(self, broker: int) -> TransactionCoordinator | None:
         """Match the coordinator's partitions to what its broker leads now; flush markers."""

@@ -25,11 +25,18 @@ handed-in callables.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from typing import Any
 
 import msgspec
 
 from broker.txn import two_phase
+from broker.txn.config import (
+    TXN_CONFIGS,
+    InvalidTxnConfig,
+    check_txn_config,
+    parse_txn_config,
+)
 from broker.txn.mutations import TxnMutation
 from broker.txn.prereg import BeginPurgatory
 from broker.txn.state import (
@@ -45,6 +52,7 @@ from broker.txn.state import (
     decode_record,
     encode_record,
 )
+from raft.config import ConfigError
 
 S = TransactionState
 TRANSACTION_STATE_TOPIC = "__transaction_state"
@@ -69,10 +77,20 @@ def partition_for(transactional_id: str, num_partitions: int) -> int:
 
 
 class TxnCoordinatorConfig(msgspec.Struct, frozen=True, kw_only=True):
-    """The coordinator's settings with Kafka's names and defaults."""
+    """The coordinator's settings with Kafka's names and defaults.
+
+    :meth:`validate` checks them as Kafka's ConfigDefs do (:mod:`broker.txn.config`);
+    :meth:`from_kafka` reads them from Kafka-named properties.
+    """
 
     num_partitions: int = 50
     """transaction.state.log.num.partitions."""
+    state_log_replication_factor: int = 3
+    """transaction.state.log.replication.factor: ``__transaction_state``'s replicas (a
+    cluster of fewer brokers creates it with one replica per broker)."""
+    state_log_min_isr: int = 2
+    """transaction.state.log.min.isr: ``__transaction_state``'s min.insync.replicas
+    (at most its replication factor)."""
     max_timeout_ms: int = 900_000
     """transaction.max.timeout.ms."""
     abort_timed_out_interval_ms: int = 10_000
@@ -91,6 +109,39 @@ class TxnCoordinatorConfig(msgspec.Struct, frozen=True, kw_only=True):
     """Hold classic AddPartitionsToTxn during marker completion too (seed 002's rule)."""
     two_phase_commit_enable: bool = False
     """transaction.two.phase.commit.enable (KIP-939): InitProducerId may set Enable2Pc."""
+
+    def validate(self) -> TxnCoordinatorConfig:
+        """Return self, or raise InvalidTxnConfig (Kafka's text) for the first bad value:
+        every number is a Java INT (the replication factor a SHORT) of at least 1."""
+        for name, definition in TXN_CONFIGS.items():
+            if definition.field is not None:
+                check_txn_config(name, getattr(self, definition.field))
+        if not 0 < self.offsets_num_partitions <= 2**31 - 1:
+            raise InvalidTxnConfig("offsets.topic.num.partitions", self.offsets_num_partitions,
+                                   "Value must be at least 1")
+        if self.marker_retry_backoff_ms < 0:
+            raise ConfigError("marker_retry_backoff_ms", "must be at least 0")
+        return self
+
+    def kafka_config(self, name: str) -> int | bool:
+        """The value of Kafka config ``name`` (its default when kraftsim does not model it)."""
+        definition = TXN_CONFIGS[name]
+        return definition.default if definition.field is None \
+            else getattr(self, definition.field)
+
+    @classmethod
+    def from_kafka(cls, configs: Mapping[str, str], **fields: Any) -> TxnCoordinatorConfig:
+        """A validated config from Kafka-named properties (strings, as in
+        ``server.properties``) over ``fields``; names that are not transaction configs
+        are ignored, as a broker ignores configs it does not know."""
+        values = dict(fields)
+        for name, text in configs.items():
+            if name in TXN_CONFIGS:
+                value = parse_txn_config(name, text)
+                field = TXN_CONFIGS[name].field
+                if field is not None:
+                    values[field] = value
+        return cls(**values).validate()
 
 
 class TxnResult(msgspec.Struct, frozen=True):
@@ -170,7 +221,7 @@ class TransactionCoordinator:
                  on_transition: Callable[[str, TransactionState, TransactionState], None]
                  | None = None) -> None:
         self.broker_id = broker_id
-        self.config = config
+        self.config = config.validate()
         self.append = append
         self.allocate_pid = allocate_pid
         self.mutations = mutations
@@ -452,6 +503,37 @@ class TransactionCoordinator:
                                prev_producer_id=meta.prev_producer_id if tv2 else None,
                                client_transaction_version=transaction_version if tv2 else None)
         self._write(meta, transit, lambda: callback("NONE"), callback)
+
+    def handle_verify_partitions(self, transactional_id: str, producer_id: int,
+                                 producer_epoch: int, partitions: frozenset[TopicPartition],
+                                 callback: Callable[[dict[TopicPartition, str]], None]) -> None:
+        """AddPartitionsToTxn v4+ ``VerifyOnly`` (KIP-890 part 1, a partition leader asking
+        before it appends transactional data), in Kafka's order (reference 1.4).
+
+        Every partition gets the same error when the id is unknown or owned elsewhere,
+        its producer id differs (INVALID_PRODUCER_ID_MAPPING), its epoch differs
+        (PRODUCER_FENCED) or it is PrepareCommit/PrepareAbort (CONCURRENT_TRANSACTIONS);
+        otherwise each partition gets NONE if it is in the transaction and
+        TRANSACTION_ABORTABLE if not. A pending transition is not looked at and
+        nothing is written.
+        """
+        meta = self.txns.get(transactional_id)
+        if not transactional_id:
+            error: str | None = "INVALID_REQUEST"
+        else:
+            error = self._coordinator_error(transactional_id)
+        if error is None:
+            if meta is None or meta.producer_id != producer_id:
+                error = "INVALID_PRODUCER_ID_MAPPING"
+            elif meta.producer_epoch != producer_epoch:
+                error = "PRODUCER_FENCED"
+            elif meta.state in (S.PREPARE_COMMIT, S.PREPARE_ABORT):
+                error = "CONCURRENT_TRANSACTIONS"
+        if error is not None or meta is None:
+            callback(dict.fromkeys(partitions, error or "INVALID_PRODUCER_ID_MAPPING"))
+            return
+        callback({tp: "NONE" if tp in meta.topic_partitions else "TRANSACTION_ABORTABLE"
+                  for tp in partitions})
 
     def handle_add_offsets(self, transactional_id: str, producer_id: int, producer_epoch: int,
                            group_id: str, offsets_partitions: int, now: int,

@@ -29,8 +29,9 @@ if TYPE_CHECKING:
 
 VERBS = ("init", "begin", "send", "commit", "abort", "prepare", "complete")
 """What ``producer NAME`` does."""
-MAX_TXN_TIMEOUT_MS = 900_000
-"""Kafka's transaction.max.timeout.ms default: the coordinator refuses a longer timeout."""
+MAX_TXN_TIMEOUT_MS = 2**31 - 1
+"""The largest transaction.timeout.ms a producer takes (a Java int); the coordinator
+refuses one above its transaction.max.timeout.ms (900000) with INVALID_TRANSACTION_TIMEOUT."""
 TWO_PC = "transaction.two.phase.commit.enable"
 """KIP-939's producer config."""
 KEEP_PREPARED = "keepPreparedTxn"
@@ -162,8 +163,10 @@ PRODUCER = Command(
     "starts the transaction coordinators (creates __transaction_state). "
     "transactional.id=ID (default NAME): a second instance with the same id fences the first "
     "(its epoch is bumped; the old instance's next request fails PRODUCER_FENCED and it "
-    "becomes a zombie that can do nothing more). transaction.timeout.ms=MS (default 60000, "
-    "at most 900000): the coordinator aborts a transaction open longer.\n"
+    "becomes a zombie that can do nothing more). transaction.timeout.ms=MS (default 60000): "
+    "the coordinator aborts a transaction open longer; it refuses a timeout above its "
+    "transaction.max.timeout.ms (900000) with INVALID_TRANSACTION_TIMEOUT, fatal for the "
+    "producer.\n"
     "begin      beginTransaction() (local)\n"
     "send T/P N  N records to partition T/P in the transaction: AddPartitionsToTxn before the "
     "first record of a partition, then a transactional, idempotent acks=all produce. Values "

@@ -16,10 +16,6 @@ Not ported, kept differences (grouped):
   partition's records at once, so no request sees COORDINATOR_LOAD_IN_PROGRESS
   (shouldRespondWithCoordinatorLoadInProgressOn{InitPid,AddPartitions,EndTxn}...,
   testDescribeTransactionsWhileCoordinatorLoading).
-- Not modelled: KIP-890 part 1 verification (AddPartitionsToTxn v4 VerifyOnly from a
-  partition leader): testVerifyPartitionHandling,
-  shouldRespondWithErrorsNoneOnAddPartitionWhenOngoingVerifyOnlyAndPartitionsTheSame,
-  shouldRespondWithInvalidTxnStateWhenVerifyOnlyAndPartitionNotPresent.
 - Not reproducible: shouldFailToAbortTransactionOnHandleInitPidWhenProducerEpochIsSmaller
   mocks another thread bumping the epoch between the fence and its abort; kraftsim's
   coordinator runs both in one step, so the abort always carries the fenced epoch.
@@ -570,6 +566,46 @@ def test_adding_partitions_the_transaction_has_answers_at_once() -> None:
     h = _harness(_meta(S.ONGOING))
     assert _add(h) == "NONE"
     assert h.log == [] and h.meta.pending_state is None
+
+
+# ---------------------------------------------------------------- VerifyOnly (KIP-890 part 1)
+def _verify(h: Harness, pid: int, epoch: int,
+            partitions: frozenset[tuple[str, int]] = PARTS) -> dict[tuple[str, int], str]:
+    out: list[dict[tuple[str, int], str]] = []
+    h.coordinator.handle_verify_partitions("t", pid, epoch, partitions, out.append)
+    return out[0]
+
+
+def test_verify_partition_handling() -> None:
+    """testVerifyPartitionHandling: another producer id is INVALID_PRODUCER_ID_MAPPING,
+    another epoch PRODUCER_FENCED, a Prepare* state CONCURRENT_TRANSACTIONS (every
+    partition the same), and a pending state is not looked at: a partition not in the
+    transaction is TRANSACTION_ABORTABLE. Nothing is written."""
+    h = _harness(_meta(S.PREPARE_COMMIT, 0, last=-1, pid=1))
+    assert _verify(h, 0, 0) == {("topic1", 0): "INVALID_PRODUCER_ID_MAPPING"}
+    h = _harness(_meta(S.PREPARE_COMMIT, 0, last=-1, pid=0))
+    assert _verify(h, 0, 1) == {("topic1", 0): "PRODUCER_FENCED"}
+    assert _verify(h, 0, 0) == {("topic1", 0): "CONCURRENT_TRANSACTIONS"}
+    h = _harness(_meta(S.ONGOING, 0, last=-1, pid=0, partitions=frozenset()))
+    h.meta.pending_state = S.COMPLETE_COMMIT
+    assert _verify(h, 0, 0) == {("topic1", 0): "TRANSACTION_ABORTABLE"}
+    assert _verify(_harness(), 0, 0) == {("topic1", 0): "INVALID_PRODUCER_ID_MAPPING"}
+    assert h.log == []
+
+
+def test_verify_only_of_the_transactions_partitions_is_none() -> None:
+    """shouldRespondWithErrorsNoneOnAddPartitionWhenOngoingVerifyOnlyAndPartitionsTheSame."""
+    h = _harness(_meta(S.ONGOING, 0, last=-1, pid=0))
+    assert _verify(h, 0, 0) == {("topic1", 0): "NONE"}
+    assert h.log == [] and h.meta.state == S.ONGOING
+
+
+def test_verify_only_of_a_partition_not_in_the_transaction_is_abortable() -> None:
+    """shouldRespondWithInvalidTxnStateWhenVerifyOnlyAndPartitionNotPresent: each partition
+    answers for itself (TRANSACTION_ABORTABLE since KIP-890's v5)."""
+    h = _harness(_meta(S.EMPTY, 0, last=-1, pid=0, partitions=PARTS))
+    assert _verify(h, 0, 0, PARTS | {("topic2", 0)}) == {
+        ("topic1", 0): "NONE", ("topic2", 0): "TRANSACTION_ABORTABLE"}
 
 
 # ---------------------------------------------------------------- EndTxn, transaction versions

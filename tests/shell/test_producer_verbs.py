@@ -79,7 +79,8 @@ def test_refusals_are_one_clear_line(lab: Recorder) -> None:
         "producer p1 init": "producer p1 exists",
         "producer p3 begin": "start one with: producer p3 init",
         "producer p4 init transactional.id=": "must not be empty",
-        "producer p4 init transaction.timeout.ms=900001": "transaction.timeout.ms",
+        "producer p4 init transaction.timeout.ms=2147483648": "transaction.timeout.ms",
+        "producer p4 init transaction.timeout.ms=0": "transaction.timeout.ms",
         "producer p4 init bogus=1": "unknown option 'bogus'",
         "producer p1 prepare": "invalid transition from READY to PREPARED_TRANSACTION",
         "producer p1 complete": "has no prepared transaction",
@@ -93,6 +94,23 @@ def test_refusals_are_one_clear_line(lab: Recorder) -> None:
         assert lines[0].startswith(("ERR producer: ", "ERR consume: ")), (command, lines)
         if words is not None:
             assert words in lines[0], (command, lines)
+
+
+def test_a_timeout_above_the_brokers_maximum_is_refused_by_the_coordinator() -> None:
+    """A producer's transaction.timeout.ms above the coordinator's transaction.max.timeout.ms
+    (900000) is sent: InitProducerId answers INVALID_TRANSACTION_TIMEOUT, fatal for the
+    producer (Kafka's InvalidTxnTimeoutException); 900000 itself is accepted."""
+    shell = Recorder()
+    shell.run(*START, "producer p4 init transaction.timeout.ms=900001",
+              "producer p5 init transaction.timeout.ms=900000", "run-until idle")
+    table = shell.run("producer")
+    assert any(row.split()[0] == "p4" and row.split()[-1] == "INVALID_TRANSACTION_TIMEOUT"
+               for row in table)
+    assert shell.session.lab is not None
+    producers = shell.session.lab.txn.producers
+    assert producers["p4"].producer.fatal == "INVALID_TRANSACTION_TIMEOUT"
+    assert producers["p5"].producer.fatal is None
+    assert producers["p5"].producer.producer_epoch == 0
 
 
 def test_prepare_needs_two_phase_commit_and_a_flush() -> None:

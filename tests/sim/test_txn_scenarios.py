@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import pytest
+
 from broker.partition_log import PartitionLog
-from broker.txn.coordinator import TRANSACTION_STATE_TOPIC
+from broker.txn.coordinator import TRANSACTION_STATE_TOPIC, TxnCoordinatorConfig
 from broker.txn.fetch import READ_COMMITTED, fetch_log, filter_committed
 from broker.txn.mutations import TxnMutation
 from controller.operations import CreateTopics, NewTopic
@@ -218,6 +220,35 @@ def test_transaction_state_is_replicated_three_ways_with_two_in_sync() -> None:
         assert {len(p.replicas) for p in topic.partitions.values()} == {rf}
         configs = image.configs.get((TOPIC_RESOURCE, TRANSACTION_STATE_TOPIC))
         assert configs is not None and configs["min.insync.replicas"] == isr
+
+
+def _state_topic(config: TxnCoordinatorConfig, brokers: int) -> tuple[set[int], str]:
+    cluster = KRaftCluster(ClusterConfig(seed=1, controllers=1, brokers=brokers))
+    cluster.start()
+    assert TxnCluster(cluster, config).start()
+    active = cluster.active_controller()
+    assert active is not None
+    image = active.image
+    topic = image.topics_by_id[image.topics_by_name[TRANSACTION_STATE_TOPIC]]
+    assert len(topic.partitions) == config.num_partitions
+    configs = image.configs.get((TOPIC_RESOURCE, TRANSACTION_STATE_TOPIC))
+    assert configs is not None
+    return {len(p.replicas) for p in topic.partitions.values()}, configs["min.insync.replicas"]
+
+
+@pytest.mark.parametrize(("rf", "min_isr", "brokers", "expected"), [
+    (3, 2, 4, (3, "2")), (2, 1, 3, (2, "1")), (3, 2, 1, (1, "1")), (1, 3, 3, (1, "1"))])
+def test_the_state_topic_is_created_with_the_log_configs(
+        rf: int, min_isr: int, brokers: int, expected: tuple[int, str]) -> None:
+    """transaction.state.log.{num.partitions,replication.factor,min.isr} shape
+    ``__transaction_state`` (a cluster with fewer brokers than the factor gets one
+    replica per broker; the min ISR is at most the replica count)."""
+    config = TxnCoordinatorConfig.from_kafka({
+        "transaction.state.log.num.partitions": "2",
+        "transaction.state.log.replication.factor": str(rf),
+        "transaction.state.log.min.isr": str(min_isr)})
+    replicas, min_insync = _state_topic(config, brokers)
+    assert (replicas, min_insync) == ({expected[0]}, expected[1])
 
 
 def test_a_transaction_is_refused_unless_the_producer_is_ready_and_idle() -> None:
