@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+from metadata.java_int import parse_java_int
 from raft.config import ConfigError
 
 INT_MAX = 2**31 - 1
@@ -112,9 +113,9 @@ def parse_txn_config(name: str, text: str) -> int | bool:
             raise InvalidTxnConfig(name, text, "Expected value to be either true or false")
         value = trimmed.lower() == "true"
     else:
-        digits = trimmed[1:] if trimmed[:1] in "+-" else trimmed
-        if not digits or not digits.isascii() or not digits.isdigit():
+        parsed = parse_java_int(trimmed)  # Short.parseShort reads as parseInt, then bounds
+        if parsed is None:
             raise InvalidTxnConfig(name, text, f"Not a number of type {definition.type}")
-        value = int(trimmed)
+        value = parsed
     check_txn_config(name, value)
     return value

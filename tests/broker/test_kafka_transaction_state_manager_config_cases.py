@@ -105,6 +105,11 @@ def test_values_are_trimmed_and_booleans_take_any_case() -> None:
         "transaction.max.timeout.ms": " 2147483647\t",
         "transaction.two.phase.commit.enable": "TRUE"})
     assert (config.max_timeout_ms, config.two_phase_commit_enable) == (2**31 - 1, True)
+    # Integer.parseInt reads a sign and decimal digits of any script (not superscripts)
+    assert TxnCoordinatorConfig.from_kafka(
+        {"transaction.max.timeout.ms": "+\u0661\u0662"}).max_timeout_ms == 12
+    with pytest.raises(InvalidTxnConfig, match="Not a number of type INT"):
+        TxnCoordinatorConfig.from_kafka({"transaction.max.timeout.ms": "1\u00b2"})
     with pytest.raises(InvalidTxnConfig, match="Expected value to be either true or false"):
         TxnCoordinatorConfig.from_kafka({"transaction.two.phase.commit.enable": "yes"})
 
