@@ -142,6 +142,21 @@ def test_the_next_deadline_includes_a_marker_retry() -> None:
     assert h.coordinator.next_deadline() == 10 + h.coordinator.config.marker_retry_backoff_ms
 
 
+def test_a_marker_retry_is_sent_once_at_its_due_time() -> None:
+    """A retry due at T goes out at a poll at T, once: a later poll sends nothing more."""
+    h, _ = _prepared_commit(A0)
+    h.coordinator.poll(5)
+    [marker] = h.coordinator.drain_outbox()
+    h.coordinator.on_marker_result(marker, "NOT_LEADER_OR_FOLLOWER", 10)
+    due = 10 + h.coordinator.config.marker_retry_backoff_ms
+    h.coordinator.poll(due - 1)
+    assert h.coordinator.drain_outbox() == []
+    h.coordinator.poll(due)
+    assert h.coordinator.drain_outbox() == [marker]
+    h.coordinator.poll(due + 1)
+    assert h.coordinator.drain_outbox() == [] and h.coordinator.retries == []
+
+
 # ---------------------------------------------------------------- timeouts
 def test_a_transaction_times_out_only_strictly_after_its_timeout() -> None:
     """timedOutTransactions: txnStartTimestamp + txnTimeoutMs < now."""
