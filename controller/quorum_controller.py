@@ -487,7 +487,7 @@ class QuorumController:
     def _context(self) -> OperationContext:
         return OperationContext(self.image, self.rng, self.raft.log.end_offset, self.node_id,
                                 self.config.max_records_per_operation,
-                                frozenset(self.raft.voters))
+                                frozenset(self.raft.voters), self.config.cluster_id)
 
     def _maybe_snapshot(self) -> None:
         every = self.config.snapshot_every_records

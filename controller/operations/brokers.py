@@ -102,9 +102,27 @@ def _check_listener(host: str, port: int) -> None:
                        f"Cannot serialize invalid port number {port} in ListenerInfo.")
 
 
+def check_cluster_id(expected: str | None, requested: str | None) -> None:
+    """A registration names the controller's cluster id (Kafka's ClusterControlManager, in
+    its words); either side None (an operator's tool, a controller without one) passes.
+    Raises INCONSISTENT_CLUSTER_ID."""
+    if expected is not None and requested is not None and requested != expected:
+        raise ApiError("INCONSISTENT_CLUSTER_ID",
+                       f"Expected cluster ID {expected}, but got cluster ID {requested}")
+
+
 class RegisterBroker(msgspec.Struct, frozen=True):
     """Register (or re-register) a broker; it starts fenced, with the offset of the
-    operation's first record as its epoch (Kafka's nextWriteOffset)."""
+    operation's first record as its epoch (Kafka's nextWriteOffset).
+
+    Refused, in Kafka's order: a cluster id other than the controller's
+    (INCONSISTENT_CLUSTER_ID), a ZooKeeper broker in migration (BROKER_ID_NOT_REGISTERED:
+    Kafka's controllers no longer register those), a feature level the broker does not
+    support (UNSUPPORTED_VERSION). A broker id below 0 and a listener Kafka's broker could
+    not serialize are INVALID_REQUEST before those. (A new incarnation while the old one's
+    session lives, DUPLICATE_BROKER_REGISTRATION, is the broker service's check: it
+    holds the sessions.)
+    """
 
     broker_id: int
     rack: str | None = None
@@ -114,6 +132,10 @@ class RegisterBroker(msgspec.Struct, frozen=True):
     """The broker process's id (None: a fresh random one, as an operator's tool would)."""
     features: tuple[BrokerFeature, ...] = BROKER_FEATURES
     """The feature levels the broker supports (Kafka's registration request's features)."""
+    cluster_id: str | None = None
+    """The cluster id the broker's meta.properties names (None: not checked)."""
+    is_migrating_zk_broker: bool = False
+    """Kafka's isMigratingZkBroker: a ZooKeeper-mode broker in a migration (refused)."""
 
     def describe(self) -> str:
         """E.g. ``RegisterBroker(1)``."""
@@ -132,6 +154,10 @@ class RegisterBroker(msgspec.Struct, frozen=True):
         if self.broker_id < 0:
             raise ApiError("INVALID_REQUEST", f"broker id must not be negative: {self.broker_id}")
         _check_listener(self.host, self.port)
+        check_cluster_id(ctx.cluster_id, self.cluster_id)
+        if self.is_migrating_zk_broker:
+            raise ApiError("BROKER_ID_NOT_REGISTERED",
+                           "Controller does not support registering ZK brokers.")
         features = _registration_features(ctx.image, self.features)
         incarnation = self.incarnation_id or random_uuid(ctx.rng)
         records: list[MetadataRecord] = []

@@ -33,15 +33,15 @@ def _next_producer_id(cluster: KRaftCluster, broker: int) -> int:
     manager = cluster.replica_manager(broker)
     assert isinstance(manager, ReplicaManager)
     deadline = cluster.sim.now + DEADLINE_MS
+    answers: list[tuple[str, int]] = []
+
+    def ask() -> None:
+        answers.append(manager.init_producer_id(cluster.sim.now))
+        cluster.sim.touch(cluster.sim.slots[broker])
+
     while True:
-        answers: list[tuple[str, int]] = []
-
-        def ask(manager: ReplicaManager = manager) -> None:
-            answers.append(manager.init_producer_id(cluster.sim.now))
-            cluster.sim.touch(cluster.sim.slots[broker])
-
         cluster.sim.act(f"InitProducerId at broker {broker}", ask)
-        [(error, producer_id)] = answers
+        error, producer_id = answers.pop()
         if error != "COORDINATOR_LOAD_IN_PROGRESS":
             assert error == "NONE"
             return producer_id
