@@ -219,7 +219,8 @@ class ControllerBrokerService:
         self._sessions(now)[req.broker_id] = now
         register = RegisterBroker(req.broker_id, req.rack, req.host, req.port,
                                   incarnation_id=req.incarnation_id, cluster_id=req.cluster_id,
-                                  is_migrating_zk_broker=req.is_migrating_zk_broker)
+                                  is_migrating_zk_broker=req.is_migrating_zk_broker,
+                                  log_dirs=req.log_dirs)
         if req.features is not None:
             register = msgspec.structs.replace(register, features=req.features)
         self._submit_then(register, reply)

@@ -45,6 +45,8 @@ class BrokerRegistrationRequest(msgspec.Struct, frozen=True, gc=False):
     """The feature levels the broker supports (None: every level kraftsim supports)."""
     is_migrating_zk_broker: bool = False
     """Kafka's isMigratingZkBroker (a ZooKeeper broker in a migration; refused)."""
+    log_dirs: tuple[str, ...] | None = None
+    """The broker's log directory ids (None: it models none, as kraftsim's brokers)."""
 
     @property
     def epoch(self) -> int:
