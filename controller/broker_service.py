@@ -198,7 +198,7 @@ class ControllerBrokerService:
             self._reply(src, BrokerRegistrationResponse(cid, error))
             return
         try:  # Kafka checks the cluster id before the duplicate registration
-            check_cluster_id(self.controller.config.cluster_id, req.cluster_id)
+            check_cluster_id(self.controller.cluster_id, req.cluster_id)
         except ApiError as refused:
             self._reply(src, BrokerRegistrationResponse(cid, refused.code))
             return

@@ -42,9 +42,6 @@ class ControllerConfig(msgspec.Struct, frozen=True, kw_only=True):
     ("Unable to perform excessively large batch operation.") as soon as it generates
     more records than this, before the rest are generated. Markers do not count.
     Raise it to let the transactional mode write operations larger than Kafka allows."""
-    cluster_id: str | None = None
-    """The cluster id of the controller's meta.properties: a broker registering with
-    another one is refused with INCONSISTENT_CLUSTER_ID (None: any id is taken)."""
 
     def validate(self) -> ControllerConfig:
         """Return self, or raise ConfigError naming the bad setting."""

@@ -42,9 +42,6 @@ class BrokerSettings(msgspec.Struct, frozen=True, kw_only=True):
     """broker.session.timeout.ms (a controller setting in Kafka)."""
     config: BrokerConfig = BrokerConfig()
     """The brokers' own settings (heartbeat interval, replica lag, min ISR, ...)."""
-    racks: tuple[str | None, ...] = ()
-    """broker.rack of brokers 0, 1, ... in order, which each registers with (a broker past
-    the end of the tuple has none)."""
 
     def validate(self) -> BrokerSettings:
         """Return self, or raise ConfigError naming the bad setting."""
@@ -65,8 +62,7 @@ def broker_apps(settings: BrokerSettings, node_id: int, loader: MetadataLoader,
     """
     if not settings.lifecycle:
         return []
-    rack = settings.racks[node_id] if node_id < len(settings.racks) else None
-    lifecycle = BrokerLifecycleManager(node_id, loader, rng, now, settings.config, rack)
+    lifecycle = BrokerLifecycleManager(node_id, loader, rng, now, settings.config)
     return [lifecycle, ReplicaManager(node_id, loader, lifecycle, now, settings.config,
                                       mutations, log_dir)]
 

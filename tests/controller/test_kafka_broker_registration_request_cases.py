@@ -48,8 +48,8 @@ class _Controller:
 
     def __init__(self, metadata_version: str) -> None:
         config = ClusterConfig(seed=7, controllers=1, brokers=0, controller=ControllerConfig(
-            bootstrap_metadata_version=LEVELS[metadata_version], cluster_id=CLUSTER_ID))
-        self.cluster = KRaftCluster(config)
+            bootstrap_metadata_version=LEVELS[metadata_version]))
+        self.cluster = KRaftCluster(config, cluster_id=CLUSTER_ID)
         self.cluster.start()
         active = self.cluster.active_controller()
         assert active is not None

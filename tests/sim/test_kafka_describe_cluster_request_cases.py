@@ -5,8 +5,8 @@ Kafka's test starts three brokers, each with ``broker.rack`` ``rack/<id>``, wait
 every broker's metadata is consistent, and sends DescribeCluster at each version of the
 API: in KRaft the answer lists every broker (id, host, port and rack of the listener the
 request came in on) and names a random alive broker as the controller (KIP-590). Here each
-broker of a :class:`~sim.cluster.KRaftCluster` (three controllers, three brokers racked as
-Kafka's) answers from its published image with
+broker of a :class:`~sim.cluster.KRaftCluster` (three controllers, three brokers whose
+registrations are amended with Kafka's racks) answers from its published image with
 :func:`broker.metadata_cache.describe_cluster`; every simulated broker registers the one
 listener PLAINTEXT at localhost:9092.
 
@@ -24,8 +24,8 @@ import random
 import pytest
 
 from broker.metadata_cache import DescribedBroker, describe_cluster
+from controller.operations import RegisterBroker
 from metadata.schema import BrokerRegistrationChangeRecord
-from sim.brokers import BrokerSettings
 from sim.cluster import ClusterConfig, KRaftCluster
 from tests.controller.kafka_cases import image_of
 
@@ -33,11 +33,19 @@ BROKER_COUNT = 3
 
 
 def _cluster() -> KRaftCluster:
-    settings = BrokerSettings(racks=tuple(f"rack/{b}" for b in range(BROKER_COUNT)))
-    cluster = KRaftCluster(ClusterConfig(seed=11, brokers=BROKER_COUNT,
-                                         brokers_settings=settings))
+    """Three controllers and three brokers, each broker's registration amended with its
+    rack (as Kafka's broker.rack; the same incarnation keeps its epoch and state), then
+    every broker caught up (Kafka's ensureConsistentKRaftMetadata)."""
+    cluster = KRaftCluster(ClusterConfig(seed=11, brokers=BROKER_COUNT))
     assert cluster.start()
-    assert cluster.run_until(cluster.idle, 10_000)  # Kafka's ensureConsistentKRaftMetadata
+    active = cluster.active_controller()
+    assert active is not None
+    for broker in cluster.config.broker_ids:
+        incarnation = active.image.brokers[broker].incarnation_id
+        handle = cluster.submit(RegisterBroker(broker, rack=f"rack/{broker}",
+                                               incarnation_id=incarnation))
+        assert cluster.wait(handle) and handle.error is None
+    assert cluster.run_until(cluster.idle, 10_000)
     return cluster
 
 

@@ -8,8 +8,8 @@ high watermark and end offsets past 0, the controllers as the voters and the bro
 observers, and each replica's last fetch and last caught-up times known (version 1 on).
 kraftsim has no request versions and no forwarding broker: the answer here is
 :meth:`raft.RaftNode.describe_quorum` of the quorum's leader (:mod:`raft.quorum_info`),
-which holds what every version from 1 holds. A last case checks what any other node
-answers.
+which holds what every version from 1 holds; the shell's ``status --format json`` shows
+it under ``quorum``. A last case checks what any other node answers.
 
 Not ported (parts of testDescribeQuorum):
 
@@ -23,6 +23,8 @@ from __future__ import annotations
 
 from raft import Errors, RaftNode
 from raft.quorum_info import METADATA_PARTITION, METADATA_TOPIC
+from shell.lab import Lab
+from shell.status import status_json
 from sim.cluster import ClusterConfig, KRaftCluster
 
 
@@ -89,3 +91,19 @@ def test_a_node_that_does_not_lead_answers_not_leader_or_follower() -> None:
             answer = slot.raft.describe_quorum(cluster.sim.now)
             assert answer.error is Errors.NOT_LEADER_OR_FOLLOWER
             assert (answer.leader_id, answer.current_voters, answer.observers) == (-1, (), ())
+
+
+def test_the_shell_status_shows_the_leaders_answer() -> None:
+    """The lab's ``status --format json`` carries the same answer under ``quorum``, with
+    Kafka's field names (testDescribeQuorum's checks, on what a user sees)."""
+    lab = Lab(ClusterConfig(seed=9, controllers=1, brokers=1))
+    assert lab.cluster.start()
+    assert lab.cluster.run_until(lab.cluster.idle, 10_000)
+    quorum = status_json(lab)["quorum"]
+    assert quorum["leaderId"] == 3000 and quorum["leaderEpoch"] > 0
+    assert quorum["highWatermark"] > 0
+    assert [v["replicaId"] for v in quorum["currentVoters"]] == [3000]
+    assert [o["replicaId"] for o in quorum["observers"]] == [0]
+    for state in (*quorum["currentVoters"], *quorum["observers"]):
+        assert state["logEndOffset"] > 0
+        assert state["lastFetchTimestamp"] != -1 and state["lastCaughtUpTimestamp"] != -1
