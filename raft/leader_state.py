@@ -53,7 +53,11 @@ class LeaderState:
         """Record a replica's end offset from a valid fetch; returns True if the HW moved.
 
         ``now``: the fetch's time, which updates the replica's fetch and caught-up times
-        (Kafka's ReplicaState.updateFollowerState); None for the leader's own end offset."""
+        (Kafka's ReplicaState.updateFollowerState); None for the leader's own end offset.
+        A negative replica id (a fetch that is not a replica's, as a consumer's) is
+        ignored, as Kafka's LeaderState.updateReplicaState ignores it."""
+        if replica_id < 0:
+            return False
         if now is not None and replica_id != self.local_id:
             self._fetched_at(replica_id, end_offset, now)
         offsets = self.voter_end_offsets
