@@ -5,15 +5,15 @@ Kafka's test starts a KRaft cluster of one controller and no broker at a given
 metadata.version and sends BrokerRegistration requests for broker 100 over the controller
 listener: with the cluster's id, a fresh incarnation id, one listener, the production
 features other than metadata.version (each from its lowest production level to its latest
-testing one) and, when asked, a range of metadata.version; some say they are a ZooKeeper
-broker in a migration (isMigratingZkBroker). Here the cluster is a
+testing one), one log directory and, when asked, a range of metadata.version; some say
+they are a ZooKeeper broker in a migration (isMigratingZkBroker). Here the cluster is a
 :class:`~sim.cluster.KRaftCluster` of one controller and no broker, whose controller has a
 cluster id, and each :class:`~metadata.requests.BrokerRegistrationRequest` is handed to
 its broker service (:class:`~controller.broker_service.ControllerBrokerService`) as the
 request from the network; the answer is the error code of the response, once the
 registration is committed. A few more cases check the controller's other answers to a bad
 registration (another cluster's id, a duplicate while the first incarnation's session
-lives, an unsupported feature level).
+lives, an unsupported feature level, log directories from 3.7-IV2).
 
 Kafka's other BrokerRegistrationRequestTest (clients/src/test/java/.../requests/) checks
 the request's serialization at each of its versions; kraftsim's requests are
@@ -41,6 +41,7 @@ from .kafka_cases import brokers, image_of, run
 
 CLUSTER_ID = "q1Sh-9_ISia_zwGINzRvyQ"
 BROKER_ID = 100
+LOG_DIR = "u0e-7gWIQnuS0nGvJn9mPw"
 
 
 class _Controller:
@@ -82,10 +83,12 @@ class _Controller:
     def register(self, broker_id: int = BROKER_ID, zk_epoch: int | None = None,
                  metadata_versions: tuple[str, str] | None = None, *,
                  cluster_id: str = CLUSTER_ID, incarnation_id: str | None = None,
-                 features: dict[str, tuple[int, int]] | None = None) -> str:
+                 features: dict[str, tuple[int, int]] | None = None,
+                 log_dirs: tuple[str, ...] = (LOG_DIR,)) -> str:
         """Kafka's registerBroker: the response's error code. ``zk_epoch`` set: a ZooKeeper
         broker in a migration; ``metadata_versions``: the metadata.version range it
-        supports (none sent when None); ``features`` replaces the other features."""
+        supports (none sent when None); ``features`` replaces the other features; one log
+        directory, as Kafka's."""
         sent: list[BrokerFeature] = []
         if metadata_versions is not None:
             low, high = metadata_versions
@@ -97,7 +100,7 @@ class _Controller:
         request = BrokerRegistrationRequest(
             self._correlation, broker_id, incarnation_id or f"incarnation-{self._correlation}",
             host="example.com", port=8082, cluster_id=cluster_id, features=tuple(sent),
-            is_migrating_zk_broker=zk_epoch is not None)
+            is_migrating_zk_broker=zk_epoch is not None, log_dirs=log_dirs)
         return self.send(request).error
 
 
@@ -193,3 +196,17 @@ def test_the_refusals_say_what_kafka_says() -> None:
     # an operator's tool names no cluster id: not checked
     _, records, _ = run(RegisterBroker(BROKER_ID, incarnation_id="inc-x"), image)
     assert [type(r).__name__ for r in records] == ["RegisterBrokerRecord"]
+
+
+def test_log_directories_are_checked_from_3_7_iv2() -> None:
+    """With directory assignment (3.7-IV2) the request's log directories are recorded, and
+    a request with none is INVALID_REGISTRATION (ClusterControlManager's check, after the
+    ZooKeeper one)."""
+    controller = _Controller("3.7-IV2")
+    assert controller.register(BROKER_ID, None, ("3.7-IV2", "3.7-IV2"), log_dirs=()) == \
+        "INVALID_REGISTRATION"
+    assert controller.register(BROKER_ID, 1, ("3.7-IV2", "3.7-IV2"), log_dirs=()) == \
+        "BROKER_ID_NOT_REGISTERED"
+    assert controller.register(BROKER_ID, None, ("3.7-IV2", "3.7-IV2")) == "NONE"
+    image = controller.cluster.active_controller().image  # type: ignore[union-attr]
+    assert image.brokers[BROKER_ID].directories == (LOG_DIR,)
