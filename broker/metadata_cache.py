@@ -19,10 +19,14 @@ A broker is *alive* when it is registered and not fenced. For a partition:
   the listener, or its directory is not one of the broker's online log
   directories (LOST; an unassigned or migrating one counts as online, and so
   does any directory of a broker that registered none).
+
+DescribeCluster (:func:`describe_cluster`) lists the alive brokers with an endpoint on the
+client's listener and names a random alive broker as the controller (KIP-590).
 """
 
 from __future__ import annotations
 
+import random
 from collections.abc import Iterable
 
 import msgspec
@@ -193,3 +197,38 @@ def alive_broker_epoch(image: MetadataImage, broker_id: int) -> int | None:
     """The broker epoch of an alive broker; None if it is unknown or fenced."""
     broker = image.brokers.get(broker_id)
     return None if broker is None or broker.fenced else broker.epoch
+
+
+class DescribedBroker(msgspec.Struct, frozen=True):
+    """One broker of a DescribeCluster answer (Kafka's DescribeClusterBroker)."""
+
+    broker_id: int
+    host: str
+    port: int
+    rack: str | None = None
+
+
+class ClusterDescription(msgspec.Struct, frozen=True):
+    """A broker's DescribeCluster answer from its image (Kafka's KafkaApis.handleDescribeCluster
+    in KRaft mode): the alive brokers with an endpoint on the client's listener, and as the
+    controller id a random alive broker (KIP-590: KRaft's clients never talk to the
+    controllers), -1 when none is alive."""
+
+    brokers: tuple[DescribedBroker, ...]
+    controller_id: int
+
+
+def describe_cluster(image: MetadataImage, rng: random.Random,
+                     listener: str = DEFAULT_LISTENER) -> ClusterDescription:
+    """What a broker whose published image is ``image`` answers a DescribeCluster request
+    that came in on ``listener``; ``rng`` draws the controller id (brokers in id order)."""
+    brokers = []
+    for broker_id in alive_brokers(image):
+        registration = image.brokers[broker_id]
+        endpoint = _endpoint(registration, listener)
+        if endpoint is not None:
+            brokers.append(DescribedBroker(broker_id, endpoint.host, endpoint.port,
+                                           registration.rack))
+    alive = alive_brokers(image)
+    controller_id = alive[rng.randrange(len(alive))] if alive else -1
+    return ClusterDescription(tuple(brokers), controller_id)

@@ -33,6 +33,7 @@ from typing import Any
 
 import msgspec
 
+from controller.errors import ApiError
 from controller.handle import OperationHandle
 from controller.operations import (
     AllocateProducerIds,
@@ -43,6 +44,7 @@ from controller.operations import (
 )
 from controller.operations.alter_partition import AlterPartitionOp
 from controller.operations.base import Operation
+from controller.operations.brokers import check_cluster_id
 from controller.operations.leadership import leads_any
 from controller.quorum_controller import QuorumController
 from metadata.requests import (
@@ -195,6 +197,11 @@ class ControllerBrokerService:
         if error is not None:
             self._reply(src, BrokerRegistrationResponse(cid, error))
             return
+        try:  # Kafka checks the cluster id before the duplicate registration
+            check_cluster_id(self.controller.cluster_id, req.cluster_id)
+        except ApiError as refused:
+            self._reply(src, BrokerRegistrationResponse(cid, refused.code))
+            return
         existing = self.controller.image.brokers.get(req.broker_id)
         if existing is not None and existing.incarnation_id != req.incarnation_id and \
                 self.has_valid_session(req.broker_id, now):
@@ -210,8 +217,13 @@ class ControllerBrokerService:
                                                         handle.response["brokerEpoch"]))
 
         self._sessions(now)[req.broker_id] = now
-        self._submit_then(RegisterBroker(req.broker_id, req.rack, req.host, req.port,
-                                         incarnation_id=req.incarnation_id), reply)
+        register = RegisterBroker(req.broker_id, req.rack, req.host, req.port,
+                                  incarnation_id=req.incarnation_id, cluster_id=req.cluster_id,
+                                  is_migrating_zk_broker=req.is_migrating_zk_broker,
+                                  log_dirs=req.log_dirs)
+        if req.features is not None:
+            register = msgspec.structs.replace(register, features=req.features)
+        self._submit_then(register, reply)
 
     def _on_heartbeat(self, src: int, req: BrokerHeartbeatRequest, now: int) -> None:
         cid = req.correlation_id

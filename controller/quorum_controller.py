@@ -74,11 +74,14 @@ class QuorumController:
                  fatal_handler: FatalHandler | None = None,
                  mutations: frozenset[ControllerMutation] = frozenset(),
                  bootstrap: BootstrapMetadata | None = None,
-                 activation_listener: Callable[[], None] | None = None) -> None:
+                 activation_listener: Callable[[], None] | None = None,
+                 cluster_id: str | None = None) -> None:
         """``bootstrap``: what the first leader of an empty log writes (Kafka's
         bootstrap.checkpoint); None: only the config's bootstrap metadata.version.
         ``activation_listener``: called whenever :attr:`active` may have changed (the
-        claimed epoch or the fault was set), so a caller may cache who is active."""
+        claimed epoch or the fault was set), so a caller may cache who is active.
+        ``cluster_id``: the cluster id of the node's meta.properties, which a broker's
+        registration must name (INCONSISTENT_CLUSTER_ID); None: any is taken."""
         self.node_id = node_id
         self.raft = raft
         self.rng = rng
@@ -90,6 +93,7 @@ class QuorumController:
             f"{release_name(self.config.bootstrap_metadata_version)}")
         self.fatal_handler = fatal_handler
         self.activation_listener = activation_listener
+        self.cluster_id = cluster_id
         self.mutations = mutations
         self.offsets = OffsetControlManager()
         self._state: State = MetadataImage.EMPTY
@@ -487,7 +491,7 @@ class QuorumController:
     def _context(self) -> OperationContext:
         return OperationContext(self.image, self.rng, self.raft.log.end_offset, self.node_id,
                                 self.config.max_records_per_operation,
-                                frozenset(self.raft.voters))
+                                frozenset(self.raft.voters), self.cluster_id)
 
     def _maybe_snapshot(self) -> None:
         every = self.config.snapshot_every_records

@@ -18,6 +18,8 @@ from typing import Any
 
 import msgspec
 
+from metadata.schema import BrokerFeature
+
 
 class NodeMessage(msgspec.Struct, frozen=True, gc=False):
     """A message between two nodes that is not a raft RPC."""
@@ -37,6 +39,14 @@ class BrokerRegistrationRequest(msgspec.Struct, frozen=True, gc=False):
     host: str = "localhost"
     port: int = 9092
     previous_broker_epoch: int = -1
+    cluster_id: str | None = None
+    """The cluster id of the broker's meta.properties (None: the controller does not check)."""
+    features: tuple[BrokerFeature, ...] | None = None
+    """The feature levels the broker supports (None: every level kraftsim supports)."""
+    is_migrating_zk_broker: bool = False
+    """Kafka's isMigratingZkBroker (a ZooKeeper broker in a migration; refused)."""
+    log_dirs: tuple[str, ...] | None = None
+    """The broker's log directory ids (None: it models none, as kraftsim's brokers)."""
 
     @property
     def epoch(self) -> int:

@@ -12,6 +12,7 @@ from raft.log import RaftLog, RaftLogError, Validation
 from raft.messages import Envelope, Errors, Message, OffsetAndEpoch
 from raft.mutations import Mutation
 from raft.node import NotLeaderError, RaftNode, RaftProtocolError, Role
+from raft.quorum_info import QuorumDescription, ReplicaDescription, describe_quorum
 from raft.snapshot import Snapshot, SnapshotId
 from raft.storage import ElectionState, RaftStorage
 
@@ -29,6 +30,7 @@ __all__ = [
     "Mutation",
     "NotLeaderError",
     "OffsetAndEpoch",
+    "QuorumDescription",
     "RaftConfig",
     "RaftListener",
     "RaftLog",
@@ -36,8 +38,10 @@ __all__ = [
     "RaftNode",
     "RaftProtocolError",
     "RaftStorage",
+    "ReplicaDescription",
     "Role",
     "Snapshot",
     "SnapshotId",
     "Validation",
+    "describe_quorum",
 ]

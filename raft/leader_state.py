@@ -30,6 +30,14 @@ class LeaderState:
         self.acknowledged: set[int] = {local_id}  # voters that know this epoch's leader
         self.fetched_since_check: set[int] = {local_id}
         self.mutations = mutations
+        self.last_fetch_ms: dict[int, int] = {}
+        """When each other replica last fetched (Kafka's lastFetchTimestamp)."""
+        self.last_caught_up_ms: dict[int, int] = {}
+        """When each other replica was last known to hold the leader's whole log (Kafka's
+        lastCaughtUpTimestamp): the time of a fetch at the leader's end offset, or of the
+        fetch before one that reached the end offset that fetch was told of."""
+        self._leader_end_at_fetch: dict[int, int] = {}
+        """The leader's end offset at each replica's last fetch."""
 
     @property
     def majority(self) -> int:
@@ -40,8 +48,18 @@ class LeaderState:
         """Record the leader's own flushed end; returns True if the HW moved."""
         return self.update_replica_end_offset(self.local_id, end_offset)
 
-    def update_replica_end_offset(self, replica_id: int, end_offset: int) -> bool:
-        """Record a replica's end offset from a valid fetch; returns True if the HW moved."""
+    def update_replica_end_offset(self, replica_id: int, end_offset: int,
+                                  now: int | None = None) -> bool:
+        """Record a replica's end offset from a valid fetch; returns True if the HW moved.
+
+        ``now``: the fetch's time, which updates the replica's fetch and caught-up times
+        (Kafka's ReplicaState.updateFollowerState); None for the leader's own end offset.
+        A negative replica id (a fetch that is not a replica's, as a consumer's) is
+        ignored, as Kafka's LeaderState.updateReplicaState ignores it."""
+        if replica_id < 0:
+            return False
+        if now is not None and replica_id != self.local_id:
+            self._fetched_at(replica_id, end_offset, now)
         offsets = self.voter_end_offsets
         if replica_id in offsets:
             self.acknowledged.add(replica_id)
@@ -52,6 +70,21 @@ class LeaderState:
             return self._maybe_advance()
         self.observer_end_offsets[replica_id] = end_offset
         return False
+
+    def _fetched_at(self, replica_id: int, fetch_offset: int, now: int) -> None:
+        leader_end = self.voter_end_offsets[self.local_id]
+        if leader_end >= 0:
+            if fetch_offset >= leader_end:
+                self.last_caught_up_ms[replica_id] = max(
+                    self.last_caught_up_ms.get(replica_id, -1), now)
+            else:
+                told = self._leader_end_at_fetch.get(replica_id, -1)
+                if told > 0 and fetch_offset >= told:
+                    self.last_caught_up_ms[replica_id] = max(
+                        self.last_caught_up_ms.get(replica_id, -1),
+                        self.last_fetch_ms.get(replica_id, -1))
+            self._leader_end_at_fetch[replica_id] = leader_end
+        self.last_fetch_ms[replica_id] = max(self.last_fetch_ms.get(replica_id, -1), now)
 
     def update_check_quorum_for_following_voter(self, replica_id: int) -> None:
         """A voter showed it follows this leader without a log fetch (a FetchSnapshot)."""

@@ -54,6 +54,7 @@ from raft.messages import (
     VoteResponse,
 )
 from raft.mutations import Mutation
+from raft.quorum_info import QuorumDescription, describe_quorum
 from raft.snapshot import Snapshot, SnapshotId
 from raft.storage import ElectionState, RaftStorage
 
@@ -232,6 +233,11 @@ class RaftNode:
             "log_end": self.log.end_offset,
             "hw": self.high_watermark,
         }
+
+    def describe_quorum(self, now: int) -> QuorumDescription:
+        """Kafka's DescribeQuorum answer at ``now`` (see :mod:`raft.quorum_info`): the
+        leader's view of every replica, or NOT_LEADER_OR_FOLLOWER from any other node."""
+        return describe_quorum(self.leader_state if self.role is _LEADER else None, now)
 
     # ------------------------------------------------------------------ inputs
     def handle(self, envelope: Envelope, now: int) -> None:
@@ -885,7 +891,7 @@ class RaftNode:
                                           req.fetch_offset, self.high_watermark,
                                           diverging=position))
             return
-        if state.update_replica_end_offset(src, req.fetch_offset):
+        if state.update_replica_end_offset(src, req.fetch_offset, now):
             self._on_high_watermark(now)
         batches = self.log.read(req.fetch_offset, self.log.flushed_end,
                                 self.config.fetch_max_records)

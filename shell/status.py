@@ -3,13 +3,16 @@
 JSON uses Kafka's names where Kafka has them (DescribeQuorum's ``leaderId``,
 ``leaderEpoch``, ``highWatermark``, ``logEndOffset``; ``lastStableOffset``).
 A node's ``imageOffset`` is the offset of what it shows: a broker's last
-published image, a controller's committed state at its LSO.
+published image, a controller's committed state at its LSO. ``quorum`` is the raft
+leader's DescribeQuorum answer: each voter's and observer's end offset as the leader
+knows it, with its last fetch and last caught-up times.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from raft import ReplicaDescription
 from shell.formatting import table
 from shell.lab import Lab
 from sim.world import NodeStatus
@@ -62,6 +65,25 @@ def brokers_json(lab: Lab) -> list[dict[str, Any]] | None:
             for b, reg in sorted(image.brokers.items())]
 
 
+def quorum_json(lab: Lab) -> dict[str, Any] | None:
+    """DescribeQuorum's answer from the raft leader (Kafka's field names), as
+    ``kafka-metadata-quorum describe`` shows it; None while there is no leader."""
+    leader = lab.cluster.sim.leader_slot()
+    if leader is None or leader.raft is None:
+        return None
+    answer = leader.raft.describe_quorum(lab.now)
+
+    def replicas(states: tuple[ReplicaDescription, ...]) -> list[dict[str, int]]:
+        return [{"replicaId": r.replica_id, "logEndOffset": r.log_end_offset,
+                 "lastFetchTimestamp": r.last_fetch_timestamp,
+                 "lastCaughtUpTimestamp": r.last_caught_up_timestamp} for r in states]
+
+    return {"leaderId": answer.leader_id, "leaderEpoch": answer.leader_epoch,
+            "highWatermark": answer.high_watermark,
+            "currentVoters": replicas(answer.current_voters),
+            "observers": replicas(answer.observers)}
+
+
 def status_json(lab: Lab) -> dict[str, Any]:
     """The status as one JSON object."""
     cluster = lab.cluster
@@ -83,6 +105,7 @@ def status_json(lab: Lab) -> dict[str, Any]:
         "view": lab.view,
         "violation": str(cluster.sim.violation) if cluster.sim.violation else None,
         "nodes": [_node(lab, n) for n in sorted(cluster.sim.slots)],
+        "quorum": quorum_json(lab),
         **({} if (brokers := brokers_json(lab)) is None else {"brokers": brokers}),
     }
 

@@ -131,14 +131,18 @@ class KRaftCluster:
     def __init__(self, config: ClusterConfig, trace_out: IO[bytes] | None = None,
                  extra_monitors: Sequence[Monitor] = (),
                  initial_snapshot: Snapshot | None = None,
-                 bootstrap: BootstrapMetadata | None = None) -> None:
+                 bootstrap: BootstrapMetadata | None = None,
+                 cluster_id: str | None = None) -> None:
         """``initial_snapshot``: a snapshot ending at offset 0 on every node's disk
         before the start (Kafka's formatted ``0-0`` checkpoint); its records are
         the cluster's first state and no bootstrap records are written.
         ``bootstrap``: the controllers' bootstrap records (Kafka's
-        ``bootstrap.checkpoint``); None: only the configured metadata.version."""
+        ``bootstrap.checkpoint``); None: only the configured metadata.version.
+        ``cluster_id``: the controllers' cluster id, which a broker's registration must
+        name when it names one (None: not checked; the simulated brokers name none)."""
         self.config = config.validate()
         self.bootstrap = bootstrap
+        self.cluster_id = cluster_id
         self._log_dirs: dict[int, tuple[int, LogDir]] = {}
         world = WorldConfig(seed=config.seed, voter_ids=config.controller_ids,
                             observer_ids=config.broker_ids, raft=config.raft,
@@ -215,7 +219,8 @@ class KRaftCluster:
                 node_id, slot.raft, rng, lambda: sim.now, self.config.controller,
                 fatal_handler=lambda fault: self._on_fatal(node_id, fault),
                 mutations=self.config.layer_mutations(ControllerMutation),
-                bootstrap=self.bootstrap, activation_listener=self._activation_changed)
+                bootstrap=self.bootstrap, activation_listener=self._activation_changed,
+                cluster_id=self.cluster_id)
             return [controller, *controller_apps(settings, controller, lambda: sim.now)]
         loader = MetadataLoader(slot.node_id, slot.raft,
                                 mutations=self.config.layer_mutations(BrokerMutation))

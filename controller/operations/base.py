@@ -21,7 +21,8 @@ class OperationContext(msgspec.Struct, frozen=True):
     ``max_records`` bounds the records one operation may generate (see
     :meth:`records`); ``controller_ids`` are the controllers of the quorum (a
     config may name one as a broker resource, as in Kafka's
-    ConfigResourceExistenceChecker).
+    ConfigResourceExistenceChecker); ``cluster_id`` is the controller's cluster id, which a
+    broker's registration must name (None: not checked).
     """
 
     image: MetadataImage
@@ -30,6 +31,7 @@ class OperationContext(msgspec.Struct, frozen=True):
     node_id: int
     max_records: int = MAX_RECORDS_PER_USER_OP
     controller_ids: frozenset[int] = frozenset()
+    cluster_id: str | None = None
 
     def records(self) -> BoundedRecords:
         """An empty list for the operation's records that raises POLICY_VIOLATION as soon as

@@ -30,9 +30,10 @@ from metadata.schema import (
     UnfenceBrokerRecord,
     UnregisterBrokerRecord,
 )
-from metadata.uuids import random_uuid
+from metadata.uuids import random_uuid, uuid_to_bytes
 from metadata.versions import (
     BROKER_REGISTRATION_CHANGE,
+    DIRECTORIES,
     IN_CONTROLLED_SHUTDOWN_STATE,
     METADATA_VERSION_FEATURE,
     MINIMUM_KRAFT,
@@ -102,9 +103,57 @@ def _check_listener(host: str, port: int) -> None:
                        f"Cannot serialize invalid port number {port} in ListenerInfo.")
 
 
+def check_cluster_id(expected: str | None, requested: str | None) -> None:
+    """A registration names the controller's cluster id (Kafka's ClusterControlManager, in
+    its words); either side None (an operator's tool, a controller without one) passes.
+    Raises INCONSISTENT_CLUSTER_ID."""
+    if expected is not None and requested is not None and requested != expected:
+        raise ApiError("INCONSISTENT_CLUSTER_ID",
+                       f"Expected cluster ID {expected}, but got cluster ID {requested}")
+
+
+def _reserved_directory(directory: str) -> bool:
+    """Kafka's DirectoryId.reserved: one of the first 100 Uuids (MIGRATING, UNASSIGNED,
+    LOST and those kept for later). Raises INVALID_REQUEST for a malformed Uuid."""
+    try:
+        raw = uuid_to_bytes(directory)
+    except ValueError:
+        raise ApiError("INVALID_REQUEST", f"Not a valid directory ID: {directory}") from None
+    return raw[:8] == bytes(8) and int.from_bytes(raw[8:], "big") < 100
+
+
+def _check_directories(image: MetadataImage, broker_id: int,
+                       log_dirs: tuple[str, ...]) -> None:
+    """The log directories a registration names from metadata.version 3.7-IV2 (Kafka's
+    ClusterControlManager.registerBroker, in its words): some, none reserved, none twice,
+    none registered by another broker. Raises INVALID_REGISTRATION."""
+    if not log_dirs:
+        raise ApiError("INVALID_REGISTRATION", "No directories specified in request")
+    if any(_reserved_directory(d) for d in log_dirs):
+        raise ApiError("INVALID_REGISTRATION", "Reserved directory ID in request")
+    if len(set(log_dirs)) != len(log_dirs):
+        raise ApiError("INVALID_REGISTRATION", "Duplicate directory ID in request")
+    for directory in log_dirs:
+        for other_id in sorted(image.brokers):
+            if other_id != broker_id and directory in image.brokers[other_id].directories:
+                raise ApiError("INVALID_REGISTRATION", f"Broker {other_id} is already "
+                                                       f"registered with directory {directory}")
+
+
 class RegisterBroker(msgspec.Struct, frozen=True):
     """Register (or re-register) a broker; it starts fenced, with the offset of the
-    operation's first record as its epoch (Kafka's nextWriteOffset)."""
+    operation's first record as its epoch (Kafka's nextWriteOffset).
+
+    Refused, in Kafka's order: a cluster id other than the controller's
+    (INCONSISTENT_CLUSTER_ID), a ZooKeeper broker in migration (BROKER_ID_NOT_REGISTERED:
+    Kafka's controllers no longer register those), from metadata.version 3.7-IV2 log
+    directories that are missing, reserved, repeated or another broker's
+    (INVALID_REGISTRATION), a feature level the broker does not support
+    (UNSUPPORTED_VERSION). A broker id below 0 and a listener Kafka's broker could
+    not serialize are INVALID_REQUEST before those. (A new incarnation while the old one's
+    session lives, DUPLICATE_BROKER_REGISTRATION, is the broker service's check: it
+    holds the sessions.)
+    """
 
     broker_id: int
     rack: str | None = None
@@ -114,6 +163,14 @@ class RegisterBroker(msgspec.Struct, frozen=True):
     """The broker process's id (None: a fresh random one, as an operator's tool would)."""
     features: tuple[BrokerFeature, ...] = BROKER_FEATURES
     """The feature levels the broker supports (Kafka's registration request's features)."""
+    cluster_id: str | None = None
+    """The cluster id the broker's meta.properties names (None: not checked)."""
+    is_migrating_zk_broker: bool = False
+    """Kafka's isMigratingZkBroker: a ZooKeeper-mode broker in a migration (refused)."""
+    log_dirs: tuple[str, ...] | None = None
+    """The ids of the broker's log directories, recorded from metadata.version 3.7-IV2 (and
+    checked there). None: the broker models no directories (kraftsim's simulated brokers,
+    an operator's tool), so none is checked or recorded."""
 
     def describe(self) -> str:
         """E.g. ``RegisterBroker(1)``."""
@@ -132,6 +189,14 @@ class RegisterBroker(msgspec.Struct, frozen=True):
         if self.broker_id < 0:
             raise ApiError("INVALID_REQUEST", f"broker id must not be negative: {self.broker_id}")
         _check_listener(self.host, self.port)
+        check_cluster_id(ctx.cluster_id, self.cluster_id)
+        if self.is_migrating_zk_broker:
+            raise ApiError("BROKER_ID_NOT_REGISTERED",
+                           "Controller does not support registering ZK brokers.")
+        log_dirs: tuple[str, ...] = ()
+        if self.log_dirs is not None and ctx.image.metadata_version >= DIRECTORIES:
+            _check_directories(ctx.image, self.broker_id, self.log_dirs)
+            log_dirs = self.log_dirs
         features = _registration_features(ctx.image, self.features)
         incarnation = self.incarnation_id or random_uuid(ctx.rng)
         records: list[MetadataRecord] = []
@@ -142,7 +207,7 @@ class RegisterBroker(msgspec.Struct, frozen=True):
                 broker_id=self.broker_id, incarnation_id=incarnation,
                 broker_epoch=existing.epoch, rack=self.rack, fenced=existing.fenced,
                 in_controlled_shutdown=existing.in_controlled_shutdown, end_points=endpoints,
-                features=features))
+                features=features, log_dirs=log_dirs))
             return Generated(records, {"brokerId": self.broker_id,
                                        "brokerEpoch": existing.epoch})
         if existing is not None:
@@ -151,7 +216,7 @@ class RegisterBroker(msgspec.Struct, frozen=True):
         records.append(RegisterBrokerRecord(
             broker_id=self.broker_id, incarnation_id=incarnation,
             broker_epoch=epoch, rack=self.rack, fenced=True, end_points=endpoints,
-            features=features))
+            features=features, log_dirs=log_dirs))
         return Generated(records, {"brokerId": self.broker_id, "brokerEpoch": epoch})
 
 

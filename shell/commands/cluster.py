@@ -231,7 +231,9 @@ STATUS = Command(
     "status, raft role, epoch, log end offset, high watermark (HW), the offset of the image "
     "it shows (a broker's last published image, a controller's LSO view) and a "
     "controller's last stable offset (LSO). With --format json: Kafka's field names "
-    "(leaderId, leaderEpoch, logEndOffset, highWatermark, lastStableOffset).", run_status)
+    "(leaderId, leaderEpoch, logEndOffset, highWatermark, lastStableOffset), and the "
+    "leader's DescribeQuorum answer under quorum (currentVoters and observers with the "
+    "logEndOffset, lastFetchTimestamp and lastCaughtUpTimestamp the leader knows).", run_status)
 VIEW = Command(
     "view", "view NODE", "choose whose image /image shows",
     "Makes /image show what NODE shows: for a broker, the last image its metadata loader "

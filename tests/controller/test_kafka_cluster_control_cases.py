@@ -1,16 +1,19 @@
 """Broker registrations, following the cases of Kafka's ClusterControlManagerTest: the
 records that fence, unfence and mark a controlled shutdown as replayed into the image
 (both record generations), a registration's record, unregistering, placement over the
-usable brokers, registrations in a snapshot, and the broker epoch of a re-registration
-(the same incarnation keeps it, a new one takes a new epoch)."""
+usable brokers, registrations in a snapshot, the broker epoch of a re-registration
+(the same incarnation keeps it, a new one takes a new epoch), and a registration's checks
+(its cluster id, its log directories from 3.7-IV2, the feature levels it supports)."""
 
 from __future__ import annotations
 
 import random
 
+import msgspec
 import pytest
 
-from controller.operations import RegisterBroker, UnregisterBroker
+from controller.errors import ApiError
+from controller.operations import OperationContext, RegisterBroker, UnregisterBroker
 from controller.operations.brokers import BROKER_FEATURES
 from controller.operations.placement import place_replicas
 from metadata.image import MetadataImage
@@ -26,6 +29,7 @@ from metadata.schema import (
     UnregisterBrokerRecord,
 )
 from metadata.snapshot import image_from_records, image_to_records
+from metadata.uuids import uuid_order
 from metadata.versions import (
     BROKER_REGISTRATION_CHANGE,
     LEVELS,
@@ -36,6 +40,8 @@ from metadata.versions import (
 from .kafka_cases import brokers, image_of, refusal, run
 
 MV = METADATA_VERSION_FEATURE
+UNASSIGNED_DIRECTORY = "AAAAAAAAAAAAAAAAAAAAAQ"
+"""Kafka's DirectoryId.UNASSIGNED, one of the reserved directory ids."""
 
 
 @pytest.mark.parametrize("level", [BROKER_REGISTRATION_CHANGE - 1, BROKER_REGISTRATION_CHANGE])
@@ -192,3 +198,81 @@ def test_registration_with_unsupported_kraft_version() -> None:
     features = (versions, BrokerFeature("kraft.version", 1, 1))
     _, [record], _ = run(RegisterBroker(0, features=features), image)
     assert isinstance(record, RegisterBrokerRecord) and record.features == features
+
+
+def test_registration_with_incorrect_cluster_id() -> None:
+    """Kafka's testRegistrationWithIncorrectClusterId: a controller of cluster
+    fPZv1VBsRFmnlRvmGcOW9w refuses a registration naming another cluster, in its words."""
+    ctx = OperationContext(MetadataImage.EMPTY, random.Random(1), 123, 3000,
+                           cluster_id="fPZv1VBsRFmnlRvmGcOW9w")
+    op = RegisterBroker(0, incarnation_id="0H4fUu1xQEKXFYwB1aBjhg",
+                        cluster_id="WIjw3grwRZmR2uOpdpVXbg")
+    with pytest.raises(ApiError) as refused:
+        op.generate(ctx)
+    assert (refused.value.code, refused.value.message) == (
+        "INCONSISTENT_CLUSTER_ID",
+        "Expected cluster ID fPZv1VBsRFmnlRvmGcOW9w, but got cluster ID WIjw3grwRZmR2uOpdpVXbg")
+    same = msgspec.structs.replace(op, cluster_id="fPZv1VBsRFmnlRvmGcOW9w", features=())
+    assert [type(r).__name__ for r in same.generate(ctx).records] == ["RegisterBrokerRecord"]
+
+
+@pytest.mark.parametrize("level", ["3.3-IV2", "3.3-IV3", "3.7-IV2", "4.0-IV3"])
+def test_register_broker_record_version(level: str) -> None:
+    """Kafka's testRegisterBrokerRecordVersion: the record of a new registration at epoch
+    123, fenced, with metadata.version 1-1 as the broker named none; the log directories
+    are recorded from 3.7-IV2 (directory assignment) on."""
+    dirs = ("63k9SN1nQOS0dFHSCIMA0A", "Vm1MjsOCR1OjDDydOsDbzg")
+    with_dirs = LEVELS[level] >= LEVELS["3.7-IV2"]
+    image = image_of([FeatureLevelRecord(MV, LEVELS[level])])
+    refused = refusal(RegisterBroker(0, incarnation_id="0H4fUu1xQEKXFYwB1aBjhg", features=(),
+                                     log_dirs=dirs if with_dirs else ()), image, offset=123)
+    # Kafka's test finalizes no feature; here metadata.version is, so 1-1 is refused ...
+    assert refused.code == "UNSUPPORTED_VERSION"
+    supported = (BrokerFeature(MV, 1, LEVELS[level]),)
+    _, [record], _ = run(RegisterBroker(0, incarnation_id="0H4fUu1xQEKXFYwB1aBjhg",
+                                        features=supported,
+                                        log_dirs=dirs if with_dirs else ()), image, offset=123)
+    # ... and a range holding the level registers
+    assert record == RegisterBrokerRecord(
+        0, "0H4fUu1xQEKXFYwB1aBjhg", broker_epoch=123, fenced=True,
+        in_controlled_shutdown=False,
+        end_points=(BrokerEndpoint("PLAINTEXT", "localhost", 9092, 0),),
+        features=supported, log_dirs=dirs if with_dirs else ())
+
+
+def test_register_with_duplicate_directory_id() -> None:
+    """Kafka's testRegisterWithDuplicateDirectoryId: broker 0 registered with two
+    directories may register again with them; broker 1 is refused INVALID_REGISTRATION
+    with no directory, another broker's, a reserved one (UNASSIGNED) or one twice, in
+    Kafka's words."""
+    first, second = "yJGxmjfbQZSVFAlNM3uXZg", "Mj3CW3OSRi29cFeNJlXuAQ"
+    image = image_of([FeatureLevelRecord(MV, LEVELS["4.0-IV0"]),
+                      RegisterBrokerRecord(0, "inc-0", broker_epoch=100,
+                                           log_dirs=(first, second))])
+    again, [_], _ = run(RegisterBroker(0, log_dirs=(first, second)), image)
+    assert again.brokers[0].directories == tuple(sorted((first, second), key=uuid_order))
+
+    def invalid(dirs: tuple[str, ...]) -> str:
+        error = refusal(RegisterBroker(1, log_dirs=dirs), image)
+        assert error.code == "INVALID_REGISTRATION"
+        return error.message
+
+    assert invalid(()) == "No directories specified in request"
+    assert invalid(("TyNK6XSSQJaJc2q9uflNHg", second)) == \
+        f"Broker 0 is already registered with directory {second}"
+    assert invalid(("TyNK6XSSQJaJc2q9uflNHg", UNASSIGNED_DIRECTORY)) == \
+        "Reserved directory ID in request"
+    assert invalid(("aR6lssMrSeyXRf65hiUovQ", "aR6lssMrSeyXRf65hiUovQ")) == \
+        "Duplicate directory ID in request"
+
+
+def test_log_directories_below_3_7_iv2_are_neither_checked_nor_recorded() -> None:
+    """Below directory assignment (3.7-IV2) Kafka neither checks nor records a
+    registration's directories; kraftsim's simulated brokers, which model none, name
+    none (None) and are not checked at any level."""
+    old = image_of(brokers(level=LEVELS["3.7-IV1"]))
+    _, [record], _ = run(RegisterBroker(5, log_dirs=()), old)
+    assert isinstance(record, RegisterBrokerRecord) and record.log_dirs == ()
+    new = image_of(brokers(level=LEVELS["3.7-IV2"]))
+    _, [record], _ = run(RegisterBroker(5), new)
+    assert isinstance(record, RegisterBrokerRecord) and record.log_dirs == ()

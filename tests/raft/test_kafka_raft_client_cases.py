@@ -11,7 +11,14 @@ from __future__ import annotations
 
 import pytest
 
-from raft import Batch, LeaderAndEpoch, LeaderChangeMessage, NotLeaderError, Role
+from raft import (
+    Batch,
+    LeaderAndEpoch,
+    LeaderChangeMessage,
+    NotLeaderError,
+    ReplicaDescription,
+    Role,
+)
 from raft.messages import (
     BeginQuorumEpochRequest,
     BeginQuorumEpochResponse,
@@ -24,6 +31,7 @@ from raft.messages import (
     VoteRequest,
     VoteResponse,
 )
+from raft.quorum_info import OBSERVER_SESSION_TIMEOUT_MS
 from tests.raft.kafka_context import Context
 
 # ---------------------------------------------------------------------- start-up
@@ -594,7 +602,10 @@ def test_a_fetch_acknowledges_the_leader_in_place_of_begin_quorum_epoch() -> Non
 
 def test_a_lower_fetch_offset_never_moves_the_high_watermark_back() -> None:
     """testDescribeQuorumNonMonotonicFollowerFetch (its high-watermark part): a follower
-    that lost its disk fetches from lower down; the HW stays."""
+    that lost its disk fetches from lower down; the HW stays. (Its DescribeQuorum part is
+    not ported: for a fetch offset inside a batch Kafka records the start of that batch as
+    the follower's end offset, kraftsim the fetch offset; kraftsim's followers only fetch
+    at batch ends.)"""
     ctx = Context(1, (1, 2), append_linger_ms=0)
     epoch = ctx.become_leader()
     ctx.node.append(["foo", "bar"], epoch, ctx.now)
@@ -909,3 +920,118 @@ def test_listener_of_a_resigned_leader_is_told_the_leader_is_unknown() -> None:
     ctx = Context(1, (1, 2), epoch=7, voted=1, leader=1)
     assert ctx.node.role is Role.RESIGNED
     assert ctx.listener.current_leader == LeaderAndEpoch(None, 7)
+
+
+# ---------------------------------------------------------------------- describe quorum
+
+
+def test_describe_quorum_non_leader() -> None:
+    """testDescribeQuorumNonLeader: a voter that does not lead answers
+    NOT_LEADER_OR_FOLLOWER for the metadata partition, and nothing else."""
+    ctx = Context(1, (1, 2, 3), epoch=2)
+    answer = ctx.node.describe_quorum(ctx.now)
+    assert answer.error is Errors.NOT_LEADER_OR_FOLLOWER
+    assert (answer.topic_name, answer.partition_index) == ("__cluster_metadata", 0)
+    assert (answer.current_voters, answer.observers) == ((), ())
+
+
+def test_describe_quorum_with_only_static_voters() -> None:
+    """testDescribeQuorumWithOnlyStaticVoters: a new leader knows its own end offset (its
+    LeaderChange record) and nothing of the follower; no high watermark yet."""
+    ctx = Context(1, (1, 2))
+    epoch = ctx.become_leader()
+    answer = ctx.node.describe_quorum(ctx.now)
+    assert (answer.error, answer.leader_id, answer.leader_epoch, answer.high_watermark) == \
+        (Errors.NONE, 1, epoch, -1)
+    assert answer.current_voters == (ReplicaDescription(1, 1, ctx.now, ctx.now),
+                                     ReplicaDescription(2, -1, -1, -1))
+    assert answer.observers == ()
+
+
+def test_describe_quorum_with_followers() -> None:
+    """testDescribeQuorumWithFollowers (static voters): before any fetch only the leader is
+    known; a follower's fetch at the leader's end is caught up at its time; a write moves
+    the leader's end; the other follower catching up moves the high watermark; a leader
+    that lost its quorum answers NOT_LEADER_OR_FOLLOWER."""
+    ctx = Context(1, (1, 2, 3), append_linger_ms=0)
+    epoch = ctx.become_leader()
+    answer = ctx.node.describe_quorum(ctx.now)
+    assert answer.high_watermark == -1
+    assert answer.current_voters == (ReplicaDescription(1, 1, ctx.now, ctx.now),
+                                     ReplicaDescription(2, -1, -1, -1),
+                                     ReplicaDescription(3, -1, -1, -1))
+    ctx.sleep(100)
+    first_fetch = ctx.now
+    ctx.deliver(2, ctx.fetch_request(2, 1, epoch))
+    assert ctx.node.high_watermark == 1
+    ctx.node.append(["foo", "bar"], epoch, ctx.now)
+    ctx.poll()
+    ctx.sleep(100)
+    answer = ctx.node.describe_quorum(ctx.now)
+    assert answer.high_watermark == 1
+    assert answer.current_voters == (ReplicaDescription(1, 3, ctx.now, ctx.now),
+                                     ReplicaDescription(2, 1, first_fetch, first_fetch),
+                                     ReplicaDescription(3, -1, -1, -1))
+    ctx.sleep(100)
+    second_fetch = ctx.now
+    ctx.deliver(3, ctx.fetch_request(3, 3, epoch))
+    ctx.sleep(100)
+    answer = ctx.node.describe_quorum(ctx.now)
+    assert answer.high_watermark == 3
+    assert answer.current_voters == (ReplicaDescription(1, 3, ctx.now, ctx.now),
+                                     ReplicaDescription(2, 1, first_fetch, first_fetch),
+                                     ReplicaDescription(3, 3, second_fetch, second_fetch))
+    ctx.sleep(2 * ctx.config.fetch_timeout_ms * 3 // 2)  # kraftsim: up to two check windows
+    assert ctx.node.role is not Role.LEADER
+    assert ctx.node.describe_quorum(ctx.now).error is Errors.NOT_LEADER_OR_FOLLOWER
+
+
+def test_describe_quorum_with_observer() -> None:
+    """testDescribeQuorumWithObserver (static voters): an observer's first fetch, behind
+    the leader, is not caught up; its fetch at the end is; it falls behind a write without
+    losing its caught-up time; five minutes without a fetch leave it out; a fetch from a
+    negative replica id (not a replica's) changes nothing."""
+    ctx = Context(1, (1, 2), append_linger_ms=0)
+    epoch = ctx.become_leader()
+    ctx.sleep(100)
+    follower_fetch = caught_up = ctx.now
+    ctx.deliver(2, ctx.fetch_request(2, 1, epoch))
+    assert ctx.node.high_watermark == 1
+    ctx.sleep(100)
+    observer_fetch = ctx.now
+    ctx.deliver(3, ctx.fetch_request(3, 0, 0))
+    ctx.sleep(100)
+    answer = ctx.node.describe_quorum(ctx.now)
+    assert answer.current_voters == (ReplicaDescription(1, 1, ctx.now, ctx.now),
+                                     ReplicaDescription(2, 1, follower_fetch, follower_fetch))
+    assert answer.observers == (ReplicaDescription(3, 0, observer_fetch, -1),)
+
+    ctx.sleep(100)
+    observer_fetch = ctx.now
+    ctx.deliver(3, ctx.fetch_request(3, 1, epoch))
+    ctx.sleep(100)
+    answer = ctx.node.describe_quorum(ctx.now)
+    assert answer.observers == (ReplicaDescription(3, 1, observer_fetch, observer_fetch),)
+
+    ctx.sleep(100)
+    ctx.node.append(["foo", "bar"], epoch, ctx.now)
+    ctx.poll()
+    answer = ctx.node.describe_quorum(ctx.now)
+    assert answer.current_voters[0] == ReplicaDescription(1, 3, ctx.now, ctx.now)
+    assert answer.observers == (ReplicaDescription(3, 1, observer_fetch, observer_fetch),)
+
+    check_quorum_ms = ctx.config.fetch_timeout_ms * 3 // 2
+    remaining = OBSERVER_SESSION_TIMEOUT_MS
+    while remaining > 0:  # the follower keeps the leader in office
+        follower_fetch = ctx.now
+        ctx.deliver(2, ctx.fetch_request(2, 1, epoch))
+        ctx.sleep(check_quorum_ms - 1)
+        remaining -= check_quorum_ms - 1
+    answer = ctx.node.describe_quorum(ctx.now)
+    assert answer.error is Errors.NONE
+    assert answer.current_voters == (ReplicaDescription(1, 3, ctx.now, ctx.now),
+                                     ReplicaDescription(2, 1, follower_fetch, caught_up))
+    assert answer.observers == ()
+
+    ctx.deliver(-1, ctx.fetch_request(-1, 0, 0))
+    assert ctx.node.describe_quorum(ctx.now).observers == ()

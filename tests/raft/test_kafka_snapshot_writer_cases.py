@@ -21,8 +21,8 @@ Whole classes of this port that kraftsim does not model, with the reason:
 - RaftUtilTest (testErrorResponse and the ``testSingleton*ForAllVersion`` cases of
   Fetch, FetchSnapshot, Vote, BeginQuorumEpoch, EndQuorumEpoch and DescribeQuorum):
   building the raft RPCs' wire messages at each API version. kraftsim's raft RPCs are
-  in-process Structs (raft/messages.py) with no wire encoding or versions, and there is
-  no DescribeQuorum.
+  in-process Structs (raft/messages.py) with no wire encoding or versions (DescribeQuorum's
+  answer too: raft/quorum_info.py).
 - VoterSetHistoryTest and KRaftControlRecordStateMachineTest (all cases), and the KIP-853
   parts of VoterSetTest and KafkaRaftClientReconfigTest: dynamic voters, not modelled
   (see test_kafka_raft_reconfig_cases.py).

@@ -1,7 +1,8 @@
 """Kafka's LeaderStateTest.testUpdateHighWatermarkQuorumSizeThree (and quorums of two, four
-and five voters), and the HW rules."""
+and five voters), the HW rules, and the fetch and caught-up times DescribeQuorum reports."""
 
-from raft import LeaderState
+from raft import LeaderState, ReplicaDescription, describe_quorum
+from raft.quorum_info import OBSERVER_SESSION_TIMEOUT_MS
 
 
 def test_high_watermark_needs_a_majority_past_the_epoch_start() -> None:
@@ -63,3 +64,38 @@ def test_a_voter_that_fetched_at_offset_0_precedes_one_that_never_fetched() -> N
     state = LeaderState(local_id=1, epoch=2, epoch_start_offset=0, voters=(1, 2, 3))
     state.update_replica_end_offset(3, 0)
     assert state.preferred_successors() == (3, 2)
+
+
+def test_describe_quorum_times_each_fetch_and_catch_up() -> None:
+    """DescribeQuorum's times (Kafka's ReplicaState.updateFollowerState): before any fetch
+    a follower's end offset and times are -1; a fetch at the leader's end is caught up at
+    its own time; a fetch behind the end that reaches the end the previous fetch was told
+    of is caught up as of that previous fetch; the leader is fetched and caught up now."""
+    state = LeaderState(1, 5, 0, (1, 2, 3))
+    state.update_local_end_offset(1)
+    before = describe_quorum(state, 50)
+    assert before.high_watermark == -1
+    assert before.current_voters == (ReplicaDescription(1, 1, 50, 50),
+                                     ReplicaDescription(2, -1, -1, -1),
+                                     ReplicaDescription(3, -1, -1, -1))
+    state.update_replica_end_offset(2, 1, 100)  # at the leader's end
+    state.update_local_end_offset(3)
+    state.update_replica_end_offset(3, 1, 150)  # behind: told the end is 3
+    state.update_local_end_offset(5)
+    state.update_replica_end_offset(3, 3, 250)  # reaches 3, the end it was told of
+    after = describe_quorum(state, 300)
+    assert after.current_voters == (ReplicaDescription(1, 5, 300, 300),
+                                    ReplicaDescription(2, 1, 100, 100),
+                                    ReplicaDescription(3, 3, 250, 150))
+    assert after.high_watermark == 3
+
+
+def test_describe_quorum_drops_observers_silent_for_five_minutes() -> None:
+    """Kafka's OBSERVER_SESSION_TIMEOUT_MS: an observer that has not fetched for 300 s is
+    left out; an observer that has never caught up says -1."""
+    state = LeaderState(1, 5, 0, (1,))
+    state.update_local_end_offset(4)
+    state.update_replica_end_offset(7, 0, 1_000)
+    assert describe_quorum(state, 1_000 + OBSERVER_SESSION_TIMEOUT_MS - 1).observers == (
+        ReplicaDescription(7, 0, 1_000, -1),)
+    assert describe_quorum(state, 1_000 + OBSERVER_SESSION_TIMEOUT_MS).observers == ()

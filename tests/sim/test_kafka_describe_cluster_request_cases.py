@@ -1,0 +1,90 @@
+"""DescribeCluster answered by a broker, following Kafka's DescribeClusterRequestTest
+(core/src/test/scala/unit/kafka/server/).
+
+Kafka's test starts three brokers, each with ``broker.rack`` ``rack/<id>``, waits until
+every broker's metadata is consistent, and sends DescribeCluster at each version of the
+API: in KRaft the answer lists every broker (id, host, port and rack of the listener the
+request came in on) and names a random alive broker as the controller (KIP-590). Here each
+broker of a :class:`~sim.cluster.KRaftCluster` (three controllers, three brokers whose
+registrations are amended with Kafka's racks) answers from its published image with
+:func:`broker.metadata_cache.describe_cluster`; every simulated broker registers the one
+listener PLAINTEXT at localhost:9092.
+
+Not ported (parts of both methods, which differ only in includeClusterAuthorizedOperations):
+
+- the cluster id and clusterAuthorizedOperations: a broker's image carries no cluster id
+  (Kafka's comes from meta.properties) and kraftsim models no authorizer.
+- the ZooKeeper quorum's runs and request versions: not modelled.
+"""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from broker.metadata_cache import DescribedBroker, describe_cluster
+from controller.operations import RegisterBroker
+from metadata.schema import BrokerRegistrationChangeRecord
+from sim.cluster import ClusterConfig, KRaftCluster
+from tests.controller.kafka_cases import image_of
+
+BROKER_COUNT = 3
+
+
+def _cluster() -> KRaftCluster:
+    """Three controllers and three brokers, each broker's registration amended with its
+    rack (as Kafka's broker.rack; the same incarnation keeps its epoch and state), then
+    every broker caught up (Kafka's ensureConsistentKRaftMetadata)."""
+    cluster = KRaftCluster(ClusterConfig(seed=11, brokers=BROKER_COUNT))
+    assert cluster.start()
+    active = cluster.active_controller()
+    assert active is not None
+    for broker in cluster.config.broker_ids:
+        incarnation = active.image.brokers[broker].incarnation_id
+        handle = cluster.submit(RegisterBroker(broker, rack=f"rack/{broker}",
+                                               incarnation_id=incarnation))
+        assert cluster.wait(handle) and handle.error is None
+    assert cluster.run_until(cluster.idle, 10_000)
+    return cluster
+
+
+@pytest.mark.parametrize("include_cluster_authorized_operations", [True, False])
+def test_describe_cluster_request(include_cluster_authorized_operations: bool) -> None:
+    """testDescribeClusterRequestIncludingClusterAuthorizedOperations and
+    testDescribeClusterRequestExcludingClusterAuthorizedOperations (KRaft): every broker
+    answers with the three brokers, each at localhost:9092 in its rack, and a controller id
+    that is one of them."""
+    cluster = _cluster()
+    expected = {DescribedBroker(b, "localhost", 9092, f"rack/{b}")
+                for b in cluster.config.broker_ids}
+    for broker in cluster.config.broker_ids:
+        loader = cluster.loader(broker)
+        assert loader is not None and loader.published is not None
+        for seed in range(5):
+            answer = describe_cluster(loader.published, random.Random(seed))
+            assert set(answer.brokers) == expected
+            assert answer.controller_id in range(BROKER_COUNT + 1)  # Kafka: 0 to brokerCount
+            assert answer.controller_id in cluster.config.broker_ids
+
+
+def test_a_fenced_broker_is_left_out_and_never_named_controller() -> None:
+    """KRaftMetadataCache's alive brokers: a fenced broker is not described, nor drawn as
+    the controller; with none alive the controller id is -1."""
+    cluster = _cluster()
+    loader = cluster.loader(0)
+    assert loader is not None and loader.published is not None
+    image = loader.published
+    fenced = image_of([BrokerRegistrationChangeRecord(1, image.brokers[1].epoch, fenced=1)],
+                      image, image.offset + 1)
+    for seed in range(10):
+        answer = describe_cluster(fenced, random.Random(seed))
+        assert [b.broker_id for b in answer.brokers] == [0, 2]
+        assert answer.controller_id in (0, 2)
+    nobody = image_of([BrokerRegistrationChangeRecord(b, image.brokers[b].epoch, fenced=1)
+                       for b in (0, 2)], fenced, fenced.offset + 1)
+    assert describe_cluster(nobody, random.Random(0)) == describe_cluster(
+        nobody, random.Random(1))
+    assert describe_cluster(nobody, random.Random(0)).controller_id == -1
+    assert describe_cluster(nobody, random.Random(0)).brokers == ()
+    assert describe_cluster(image, random.Random(0), "SSL").brokers == ()
