@@ -22,6 +22,7 @@ from typing import Any
 import msgspec
 
 from kafka_format.errors import DecodeError
+from metadata.java_int import parse_java_int
 from metadata.uuids import ZERO_UUID, uuid_to_bytes
 
 
@@ -207,39 +208,59 @@ def parse_properties(text: str) -> tuple[dict[str, str], tuple[str, ...]]:
     return entries, tuple(comments)
 
 
+def _java_trim(text: str) -> str:
+    """Java's ``String.trim``: every character up to U+0020 off both ends."""
+    start, end = 0, len(text)
+    while start < end and text[start] <= " ":
+        start += 1
+    while end > start and text[end - 1] <= " ":
+        end -= 1
+    return text[start:end]
+
+
 def _meta_version(text: str) -> int:
-    try:
-        version = int(text.strip())
-    except ValueError:
-        raise DecodeError(f"Invalid meta.properties version string '{text}'", 0) from None
+    """Kafka's ``MetaPropertiesVersion.fromNumberString``: a Java int once trimmed, 0 or 1."""
+    version = parse_java_int(_java_trim(text))
+    if version is None:
+        raise DecodeError(f"Invalid meta.properties version string '{text}'", 0)
     if version not in (0, 1):
         raise DecodeError(f"Unknown meta.properties version number {version}", 0, "unsupported")
     return version
 
 
+def _required_int(entries: dict[str, str], key: str) -> int:
+    """Kafka's ``PropertiesUtils.loadRequiredIntProp``: the key's value as a Java int."""
+    if key not in entries:
+        raise DecodeError(f"Failed to find {key}", 0)
+    value = parse_java_int(entries[key])
+    if value is None:
+        raise DecodeError(f"Unable to read {key} as a base-10 number.", 0)
+    return value
+
+
 def parse_meta_properties(text: str) -> MetaProperties:
     """The identity in a ``meta.properties`` file's text, read as Kafka's MetaProperties
-    reads it: version 0 (ZooKeeper-era brokers) names the node ``broker.id`` and may lack
-    it and ``cluster.id``; version 1 names it ``node.id`` and must have both; a
-    ``directory.id`` must be a Kafka Uuid. Raises :class:`DecodeError`."""
+    reads it, in its order: the version (none: 0); the node id, ``broker.id`` at version 0
+    (ZooKeeper-era brokers, may lack it) and ``node.id`` at version 1 (required), a Java
+    int; a ``directory.id`` must be a Kafka Uuid; a version-1 file must have
+    ``cluster.id`` (and its node id). Raises :class:`DecodeError` with Kafka's message."""
     entries, comments = parse_properties(text)
     version = _meta_version(entries.get("version", "0"))
-    id_key = "broker.id" if version == 0 else "node.id"
-    try:
-        node_id = int(entries[id_key]) if id_key in entries else None
-    except ValueError as exc:
-        raise DecodeError(f"meta.properties has a non-numeric value: {exc}", 0) from None
-    cluster_id = entries.get("cluster.id")
-    if version == 1 and cluster_id is None:
-        raise DecodeError("cluster.id was not found.", 0)
-    if version == 1 and node_id is None:
-        raise DecodeError("node.id was not found.", 0)
+    node_id: int | None = None
+    if version == 0:
+        if "broker.id" in entries:
+            node_id = _required_int(entries, "broker.id")
+    else:
+        node_id = _required_int(entries, "node.id")
     directory_id = entries.get("directory.id")
     if directory_id is not None:
         try:
             uuid_to_bytes(directory_id)
         except ValueError as exc:
             raise DecodeError(f"Unable to read directory.id as a Uuid: {exc}", 0) from None
+    cluster_id = entries.get("cluster.id")
+    if version == 1 and cluster_id is None:
+        raise DecodeError("cluster.id was not found.", 0)
     return MetaProperties(
         version=version,
         cluster_id=cluster_id,

@@ -120,11 +120,14 @@ def test_version_0_broker_id_goes_where_javas_hash_order_puts_it() -> None:
 
 @pytest.mark.parametrize(("text", "message"), [
     ("version=1\nnode.id=1\n", "cluster.id was not found."),
-    (f"version=1\ncluster.id={CLUSTER_ID}\n", "node.id was not found."),
-], ids=["testClusterIdRequiredInV1", "testNodeIdRequiredInV1"])
+    (f"version=1\ncluster.id={CLUSTER_ID}\n", "Failed to find node.id"),
+    ("version=1\n", "Failed to find node.id"),
+], ids=["testClusterIdRequiredInV1", "testNodeIdRequiredInV1", "neither"])
 def test_version_1_requires_cluster_and_node_ids(text: str, message: str) -> None:
-    """A version-1 file without its cluster id or node id is refused, with Kafka's words;
-    reading the file gives the refusal as a failure."""
+    """A version-1 file without its cluster id or node id is refused, with the words of
+    Kafka's reader of the file: its Builder(Properties) reads ``node.id`` first (a missing
+    one: "Failed to find node.id"; Kafka's test builds without one and gets build()'s
+    "node.id was not found."), then build() checks ``cluster.id``."""
     with pytest.raises(DecodeError, match=message):
         parse_meta_properties(text)
 
