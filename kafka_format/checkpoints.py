@@ -28,7 +28,7 @@ from collections.abc import Sequence
 import msgspec
 
 from kafka_format.errors import DecodeFailure, EncodeError, FailureKind
-from kafka_format.wire import uuid_bytes
+from kafka_format.wire import uuid_bytes, uuid_text
 from metadata.java_int import (
     INT_MAX,
     INT_MIN,
@@ -218,12 +218,12 @@ def decode_partition_metadata(text: str, source: str = "<text>"
     if len(id_fields) != 2:
         return DecodeFailure(source, "corrupt", f"malformed line {line!r}", position)
     try:
-        uuid_bytes(id_fields[1])
+        raw = uuid_bytes(id_fields[1])
     except EncodeError as exc:
         return DecodeFailure(source, "corrupt", f"topic_id {id_fields[1]!r}: {exc}", position)
-    if uuid_bytes(id_fields[1]) == bytes(16):
+    if raw == bytes(16):
         return DecodeFailure(source, "corrupt", "invalid topic id (the zero Uuid)", position)
-    return PartitionMetadata(version, id_fields[1])
+    return PartitionMetadata(version, uuid_text(raw))  # as Kafka prints it: no padding
 
 
 def encode_partition_metadata(metadata: PartitionMetadata) -> str:
@@ -274,22 +274,33 @@ def _refuse_constant(name: str) -> object:
     raise ValueError(f"{name} is not JSON")
 
 
+class _JsonObject(list[tuple[str, object]]):
+    """A JSON object's fields in file order, repeats kept (Jackson binds them one by one)."""
+
+
 def decode_clean_shutdown(text: str) -> int | None:
     """The broker epoch in a clean shutdown file, or None where Kafka's ``read`` finds none
     (it logs the problem and carries on as after an unclean shutdown).
 
     As Kafka reads it with Jackson's default mapper: the first JSON value of the text must
-    be an object (anything after it is not read); unknown fields are ignored; ``version``
-    (absent or null: 0) must bind to a Java int but its value is not checked;
-    ``brokerEpoch`` must be there, not null, and bind to a Java long.
+    be an object (anything after it is not read); fields bind in file order, unknown ones
+    are skipped, a repeated one binds again; ``version`` (absent or null: 0) must bind to a
+    Java int but its value is not checked; ``brokerEpoch`` must bind to a Java long (or
+    null) each time, and be there and not null at the end.
     """
-    decoder = json.JSONDecoder(parse_constant=_refuse_constant)
+    decoder = json.JSONDecoder(object_pairs_hook=_JsonObject, parse_constant=_refuse_constant)
     try:
         data, _ = decoder.raw_decode(text.lstrip(" \t\r\n"))
     except ValueError:
         return None
-    if not isinstance(data, dict):
+    if not isinstance(data, _JsonObject):
         return None
-    if "version" in data and _json_number(data["version"], _INT_RANGE, null=0) is None:
-        return None
-    return _json_number(data.get("brokerEpoch"), _LONG_RANGE, null=None)
+    epoch: int | None = None
+    for key, value in data:
+        if key == "version" and _json_number(value, _INT_RANGE, null=0) is None:
+            return None
+        if key == "brokerEpoch":
+            epoch = _json_number(value, _LONG_RANGE, null=None)
+            if epoch is None and value is not None:
+                return None
+    return epoch

@@ -97,7 +97,7 @@ def test_meta_properties_version_0_has_no_directory_and_no_node_is_none() -> Non
     assert (meta.version, meta.cluster_id, meta.node_id, meta.directory_id) == \
         (0, "abc", None, None)
     assert format_meta_properties(meta) == "version=0\ncluster.id=abc\n"  # no comments kept
-    with pytest.raises(DecodeError, match="Unable to read node.id as a base-10 number."):
+    with pytest.raises(DecodeError, match=r"Unable to read node\.id as a base-10 number\."):
         parse_meta_properties("version=1\nnode.id=one\n")
 
 

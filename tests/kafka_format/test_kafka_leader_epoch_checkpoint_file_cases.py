@@ -1,0 +1,87 @@
+"""The cases of Kafka's ``LeaderEpochCheckpointFileWithFailureHandlerTest``, how Kafka's
+reader refuses a damaged ``leader-epoch-checkpoint``, and the file a saved run writes.
+
+Kafka's test writes lists of ``EpochEntry(epoch, startOffset)`` through a
+``LeaderEpochCheckpointFile`` and reads them back, also through a second instance over
+the same file. kraftsim writes the file with :func:`~kafka_format.files.write_checkpoint`
+and reads it with :func:`~kafka_format.files.read_checkpoint` (kind
+``leader-epoch-checkpoint``); a reader keeps nothing between reads, so "recreating the
+checkpoint" is reading the file again.
+
+Beyond Kafka's cases, the rules of Kafka's ``LeaderEpochCheckpointFile.Formatter``: an
+entry line splits on ASCII whitespace into exactly two fields, the epoch read by
+``Integer.parseInt`` and the start offset by ``Long.parseLong`` (negative numbers are
+read as they are; a line that starts with whitespace has an empty first field and is
+refused). That a saved run (``--save``) writes each replica's leader-epoch cache as its
+partition directory's ``leader-epoch-checkpoint`` is checked with the broker's other
+files in ``tests/broker/test_kafka_highwatermark_persistence_cases.py``.
+
+Not ported: none; both methods of the class are here.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from kafka_format.checkpoints import LEADER_EPOCH_CHECKPOINT, EpochEntry, decode_checkpoint
+from kafka_format.files import read_checkpoint, write_checkpoint
+
+
+def _read(path: Path) -> tuple[EpochEntry, ...]:
+    result = read_checkpoint(path, LEADER_EPOCH_CHECKPOINT)
+    assert result.error is None
+    return result.entries  # type: ignore[return-value]
+
+
+def test_should_persist_and_overwrite_and_reload_file(tmp_path: Path) -> None:
+    """shouldPersistAndOverwriteAndReloadFile."""
+    path = tmp_path / LEADER_EPOCH_CHECKPOINT
+    epochs = [EpochEntry(0, 1), EpochEntry(1, 2), EpochEntry(2, 3)]
+    write_checkpoint(path, epochs)
+    assert list(_read(path)) == epochs
+    epochs2 = [EpochEntry(3, 4), EpochEntry(4, 5)]
+    write_checkpoint(path, epochs2)
+    assert list(_read(path)) == epochs2
+    assert path.read_text() == "0\n2\n3 4\n4 5\n"
+
+
+def test_should_retain_values_even_if_checkpoint_is_recreated(tmp_path: Path) -> None:
+    """shouldRetainValuesEvenIfCheckpointIsRecreated."""
+    path = tmp_path / LEADER_EPOCH_CHECKPOINT
+    epochs = [EpochEntry(0, 1), EpochEntry(1, 2), EpochEntry(2, 3)]
+    write_checkpoint(path, epochs)
+    assert list(_read(Path(str(path)))) == epochs
+
+
+@pytest.mark.parametrize(("text", "position"), [
+    ("0\n1\n0\n", 4),                      # a missing field
+    ("0\n1\n0 1 2\n", 4),                  # an extra one
+    ("0\n1\n 0 1\n", 4),                   # leading whitespace: an empty first field
+    ("0\n1\n2147483648 1\n", 4),           # an epoch beyond int32
+    ("0\n1\n0 9223372036854775808\n", 4),  # a start offset beyond int64
+    ("0\n1\n0 1.5\n", 4),
+    ("0\n1\n0x1 1\n", 4),
+    ("0\n2\n0 1\n1\n", 8),
+    ("0\n-2\n", 2),                        # a negative count
+    ("00\n1\n0 1\n0 1\n", 9),              # version 0 written "00"; one entry too many
+], ids=["one-field", "three-fields", "leading-space", "epoch-beyond-int32",
+        "offset-beyond-int64", "fraction", "hex", "second-line-short", "negative-count",
+        "extra-entry"])
+def test_a_damaged_epoch_file_is_refused(text: str, position: int) -> None:
+    """Each line Kafka's reader throws on, where it throws."""
+    result = decode_checkpoint(text, LEADER_EPOCH_CHECKPOINT, "epochs")
+    assert result.error is not None and result.error.position == position
+
+
+@pytest.mark.parametrize(("text", "entries"), [
+    ("0\n1\n-1 -1\n", (EpochEntry(-1, -1),)),
+    ("0\n1\n3\t\t170 \n", (EpochEntry(3, 170),)),
+    ("0\n0\n", ()),
+], ids=["negative", "tabs-and-trailing-space", "empty"])
+def test_an_epoch_file_kafka_reads_is_read(text: str,
+                                           entries: tuple[EpochEntry, ...]) -> None:
+    """Negative values and runs of whitespace are read, as Kafka's formatter reads them."""
+    result = decode_checkpoint(text, LEADER_EPOCH_CHECKPOINT)
+    assert (result.entries, result.error) == (entries, None)
