@@ -19,6 +19,12 @@ the field held its default; Kafka's JSON reader refuses it ("unable to locate fi
 Fixed on the way: kraftsim read and wrote a version-0 ``meta.properties``'s node id as
 ``node.id`` (Kafka: ``broker.id``), accepted a version-1 file without ``cluster.id`` or
 ``node.id``, any version number and a ``directory.id`` that is not a Uuid.
+It now also reads the version and the node id as Kafka does (Java's trim and
+``Integer.parseInt``: no ``_``, no spaces around a node id, int32) and refuses in Kafka's
+order with Kafka's words: a version-1 file without ``node.id`` is "Failed to find
+node.id" (Kafka's reader of the file looks for the node id first; Kafka's
+testNodeIdRequiredInV1 builds without a file and gets build()'s "node.id was not
+found."), a node id it cannot read "Unable to read node.id as a base-10 number.".
 
 Not ported:
 - MetaPropertiesTest's toString and hashCode checks: kraftsim prints a
