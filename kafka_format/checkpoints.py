@@ -11,7 +11,14 @@ whitespace):
   ``cleaner-offset-checkpoint`` in the log directory: version 0, then
   ``<topic> <partition> <offset>`` per partition;
 - ``partition.metadata`` in each partition directory (not a
-  ``CheckpointFile``): ``version: 0`` then ``topic_id: <id>``.
+  ``CheckpointFile``): ``version: 0`` then ``topic_id: <id>``;
+- ``.kafka_cleanshutdown`` in the log directory after a clean shutdown: JSON
+  with the broker epoch (KIP-966).
+
+Each is read by the rules of Kafka's reader, so that a file Kafka refuses is
+refused here and one it reads is read: lines end as Java's ``readLine`` ends
+them, numbers are read as ``Integer.parseInt`` / ``Long.parseLong`` read
+them, fields split as Java's ``String.split`` splits them.
 
 Pure: text in, entries out. Damage yields the good entries and a
 :class:`~kafka_format.errors.DecodeFailure` whose position is the byte where

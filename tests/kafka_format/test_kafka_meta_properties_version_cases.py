@@ -49,14 +49,14 @@ def test_from_number_and_from_number_string(version: int) -> None:
 
 def test_from_invalid_number() -> None:
     """testFromInvalidNumber: Kafka's words."""
-    with pytest.raises(DecodeError, match="^Unknown meta.properties version number 2$"):
+    with pytest.raises(DecodeError, match=r"^Unknown meta\.properties version number 2$"):
         parse_meta_properties("version=2\n")
 
 
 def test_from_invalid_string() -> None:
     """testFromInvalidString: Kafka's words."""
     with pytest.raises(DecodeError,
-                       match="^Invalid meta.properties version string 'orange'$"):
+                       match=r"^Invalid meta\.properties version string 'orange'$"):
         parse_meta_properties("version=orange\n")
 
 
@@ -69,14 +69,14 @@ def test_has_broker_id() -> None:
 def test_always_has_node_id() -> None:
     """testAlwaysHasNodeId: a V0 file may lack the node id, a V1 file may not."""
     assert parse_meta_properties(f"version=0\ncluster.id={CLUSTER_ID}\n").node_id is None
-    with pytest.raises(DecodeError, match="node.id"):
+    with pytest.raises(DecodeError, match=r"^Failed to find node\.id$"):
         parse_meta_properties(f"version=1\ncluster.id={CLUSTER_ID}\n")
 
 
 def test_always_has_cluster_id() -> None:
     """testAlwaysHasClusterId: a V0 file may lack the cluster id, a V1 file may not."""
     assert parse_meta_properties("version=0\nbroker.id=1\n").cluster_id is None
-    with pytest.raises(DecodeError, match="cluster.id was not found."):
+    with pytest.raises(DecodeError, match=r"^cluster\.id was not found\.$"):
         parse_meta_properties("version=1\nnode.id=1\n")
 
 
@@ -96,7 +96,7 @@ def test_a_version_string_kafka_reads(value: str, version: int) -> None:
 def test_a_version_string_kafka_refuses(value: str) -> None:
     """Beyond Kafka's cases: what ``Integer.parseInt`` refuses (a no-break space is not
     trimmed by Java's trim) is an invalid version string."""
-    with pytest.raises(DecodeError, match="^Invalid meta.properties version string"):
+    with pytest.raises(DecodeError, match=r"^Invalid meta\.properties version string"):
         parse_meta_properties(f"version={value}\n")
 
 
