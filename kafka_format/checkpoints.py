@@ -34,7 +34,7 @@ from collections.abc import Sequence
 
 import msgspec
 
-from kafka_format.errors import DecodeFailure, EncodeError, FailureKind
+from kafka_format.errors import DecodeError, DecodeFailure, EncodeError, FailureKind
 from kafka_format.wire import uuid_bytes, uuid_text
 from metadata.java_int import (
     INT_MAX,
@@ -90,7 +90,7 @@ _PARTITION_METADATA_SEPARATOR = re.compile(r":[ \t\n\x0b\f\r]+")
 """Java's regex ``:\\s+``, which splits each line of ``partition.metadata``."""
 
 
-def _lines(text: str) -> list[tuple[int, str]]:
+def java_lines(text: str) -> list[tuple[int, str]]:
     """(byte position, line) of each line of ``text`` as Java's ``BufferedReader.readLine``
     reads them: a line ends at ``\\n``, ``\\r`` or ``\\r\\n`` (no other character ends
     one), and a last line without an end is still a line."""
@@ -148,7 +148,7 @@ def decode_checkpoint(text: str, kind: str, source: str = "<text>") -> Checkpoin
     one), and the count must match the number of entries. Lines end as Java's
     ``readLine`` ends them.
     """
-    lines = _lines(text)
+    lines = java_lines(text)
     size = len(text.encode("utf-8"))
 
     def stop(message: str, position: int, entries: Sequence[EpochEntry | OffsetEntry] = (),
@@ -185,6 +185,32 @@ def decode_checkpoint(text: str, kind: str, source: str = "<text>") -> Checkpoin
     return CheckpointDecodeResult(version, tuple(entries), None)  # type: ignore[arg-type]
 
 
+def load_leader_epoch_cache(entries: Sequence[EpochEntry]) -> tuple[EpochEntry, ...]:
+    """The leader-epoch cache a broker builds from a ``leader-epoch-checkpoint``'s entries,
+    as Kafka's ``LeaderEpochFileCache`` assigns them one by one when it loads a log.
+
+    An entry with a negative epoch or start offset is refused (Kafka throws, and the log
+    does not load): :class:`DecodeError` with Kafka's message, its position the entry's
+    index. An entry of the latest epoch that starts at or after it changes nothing; any
+    other entry first drops, from the latest down, the entries of an epoch at or above
+    its own or starting at or after it (a file out of order loads truncated, as Kafka's).
+    """
+    cache: list[EpochEntry] = []
+    for index, entry in enumerate(entries):
+        if entry.epoch < 0 or entry.start_offset < 0:
+            raise DecodeError("Received invalid partition leader epoch entry EpochEntry("
+                              f"epoch={entry.epoch}, startOffset={entry.start_offset})", index)
+        latest = cache[-1] if cache else None
+        if latest is not None and entry.epoch == latest.epoch and \
+                entry.start_offset >= latest.start_offset:
+            continue
+        while cache and (cache[-1].epoch >= entry.epoch
+                         or cache[-1].start_offset >= entry.start_offset):
+            cache.pop()
+        cache.append(entry)
+    return tuple(cache)
+
+
 def encode_checkpoint(entries: list[EpochEntry] | list[OffsetEntry]) -> str:
     """A ``CheckpointFile``'s text, as Kafka writes it."""
     lines = [str(CHECKPOINT_VERSION), str(len(entries))]
@@ -206,7 +232,7 @@ def decode_partition_metadata(text: str, source: str = "<text>"
     too, for downgrades); the topic id a Uuid as ``Uuid.fromString`` reads it, and not
     the zero Uuid.
     """
-    lines = _lines(text)
+    lines = java_lines(text)
     size = len(text.encode("utf-8"))
     if not lines:
         return DecodeFailure(source, "truncated", "no version line", size)

@@ -323,8 +323,9 @@ def write_bootstrap_file(directory: str | Path, bootstrap: BootstrapMetadata) ->
 
 
 def _read_text(path: Path) -> str | DecodeFailure:
+    """The file's UTF-8 text, line ends as they are (Kafka's readers see ``\\r\\n``)."""
     try:
-        return path.read_text(encoding="utf-8")
+        return path.read_bytes().decode("utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         return _unreadable(path, exc)
 
@@ -654,9 +655,9 @@ def read_clean_shutdown(directory: str | Path) -> int | None:
     """The broker epoch in ``directory``'s clean shutdown file (``.kafka_cleanshutdown``);
     None when there is none or Kafka could not read it (see
     :func:`~kafka_format.checkpoints.decode_clean_shutdown`)."""
-    try:
-        text = (Path(directory) / CLEAN_SHUTDOWN_FILE).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError):
+    try:  # Kafka decodes the bytes with replacement characters for bad UTF-8
+        text = (Path(directory) / CLEAN_SHUTDOWN_FILE).read_bytes().decode("utf-8", "replace")
+    except OSError:
         return None
     return decode_clean_shutdown(text)
 

@@ -12,9 +12,13 @@ Beyond Kafka's cases, the rules of Kafka's ``LeaderEpochCheckpointFile.Formatter
 entry line splits on ASCII whitespace into exactly two fields, the epoch read by
 ``Integer.parseInt`` and the start offset by ``Long.parseLong`` (negative numbers are
 read as they are; a line that starts with whitespace has an empty first field and is
-refused). That a saved run (``--save``) writes each replica's leader-epoch cache as its
-partition directory's ``leader-epoch-checkpoint`` is checked with the broker's other
-files in ``tests/broker/test_kafka_highwatermark_persistence_cases.py``.
+refused). A broker then loads the entries into its leader-epoch cache
+(``LeaderEpochFileCache``), which refuses a negative epoch or start offset and drops
+entries that break the order (:func:`~kafka_format.checkpoints.load_leader_epoch_cache`;
+``kraftsim dump-log`` fails on a file a broker would not load). That a saved run
+(``--save``) writes each replica's leader-epoch cache as its partition directory's
+``leader-epoch-checkpoint`` is checked with the broker's other files in
+``tests/broker/test_kafka_highwatermark_persistence_cases.py``.
 
 Not ported: none; both methods of the class are here.
 """
@@ -25,8 +29,15 @@ from pathlib import Path
 
 import pytest
 
-from kafka_format.checkpoints import LEADER_EPOCH_CHECKPOINT, EpochEntry, decode_checkpoint
+from kafka_format.checkpoints import (
+    LEADER_EPOCH_CHECKPOINT,
+    EpochEntry,
+    decode_checkpoint,
+    load_leader_epoch_cache,
+)
+from kafka_format.errors import DecodeError
 from kafka_format.files import read_checkpoint, write_checkpoint
+from kraftsim.cli import main
 
 
 def _read(path: Path) -> tuple[EpochEntry, ...]:
@@ -85,3 +96,60 @@ def test_an_epoch_file_kafka_reads_is_read(text: str,
     """Negative values and runs of whitespace are read, as Kafka's formatter reads them."""
     result = decode_checkpoint(text, LEADER_EPOCH_CHECKPOINT)
     assert (result.entries, result.error) == (entries, None)
+
+
+def test_a_crlf_file_says_where_in_its_bytes(tmp_path: Path) -> None:
+    """A file with Windows line ends is read as Kafka reads it, and a failure's position is
+    a byte of the file as it is on disk."""
+    path = tmp_path / LEADER_EPOCH_CHECKPOINT
+    path.write_bytes(b"0\r\n2\r\n0 0\r\n1\r\n")
+    result = read_checkpoint(path, LEADER_EPOCH_CHECKPOINT)
+    assert result.entries == (EpochEntry(0, 0),)
+    assert result.error is not None and result.error.position == 11
+
+
+# ----------------------------------------------- loading the entries into the epoch cache
+
+@pytest.mark.parametrize(("entries", "message"), [
+    ([EpochEntry(-1, 0)], r"EpochEntry\(epoch=-1, startOffset=0\)"),
+    ([EpochEntry(0, 0), EpochEntry(1, -5)], r"EpochEntry\(epoch=1, startOffset=-5\)"),
+], ids=["negative-epoch", "negative-start-offset"])
+def test_a_negative_entry_does_not_load(entries: list[EpochEntry], message: str) -> None:
+    """Kafka's file reader reads negative numbers, but its LeaderEpochFileCache refuses
+    such an entry when it loads the file ("Received invalid partition leader epoch
+    entry ...")."""
+    with pytest.raises(DecodeError, match="^Received invalid partition leader epoch entry "
+                       + message + "$") as refused:
+        load_leader_epoch_cache(entries)
+    assert refused.value.position == len(entries) - 1
+
+
+@pytest.mark.parametrize(("entries", "cache"), [
+    ([(0, 0), (1, 5), (3, 9)], [(0, 0), (1, 5), (3, 9)]),
+    ([(0, 0), (0, 0), (0, 4)], [(0, 0)]),                # the latest epoch again: no change
+    ([(0, 0), (1, 5), (1, 3)], [(0, 0), (1, 3)]),        # the latest epoch, earlier: moves
+    ([(0, 0), (2, 5), (1, 7)], [(0, 0), (1, 7)]),        # a lower epoch drops the higher
+    ([(0, 0), (1, 5), (2, 4)], [(0, 0), (2, 4)]),        # an earlier start drops the later
+    ([(3, 10), (1, 2)], [(1, 2)]),
+    ([], []),
+], ids=["monotonic", "same-epoch-later", "same-epoch-earlier", "lower-epoch",
+        "earlier-start", "all-dropped", "empty"])
+def test_entries_load_as_kafkas_cache_assigns_them(entries: list[tuple[int, int]],
+                                                   cache: list[tuple[int, int]]) -> None:
+    """The cache Kafka builds from a file's entries, assigned one by one."""
+    assert load_leader_epoch_cache([EpochEntry(*e) for e in entries]) == \
+        tuple(EpochEntry(*e) for e in cache)
+
+
+def test_dump_log_refuses_an_epoch_file_a_broker_would_not_load(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``kraftsim dump-log`` prints the entries and fails (exit 1) at the bad entry."""
+    path = tmp_path / "t-0" / LEADER_EPOCH_CHECKPOINT
+    path.parent.mkdir()
+    path.write_text("0\n2\n0 0\n-1 4\n")
+    assert main(["dump-log", str(path)]) == 1
+    captured = capsys.readouterr()
+    assert "epoch: -1 startOffset: 4" in captured.out
+    assert "Received invalid partition leader epoch entry" in captured.err
+    path.write_text("0\n2\n0 0\n1 4\n")
+    assert main(["dump-log", str(path)]) == 0
