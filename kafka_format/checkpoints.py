@@ -147,6 +147,11 @@ def decode_checkpoint(text: str, kind: str, source: str = "<text>") -> Checkpoin
     negative, every line after it an entry (see :func:`_entry`; an empty line is not
     one), and the count must match the number of entries. Lines end as Java's
     ``readLine`` ends them.
+
+    The reader itself takes negative numbers, and so does every user of an offset
+    checkpoint; but a ``leader-epoch-checkpoint`` is read only to fill a broker's
+    leader-epoch cache, which refuses an entry with a negative epoch or start offset
+    (:func:`load_leader_epoch_cache`), so such a file fails at that entry.
     """
     lines = java_lines(text)
     size = len(text.encode("utf-8"))
@@ -182,6 +187,12 @@ def decode_checkpoint(text: str, kind: str, source: str = "<text>") -> Checkpoin
         return stop(f"the count line says {expected} entries, the file holds {len(entries)}",
                     size if len(entries) < expected else lines[2 + expected][0], entries,
                     version)
+    if kind == LEADER_EPOCH_CHECKPOINT:  # what the broker's epoch cache then refuses
+        try:
+            load_leader_epoch_cache(entries)  # type: ignore[arg-type]
+        except DecodeError as exc:
+            return stop(exc.message, lines[2 + exc.position][0], entries[:exc.position],
+                        version)
     return CheckpointDecodeResult(version, tuple(entries), None)  # type: ignore[arg-type]
 
 

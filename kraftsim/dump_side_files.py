@@ -31,14 +31,8 @@ from typing import Any, TextIO
 import msgspec
 
 from kafka_format.batch_format import HEADER, LENGTH_PREFIX
-from kafka_format.checkpoints import (
-    LEADER_EPOCH_CHECKPOINT,
-    PARTITION_METADATA,
-    EpochEntry,
-    java_lines,
-    load_leader_epoch_cache,
-)
-from kafka_format.errors import DecodeError, DecodeFailure
+from kafka_format.checkpoints import PARTITION_METADATA, EpochEntry
+from kafka_format.errors import DecodeFailure
 from kafka_format.files import (
     read_checkpoint,
     read_index,
@@ -174,26 +168,12 @@ def _read(path: Path, kind: str) -> tuple[list[str], list[dict[str, Any]], dict[
         return ([f"version: {metadata.version}", f"topic_id: {metadata.topic_id}"], [],
                 {"version": metadata.version, "topicId": metadata.topic_id}, None, [])
     checkpoint = read_checkpoint(path, kind)
-    failure = checkpoint.error
-    if kind == LEADER_EPOCH_CHECKPOINT and failure is None:
-        failure = _epoch_cache_failure(path, checkpoint.entries)  # type: ignore[arg-type]
     lines = [] if checkpoint.version is None else [f"version: {checkpoint.version}"]
     lines += [f"epoch: {e.epoch} startOffset: {e.start_offset}" if isinstance(e, EpochEntry)
               else f"topic: {e.topic} partition: {e.partition} offset: {e.offset}"
               for e in checkpoint.entries]
     return (lines, [msgspec.to_builtins(e) for e in checkpoint.entries],
-            {"version": checkpoint.version}, failure, [])
-
-
-def _epoch_cache_failure(path: Path, entries: tuple[EpochEntry, ...]) -> DecodeFailure | None:
-    """Why a broker would not load a readable ``leader-epoch-checkpoint`` into its cache
-    (a negative epoch or start offset), at the entry's line; None when it would."""
-    try:
-        load_leader_epoch_cache(entries)
-    except DecodeError as exc:
-        lines = java_lines(path.read_bytes().decode("utf-8"))
-        return DecodeFailure(str(path), "corrupt", exc.message, lines[2 + exc.position][0])
-    return None
+            {"version": checkpoint.version}, checkpoint.error, [])
 
 
 def _sanity_failure(path: Path, kind: str) -> DecodeFailure | None:

@@ -10,13 +10,14 @@ checkpoint" is reading the file again.
 
 Beyond Kafka's cases, the rules of Kafka's ``LeaderEpochCheckpointFile.Formatter``: an
 entry line splits on ASCII whitespace into exactly two fields, the epoch read by
-``Integer.parseInt`` and the start offset by ``Long.parseLong`` (negative numbers are
-read as they are; a line that starts with whitespace has an empty first field and is
-refused). A broker then loads the entries into its leader-epoch cache
+``Integer.parseInt`` and the start offset by ``Long.parseLong`` (a line that starts
+with whitespace has an empty first field and is refused). The reader takes negative
+numbers, but the file is read only to fill a broker's leader-epoch cache
 (``LeaderEpochFileCache``), which refuses a negative epoch or start offset and drops
-entries that break the order (:func:`~kafka_format.checkpoints.load_leader_epoch_cache`;
-``kraftsim dump-log`` fails on a file a broker would not load). That a saved run
-(``--save``) writes each replica's leader-epoch cache as its partition directory's
+entries that break the order (:func:`~kafka_format.checkpoints.load_leader_epoch_cache`):
+kraftsim's reader of the file fails at such an entry, and so does ``kraftsim dump-log``.
+
+That a saved run (``--save``) writes each replica's leader-epoch cache as its partition directory's
 ``leader-epoch-checkpoint`` is checked with the broker's other files in
 ``tests/broker/test_kafka_highwatermark_persistence_cases.py``.
 
@@ -87,15 +88,33 @@ def test_a_damaged_epoch_file_is_refused(text: str, position: int) -> None:
 
 
 @pytest.mark.parametrize(("text", "entries"), [
-    ("0\n1\n-1 -1\n", (EpochEntry(-1, -1),)),
     ("0\n1\n3\t\t170 \n", (EpochEntry(3, 170),)),
     ("0\n0\n", ()),
-], ids=["negative", "tabs-and-trailing-space", "empty"])
+    ("0\n2\n2 10\n1 5\n", (EpochEntry(2, 10), EpochEntry(1, 5))),  # as the file has them
+], ids=["tabs-and-trailing-space", "empty", "out-of-order"])
 def test_an_epoch_file_kafka_reads_is_read(text: str,
                                            entries: tuple[EpochEntry, ...]) -> None:
-    """Negative values and runs of whitespace are read, as Kafka's formatter reads them."""
+    """Runs of whitespace are read, as Kafka's formatter reads them; entries out of order
+    are read (the cache drops what breaks the order, see below)."""
     result = decode_checkpoint(text, LEADER_EPOCH_CHECKPOINT)
     assert (result.entries, result.error) == (entries, None)
+
+
+@pytest.mark.parametrize(("text", "position", "good"), [
+    ("0\n1\n-1 -1\n", 4, ()),
+    ("0\n2\n0 0\n3 -7\n", 8, (EpochEntry(0, 0),)),
+    ("0\n3\n0 0\n-3 7\n", 13, (EpochEntry(0, 0), EpochEntry(-3, 7))),  # the count first
+], ids=["negative-both", "negative-start-offset", "count-before-values"])
+def test_an_epoch_file_with_a_negative_entry_fails(text: str, position: int,
+                                                   good: tuple[EpochEntry, ...]) -> None:
+    """Kafka's file reader takes negative numbers, but the leader-epoch cache it fills
+    refuses the entry (after the whole file is read, so a wrong count is found first)."""
+    result = decode_checkpoint(text, LEADER_EPOCH_CHECKPOINT, "epochs")
+    assert result.error is not None and result.error.position == position
+    assert result.entries == good
+    if len(good) < 2:
+        assert result.error.message.startswith(
+            "Received invalid partition leader epoch entry EpochEntry(epoch=")
 
 
 def test_a_crlf_file_says_where_in_its_bytes(tmp_path: Path) -> None:
@@ -143,13 +162,14 @@ def test_entries_load_as_kafkas_cache_assigns_them(entries: list[tuple[int, int]
 
 def test_dump_log_refuses_an_epoch_file_a_broker_would_not_load(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    """``kraftsim dump-log`` prints the entries and fails (exit 1) at the bad entry."""
+    """``kraftsim dump-log`` prints the entries up to the bad one and fails (exit 1)."""
     path = tmp_path / "t-0" / LEADER_EPOCH_CHECKPOINT
     path.parent.mkdir()
     path.write_text("0\n2\n0 0\n-1 4\n")
     assert main(["dump-log", str(path)]) == 1
     captured = capsys.readouterr()
-    assert "epoch: -1 startOffset: 4" in captured.out
+    assert "epoch: 0 startOffset: 0" in captured.out  # the entries before the bad one
+    assert "epoch: -1" not in captured.out
     assert "Received invalid partition leader epoch entry" in captured.err
     path.write_text("0\n2\n0 0\n1 4\n")
     assert main(["dump-log", str(path)]) == 0
