@@ -117,6 +117,11 @@ def java_split(pattern: re.Pattern[str], line: str) -> list[str]:
     return fields
 
 
+def _malformed(source: str, line: str) -> str:
+    """Kafka's words for a line its checkpoint readers cannot read."""
+    return f"Malformed line in checkpoint file [{source}]: {line}"
+
+
 def _entry(kind: str, line: str) -> EpochEntry | OffsetEntry | None:
     """One entry line as Kafka's formatters read it: split on whitespace (a line that starts
     with whitespace has an empty first field), then exactly two fields (epoch: a Java
@@ -166,25 +171,28 @@ def decode_checkpoint(text: str, kind: str, source: str = "<text>") -> Checkpoin
         return CheckpointDecodeResult(None, (), None)
     version = parse_java_int(lines[0][1])
     if version is None:
-        return stop(f"malformed version line {lines[0][1]!r}", 0)
+        return stop(_malformed(source, lines[0][1]), 0)
     if version != CHECKPOINT_VERSION:
         return CheckpointDecodeResult(version, (), DecodeFailure(
-            source, "unsupported", f"version {version} (only {CHECKPOINT_VERSION} is read)", 0))
+            source, "unsupported", f"Unrecognised version:{version}, expected version: "
+            f"{CHECKPOINT_VERSION} in checkpoint file at: {source}", 0))
     if len(lines) == 1:  # a version and nothing else: no entries, as Kafka reads it
         return CheckpointDecodeResult(version, (), None)
     expected = parse_java_int(lines[1][1])
     if expected is None:
-        return stop(f"malformed count line {lines[1][1]!r}", lines[1][0], version=version)
+        return stop(_malformed(source, lines[1][1]), lines[1][0], version=version)
     if expected < 0:  # Kafka sizes its list by the count: a negative one throws
-        return stop(f"negative entry count {expected}", lines[1][0], version=version)
+        return stop(f"Illegal Capacity: {expected} (a negative entry count)", lines[1][0],
+                    version=version)
     entries: list[EpochEntry | OffsetEntry] = []
     for position, line in lines[2:]:
         entry = _entry(kind, line)
         if entry is None:
-            return stop(f"malformed line {line!r}", position, entries, version)
+            return stop(_malformed(source, line), position, entries, version)
         entries.append(entry)
     if len(entries) != expected:
-        return stop(f"the count line says {expected} entries, the file holds {len(entries)}",
+        return stop(f"Expected [{expected}] entries in checkpoint file [{source}], but found "
+                    f"only [{len(entries)}]",
                     size if len(entries) < expected else lines[2 + expected][0], entries,
                     version)
     if kind == LEADER_EPOCH_CHECKPOINT:  # what the broker's epoch cache then refuses
@@ -249,24 +257,26 @@ def decode_partition_metadata(text: str, source: str = "<text>"
         return DecodeFailure(source, "truncated", "no version line", size)
     version_fields = java_split(_PARTITION_METADATA_SEPARATOR, lines[0][1])
     if len(version_fields) != 2:
-        return DecodeFailure(source, "corrupt", f"malformed line {lines[0][1]!r}", 0)
+        return DecodeFailure(source, "corrupt", _malformed(source, lines[0][1]), 0)
     version = parse_java_int(version_fields[1])
     if version is None:
-        return DecodeFailure(source, "corrupt", f"malformed line {lines[0][1]!r}", 0)
+        return DecodeFailure(source, "corrupt", _malformed(source, lines[0][1]), 0)
     if version < CHECKPOINT_VERSION:
-        return DecodeFailure(source, "unsupported", f"unrecognized version {version}", 0)
+        return DecodeFailure(source, "unsupported", "Unrecognized version of partition "
+                             f"metadata file ({source}): {version}", 0)
     if len(lines) < 2:
         return DecodeFailure(source, "truncated", "no topic_id line", size)
     position, line = lines[1]
     id_fields = java_split(_PARTITION_METADATA_SEPARATOR, line)
     if len(id_fields) != 2:
-        return DecodeFailure(source, "corrupt", f"malformed line {line!r}", position)
+        return DecodeFailure(source, "corrupt", _malformed(source, line), position)
     try:
         raw = uuid_bytes(id_fields[1])
     except EncodeError as exc:
         return DecodeFailure(source, "corrupt", f"topic_id {id_fields[1]!r}: {exc}", position)
     if raw == bytes(16):
-        return DecodeFailure(source, "corrupt", "invalid topic id (the zero Uuid)", position)
+        return DecodeFailure(source, "corrupt",
+                             f"Invalid topic ID in partition metadata file ({source})", position)
     return PartitionMetadata(version, uuid_text(raw))  # as Kafka prints it: no padding
 
 

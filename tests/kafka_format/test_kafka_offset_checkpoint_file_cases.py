@@ -163,3 +163,16 @@ def test_a_file_kafka_reads_is_read(text: str, entries: tuple[OffsetEntry, ...])
     result = decode_checkpoint(text, KIND)
     assert result.error is None
     assert result.entries == entries
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ("x\n0\n", "Malformed line in checkpoint file [ck]: x"),
+    ("1\n0\n", "Unrecognised version:1, expected version: 0 in checkpoint file at: ck"),
+    ("0\n1\nfoo 1\n", "Malformed line in checkpoint file [ck]: foo 1"),
+    ("0\n2\nfoo 1 5\n", "Expected [2] entries in checkpoint file [ck], but found only [1]"),
+    ("0\n-1\n", "Illegal Capacity: -1 (a negative entry count)"),
+], ids=["version", "unrecognised-version", "entry", "count", "negative-count"])
+def test_a_refusal_says_what_kafka_says(text: str, message: str) -> None:
+    """Kafka's words for each refusal, the file named as Kafka names it."""
+    result = decode_checkpoint(text, KIND, "ck")
+    assert result.error is not None and result.error.message == message

@@ -126,3 +126,16 @@ def test_a_partition_metadata_kafka_reads_is_read(text: str,
     Java's split drops); the topic id comes back as Kafka prints it, without padding and
     with the unused bits of its last character cleared."""
     assert decode_partition_metadata(text) == expected
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ("version 0\ntopic_id: " + TOPIC_ID, "Malformed line in checkpoint file [pm]: version 0"),
+    ("version: -1\ntopic_id: " + TOPIC_ID,
+     "Unrecognized version of partition metadata file (pm): -1"),
+    ("version: 0\ntopic_id: AAAAAAAAAAAAAAAAAAAAAA",
+     "Invalid topic ID in partition metadata file (pm)"),
+], ids=["malformed", "negative-version", "zero-uuid"])
+def test_a_refusal_says_what_kafka_says(text: str, message: str) -> None:
+    """Kafka's words for each refusal."""
+    failure = decode_partition_metadata(text, "pm")
+    assert isinstance(failure, DecodeFailure) and failure.message == message
