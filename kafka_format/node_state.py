@@ -17,6 +17,7 @@ reads and writes them.
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 import msgspec
@@ -147,7 +148,13 @@ class MetaProperties(msgspec.Struct, frozen=True, gc=False):
     comments: tuple[str, ...] = ("",)
 
 
+_HEX_DIGITS = frozenset("0123456789abcdefABCDEF")
+
+
 def _unescape(text: str) -> str:
+    """Java's ``Properties.loadConvert``: ``\\uXXXX`` (exactly four hex digits, else
+    "Malformed \\uxxxx encoding."), ``\\t \\n \\r \\f``, and any other escaped
+    character as itself."""
     out: list[str] = []
     chars = iter(text)
     for char in chars:
@@ -157,10 +164,9 @@ def _unescape(text: str) -> str:
         nxt = next(chars, "")
         if nxt == "u":
             digits = "".join(next(chars, "") for _ in range(4))
-            try:
-                out.append(chr(int(digits, 16)))
-            except ValueError:
-                raise DecodeError(f"bad \\u escape in properties: {digits!r}", 0) from None
+            if len(digits) != 4 or not set(digits) <= _HEX_DIGITS:
+                raise DecodeError("Malformed \\uxxxx encoding.", 0)
+            out.append(chr(int(digits, 16)))
         else:
             out.append({"t": "\t", "n": "\n", "r": "\r", "f": "\f"}.get(nxt, nxt))
     return "".join(out)
@@ -178,33 +184,71 @@ def _escape(text: str, is_key: bool) -> str:
     return "".join(out)
 
 
-def parse_properties(text: str) -> tuple[dict[str, str], tuple[str, ...]]:
-    """A Java properties file's entries and its leading comment lines (without ``#``)."""
-    entries: dict[str, str] = {}
+_PROPERTIES_BLANKS = " \t\f"
+"""What Java's properties reader skips before a line and around a key's separator."""
+
+
+def _trailing_backslashes(text: str) -> int:
+    return len(text) - len(text.rstrip("\\"))
+
+
+def _logical_lines(text: str) -> tuple[list[str], list[str]]:
+    """The logical lines of a Java properties file and its comment lines before the first
+    of them, as Java's ``Properties.LineReader`` reads them: natural lines end at ``\\n``,
+    ``\\r`` or ``\\r\\n``; blanks (space, tab, form feed) before a line are skipped;
+    blank lines and lines starting ``#`` or ``!`` are skipped; a line ending in an odd
+    number of backslashes goes on with the next natural line, its blanks skipped (the
+    last backslash dropped)."""
+    lines: list[str] = []
     comments: list[str] = []
-    for raw_line in text.splitlines():
-        line = raw_line.lstrip()
-        if not line:
-            continue
-        if line[0] in "#!":
-            if not entries:
-                comments.append(line[1:])
-            continue
-        split = len(line)
-        index = 0
-        while index < len(line):
-            if line[index] == "\\":
-                index += 2
+    current: str | None = None
+    for natural in re.split(r"\r\n|\r|\n", text):
+        stripped = natural.lstrip(_PROPERTIES_BLANKS)
+        if current is None:
+            if not stripped:
                 continue
-            if line[index] in "=: \t":
-                split = index
+            if stripped[0] in "#!":
+                if not lines:
+                    comments.append(stripped[1:])
+                continue
+            current = ""
+        current += stripped
+        if _trailing_backslashes(stripped) % 2:
+            current = current[:-1]
+            continue
+        lines.append(current)
+        current = None
+    if current is not None:  # the file ends in a continuation
+        lines.append(current)
+    return lines, comments
+
+
+def parse_properties(text: str) -> tuple[dict[str, str], tuple[str, ...]]:
+    """A Java properties file's entries and its leading comment lines (without ``#``), read
+    as Java's ``Properties.load`` reads them (see :func:`_logical_lines`): a key ends at
+    the first unescaped ``=``, ``:`` or blank; blanks, then one ``=`` or ``:`` if none ended
+    the key, then blanks, come before the value; a later repeat of a key wins. Raises
+    :class:`DecodeError` for a malformed ``\\u`` escape."""
+    entries: dict[str, str] = {}
+    lines, comments = _logical_lines(text)
+    for line in lines:
+        key_end, value_start, separated, escaped = len(line), len(line), False, False
+        for index, char in enumerate(line):
+            if not escaped and char in "=:":
+                key_end, value_start, separated = index, index + 1, True
                 break
-            index += 1
-        key = line[:split]
-        value = line[split:].lstrip(" \t")
-        if value[:1] in ("=", ":"):
-            value = value[1:].lstrip(" \t")
-        entries[_unescape(key)] = _unescape(value)
+            if not escaped and char in _PROPERTIES_BLANKS:
+                key_end, value_start = index, index + 1
+                break
+            escaped = not escaped if char == "\\" else False
+        while value_start < len(line):
+            char = line[value_start]
+            if char not in _PROPERTIES_BLANKS:
+                if separated or char not in "=:":
+                    break
+                separated = True
+            value_start += 1
+        entries[_unescape(line[:key_end])] = _unescape(line[value_start:])
     return entries, tuple(comments)
 
 
