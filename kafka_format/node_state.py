@@ -22,8 +22,9 @@ from typing import Any
 
 import msgspec
 
+from kafka_format.checkpoints import java_lines
 from kafka_format.errors import DecodeError
-from metadata.java_int import parse_java_int
+from metadata.java_int import INT_MAX, INT_MIN, parse_java_int
 from metadata.uuids import ZERO_UUID, uuid_to_bytes
 
 
@@ -45,11 +46,25 @@ class QuorumState(msgspec.Struct, frozen=True, gc=False):
     current_voters: tuple[int, ...] | None = None
 
 
-def _int(data: dict[str, Any], key: str, default: int) -> int:
+def _int(data: dict[str, Any], key: str, default: int, bits: int = 32) -> int:
+    """A field as Kafka's ``MessageUtil.jsonNodeToInt`` (``bits`` 64: ``jsonNodeToLong``)
+    reads it: a JSON integer within the Java type's range."""
     value = data.get(key, default)
     if not isinstance(value, int) or isinstance(value, bool):
         raise DecodeError(f"quorum-state field {key!r} is not an integer: {value!r}", 0)
+    if not -(2 ** (bits - 1)) <= value < 2 ** (bits - 1):
+        raise DecodeError(f"quorum-state field {key!r} does not fit in {bits} bits: {value}", 0)
     return value
+
+
+def _java_short_value(value: object) -> int:
+    """Jackson's ``JsonNode.shortValue()``: a number cast to a Java short (a fraction cut
+    off, wrapped to 16 bits), and 0 for anything that is not a number."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return 0
+    if isinstance(value, float):  # Java narrows a double to an int first, saturating
+        value = INT_MAX if value >= INT_MAX else INT_MIN if value <= INT_MIN else int(value)
+    return (value + 2**15) % 2**16 - 2**15
 
 
 _MANDATORY_FIELDS = {
@@ -67,21 +82,33 @@ def _text(data: dict[str, Any], key: str, default: str) -> str:
     return value
 
 
+def _refuse_constant(name: str) -> object:
+    raise ValueError(f"{name} is not JSON")
+
+
 def parse_quorum_state(text: str) -> QuorumState:
-    """The state in a ``quorum-state`` file's text, read as Kafka's QuorumStateData JSON
-    reader reads it: every field of the file's version must be there. Raises
-    :class:`DecodeError`."""
+    """The state in a ``quorum-state`` file's text, read as Kafka's ``FileQuorumStateStore``
+    reads it: the first line alone is parsed (what follows the JSON object on it is not
+    read); ``data_version`` must be there and is read as Jackson's ``shortValue`` reads a
+    node (a non-number is 0); it must be 0 or 1; every field of that version must be there,
+    integers within their Java type. Raises :class:`DecodeError`."""
+    lines = java_lines(text)
+    if not lines:
+        raise DecodeError("File ended prematurely.", 0, "truncated")
+    first = lines[0][1]
     try:
-        data = json.loads(text)
+        data, _ = json.JSONDecoder(parse_constant=_refuse_constant).raw_decode(
+            first.lstrip(" \t"))
     except ValueError as exc:
         raise DecodeError(f"quorum-state is not JSON: {exc}", 0) from None
     if not isinstance(data, dict):
         raise DecodeError("quorum-state is not a JSON object", 0)
     if "data_version" not in data:
         raise DecodeError("quorum-state has no data_version field", 0)
-    version = _int(data, "data_version", 0)
+    version = _java_short_value(data["data_version"])
     if version not in (0, 1):
-        raise DecodeError(f"quorum-state data_version {version} is not 0 or 1", 0, "unsupported")
+        raise DecodeError(f"data_version ({version}) is not within the min (0) and max (1) "
+                          "supported version", 0, "unsupported")
     for field in _MANDATORY_FIELDS[version]:
         if field not in data:
             raise DecodeError(f"QuorumStateData: unable to locate field '{field}', which is "
@@ -109,7 +136,7 @@ def parse_quorum_state(text: str) -> QuorumState:
         data_version=version,
         voted_directory_id=directory,
         cluster_id=_text(data, "clusterId", ""),
-        applied_offset=_int(data, "appliedOffset", 0),
+        applied_offset=_int(data, "appliedOffset", 0, bits=64),
         current_voters=voters,
     )
 
