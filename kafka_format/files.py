@@ -343,13 +343,16 @@ def read_quorum_state(path: str | Path) -> QuorumState | DecodeFailure:
 
 
 def read_meta_properties(path: str | Path) -> MetaProperties | DecodeFailure:
-    """The ``meta.properties`` file's content, or why it could not be read."""
+    """The ``meta.properties`` file's content, or why it could not be read. As Kafka's
+    ``PropertiesUtils.readPropertiesFile`` (``Properties.load`` of the file's bytes), each
+    byte is one ISO-8859-1 character: any bytes are text, and Kafka's own UTF-8 writing of
+    a non-ASCII value does not read back as written."""
     path = Path(path)
-    text = _read_text(path)
-    if isinstance(text, DecodeFailure):
-        return text
+    data = _read_bytes(path)
+    if isinstance(data, DecodeFailure):
+        return data
     try:
-        return parse_meta_properties(text)
+        return parse_meta_properties(data.decode("latin-1"))
     except DecodeError as exc:
         return DecodeFailure(str(path), exc.kind, exc.message, exc.position)
 

@@ -285,3 +285,16 @@ def test_quorum_state_kafka_refuses(text: str) -> None:
     """Beyond Kafka's cases: what FileQuorumStateStore fails to read."""
     with pytest.raises(DecodeError):
         parse_quorum_state(text)
+
+
+def test_meta_properties_bytes_are_read_as_latin_1(tmp_path: Path) -> None:
+    """Beyond Kafka's cases: Kafka loads meta.properties from its bytes, one ISO-8859-1
+    character each, so bytes that are not UTF-8 still read, and a non-ASCII value Kafka
+    (and kraftsim) wrote as UTF-8 comes back as its Latin-1 reading."""
+    path = tmp_path / "meta.properties"
+    path.write_bytes(b"version=1\nnode.id=1\ncluster.id=caf\xe9\n")
+    meta = read_meta_properties(path)
+    assert isinstance(meta, MetaProperties) and meta.cluster_id == "caf\u00e9"
+    write_meta_properties(path, MetaProperties(version=1, cluster_id="caf\u00e9", node_id=1))
+    meta = read_meta_properties(path)
+    assert isinstance(meta, MetaProperties) and meta.cluster_id == "caf\u00c3\u00a9"
