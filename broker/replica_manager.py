@@ -418,6 +418,20 @@ class ReplicaManager:
         for key in list(self._replicas):
             yield key, self._replica(key).log
 
+    def high_watermarks(self) -> list[tuple[str, int, int]]:
+        """(topic, partition, high watermark) of every replica here, by topic name and
+        partition: what Kafka's ``ReplicaManager.checkpointHighWatermarks`` writes to the log
+        directory's ``replication-offset-checkpoint``. A compact replica (its log empty) has
+        high watermark 0 and stays compact."""
+        found: list[tuple[str, int, int]] = []
+        for key in list(self._replicas):
+            held = self._replicas[key]
+            if type(held) is Replica:
+                found.append((held.topic, held.partition_id, held.log.high_watermark))
+            elif self.image is not None and key[0] in self.image.topics_by_id:
+                found.append((self.image.topics_by_id[key[0]].name, key[1], 0))
+        return sorted(found)
+
     def _new_replica(self, key: tuple[str, int], topic: str,
                      log: PartitionLog | None) -> Replica:
         """A replica of its own for ``key`` (with the log its disk holds, or a new one)."""

@@ -35,13 +35,22 @@ import msgspec
 
 from kafka_format.batch_format import DecodedBatch, encode_batch, encode_decoded_batch
 from kafka_format.checkpoints import (
+    CHECKPOINT_VERSION,
+    CLEAN_SHUTDOWN_FILE,
+    CLEAN_SHUTDOWN_VERSION,
     LEADER_EPOCH_CHECKPOINT,
     OFFSET_CHECKPOINTS,
     PARTITION_METADATA,
     CheckpointDecodeResult,
+    EpochEntry,
+    OffsetEntry,
     PartitionMetadata,
     decode_checkpoint,
+    decode_clean_shutdown,
     decode_partition_metadata,
+    encode_checkpoint,
+    encode_clean_shutdown,
+    encode_partition_metadata,
 )
 from kafka_format.data_log import (
     AbortedTxnEntry,
@@ -83,6 +92,7 @@ from kafka_format.snapshot_codec import (
     decode_snapshot,
     encode_snapshot,
 )
+from kafka_format.wire import uuid_bytes
 from metadata.bootstrap import BootstrapMetadata
 from metadata.versions import (
     LATEST_PRODUCTION,
@@ -313,8 +323,9 @@ def write_bootstrap_file(directory: str | Path, bootstrap: BootstrapMetadata) ->
 
 
 def _read_text(path: Path) -> str | DecodeFailure:
+    """The file's UTF-8 text, line ends as they are (Kafka's readers see ``\\r\\n``)."""
     try:
-        return path.read_text(encoding="utf-8")
+        return path.read_bytes().decode("utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         return _unreadable(path, exc)
 
@@ -332,13 +343,16 @@ def read_quorum_state(path: str | Path) -> QuorumState | DecodeFailure:
 
 
 def read_meta_properties(path: str | Path) -> MetaProperties | DecodeFailure:
-    """The ``meta.properties`` file's content, or why it could not be read."""
+    """The ``meta.properties`` file's content, or why it could not be read. As Kafka's
+    ``PropertiesUtils.readPropertiesFile`` (``Properties.load`` of the file's bytes), each
+    byte is one ISO-8859-1 character: any bytes are text, and Kafka's own UTF-8 writing of
+    a non-ASCII value does not read back as written."""
     path = Path(path)
-    text = _read_text(path)
-    if isinstance(text, DecodeFailure):
-        return text
+    data = _read_bytes(path)
+    if isinstance(data, DecodeFailure):
+        return data
     try:
-        return parse_meta_properties(text)
+        return parse_meta_properties(data.decode("latin-1"))
     except DecodeError as exc:
         return DecodeFailure(str(path), exc.kind, exc.message, exc.position)
 
@@ -523,11 +537,36 @@ def write_snapshot_file(
 # --- data partitions ---------------------------------------------------------------------------
 
 
+def _write_text_atomically(path: Path, text: str) -> Path:
+    """Write ``text`` to ``path`` as Kafka writes its checkpoints: whole into
+    ``<name>.tmp``, then renamed over the file."""
+    temp = path.with_name(path.name + ".tmp")
+    temp.write_text(text, encoding="utf-8", newline="")
+    os.replace(temp, path)
+    return path
+
+
+def write_checkpoint(path: str | Path, entries: list[EpochEntry] | list[OffsetEntry]) -> Path:
+    """Write a text checkpoint (``leader-epoch-checkpoint`` or an offset checkpoint such as
+    ``replication-offset-checkpoint``) as Kafka's ``CheckpointFile`` does; returns its path.
+    Raises ``OSError``."""
+    return _write_text_atomically(Path(path), encode_checkpoint(entries))
+
+
+def write_partition_metadata(path: str | Path, metadata: PartitionMetadata) -> Path:
+    """Write ``partition.metadata`` as Kafka's ``PartitionMetadataFile`` does; returns its
+    path. Raises ``OSError``."""
+    return _write_text_atomically(Path(path), encode_partition_metadata(metadata))
+
+
 def write_partition_dir(directory: str | Path, batches: Iterable[DataBatch],
-                        aborted: Iterable[AbortedTxnEntry] = (), base_offset: int = 0
-                        ) -> list[Path]:
+                        aborted: Iterable[AbortedTxnEntry] = (), base_offset: int = 0,
+                        *, epochs: list[EpochEntry] | None = None,
+                        topic_id: str | None = None) -> list[Path]:
     """Write one data segment (and its ``.txnindex`` when a transaction aborted, as Kafka
-    creates it lazily) into ``directory``, created if needed; returns the paths.
+    creates it lazily) into ``directory``, created if needed; with ``epochs`` its
+    ``leader-epoch-checkpoint``, with ``topic_id`` its ``partition.metadata``. Returns
+    the paths.
 
     Raises ``OSError`` and :class:`~kafka_format.errors.EncodeError`.
     """
@@ -537,11 +576,19 @@ def write_partition_dir(directory: str | Path, batches: Iterable[DataBatch],
     index = path / txn_index_file_name(base_offset)
     entries = list(aborted)
     index_bytes = encode_txn_index(entries, str(index)) if entries else None
+    metadata = None
+    if topic_id is not None:
+        uuid_bytes(topic_id)  # a topic id Kafka cannot read: EncodeError before any write
+        metadata = PartitionMetadata(CHECKPOINT_VERSION, topic_id)
     segment.write_bytes(encode_data_log(batches))
     written = [segment]
     if index_bytes is not None:
         index.write_bytes(index_bytes)
         written.append(index)
+    if epochs is not None:
+        written.append(write_checkpoint(path / LEADER_EPOCH_CHECKPOINT, epochs))
+    if metadata is not None:
+        written.append(write_partition_metadata(path / PARTITION_METADATA, metadata))
     return written
 
 
@@ -605,6 +652,26 @@ def read_checkpoint(path: str | Path, kind: str) -> CheckpointDecodeResult:
     if isinstance(text, DecodeFailure):
         return CheckpointDecodeResult(None, (), text)
     return decode_checkpoint(text, kind, str(path))
+
+
+def read_clean_shutdown(directory: str | Path) -> int | None:
+    """The broker epoch in ``directory``'s clean shutdown file (``.kafka_cleanshutdown``);
+    None when there is none or Kafka could not read it (see
+    :func:`~kafka_format.checkpoints.decode_clean_shutdown`)."""
+    try:  # Kafka decodes the bytes with replacement characters for bad UTF-8
+        text = (Path(directory) / CLEAN_SHUTDOWN_FILE).read_bytes().decode("utf-8", "replace")
+    except OSError:
+        return None
+    return decode_clean_shutdown(text)
+
+
+def write_clean_shutdown(directory: str | Path, broker_epoch: int,
+                         version: int = CLEAN_SHUTDOWN_VERSION) -> Path:
+    """Write ``directory``'s clean shutdown file with ``broker_epoch``, as a broker does when
+    it stops cleanly; returns its path. Raises ``OSError``."""
+    path = Path(directory) / CLEAN_SHUTDOWN_FILE
+    path.write_text(encode_clean_shutdown(broker_epoch, version), encoding="utf-8")
+    return path
 
 
 def read_partition_metadata(path: str | Path) -> PartitionMetadata | DecodeFailure:

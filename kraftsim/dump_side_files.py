@@ -14,7 +14,9 @@
   … timestamp: …`` per producer, as Kafka prints them;
 - ``leader-epoch-checkpoint``, the offset checkpoints and
   ``partition.metadata`` (which ``kafka-dump-log`` does not read): their
-  version and one line per entry.
+  version and one line per entry, each file read by the rules of Kafka's
+  reader; a ``leader-epoch-checkpoint`` entry with a negative epoch or start
+  offset fails too (a broker's leader-epoch cache refuses it).
 
 A file that fails a check makes ``dump-log`` exit 1, as a damaged segment does.
 """

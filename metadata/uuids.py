@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import base64
 import random
+import re
 
 ZERO_UUID = "AAAAAAAAAAAAAAAAAAAAAA"
 """Kafka's ``Uuid.ZERO_UUID``."""
@@ -24,15 +25,18 @@ def uuid_to_str(raw: bytes) -> str:
     return base64.urlsafe_b64encode(raw).rstrip(b"=").decode("ascii")
 
 
+_UUID_TEXT = re.compile(r"[A-Za-z0-9_-]{22}(?:==)?")
+"""What Kafka's ``Uuid.fromString`` decodes to 16 bytes: 22 characters of the URL-safe base64
+alphabet, then at most the ``==`` padding (Java's decoder refuses any other character, a
+partial padding and anything after it)."""
+
+
 def uuid_to_bytes(text: str) -> bytes:
-    """The 16 bytes of a Uuid given in Kafka's text form; raises ValueError."""
-    try:
-        raw = base64.urlsafe_b64decode(text + "==")
-    except ValueError as exc:
-        raise ValueError(f"not a Kafka Uuid: {text!r}") from exc
-    if len(raw) != 16:
+    """The 16 bytes of a Uuid given in Kafka's text form, read as Kafka's ``Uuid.fromString``
+    reads it; raises ValueError."""
+    if not isinstance(text, str) or _UUID_TEXT.fullmatch(text) is None:
         raise ValueError(f"not a Kafka Uuid: {text!r}")
-    return raw
+    return base64.urlsafe_b64decode(text[:22] + "==")
 
 
 def uuid_order(text: str) -> tuple[int, int]:

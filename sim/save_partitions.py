@@ -4,11 +4,15 @@ Each replica a running broker hosts becomes ``<topic>-<partition>/`` beside
 its ``__cluster_metadata-0``: one segment whose record batches are the
 replica's log entries, batched as they were appended (an idempotent or
 transactional batch by its producer id, epoch and base sequence; a control
-record is a batch of its own), and a ``.txnindex`` with the replica's abort
-index. Record values are UTF-8 with no key; ``__transaction_state`` records
-get Kafka's TransactionLogKey / TransactionLogValue bytes, ``__consumer_offsets``
-offset commits Kafka's OffsetCommitKey (type 1) / OffsetCommitValue (version 3). The simulation
-keeps no per-record time, so timestamps are -1 (Kafka's NO_TIMESTAMP).
+record is a batch of its own), a ``.txnindex`` with the replica's abort
+index, its ``leader-epoch-checkpoint`` (the replica's leader-epoch cache) and
+its ``partition.metadata`` (the topic id); the broker's
+``replication-offset-checkpoint`` gets every replica's high watermark. Record
+values are UTF-8 with no key; ``__transaction_state`` records get Kafka's
+TransactionLogKey / TransactionLogValue bytes, ``__consumer_offsets`` offset
+commits Kafka's OffsetCommitKey (type 1) / OffsetCommitValue (version 3). The
+simulation keeps no per-record time, so timestamps are -1 (Kafka's
+NO_TIMESTAMP).
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ from broker.txn.coordinator import TRANSACTION_STATE_TOPIC
 from broker.txn.group import CONSUMER_OFFSETS_TOPIC, decode_offset, offset_commit_time
 from broker.txn.state import decode_record
 from kafka_format.batch_format import CONTROL_FLAG, TRANSACTIONAL_FLAG
+from kafka_format.checkpoints import EpochEntry, OffsetEntry
 from kafka_format.data_log import (
     NO_TIMESTAMP,
     AbortedTxnEntry,
@@ -30,11 +35,13 @@ from kafka_format.data_log import (
     marker_record,
     partition_dir_name,
 )
-from kafka_format.files import write_partition_dir
+from kafka_format.files import write_checkpoint, write_partition_dir
 from kafka_format.offsets_log import encode_offset_commit
 from kafka_format.transaction_log import TxnLogValue, encode_key, encode_value
 from sim.world import NodeSlot
 
+HIGH_WATERMARK_CHECKPOINT = "replication-offset-checkpoint"
+"""The file of a broker's log directory that keeps its replicas' high watermarks."""
 EMPTY_STATUS = 0
 """TransactionStatus of Empty: Kafka writes null partitions for it."""
 
@@ -100,8 +107,24 @@ def partition_batches(topic: str, log: PartitionLog) -> list[DataBatch]:
     return list(_batches(topic, list(log.entries)))
 
 
+def high_watermark_checkpoint(manager: ReplicaManager) -> list[OffsetEntry]:
+    """The entries of a broker's ``replication-offset-checkpoint``: each replica's high
+    watermark (Kafka's ``ReplicaManager.checkpointHighWatermarks``)."""
+    return [OffsetEntry(topic, partition, hw) for topic, partition, hw in
+            manager.high_watermarks()]
+
+
+def write_high_watermarks(manager: ReplicaManager, node_dir: Path) -> Path:
+    """Write ``node_dir``/replication-offset-checkpoint from the broker's replicas."""
+    node_dir.mkdir(parents=True, exist_ok=True)
+    return write_checkpoint(node_dir / HIGH_WATERMARK_CHECKPOINT,
+                            high_watermark_checkpoint(manager))
+
+
 def write_partitions(slot: NodeSlot, node_dir: Path) -> list[Path]:
-    """Write every partition replica of a running broker under ``node_dir``."""
+    """Write every partition replica of a running broker under ``node_dir`` (its segment,
+    abort index, ``leader-epoch-checkpoint`` and ``partition.metadata``), and the
+    broker's ``replication-offset-checkpoint`` beside them."""
     manager = next((a for a in slot.apps if isinstance(a, ReplicaManager)), None)
     if manager is None or not slot.running:
         return []
@@ -112,5 +135,8 @@ def write_partitions(slot: NodeSlot, node_dir: Path) -> list[Path]:
                                    a.last_stable_offset) for a in log.txns.aborted]
         written += write_partition_dir(
             node_dir / partition_dir_name(replica.topic, replica.partition_id),
-            partition_batches(replica.topic, log), aborted)
+            partition_batches(replica.topic, log), aborted,
+            epochs=[EpochEntry(epoch, start) for epoch, start in log.epoch_starts],
+            topic_id=replica.topic_id)
+    written.append(write_high_watermarks(manager, node_dir))
     return written

@@ -14,11 +14,22 @@ refused (testCantReadVersionQuorumState, testSupportedVersion).
 Fixed on the way: kraftsim read a ``quorum-state`` without a field of its version as if
 the field held its default; Kafka's JSON reader refuses it ("unable to locate field
 'leaderEpoch', which is mandatory in version 1"), as kraftsim now does
-(``test_node_state.py``).
+(``test_node_state.py``). It now also reads the file as Kafka's FileQuorumStateStore
+does: the first line alone (a JSON object spread over lines is refused, anything after
+it ignored), ``data_version`` as Jackson's ``shortValue`` (a string or null is 0, a
+fraction cut off, wrapped to 16 bits), integers within int32 (``appliedOffset`` int64),
+and a version outside 0-1 refused with Kafka's words ("data_version (2) is not within
+the min (0) and max (1) supported version").
 
 Fixed on the way: kraftsim read and wrote a version-0 ``meta.properties``'s node id as
 ``node.id`` (Kafka: ``broker.id``), accepted a version-1 file without ``cluster.id`` or
 ``node.id``, any version number and a ``directory.id`` that is not a Uuid.
+It now also reads the version and the node id as Kafka does (Java's trim and
+``Integer.parseInt``: no ``_``, no spaces around a node id, int32) and refuses in Kafka's
+order with Kafka's words: a version-1 file without ``node.id`` is "Failed to find
+node.id" (Kafka's reader of the file looks for the node id first; Kafka's
+testNodeIdRequiredInV1 builds without a file and gets build()'s "node.id was not
+found."), a node id it cannot read "Unable to read node.id as a base-10 number.".
 
 Not ported:
 - MetaPropertiesTest's toString and hashCode checks: kraftsim prints a
@@ -120,11 +131,14 @@ def test_version_0_broker_id_goes_where_javas_hash_order_puts_it() -> None:
 
 @pytest.mark.parametrize(("text", "message"), [
     ("version=1\nnode.id=1\n", "cluster.id was not found."),
-    (f"version=1\ncluster.id={CLUSTER_ID}\n", "node.id was not found."),
-], ids=["testClusterIdRequiredInV1", "testNodeIdRequiredInV1"])
+    (f"version=1\ncluster.id={CLUSTER_ID}\n", "Failed to find node.id"),
+    ("version=1\n", "Failed to find node.id"),
+], ids=["testClusterIdRequiredInV1", "testNodeIdRequiredInV1", "neither"])
 def test_version_1_requires_cluster_and_node_ids(text: str, message: str) -> None:
-    """A version-1 file without its cluster id or node id is refused, with Kafka's words;
-    reading the file gives the refusal as a failure."""
+    """A version-1 file without its cluster id or node id is refused, with the words of
+    Kafka's reader of the file: its Builder(Properties) reads ``node.id`` first (a missing
+    one: "Failed to find node.id"; Kafka's test builds without one and gets build()'s
+    "node.id was not found."), then build() checks ``cluster.id``."""
     with pytest.raises(DecodeError, match=message):
         parse_meta_properties(text)
 
@@ -216,7 +230,8 @@ def test_cant_read_version_2_quorum_state() -> None:
     text = ('{"leaderId":9990,"leaderEpoch":3012,"votedId":-1,"appliedOffset": 0,'
             '"currentVoters":[{"voterId":9990},{"voterId":9991},{"voterId":9992}],'
             '"data_version":2}')
-    with pytest.raises(DecodeError, match="data_version 2") as refused:
+    with pytest.raises(DecodeError, match=r"^data_version \(2\) is not within the min \(0\) "
+                                          r"and max \(1\) supported version$") as refused:
         parse_quorum_state(text)
     assert refused.value.kind == "unsupported"
 
@@ -230,5 +245,56 @@ def test_supported_versions_are_0_and_1(version: int) -> None:
     assert parse_quorum_state(
         '{"clusterId":"","leaderId":-1,"leaderEpoch":0,"votedId":-1,"appliedOffset":0,'
         '"currentVoters":null,"data_version":0}').data_version == 0
-    with pytest.raises(DecodeError, match="is not 0 or 1"):
+    with pytest.raises(DecodeError, match=r"is not within the min \(0\) and max \(1\)"):
         parse_quorum_state(f'{{"leaderId":-1,"leaderEpoch":0,"data_version":{version}}}')
+
+
+V1_STATE = ('{"leaderId":1,"leaderEpoch":5,"votedId":-1,'
+            '"votedDirectoryId":"AAAAAAAAAAAAAAAAAAAAAA","data_version":1}')
+V0_FIELDS = '"clusterId":"","leaderId":1,"leaderEpoch":5,"votedId":-1,"appliedOffset":0,' \
+    '"currentVoters":null'
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    (V1_STATE + "\nanything at all", 1),                   # the first line alone is read
+    (V1_STATE + " trailing", 1),                           # and what follows the object on it
+    ("{" + V0_FIELDS + ',"data_version":"1"}', 0),         # shortValue of a string is 0
+    ("{" + V0_FIELDS + ',"data_version":null}', 0),
+    (V1_STATE.replace('"data_version":1', '"data_version":1.9'), 1),  # a fraction cut off
+    (V1_STATE.replace('"data_version":1', '"data_version":65537'), 1),  # wrapped to 16 bits
+], ids=["first-line", "trailing", "string-version", "null-version", "fraction", "wrapped"])
+def test_quorum_state_read_as_kafkas_file_store_reads_it(text: str, expected: int) -> None:
+    """Beyond Kafka's cases: FileQuorumStateStore parses the first line only, and reads
+    ``data_version`` with Jackson's ``shortValue``."""
+    assert parse_quorum_state(text).data_version == expected
+
+
+@pytest.mark.parametrize("text", [
+    "",
+    "\n" + V1_STATE,                                          # the first line is empty
+    V1_STATE[:30] + "\n" + V1_STATE[30:],                     # JSON across two lines
+    V1_STATE.replace('"leaderEpoch":5', '"leaderEpoch":2147483648'),  # beyond an int
+    V1_STATE.replace('"leaderEpoch":5', '"leaderEpoch":5.0'),
+    V1_STATE.replace('"leaderEpoch":5', '"leaderEpoch":NaN'),
+    V1_STATE.replace('"data_version":1', '"data_version":65538'),  # 2 once wrapped
+    "{" + V0_FIELDS.replace('"appliedOffset":0', '"appliedOffset":9223372036854775808')
+    + ',"data_version":0}',
+], ids=["empty", "empty-first-line", "two-lines", "epoch-beyond-int32", "epoch-fraction",
+        "nan", "wrapped-to-2", "offset-beyond-int64"])
+def test_quorum_state_kafka_refuses(text: str) -> None:
+    """Beyond Kafka's cases: what FileQuorumStateStore fails to read."""
+    with pytest.raises(DecodeError):
+        parse_quorum_state(text)
+
+
+def test_meta_properties_bytes_are_read_as_latin_1(tmp_path: Path) -> None:
+    """Beyond Kafka's cases: Kafka loads meta.properties from its bytes, one ISO-8859-1
+    character each, so bytes that are not UTF-8 still read, and a non-ASCII value Kafka
+    (and kraftsim) wrote as UTF-8 comes back as its Latin-1 reading."""
+    path = tmp_path / "meta.properties"
+    path.write_bytes(b"version=1\nnode.id=1\ncluster.id=caf\xe9\n")
+    meta = read_meta_properties(path)
+    assert isinstance(meta, MetaProperties) and meta.cluster_id == "caf\u00e9"
+    write_meta_properties(path, MetaProperties(version=1, cluster_id="caf\u00e9", node_id=1))
+    meta = read_meta_properties(path)
+    assert isinstance(meta, MetaProperties) and meta.cluster_id == "caf\u00c3\u00a9"

@@ -61,8 +61,9 @@ def test_a_missing_quorum_state_field_is_refused_as_kafka_refuses_it(text: str,
     ("{", "is not JSON"),
     ("[]", "is not a JSON object"),
     ('{"leaderId":1}', "has no data_version field"),
-    ('{"data_version":2}', "data_version 2 is not 0 or 1"),
-    ('{"data_version":"1"}', "'data_version' is not an integer"),
+    ('{"data_version":2}', r"data_version \(2\) is not within the min \(0\) and max \(1\)"),
+    # Jackson's shortValue of a string is 0: a version-0 file lacking its fields
+    ('{"data_version":"1"}', "unable to locate field 'clusterId'"),
     (VERSION_1.replace('"leaderEpoch":5', '"leaderEpoch":true'),
      "'leaderEpoch' is not an integer: True"),
     (VERSION_0.replace('[{"voterId":1},{"voterId":2},{"voterId":3}]', '{"voterId":1}'),
@@ -97,7 +98,7 @@ def test_meta_properties_version_0_has_no_directory_and_no_node_is_none() -> Non
     assert (meta.version, meta.cluster_id, meta.node_id, meta.directory_id) == \
         (0, "abc", None, None)
     assert format_meta_properties(meta) == "version=0\ncluster.id=abc\n"  # no comments kept
-    with pytest.raises(DecodeError, match="non-numeric"):
+    with pytest.raises(DecodeError, match=r"Unable to read node\.id as a base-10 number\."):
         parse_meta_properties("version=1\nnode.id=one\n")
 
 
@@ -108,8 +109,36 @@ def test_properties_follow_javas_syntax() -> None:
         "! header\n  a = 1\nb:2\nc 3\n# later\nd\\=e=\\u0041x\\tz\n\ne=\\ lead\n")
     assert comments == (" header",)
     assert entries == {"a": "1", "b": "2", "c": "3", "d=e": "Ax\tz", "e": " lead"}
-    with pytest.raises(DecodeError, match="bad \\\\u escape"):
+    with pytest.raises(DecodeError, match=r"^Malformed \\uxxxx encoding\.$"):
         parse_properties("k=\\u00zz\n")
     odd = MetaProperties(cluster_id=" a=b:c#d!e\\f\tg", node_id=1, comments=())
     assert parse_meta_properties(format_meta_properties(odd)) == odd
     assert "cluster.id=\\ a\\=b\\:c\\#d\\!e\\\\f\\tg" in format_meta_properties(odd)
+
+
+@pytest.mark.parametrize(("text", "entries"), [
+    ("cluster.id=ab\\\n    cd\nnode.id=1\n", {"cluster.id": "abcd", "node.id": "1"}),
+    ("k=a\\\\\nnext=2\n", {"k": "a\\", "next": "2"}),      # an even run: no continuation
+    ("k=a\\\n# not a comment\n", {"k": "a# not a comment"}),  # a continued line is content
+    ("k=a\\\n\nx=1\n", {"k": "a", "x": "1"}),               # continued by a blank line
+    ("k=a\\", {"k": "a"}),                                  # the file ends continued
+    ("a=1\rb=2\r\nc=3", {"a": "1", "b": "2", "c": "3"}),   # \r and \r\n end lines
+    ("a=1\x0bb=2\n", {"a": "1\x0bb=2"}),                   # \v ends no line
+    ("\x0ca=\x0c1\n", {"a": "1"}),                         # form feeds are blanks
+    ("a := 1\n", {"a": "= 1"}),                             # one separator only
+    ("\u00e9t\u00E9=1\n", {"\u00e9t\u00e9": "1"}),
+    ("a=1\na=2\n", {"a": "2"}),
+], ids=["continuation", "even-backslashes", "continued-hash", "continued-blank",
+        "continued-at-end", "cr-lines", "vertical-tab", "form-feed", "one-separator",
+        "unicode-escapes", "repeated-key"])
+def test_properties_read_as_javas_properties_load(text: str, entries: dict[str, str]) -> None:
+    """Java's line reader and key/value split, beyond what Kafka writes."""
+    assert parse_properties(text)[0] == entries
+
+
+@pytest.mark.parametrize("text", ["k=\\u12\n", "k=\\u+123\n", "k=\\u 123\n",
+                                  "k=\\u1_23\n"])
+def test_a_malformed_unicode_escape_is_refused(text: str) -> None:
+    """``\\u`` takes exactly four hex digits (no sign, space or ``_``), with Java's words."""
+    with pytest.raises(DecodeError, match=r"^Malformed \\uxxxx encoding\.$"):
+        parse_properties(text)
