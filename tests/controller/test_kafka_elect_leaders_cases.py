@@ -97,6 +97,11 @@ def test_every_partition_leaves_out_those_needing_no_election() -> None:
     assert _results(response) == {("foo", 1): NONE}
     assert records == [PartitionChangeRecord(partition_id=1, topic_id=FOO, leader=1)]
     assert ElectLeaders().describe() == "ElectLeaders(PREFERRED every partition)"
+    # every partition is an election to write, not the answer at once that no partition is
+    assert ElectLeaders().early_result() is None
+    early = ElectLeaders(partitions=()).early_result()
+    assert early is not None and early.response == {"electionType": "PREFERRED",
+                                                    "results": []}
     assert REQUEST.describe() == "ElectLeaders(PREFERRED foo-0 foo-1 foo-2 bar-0 bar-1)"
 
 

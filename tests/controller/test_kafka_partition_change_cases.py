@@ -114,6 +114,11 @@ def test_an_isr_expansion_never_bumps_the_leader_epoch(level: int) -> None:
     after, [change], _ = run(_alter(image, (2, 1, 3)), image)
     assert change == PartitionChangeRecord(partition_id=0, topic_id=FOO, isr=(2, 1, 3))
     assert (_reg(after).leader_epoch, _reg(after).partition_epoch) == (100, 201)
+    # the same members in another order shrink nothing either (Kafka: containsAll)
+    image = _image(level=level)
+    after, [change], _ = run(_alter(image, (1, 2, 3)), image)
+    assert change == PartitionChangeRecord(partition_id=0, topic_id=FOO, isr=(1, 2, 3))
+    assert (_reg(after).leader_epoch, _reg(after).partition_epoch) == (100, 201)
 
 
 def test_a_leader_change_with_an_isr_change_bumps_both_epochs_once() -> None:
