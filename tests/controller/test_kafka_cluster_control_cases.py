@@ -29,7 +29,7 @@ from metadata.schema import (
     UnregisterBrokerRecord,
 )
 from metadata.snapshot import image_from_records, image_to_records
-from metadata.uuids import uuid_order
+from metadata.uuids import uuid_order, uuid_to_str
 from metadata.versions import (
     BROKER_REGISTRATION_CHANGE,
     LEVELS,
@@ -264,6 +264,12 @@ def test_register_with_duplicate_directory_id() -> None:
         "Reserved directory ID in request"
     assert invalid(("aR6lssMrSeyXRf65hiUovQ", "aR6lssMrSeyXRf65hiUovQ")) == \
         "Duplicate directory ID in request"
+    # reserved: the first 100 Uuids (high 64 bits 0, low 64 bits below 100), no others
+    assert invalid((uuid_to_str(bytes(15) + bytes([99])),)) == \
+        "Reserved directory ID in request"
+    for raw in (bytes(15) + bytes([100]), bytes([1]) + bytes(15)):
+        _, [record], _ = run(RegisterBroker(5, log_dirs=(uuid_to_str(raw),)), image)
+        assert isinstance(record, RegisterBrokerRecord)
 
 
 def test_log_directories_below_3_7_iv2_are_neither_checked_nor_recorded() -> None:

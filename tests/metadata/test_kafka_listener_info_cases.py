@@ -47,7 +47,7 @@ from kafka_format.metadata_serde import decode_metadata_record, encode_metadata_
 from metadata.image import BrokerRegistration
 from metadata.schema import BrokerEndpoint, RegisterBrokerRecord, RegisterControllerRecord
 from shell.image_tree import broker_text
-from tests.controller.kafka_cases import brokers, image_of, refusal
+from tests.controller.kafka_cases import brokers, image_of, refusal, run
 
 PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL = 0, 1, 2, 3
 INTERNAL = BrokerEndpoint("INTERNAL", "localhost", 9094, PLAINTEXT)
@@ -100,3 +100,10 @@ def test_to_broker_registration_request_fails_on_null_host_or_zero_port(
     ephemeral or invalid port, cannot be registered."""
     error = refusal(RegisterBroker(1, host=host, port=port), image_of(brokers(level=22)))
     assert (error.code, error.message) == ("INVALID_REQUEST", message)
+
+
+@pytest.mark.parametrize("port", [1, 65535])
+def test_ports_1_to_65535_can_be_registered(port: int) -> None:
+    """The bounds of checkPortIsSerializable: 1 and 65535 are serializable ports."""
+    _, [record], _ = run(RegisterBroker(1, port=port), image_of(brokers(level=22)))
+    assert isinstance(record, RegisterBrokerRecord) and record.end_points[0].port == port
