@@ -12,6 +12,8 @@ from raft.mutations import Mutation
 
 _HW_WITHOUT_MAJORITY, _COMMIT_OLD_EPOCH = Mutation.HW_WITHOUT_MAJORITY, Mutation.COMMIT_OLD_EPOCH
 """Read at every high-watermark check (module constants cost less than Enum lookups)."""
+_NEVER_FETCHED = (-1, -1, -1)
+"""A replica's fetch entry before its first fetch."""
 
 
 class LeaderState:
@@ -30,14 +32,9 @@ class LeaderState:
         self.acknowledged: set[int] = {local_id}  # voters that know this epoch's leader
         self.fetched_since_check: set[int] = {local_id}
         self.mutations = mutations
-        self.last_fetch_ms: dict[int, int] = {}
-        """When each other replica last fetched (Kafka's lastFetchTimestamp)."""
-        self.last_caught_up_ms: dict[int, int] = {}
-        """When each other replica was last known to hold the leader's whole log (Kafka's
-        lastCaughtUpTimestamp): the time of a fetch at the leader's end offset, or of the
-        fetch before one that reached the end offset that fetch was told of."""
-        self._leader_end_at_fetch: dict[int, int] = {}
-        """The leader's end offset at each replica's last fetch."""
+        self._fetches: dict[int, tuple[int, int, int]] = {}
+        """Each other replica's last fetch: (its time, the leader's end offset then, the
+        replica's last caught-up time); one entry, read and replaced once per fetch."""
 
     @property
     def majority(self) -> int:
@@ -72,19 +69,25 @@ class LeaderState:
         return False
 
     def _fetched_at(self, replica_id: int, fetch_offset: int, now: int) -> None:
+        last_fetch, told, caught_up = self._fetches.get(replica_id, _NEVER_FETCHED)
         leader_end = self.voter_end_offsets[self.local_id]
         if leader_end >= 0:
             if fetch_offset >= leader_end:
-                self.last_caught_up_ms[replica_id] = max(
-                    self.last_caught_up_ms.get(replica_id, -1), now)
-            else:
-                told = self._leader_end_at_fetch.get(replica_id, -1)
-                if told > 0 and fetch_offset >= told:
-                    self.last_caught_up_ms[replica_id] = max(
-                        self.last_caught_up_ms.get(replica_id, -1),
-                        self.last_fetch_ms.get(replica_id, -1))
-            self._leader_end_at_fetch[replica_id] = leader_end
-        self.last_fetch_ms[replica_id] = max(self.last_fetch_ms.get(replica_id, -1), now)
+                caught_up = max(caught_up, now)
+            elif 0 < told <= fetch_offset:  # it reached the end the last fetch was told of
+                caught_up = max(caught_up, last_fetch)
+            told = leader_end
+        self._fetches[replica_id] = (max(last_fetch, now), told, caught_up)
+
+    def last_fetch_ms(self, replica_id: int) -> int:
+        """When another replica last fetched (Kafka's lastFetchTimestamp), -1: never."""
+        return self._fetches.get(replica_id, _NEVER_FETCHED)[0]
+
+    def last_caught_up_ms(self, replica_id: int) -> int:
+        """When another replica was last known to hold the leader's whole log (Kafka's
+        lastCaughtUpTimestamp): the time of a fetch at the leader's end offset, or of the
+        fetch before one that reached the end offset that fetch was told of; -1: never."""
+        return self._fetches.get(replica_id, _NEVER_FETCHED)[2]
 
     def update_check_quorum_for_following_voter(self, replica_id: int) -> None:
         """A voter showed it follows this leader without a log fetch (a FetchSnapshot)."""

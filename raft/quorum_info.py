@@ -50,8 +50,8 @@ def _replica(state: LeaderState, replica_id: int, end_offset: int,
              now: int) -> ReplicaDescription:
     if replica_id == state.local_id:
         return ReplicaDescription(replica_id, end_offset, now, now)
-    return ReplicaDescription(replica_id, end_offset, state.last_fetch_ms.get(replica_id, -1),
-                              state.last_caught_up_ms.get(replica_id, -1))
+    return ReplicaDescription(replica_id, end_offset, state.last_fetch_ms(replica_id),
+                              state.last_caught_up_ms(replica_id))
 
 
 def describe_quorum(state: LeaderState | None, now: int) -> QuorumDescription:
@@ -63,7 +63,7 @@ def describe_quorum(state: LeaderState | None, now: int) -> QuorumDescription:
                    for v, end in sorted(state.voter_end_offsets.items()))
     observers = tuple(
         _replica(state, o, end, now) for o, end in sorted(state.observer_end_offsets.items())
-        if now - state.last_fetch_ms.get(o, -1) < OBSERVER_SESSION_TIMEOUT_MS)
+        if now - state.last_fetch_ms(o) < OBSERVER_SESSION_TIMEOUT_MS)
     hw = state.high_watermark
     return QuorumDescription(Errors.NONE, state.local_id, state.epoch,
                              -1 if hw is None else hw, voters, observers)
