@@ -12,6 +12,10 @@ from a running broker's published image, waiting until it shows the change (Kafk
 ``waitUntilTrue``/``retry``). Kafka's per-resource results of a batch (createTopics,
 createPartitions, incrementalAlterConfigs of several resources) are one operation per
 resource here, except CreateTopics, which takes several topics and answers each.
+Client quotas are altered by :class:`~controller.operations.AlterClientQuotas` (Kafka's
+ClientQuotaControlManager) and described by a broker from its image with
+:func:`broker.metadata_cache.describe_client_quotas` (Kafka's ClientQuotasImage.describe);
+an entity is its (type, name) pairs, a None name the type's default.
 
 Not ported:
 
@@ -55,10 +59,17 @@ from collections.abc import Callable
 import pytest
 
 from broker.lifecycle import BrokerLifecycleManager, BrokerState
+from broker.metadata_cache import (
+    MATCH_TYPE_DEFAULT,
+    MATCH_TYPE_SPECIFIED,
+    QuotaFilterComponent,
+    describe_client_quotas,
+)
 from controller import ControllerConfig
 from controller.errors import ApiError
 from controller.handle import OperationHandle
 from controller.operations import (
+    AlterClientQuotas,
     ConfigChange,
     CreatePartitions,
     CreateTopics,
@@ -67,6 +78,7 @@ from controller.operations import (
     IncrementalAlterConfigs,
     NewTopic,
     Operation,
+    QuotaAlteration,
     UnregisterBroker,
     UpdateFeatures,
 )
@@ -425,3 +437,179 @@ def test_topic_deleted_and_recreated_while_broker_is_down() -> None:
                 and not cluster.sim.slots[0].running)
     cluster.sim.restart(0)
     _eventually(cluster, lambda: isr_of_foo0() == {0, 1, 2})
+
+
+Entity = tuple[tuple[str, str | None], ...]
+
+
+def _alter_quotas(cluster: KRaftCluster, entity: Entity,
+                  *ops: tuple[str, float | None]) -> None:
+    """Kafka's alterClientQuotas of one entity, which must succeed."""
+    response = _ok(cluster, AlterClientQuotas((QuotaAlteration(entity, ops),)))
+    assert response == {"entries": [{"entity": dict(entity)}]}
+
+
+def _described(cluster: KRaftCluster, components: tuple[QuotaFilterComponent, ...],
+               strict: bool) -> dict[Entity, dict[str, float]]:
+    """Broker 0's DescribeClientQuotas answer, which must not be an error."""
+    answer = describe_client_quotas(_image(cluster, 0), components, strict)
+    assert answer.error == "NONE", answer.message
+    return answer.as_dict()
+
+
+def test_client_quotas() -> None:
+    """testClientQuotas: a user's quotas set, replaced, partly and then wholly removed, set
+    again, each change seen by the broker through a strict filter; a user and client-id
+    entity beside it; a non-strict filter on the user finds both."""
+    cluster = _started(brokers=1, controllers=1)
+    _eventually(cluster, lambda: _running(cluster, 0))
+    entity: Entity = (("user", "testkit"),)
+    only_user = (QuotaFilterComponent("user", match="testkit"),)
+
+    def alter_then_describe(who: Entity, ops: tuple[tuple[str, float | None], ...],
+                            components: tuple[QuotaFilterComponent, ...],
+                            expect_count: int) -> dict[Entity, dict[str, float]]:
+        _alter_quotas(cluster, who, *ops)
+        _eventually(cluster, lambda: len(_described(cluster, components, True).get(
+            who, {})) == expect_count)
+        return _described(cluster, components, True)
+
+    result = alter_then_describe(entity, (("request_percentage", 0.99),), only_user, 1)
+    assert result[entity]["request_percentage"] == pytest.approx(0.99, abs=1e-6)
+
+    result = alter_then_describe(entity, (("request_percentage", 0.97),
+                                          ("producer_byte_rate", 10000),
+                                          ("consumer_byte_rate", 10001)), only_user, 3)
+    assert result[entity] == pytest.approx({"request_percentage": 0.97,
+                                            "producer_byte_rate": 10000.0,
+                                            "consumer_byte_rate": 10001.0}, abs=1e-6)
+
+    result = alter_then_describe(entity, (("request_percentage", 0.95),
+                                          ("producer_byte_rate", None),
+                                          ("consumer_byte_rate", None)), only_user, 1)
+    assert result[entity] == pytest.approx({"request_percentage": 0.95}, abs=1e-6)
+
+    result = alter_then_describe(entity, (("request_percentage", None),), only_user, 0)
+    assert entity not in result
+
+    result = alter_then_describe(entity, (("producer_byte_rate", 9999),), only_user, 1)
+    assert result[entity]["producer_byte_rate"] == pytest.approx(9999.0, abs=1e-6)
+
+    entity2: Entity = (("client-id", "some-client"), ("user", "testkit"))
+    both = (QuotaFilterComponent("user", match="testkit"),
+            QuotaFilterComponent("client-id", match="some-client"))
+    result = alter_then_describe(entity2, (("producer_byte_rate", 9998),), both, 1)
+    assert result[entity2]["producer_byte_rate"] == pytest.approx(9998.0, abs=1e-6)
+
+    results = _described(cluster, only_user, strict=False)
+    assert len(results) == 2
+    assert results[entity]["producer_byte_rate"] == pytest.approx(9999.0, abs=1e-6)
+    assert results[entity2]["producer_byte_rate"] == pytest.approx(9998.0, abs=1e-6)
+
+
+def _consumer_byte_rates(cluster: KRaftCluster) -> dict[Entity, int]:
+    """Kafka's getConsumerByteRates: every entity's consumer_byte_rate (an empty filter)."""
+    return {entity: int(values["consumer_byte_rate"])
+            for entity, values in _described(cluster, (), strict=False).items()
+            if "consumer_byte_rate" in values}
+
+
+def test_default_client_quotas() -> None:
+    """testDefaultClientQuotas: none at first; the default user's consumer_byte_rate, then
+    bob's beside it."""
+    cluster = _started(brokers=1, controllers=1)
+    _eventually(cluster, lambda: _running(cluster, 0))
+    default_user: Entity = (("user", None),)
+    bob: Entity = (("user", "bob"),)
+    assert _consumer_byte_rates(cluster) == {}
+    _alter_quotas(cluster, default_user, ("consumer_byte_rate", 100.0))
+    _eventually(cluster, lambda: _consumer_byte_rates(cluster) == {default_user: 100})
+    _alter_quotas(cluster, bob, ("consumer_byte_rate", 1000.0))
+    _eventually(cluster, lambda: _consumer_byte_rates(cluster) == {default_user: 100,
+                                                                   bob: 1000})
+    defaults = (QuotaFilterComponent("user", MATCH_TYPE_DEFAULT),)
+    assert _described(cluster, defaults, strict=True) == {default_user: {
+        "consumer_byte_rate": 100.0}}
+    any_user = (QuotaFilterComponent("user", MATCH_TYPE_SPECIFIED),)
+    assert list(_described(cluster, any_user, strict=True)) == [default_user, bob]
+
+
+@pytest.mark.parametrize(("entity", "ops", "message"), [
+    ((), (("producer_byte_rate", 1.0),), "Invalid empty client quota entity"),
+    ((("user", "a"), ("user", "b")), (("producer_byte_rate", 1.0),),
+     "Invalid client quota entity, duplicate entity entry user"),
+    ((("group", "g"),), (("producer_byte_rate", 1.0),),
+     "Unhandled client quota entity type: group"),
+    ((("client-id", ""),), (("producer_byte_rate", 1.0),), "Empty client-id not supported"),
+    ((("ip", "1.2.3.4"), ("user", "u")), (("connection_creation_rate", 1.0),),
+     "Invalid quota entity combination, IP entity shouldnot be combined with User or "
+     "ClientId"),
+    ((("ip", "not an ip"),), (("connection_creation_rate", 1.0),),
+     "not an ip is not a valid IP or resolvable host."),
+    ((("user", "u"),), (("connection_creation_rate", 1.0),),
+     "Invalid configuration key connection_creation_rate"),
+    ((("ip", "1.2.3.4"),), (("producer_byte_rate", 1.0),),
+     "Invalid configuration key producer_byte_rate"),
+    ((("user", "u"),), (("producer_byte_rate", 0.0),),
+     "Quota producer_byte_rate must be greater than 0"),
+    ((("user", "u"),), (("producer_byte_rate", 1.5),),
+     "producer_byte_rate cannot be a fractional value."),
+    ((("ip", "::1"),), (("connection_creation_rate", 2.0**31),),
+     "Proposed value for connection_creation_rate is too large for an INT."),
+    ((("user", "u"),), (("producer_byte_rate", 1.0), ("producer_byte_rate", 2.0)),
+     "Ignoring duplicate entity ClientQuotaEntity(entries={user=u})"),
+])
+def test_refused_client_quota_alterations(entity: Entity,
+                                          ops: tuple[tuple[str, float | None], ...],
+                                          message: str) -> None:
+    """(testClientQuotas' requests, refused) An alteration the controller refuses is
+    INVALID_REQUEST in Kafka's words (ClientQuotaControlManager), and writes nothing."""
+    cluster = _started(brokers=1, controllers=1)
+    refused = _refused(cluster, AlterClientQuotas((QuotaAlteration(entity, ops),)))
+    assert (refused.code, refused.message) == ("INVALID_REQUEST", message)
+    active = cluster.active_controller()
+    assert active is not None and not active.image.client_quotas
+
+
+def test_client_quota_alterations_answered_each() -> None:
+    """(testClientQuotas' requests) Each entity of one request gets its own answer: the good
+    one is written, the refused one is not; a removal of a key not set writes nothing."""
+    cluster = _started(brokers=1, controllers=1)
+    good: Entity = (("user", "good"),)
+    bad: Entity = (("user", "bad"),)
+    response = _ok(cluster, AlterClientQuotas((
+        QuotaAlteration(good, (("request_percentage", 12.5), ("consumer_byte_rate", None))),
+        QuotaAlteration(bad, (("request_percentage", -1.0),)))))
+    assert response == {"entries": [
+        {"entity": {"user": "good"}},
+        {"entity": {"user": "bad"}, "errorCode": "INVALID_REQUEST",
+         "errorMessage": "Quota request_percentage must be greater than 0"}]}
+    _eventually(cluster, lambda: _described(cluster, (), strict=False) == {
+        good: {"request_percentage": 12.5}})
+
+
+@pytest.mark.parametrize(("components", "error", "message"), [
+    ((QuotaFilterComponent(""),), "INVALID_REQUEST", "Invalid empty entity type."),
+    ((QuotaFilterComponent("user", match="a"), QuotaFilterComponent("user", match="b")),
+     "INVALID_REQUEST", "Entity type user cannot appear more than once in the filter."),
+    ((QuotaFilterComponent("group", match="g"),), "UNSUPPORTED_VERSION",
+     "Unsupported entity type group"),
+    ((QuotaFilterComponent("user"),), "INVALID_REQUEST",
+     "Request specified MATCH_TYPE_EXACT, but set match string to null."),
+    ((QuotaFilterComponent("user", MATCH_TYPE_DEFAULT, "x"),), "INVALID_REQUEST",
+     "Request specified MATCH_TYPE_DEFAULT, but also specified a match string."),
+    ((QuotaFilterComponent("user", MATCH_TYPE_SPECIFIED, "x"),), "INVALID_REQUEST",
+     "Request specified MATCH_TYPE_SPECIFIED, but also specified a match string."),
+    ((QuotaFilterComponent("user", 7, "x"),), "INVALID_REQUEST", "Unknown match type 7"),
+    ((QuotaFilterComponent("ip", MATCH_TYPE_SPECIFIED),
+      QuotaFilterComponent("user", MATCH_TYPE_SPECIFIED)), "INVALID_REQUEST",
+     "Invalid entity filter component combination. IP filter component should not be used "
+     "with user or clientId filter component."),
+])
+def test_refused_client_quota_filters(components: tuple[QuotaFilterComponent, ...],
+                                      error: str, message: str) -> None:
+    """(testClientQuotas' describes, refused) A filter the broker refuses, in Kafka's words
+    (ClientQuotasImage.describe)."""
+    cluster = _started(brokers=1, controllers=1)
+    answer = describe_client_quotas(_image(cluster, 0), components)
+    assert (answer.error, answer.message, answer.entries) == (error, message, ())
