@@ -118,7 +118,7 @@ def check_quota_value(keys: dict[str, str], key: str, value: float) -> None:
     if kind == "DOUBLE":
         return
     limit, name = _LIMITS[kind]
-    if value > limit:
+    if value > float(limit):  # Java compares in double: Long.MAX_VALUE reads as 2**63
         raise ApiError("INVALID_REQUEST", f"Proposed value for {key} is too large for {name}.")
     if abs(math.fmod(value, 1.0)) > 1e-6:
         raise ApiError("INVALID_REQUEST", f"{key} cannot be a fractional value.")
