@@ -27,8 +27,6 @@ Not ported:
   (AlterPartitionReassignments) is not modelled.
 - testSetLog4jConfigurations: BROKER_LOGGER resources (log4j) are not modelled.
 - testLegacyAlterConfigs: the legacy (non-incremental) AlterConfigs API is not modelled.
-- testDescribeQuorumRequestToBrokers: ported as DescribeQuorumRequestTest
-  (tests/sim/test_kafka_describe_quorum_request_cases.py); Admin routing is not modelled.
 - testRemoteLogManagerInstantiation,
   testCreateClusterAndCreateTopicWithRemoteLogManagerInstantiation: tiered storage and its
   RemoteLogManager are not modelled.
@@ -93,6 +91,9 @@ from metadata.versions import (
     PRE_KRAFT,
     SUPPORTED_FEATURES,
 )
+from raft import Errors
+from raft.config import ConfigError
+from raft.quorum_info import QuorumDescription, ReplicaDescription
 from sim.cluster import ClusterConfig, KRaftCluster
 
 WAIT_MS = 60_000
@@ -257,6 +258,10 @@ def test_create_cluster_invalid_metadata_version() -> None:
         BootstrapMetadata.from_version(PRE_KRAFT, "testkit")
     assert str(refused.value) == ("Bootstrap metadata.version before 3.3-IV0 are not "
                                   "supported. Can't load metadata from testkit")
+    # a cluster configured below 3.3-IV0 is refused before it is built
+    with pytest.raises(ConfigError):
+        KRaftCluster(ClusterConfig(brokers=1, controllers=1, controller=ControllerConfig(
+            bootstrap_metadata_version=LEVELS["3.2-IV0"])))
 
 
 def _alter(cluster: KRaftCluster, resource_type: int, name: str,
@@ -359,6 +364,33 @@ def test_unregister_broker_not_registered() -> None:
     refused = _refused(cluster, UnregisterBroker(7))
     assert (refused.code, refused.message) == ("BROKER_ID_NOT_REGISTERED",
                                                "Broker ID 7 is not currently registered")
+
+
+def test_describe_quorum_request_to_brokers() -> None:
+    """testDescribeQuorumRequestToBrokers (four brokers, three controllers): once every
+    broker is RUNNING, the quorum's description (the raft leader's answer, which a broker
+    forwards to) names the controllers as voters and a controller as leader; it comes to
+    show every voter and every broker (the observers) past offset 0 with known last fetch
+    and caught-up times."""
+    cluster = _started(brokers=4, controllers=3)
+    _eventually(cluster, lambda: all(_running(cluster, b) for b in range(4)))
+
+    def described() -> QuorumDescription:
+        slot = cluster.sim.leader_slot()
+        assert slot is not None and slot.raft is not None
+        answer = slot.raft.describe_quorum(cluster.sim.now)
+        assert answer.error is Errors.NONE
+        return answer
+    first = described()
+    assert {v.replica_id for v in first.current_voters} == set(cluster.config.controller_ids)
+    assert first.leader_id in cluster.config.controller_ids
+
+    def known(replicas: tuple[ReplicaDescription, ...]) -> bool:
+        return all(r.log_end_offset > 0 and r.last_fetch_timestamp != -1
+                   and r.last_caught_up_timestamp != -1 for r in replicas)
+    _eventually(cluster, lambda: known(described().current_voters))
+    _eventually(cluster, lambda: {o.replica_id for o in described().observers}
+                == set(cluster.config.broker_ids) and known(described().observers))
 
 
 def test_update_metadata_version() -> None:
