@@ -151,37 +151,41 @@ class AlterClientQuotas(msgspec.Struct, frozen=True):
         entity, or an entity given twice, is INVALID_REQUEST (the entity's result then
         says it was ignored as a duplicate, as Kafka's does); then the entity's types and
         names, the combination of types, and each value set (a removal is not checked).
-        The response has each entity's result; when none passes the operation fails with
-        the first one's error."""
+        The response has each entity's result; when none passes (and nothing is written)
+        the operation fails with the first one's error. An entity given again after it
+        passed keeps its records and answers the duplicate error, as Kafka's does."""
         records = ctx.records()
-        results: dict[tuple[tuple[str, str | None], ...], ApiError | None] = {}
+        # by the entity (its pairs in type order: the same map whatever the order given)
+        results: dict[tuple[tuple[str, str | None], ...],
+                      tuple[tuple[tuple[str, str | None], ...], ApiError | None]] = {}
         for alteration in self.alterations:
             entity = alteration.entity
+            same = tuple(sorted(entity, key=lambda part: part[0]))
             ops: dict[str, float | None] = {}
             for key, value in alteration.ops:
                 if key in ops:
-                    results[entity] = ApiError(
+                    results[same] = (entity, ApiError(
                         "INVALID_REQUEST", f"Duplicate quota key {key} not updating quota for "
-                                           f"this entity {entity_text(entity)}")
+                                           f"this entity {entity_text(entity)}"))
                 else:
                     ops[key] = value
-            if entity in results:
-                results[entity] = ApiError("INVALID_REQUEST", f"Ignoring duplicate entity "
-                                                              f"{entity_text(entity)}")
+            if same in results:
+                results[same] = (results[same][0], ApiError(
+                    "INVALID_REQUEST", f"Ignoring duplicate entity {entity_text(entity)}"))
                 continue
             start = len(records)
             try:
                 self._alter(ctx, entity, ops, records)
             except ApiError as error:
                 del records[start:]
-                results[entity] = error
+                results[same] = (entity, error)
                 continue
-            results[entity] = None
+            results[same] = (entity, None)
         answers = [{"entity": dict(entity)} if error is None else
                    {"entity": dict(entity), "errorCode": error.code,
-                    "errorMessage": error.message} for entity, error in results.items()]
-        failures = [error for error in results.values() if error is not None]
-        if failures and len(failures) == len(results):
+                    "errorMessage": error.message} for entity, error in results.values()]
+        failures = [error for _, error in results.values() if error is not None]
+        if failures and len(failures) == len(results) and not records:
             raise failures[0]
         return Generated([] if self.validate_only else records, {"entries": answers})
 

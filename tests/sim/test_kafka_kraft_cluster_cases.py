@@ -620,6 +620,24 @@ def test_client_quota_alterations_answered_each() -> None:
         good: {"request_percentage": 12.5}})
 
 
+def test_client_quota_entity_given_twice() -> None:
+    """(testClientQuotas' requests) An entity given twice in one request, its types in
+    another order the second time: the first alteration is written, and the entity answers
+    that the duplicate was ignored (Kafka's ClientQuotaControlManager)."""
+    cluster = _started(brokers=1, controllers=1)
+    first: Entity = (("user", "u"), ("client-id", "c"))
+    again: Entity = (("client-id", "c"), ("user", "u"))
+    response = _ok(cluster, AlterClientQuotas((
+        QuotaAlteration(first, (("producer_byte_rate", 100.0),)),
+        QuotaAlteration(again, (("producer_byte_rate", 200.0),)))))
+    assert response == {"entries": [
+        {"entity": {"user": "u", "client-id": "c"}, "errorCode": "INVALID_REQUEST",
+         "errorMessage": "Ignoring duplicate entity ClientQuotaEntity(entries={client-id=c, "
+                         "user=u})"}]}
+    _eventually(cluster, lambda: _described(cluster, (), strict=False) == {
+        (("client-id", "c"), ("user", "u")): {"producer_byte_rate": 100.0}})
+
+
 @pytest.mark.parametrize(("components", "error", "message"), [
     ((QuotaFilterComponent(""),), "INVALID_REQUEST", "Invalid empty entity type."),
     ((QuotaFilterComponent("user", match="a"), QuotaFilterComponent("user", match="b")),
