@@ -37,14 +37,13 @@ Not ported:
 - testAuthorizerFailureFoundInControllerStartup, testReconfigureControllerAuthorizer:
   authorizers are not modelled.
 - testReconfigureControllerClientQuotas: pluggable client quota callbacks are not modelled.
-- testTimedOutHeartbeats: pausing the controller's event queue and its metrics
-  (timedOutHeartbeats) are not modelled.
 - testRegisteredControllerEndpoints: kraftsim's controllers do not register themselves
   (no RegisterControllerRecord with listeners).
 - testDirectToControllerCommunicationFailsOnOlderMetadataVersion: clients that bootstrap
   to the controllers (KIP-919) are not modelled.
-- testStartupWithNonDefaultKControllerDynamicConfiguration, testIncreaseNumIoThreads:
-  request handler thread pools are not modelled.
+- testIncreaseNumIoThreads: request handler thread pools are not modelled (the bootstrap
+  half of testStartupWithNonDefaultKControllerDynamicConfiguration is ported; its thread
+  pool size is not).
 - testAbandonedFutureReplicaRecovered_mainReplicaInOfflineLogDir,
   testAbandonedFutureReplicaRecovered_mainReplicaInOnlineLogDir: multiple log directories
   per broker and future replicas (AlterReplicaLogDirs) are not modelled.
@@ -56,6 +55,7 @@ from collections.abc import Callable
 
 import pytest
 
+from broker.config import BrokerConfig
 from broker.lifecycle import BrokerLifecycleManager, BrokerState
 from broker.metadata_cache import (
     MATCH_TYPE_DEFAULT,
@@ -83,7 +83,7 @@ from controller.operations import (
 from metadata.bootstrap import BootstrapError, BootstrapMetadata
 from metadata.delta import BROKER_RESOURCE, TOPIC_RESOURCE
 from metadata.image import MetadataImage
-from metadata.schema import NoOpRecord
+from metadata.schema import ConfigRecord, FeatureLevelRecord, NoOpRecord
 from metadata.versions import (
     LEVELS,
     METADATA_VERSION_FEATURE,
@@ -94,6 +94,7 @@ from metadata.versions import (
 from raft import Errors
 from raft.config import ConfigError
 from raft.quorum_info import QuorumDescription, ReplicaDescription
+from sim.brokers import BrokerSettings
 from sim.cluster import ClusterConfig, KRaftCluster
 
 WAIT_MS = 60_000
@@ -401,6 +402,47 @@ def test_update_metadata_version() -> None:
     _ok(cluster, UpdateFeatures((FeatureUpdate(METADATA_VERSION_FEATURE, LATEST_TESTING),)))
     assert SUPPORTED_FEATURES["kraft.version"] == (0, 1)
     _eventually(cluster, lambda: _image(cluster, 0).metadata_version == LATEST_TESTING)
+
+
+def test_timed_out_heartbeats() -> None:
+    """testTimedOutHeartbeats (three brokers, one controller, heartbeats every 10 ms, a
+    session of 1 s): the controller stalls for 1,001 ms (Kafka pauses its event queue;
+    here the node is paused: messages wait, timers stand still); once it goes on, the
+    heartbeats that waited keep every session alive and no broker is fenced. (Kafka's
+    timedOutHeartbeats metric is not modelled.)"""
+    config = ClusterConfig(seed=7, brokers=3, controllers=1, brokers_settings=BrokerSettings(
+        session_timeout_ms=1000, config=BrokerConfig(heartbeat_interval_ms=10)))
+    cluster = KRaftCluster(config)
+    assert cluster.start()
+    controller = config.controller_ids[0]
+    for _ in range(3):
+        cluster.sim.pause(controller)
+        cluster.sim.run_for(1001)
+        cluster.sim.resume(controller)
+        cluster.sim.run_for(100)
+        active = cluster.active_controller()
+        assert active is not None
+        assert not any(b.fenced for b in active.committed_image().brokers.values())
+    assert cluster.sim.violation is None
+
+
+def test_startup_with_non_default_controller_dynamic_configuration() -> None:
+    """testStartupWithNonDefaultKControllerDynamicConfiguration: bootstrap records at
+    3.7-IV0 with the cluster's broker default num.io.threads=9 start the cluster, and the
+    controller and the broker hold the config (Kafka then checks the controller's request
+    handler pool is sized 9: thread pools are not modelled)."""
+    bootstrap = BootstrapMetadata.from_records(
+        [FeatureLevelRecord(METADATA_VERSION_FEATURE, LEVELS["3.7-IV0"]),
+         ConfigRecord(BROKER_RESOURCE, "", "num.io.threads", "9")], "testRecords")
+    cluster = KRaftCluster(ClusterConfig(seed=7, brokers=1, controllers=1),
+                           bootstrap=bootstrap)
+    assert cluster.start()
+    active = cluster.active_controller()
+    assert active is not None
+    assert active.committed_image().metadata_version == LEVELS["3.7-IV0"]
+    assert dict(active.committed_image().configs[(BROKER_RESOURCE, "")]) == {
+        "num.io.threads": "9"}
+    _configs_shown(cluster, BROKER_RESOURCE, "", {"num.io.threads": "9"}, exhaustive=True)
 
 
 def test_single_controller_single_broker_cluster() -> None:
