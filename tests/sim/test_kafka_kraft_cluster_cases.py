@@ -19,10 +19,9 @@ an entity is its (type, name) pairs, a None name the type's default.
 
 Not ported:
 
-- testCreateClusterWithAdvertisedPortZero,
-  testCreateClusterWithAdvertisedHostAndPortDifferentFromSocketServer: socket servers,
-  bound ports and advertised listeners are not modelled (every broker registers
-  PLAINTEXT localhost:9092).
+- testCreateClusterWithAdvertisedPortZero: socket servers and bound ports are not
+  modelled (Kafka's broker advertises its bound port in place of 0; kraftsim refuses a
+  registration with port 0, as Kafka's ListenerInfo would).
 - testCreateClusterAndPerformReassignment: partition reassignment
   (AlterPartitionReassignments) is not modelled.
 - testSetLog4jConfigurations: BROKER_LOGGER resources (log4j) are not modelled.
@@ -51,6 +50,7 @@ Not ported:
 
 from __future__ import annotations
 
+import random
 from collections.abc import Callable
 
 import pytest
@@ -60,8 +60,10 @@ from broker.lifecycle import BrokerLifecycleManager, BrokerState
 from broker.metadata_cache import (
     MATCH_TYPE_DEFAULT,
     MATCH_TYPE_SPECIFIED,
+    DescribedBroker,
     QuotaFilterComponent,
     describe_client_quotas,
+    describe_cluster,
 )
 from controller import ControllerConfig
 from controller.errors import ApiError
@@ -77,6 +79,7 @@ from controller.operations import (
     NewTopic,
     Operation,
     QuotaAlteration,
+    RegisterBroker,
     UnregisterBroker,
     UpdateFeatures,
 )
@@ -222,6 +225,25 @@ def test_create_cluster_and_wait_for_broker_in_running_state() -> None:
     assert raft is not None
     _eventually(cluster, lambda: raft.leader_id is not None)
     assert raft.leader_id == cluster.config.controller_ids[0]
+
+
+def test_create_cluster_with_advertised_host_and_port_different_from_socket_server() -> None:
+    """testCreateClusterWithAdvertisedHostAndPortDifferentFromSocketServer (three brokers,
+    one controller): each broker advertises ``advertised-host-<id>`` port ``<id> + 100``
+    (here its registration amended with that listener; kraftsim has no socket server), and
+    DescribeCluster answers those, once every broker knows all three."""
+    cluster = _started(brokers=3, controllers=1)
+    for broker in cluster.config.broker_ids:
+        incarnation = _image(cluster, broker).brokers[broker].incarnation_id
+        _ok(cluster, RegisterBroker(broker, host=f"advertised-host-{broker}", port=broker + 100,
+                                    incarnation_id=incarnation))
+    expected = {DescribedBroker(b, f"advertised-host-{b}", b + 100)
+                for b in cluster.config.broker_ids}
+    _eventually(cluster, lambda: set(describe_cluster(
+        _image(cluster, 0), random.Random(0)).brokers) == expected)
+    refused = _refused(cluster, RegisterBroker(0, port=0))
+    assert (refused.code, refused.message) == (
+        "INVALID_REQUEST", "Cannot serialize ephemeral port 0 in ListenerInfo.")
 
 
 def test_create_cluster_and_create_list_delete_topic() -> None:
