@@ -226,8 +226,9 @@ _USER_KEYS = {"producer_byte_rate", "consumer_byte_rate", "controller_mutation_r
     (("ip",), {"connection_creation_rate"}),
 ])
 def test_config_keys_for_entity_type(types: tuple[str, ...], expected: set[str]) -> None:
-    """testConfigKeysForEntityTypeWithUser, ...WithClientId, ...WithUserAndClientId and
-    ...WithIp: the quota keys each kind of entity takes."""
+    """testConfigKeysForEntityTypeWithUser, testConfigKeysForEntityTypeWithClientId,
+    testConfigKeysForEntityTypeWithUserAndClientId and testConfigKeysForEntityTypeWithIp: the
+    quota keys each kind of entity takes."""
     entity: dict[str, str | None] = {t: "127.0.0.1" if t == "ip" else "foo" for t in types}
     assert set(quota_keys(entity)) == expected
 
@@ -262,7 +263,13 @@ def test_config_keys_errors(entity: dict[str, str | None], message: str) -> None
     ("request_percentage", 56.62367, None),
 ])
 def test_validate_quota_key_value(key: str, value: float, message: str | None) -> None:
-    """The eight testValidateQuotaKeyValue* cases, against a client-id entity's keys."""
+    """testValidateQuotaKeyValueForUnknownQuota, testValidateQuotaKeyValueForZeroQuota,
+    testValidateQuotaKeyValueForNegativeQuota, testValidateQuotaKeyValueForValidConsumerByteRate,
+    testValidateQuotaKeyValueForConsumerByteRateTooLarge,
+    testValidateQuotaKeyValueForFractionalConsumerByteRate,
+    testValidateQuotaKeyValueForValidConsumerByteRate2 and
+    testValidateQuotaKeyValueForValidRequestPercentage (in this order), against a client-id
+    entity's keys."""
     if message is None:
         check_quota_value(USER_AND_CLIENT_QUOTA_KEYS, key, value)
         return
