@@ -232,3 +232,102 @@ def describe_cluster(image: MetadataImage, rng: random.Random,
     alive = alive_brokers(image)
     controller_id = alive[rng.randrange(len(alive))] if alive else -1
     return ClusterDescription(tuple(brokers), controller_id)
+
+
+MATCH_TYPE_EXACT = 0
+"""A quota filter component naming one entity name (Kafka's MATCH_TYPE_EXACT)."""
+MATCH_TYPE_DEFAULT = 1
+"""A quota filter component naming the type's default entity (MATCH_TYPE_DEFAULT)."""
+MATCH_TYPE_SPECIFIED = 2
+"""A quota filter component matching any name of the type (MATCH_TYPE_SPECIFIED)."""
+
+_QUOTA_ENTITY_TYPES = ("ip", "user", "client-id")
+
+
+class QuotaFilterComponent(msgspec.Struct, frozen=True):
+    """One component of a DescribeClientQuotas filter (Kafka's ComponentData): an entity
+    type, how it matches (``MATCH_TYPE_*``) and, for an exact match, the name."""
+
+    entity_type: str
+    match_type: int = MATCH_TYPE_EXACT
+    match: str | None = None
+
+
+QuotaValues = tuple[tuple[str, float], ...]
+"""An entity's quota values, by key."""
+
+
+class QuotaDescription(msgspec.Struct, frozen=True):
+    """A DescribeClientQuotas answer: NONE and the matching entities with their values
+    (entities in type then name order, a default name first; keys sorted), or an error
+    (INVALID_REQUEST, UNSUPPORTED_VERSION) with Kafka's message and no entity."""
+
+    error: str
+    message: str | None
+    entries: tuple[tuple[tuple[tuple[str, str | None], ...], QuotaValues], ...] = ()
+
+    def as_dict(self) -> dict[tuple[tuple[str, str | None], ...], dict[str, float]]:
+        """The entries as a dict of entity to its values."""
+        return {entity: dict(values) for entity, values in self.entries}
+
+
+def _refused_filter(error: str, message: str) -> QuotaDescription:
+    return QuotaDescription(error, message)
+
+
+def describe_client_quotas(image: MetadataImage, components: Iterable[QuotaFilterComponent],
+                           strict: bool = False) -> QuotaDescription:
+    """What a broker answers a DescribeClientQuotas request from its image (Kafka's
+    ClientQuotasImage.describe): the filter is checked first, in Kafka's order and words;
+    then every entity whose types and names match every component (with ``strict``, an
+    entity with no other type) is listed."""
+    exact: dict[str, str | None] = {}
+    specified: set[str] = set()
+    for component in components:
+        kind = component.entity_type
+        if not kind:
+            return _refused_filter("INVALID_REQUEST", "Invalid empty entity type.")
+        if kind in exact or kind in specified:
+            return _refused_filter("INVALID_REQUEST", f"Entity type {kind} cannot appear more "
+                                                      f"than once in the filter.")
+        if kind not in _QUOTA_ENTITY_TYPES:
+            return _refused_filter("UNSUPPORTED_VERSION", f"Unsupported entity type {kind}")
+        if component.match_type == MATCH_TYPE_EXACT:
+            if component.match is None:
+                return _refused_filter("INVALID_REQUEST", "Request specified MATCH_TYPE_EXACT, "
+                                                          "but set match string to null.")
+            exact[kind] = component.match
+        elif component.match_type == MATCH_TYPE_DEFAULT:
+            if component.match is not None:
+                return _refused_filter("INVALID_REQUEST", "Request specified "
+                                                          "MATCH_TYPE_DEFAULT, but also "
+                                                          "specified a match string.")
+            exact[kind] = None
+        elif component.match_type == MATCH_TYPE_SPECIFIED:
+            if component.match is not None:
+                return _refused_filter("INVALID_REQUEST", "Request specified "
+                                                          "MATCH_TYPE_SPECIFIED, but also "
+                                                          "specified a match string.")
+            specified.add(kind)
+        else:
+            return _refused_filter("INVALID_REQUEST",
+                                   f"Unknown match type {component.match_type}")
+    named = exact.keys() | specified
+    if "ip" in named and ("user" in named or "client-id" in named):
+        return _refused_filter("INVALID_REQUEST", "Invalid entity filter component "
+                                                  "combination. IP filter component should "
+                                                  "not be used with user or clientId filter "
+                                                  "component.")
+    entries = []
+    for entity, values in image.client_quotas.items():
+        names = dict(entity)
+        if strict and len(names) != len(named):
+            continue
+        if any(kind not in names or names[kind] != name for kind, name in exact.items()):
+            continue
+        if any(kind not in names for kind in specified):
+            continue
+        entries.append((entity, tuple(sorted(values.items()))))
+    entries.sort(key=lambda entry: tuple((kind, name is not None, name or "")
+                                         for kind, name in entry[0]))
+    return QuotaDescription("NONE", None, tuple(entries))

@@ -17,10 +17,12 @@ from controller.operations.cluster import (
 )
 from controller.operations.configs import ConfigChange, IncrementalAlterConfigs
 from controller.operations.elections import ElectLeaders, TopicPartitions
+from controller.operations.quotas import AlterClientQuotas, QuotaAlteration
 from controller.operations.topics import CreatePartitions, CreateTopics, DeleteTopics, NewTopic
 
 __all__ = [
     "AllocateProducerIds",
+    "AlterClientQuotas",
     "AlterPartition",
     "ConfigChange",
     "ControlledShutdown",
@@ -36,6 +38,7 @@ __all__ = [
     "NoOp",
     "Operation",
     "OperationContext",
+    "QuotaAlteration",
     "RegisterBroker",
     "TopicPartitions",
     "UnfenceBroker",

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from controller import WriteMode
 from controller.operations import (
+    AlterClientQuotas,
     ConfigChange,
     CreateTopics,
     DeleteTopics,
@@ -25,6 +26,7 @@ from controller.operations import (
     IncrementalAlterConfigs,
     NewTopic,
     Operation,
+    QuotaAlteration,
     RegisterBroker,
     TopicPartitions,
 )
@@ -176,6 +178,48 @@ def run_alter_config(session: Session, args: list[str]) -> None:
     _submit(session, _label(f"alter-config {values[0]}", validate_only), operation, options)
 
 
+DEFAULT_ENTITY = "<default>"
+"""The name that stands for an entity type's default entity (kafka-configs' ``<default>``)."""
+
+
+def parse_quota_entity(text: str) -> tuple[tuple[str, str | None], ...]:
+    """``user=bob,client-id=app`` as (type, name) pairs; ``<default>`` is the type's default
+    entity. The types and names are the controller's to check."""
+    entity: list[tuple[str, str | None]] = []
+    for part in text.split(","):
+        kind, eq, name = part.partition("=")
+        if not eq:
+            raise CommandError(f"{part!r} is not TYPE=NAME in the entity {text!r} "
+                               f"({ALTER_CLIENT_QUOTAS.usage()})")
+        entity.append((kind, None if name == DEFAULT_ENTITY else name))
+    return tuple(entity)
+
+
+def run_alter_client_quotas(session: Session, args: list[str]) -> None:
+    """``alter-client-quotas TYPE=NAME[,TYPE=NAME] KEY=VALUE... [-KEY...]``."""
+    values, options = parse_args(ALTER_CLIENT_QUOTAS, args, positional=("ENTITY", "KEY=VALUE"),
+                                 options={**VALIDATE, **COMMON}, rest=True, free_pairs=True)
+    entity = parse_quota_entity(values[0])
+    ops: list[tuple[str, float | None]] = []
+    for word in values[1:]:
+        key, eq, text = word.partition("=")
+        if eq and key:
+            try:
+                ops.append((key, float(text)))
+            except ValueError:
+                raise CommandError(f"{text!r} is not a number (the value of {key})") from None
+        elif word.startswith("-") and len(word) > 1 and not eq:
+            ops.append((word[1:], None))
+        else:
+            raise CommandError(f"{word!r} is not KEY=VALUE (set) or -KEY (remove) "
+                               f"({ALTER_CLIENT_QUOTAS.usage()})")
+    validate_only = _validate_only(options)
+    operation = AlterClientQuotas((QuotaAlteration(entity, tuple(ops)),),
+                                  validate_only=validate_only)
+    _submit(session, _label(f"alter-client-quotas {values[0]}", validate_only), operation,
+            options)
+
+
 def run_register_broker(session: Session, args: list[str]) -> None:
     """``register-broker ID [rack=R]``."""
     values, options = parse_args(REGISTER_BROKER, args, positional=("ID",),
@@ -259,6 +303,22 @@ ALTER_CONFIG = Command(
     + "\n\nExamples: alter-config TOPIC:big retention.ms=60000 cleanup.policy+=compact\n"
     "          alter-config TOPIC:big retention.ms=-5 validate-only=true",
     run_alter_config, options=(VALIDATE_ONLY, "mode", "retries"))
+ALTER_CLIENT_QUOTAS = Command(
+    "alter-client-quotas",
+    "alter-client-quotas TYPE=NAME[,TYPE=NAME] KEY=VALUE... [-KEY...] "
+    "[validate-only=true|false] [mode=M] [retries=N]",
+    "set or remove client quotas",
+    "Submits AlterClientQuotas for one entity (Kafka's kafka-configs --entity-type users, "
+    "clients or ips): user=NAME, client-id=NAME (either or both) or ip=ADDRESS; NAME "
+    "<default> is the type's default entity. KEY=VALUE sets a quota, -KEY removes it. A "
+    "user or client-id entity takes producer_byte_rate and consumer_byte_rate (whole "
+    "numbers), request_percentage and controller_mutation_rate; an ip entity takes "
+    "connection_creation_rate (a whole number). The controller checks them as Kafka does "
+    "(INVALID_REQUEST); a value left as it was writes no record. The quotas are under "
+    "/image/clientQuotas." + _VALIDATE_TEXT + _OPTIONS_TEXT
+    + "\n\nExamples: alter-client-quotas user=bob consumer_byte_rate=1024\n"
+    "          alter-client-quotas user=<default>,client-id=app -request_percentage",
+    run_alter_client_quotas, options=(VALIDATE_ONLY, "mode", "retries"))
 REGISTER_BROKER = Command(
     "register-broker", "register-broker ID [rack=R] [retries=N]", "register a broker",
     "Submits a broker registration (RegisterBrokerRecord): the broker appears under "
@@ -282,5 +342,6 @@ ELECT_LEADERS = Command(
     + "\n\nExample: elect-leaders preferred big:0 big:1", run_elect_leaders,
     options=("mode", "retries"))
 
-OPERATIONS = (CREATE_TOPIC, DELETE_TOPIC, ALTER_CONFIG, REGISTER_BROKER, ELECT_LEADERS)
+OPERATIONS = (CREATE_TOPIC, DELETE_TOPIC, ALTER_CONFIG, ALTER_CLIENT_QUOTAS, REGISTER_BROKER,
+              ELECT_LEADERS)
 """The lab's operations."""
