@@ -313,6 +313,33 @@ class Replica:
         return FetchedPartition(self.topic_id, self.partition_id, "NONE", log.high_watermark,
                                 entries)
 
+    def end_offset_for_epoch(self, epoch: int) -> tuple[int, int]:
+        """(largest epoch <= ``epoch``, its end offset) as this replica's leader-epoch cache
+        answers an OffsetsForLeaderEpoch request (Kafka's Partition.lastOffsetForLeaderEpoch).
+
+        Kafka's leader enters its own epoch in its cache when the epoch begins, at the log
+        end offset of that moment; kraftsim's log enters it with its first record (see
+        :meth:`~broker.partition_log.PartitionLog.end_offset_for_epoch`), so a leader that
+        has written nothing in its epoch yet counts it here. As Kafka's
+        LeaderEpochFileCache.endOffsetFor: the latest epoch ends at the log end offset, an
+        epoch above it (or UNDEFINED_EPOCH, or an empty cache) gives (-1, -1).
+        """
+        log = self.log
+        starts = log.epoch_starts
+        cached = starts[-1][0] if starts else -1
+        own = self.leader_epoch if self.is_leader and self.leader_epoch > cached else -1
+        latest = max(cached, own)
+        if epoch == -1 or latest < 0 or epoch > latest:
+            return -1, -1
+        if epoch == latest:
+            return epoch, log.end_offset
+        if not starts:  # only the leader's own epoch, which starts above ``epoch``
+            return epoch, self.leader_epoch_start
+        found, end = log.end_offset_for_epoch(epoch)
+        if own >= 0 and found == cached:  # the leader's epoch follows the last cached one
+            end = self.leader_epoch_start
+        return found, end
+
     def isr_proposal(self, now: int, lag_max_ms: int, eligible: Eligible = _always_eligible,
                      shrink: bool = True, expand: bool = True,
                      fetch: tuple[int, int] | None = None) -> tuple[int, ...] | None:

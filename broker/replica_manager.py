@@ -59,8 +59,10 @@ fetches in that form; a produce, a marker, an ISR change to propose or a
 fetch it cannot answer plainly gives it a Replica. At 1,000,000 partitions
 that leaves a broker's idle replicas without objects of their own.
 
-Clients call :meth:`produce`, :meth:`fetch` and :meth:`init_producer_id`
-in-process; a produce with acks=all waits until the high watermark passes its
+Clients call :meth:`produce`, :meth:`fetch`, :meth:`last_offset_for_leader_epoch`
+(OffsetsForLeaderEpoch) and :meth:`init_producer_id` in-process; each is answered by
+the partition's leader only, after the checks of Kafka's getPartitionOrError and
+getLocalLog (see :meth:`leader_replica`); a produce with acks=all waits until the high watermark passes its
 last offset (or fails NOT_LEADER_OR_FOLLOWER when leadership moves,
 REQUEST_TIMED_OUT after ``request.timeout.ms``). ``min.insync.replicas`` is
 Kafka's effective one (at most the replication factor): an acks=all produce or a
@@ -141,6 +143,16 @@ class ProduceResult(msgspec.Struct, frozen=True):
 
 
 ProduceCallback = Callable[[ProduceResult], None]
+
+
+class EpochEndOffset(msgspec.Struct, frozen=True):
+    """One partition's OffsetsForLeaderEpoch answer (Kafka's EpochEndOffset): an error
+    name, the largest leader epoch at or below the one asked for and where it ends
+    (-1 and -1: UNDEFINED_EPOCH and UNDEFINED_EPOCH_OFFSET)."""
+
+    error: str
+    leader_epoch: int = -1
+    end_offset: int = -1
 
 
 class _Pending(msgspec.Struct):
@@ -1099,14 +1111,30 @@ class ReplicaManager:
         return [self._replica((topic_id, pid)) for pid, held in list(here.items())
                 if type(held) is CompactLeader or (type(held) is Replica and held.is_leader)]
 
-    def leader_replica(self, topic: str, partition: int) -> Replica | str:
-        """The replica this broker leads, or the Kafka error for the client."""
+    def leader_replica(self, topic: str, partition: int,
+                       current_leader_epoch: int = -1) -> Replica | str:
+        """The replica this broker leads, or the Kafka error for the client.
+
+        As Kafka's ReplicaManager.getPartitionOrError and Partition.getLocalLog: a
+        partition the image does not hold is UNKNOWN_TOPIC_OR_PARTITION, one it holds but
+        this broker does not host NOT_LEADER_OR_FOLLOWER. Then ``current_leader_epoch``
+        (-1: the client names none) is checked before leadership: older than this
+        broker's leader epoch is FENCED_LEADER_EPOCH, newer UNKNOWN_LEADER_EPOCH; a
+        replica that does not lead is NOT_LEADER_OR_FOLLOWER.
+        """
         image = self.image
-        topic_id = image.topics_by_name.get(topic) if image is not None else None
-        if topic_id is None:
+        topic_image = image.topic(topic) if image is not None else None
+        if topic_image is None or partition not in topic_image.partitions:
             return "UNKNOWN_TOPIC_OR_PARTITION"
-        key = (topic_id, partition)
+        key = (topic_image.topic_id, partition)
         held = self._replicas.get(key)
+        if held is None:
+            return "NOT_LEADER_OR_FOLLOWER"
+        if current_leader_epoch >= 0:
+            if current_leader_epoch < held.leader_epoch:
+                return "FENCED_LEADER_EPOCH"
+            if current_leader_epoch > held.leader_epoch:
+                return "UNKNOWN_LEADER_EPOCH"
         if type(held) is CompactLeader:
             return self._replica(key)
         if type(held) is not Replica or not held.is_leader:
@@ -1215,14 +1243,16 @@ class ReplicaManager:
     def _hw_passed(self, replica: Replica, offset: int) -> bool:
         return replica.log.high_watermark > offset
 
-    def fetch(self, topic: str, partition: int, offset: int, max_records: int = 500
-              ) -> tuple[str, list[LogEntry], int]:
+    def fetch(self, topic: str, partition: int, offset: int, max_records: int = 500,
+              current_leader_epoch: int = -1) -> tuple[str, list[LogEntry], int]:
         """A consumer's fetch from the leader: (error, entries below the HW, HW).
 
-        An offset past the log end (or below 0) is OFFSET_OUT_OF_RANGE; between the HW and
-        the log end the answer is empty (Kafka's log read at the high watermark).
+        ``current_leader_epoch`` (-1: none) is checked as :meth:`leader_replica` does
+        (FENCED_LEADER_EPOCH, UNKNOWN_LEADER_EPOCH). An offset past the log end (or below
+        0) is OFFSET_OUT_OF_RANGE; between the HW and the log end the answer is empty
+        (Kafka's log read at the high watermark).
         """
-        found = self.leader_replica(topic, partition)
+        found = self.leader_replica(topic, partition, current_leader_epoch)
         if isinstance(found, str):
             return found, [], -1
         log = found.log
@@ -1230,6 +1260,22 @@ class ReplicaManager:
             return "OFFSET_OUT_OF_RANGE", [], log.high_watermark
         return "NONE", list(log.read(offset, max_records, log.high_watermark)), \
             log.high_watermark
+
+    def last_offset_for_leader_epoch(self, topic: str, partition: int, leader_epoch: int,
+                                     current_leader_epoch: int = -1) -> EpochEndOffset:
+        """OffsetsForLeaderEpoch for one partition, answered by its leader (Kafka's
+        ReplicaManager.lastOffsetForLeaderEpoch, which serves it from the leader only).
+
+        The errors are :meth:`leader_replica`'s (UNKNOWN_TOPIC_OR_PARTITION,
+        NOT_LEADER_OR_FOLLOWER, FENCED_LEADER_EPOCH, UNKNOWN_LEADER_EPOCH), with epoch and
+        offset -1; else the leader's (largest epoch <= ``leader_epoch``, its end offset),
+        see :meth:`~broker.replica.Replica.end_offset_for_epoch`.
+        """
+        found = self.leader_replica(topic, partition, current_leader_epoch)
+        if isinstance(found, str):
+            return EpochEndOffset(found)
+        epoch, end = found.end_offset_for_epoch(leader_epoch)
+        return EpochEndOffset("NONE", epoch, end)
 
     def init_producer_id(self, now: int | None = None) -> tuple[str, int]:
         """An idempotent producer's id: (NONE, id) or (COORDINATOR_LOAD_IN_PROGRESS, -1).
