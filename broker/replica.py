@@ -340,6 +340,16 @@ class Replica:
             end = self.leader_epoch_start
         return found, end
 
+    def epoch_at_log_start(self) -> int:
+        """The epoch of the first leader-epoch entry, as ListOffsets EARLIEST answers it
+        (Kafka's UnifiedLog.fetchOffsetByTimestamp: logs start at 0 here, so the first
+        entry always covers the log start); a leader that has written nothing counts its
+        own epoch (see :meth:`end_offset_for_epoch`); -1 for none."""
+        starts = self.log.epoch_starts
+        if starts:
+            return starts[0][0]
+        return self.leader_epoch if self.is_leader and self.leader_epoch_start == 0 else -1
+
     def isr_proposal(self, now: int, lag_max_ms: int, eligible: Eligible = _always_eligible,
                      shrink: bool = True, expand: bool = True,
                      fetch: tuple[int, int] | None = None) -> tuple[int, ...] | None:

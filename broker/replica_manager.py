@@ -59,10 +59,11 @@ fetches in that form; a produce, a marker, an ISR change to propose or a
 fetch it cannot answer plainly gives it a Replica. At 1,000,000 partitions
 that leaves a broker's idle replicas without objects of their own.
 
-Clients call :meth:`produce`, :meth:`fetch`, :meth:`last_offset_for_leader_epoch`
+Clients call :meth:`produce`, :meth:`fetch`, :meth:`list_offsets` (ListOffsets, for
+the earliest and latest offsets), :meth:`last_offset_for_leader_epoch`
 (OffsetsForLeaderEpoch) and :meth:`init_producer_id` in-process; each is answered by
-the partition's leader only, after the checks of Kafka's getPartitionOrError and
-getLocalLog (see :meth:`leader_replica`); a produce with acks=all waits until the high watermark passes its
+the partition's leader (a debugging ListOffsets by any replica), after the checks of
+Kafka's getPartitionOrError and getLocalLog (see :meth:`local_replica`); a produce with acks=all waits until the high watermark passes its
 last offset (or fails NOT_LEADER_OR_FOLLOWER when leadership moves,
 REQUEST_TIMED_OUT after ``request.timeout.ms``). ``min.insync.replicas`` is
 Kafka's effective one (at most the replication factor): an acks=all produce or a
@@ -105,6 +106,7 @@ from broker.partition_log import LogEntry, PartitionLog, SequenceError
 from broker.producer_ids import ProducerIdManager
 from broker.replica import IsrRules, Replica
 from broker.replica_view import Held, HeldReplicas, ReplicaView
+from broker.txn.fetch import READ_COMMITTED, READ_UNCOMMITTED
 from metadata.delta import BROKER_RESOURCE, TOPIC_RESOURCE
 from metadata.image import MetadataImage, PartitionRegistration
 from metadata.requests import AlterPartitionRequest, AlterPartitionResponse, NodeMessage
@@ -143,6 +145,27 @@ class ProduceResult(msgspec.Struct, frozen=True):
 
 
 ProduceCallback = Callable[[ProduceResult], None]
+
+
+EARLIEST_TIMESTAMP = -2
+"""ListOffsets: the log start offset (Kafka's ListOffsetsRequest.EARLIEST_TIMESTAMP)."""
+LATEST_TIMESTAMP = -1
+"""ListOffsets: the end a reader may read to (Kafka's ListOffsetsRequest.LATEST_TIMESTAMP)."""
+EARLIEST_LOCAL_TIMESTAMP = -4
+"""ListOffsets: the local log's start (KIP-405; the log start offset without tiered storage)."""
+CONSUMER_REPLICA_ID = -1
+"""ListOffsets from a client (Kafka's ListOffsetsRequest.CONSUMER_REPLICA_ID)."""
+DEBUGGING_REPLICA_ID = -2
+"""ListOffsets that any replica answers (Kafka's ListOffsetsRequest.DEBUGGING_REPLICA_ID)."""
+
+
+class ListedOffset(msgspec.Struct, frozen=True):
+    """One partition's ListOffsets answer: an error name, the offset and the leader epoch
+    (-1 and -1: none, as Kafka's UNKNOWN_OFFSET and UNKNOWN_EPOCH)."""
+
+    error: str
+    offset: int = -1
+    leader_epoch: int = -1
 
 
 class EpochEndOffset(msgspec.Struct, frozen=True):
@@ -1113,14 +1136,20 @@ class ReplicaManager:
 
     def leader_replica(self, topic: str, partition: int,
                        current_leader_epoch: int = -1) -> Replica | str:
-        """The replica this broker leads, or the Kafka error for the client.
+        """The replica this broker leads, or the Kafka error for the client (see
+        :meth:`local_replica`)."""
+        return self.local_replica(topic, partition, current_leader_epoch)
+
+    def local_replica(self, topic: str, partition: int, current_leader_epoch: int = -1,
+                      require_leader: bool = True) -> Replica | str:
+        """This broker's replica of the partition, or the Kafka error for the client.
 
         As Kafka's ReplicaManager.getPartitionOrError and Partition.getLocalLog: a
         partition the image does not hold is UNKNOWN_TOPIC_OR_PARTITION, one it holds but
         this broker does not host NOT_LEADER_OR_FOLLOWER. Then ``current_leader_epoch``
         (-1: the client names none) is checked before leadership: older than this
-        broker's leader epoch is FENCED_LEADER_EPOCH, newer UNKNOWN_LEADER_EPOCH; a
-        replica that does not lead is NOT_LEADER_OR_FOLLOWER.
+        broker's leader epoch is FENCED_LEADER_EPOCH, newer UNKNOWN_LEADER_EPOCH; with
+        ``require_leader``, a replica that does not lead is NOT_LEADER_OR_FOLLOWER.
         """
         image = self.image
         topic_image = image.topic(topic) if image is not None else None
@@ -1135,11 +1164,9 @@ class ReplicaManager:
                 return "FENCED_LEADER_EPOCH"
             if current_leader_epoch > held.leader_epoch:
                 return "UNKNOWN_LEADER_EPOCH"
-        if type(held) is CompactLeader:
-            return self._replica(key)
-        if type(held) is not Replica or not held.is_leader:
+        if require_leader and held.leader != self.broker_id:
             return "NOT_LEADER_OR_FOLLOWER"
-        return held
+        return held if type(held) is Replica else self._replica(key)
 
     def produce(self, topic: str, partition: int, values: list[str], acks: int,
                 callback: ProduceCallback, producer_id: int = -1, producer_epoch: int = -1,
@@ -1276,6 +1303,44 @@ class ReplicaManager:
             return EpochEndOffset(found)
         epoch, end = found.end_offset_for_epoch(leader_epoch)
         return EpochEndOffset("NONE", epoch, end)
+
+    def list_offsets(self, topic: str, partition: int, timestamp: int,
+                     current_leader_epoch: int = -1, isolation: str = READ_UNCOMMITTED,
+                     replica_id: int = CONSUMER_REPLICA_ID) -> ListedOffset:
+        """ListOffsets for one partition (Kafka's ReplicaManager.fetchOffsetForTimestamp).
+
+        ``timestamp`` is one of Kafka's sentinels: :data:`EARLIEST_TIMESTAMP` (the log
+        start offset, 0 here: logs keep every record, and the epoch of the first
+        leader-epoch entry), :data:`EARLIEST_LOCAL_TIMESTAMP` (the same: no tiered
+        storage) or :data:`LATEST_TIMESTAMP` (the partition's leader epoch, and the high
+        watermark for a consumer reading read_uncommitted, the last stable offset
+        read_committed, the log end offset for a broker or a debugging client). Records
+        carry no timestamp here, so a lookup by time (or MAX_TIMESTAMP) is refused with
+        ValueError.
+
+        ``replica_id``: :data:`CONSUMER_REPLICA_ID` for a client, a broker id, or
+        :data:`DEBUGGING_REPLICA_ID`, whose request any replica answers; the others
+        need the leader. The errors are :meth:`local_replica`'s, and for a consumer's
+        LATEST OFFSET_NOT_AVAILABLE while the high watermark of a new leader is below
+        the start of its epoch (Kafka's Partition.fetchOffsetForTimestamp).
+        """
+        if timestamp not in (EARLIEST_TIMESTAMP, EARLIEST_LOCAL_TIMESTAMP, LATEST_TIMESTAMP):
+            raise ValueError(f"timestamp {timestamp}: record timestamps are not modelled; "
+                             f"only EARLIEST (-2), EARLIEST_LOCAL (-4) and LATEST (-1)")
+        found = self.local_replica(topic, partition, current_leader_epoch,
+                                   require_leader=replica_id != DEBUGGING_REPLICA_ID)
+        if isinstance(found, str):
+            return ListedOffset(found)
+        if timestamp != LATEST_TIMESTAMP:
+            return ListedOffset("NONE", 0, found.epoch_at_log_start())
+        log = found.log
+        if replica_id != CONSUMER_REPLICA_ID:
+            return ListedOffset("NONE", log.end_offset, found.leader_epoch)
+        hw = log.high_watermark
+        if found.is_leader and found.leader_epoch_start > hw:
+            return ListedOffset("OFFSET_NOT_AVAILABLE")
+        offset = log.txns.last_stable_offset(hw) if isolation == READ_COMMITTED else hw
+        return ListedOffset("NONE", offset, found.leader_epoch)
 
     def init_producer_id(self, now: int | None = None) -> tuple[str, int]:
         """An idempotent producer's id: (NONE, id) or (COORDINATOR_LOAD_IN_PROGRESS, -1).
