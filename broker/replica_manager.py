@@ -61,9 +61,10 @@ that leaves a broker's idle replicas without objects of their own.
 
 Clients call :meth:`produce`, :meth:`fetch`, :meth:`list_offsets` (ListOffsets, for
 the earliest and latest offsets), :meth:`last_offset_for_leader_epoch`
-(OffsetsForLeaderEpoch) and :meth:`init_producer_id` in-process; each is answered by
-the partition's leader (a debugging ListOffsets by any replica), after the checks of
-Kafka's getPartitionOrError and getLocalLog (see :meth:`local_replica`); a produce with acks=all waits until the high watermark passes its
+(OffsetsForLeaderEpoch) and :meth:`init_producer_id` in-process. The partition's
+leader answers the first four (any replica a debugging ListOffsets) after the checks
+of Kafka's getPartitionOrError and getLocalLog (see :meth:`local_replica`). A
+produce with acks=all waits until the high watermark passes its
 last offset (or fails NOT_LEADER_OR_FOLLOWER when leadership moves,
 REQUEST_TIMED_OUT after ``request.timeout.ms``). ``min.insync.replicas`` is
 Kafka's effective one (at most the replication factor): an acks=all produce or a

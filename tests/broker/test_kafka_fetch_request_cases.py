@@ -40,8 +40,12 @@ Not ported:
 
 from __future__ import annotations
 
-from broker.fetch_messages import FetchedPartition, FetchPartition, ReplicaFetchRequest
-from broker.fetch_messages import ReplicaFetchResponse
+from broker.fetch_messages import (
+    FetchedPartition,
+    FetchPartition,
+    ReplicaFetchRequest,
+    ReplicaFetchResponse,
+)
 from metadata.requests import NodeMessage
 from tests.broker.replica_cell import TOPIC, TOPIC_ID, Cell, broker_epoch
 
