@@ -32,7 +32,12 @@ from collections.abc import Callable
 
 import msgspec
 
-from broker.fetch_messages import FetchedPartition, FetchPartition
+from broker.fetch_messages import (
+    NO_LEADER_EPOCH,
+    FetchedPartition,
+    FetchPartition,
+    not_a_replica,
+)
 from broker.partition_log import PartitionLog
 from metadata.image import PartitionRegistration
 
@@ -275,14 +280,14 @@ class Replica:
         caught-up time, no broker epoch), so the high watermark and the ISR see nothing
         of it. A divergence is answered as to any fetch (Kafka records nothing then
         either)."""
-        if req.current_leader_epoch < self.leader_epoch:  # the epoch first (Kafka's getLocalLog)
-            return FetchedPartition(self.topic_id, self.partition_id, "FENCED_LEADER_EPOCH")
-        if req.current_leader_epoch > self.leader_epoch:
-            return FetchedPartition(self.topic_id, self.partition_id, "UNKNOWN_LEADER_EPOCH")
+        current = req.current_leader_epoch  # the epoch first (Kafka's getLocalLog)
+        if current != self.leader_epoch and current != NO_LEADER_EPOCH:
+            return FetchedPartition(self.topic_id, self.partition_id, "FENCED_LEADER_EPOCH"
+                                    if current < self.leader_epoch else "UNKNOWN_LEADER_EPOCH")
         if self.leader != self.broker_id:
             return FetchedPartition(self.topic_id, self.partition_id, "NOT_LEADER_OR_FOLLOWER")
         if replica_id not in self.replicas:
-            return FetchedPartition(self.topic_id, self.partition_id, "UNKNOWN_LEADER_EPOCH")
+            return FetchedPartition(self.topic_id, self.partition_id, not_a_replica(current))
         log = self.log
         if req.last_fetched_epoch >= 0:
             epoch, end = log.end_offset_for_epoch(req.last_fetched_epoch)

@@ -92,6 +92,7 @@ from broker.compact_leader import (
 )
 from broker.config import BrokerConfig
 from broker.fetch_messages import (
+    NO_LEADER_EPOCH,
     FetchedPartition,
     FetchPartition,
     ReplicaFetchRequest,
@@ -1160,11 +1161,9 @@ class ReplicaManager:
         held = self._replicas.get(key)
         if held is None:
             return "NOT_LEADER_OR_FOLLOWER"
-        if current_leader_epoch >= 0:
-            if current_leader_epoch < held.leader_epoch:
-                return "FENCED_LEADER_EPOCH"
-            if current_leader_epoch > held.leader_epoch:
-                return "UNKNOWN_LEADER_EPOCH"
+        if current_leader_epoch != held.leader_epoch and current_leader_epoch != NO_LEADER_EPOCH:
+            return "FENCED_LEADER_EPOCH" if current_leader_epoch < held.leader_epoch \
+                else "UNKNOWN_LEADER_EPOCH"
         if require_leader and held.leader != self.broker_id:
             return "NOT_LEADER_OR_FOLLOWER"
         return held if type(held) is Replica else self._replica(key)
@@ -1386,9 +1385,7 @@ def _refused(part: FetchPartition, held: Held | None) -> FetchedPartition:
     follower's registration or None. The leader epoch is checked first, as
     Replica.serve_fetch does (Kafka's getLocalLog)."""
     error = "NOT_LEADER_OR_FOLLOWER"
-    if held is not None:
-        if part.current_leader_epoch < held.leader_epoch:
-            error = "FENCED_LEADER_EPOCH"
-        elif part.current_leader_epoch > held.leader_epoch:
-            error = "UNKNOWN_LEADER_EPOCH"
+    current = part.current_leader_epoch
+    if held is not None and current != held.leader_epoch and current != NO_LEADER_EPOCH:
+        error = "FENCED_LEADER_EPOCH" if current < held.leader_epoch else "UNKNOWN_LEADER_EPOCH"
     return FetchedPartition(part.topic_id, part.partition_id, error)
