@@ -567,7 +567,7 @@ def test_a_follower_no_longer_a_replica_is_not_proposed_for_the_isr() -> None:
     assert leader.isr_proposal(20, 30_000) is None
 
 
-# ---------------------------------------------------------------- OffsetsForLeaderEpoch, ListOffsets
+# ---------------------------------------------------------------- epochs and offsets
 def _manager_leader(leader_epoch: int, is_leader: bool = True) -> Cell:
     """Kafka's setupPartitionWithMocks: partition 0 on brokers 1 and 2 in ``leader_epoch``,
     led by broker 1 (ME) when ``is_leader``, else by broker 2."""
