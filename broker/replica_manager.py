@@ -1316,7 +1316,7 @@ class ReplicaManager:
         watermark for a consumer reading read_uncommitted, the last stable offset
         read_committed, the log end offset for a broker or a debugging client). Records
         carry no timestamp here, so a lookup by time (or MAX_TIMESTAMP) is refused with
-        ValueError.
+        ValueError, as is an isolation level other than the two.
 
         ``replica_id``: :data:`CONSUMER_REPLICA_ID` for a client, a broker id, or
         :data:`DEBUGGING_REPLICA_ID`, whose request any replica answers; the others
@@ -1327,6 +1327,9 @@ class ReplicaManager:
         if timestamp not in (EARLIEST_TIMESTAMP, EARLIEST_LOCAL_TIMESTAMP, LATEST_TIMESTAMP):
             raise ValueError(f"timestamp {timestamp}: record timestamps are not modelled; "
                              f"only EARLIEST (-2), EARLIEST_LOCAL (-4) and LATEST (-1)")
+        if isolation not in (READ_UNCOMMITTED, READ_COMMITTED):
+            raise ValueError(f"isolation {isolation!r}: not {READ_UNCOMMITTED!r} or "
+                             f"{READ_COMMITTED!r}")
         found = self.local_replica(topic, partition, current_leader_epoch,
                                    require_leader=replica_id != DEBUGGING_REPLICA_ID)
         if isinstance(found, str):

@@ -149,9 +149,11 @@ def test_an_empty_leaders_earliest_epoch_is_its_own() -> None:
 
 def test_a_lookup_by_time_is_refused() -> None:
     """Records carry no timestamp here: a lookup by time (or MAX_TIMESTAMP, -3) is a
-    caller's error, not an answer."""
+    caller's error, not an answer; so is an isolation level that does not exist."""
     cell = Cell(brokers=(1,))
     cell.create(replicas=(1,), leader=1)
     for timestamp in (0, 1_000, -3):
         with pytest.raises(ValueError, match="timestamps are not modelled"):
             cell.managers[1].list_offsets(TOPIC, 0, timestamp)
+    with pytest.raises(ValueError, match="isolation"):
+        cell.managers[1].list_offsets(TOPIC, 0, LATEST_TIMESTAMP, isolation="committed")
