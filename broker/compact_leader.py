@@ -21,7 +21,12 @@ from __future__ import annotations
 
 import msgspec
 
-from broker.fetch_messages import FetchedPartition, FetchPartition
+from broker.fetch_messages import (
+    NO_LEADER_EPOCH,
+    FetchedPartition,
+    FetchPartition,
+    not_a_replica,
+)
 from broker.replica import FetchClock, FollowerState, Replica
 from metadata.image import PartitionRegistration
 
@@ -99,14 +104,13 @@ class CompactLeader(msgspec.Struct, gc=False):
         :meth:`idle` after it, without the step between). ``stale``: a fetch with a stale
         broker epoch, refused NOT_LEADER_OR_FOLLOWER with no clock changed (as
         Replica.serve_fetch refuses it)."""
-        epoch = self.reg.leader_epoch
-        if part.current_leader_epoch < epoch:
-            return FetchedPartition(part.topic_id, part.partition_id, "FENCED_LEADER_EPOCH")
-        if part.current_leader_epoch > epoch:
-            return FetchedPartition(part.topic_id, part.partition_id, "UNKNOWN_LEADER_EPOCH")
+        epoch, current = self.reg.leader_epoch, part.current_leader_epoch
+        if current != epoch and current != NO_LEADER_EPOCH:
+            return FetchedPartition(part.topic_id, part.partition_id, "FENCED_LEADER_EPOCH"
+                                    if current < epoch else "UNKNOWN_LEADER_EPOCH")
         index = self.follower_index(follower, me)
         if index < 0:  # not a replica (as Replica.serve_fetch answers it)
-            return FetchedPartition(part.topic_id, part.partition_id, "UNKNOWN_LEADER_EPOCH")
+            return FetchedPartition(part.topic_id, part.partition_id, not_a_replica(current))
         if part.last_fetched_epoch >= 0:
             return None
         if stale:

@@ -24,9 +24,23 @@ import msgspec
 
 from broker.partition_log import LogEntry
 
+NO_LEADER_EPOCH = -1
+"""A fetch's current leader epoch when it names none (Kafka's NO_PARTITION_LEADER_EPOCH,
+read as an absent epoch): the leader epoch is then not checked."""
+
+
+def not_a_replica(current_leader_epoch: int) -> str:
+    """The error for a fetch from a broker that is not a replica of the partition, its
+    leader epoch being the leader's or none (Kafka's Partition.followerReplicaOrThrow):
+    UNKNOWN_LEADER_EPOCH when the fetch names the epoch (the leader may not know the new
+    replica yet: the follower retries), NOT_LEADER_OR_FOLLOWER when it names none."""
+    return "NOT_LEADER_OR_FOLLOWER" if current_leader_epoch == NO_LEADER_EPOCH \
+        else "UNKNOWN_LEADER_EPOCH"
+
 
 class FetchPartition(msgspec.Struct, frozen=True, gc=False):
-    """One partition of a replica fetch."""
+    """One partition of a replica fetch; ``current_leader_epoch`` is
+    :data:`NO_LEADER_EPOCH` when the fetch names none."""
 
     topic_id: str
     partition_id: int

@@ -32,7 +32,12 @@ from collections.abc import Callable
 
 import msgspec
 
-from broker.fetch_messages import FetchedPartition, FetchPartition
+from broker.fetch_messages import (
+    NO_LEADER_EPOCH,
+    FetchedPartition,
+    FetchPartition,
+    not_a_replica,
+)
 from broker.partition_log import PartitionLog
 from metadata.image import PartitionRegistration
 
@@ -275,14 +280,14 @@ class Replica:
         caught-up time, no broker epoch), so the high watermark and the ISR see nothing
         of it. A divergence is answered as to any fetch (Kafka records nothing then
         either)."""
-        if req.current_leader_epoch < self.leader_epoch:  # the epoch first (Kafka's getLocalLog)
-            return FetchedPartition(self.topic_id, self.partition_id, "FENCED_LEADER_EPOCH")
-        if req.current_leader_epoch > self.leader_epoch:
-            return FetchedPartition(self.topic_id, self.partition_id, "UNKNOWN_LEADER_EPOCH")
+        current = req.current_leader_epoch  # the epoch first (Kafka's getLocalLog)
+        if current != self.leader_epoch and current != NO_LEADER_EPOCH:
+            return FetchedPartition(self.topic_id, self.partition_id, "FENCED_LEADER_EPOCH"
+                                    if current < self.leader_epoch else "UNKNOWN_LEADER_EPOCH")
         if self.leader != self.broker_id:
             return FetchedPartition(self.topic_id, self.partition_id, "NOT_LEADER_OR_FOLLOWER")
         if replica_id not in self.replicas:
-            return FetchedPartition(self.topic_id, self.partition_id, "UNKNOWN_LEADER_EPOCH")
+            return FetchedPartition(self.topic_id, self.partition_id, not_a_replica(current))
         log = self.log
         if req.last_fetched_epoch >= 0:
             epoch, end = log.end_offset_for_epoch(req.last_fetched_epoch)
@@ -312,6 +317,43 @@ class Replica:
         entries = tuple(log.read(offset, max_records)) if offset < leo else ()
         return FetchedPartition(self.topic_id, self.partition_id, "NONE", log.high_watermark,
                                 entries)
+
+    def end_offset_for_epoch(self, epoch: int) -> tuple[int, int]:
+        """(largest epoch <= ``epoch``, its end offset) as this replica's leader-epoch cache
+        answers an OffsetsForLeaderEpoch request (Kafka's Partition.lastOffsetForLeaderEpoch).
+
+        Kafka's leader enters its own epoch in its cache when the epoch begins, at the log
+        end offset of that moment; kraftsim's log enters it with its first record (see
+        :meth:`~broker.partition_log.PartitionLog.end_offset_for_epoch`), so a leader that
+        has written nothing in its epoch yet counts it here. As Kafka's
+        LeaderEpochFileCache.endOffsetFor: the latest epoch ends at the log end offset, an
+        epoch above it (or UNDEFINED_EPOCH, or an empty cache) gives (-1, -1).
+        """
+        log = self.log
+        starts = log.epoch_starts
+        cached = starts[-1][0] if starts else -1
+        own = self.leader_epoch if self.is_leader and self.leader_epoch > cached else -1
+        latest = max(cached, own)
+        if epoch == -1 or latest < 0 or epoch > latest:
+            return -1, -1
+        if epoch == latest:
+            return epoch, log.end_offset
+        if not starts:  # only the leader's own epoch, which starts above ``epoch``
+            return epoch, self.leader_epoch_start
+        found, end = log.end_offset_for_epoch(epoch)
+        if own >= 0 and found == cached:  # the leader's epoch follows the last cached one
+            end = self.leader_epoch_start
+        return found, end
+
+    def epoch_at_log_start(self) -> int:
+        """The epoch of the first leader-epoch entry, as ListOffsets EARLIEST answers it
+        (Kafka's UnifiedLog.fetchOffsetByTimestamp: logs start at 0 here, so the first
+        entry always covers the log start); a leader that has written nothing counts its
+        own epoch (see :meth:`end_offset_for_epoch`); -1 for none."""
+        starts = self.log.epoch_starts
+        if starts:
+            return starts[0][0]
+        return self.leader_epoch if self.is_leader and self.leader_epoch_start == 0 else -1
 
     def isr_proposal(self, now: int, lag_max_ms: int, eligible: Eligible = _always_eligible,
                      shrink: bool = True, expand: bool = True,

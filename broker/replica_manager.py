@@ -59,8 +59,12 @@ fetches in that form; a produce, a marker, an ISR change to propose or a
 fetch it cannot answer plainly gives it a Replica. At 1,000,000 partitions
 that leaves a broker's idle replicas without objects of their own.
 
-Clients call :meth:`produce`, :meth:`fetch` and :meth:`init_producer_id`
-in-process; a produce with acks=all waits until the high watermark passes its
+Clients call :meth:`produce`, :meth:`fetch`, :meth:`list_offsets` (ListOffsets, for
+the earliest and latest offsets), :meth:`last_offset_for_leader_epoch`
+(OffsetsForLeaderEpoch) and :meth:`init_producer_id` in-process. The partition's
+leader answers the first four (any replica a debugging ListOffsets) after the checks
+of Kafka's getPartitionOrError and getLocalLog (see :meth:`local_replica`). A
+produce with acks=all waits until the high watermark passes its
 last offset (or fails NOT_LEADER_OR_FOLLOWER when leadership moves,
 REQUEST_TIMED_OUT after ``request.timeout.ms``). ``min.insync.replicas`` is
 Kafka's effective one (at most the replication factor): an acks=all produce or a
@@ -88,6 +92,7 @@ from broker.compact_leader import (
 )
 from broker.config import BrokerConfig
 from broker.fetch_messages import (
+    NO_LEADER_EPOCH,
     FetchedPartition,
     FetchPartition,
     ReplicaFetchRequest,
@@ -103,6 +108,7 @@ from broker.partition_log import LogEntry, PartitionLog, SequenceError
 from broker.producer_ids import ProducerIdManager
 from broker.replica import IsrRules, Replica
 from broker.replica_view import Held, HeldReplicas, ReplicaView
+from broker.txn.fetch import READ_COMMITTED, READ_UNCOMMITTED
 from metadata.delta import BROKER_RESOURCE, TOPIC_RESOURCE
 from metadata.image import MetadataImage, PartitionRegistration
 from metadata.requests import AlterPartitionRequest, AlterPartitionResponse, NodeMessage
@@ -141,6 +147,37 @@ class ProduceResult(msgspec.Struct, frozen=True):
 
 
 ProduceCallback = Callable[[ProduceResult], None]
+
+
+EARLIEST_TIMESTAMP = -2
+"""ListOffsets: the log start offset (Kafka's ListOffsetsRequest.EARLIEST_TIMESTAMP)."""
+LATEST_TIMESTAMP = -1
+"""ListOffsets: the end a reader may read to (Kafka's ListOffsetsRequest.LATEST_TIMESTAMP)."""
+EARLIEST_LOCAL_TIMESTAMP = -4
+"""ListOffsets: the local log's start (KIP-405; the log start offset without tiered storage)."""
+CONSUMER_REPLICA_ID = -1
+"""ListOffsets from a client (Kafka's ListOffsetsRequest.CONSUMER_REPLICA_ID)."""
+DEBUGGING_REPLICA_ID = -2
+"""ListOffsets that any replica answers (Kafka's ListOffsetsRequest.DEBUGGING_REPLICA_ID)."""
+
+
+class ListedOffset(msgspec.Struct, frozen=True):
+    """One partition's ListOffsets answer: an error name, the offset and the leader epoch
+    (-1 and -1: none, as Kafka's UNKNOWN_OFFSET and UNKNOWN_EPOCH)."""
+
+    error: str
+    offset: int = -1
+    leader_epoch: int = -1
+
+
+class EpochEndOffset(msgspec.Struct, frozen=True):
+    """One partition's OffsetsForLeaderEpoch answer (Kafka's EpochEndOffset): an error
+    name, the largest leader epoch at or below the one asked for and where it ends
+    (-1 and -1: UNDEFINED_EPOCH and UNDEFINED_EPOCH_OFFSET)."""
+
+    error: str
+    leader_epoch: int = -1
+    end_offset: int = -1
 
 
 class _Pending(msgspec.Struct):
@@ -1099,19 +1136,37 @@ class ReplicaManager:
         return [self._replica((topic_id, pid)) for pid, held in list(here.items())
                 if type(held) is CompactLeader or (type(held) is Replica and held.is_leader)]
 
-    def leader_replica(self, topic: str, partition: int) -> Replica | str:
-        """The replica this broker leads, or the Kafka error for the client."""
+    def leader_replica(self, topic: str, partition: int,
+                       current_leader_epoch: int = -1) -> Replica | str:
+        """The replica this broker leads, or the Kafka error for the client (see
+        :meth:`local_replica`)."""
+        return self.local_replica(topic, partition, current_leader_epoch)
+
+    def local_replica(self, topic: str, partition: int, current_leader_epoch: int = -1,
+                      require_leader: bool = True) -> Replica | str:
+        """This broker's replica of the partition, or the Kafka error for the client.
+
+        As Kafka's ReplicaManager.getPartitionOrError and Partition.getLocalLog: a
+        partition the image does not hold is UNKNOWN_TOPIC_OR_PARTITION, one it holds but
+        this broker does not host NOT_LEADER_OR_FOLLOWER. Then ``current_leader_epoch``
+        (-1: the client names none) is checked before leadership: older than this
+        broker's leader epoch is FENCED_LEADER_EPOCH, newer UNKNOWN_LEADER_EPOCH; with
+        ``require_leader``, a replica that does not lead is NOT_LEADER_OR_FOLLOWER.
+        """
         image = self.image
-        topic_id = image.topics_by_name.get(topic) if image is not None else None
-        if topic_id is None:
+        topic_image = image.topic(topic) if image is not None else None
+        if topic_image is None or partition not in topic_image.partitions:
             return "UNKNOWN_TOPIC_OR_PARTITION"
-        key = (topic_id, partition)
+        key = (topic_image.topic_id, partition)
         held = self._replicas.get(key)
-        if type(held) is CompactLeader:
-            return self._replica(key)
-        if type(held) is not Replica or not held.is_leader:
+        if held is None:
             return "NOT_LEADER_OR_FOLLOWER"
-        return held
+        if current_leader_epoch != held.leader_epoch and current_leader_epoch != NO_LEADER_EPOCH:
+            return "FENCED_LEADER_EPOCH" if current_leader_epoch < held.leader_epoch \
+                else "UNKNOWN_LEADER_EPOCH"
+        if require_leader and held.leader != self.broker_id:
+            return "NOT_LEADER_OR_FOLLOWER"
+        return held if type(held) is Replica else self._replica(key)
 
     def produce(self, topic: str, partition: int, values: list[str], acks: int,
                 callback: ProduceCallback, producer_id: int = -1, producer_epoch: int = -1,
@@ -1215,14 +1270,16 @@ class ReplicaManager:
     def _hw_passed(self, replica: Replica, offset: int) -> bool:
         return replica.log.high_watermark > offset
 
-    def fetch(self, topic: str, partition: int, offset: int, max_records: int = 500
-              ) -> tuple[str, list[LogEntry], int]:
+    def fetch(self, topic: str, partition: int, offset: int, max_records: int = 500,
+              current_leader_epoch: int = -1) -> tuple[str, list[LogEntry], int]:
         """A consumer's fetch from the leader: (error, entries below the HW, HW).
 
-        An offset past the log end (or below 0) is OFFSET_OUT_OF_RANGE; between the HW and
-        the log end the answer is empty (Kafka's log read at the high watermark).
+        ``current_leader_epoch`` (-1: none) is checked as :meth:`leader_replica` does
+        (FENCED_LEADER_EPOCH, UNKNOWN_LEADER_EPOCH). An offset past the log end (or below
+        0) is OFFSET_OUT_OF_RANGE; between the HW and the log end the answer is empty
+        (Kafka's log read at the high watermark).
         """
-        found = self.leader_replica(topic, partition)
+        found = self.leader_replica(topic, partition, current_leader_epoch)
         if isinstance(found, str):
             return found, [], -1
         log = found.log
@@ -1230,6 +1287,63 @@ class ReplicaManager:
             return "OFFSET_OUT_OF_RANGE", [], log.high_watermark
         return "NONE", list(log.read(offset, max_records, log.high_watermark)), \
             log.high_watermark
+
+    def last_offset_for_leader_epoch(self, topic: str, partition: int, leader_epoch: int,
+                                     current_leader_epoch: int = -1) -> EpochEndOffset:
+        """OffsetsForLeaderEpoch for one partition, answered by its leader (Kafka's
+        ReplicaManager.lastOffsetForLeaderEpoch, which serves it from the leader only).
+
+        The errors are :meth:`leader_replica`'s (UNKNOWN_TOPIC_OR_PARTITION,
+        NOT_LEADER_OR_FOLLOWER, FENCED_LEADER_EPOCH, UNKNOWN_LEADER_EPOCH), with epoch and
+        offset -1; else the leader's (largest epoch <= ``leader_epoch``, its end offset),
+        see :meth:`~broker.replica.Replica.end_offset_for_epoch`.
+        """
+        found = self.leader_replica(topic, partition, current_leader_epoch)
+        if isinstance(found, str):
+            return EpochEndOffset(found)
+        epoch, end = found.end_offset_for_epoch(leader_epoch)
+        return EpochEndOffset("NONE", epoch, end)
+
+    def list_offsets(self, topic: str, partition: int, timestamp: int,
+                     current_leader_epoch: int = -1, isolation: str = READ_UNCOMMITTED,
+                     replica_id: int = CONSUMER_REPLICA_ID) -> ListedOffset:
+        """ListOffsets for one partition (Kafka's ReplicaManager.fetchOffsetForTimestamp).
+
+        ``timestamp`` is one of Kafka's sentinels: :data:`EARLIEST_TIMESTAMP` (the log
+        start offset, 0 here: logs keep every record, and the epoch of the first
+        leader-epoch entry), :data:`EARLIEST_LOCAL_TIMESTAMP` (the same: no tiered
+        storage) or :data:`LATEST_TIMESTAMP` (the partition's leader epoch, and the high
+        watermark for a consumer reading read_uncommitted, the last stable offset
+        read_committed, the log end offset for a broker or a debugging client). Records
+        carry no timestamp here, so a lookup by time (or MAX_TIMESTAMP) is refused with
+        ValueError, as is an isolation level other than the two.
+
+        ``replica_id``: :data:`CONSUMER_REPLICA_ID` for a client, a broker id, or
+        :data:`DEBUGGING_REPLICA_ID`, whose request any replica answers; the others
+        need the leader. The errors are :meth:`local_replica`'s, and for a consumer's
+        LATEST OFFSET_NOT_AVAILABLE while the high watermark of a new leader is below
+        the start of its epoch (Kafka's Partition.fetchOffsetForTimestamp).
+        """
+        if timestamp not in (EARLIEST_TIMESTAMP, EARLIEST_LOCAL_TIMESTAMP, LATEST_TIMESTAMP):
+            raise ValueError(f"timestamp {timestamp}: record timestamps are not modelled; "
+                             f"only EARLIEST (-2), EARLIEST_LOCAL (-4) and LATEST (-1)")
+        if isolation not in (READ_UNCOMMITTED, READ_COMMITTED):
+            raise ValueError(f"isolation {isolation!r}: not {READ_UNCOMMITTED!r} or "
+                             f"{READ_COMMITTED!r}")
+        found = self.local_replica(topic, partition, current_leader_epoch,
+                                   require_leader=replica_id != DEBUGGING_REPLICA_ID)
+        if isinstance(found, str):
+            return ListedOffset(found)
+        if timestamp != LATEST_TIMESTAMP:
+            return ListedOffset("NONE", 0, found.epoch_at_log_start())
+        log = found.log
+        if replica_id != CONSUMER_REPLICA_ID:
+            return ListedOffset("NONE", log.end_offset, found.leader_epoch)
+        hw = log.high_watermark
+        if found.is_leader and found.leader_epoch_start > hw:
+            return ListedOffset("OFFSET_NOT_AVAILABLE")
+        offset = log.txns.last_stable_offset(hw) if isolation == READ_COMMITTED else hw
+        return ListedOffset("NONE", offset, found.leader_epoch)
 
     def init_producer_id(self, now: int | None = None) -> tuple[str, int]:
         """An idempotent producer's id: (NONE, id) or (COORDINATOR_LOAD_IN_PROGRESS, -1).
@@ -1274,9 +1388,7 @@ def _refused(part: FetchPartition, held: Held | None) -> FetchedPartition:
     follower's registration or None. The leader epoch is checked first, as
     Replica.serve_fetch does (Kafka's getLocalLog)."""
     error = "NOT_LEADER_OR_FOLLOWER"
-    if held is not None:
-        if part.current_leader_epoch < held.leader_epoch:
-            error = "FENCED_LEADER_EPOCH"
-        elif part.current_leader_epoch > held.leader_epoch:
-            error = "UNKNOWN_LEADER_EPOCH"
+    current = part.current_leader_epoch
+    if held is not None and current != held.leader_epoch and current != NO_LEADER_EPOCH:
+        error = "FENCED_LEADER_EPOCH" if current < held.leader_epoch else "UNKNOWN_LEADER_EPOCH"
     return FetchedPartition(part.topic_id, part.partition_id, error)

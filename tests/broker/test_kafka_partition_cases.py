@@ -9,8 +9,9 @@ maximal ISR, and asks the controller for ISR changes. A leadership comes from
 the broker's published image (Kafka's makeLeader/makeFollower).
 
 Left out, as kraftsim does not model them: future replicas and alter-log-dirs,
-log start offsets (no retention or DeleteRecords), ListOffsets and
-OffsetsForLeaderEpoch requests (the divergence check rides on the fetch),
+log start offsets (no retention or DeleteRecords), ListOffsets lookups by
+record timestamp (records carry none; the EARLIEST and LATEST lookups and
+OffsetsForLeaderEpoch are ported on the replica manager, which answers them),
 consumer fetches from followers, metrics and partition listeners, ZooKeeper
 modes, partition states older than the current one (images only move
 forward), transaction verification (KIP-890), and topic-id files.
@@ -20,11 +21,18 @@ from __future__ import annotations
 
 import pytest
 
-from broker.fetch_messages import FetchPartition
-from broker.partition_log import PartitionLog
+from broker.fetch_messages import NO_LEADER_EPOCH, FetchPartition
+from broker.partition_log import LogEntry, PartitionLog
 from broker.replica import Replica
+from broker.replica_manager import (
+    DEBUGGING_REPLICA_ID,
+    EARLIEST_LOCAL_TIMESTAMP,
+    EARLIEST_TIMESTAMP,
+    LATEST_TIMESTAMP,
+)
+from broker.txn.fetch import READ_COMMITTED, READ_UNCOMMITTED
 from metadata.image import PartitionRegistration
-from tests.broker.replica_cell import KEY, TOPIC_ID, Cell, broker_epoch
+from tests.broker.replica_cell import KEY, TOPIC, TOPIC_ID, Cell, broker_epoch
 
 ME, F1, F2 = 1, 2, 3
 
@@ -86,6 +94,7 @@ def test_a_fetch_sent_to_a_follower_checks_the_epoch_first() -> None:
     follower.become(PartitionRegistration(replicas=(ME, F1, F2), isr=(ME, F1, F2), leader=F2,
                                           leader_epoch=8, partition_epoch=1), 0)
     assert _fetch(follower, F1, 0, epoch=8).error == "NOT_LEADER_OR_FOLLOWER"
+    assert _fetch(follower, F1, 0, epoch=NO_LEADER_EPOCH).error == "NOT_LEADER_OR_FOLLOWER"
     assert _fetch(follower, F1, 0, epoch=9).error == "UNKNOWN_LEADER_EPOCH"
     assert _fetch(follower, F1, 0, epoch=7).error == "FENCED_LEADER_EPOCH"
 
@@ -93,6 +102,7 @@ def test_a_fetch_sent_to_a_follower_checks_the_epoch_first() -> None:
 def test_leader_epoch_validation_on_the_leader() -> None:
     """testLeaderEpochValidationOnLeader."""
     leader = _leader(PartitionLog(), leader_epoch=5)
+    assert _fetch(leader, F1, 0, epoch=NO_LEADER_EPOCH).error == "NONE"  # names none
     assert _fetch(leader, F1, 0, epoch=5).error == "NONE"
     assert _fetch(leader, F1, 0, epoch=4).error == "FENCED_LEADER_EPOCH"
     assert _fetch(leader, F1, 0, epoch=6).error == "UNKNOWN_LEADER_EPOCH"
@@ -100,10 +110,14 @@ def test_leader_epoch_validation_on_the_leader() -> None:
 
 def test_a_fetch_from_a_broker_that_is_not_a_replica_is_refused_until_it_is_one() -> None:
     """testFetchFromUnrecognizedFollower: UNKNOWN_LEADER_EPOCH (the follower may know an
-    assignment the leader does not know yet) and no state kept; once a reassignment adds
+    assignment the leader does not know yet; NOT_LEADER_OR_FOLLOWER when the fetch names
+    no leader epoch) and no state kept; once a reassignment adds
     it in the same epoch its fetches are served."""
     leader = _leader(_log([(8, 2)]), leader_epoch=8, replicas=(ME, F1), isr=(ME, F1))
     assert _fetch(leader, F2, 0).error == "UNKNOWN_LEADER_EPOCH"
+    assert leader.follower(F2) is None
+    # a fetch naming no leader epoch: the leader cannot tell whose state is stale
+    assert _fetch(leader, F2, 0, epoch=NO_LEADER_EPOCH).error == "NOT_LEADER_OR_FOLLOWER"
     assert leader.follower(F2) is None
     assert not leader.become(PartitionRegistration(replicas=(ME, F1, F2), isr=(ME, F1),
                                                    leader=ME, leader_epoch=8,
@@ -112,6 +126,32 @@ def test_a_fetch_from_a_broker_that_is_not_a_replica_is_refused_until_it_is_one(
     assert answer.error == "NONE" and len(answer.entries) == 2
     state = leader.follower(F2)
     assert state is not None and state.end_offset == 0
+
+
+def test_a_fetch_naming_no_leader_epoch_is_not_fenced_in_compact_form() -> None:
+    """testLeaderEpochValidationOnLeader and testFetchFromUnrecognizedFollower with no
+    leader epoch (Kafka's NO_PARTITION_LEADER_EPOCH, an absent one), at a leader and a
+    follower held compact (empty logs): the leader serves its replica and refuses a
+    stranger NOT_LEADER_OR_FOLLOWER; the follower answers NOT_LEADER_OR_FOLLOWER."""
+    from broker.fetch_messages import ReplicaFetchRequest, ReplicaFetchResponse
+    from metadata.requests import NodeMessage
+    cell = Cell(brokers=(1, 2, 3, 4))
+    cell.create(replicas=(1, 2, 3), leader=1, leader_epoch=4)
+
+    def error(sender: int, to: int) -> str:
+        manager = cell.managers[to]
+        manager.drain_outbox()
+        manager.handle_message(NodeMessage(sender, to, ReplicaFetchRequest(
+            1, sender, broker_epoch(sender),
+            (FetchPartition(TOPIC_ID, 0, NO_LEADER_EPOCH, 0, -1),))), 0)
+        [answer] = [env.message for env in manager.drain_outbox()
+                    if isinstance(env.message, ReplicaFetchResponse)]
+        return answer.partitions[0].error
+
+    assert cell.managers[1].compact_leader_epoch(KEY) == 4
+    assert error(2, 1) == "NONE"
+    assert error(4, 1) == "NOT_LEADER_OR_FOLLOWER"
+    assert error(4, 3) == "NOT_LEADER_OR_FOLLOWER"  # broker 3 follows
 
 
 def test_a_stranger_to_a_leader_held_compact_is_refused_too() -> None:
@@ -525,3 +565,156 @@ def test_a_follower_no_longer_a_replica_is_not_proposed_for_the_isr() -> None:
     leader.become(PartitionRegistration(replicas=(ME, F1), isr=(ME, F1), leader=ME,
                                         leader_epoch=1, partition_epoch=2), 10)
     assert leader.isr_proposal(20, 30_000) is None
+
+
+# ---------------------------------------------------------------- epochs and offsets
+def _manager_leader(leader_epoch: int, is_leader: bool = True) -> Cell:
+    """Kafka's setupPartitionWithMocks: partition 0 on brokers 1 and 2 in ``leader_epoch``,
+    led by broker 1 (ME) when ``is_leader``, else by broker 2."""
+    cell = Cell(brokers=(ME, F1))
+    cell.create(replicas=(ME, F1), leader=ME if is_leader else F1, leader_epoch=leader_epoch)
+    return cell
+
+
+def test_make_leader_updates_epoch_cache() -> None:
+    """testMakeLeaderUpdatesEpochCache: a log with records of epochs 0 and 5 whose broker
+    becomes leader in epoch 8 answers epoch 8 with the log end offset (its own epoch starts
+    there, with no record of it yet)."""
+    cell = Cell(brokers=(ME, F1))
+    cell.create(replicas=(ME, F1), leader=F1, leader_epoch=7)
+    log = cell.replica(ME).log  # the log this broker holds before it leads
+    log.append_entries([LogEntry(0, 0, "v1"), LogEntry(1, 0, "v2"), LogEntry(2, 5, "v3"),
+                        LogEntry(3, 5, "v4")])
+    assert cell.change(leader=ME).leader_epoch == 8
+    assert cell.replica(ME).log.end_offset == 4
+    answer = cell.managers[ME].last_offset_for_leader_epoch(TOPIC, 0, 8, current_leader_epoch=8)
+    assert (answer.error, answer.leader_epoch, answer.end_offset) == ("NONE", 8, 4)
+    # an epoch between the cached ones ends where the next one starts (Kafka's cache)
+    answer = cell.managers[ME].last_offset_for_leader_epoch(TOPIC, 0, 6)
+    assert (answer.leader_epoch, answer.end_offset) == (5, 4)
+
+
+def test_offset_for_leader_epoch_validation_for_leader() -> None:
+    """testOffsetForLeaderEpochValidationForLeader."""
+    cell = _manager_leader(5)
+
+    def error(current: int) -> str:
+        return cell.managers[ME].last_offset_for_leader_epoch(TOPIC, 0, 0, current).error
+
+    assert [error(c) for c in (-1, 5, 4, 6)] == \
+        ["NONE", "NONE", "FENCED_LEADER_EPOCH", "UNKNOWN_LEADER_EPOCH"]
+
+
+def test_offset_for_leader_epoch_validation_for_follower() -> None:
+    """testOffsetForLeaderEpochValidationForFollower, its fetchOnlyFromLeader half: Kafka's
+    ReplicaManager asks only with it (the request is the leader's to answer), and so does
+    kraftsim's, so the other half has no request path."""
+    cell = _manager_leader(5, is_leader=False)
+
+    def error(current: int) -> str:
+        return cell.managers[ME].last_offset_for_leader_epoch(TOPIC, 0, 0, current).error
+
+    assert [error(c) for c in (-1, 5, 4, 6)] == \
+        ["NOT_LEADER_OR_FOLLOWER", "NOT_LEADER_OR_FOLLOWER", "FENCED_LEADER_EPOCH",
+         "UNKNOWN_LEADER_EPOCH"]
+
+
+def test_fetch_offset_for_timestamp_epoch_validation_for_leader() -> None:
+    """testFetchOffsetForTimestampEpochValidationForLeader (EARLIEST for Kafka's timestamp
+    0: records carry no timestamps here), asked by a broker (no isolation level)."""
+    cell = _manager_leader(5)
+
+    def error(current: int) -> str:
+        return cell.managers[ME].list_offsets(TOPIC, 0, EARLIEST_TIMESTAMP, current,
+                                              replica_id=F1).error
+
+    assert [error(c) for c in (-1, 5, 4, 6)] == \
+        ["NONE", "NONE", "FENCED_LEADER_EPOCH", "UNKNOWN_LEADER_EPOCH"]
+
+
+def test_fetch_offset_for_timestamp_epoch_validation_for_follower() -> None:
+    """testFetchOffsetForTimestampEpochValidationForFollower: without fetchOnlyFromLeader
+    (a debugging client's ListOffsets) the follower answers; with it only its epoch errors
+    differ from NOT_LEADER_OR_FOLLOWER."""
+    cell = _manager_leader(5, is_leader=False)
+
+    def error(current: int, replica_id: int) -> str:
+        return cell.managers[ME].list_offsets(TOPIC, 0, EARLIEST_TIMESTAMP, current,
+                                              replica_id=replica_id).error
+
+    assert [error(c, DEBUGGING_REPLICA_ID) for c in (-1, 5, 4, 6)] == \
+        ["NONE", "NONE", "FENCED_LEADER_EPOCH", "UNKNOWN_LEADER_EPOCH"]
+    assert [error(c, F1) for c in (-1, 5, 4, 6)] == \
+        ["NOT_LEADER_OR_FOLLOWER", "NOT_LEADER_OR_FOLLOWER", "FENCED_LEADER_EPOCH",
+         "UNKNOWN_LEADER_EPOCH"]
+
+
+def test_fetch_latest_offset_includes_leader_epoch() -> None:
+    """testFetchLatestOffsetIncludesLeaderEpoch."""
+    cell = _manager_leader(5)
+    listed = cell.managers[ME].list_offsets(TOPIC, 0, LATEST_TIMESTAMP, replica_id=F1)
+    assert (listed.error, listed.leader_epoch) == ("NONE", 5)
+
+
+def test_monotonic_offsets_after_leader_change() -> None:
+    """testMonotonicOffsetsAfterLeaderChange (KIP-207), without its lookups by timestamp:
+    a leader whose high watermark is below the start of its epoch answers a client's
+    LATEST OFFSET_NOT_AVAILABLE (a broker's with its log end offset, EARLIEST as always)
+    until its followers' fetches move the high watermark up."""
+    cell = Cell(brokers=(ME, F1, F2))
+    cell.create(replicas=(ME, F1, F2), isr=(ME, F2), leader=ME, leader_epoch=8)
+    manager = cell.managers[ME]
+    assert [a.error for a in cell.produce(ME, ["v1", "v2"], acks=0)] == ["NONE"]
+    assert [a.error for a in cell.produce(ME, ["v1", "v2", "v3"], acks=0)] == ["NONE"]
+    leader = cell.replica(ME)
+    assert leader.log.high_watermark == 0
+    for follower in (F1, F2):
+        _fetch(leader, follower, 0)
+        _fetch(leader, follower, 2)
+    assert leader.log.high_watermark == 2
+
+    def latest(replica_id: int = -1) -> tuple[str, int]:
+        listed = manager.list_offsets(TOPIC, 0, LATEST_TIMESTAMP, 8, replica_id=replica_id)
+        return listed.error, listed.offset
+
+    assert latest(F1) == ("NONE", 5)  # the log end offset
+    assert latest() == ("NONE", 2)  # the high watermark
+    cell.change(leader=F2)  # a follower in epoch 9 (its log is not cut: no fetch)
+    reg = cell.change(leader=ME)  # back to leader in epoch 10: its epoch starts at 5
+    assert reg.leader_epoch == 10
+    leader = cell.replica(ME)
+
+    def listed(timestamp: int, replica_id: int = -1) -> tuple[str, int]:
+        answer = manager.list_offsets(TOPIC, 0, timestamp, 10, replica_id=replica_id)
+        return answer.error, answer.offset
+
+    assert listed(LATEST_TIMESTAMP) == ("OFFSET_NOT_AVAILABLE", -1)
+    assert listed(LATEST_TIMESTAMP, F1) == ("NONE", 5)
+    assert listed(EARLIEST_TIMESTAMP) == ("NONE", 0)
+    assert listed(EARLIEST_LOCAL_TIMESTAMP) == ("NONE", 0)
+    for follower in (F1, F2):
+        _fetch(leader, follower, 5)
+    assert leader.log.high_watermark == 5
+    assert listed(LATEST_TIMESTAMP) == ("NONE", 5)
+
+
+def test_list_offset_isolation_levels() -> None:
+    """testListOffsetIsolationLevels: three records of an open transaction; LATEST is the
+    log end offset for a broker, the high watermark read_uncommitted and the last stable
+    offset read_committed; EARLIEST and EARLIEST_LOCAL are 0 for all."""
+    cell = _manager_leader(5)
+    manager = cell.managers[ME]
+    answers: list[object] = []
+    manager.produce(TOPIC, 0, ["v1", "v2", "v3"], 0, answers.append, producer_id=2,
+                    producer_epoch=0, first_sequence=0, transactional=True)
+
+    def offsets(timestamp: int) -> list[int]:
+        return [manager.list_offsets(TOPIC, 0, timestamp, replica_id=F1).offset,
+                manager.list_offsets(TOPIC, 0, timestamp, isolation=READ_UNCOMMITTED).offset,
+                manager.list_offsets(TOPIC, 0, timestamp, isolation=READ_COMMITTED).offset]
+
+    assert offsets(LATEST_TIMESTAMP) == [3, 0, 0]
+    cell.replica(ME).log.update_high_watermark(1)
+    assert offsets(LATEST_TIMESTAMP) == [3, 1, 0]
+    assert offsets(EARLIEST_TIMESTAMP) == [0, 0, 0]
+    assert offsets(EARLIEST_LOCAL_TIMESTAMP) == [0, 0, 0]
