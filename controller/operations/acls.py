@@ -40,7 +40,8 @@ from metadata.acl_codes import (
     enum_name,
 )
 from metadata.image import StandardAcl
-from metadata.schema import AccessControlEntryRecord, MetadataRecord, RemoveAccessControlEntryRecord
+from metadata.schema import MetadataRecord, RemoveAccessControlEntryRecord
+from metadata.security_delta import acl_to_record
 from metadata.uuids import random_uuid
 
 UNKNOWN_SERVER_MESSAGE = ("The server experienced an unexpected error when processing the "
@@ -139,22 +140,6 @@ def check_filter(acl_filter: AclFilter) -> None:
     if UNKNOWN in (_code(ACL_OPERATIONS, acl_filter.operation),
                    _code(ACL_PERMISSION_TYPES, acl_filter.permission_type)):
         raise ApiError("INVALID_REQUEST", "Unknown entryFilter.")
-
-
-def acl_to_record(acl_id: str, acl: StandardAcl) -> AccessControlEntryRecord:
-    """The record that creates ``acl`` under ``acl_id`` (Kafka's StandardAclWithId.toRecord)."""
-    return AccessControlEntryRecord(
-        id=acl_id, resource_type=acl.resource_type, resource_name=acl.resource_name,
-        pattern_type=acl.pattern_type, principal=acl.principal, host=acl.host,
-        operation=acl.operation, permission_type=acl.permission_type)
-
-
-def acl_from_record(record: AccessControlEntryRecord) -> tuple[str, StandardAcl]:
-    """The id and ACL a record creates (Kafka's StandardAclWithId.fromRecord)."""
-    return record.id, StandardAcl(
-        resource_type=record.resource_type, resource_name=record.resource_name,
-        pattern_type=record.pattern_type, principal=record.principal, host=record.host,
-        operation=record.operation, permission_type=record.permission_type)
 
 
 def acl_result(acl: StandardAcl) -> dict[str, object]:

@@ -28,10 +28,11 @@ import pytest
 
 from controller.errors import ApiError
 from controller.operations import AclFilter, CreateAcls, DeleteAcls, OperationContext
-from controller.operations.acls import acl_from_record, check_filter, check_new_acl
+from controller.operations.acls import check_filter, check_new_acl
 from metadata.acl_codes import ALLOW, ANY, LITERAL, MATCH, UNKNOWN
 from metadata.image import MetadataImage, StandardAcl
 from metadata.schema import AccessControlEntryRecord, RemoveAccessControlEntryRecord
+from metadata.security_delta import acl_from_record
 from metadata.snapshot import image_to_records
 from tests.controller.kafka_cases import generate, run
 from tests.metadata.kafka_image_cases import image_of
