@@ -49,6 +49,22 @@ def quota_entity(parts: Iterable[EntityData]) -> QuotaEntity:
     return tuple(sorted(names.items(), key=lambda part: part[0]))
 
 
+def acl_from_record(record: AccessControlEntryRecord) -> tuple[str, StandardAcl]:
+    """The id and ACL a record creates (Kafka's StandardAclWithId.fromRecord)."""
+    return record.id, StandardAcl(
+        resource_type=record.resource_type, resource_name=record.resource_name,
+        pattern_type=record.pattern_type, principal=record.principal, host=record.host,
+        operation=record.operation, permission_type=record.permission_type)
+
+
+def acl_to_record(acl_id: str, acl: StandardAcl) -> AccessControlEntryRecord:
+    """The record that creates ``acl`` under ``acl_id`` (Kafka's StandardAclWithId.toRecord)."""
+    return AccessControlEntryRecord(
+        id=acl_id, resource_type=acl.resource_type, resource_name=acl.resource_name,
+        pattern_type=acl.pattern_type, principal=acl.principal, host=acl.host,
+        operation=acl.operation, permission_type=acl.permission_type)
+
+
 class SecurityDelta:
     """The changes (``None``: removed) to one image's ACLs, SCRAM credentials, client
     quotas and delegation tokens; see the module."""
@@ -67,10 +83,8 @@ class SecurityDelta:
         _REPLAYS[type(record)](self, record)
 
     def _acl(self, record: AccessControlEntryRecord) -> None:
-        self.acls[record.id] = StandardAcl(
-            resource_type=record.resource_type, resource_name=record.resource_name,
-            pattern_type=record.pattern_type, principal=record.principal, host=record.host,
-            operation=record.operation, permission_type=record.permission_type)
+        acl_id, acl = acl_from_record(record)
+        self.acls[acl_id] = acl
 
     def _remove_acl(self, record: RemoveAccessControlEntryRecord) -> None:
         acls = self.acls

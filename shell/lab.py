@@ -71,6 +71,18 @@ def election_results(response: object) -> str:
     return "; " + (", ".join(parts) if parts else "no partition needed an election")
 
 
+def acl_results(response: object) -> str:
+    """A DeleteAcls response as ``; 2 ACLs matched`` (each filter's count or error, ``,``
+    between filters; other responses: nothing)."""
+    if not isinstance(response, dict) or "filterResults" not in response:
+        return ""
+    parts = [plural(len(result["matchingAcls"]), "ACL") + " matched"
+             if result["errorCode"] == "NONE"
+             else f"{result['errorCode']}: {result['errorMessage']}"
+             for result in response["filterResults"]]
+    return "; " + ", ".join(parts)
+
+
 class LabProducer:
     """A ``produce`` command's producer and what of it was reported."""
 
@@ -207,7 +219,8 @@ class Lab:
                 done = "validated (nothing written)" \
                     if getattr(op.operation, "validate_only", False) else "committed"
                 self.reports.append(f"{op.name}: {done} at {handle.completed_at} ms"
-                                    + election_results(handle.response))
+                                    + election_results(handle.response)
+                                    + acl_results(handle.response))
             elif handle.error.retriable and op.retries_left > 0:
                 op.waiting_retry = True
                 self.reports.append(f"{op.name}: {handle.error}; will retry "

@@ -28,6 +28,13 @@ from collections.abc import Mapping
 from decimal import Decimal
 from typing import Any
 
+from metadata.acl_codes import (
+    ACL_OPERATIONS,
+    ACL_PERMISSION_TYPES,
+    PATTERN_TYPES,
+    RESOURCE_TYPES,
+    enum_name,
+)
 from metadata.image import (
     DelegationTokenData,
     MetadataImage,
@@ -38,26 +45,10 @@ from metadata.image import (
 from shell.redaction import REDACTED
 from shell.tree import Dir, File, Node, mapped_dir
 
-RESOURCE_TYPES = ("UNKNOWN", "ANY", "TOPIC", "GROUP", "CLUSTER", "TRANSACTIONAL_ID",
-                  "DELEGATION_TOKEN", "USER")
-"""Kafka's ResourceType names by code."""
-PATTERN_TYPES = ("UNKNOWN", "ANY", "MATCH", "LITERAL", "PREFIXED")
-"""Kafka's PatternType names by code."""
-ACL_OPERATIONS = ("UNKNOWN", "ANY", "ALL", "READ", "WRITE", "CREATE", "DELETE", "ALTER",
-                  "DESCRIBE", "CLUSTER_ACTION", "DESCRIBE_CONFIGS", "ALTER_CONFIGS",
-                  "IDEMPOTENT_WRITE", "CREATE_TOKENS", "DESCRIBE_TOKENS")
-"""Kafka's AclOperation names by code."""
-ACL_PERMISSION_TYPES = ("UNKNOWN", "ANY", "DENY", "ALLOW")
-"""Kafka's AclPermissionType names by code."""
 SCRAM_MECHANISMS = {"SCRAM-SHA-256": 1, "SCRAM-SHA-512": 2}
 """Kafka's SCRAM mechanisms: name -> the type records carry."""
 QUOTA_ENTITY_TYPES = {"client-id": "clientId", "ip": "ip", "user": "user"}
 """The entity types Kafka's shell names, in the order it names them."""
-
-
-def enum_name(names: tuple[str, ...], code: int) -> str:
-    """The name of a Kafka enum code; UNKNOWN for a code Kafka does not know."""
-    return names[code] if 0 <= code < len(names) else "UNKNOWN"
 
 
 def java_double_text(value: float) -> str:

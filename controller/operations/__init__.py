@@ -1,5 +1,6 @@
 """Controller operations: each validates against the latest state and emits records."""
 
+from controller.operations.acls import AclFilter, CreateAcls, DeleteAcls
 from controller.operations.base import Generated, Operation, OperationContext
 from controller.operations.brokers import (
     ControlledShutdown,
@@ -21,13 +22,16 @@ from controller.operations.quotas import AlterClientQuotas, QuotaAlteration
 from controller.operations.topics import CreatePartitions, CreateTopics, DeleteTopics, NewTopic
 
 __all__ = [
+    "AclFilter",
     "AllocateProducerIds",
     "AlterClientQuotas",
     "AlterPartition",
     "ConfigChange",
     "ControlledShutdown",
+    "CreateAcls",
     "CreatePartitions",
     "CreateTopics",
+    "DeleteAcls",
     "DeleteTopics",
     "ElectLeaders",
     "FeatureUpdate",

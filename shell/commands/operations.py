@@ -1,4 +1,5 @@
-"""Lab operations: create-topic, delete-topic, alter-config, register-broker, elect-leaders.
+"""Lab operations: create-topic, delete-topic, alter-config, alter-client-quotas, create-acl,
+delete-acls, register-broker, elect-leaders.
 
 Each is submitted once to the active controller. A refusal is the command's
 error; otherwise the outcome (committed, or an error such as NOT_CONTROLLER
@@ -18,9 +19,12 @@ from typing import TYPE_CHECKING, Any
 
 from controller import WriteMode
 from controller.operations import (
+    AclFilter,
     AlterClientQuotas,
     ConfigChange,
+    CreateAcls,
     CreateTopics,
+    DeleteAcls,
     DeleteTopics,
     ElectLeaders,
     IncrementalAlterConfigs,
@@ -31,6 +35,15 @@ from controller.operations import (
     TopicPartitions,
 )
 from controller.operations.configs import RESOURCE_TYPES
+from metadata.acl_codes import (
+    ACL_OPERATIONS,
+    ACL_PERMISSION_TYPES,
+    PATTERN_TYPES,
+)
+from metadata.acl_codes import (
+    RESOURCE_TYPES as ACL_RESOURCE_TYPES,
+)
+from metadata.image import StandardAcl
 from metadata.uuids import uuid_to_bytes, uuid_to_str
 from shell.commands.base import Command, Converter, choice, integer, parse_args
 from shell.errors import CommandError
@@ -220,6 +233,59 @@ def run_alter_client_quotas(session: Session, args: list[str]) -> None:
             options)
 
 
+def acl_code(names: tuple[str, ...]) -> Converter:
+    """A Kafka ACL enum name (any case) as its code; UNKNOWN and ANY are accepted, for the
+    controller to refuse where Kafka's does."""
+    def convert(key: str, text: str) -> int:
+        upper = text.upper()
+        if upper not in names:
+            raise CommandError(f"{key} must be one of {', '.join(n.lower() for n in names)}, "
+                               f"got {text!r}")
+        return names.index(upper)
+    return convert
+
+
+_ACL_ENTRY: dict[str, Converter] = {
+    "host": lambda _key, text: text,
+    "permission": acl_code(ACL_PERMISSION_TYPES),
+}
+
+
+def run_create_acl(session: Session, args: list[str]) -> None:
+    """``create-acl TYPE:NAME PRINCIPAL OPERATION [pattern=P] [host=H] [permission=P]``."""
+    values, options = parse_args(CREATE_ACL, args,
+                                 positional=("TYPE:NAME", "PRINCIPAL", "OPERATION"),
+                                 options={"pattern": acl_code(PATTERN_TYPES), **_ACL_ENTRY,
+                                          **COMMON})
+    kind, colon, name = values[0].partition(":")
+    if not colon:
+        raise CommandError(f"{values[0]!r} is not TYPE:NAME ({CREATE_ACL.usage()})")
+    acl = StandardAcl(
+        resource_type=acl_code(ACL_RESOURCE_TYPES)("TYPE", kind), resource_name=name,
+        pattern_type=options.get("pattern", PATTERN_TYPES.index("LITERAL")),
+        principal=values[1], host=options.get("host", "*"),
+        operation=acl_code(ACL_OPERATIONS)("OPERATION", values[2]),
+        permission_type=options.get("permission", ACL_PERMISSION_TYPES.index("ALLOW")))
+    _submit(session, f"create-acl {values[0]}", CreateAcls((acl,)), options)
+
+
+def run_delete_acls(session: Session, args: list[str]) -> None:
+    """``delete-acls [resource-type=T] [name=N] [pattern=P] [principal=P] [host=H]
+    [operation=O] [permission=P]``."""
+    _, options = parse_args(DELETE_ACLS, args, options={
+        "resource-type": acl_code(ACL_RESOURCE_TYPES), "name": lambda _key, text: text,
+        "pattern": acl_code(PATTERN_TYPES), "principal": lambda _key, text: text,
+        "operation": acl_code(ACL_OPERATIONS), **_ACL_ENTRY, **COMMON})
+    any_code = ACL_RESOURCE_TYPES.index("ANY")
+    acl_filter = AclFilter(
+        resource_type=options.get("resource-type", any_code),
+        resource_name=options.get("name"), pattern_type=options.get("pattern", any_code),
+        principal=options.get("principal"), host=options.get("host"),
+        operation=options.get("operation", any_code),
+        permission_type=options.get("permission", any_code))
+    _submit(session, "delete-acls", DeleteAcls((acl_filter,)), options)
+
+
 def run_register_broker(session: Session, args: list[str]) -> None:
     """``register-broker ID [rack=R]``."""
     values, options = parse_args(REGISTER_BROKER, args, positional=("ID",),
@@ -319,6 +385,34 @@ ALTER_CLIENT_QUOTAS = Command(
     + "\n\nExamples: alter-client-quotas user=bob consumer_byte_rate=1024\n"
     "          alter-client-quotas user=<default>,client-id=app -request_percentage",
     run_alter_client_quotas, options=(VALIDATE_ONLY, "mode", "retries"))
+CREATE_ACL = Command(
+    "create-acl", "create-acl TYPE:NAME PRINCIPAL OPERATION [pattern=literal|prefixed] "
+    "[host=H] [permission=allow|deny] [mode=M] [retries=N]", "create an ACL",
+    "Submits CreateAcls for one ACL (Kafka's kafka-acls --add): TYPE is a resource type "
+    "(topic, group, cluster, transactional_id, delegation_token, user), NAME the resource "
+    "(or prefix), PRINCIPAL e.g. User:bob, OPERATION e.g. read, write, all. pattern= "
+    "defaults to literal, host= to *, permission= to allow. The controller checks the ACL "
+    "as Kafka does (INVALID_REQUEST: e.g. an ANY or UNKNOWN type or operation, a match "
+    "pattern, an empty name); an ACL already held is accepted and writes nothing, a new "
+    "one is an AccessControlEntryRecord under a fresh id, listed under /image/acls."
+    + _OPTIONS_TEXT + "\n\nExamples: create-acl topic:orders User:bob read\n"
+    "          create-acl group:app- User:* read pattern=prefixed permission=deny",
+    run_create_acl, options=("pattern", "host", "permission", "mode", "retries"))
+DELETE_ACLS = Command(
+    "delete-acls", "delete-acls [resource-type=T] [name=N] [pattern=P] [principal=P] "
+    "[host=H] [operation=O] [permission=P] [mode=M] [retries=N]", "delete the ACLs a filter "
+    "matches",
+    "Submits DeleteAcls with one filter (Kafka's kafka-acls --remove): each option left out "
+    "matches anything (resource-type, pattern, operation and permission default to any). "
+    "pattern=match with a name matches the literal ACL of that name, the literal * and "
+    "every prefixed ACL the name starts with; pattern=any or a given pattern matches the "
+    "name exactly. Each matched ACL is removed by one RemoveAccessControlEntryRecord; the "
+    "outcome says how many the filter matched. A filter of an unknown type is refused "
+    "(INVALID_REQUEST)." + _OPTIONS_TEXT
+    + "\n\nExamples: delete-acls principal=User:bob\n"
+    "          delete-acls resource-type=topic name=orders pattern=match",
+    run_delete_acls, options=("resource-type", "name", "pattern", "principal", "host",
+                              "operation", "permission", "mode", "retries"))
 REGISTER_BROKER = Command(
     "register-broker", "register-broker ID [rack=R] [retries=N]", "register a broker",
     "Submits a broker registration (RegisterBrokerRecord): the broker appears under "
@@ -342,6 +436,6 @@ ELECT_LEADERS = Command(
     + "\n\nExample: elect-leaders preferred big:0 big:1", run_elect_leaders,
     options=("mode", "retries"))
 
-OPERATIONS = (CREATE_TOPIC, DELETE_TOPIC, ALTER_CONFIG, ALTER_CLIENT_QUOTAS, REGISTER_BROKER,
-              ELECT_LEADERS)
+OPERATIONS = (CREATE_TOPIC, DELETE_TOPIC, ALTER_CONFIG, ALTER_CLIENT_QUOTAS, CREATE_ACL,
+              DELETE_ACLS, REGISTER_BROKER, ELECT_LEADERS)
 """The lab's operations."""

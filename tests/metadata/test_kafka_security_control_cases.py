@@ -1,17 +1,14 @@
-"""Kafka's ``ClientQuotaControlManagerTest`` and the replay half of ``AclControlManagerTest``.
+"""Kafka's ``ClientQuotaControlManagerTest``.
 
 kraftsim alters client quotas with the controller operation
 :class:`~controller.operations.AlterClientQuotas` (Kafka's ClientQuotaControlManager, in
-``controller/operations/quotas.py``) and models ACLs as replayed state only
-(``metadata/security_delta.py``): no controller operation creates or deletes ACLs, and no
-broker enforces either. The quota cases run the operation against an image (its records,
-replayed, are the manager's state; a refused entity writes nothing); Kafka's static checks
-(configKeysForEntityType, validateQuotaKeyValue, isValidIpEntity) are the module's functions
-:func:`~controller.operations.quotas.quota_keys`,
+``controller/operations/quotas.py``). The cases run the operation against an image (its
+records, replayed, are the manager's state; a refused entity writes nothing); Kafka's static
+checks (configKeysForEntityType, validateQuotaKeyValue, isValidIpEntity) are the module's
+functions :func:`~controller.operations.quotas.quota_keys`,
 :func:`~controller.operations.quotas.check_quota_value` and
-:func:`~controller.operations.quotas.valid_ip_entity`. The ACL cases are about the state the
-records leave: ACLs loaded from records, written back as the same records, and added then
-removed (``testLoadSnapshot``, ``testAddAndDelete``).
+:func:`~controller.operations.quotas.valid_ip_entity`. (``AclControlManagerTest``, once
+partly here, is ported whole in ``tests/controller/test_kafka_acl_control_manager_cases.py``.)
 
 kraftsim resolves no host name (a deterministic simulation has no DNS): an ip entity is an IP
 literal or ``localhost``; so ``testIsValidIpEntityWithUnresolvableHostname``'s
@@ -19,10 +16,7 @@ literal or ``localhost``; so ``testIsValidIpEntityWithUnresolvableHostname``'s
 and null quota key (cases of testInvalidEntityTypes and testInvalidQuotaKeys) cannot be
 written here: an entity's types and a key are strings.
 
-Not ported (the CreateAcls and DeleteAcls operations and the authorizer are not modelled):
-- ``AclControlManagerTest``: ``testValidateNewAcl``, ``testValidateFilter``,
-  ``testCreateAclDeleteAcl``, ``testDeleteDedupe`` (ACL validation, creation, filters and
-  deletion); the authorizer half of ``testLoadSnapshot``.
+Not ported: none.
 """
 
 from __future__ import annotations
@@ -39,17 +33,13 @@ from controller.operations.quotas import (
 )
 from metadata.image import MetadataImage
 from metadata.schema import (
-    AccessControlEntryRecord,
     ClientQuotaRecord,
     EntityData,
     MetadataRecord,
-    RemoveAccessControlEntryRecord,
 )
 from metadata.security_delta import quota_entity
-from metadata.snapshot import image_to_records
 from tests.controller.kafka_cases import generate, refusal, run
 from tests.metadata.kafka_image_cases import image_of
-from tests.metadata.test_kafka_acls_image_cases import TEST_ACLS
 
 USER = (EntityData("user", "user-1"),)
 ENTITY = quota_entity(USER)
@@ -91,26 +81,6 @@ def test_quotas_set_replaced_and_removed() -> None:
         image = image_of(records, image)
         assert _quotas(image) == expected
         assert (ENTITY in image.client_quotas) == (expected is not None)
-
-
-def test_acls_load_from_records_and_write_the_same_records() -> None:
-    """AclControlManagerTest.testLoadSnapshot: the ACLs replayed are held by id and write
-    back as the records they came from; the image before them (the revert point) still
-    holds none."""
-    image = image_of(TEST_ACLS)
-    assert set(image.acls) == {r.id for r in TEST_ACLS}
-    written = [r for r in image_to_records(image) if isinstance(r, AccessControlEntryRecord)]
-    assert sorted(written, key=lambda r: r.id) == sorted(TEST_ACLS, key=lambda r: r.id)
-    assert not MetadataImage.EMPTY.acls
-
-
-def test_an_acl_added_then_removed_leaves_none() -> None:
-    """AclControlManagerTest.testAddAndDelete."""
-    image = image_of([TEST_ACLS[0], RemoveAccessControlEntryRecord(TEST_ACLS[0].id)])
-    assert not image.acls
-    image = image_of([RemoveAccessControlEntryRecord(TEST_ACLS[0].id)],
-                     image_of([TEST_ACLS[0]]))
-    assert not image.acls
 
 
 Entity = tuple[tuple[str, str | None], ...]

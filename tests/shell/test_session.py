@@ -91,7 +91,8 @@ def test_json_output_of_cat_ls_find(shell: Shell) -> None:
 def test_completion_of_commands_paths_nodes_and_options(shell: Shell) -> None:
     rec = shell()
     session = rec.session
-    assert candidates(session, "cre") == ["create-topic"]
+    assert candidates(session, "cre") == ["create-acl", "create-topic"]
+    assert candidates(session, "create-t") == ["create-topic"]
     assert candidates(session, "man run-") == ["run-until"]
     rec.run(SMALL, "create-topic orders", "create-topic other", "run-until idle")
     assert candidates(session, "ls /image/fea") == ["/image/features/"]
