@@ -75,6 +75,8 @@ def client_error(request: str, version: int, error: str) -> str:
     if error == "PRODUCER_FENCED" and version < FENCED_CODE_VERSION[request]:
         return "INVALID_PRODUCER_EPOCH"
     return error
+
+
 FIRST_BROKER_VERSION = 4
 """From this version the request comes from brokers: batches and VerifyOnly."""
 
