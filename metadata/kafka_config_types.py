@@ -10,7 +10,7 @@ and ZooKeeper definitions), which is also the BROKER schema of ``KafkaRaftServer
 ``define`` and ``defineInternal`` of those definitions: 338 names, of which INT 149,
 STRING 60, LONG 55, BOOLEAN 23, LIST 15, PASSWORD 12, CLASS 9, DOUBLE 8 and SHORT 7.
 
-The table is used only to decide which broker config values the shell hides
+The table decides which broker config values the shell hides
 (:mod:`shell.redaction`): a broker config of type PASSWORD, or one not in this table, is
 hidden, as Kafka's ``KafkaConfigSchema.isSensitive`` decides. The dynamic-only broker
 quota configs (``leader.replication.throttled.rate``,
@@ -18,8 +18,9 @@ quota configs (``leader.replication.throttled.rate``,
 ``replica.alter.log.dirs.io.max.bytes.per.second``) are not in Kafka's broker
 ``ConfigDef`` (they live in a separate definition for dynamic broker configs), so they
 are not here either, and Kafka's schema calls them sensitive. kraftsim's controller
-checks configs against its own, shorter table
-(:mod:`controller.operations.config_defs`), not this one.
+checks config values against its own, shorter table
+(:mod:`controller.operations.config_defs`), and refuses a change to a name of this table
+that :data:`DYNAMIC_BROKER_CONFIGS` does not hold (read-only in Kafka).
 """
 
 from __future__ import annotations
@@ -366,3 +367,53 @@ BROKER_CONFIG_TYPES: dict[str, str] = {
 }
 """Every config name Kafka's broker ``ConfigDef`` defines, with its ``ConfigDef.Type``
 (BOOLEAN, STRING, INT, SHORT, LONG, DOUBLE, LIST, CLASS or PASSWORD), sorted by name."""
+
+DYNAMIC_BROKER_CONFIGS: frozenset[str] = frozenset({
+    # the log configs a broker may change at runtime (each topic config's first broker
+    # synonym, so log.roll.hours and log.retention.minutes are not among them)
+    "log.segment.bytes", "log.roll.ms", "log.roll.jitter.ms", "log.index.size.max.bytes",
+    "log.flush.interval.messages", "log.flush.interval.ms", "log.retention.bytes",
+    "log.retention.ms", "message.max.bytes", "log.index.interval.bytes",
+    "log.cleaner.delete.retention.ms", "log.cleaner.min.compaction.lag.ms",
+    "log.cleaner.max.compaction.lag.ms", "log.segment.delete.delay.ms",
+    "log.cleaner.min.cleanable.ratio", "log.cleanup.policy",
+    "unclean.leader.election.enable", "min.insync.replicas", "compression.type",
+    "compression.gzip.level", "compression.lz4.level", "compression.zstd.level",
+    "log.preallocate", "log.message.timestamp.type",
+    "log.message.timestamp.difference.max.ms", "log.message.timestamp.before.max.ms",
+    "log.message.timestamp.after.max.ms", "log.message.downconversion.enable",
+    "log.local.retention.ms", "log.local.retention.bytes",
+    # the log cleaner
+    "log.cleaner.threads", "log.cleaner.dedupe.buffer.size",
+    "log.cleaner.io.buffer.load.factor", "log.cleaner.io.buffer.size",
+    "log.cleaner.io.max.bytes.per.second", "log.cleaner.backoff.ms",
+    # thread pools
+    "num.io.threads", "num.replica.fetchers", "num.recovery.threads.per.data.dir",
+    "background.threads", "num.network.threads",
+    # metrics, connections, producer state, remote storage
+    "metric.reporters", "max.connections", "max.connection.creation.rate",
+    "max.connections.per.ip", "max.connections.per.ip.overrides",
+    "producer.id.expiration.ms", "transaction.partition.verification.enable",
+    "remote.log.index.file.cache.total.size.bytes", "remote.fetch.max.wait.ms",
+    "remote.log.manager.copy.max.bytes.per.second",
+    "remote.log.manager.fetch.max.bytes.per.second", "remote.list.offsets.request.timeout.ms",
+    # listeners, SSL and SASL
+    "advertised.listeners", "listeners", "listener.security.protocol.map",
+    "principal.builder.class", "ssl.protocol", "ssl.provider", "ssl.cipher.suites",
+    "ssl.enabled.protocols", "ssl.keystore.type", "ssl.keystore.location",
+    "ssl.keystore.password", "ssl.key.password", "ssl.truststore.type",
+    "ssl.truststore.location", "ssl.truststore.password", "ssl.keymanager.algorithm",
+    "ssl.trustmanager.algorithm", "ssl.endpoint.identification.algorithm",
+    "ssl.secure.random.implementation", "ssl.client.auth", "ssl.engine.factory.class",
+    "ssl.keystore.certificate.chain", "ssl.keystore.key", "ssl.truststore.certificates",
+    "sasl.mechanism.inter.broker.protocol", "sasl.jaas.config", "sasl.enabled.mechanisms",
+    "sasl.kerberos.service.name", "sasl.kerberos.kinit.cmd",
+    "sasl.kerberos.ticket.renew.window.factor", "sasl.kerberos.ticket.renew.jitter",
+    "sasl.kerberos.min.time.before.relogin", "sasl.kerberos.principal.to.local.rules",
+    "sasl.login.refresh.window.factor", "sasl.login.refresh.window.jitter",
+    "sasl.login.refresh.min.period.seconds", "sasl.login.refresh.buffer.seconds",
+})
+"""The names of :data:`BROKER_CONFIG_TYPES` a broker may change at runtime (Kafka's
+``DynamicBrokerConfig.AllDynamicConfigs``, same commit). Every other name of that table
+is read-only: Kafka refuses a dynamic change to it ("Cannot update these configs
+dynamically"). The three dynamic-only quota configs are outside both tables."""

@@ -22,6 +22,7 @@ from typing import Any, NamedTuple
 
 from controller.errors import ApiError
 from metadata.delta import BROKER_RESOURCE, TOPIC_RESOURCE
+from metadata.kafka_config_types import BROKER_CONFIG_TYPES, DYNAMIC_BROKER_CONFIGS
 
 Validator = Callable[[str, Any], None]
 """Checks a config's parsed value (name, value): raises INVALID_CONFIG if it is refused."""
@@ -239,6 +240,34 @@ def validate_config(resource_type: int, key: str, value: str | None) -> None:
         raise ApiError("INVALID_CONFIG", f"Unknown {_KIND[resource_type]} config name: {key}")
     if value is not None:
         check_value(key, config, value)
+
+
+def check_broker_configs_dynamic(keys: list[str]) -> None:
+    """Refuse (INVALID_REQUEST) a change to any of ``keys`` that Kafka's broker config
+    schema holds as read-only (not :data:`~metadata.kafka_config_types.DYNAMIC_BROKER_
+    CONFIGS`), naming them all, in the order given, as Kafka's DynamicBrokerConfig does
+    before it checks any value."""
+    read_only = [key for key in keys
+                 if key in BROKER_CONFIG_TYPES and key not in DYNAMIC_BROKER_CONFIGS]
+    if read_only:
+        raise ApiError("INVALID_REQUEST", f"Cannot update these configs dynamically: "
+                                          f"Set({', '.join(read_only)})")
+
+
+def validate_broker_config(key: str, value: str | None) -> None:
+    """:func:`validate_config` on a broker config (None: a deletion), a refused value
+    answered INVALID_REQUEST with the same text: Kafka's broker checks a dynamic
+    broker config by building its whole config, and turns the ConfigException into an
+    InvalidRequestException (KAFKA-13609). An unknown name stays INVALID_CONFIG
+    (kraftsim's own refusal: Kafka stores a broker config it does not know)."""
+    config = BROKER_CONFIGS.get(key)
+    if config is None or value is None:
+        validate_config(BROKER_RESOURCE, key, value)
+        return
+    try:
+        check_value(key, config, value)
+    except ApiError as refused:
+        raise ApiError("INVALID_REQUEST", refused.message) from None
 
 
 def validate_topic_config(configs: Mapping[str, str], existing: Mapping[str, str] | None = None

@@ -9,7 +9,12 @@ import msgspec
 
 from controller.errors import ApiError
 from controller.operations.base import Generated, OperationContext
-from controller.operations.config_defs import LIST_DEFAULTS, validate_config, validate_topic_config
+from controller.operations.config_defs import (
+    LIST_DEFAULTS,
+    check_broker_configs_dynamic,
+    validate_broker_config,
+    validate_topic_config,
+)
 from controller.operations.topics import validate_topic_name
 from metadata.delta import BROKER_RESOURCE, CONFIG_RESOURCE_TYPES, TOPIC_RESOURCE
 from metadata.java_int import parse_java_int
@@ -65,13 +70,22 @@ class IncrementalAlterConfigs(msgspec.Struct, frozen=True):
         broker resource gets a record even then (KAFKA-14136: the brokers reload their
         config on it). A broker's changed values are checked one by one; a topic's
         config is checked whole as it would be after the change
-        (:func:`~controller.operations.config_defs.validate_topic_config`).
+        (:func:`~controller.operations.config_defs.validate_topic_config`). A change
+        that is not a DELETE and has no value is refused first (INVALID_REQUEST, as Kafka's
+        ConfigAdminManager); on a broker resource, a change to a config Kafka holds
+        read-only is refused before any value is checked; a refused broker value is
+        INVALID_REQUEST too (:func:`~controller.operations.config_defs.validate_broker_config`).
         """
         if not self.changes:
             raise ApiError("INVALID_REQUEST", "no config change given")
         if len({change.key for change in self.changes}) < len(self.changes):
             raise ApiError("INVALID_REQUEST", "Error due to duplicate config keys")
+        nulls = [c.key for c in self.changes if c.op != "DELETE" and c.value is None]
+        if nulls:  # Kafka's ConfigAdminManager.preprocess, before the resource's type
+            raise ApiError("INVALID_REQUEST", f"Null value not supported for : {', '.join(nulls)}")
         node = self._check_resource()
+        if self.resource_type == BROKER_RESOURCE:
+            check_broker_configs_dynamic([c.key for c in self.changes if c.op != "DELETE"])
         current: Mapping[str, str] = ctx.image.configs.get(
             (self.resource_type, self.resource_name)) or {}
         topic = self.resource_type == TOPIC_RESOURCE
@@ -83,7 +97,7 @@ class IncrementalAlterConfigs(msgspec.Struct, frozen=True):
             if value == old and topic:
                 continue
             if not topic:
-                validate_config(self.resource_type, change.key, value)
+                validate_broker_config(change.key, value)
             if value is None:
                 after.pop(change.key, None)
             else:
@@ -130,8 +144,8 @@ class IncrementalAlterConfigs(msgspec.Struct, frozen=True):
             raise ApiError("INVALID_REQUEST", f"unsupported config operation {change.op}")
         if change.op == "DELETE":
             return None
-        if change.value is None:
-            raise ApiError("INVALID_CONFIG", f"{change.op} {change.key} needs a value")
+        if change.value is None:  # refused by generate before
+            raise ApiError("INVALID_REQUEST", f"Null value not supported for : {change.key}")
         if change.op == "SET":
             return change.value
         default = LIST_DEFAULTS.get(self.resource_type, {}).get(change.key)
