@@ -417,3 +417,13 @@ DYNAMIC_BROKER_CONFIGS: frozenset[str] = frozenset({
 ``DynamicBrokerConfig.AllDynamicConfigs``, same commit). Every other name of that table
 is read-only: Kafka refuses a dynamic change to it ("Cannot update these configs
 dynamically"). The three dynamic-only quota configs are outside both tables."""
+
+LISTENER_SECURITY_CONFIGS: frozenset[str] = frozenset({
+    "ssl.keystore.type", "ssl.keystore.location", "ssl.keystore.password",
+    "ssl.key.password", "ssl.truststore.type", "ssl.truststore.location",
+    "ssl.truststore.password", "ssl.keystore.certificate.chain", "ssl.keystore.key",
+    "ssl.truststore.certificates",
+})
+"""The dynamic SSL store configs (Kafka's ``SslConfigs.RECONFIGURABLE_CONFIGS``), which a
+broker takes dynamically only per listener (``listener.name.NAME.CONFIG``): Kafka
+refuses them without that prefix."""

@@ -22,7 +22,11 @@ from typing import Any, NamedTuple
 
 from controller.errors import ApiError
 from metadata.delta import BROKER_RESOURCE, TOPIC_RESOURCE
-from metadata.kafka_config_types import BROKER_CONFIG_TYPES, DYNAMIC_BROKER_CONFIGS
+from metadata.kafka_config_types import (
+    BROKER_CONFIG_TYPES,
+    DYNAMIC_BROKER_CONFIGS,
+    LISTENER_SECURITY_CONFIGS,
+)
 
 Validator = Callable[[str, Any], None]
 """Checks a config's parsed value (name, value): raises INVALID_CONFIG if it is refused."""
@@ -244,14 +248,21 @@ def validate_config(resource_type: int, key: str, value: str | None) -> None:
 
 def check_broker_configs_dynamic(keys: list[str]) -> None:
     """Refuse (INVALID_REQUEST) a change to any of ``keys`` that Kafka's broker config
-    schema holds as read-only (not :data:`~metadata.kafka_config_types.DYNAMIC_BROKER_
-    CONFIGS`), naming them all, in the order given, as Kafka's DynamicBrokerConfig does
-    before it checks any value."""
+    schema holds as read-only (not in
+    :data:`~metadata.kafka_config_types.DYNAMIC_BROKER_CONFIGS`), naming them all in the
+    order given, then any SSL store config given without a listener prefix
+    (:data:`~metadata.kafka_config_types.LISTENER_SECURITY_CONFIGS`), as Kafka's
+    DynamicBrokerConfig does before it checks any value."""
     read_only = [key for key in keys
                  if key in BROKER_CONFIG_TYPES and key not in DYNAMIC_BROKER_CONFIGS]
     if read_only:
         raise ApiError("INVALID_REQUEST", f"Cannot update these configs dynamically: "
                                           f"Set({', '.join(read_only)})")
+    unprefixed = [key for key in keys if key in LISTENER_SECURITY_CONFIGS]
+    if unprefixed:
+        raise ApiError("INVALID_REQUEST", f"These security configs can be dynamically updated "
+                                          f"only per-listener using the listener prefix: "
+                                          f"Set({', '.join(unprefixed)})")
 
 
 def validate_broker_config(key: str, value: str | None) -> None:
