@@ -269,8 +269,9 @@ def validate_broker_config(key: str, value: str | None) -> None:
     """:func:`validate_config` on a broker config (None: a deletion), a refused value
     answered INVALID_REQUEST with the same text: Kafka's broker checks a dynamic
     broker config by building its whole config, and turns the ConfigException into an
-    InvalidRequestException (KAFKA-13609). An unknown name stays INVALID_CONFIG
-    (kraftsim's own refusal: Kafka stores a broker config it does not know)."""
+    InvalidRequestException (KAFKA-13609); then :data:`BROKER_REQUIREMENTS`. An unknown
+    name stays INVALID_CONFIG (kraftsim's own refusal: Kafka stores a broker config it
+    does not know, and takes dynamic configs kraftsim does not model)."""
     config = BROKER_CONFIGS.get(key)
     if config is None or value is None:
         validate_config(BROKER_RESOURCE, key, value)
@@ -279,6 +280,24 @@ def validate_broker_config(key: str, value: str | None) -> None:
         check_value(key, config, value)
     except ApiError as refused:
         raise ApiError("INVALID_REQUEST", refused.message) from None
+    requirement = BROKER_REQUIREMENTS.get(key)
+    if requirement is not None and not requirement[0](parse_value(key, config, value)):
+        raise ApiError("INVALID_REQUEST", f"requirement failed: {requirement[1]}")
+
+
+BROKER_REQUIREMENTS: dict[str, tuple[Callable[[Any], bool], str]] = {
+    "log.roll.ms": (lambda ms: ms >= 1, "log.roll.ms must be greater than or equal to 1"),
+    # Kafka reads any negative retention as -1 (unlimited)
+    "log.retention.ms": (lambda ms: ms != 0, "log.retention.ms must be unlimited (-1) or, "
+                                             "greater than or equal to 1"),
+    # max.connections.per.ip.overrides is not modelled: never set
+    "max.connections.per.ip": (lambda n: n != 0, "max.connections.per.ip can be set to zero "
+                                                 "only if max.connections.per.ip.overrides "
+                                                 "property is set."),
+}
+"""The checks Kafka's whole broker config makes (KafkaConfig.validateValues) on the
+dynamic broker configs kraftsim knows, beyond their validators: a test on the parsed
+value and what Kafka says when it fails (after "requirement failed: ")."""
 
 
 def validate_topic_config(configs: Mapping[str, str], existing: Mapping[str, str] | None = None
