@@ -177,6 +177,9 @@ less the deprecated ``message.format.version``."""
 BROKER_CONFIGS: dict[str, ConfigKey] = {
     "background.threads": ConfigKey("INT", at_least(1)),
     "compression.type": TOPIC_CONFIGS["compression.type"],
+    "compression.gzip.level": TOPIC_CONFIGS["compression.gzip.level"],
+    "compression.lz4.level": TOPIC_CONFIGS["compression.lz4.level"],
+    "compression.zstd.level": TOPIC_CONFIGS["compression.zstd.level"],
     "log.cleaner.threads": ConfigKey("INT", at_least(0)),
     "log.retention.bytes": ConfigKey("LONG"),
     "log.retention.ms": ConfigKey("LONG"),

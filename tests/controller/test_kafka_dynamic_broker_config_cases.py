@@ -48,6 +48,7 @@ from __future__ import annotations
 import pytest
 
 from controller.operations import IncrementalAlterConfigs
+from controller.operations.config_defs import BROKER_CONFIGS
 from controller.operations.configs import ConfigChange
 from controller.operations.leadership import unclean_allowed
 from metadata.delta import BROKER_RESOURCE
@@ -131,7 +132,6 @@ def test_read_only_config_may_be_deleted() -> None:
 def test_kraftsim_broker_configs_are_dynamic_in_kafka() -> None:
     """Every broker config kraftsim takes is a dynamic one of Kafka's broker schema; the
     dynamic names are all in the schema."""
-    from controller.operations.config_defs import BROKER_CONFIGS
     assert set(BROKER_CONFIGS) <= DYNAMIC_BROKER_CONFIGS <= set(BROKER_CONFIG_TYPES)
 
 
