@@ -399,3 +399,18 @@ def test_a_leaders_state_machine_asked_to_load_a_snapshot_is_caught() -> None:
     auditor.handle_leader_change(LeaderAndEpoch(None, 4))
     auditor.handle_load_snapshot(Snapshot(SnapshotId(20, 3), ()))
     assert auditor.next_offset == 20
+
+
+def test_a_log_that_starts_past_0_without_a_snapshot_is_caught() -> None:
+    """SnapshotAtLogStart: a log that does not start at 0 must start at its snapshot's end;
+    one starting at offset 1 with no snapshot lost its first record."""
+    sim, invariants = _healthy()
+    invariants.disabled = frozenset({"MajorityReachedHighWatermark", "CommittedDurable",
+                                     "LeaderCompleteness"})
+    follower = sim.slots[next(v for v in sim.voter_ids
+                              if sim.leader_slot() is not sim.slots[v])]
+    log = follower.storage.log
+    assert log.snapshot is None and log.start_offset == 0
+    log.start_offset = 1
+    message = _violation(sim, invariants)
+    assert "SnapshotAtLogStart" in message and "starts at 1 without a snapshot" in message
