@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import random
 
+from controller.operations import RegisterBroker
 from raft.mutations import Mutation
+from sim.cluster import ClusterConfig, KRaftCluster
 from sim.counter import ReplicatedCounter
 from sim.invariants import RaftInvariants
 from sim.network import LinkConfig
@@ -87,3 +89,20 @@ class RaftScenario:
         target = self.commit(5, nodes=running)
         assert target > before
         self.ok()
+
+
+def racked_cluster(seed: int, brokers: int = 3) -> KRaftCluster:
+    """Three controllers and ``brokers`` brokers, each broker's registration amended with
+    its rack ``rack/<id>`` (as Kafka's broker.rack; the same incarnation keeps its epoch
+    and state), then every broker caught up (Kafka's ensureConsistentKRaftMetadata)."""
+    cluster = KRaftCluster(ClusterConfig(seed=seed, brokers=brokers))
+    assert cluster.start()
+    active = cluster.active_controller()
+    assert active is not None
+    for broker in cluster.config.broker_ids:
+        incarnation = active.image.brokers[broker].incarnation_id
+        handle = cluster.submit(RegisterBroker(broker, rack=f"rack/{broker}",
+                                               incarnation_id=incarnation))
+        assert cluster.wait(handle) and handle.error is None
+    assert cluster.run_until(cluster.idle, 60_000)
+    return cluster

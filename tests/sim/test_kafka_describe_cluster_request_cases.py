@@ -24,29 +24,17 @@ import random
 import pytest
 
 from broker.metadata_cache import DescribedBroker, describe_cluster
-from controller.operations import RegisterBroker
 from metadata.schema import BrokerRegistrationChangeRecord
-from sim.cluster import ClusterConfig, KRaftCluster
+from sim.cluster import KRaftCluster
 from tests.controller.kafka_cases import image_of
+from tests.sim.harness import racked_cluster
 
 BROKER_COUNT = 3
 
 
 def _cluster() -> KRaftCluster:
-    """Three controllers and three brokers, each broker's registration amended with its
-    rack (as Kafka's broker.rack; the same incarnation keeps its epoch and state), then
-    every broker caught up (Kafka's ensureConsistentKRaftMetadata)."""
-    cluster = KRaftCluster(ClusterConfig(seed=11, brokers=BROKER_COUNT))
-    assert cluster.start()
-    active = cluster.active_controller()
-    assert active is not None
-    for broker in cluster.config.broker_ids:
-        incarnation = active.image.brokers[broker].incarnation_id
-        handle = cluster.submit(RegisterBroker(broker, rack=f"rack/{broker}",
-                                               incarnation_id=incarnation))
-        assert cluster.wait(handle) and handle.error is None
-    assert cluster.run_until(cluster.idle, 10_000)
-    return cluster
+    """Three controllers and three brokers in their racks, every broker caught up."""
+    return racked_cluster(11, BROKER_COUNT)
 
 
 @pytest.mark.parametrize("include_cluster_authorized_operations", [True, False])

@@ -28,26 +28,18 @@ from __future__ import annotations
 import random
 
 from broker.metadata_cache import TopicMetadata, describe_cluster, topic_metadata
-from controller.operations import CreateTopics, NewTopic, Operation, RegisterBroker
+from controller.operations import CreateTopics, NewTopic, Operation
 from metadata.image import MetadataImage
-from sim.cluster import ClusterConfig, KRaftCluster
+from sim.cluster import KRaftCluster
+from tests.sim.harness import racked_cluster
 
 WAIT_MS = 60_000
 BROKERS = 3
 
 
 def _cluster() -> KRaftCluster:
-    """Three controllers and three brokers, each broker's registration amended with its
-    rack (the same incarnation: it keeps its epoch and state), every broker caught up."""
-    cluster = KRaftCluster(ClusterConfig(seed=13, brokers=BROKERS))
-    assert cluster.start()
-    active = cluster.active_controller()
-    assert active is not None
-    for broker in cluster.config.broker_ids:
-        incarnation = active.image.brokers[broker].incarnation_id
-        _ok(cluster, RegisterBroker(broker, rack=f"rack/{broker}", incarnation_id=incarnation))
-    assert cluster.run_until(cluster.idle, WAIT_MS)
-    return cluster
+    """Three controllers and three brokers in their racks, every broker caught up."""
+    return racked_cluster(13, BROKERS)
 
 
 def _ok(cluster: KRaftCluster, operation: Operation) -> None:
