@@ -1246,10 +1246,15 @@ class ReplicaManager:
         self.await_high_watermark(found, ProduceResult("NONE", offset, offset), callback)
 
     def _complete_produces(self) -> None:
+        """Answer the waiting acks=all appends whose time has come. A callback may append
+        again (the coordinator's next state write) and so call this again: the list is
+        taken out first, so that no append is answered twice, and what the callbacks add
+        waits after what was already waiting."""
         if not self.pending:
             return
+        waiting, self.pending = self.pending, []
         keep = []
-        for p in self.pending:
+        for p in waiting:
             replica = p.replica
             current = self._replicas.get((replica.topic_id, replica.partition_id))
             if current is not replica or not replica.is_leader:
@@ -1265,7 +1270,7 @@ class ReplicaManager:
                 p.callback(ProduceResult("REQUEST_TIMED_OUT"))
             else:
                 keep.append(p)
-        self.pending = keep
+        self.pending = keep + self.pending
 
     def _hw_passed(self, replica: Replica, offset: int) -> bool:
         return replica.log.high_watermark > offset

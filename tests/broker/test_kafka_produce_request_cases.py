@@ -57,3 +57,25 @@ def test_produce_to_a_partition_the_metadata_does_not_hold() -> None:
     cell.create(replicas=(1,), leader=1)
     manager.produce(TOPIC, 1, ["value"], -1, answers.append)
     assert [a.error for a in answers] == ["UNKNOWN_TOPIC_OR_PARTITION"] * 2
+
+
+def test_an_append_made_by_a_produce_callback_is_answered_once() -> None:
+    """A callback that appends again at once (the transaction coordinator writes its next
+    state as soon as the last one is committed) is answered once, and so is the append it
+    makes, even when the high watermark covers it at once (the only replica in the ISR).
+    Found by a random search of the KIP-939 world: the coordinator's PrepareAbort write
+    was answered a second time, inside its own answer's next write."""
+    cell = Cell(brokers=(1,))
+    cell.create(replicas=(1,), leader=1)
+    manager = cell.managers[1]
+    answers: list[tuple[str, ProduceResult]] = []
+
+    def first_answered(result: ProduceResult) -> None:
+        answers.append(("first", result))
+        manager.produce(TOPIC, 0, ["second"], -1, lambda r: answers.append(("second", r)))
+
+    manager.produce(TOPIC, 0, ["first"], -1, first_answered)
+    cell.run(500)
+    assert [(name, r.error, r.first_offset) for name, r in answers] == [
+        ("first", "NONE", 0), ("second", "NONE", 1)]
+    assert manager.pending == []

@@ -530,3 +530,21 @@ def test_a_force_terminate_retrying_through_a_crash_may_abort_a_later_prepared_t
         world.no_violation()
     assert "c/c4/1" in world.monitor.terminated  # the termination did reach it
     assert not world.monitor.terminating  # and is done
+
+
+def test_a_two_phase_abort_completed_at_once_is_completed_once() -> None:
+    # Found by a random search of the 2PC world: after a forced termination, completing
+    # the prepared transaction with a non-matching state wrote PrepareAbort; its
+    # CompleteAbort append was answered inside PrepareAbort's answer (the one replica in
+    # the ISR had it at once), and the broker then answered PrepareAbort's append again:
+    # the coordinator stopped on "completing PrepareAbort, pending CompleteAbort"
+    # (ReplicaManager._complete_produces is now safe to call from its own callbacks).
+    world = TwoPcWorld()
+    world.start(seed=0, draw=_Classic())  # type: ignore[arg-type]
+    steps: list[tuple[str, dict[str, object]]] = [
+        ("restart_2pc_application_after_prepare", {"down_ms": 100, "parts": [(0, 1)]}),
+        ("restart_2pc_application", {}), ("force_terminate_2pc", {}),
+        ("complete_2pc", {"matching": False})]
+    for name, kwargs in steps:
+        getattr(world, name)(**kwargs)
+        world.no_violation()
