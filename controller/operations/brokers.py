@@ -114,12 +114,14 @@ def check_cluster_id(expected: str | None, requested: str | None) -> None:
 
 def _reserved_directory(directory: str) -> bool:
     """Kafka's DirectoryId.reserved: one of the first 100 Uuids (MIGRATING, UNASSIGNED,
-    LOST and those kept for later). Raises INVALID_REQUEST for a malformed Uuid."""
+    LOST and those kept for later), the high 64 bits 0 and the low 64 bits below 100 read
+    as Java's signed long, so also a Uuid whose low half has its top bit set. Raises
+    INVALID_REQUEST for a malformed Uuid."""
     try:
         raw = uuid_to_bytes(directory)
     except ValueError:
         raise ApiError("INVALID_REQUEST", f"Not a valid directory ID: {directory}") from None
-    return raw[:8] == bytes(8) and int.from_bytes(raw[8:], "big") < 100
+    return raw[:8] == bytes(8) and int.from_bytes(raw[8:], "big", signed=True) < 100
 
 
 def _check_directories(image: MetadataImage, broker_id: int,

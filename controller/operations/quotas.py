@@ -10,7 +10,7 @@ written together.
 
 Kafka checks an ``ip`` entity's name with ``InetAddress.getByName``, which resolves host
 names through DNS; a deterministic simulation has no DNS, so here a name is valid when it
-is an IPv4 or IPv6 literal or ``localhost``.
+is an IPv4 or IPv6 literal (an IPv6 one bare or in brackets) or ``localhost``.
 """
 
 from __future__ import annotations
@@ -62,11 +62,17 @@ def entity_text(entity: tuple[tuple[str, str | None], ...]) -> str:
 
 def valid_ip_entity(name: str | None) -> bool:
     """Kafka's isValidIpEntity, without DNS: the default entity, an IP literal or
-    ``localhost``."""
+    ``localhost``. As Java's ``InetAddress.getByName``, a name in brackets must be a whole
+    ``[...]`` around an IPv6 literal (``[::1]``; not ``[::1``, ``[]`` or ``[127.0.0.1]``)."""
     if name is None or name == "localhost":
         return True
     try:
-        ipaddress.ip_address(name.strip("[]") if ":" in name else name)
+        if name.startswith("["):
+            if len(name) <= 2 or not name.endswith("]"):
+                return False
+            ipaddress.IPv6Address(name[1:-1])
+        else:
+            ipaddress.ip_address(name)
     except ValueError:
         return False
     return True

@@ -29,7 +29,18 @@ import pytest
 from controller.errors import ApiError
 from controller.operations import AclFilter, CreateAcls, DeleteAcls, OperationContext
 from controller.operations.acls import check_filter, check_new_acl
-from metadata.acl_codes import ALLOW, ANY, LITERAL, MATCH, UNKNOWN
+from metadata.acl_codes import (
+    ACL_PERMISSION_TYPES,
+    ALLOW,
+    ANY,
+    DENY,
+    LITERAL,
+    MATCH,
+    PATTERN_TYPES,
+    PREFIXED,
+    UNKNOWN,
+    enum_name,
+)
 from metadata.image import MetadataImage, StandardAcl
 from metadata.schema import AccessControlEntryRecord, RemoveAccessControlEntryRecord
 from metadata.security_delta import acl_from_record
@@ -227,3 +238,82 @@ def test_deleting_past_the_bound_is_an_unknown_server_error() -> None:
     generated = DeleteAcls((AclFilter(resource_type=3), AclFilter())).generate(ctx)
     assert len(generated.records) == 3
     assert generated.response["filterResults"][1]["errorCode"] == "UNKNOWN_SERVER_ERROR"
+
+
+def test_a_filter_code_past_kafka_s_enums_is_unknown() -> None:
+    """fromCode reads a code past the last of an enum as UNKNOWN, so validateFilter
+    refuses a filter with such a resource, pattern, operation or permission type."""
+    for bad, message in [
+        (AclFilter(resource_type=8), "Unknown patternFilter."),
+        (AclFilter(pattern_type=5), "Unknown patternFilter."),
+        (AclFilter(operation=15), "Unknown entryFilter."),
+        (AclFilter(permission_type=4), "Unknown entryFilter."),
+    ]:
+        with pytest.raises(ApiError) as refused:
+            check_filter(bad)
+        assert (refused.value.code, refused.value.message) == ("INVALID_REQUEST", message)
+    # the last code of each enum is known
+    check_filter(AclFilter(resource_type=7, pattern_type=4, operation=14, permission_type=3))
+
+
+def test_a_new_acl_never_takes_the_id_of_an_acl_held() -> None:
+    """newAclId draws again when the id drawn is already an ACL's: the ACL held under it
+    stays and the new one is added beside it."""
+    first, _ = generate(CreateAcls((BINDINGS[0],)), MetadataImage.EMPTY)
+    taken = first[0].id  # type: ignore[attr-defined]
+    held = AccessControlEntryRecord(taken, TOPIC, "other", LITERAL, "User:x", "*", ALTER, ALLOW)
+    image = image_of([held])
+    image, records, _ = run(CreateAcls((BINDINGS[0],)), image)
+    assert len(records) == 1 and records[0].id != taken  # type: ignore[attr-defined]
+    assert set(image.acls.values()) == {acl_from_record(held)[1], BINDINGS[0]}
+
+
+def test_deleting_exactly_the_bound_is_allowed() -> None:
+    """deleteAclsForFilter fails only past the bound: as many removals as it allows pass."""
+    image = image_of(TEST_ACLS)
+    ctx = OperationContext(image, random.Random(1), 100, 0, max_records=len(TEST_ACLS))
+    generated = DeleteAcls((AclFilter(),)).generate(ctx)
+    assert len(generated.records) == len(TEST_ACLS)
+    assert generated.response["filterResults"][0]["errorCode"] == "NONE"
+
+
+def test_a_delete_whose_only_filter_passes_the_bound_is_refused() -> None:
+    """kraftsim's convention: nothing removed and every filter failed, so the request fails
+    with the first filter's error (UNKNOWN_SERVER_ERROR for the bound, or an earlier
+    filter's INVALID_REQUEST)."""
+    image = image_of(TEST_ACLS)
+    for filters, code in [((AclFilter(),), "UNKNOWN_SERVER_ERROR"),
+                          ((AclFilter(operation=UNKNOWN), AclFilter()), "INVALID_REQUEST")]:
+        ctx = OperationContext(image, random.Random(1), 100, 0, max_records=4)
+        with pytest.raises(ApiError) as refused:
+            DeleteAcls(filters).generate(ctx)
+        assert refused.value.code == code
+
+
+def test_describe_names_the_acls_and_counts_the_filters() -> None:
+    """The operation's one-line description, as the shell and traces show it."""
+    orders = _acl(name="orders", operation=3)  # READ
+    assert CreateAcls((_acl(), orders)).describe() == \
+        ("CreateAcls(TOPIC:*(LITERAL) User:*@* ALTER ALLOW; "
+         "TOPIC:orders(LITERAL) User:*@* READ ALLOW)")
+    assert DeleteAcls((AclFilter(),)).describe() == "DeleteAcls(1 filter)"
+    assert DeleteAcls((AclFilter(), AclFilter())).describe() == "DeleteAcls(2 filters)"
+    assert DeleteAcls(()).describe() == "DeleteAcls(0 filters)"
+
+
+def test_a_new_acl_code_past_kafka_s_enums_is_unknown() -> None:
+    """validateNewAcl names a code one past the last of its enum UNKNOWN, as fromCode does,
+    and refuses it."""
+    assert _refused(_acl(resource_type=8)) == "Invalid resourceType UNKNOWN"
+    assert _refused(_acl(pattern=5)) == "Invalid patternType UNKNOWN"
+    assert _refused(_acl(operation=15)) == "Invalid operation UNKNOWN"
+    assert _refused(_acl(permission=4)) == "Invalid permissionType UNKNOWN"
+    check_new_acl(_acl(resource_type=7, pattern=PREFIXED, operation=14, permission=DENY))
+    assert enum_name(PATTERN_TYPES, -1) == "UNKNOWN"
+
+
+def test_the_named_codes_are_kafka_s() -> None:
+    """The codes :mod:`metadata.acl_codes` names are Kafka's: each names itself."""
+    assert [PATTERN_TYPES[c] for c in (UNKNOWN, ANY, MATCH, LITERAL, PREFIXED)] == \
+        ["UNKNOWN", "ANY", "MATCH", "LITERAL", "PREFIXED"]
+    assert [enum_name(ACL_PERMISSION_TYPES, c) for c in (DENY, ALLOW)] == ["DENY", "ALLOW"]

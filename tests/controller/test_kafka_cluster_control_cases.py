@@ -272,6 +272,20 @@ def test_register_with_duplicate_directory_id() -> None:
         assert isinstance(record, RegisterBrokerRecord)
 
 
+def test_a_directory_id_with_a_negative_low_half_is_reserved() -> None:
+    """DirectoryId.reserved compares the low 64 bits as Java's signed long: with the high
+    half 0, a low half whose top bit is set is negative, so below 100, and reserved;
+    a low half of 2**56 + 5 (positive, its last byte 5) is not."""
+    image = image_of([FeatureLevelRecord(MV, LEVELS["4.0-IV0"])])
+    for raw in (bytes(8) + bytes([0x80]) + bytes(7), bytes(8) + b"\xff" * 8):
+        error = refusal(RegisterBroker(1, log_dirs=(uuid_to_str(raw),)), image)
+        assert (error.code, error.message) == ("INVALID_REGISTRATION",
+                                               "Reserved directory ID in request")
+    raw = bytes(8) + bytes([1]) + bytes(6) + bytes([5])
+    _, [record], _ = run(RegisterBroker(1, log_dirs=(uuid_to_str(raw),)), image)
+    assert isinstance(record, RegisterBrokerRecord)
+
+
 def test_log_directories_below_3_7_iv2_are_neither_checked_nor_recorded() -> None:
     """Below directory assignment (3.7-IV2) Kafka neither checks nor records a
     registration's directories; kraftsim's simulated brokers, which model none, name

@@ -201,3 +201,10 @@ def test_whole_broker_config_requirements(key: str, value: str, reason: str) -> 
                                                 f"requirement failed: {reason}")
     for retention in ("-1", "-2", "1"):
         run(_set("", ("log.retention.ms", retention)), _image())
+
+
+@pytest.mark.parametrize("name", LEVELS)
+def test_the_shortest_log_roll_is_one_ms(name: str) -> None:
+    """KafkaConfig's requirement on log.roll.ms is at least 1: 1 ms itself is taken."""
+    _, records, _ = run(_set(name, ("log.roll.ms", "1")), _image())
+    assert records == [ConfigRecord(BROKER_RESOURCE, name, "log.roll.ms", "1")]

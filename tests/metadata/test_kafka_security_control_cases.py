@@ -185,6 +185,18 @@ def test_is_valid_ip_entity() -> None:
     assert valid_ip_entity("::1")
 
 
+def test_an_ip_entity_in_brackets_is_an_ipv6_literal() -> None:
+    """InetAddress.getByName takes an IPv6 literal in brackets; a name that opens a bracket
+    must close it around an IPv6 literal, and a stray bracket makes no literal."""
+    assert valid_ip_entity("[::1]") and valid_ip_entity("[1::]")
+    for bad in ["[::1", "::1]", "[]", "[127.0.0.1]", "[[::1]]", "127.0.0.1]"]:
+        assert not valid_ip_entity(bad), bad
+    with pytest.raises(ApiError) as refused:
+        quota_keys({"ip": "[::1"})
+    assert (refused.value.code, refused.value.message) == (
+        "INVALID_REQUEST", "[::1 is not a valid IP or resolvable host.")
+
+
 _USER_KEYS = {"producer_byte_rate", "consumer_byte_rate", "controller_mutation_rate",
               "request_percentage"}
 
@@ -231,6 +243,12 @@ def test_config_keys_errors(entity: dict[str, str | None], message: str) -> None
     ("consumer_byte_rate", 2.245, "consumer_byte_rate cannot be a fractional value."),
     ("consumer_byte_rate", 1235.0000001, None),
     ("request_percentage", 56.62367, None),
+    # Java compares in double: Long.MAX_VALUE reads as 2**63, which is not above it
+    ("consumer_byte_rate", float(2**63), None),
+    ("consumer_byte_rate", 1e19, "Proposed value for consumer_byte_rate is too large for a LONG."),
+    # a remainder of exactly 1e-6 is not above the tolerance
+    ("producer_byte_rate", 1e-6, None),
+    ("producer_byte_rate", 1.5e-6, "producer_byte_rate cannot be a fractional value."),
 ])
 def test_validate_quota_key_value(key: str, value: float, message: str | None) -> None:
     """testValidateQuotaKeyValueForUnknownQuota, testValidateQuotaKeyValueForZeroQuota,
@@ -246,3 +264,32 @@ def test_validate_quota_key_value(key: str, value: float, message: str | None) -
     with pytest.raises(ApiError) as refused:
         check_quota_value(USER_AND_CLIENT_QUOTA_KEYS, key, value)
     assert (refused.value.code, refused.value.message) == ("INVALID_REQUEST", message)
+
+
+@pytest.mark.parametrize(("value", "message"), [
+    (2147483647.0, None),
+    (2147483648.0, "Proposed value for connection_creation_rate is too large for an INT."),
+    (12.5, "connection_creation_rate cannot be a fractional value."),
+])
+def test_validate_quota_key_value_of_an_ip_entity(value: float, message: str | None) -> None:
+    """validateQuotaKeyValue's INT case, an ip entity's connection_creation_rate: up to
+    Integer.MAX_VALUE, whole."""
+    keys = quota_keys({"ip": "127.0.0.1"})
+    if message is None:
+        check_quota_value(keys, "connection_creation_rate", value)
+        return
+    with pytest.raises(ApiError) as refused:
+        check_quota_value(keys, "connection_creation_rate", value)
+    assert (refused.value.code, refused.value.message) == ("INVALID_REQUEST", message)
+
+
+def test_describe_names_default_entities_and_removals() -> None:
+    """The operation's one-line description, as the shell and traces show it: a default
+    entity as ``<default>``, a removal as ``-key``."""
+    op = AlterClientQuotas((
+        QuotaAlteration((("user", "bob"), ("client-id", None)),
+                        ((PRODUCE, 100.0), (CONSUME, None))),
+        QuotaAlteration((("ip", None),), ()),
+    ))
+    assert op.describe() == ("AlterClientQuotas(user=bob,client-id=<default> "
+                             "producer_byte_rate=100.0 -consumer_byte_rate; ip=<default>)")

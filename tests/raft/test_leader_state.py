@@ -99,3 +99,48 @@ def test_describe_quorum_drops_observers_silent_for_five_minutes() -> None:
     assert describe_quorum(state, 1_000 + OBSERVER_SESSION_TIMEOUT_MS - 1).observers == (
         ReplicaDescription(7, 0, 1_000, -1),)
     assert describe_quorum(state, 1_000 + OBSERVER_SESSION_TIMEOUT_MS).observers == ()
+
+
+def test_an_observer_silent_exactly_five_minutes_is_dropped() -> None:
+    """Kafka drops an observer once 300 000 ms have passed since its last fetch (not one
+    ms later); one ms before, it is still listed."""
+    state = LeaderState(1, 5, 0, (1,))
+    state.update_local_end_offset(4)
+    state.update_replica_end_offset(7, 4, 2_000)
+    assert [o.replica_id for o in describe_quorum(state, 301_999).observers] == [7]
+    assert describe_quorum(state, 302_000).observers == ()
+
+
+def test_reaching_an_end_of_offset_1_told_before_counts_as_caught_up_then() -> None:
+    """updateFollowerState credits the previous fetch's time when this fetch reaches the
+    leader's end that fetch was told of, for any end past 0 (here 1, a leader's first
+    LeaderChange record)."""
+    state = LeaderState(1, 5, 0, (1, 2, 3))
+    state.update_local_end_offset(1)
+    state.update_replica_end_offset(2, 0, 100)  # behind: told the end is 1
+    state.update_local_end_offset(3)
+    state.update_replica_end_offset(2, 1, 200)  # reaches 1, still behind the end 3
+    assert state.last_fetch_ms(2) == 200
+    assert state.last_caught_up_ms(2) == 100
+
+
+def test_a_fetch_at_a_leader_end_of_0_is_caught_up() -> None:
+    """A leader end offset of 0 is known (only -1 is none): a fetch at it is caught up;
+    before the leader knows its end, a fetch is timed but never caught up."""
+    state = LeaderState(1, 5, 0, (1, 2))
+    state.update_replica_end_offset(2, 0, 50)
+    assert (state.last_fetch_ms(2), state.last_caught_up_ms(2)) == (50, -1)
+    state.update_local_end_offset(0)
+    state.update_replica_end_offset(2, 0, 100)
+    assert (state.last_fetch_ms(2), state.last_caught_up_ms(2)) == (100, 100)
+
+
+def test_a_fetch_from_a_negative_replica_id_changes_nothing() -> None:
+    """A fetch that is not a replica's (a negative id, as a consumer's) moves no high
+    watermark, says so, and leaves no observer or fetch time behind."""
+    state = LeaderState(1, 5, 0, (1,))
+    assert state.update_local_end_offset(3)
+    assert not state.update_replica_end_offset(-1, 5, 100)
+    assert state.high_watermark == 3
+    assert state.observer_end_offsets == {} and state.last_fetch_ms(-1) == -1
+    assert describe_quorum(state, 200).observers == ()
