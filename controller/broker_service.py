@@ -325,6 +325,12 @@ class ControllerBrokerService:
                                                         req.partition_id))
                 return
             reg = handle.response
+            if reg.leader != req.broker_id:
+                # the change completed a reassignment that removed the requesting leader:
+                # written, and answered with an error so it fetches the new metadata
+                self._reply(src, AlterPartitionResponse(cid, "NEW_LEADER_ELECTED",
+                                                        req.topic_id, req.partition_id))
+                return
             self._reply(src, AlterPartitionResponse(
                 cid, "NONE", req.topic_id, req.partition_id, reg.leader, reg.leader_epoch,
                 reg.isr, reg.partition_epoch, reg.leader_recovery_state))

@@ -83,6 +83,18 @@ def acl_results(response: object) -> str:
     return "; " + ", ".join(parts)
 
 
+def reassignment_results(response: object) -> str:
+    """An AlterPartitionReassignments response as ``; foo-0 NONE, foo-9
+    UNKNOWN_TOPIC_OR_PARTITION (Unable to find partition foo:9.)`` (other responses:
+    nothing)."""
+    if not isinstance(response, dict) or "responses" not in response:
+        return ""
+    parts = [f"{topic['name']}-{p['partitionIndex']} {p['errorCode']}"
+             + (f" ({p['errorMessage']})" if p["errorMessage"] else "")
+             for topic in response["responses"] for p in topic["partitions"]]
+    return "; " + (", ".join(parts) if parts else "no partition named")
+
+
 class LabProducer:
     """A ``produce`` command's producer and what of it was reported."""
 
@@ -220,7 +232,8 @@ class Lab:
                     if getattr(op.operation, "validate_only", False) else "committed"
                 self.reports.append(f"{op.name}: {done} at {handle.completed_at} ms"
                                     + election_results(handle.response)
-                                    + acl_results(handle.response))
+                                    + acl_results(handle.response)
+                                    + reassignment_results(handle.response))
             elif handle.error.retriable and op.retries_left > 0:
                 op.waiting_retry = True
                 self.reports.append(f"{op.name}: {handle.error}; will retry "

@@ -19,6 +19,12 @@ from controller.operations.cluster import (
 from controller.operations.configs import ConfigChange, IncrementalAlterConfigs
 from controller.operations.elections import ElectLeaders, TopicPartitions
 from controller.operations.quotas import AlterClientQuotas, QuotaAlteration
+from controller.operations.reassignments import (
+    AlterPartitionReassignments,
+    ListPartitionReassignments,
+    ReassignablePartition,
+    ReassignableTopic,
+)
 from controller.operations.topics import CreatePartitions, CreateTopics, DeleteTopics, NewTopic
 
 __all__ = [
@@ -26,6 +32,7 @@ __all__ = [
     "AllocateProducerIds",
     "AlterClientQuotas",
     "AlterPartition",
+    "AlterPartitionReassignments",
     "ConfigChange",
     "ControlledShutdown",
     "CreateAcls",
@@ -38,11 +45,14 @@ __all__ = [
     "FenceBroker",
     "Generated",
     "IncrementalAlterConfigs",
+    "ListPartitionReassignments",
     "NewTopic",
     "NoOp",
     "Operation",
     "OperationContext",
     "QuotaAlteration",
+    "ReassignablePartition",
+    "ReassignableTopic",
     "RegisterBroker",
     "TopicPartitions",
     "UnfenceBroker",

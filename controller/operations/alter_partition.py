@@ -30,6 +30,12 @@ RECOVERING partition whose leader says RECOVERED is recorded so (with its ISR). 
 metadata.version 3.6-IV0 a shrink also bumps the leader epoch (the record sets the
 leader again), as Kafka's PartitionChangeBuilder does there. The response is the
 partition registration after the change.
+
+While the partition is being reassigned the change is Kafka's PartitionChangeBuilder's
+(:func:`controller.operations.partition_change.build_change`): an ISR that holds every
+target replica completes the reassignment in the same record (the replicas become the
+target, the removed replicas leave the ISR, a removed leader is replaced: the broker
+service then answers NEW_LEADER_ELECTED, as Kafka does from AlterPartition v2).
 """
 
 from __future__ import annotations
@@ -38,7 +44,8 @@ import msgspec
 
 from controller.errors import ApiError
 from controller.operations.base import Generated, OperationContext
-from controller.operations.leadership import active
+from controller.operations.leadership import active, unclean_allowed
+from controller.operations.partition_change import build_change, reassignment_in_progress
 from metadata.image import NO_LEADER_CHANGE, RECOVERED, RECOVERING
 from metadata.schema import PartitionChangeRecord
 from metadata.versions import NO_EPOCH_BUMP_ON_ISR_SHRINK
@@ -131,6 +138,13 @@ class AlterPartitionOp(msgspec.Struct, frozen=True):
                                f"replica {replica} broker epoch mismatch: requested={epoch} "
                                f"VS expected={registered}")
         recovery = self.leader_recovery_state
+        if reassignment_in_progress(reg):
+            topic_name = topic.name
+            built = build_change(image, self.topic_id, self.partition_id, reg,
+                                 isr=tuple(self.new_isr), recovery=recovery,
+                                 unclean=unclean_allowed(image, topic_name, ctx.node_id))
+            return Generated([] if built is None else [built],
+                             reg if built is None else reg.merge(built))
         same_isr = tuple(self.new_isr) == reg.isr
         if same_isr and recovery == reg.leader_recovery_state:
             return Generated([], reg)

@@ -6,6 +6,7 @@ import msgspec
 
 from controller.errors import ApiError
 from controller.operations.base import Generated, OperationContext
+from controller.operations.partition_change import build_change, reassignment_in_progress
 from metadata.image import NO_LEADER, MetadataImage
 from metadata.schema import (
     BrokerFeature,
@@ -205,7 +206,11 @@ def _check_dependencies(update: FeatureUpdate, proposed: dict[str, int]) -> None
 
 
 class AlterPartition(msgspec.Struct, frozen=True):
-    """Change a partition's ISR (and, optionally, its leader), as a partition leader asks."""
+    """Change a partition's ISR (and, optionally, its leader), as a partition leader asks.
+
+    For a partition being reassigned, with no leader given, the change is Kafka's
+    PartitionChangeBuilder's (an ISR that holds every target replica completes the
+    reassignment)."""
 
     topic: str
     partition: int
@@ -233,6 +238,11 @@ class AlterPartition(msgspec.Struct, frozen=True):
             if broker is None or broker.fenced:
                 raise ApiError("INELIGIBLE_REPLICA",
                                f"Replica {replica} is fenced or not registered")
+        if self.leader is None and reassignment_in_progress(reg):
+            # a reassigning partition: Kafka's builder, which may complete it
+            built = build_change(ctx.image, topic.topic_id, self.partition, reg, isr=self.isr)
+            return Generated([] if built is None else [built],
+                             {"topic": self.topic, "partition": self.partition})
         leader = -2
         if self.leader is not None and self.leader != reg.leader:
             if self.leader != NO_LEADER and self.leader not in self.isr:

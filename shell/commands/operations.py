@@ -1,5 +1,6 @@
 """Lab operations: create-topic, delete-topic, alter-config, alter-client-quotas, create-acl,
-delete-acls, register-broker, elect-leaders.
+delete-acls, register-broker, elect-leaders, reassign-partitions, cancel-reassignments,
+and the read list-reassignments.
 
 Each is submitted once to the active controller. A refusal is the command's
 error; otherwise the outcome (committed, or an error such as NOT_CONTROLLER
@@ -21,6 +22,7 @@ from controller import WriteMode
 from controller.operations import (
     AclFilter,
     AlterClientQuotas,
+    AlterPartitionReassignments,
     ConfigChange,
     CreateAcls,
     CreateTopics,
@@ -31,10 +33,13 @@ from controller.operations import (
     NewTopic,
     Operation,
     QuotaAlteration,
+    ReassignablePartition,
+    ReassignableTopic,
     RegisterBroker,
     TopicPartitions,
 )
 from controller.operations.configs import RESOURCE_TYPES
+from controller.operations.reassignments import list_partition_reassignments
 from metadata.acl_codes import (
     ACL_OPERATIONS,
     ACL_PERMISSION_TYPES,
@@ -315,6 +320,86 @@ def run_elect_leaders(session: Session, args: list[str]) -> None:
             options)
 
 
+def parse_topic_partition(command: Command, word: str) -> tuple[str, int]:
+    """``TOPIC:PARTITION`` as (topic, partition); raises CommandError."""
+    topic, colon, number = word.rpartition(":")
+    if not colon or not topic:
+        raise CommandError(f"{word!r} is not TOPIC:PARTITION ({command.usage()})")
+    return topic, integer(0, MAX_PARTITIONS - 1)("PARTITION", number)
+
+
+def _by_topic(pairs: list[tuple[str, int, tuple[int, ...] | None]]
+              ) -> tuple[ReassignableTopic, ...]:
+    """The partitions' targets grouped by topic, topics and partitions in the order given."""
+    grouped: dict[str, list[ReassignablePartition]] = {}
+    for topic, partition, replicas in pairs:
+        grouped.setdefault(topic, []).append(ReassignablePartition(partition, replicas))
+    return tuple(ReassignableTopic(t, tuple(p)) for t, p in grouped.items())
+
+
+def _replica_list(where: str, text: str) -> tuple[int, ...]:
+    """``B:B:B`` as broker ids (the form only: the controller checks the brokers)."""
+    ids = text.split(":")
+    if len(ids) > MAX_REPLICATION_FACTOR:
+        raise CommandError(f"{where}: {len(ids)} brokers; at most {MAX_REPLICATION_FACTOR}")
+    for broker in ids:
+        if not broker.isascii() or not broker.isdigit():
+            raise CommandError(f"{where}: {broker!r} is not a broker id (the new replicas "
+                               f"are broker ids separated by ':', e.g. {where}=1:2:3)")
+    return tuple(integer(0, MAX_BROKER_ID)(f"{where}: broker id", b) for b in ids)
+
+
+def run_reassign_partitions(session: Session, args: list[str]) -> None:
+    """``reassign-partitions TOPIC:PARTITION=B:B... [TOPIC:PARTITION=B:B...]``."""
+    values, options = parse_args(REASSIGN_PARTITIONS, args, positional=("TOPIC:PARTITION=B:B",),
+                                 options=COMMON, rest=True, free_pairs=True)
+    pairs: list[tuple[str, int, tuple[int, ...] | None]] = []
+    for word in values:
+        where, eq, brokers = word.partition("=")
+        if not eq or not brokers:
+            raise CommandError(f"{word!r} is not TOPIC:PARTITION=B:B (the partition's new "
+                               f"replicas, broker ids separated by ':') "
+                               f"({REASSIGN_PARTITIONS.usage()})")
+        topic, partition = parse_topic_partition(REASSIGN_PARTITIONS, where)
+        pairs.append((topic, partition, _replica_list(where, brokers)))
+    label = " ".join(f"{t}:{p}" for t, p, _ in pairs)
+    _submit(session, f"reassign-partitions {label}",
+            AlterPartitionReassignments(_by_topic(pairs)), options)
+
+
+def run_cancel_reassignments(session: Session, args: list[str]) -> None:
+    """``cancel-reassignments TOPIC:PARTITION...``."""
+    values, options = parse_args(CANCEL_REASSIGNMENTS, args, positional=("TOPIC:PARTITION",),
+                                 options=COMMON, rest=True)
+    pairs: list[tuple[str, int, tuple[int, ...] | None]] = [
+        (*parse_topic_partition(CANCEL_REASSIGNMENTS, word), None) for word in values]
+    label = " ".join(values)
+    _submit(session, f"cancel-reassignments {label}",
+            AlterPartitionReassignments(_by_topic(pairs)), options)
+
+
+def run_list_reassignments(session: Session, args: list[str]) -> None:
+    """``list-reassignments [TOPIC:PARTITION...]``."""
+    values, _ = parse_args(LIST_REASSIGNMENTS, args, rest=True)
+    named: dict[str, list[int]] = {}
+    for word in values:
+        topic, partition = parse_topic_partition(LIST_REASSIGNMENTS, word)
+        named.setdefault(topic, []).append(partition)
+    lab = session.require_lab()
+    active = lab.cluster.active_controller()
+    if active is None or active.fault is not None:
+        raise CommandError("no active controller to ask (run-until leader, then try again)")
+    topics = tuple((t, tuple(p)) for t, p in named.items()) if named else None
+    answer = list_partition_reassignments(active.committed_image(), topics)
+    if not answer["topics"]:
+        session.out("no partition reassignment in progress")
+        return
+    for topic in answer["topics"]:
+        for p in topic["partitions"]:
+            session.out(f"{topic['name']}-{p['partitionIndex']}: replicas {p['replicas']}, "
+                        f"adding {p['addingReplicas']}, removing {p['removingReplicas']}")
+
+
 _OPTIONS_TEXT = (
     "\n\nmode=M      write mode for this operation: transactional, atomic or non-atomic "
     "(default: the cluster's)\nretries=N   resubmit up to N times after a retriable error "
@@ -436,6 +521,49 @@ ELECT_LEADERS = Command(
     + "\n\nExample: elect-leaders preferred big:0 big:1", run_elect_leaders,
     options=("mode", "retries"))
 
+REASSIGN_PARTITIONS = Command(
+    "reassign-partitions", "reassign-partitions TOPIC:PARTITION=B:B... "
+    "[TOPIC:PARTITION=B:B...] [mode=M] [retries=N]", "move partitions to new replica lists",
+    "Submits AlterPartitionReassignments (Kafka's kafka-reassign-partitions --execute): each "
+    "partition gets the replica list after '=', broker ids separated by ':', the first the "
+    "preferred leader. A target the ISR already holds completes at once (a reordering, or "
+    "only removals); otherwise the partition's replicas become the target followed by the "
+    "replicas it drops, with the new ones listed as adding and the dropped ones as "
+    "removing (list-reassignments, or /image/topics/byName/T/P). The new replicas fetch "
+    "from the leader; once the leader's AlterPartition takes every one of them into the "
+    "ISR, the controller completes the reassignment in that change: the replicas become "
+    "the target, the dropped replicas leave the ISR and a dropped leader is replaced by "
+    "the first target replica in sync. Each partition's result (NONE, "
+    "UNKNOWN_TOPIC_OR_PARTITION, INVALID_REPLICA_ASSIGNMENT for an empty list, a broker "
+    "that is not registered or a broker named twice) is printed when the operation "
+    "commits." + _OPTIONS_TEXT
+    + "\n\nExamples: reassign-partitions orders:0=3:1:2\n"
+    "          reassign-partitions orders:0=2:1:0 orders:1=0:3", run_reassign_partitions,
+    options=("mode", "retries"))
+CANCEL_REASSIGNMENTS = Command(
+    "cancel-reassignments", "cancel-reassignments TOPIC:PARTITION... [mode=M] [retries=N]",
+    "cancel ongoing partition reassignments",
+    "Submits AlterPartitionReassignments with no target for each partition (Kafka's "
+    "kafka-reassign-partitions --cancel): the partition goes back to its replicas before "
+    "the reassignment (the adding ones leave the replicas and the ISR; its leader epoch "
+    "moves). A partition with no reassignment in progress answers "
+    "NO_REASSIGNMENT_IN_PROGRESS; one whose ISR holds only adding replicas can be reverted "
+    "only when its topic allows unclean leader election (else "
+    "INVALID_REPLICA_ASSIGNMENT)." + _OPTIONS_TEXT
+    + "\n\nExample: cancel-reassignments orders:0", run_cancel_reassignments,
+    options=("mode", "retries"))
+LIST_REASSIGNMENTS = Command(
+    "list-reassignments", "list-reassignments [TOPIC:PARTITION...]",
+    "list the ongoing partition reassignments",
+    "Lists the partitions being reassigned (Kafka's ListPartitionReassignments, as "
+    "kafka-reassign-partitions --list shows them): each one's replicas, and the replicas "
+    "it is adding and removing. Without TOPIC:PARTITION every ongoing reassignment is "
+    "listed; with them, those of the named partitions (an unknown one is left out). Read "
+    "at once from the active controller's committed state (its last stable offset, as "
+    "Kafka reads it); nothing is written.\n\nExamples: list-reassignments\n"
+    "          list-reassignments orders:0 orders:1", run_list_reassignments)
+
 OPERATIONS = (CREATE_TOPIC, DELETE_TOPIC, ALTER_CONFIG, ALTER_CLIENT_QUOTAS, CREATE_ACL,
-              DELETE_ACLS, REGISTER_BROKER, ELECT_LEADERS)
+              DELETE_ACLS, REGISTER_BROKER, ELECT_LEADERS, REASSIGN_PARTITIONS,
+              CANCEL_REASSIGNMENTS, LIST_REASSIGNMENTS)
 """The lab's operations."""

@@ -11,7 +11,15 @@ import msgspec
 
 from controller.broker_service import ControllerBrokerService
 from controller.leader_balance import imbalanced
-from controller.operations import CreateTopics, Generated, NewTopic, OperationContext
+from controller.operations import (
+    AlterPartitionReassignments,
+    CreateTopics,
+    Generated,
+    NewTopic,
+    OperationContext,
+    ReassignablePartition,
+    ReassignableTopic,
+)
 from controller.operations.leadership import leads_any
 from metadata.requests import (
     AllocateProducerIdsRequest,
@@ -44,7 +52,12 @@ def _ask(c: KRaftCluster, broker: int, request: Any, settle_ms: int = 200) -> An
     the network would carry it)."""
     service = _service(c)
     answers: list[Any] = []
-    setattr(service, "_reply", lambda dst, response: answers.append(response))  # noqa: B010
+    asked = request.correlation_id
+
+    def keep(dst: int, response: Any) -> None:
+        if response.correlation_id == asked:  # (not an answer to a broker's own request)
+            answers.append(response)
+    setattr(service, "_reply", keep)  # noqa: B010
     try:
         service.handle_message(NodeMessage(broker, service.controller.node_id, request),
                                c.sim.now)
@@ -389,3 +402,30 @@ def test_a_shutdown_marked_with_nothing_left_to_move_waits_for_no_later_offset()
             _heartbeat(c, other, current_metadata_offset=end - 1)
     done = _heartbeat(c, broker, want_shut_down=True)
     assert (done.is_fenced, done.should_shut_down) == (True, True)
+
+
+def test_an_alter_partition_that_completes_a_reassignment_away_from_the_leader() -> None:
+    """Kafka's answer when the ISR change completes a reassignment that removed the
+    requesting leader: the change is written (the new replicas, a new leader) and the
+    leader is told NEW_LEADER_ELECTED, so it fetches the new metadata."""
+    c = cluster(brokers=4)
+    handle = c.submit(CreateTopics((NewTopic("t", -1, -1, assignments=((0, 1, 2),)),)))
+    assert c.run_until(lambda: handle.done, 5000)
+    moved = c.submit(AlterPartitionReassignments((ReassignableTopic(
+        "t", (ReassignablePartition(0, (3, 1, 2)),)),)))
+    assert c.run_until(lambda: moved.done, 5000) and moved.error is None
+    image = c.active_controller().image  # type: ignore[union-attr]
+    topic = image.topic("t")
+    assert topic is not None
+    reg = topic.partitions[0]
+    assert (reg.replicas, reg.adding_replicas, reg.removing_replicas) == \
+        ((3, 1, 2, 0), (3,), (0,))
+    request = AlterPartitionRequest(13, 0, image.brokers[0].epoch, topic.topic_id, 0,
+                                    reg.leader_epoch, reg.partition_epoch, (0, 1, 2, 3))
+    answer = _ask(c, 0, request)
+    assert answer == AlterPartitionResponse(13, "NEW_LEADER_ELECTED", topic.topic_id, 0)
+    done = c.active_controller().image.topic("t")  # type: ignore[union-attr]
+    assert done is not None
+    reg = done.partitions[0]
+    assert (reg.replicas, reg.isr, reg.leader, reg.adding_replicas) == \
+        ((3, 1, 2), (1, 2, 3), 3, ())

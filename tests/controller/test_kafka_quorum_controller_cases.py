@@ -37,11 +37,13 @@ from controller import ControllerConfig, QuorumController, WriteMode
 from controller.activation import activation_records
 from controller.operations import (
     AllocateProducerIds,
+    AlterPartitionReassignments,
     ConfigChange,
     CreateTopics,
     DeleteTopics,
     ElectLeaders,
     IncrementalAlterConfigs,
+    ListPartitionReassignments,
     NewTopic,
     Operation,
     RegisterBroker,
@@ -155,7 +157,8 @@ def test_a_write_completes_only_when_committed_and_reads_do_not_see_it_before() 
 def test_empty_requests_complete_at_once_without_waiting_or_writing() -> None:
     """testEarlyControllerResults: a request with nothing in it completes at once, even
     behind a pending write and on a controller that is not active (an election naming no
-    partition too; naming none at all, None, means every partition)."""
+    partition too; naming none at all, None, means every partition; a reassignment of no
+    topic, and a listing of none, which Kafka answers at once too)."""
     c = cluster(seed=43, batch=10, fetch=10)
     active = c.active_controller()
     assert active is not None
@@ -164,7 +167,8 @@ def test_empty_requests_complete_at_once_without_waiting_or_writing() -> None:
     end = active.raft.log.end_offset
     standby = next(c.controller(n) for n in c.config.controller_ids if n != active.node_id)
     assert standby is not None
-    for op in (CreateTopics(()), DeleteTopics(()), ElectLeaders("PREFERRED", ())):
+    for op in (CreateTopics(()), DeleteTopics(()), ElectLeaders("PREFERRED", ()),
+               AlterPartitionReassignments(()), ListPartitionReassignments(())):
         for node in (active.node_id, standby.node_id):
             handle = c.submit(op, node_id=node)
             assert handle.done and handle.outcome() == "committed", (op, node, handle)

@@ -2,16 +2,16 @@
 ReplicationControlManagerTest that kraftsim models: placement that needs an unfenced
 leader and keeps fenced replicas out of the ISR, topic names that collide on '.' and
 '_', deletion with the topic's configs, growing a topic, the ISR after fences, unclean
-elections when a broker returns, duplicate topic ids, and the checks of a leader's
-AlterPartition in Kafka's order.
+elections when a broker returns, duplicate topic ids, the checks of a leader's
+AlterPartition in Kafka's order, and partition reassignment (AlterPartitionReassignments,
+ListPartitionReassignments and the AlterPartition that completes one; kraftsim's
+AlterPartitionOp answers the partition as written, and the broker service turns a leader
+the completion replaced into NEW_LEADER_ELECTED).
 
 Cases left out, as kraftsim does not model what they test:
 - testCreateTopicsWithMutationQuotaExceeded, testDeleteTopicsWithMutationQuotaExceeded,
   testCreatePartitionsWithMutationQuotaExceeded: no controller mutation quota (KIP-599).
 - testCreateTopicsWithPolicy: no CreateTopicPolicy plug-in.
-- testReassignPartitions, testCancelReassignPartitions,
-  testReassignPartitionsHandlesNewReassignmentThatRemovesPreviouslyAddingReplicas: no
-  partition reassignment (AlterPartitionReassignments, adding and removing replicas).
 - testEligibleLeaderReplicas_ShrinkAndExpandIsr, testEligibleLeaderReplicas_BrokerFence,
   testEligibleLeaderReplicas_DeleteTopic, testEligibleLeaderReplicas_EffectiveMinIsr,
   testEligibleLeaderReplicas_CleanElection, testEligibleLeaderReplicas_UncleanShutdown:
@@ -30,17 +30,23 @@ from __future__ import annotations
 import pytest
 
 from controller.operations import (
+    AlterPartitionReassignments,
     CreatePartitions,
     CreateTopics,
     DeleteTopics,
+    ElectLeaders,
     FenceBroker,
     IncrementalAlterConfigs,
     NewTopic,
+    ReassignablePartition,
+    ReassignableTopic,
+    TopicPartitions,
     UnfenceBroker,
 )
 from controller.operations.alter_partition import AlterPartitionOp
 from controller.operations.configs import ConfigChange
 from controller.operations.placement import fenced_brokers, usable_brokers
+from controller.operations.reassignments import list_partition_reassignments
 from controller.operations.topics import colliding_topic
 from metadata.delta import BROKER_RESOURCE, TOPIC_RESOURCE, ReplayError
 from metadata.image import NO_LEADER, MetadataImage, PartitionRegistration
@@ -585,3 +591,178 @@ def test_a_delete_naming_a_topic_twice_is_refused_and_deletes_nothing() -> None:
     assert not c.controller_faults
     active = c.active_controller()
     assert active is not None and active.image.topic("a") is not None
+
+
+# ------------------------------------------------------------------ reassignments
+
+def _manual(image: MetadataImage, name: str, *assignments: tuple[int, ...]
+            ) -> tuple[MetadataImage, str]:
+    """``image`` with topic ``name`` created with ``assignments`` (Kafka's createTestTopic
+    with replicas), and its topic id."""
+    image, _, _ = run(CreateTopics((NewTopic(name, -1, -1, assignments=assignments),)), image,
+                      offset=image.offset + 1)
+    return image, image.topics_by_name[name]
+
+
+def _ok(pid: int) -> dict[str, object]:
+    return {"partitionIndex": pid, "errorCode": "NONE", "errorMessage": None}
+
+
+def _failed(pid: int, code: str, message: str | None = None) -> dict[str, object]:
+    return {"partitionIndex": pid, "errorCode": code, "errorMessage": message}
+
+
+def _reassign(*topics: tuple[str, tuple[tuple[int, tuple[int, ...] | None], ...]]
+              ) -> AlterPartitionReassignments:
+    return AlterPartitionReassignments(tuple(
+        ReassignableTopic(name, tuple(ReassignablePartition(p, r) for p, r in parts))
+        for name, parts in topics))
+
+
+def _ongoing(name: str, pid: int, replicas: list[int], adding: list[int],
+             removing: list[int]) -> dict[str, object]:
+    return {"topics": [{"name": name, "partitions": [
+        {"partitionIndex": pid, "replicas": replicas, "addingReplicas": adding,
+         "removingReplicas": removing}]}]}
+
+
+NONE_REASSIGNING: dict[str, object] = {"topics": []}
+
+
+def test_reassign_partitions() -> None:
+    """testReassignPartitions: a reordering completes at once, a new replica set starts
+    (the target then the removed, adding and removing named), an unknown partition is
+    answered; the cancel answers NO_REASSIGNMENT_IN_PROGRESS where none runs and reverts
+    the other (its leader epoch bumped: a replica leaves); the leader's AlterPartition
+    that takes the new replica in completes it and elects the first target replica (the
+    broker service then answers the old leader NEW_LEADER_ELECTED, Kafka's answer from
+    AlterPartition v2; the FENCED_LEADER_EPOCH Kafka gives versions 0 and 1 instead is
+    not modelled: tests/controller/test_broker_service.py checks the answer)."""
+    image = image_of(brokers(0, 1, 2, 3))
+    image, foo = _manual(image, "foo", (1, 2, 3), (3, 2, 1))
+    image, _ = _manual(image, "bar", (1, 2, 3))
+    assert list_partition_reassignments(image) == NONE_REASSIGNING
+    after, records, response = run(_reassign(
+        ("foo", ((0, (3, 2, 1)), (1, (0, 2, 1)), (2, (0, 2, 1)))), ("bar", ())), image)
+    assert response == {"responses": [
+        {"name": "foo", "partitions": [
+            _ok(0), _ok(1),
+            _failed(2, "UNKNOWN_TOPIC_OR_PARTITION", "Unable to find partition foo:2.")]},
+        {"name": "bar", "partitions": []}]}
+    assert records == [
+        PartitionChangeRecord(partition_id=0, topic_id=foo, replicas=(3, 2, 1)),
+        PartitionChangeRecord(partition_id=1, topic_id=foo, replicas=(0, 2, 1, 3),
+                              removing_replicas=(3,), adding_replicas=(0,))]
+    current = _ongoing("foo", 1, [0, 2, 1, 3], [0], [3])
+    assert list_partition_reassignments(after) == current
+    assert list_partition_reassignments(after, (("bar", (0, 1, 2)),)) == NONE_REASSIGNING
+    assert list_partition_reassignments(after, (("foo", (0, 1, 2)),)) == current
+    records, response = generate(_reassign(
+        ("foo", ((0, None), (1, None), (2, None))), ("bar", ((0, None),))), after)
+    assert records == [PartitionChangeRecord(
+        partition_id=1, topic_id=foo, replicas=(2, 1, 3), leader=3, removing_replicas=(),
+        adding_replicas=())]
+    assert response == {"responses": [
+        {"name": "foo", "partitions": [
+            _failed(0, "NO_REASSIGNMENT_IN_PROGRESS"), _ok(1),
+            _failed(2, "UNKNOWN_TOPIC_OR_PARTITION", "Unable to find partition foo:2.")]},
+        {"name": "bar", "partitions": [_failed(0, "NO_REASSIGNMENT_IN_PROGRESS")]}]}
+    # the cancel not replayed: broker 3 leads foo-1 at leader epoch 0, partition epoch 1
+    done, [change], reg = run(AlterPartitionOp(3, 100, foo, 1, 0, 1, (3, 0, 2, 1)), after)
+    assert change == PartitionChangeRecord(
+        partition_id=1, topic_id=foo, isr=(0, 2, 1), leader=0, replicas=(0, 2, 1),
+        removing_replicas=(), adding_replicas=())
+    assert isinstance(reg, PartitionRegistration) and reg.leader == 0  # not the requester
+    assert list_partition_reassignments(done) == NONE_REASSIGNING
+
+
+def test_cancel_reassign_partitions() -> None:
+    """testCancelReassignPartitions: with broker 3 fenced, a removal completes at once
+    (leader epoch bumped), a reordering too, an unregistered broker and an empty list are
+    INVALID_REPLICA_ASSIGNMENT in Kafka's words, an addition waits; the leader's
+    AlterPartition that lacks the fenced target replica leaves it waiting; the cancel
+    reverts to the original replicas (ISR kept, leader epoch bumped)."""
+    image = image_of(brokers(0, 1, 2, 3, 4))
+    image, _ = _manual(image, "foo", (1, 2, 3, 4), (0, 1, 2, 3), (4, 3, 1, 0), (2, 3, 4, 1))
+    image, bar = _manual(image, "bar", (4, 3, 2))
+    assert list_partition_reassignments(image) == NONE_REASSIGNING
+    image, _, _ = run(FenceBroker(3), image, offset=image.offset + 1)
+    reg = _partition(image, 0)
+    assert (reg.replicas, reg.isr, reg.leader, reg.leader_epoch, reg.partition_epoch) == \
+        ((1, 2, 3, 4), (1, 2, 4), 1, 0, 1)
+    after, _, response = run(_reassign(
+        ("foo", ((0, (1, 2, 4)), (1, (1, 2, 3, 0)), (2, (5, 6, 7)), (3, ()))),
+        ("bar", ((0, (1, 2, 3, 4, 0)),))), image)
+    assert response == {"responses": [
+        {"name": "foo", "partitions": [
+            _ok(0), _ok(1),
+            _failed(2, "INVALID_REPLICA_ASSIGNMENT", "The manual partition assignment "
+                    "includes broker 5, but no such broker is registered."),
+            _failed(3, "INVALID_REPLICA_ASSIGNMENT", "The manual partition assignment "
+                    "includes an empty replica list.")]},
+        {"name": "bar", "partitions": [_ok(0)]}]}
+
+    def state(name: str, pid: int = 0) -> tuple[object, ...]:
+        reg = _partition(after, pid, name)
+        return (reg.replicas, reg.isr, reg.adding_replicas, reg.removing_replicas, reg.leader,
+                reg.leader_epoch, reg.partition_epoch)
+    assert state("foo", 0) == ((1, 2, 4), (1, 2, 4), (), (), 1, 1, 2)
+    assert state("foo", 1) == ((1, 2, 3, 0), (0, 1, 2), (), (), 0, 0, 2)
+    assert state("bar") == ((1, 2, 3, 4, 0), (4, 2), (0, 1), (), 4, 0, 2)
+    current = _ongoing("bar", 0, [1, 2, 3, 4, 0], [0, 1], [])
+    assert list_partition_reassignments(after) == current
+    assert list_partition_reassignments(after, (("foo", (0, 1, 2)),)) == NONE_REASSIGNING
+    assert list_partition_reassignments(after, (("bar", (0, 1, 2)),)) == current
+    _, _, reg = run(AlterPartitionOp(4, 100, bar, 0, 0, 2, (4, 1, 2, 0)), after)
+    assert isinstance(reg, PartitionRegistration)
+    assert (reg.leader, reg.leader_epoch, reg.isr, reg.partition_epoch) == \
+        (4, 0, (4, 1, 2, 0), 3)
+    assert reg.adding_replicas == (0, 1)  # broker 3, a target replica, is not in sync
+    # the AlterPartition not replayed
+    cancelled, records, response = run(_reassign(("foo", ((0, None),)), ("bar", ((0, None),))),
+                                       after)
+    assert records == [PartitionChangeRecord(partition_id=0, topic_id=bar, leader=4,
+                                             replicas=(2, 3, 4), adding_replicas=())]
+    assert response == {"responses": [
+        {"name": "foo", "partitions": [_failed(0, "NO_REASSIGNMENT_IN_PROGRESS")]},
+        {"name": "bar", "partitions": [_ok(0)]}]}
+    assert list_partition_reassignments(cancelled) == NONE_REASSIGNING
+    reg = _partition(cancelled, 0, "bar")
+    assert (reg.replicas, reg.isr, reg.leader, reg.leader_epoch, reg.partition_epoch) == \
+        ((2, 3, 4), (4, 2), 4, 1, 3)
+
+
+def test_reassign_partitions_handles_new_reassignment_that_removes_previously_adding_replicas(
+        ) -> None:
+    """testReassignPartitionsHandlesNewReassignmentThatRemovesPreviouslyAddingReplicas: a
+    second reassignment while the first runs removes the first's adding replicas too (all
+    of the current replicas not in the new target, in broker id order); completing it
+    moves leadership off the removed leader."""
+    image = image_of(brokers(0, 1, 2, 3, 4, 5))
+    image, topic_id = _manual(image, "topic-1", (0, 1))
+    image, _, response = run(_reassign(("topic-1", ((0, (2, 3)),))), image)
+    assert response == {"responses": [{"name": "topic-1", "partitions": [_ok(0)]}]}
+    assert list_partition_reassignments(image) == \
+        _ongoing("topic-1", 0, [2, 3, 0, 1], [2, 3], [0, 1])
+    reg = _partition(image, 0, "topic-1")
+    image, _, answer = run(AlterPartitionOp(reg.leader, 100, topic_id, 0, reg.leader_epoch,
+                                            reg.partition_epoch, (0, 1, 2)), image)
+    assert isinstance(answer, PartitionRegistration)
+    assert (answer.isr, answer.partition_epoch) == ((0, 1, 2), reg.partition_epoch + 1)
+    image, _, elected = run(ElectLeaders("PREFERRED", (TopicPartitions("topic-1", (0,)),)),
+                            image)
+    assert elected == {"electionType": "PREFERRED", "results": [
+        {"topic": "topic-1", "partitions": [{"partition": 0, "error": "NONE",
+                                             "message": None}]}]}
+    assert _partition(image, 0, "topic-1").leader == 2
+    image, _, response = run(_reassign(("topic-1", ((0, (4, 5)),))), image)
+    assert response == {"responses": [{"name": "topic-1", "partitions": [_ok(0)]}]}
+    assert list_partition_reassignments(image) == \
+        _ongoing("topic-1", 0, [4, 5, 0, 1, 2, 3], [4, 5], [0, 1, 2, 3])
+    reg = _partition(image, 0, "topic-1")
+    assert reg.leader == 2 and reg.leader in reg.replicas
+    image, _, answer = run(AlterPartitionOp(2, 100, topic_id, 0, reg.leader_epoch,
+                                            reg.partition_epoch, (0, 1, 2, 3, 4, 5)), image)
+    assert isinstance(answer, PartitionRegistration) and answer.leader == 4  # NEW_LEADER_ELECTED
+    assert _partition(image, 0, "topic-1").leader == 4
+    assert list_partition_reassignments(image) == NONE_REASSIGNING

@@ -22,8 +22,6 @@ Not ported:
 - testCreateClusterWithAdvertisedPortZero: socket servers and bound ports are not
   modelled (Kafka's broker advertises its bound port in place of 0; kraftsim refuses a
   registration with port 0, as Kafka's ListenerInfo would).
-- testCreateClusterAndPerformReassignment: partition reassignment
-  (AlterPartitionReassignments) is not modelled.
 - testSetLog4jConfigurations: BROKER_LOGGER resources (log4j) are not modelled.
 - testLegacyAlterConfigs: the legacy (non-incremental) AlterConfigs API is not modelled.
 - testRemoteLogManagerInstantiation,
@@ -70,19 +68,24 @@ from controller.errors import ApiError
 from controller.handle import OperationHandle
 from controller.operations import (
     AlterClientQuotas,
+    AlterPartitionReassignments,
     ConfigChange,
     CreatePartitions,
     CreateTopics,
     DeleteTopics,
     FeatureUpdate,
     IncrementalAlterConfigs,
+    ListPartitionReassignments,
     NewTopic,
     Operation,
     QuotaAlteration,
+    ReassignablePartition,
+    ReassignableTopic,
     RegisterBroker,
     UnregisterBroker,
     UpdateFeatures,
 )
+from controller.operations.reassignments import list_partition_reassignments
 from metadata.bootstrap import BootstrapError, BootstrapMetadata
 from metadata.delta import BROKER_RESOURCE, TOPIC_RESOURCE
 from metadata.image import MetadataImage
@@ -190,6 +193,50 @@ def test_create_cluster_and_close() -> None:
     unfenced); closing is dropping the simulation."""
     cluster = _started(brokers=1, controllers=1)
     assert cluster.brokers_unfenced()
+    assert cluster.sim.violation is None
+
+
+def test_create_cluster_and_perform_reassignment() -> None:
+    """testCreateClusterAndPerformReassignment: four partitions of foo reassigned at once
+    (a reordering, another, a shrink to two replicas, a growth to four); the reassignments
+    complete (none listed), every broker's metadata shows the new replica lists, and each
+    broker's replica manager hosts exactly the partitions it is a replica of."""
+    cluster = _started(brokers=4, controllers=3)
+    _ok(cluster, CreateTopics((NewTopic("foo", -1, -1, assignments=(
+        (0, 1, 2), (1, 2, 3), (2, 3, 0), (3, 2, 1))),)))
+    _wait_for_topic_listing(cluster, ["foo"], [])
+    assert _ok(cluster, ListPartitionReassignments()) == {"topics": []}
+    targets = ((2, 1, 0), (0, 1, 2), (2, 3), (3, 2, 0, 1))
+    answer = _ok(cluster, AlterPartitionReassignments((ReassignableTopic("foo", tuple(
+        ReassignablePartition(p, r) for p, r in enumerate(targets))),)))
+    assert answer == {"responses": [{"name": "foo", "partitions": [
+        {"partitionIndex": p, "errorCode": "NONE", "errorMessage": None}
+        for p in range(4)]}]}
+
+    def none_listed() -> bool:  # (read from the active controller's committed state)
+        active = cluster.active_controller()
+        return active is not None and \
+            list_partition_reassignments(active.committed_image()) == {"topics": []}
+    _eventually(cluster, none_listed)
+    assert _ok(cluster, ListPartitionReassignments()) == {"topics": []}
+
+    def mapping(image: MetadataImage) -> tuple[tuple[int, ...], ...]:
+        topic = image.topic("foo")
+        return () if topic is None else \
+            tuple(topic.partitions[p].replicas for p in sorted(topic.partitions))
+    _eventually(cluster, lambda: all(mapping(i) == targets for i in _broker_images(cluster)))
+    topic_id = _image(cluster, 0).topics_by_name["foo"]
+    hosting = {0: (True, True, False, True), 1: (True, True, False, True),
+               2: (True, True, True, True), 3: (False, False, True, True)}
+
+    def hosted() -> bool:
+        for broker, expected in hosting.items():
+            manager = cluster.replica_manager(broker)
+            assert manager is not None
+            if tuple(manager.held((topic_id, p)) is not None for p in range(4)) != expected:
+                return False
+        return True
+    _eventually(cluster, hosted)
     assert cluster.sim.violation is None
 
 
