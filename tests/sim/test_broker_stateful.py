@@ -7,7 +7,8 @@ producers (one per partition) lose a share of their answers (so they retry); a
 third, plain acks=all producer writes to partition 0 without losing answers (an
 idempotent producer refuses to write past a lost batch, OUT_OF_ORDER_SEQUENCE_NUMBER,
 so only a plain one writes new records where a lost acknowledged batch was).
-Brokers crash, restart, get isolated or shut down in a controlled way. Every
+Brokers crash, restart, get isolated or shut down in a controlled way; partitions are
+reassigned (replicas removed, added back and reordered) and reassignments cancelled. Every
 invariant of ``sim/invariants/brokers.py`` (and the raft and transaction ones)
 is checked after every event.
 
@@ -39,6 +40,11 @@ from controller.operations import (
     IncrementalAlterConfigs,
     NewTopic,
     TopicPartitions,
+)
+from controller.operations.reassignments import (
+    AlterPartitionReassignments,
+    ReassignablePartition,
+    ReassignableTopic,
 )
 from controller.operations.configs import ConfigChange
 from metadata.delta import TOPIC_RESOURCE
@@ -142,6 +148,18 @@ class BrokerWorld(BrokerCore):
         self.cluster.submit(ElectLeaders("PREFERRED", wanted))
         self._step()
 
+
+    @rule(partition=st.sampled_from([0, 1]),
+          replicas=st.none() | st.permutations(BROKERS).flatmap(
+              lambda order: st.integers(1, 3).map(lambda n: tuple(order[:n]))))
+    def reassign(self, partition: int, replicas: tuple[int, ...] | None) -> None:
+        """Reassign a partition to one to three brokers in any order, or cancel its
+        reassignment (None), while the faults go on: a replica added back fetches its log
+        from scratch, a removed one drops it, and the reassignment completes only once
+        every target replica is in sync."""
+        self.cluster.submit(AlterPartitionReassignments(
+            (ReassignableTopic("t", (ReassignablePartition(partition, replicas),)),)))
+        self._step()
 
     @rule(enabled=st.booleans())
     def allow_unclean_election(self, enabled: bool) -> None:
