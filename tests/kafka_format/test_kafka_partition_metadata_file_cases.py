@@ -130,11 +130,13 @@ def test_a_partition_metadata_kafka_reads_is_read(text: str,
 
 @pytest.mark.parametrize(("text", "message"), [
     ("version 0\ntopic_id: " + TOPIC_ID, "Malformed line in checkpoint file [pm]: version 0"),
+    ("version: x\ntopic_id: " + TOPIC_ID,  # Kafka names the line it could not parse
+     "Malformed line in checkpoint file [pm]: version: x"),
     ("version: -1\ntopic_id: " + TOPIC_ID,
      "Unrecognized version of partition metadata file (pm): -1"),
     ("version: 0\ntopic_id: AAAAAAAAAAAAAAAAAAAAAA",
      "Invalid topic ID in partition metadata file (pm)"),
-], ids=["malformed", "negative-version", "zero-uuid"])
+], ids=["malformed", "version-not-a-number", "negative-version", "zero-uuid"])
 def test_a_refusal_says_what_kafka_says(text: str, message: str) -> None:
     """Kafka's words for each refusal."""
     failure = decode_partition_metadata(text, "pm")
