@@ -86,7 +86,8 @@ def test_clean_shutdown_file_can_parse_with_unknown_fields(tmp_path: Path) -> No
     ('{"version":2147483648,"brokerEpoch":10}', None),
     ('{"brokerEpoch":10', None),                     # cut short
 ], ids=["written", "no-version", "other-version", "null-version", "trailing-text",
-        "long-max", "int-and-long-min", "repeated-field", "repeated-null", "repeated-bad", "empty-object",
+        "long-max", "int-and-long-min", "repeated-field", "repeated-null", "repeated-bad",
+        "empty-object",
         "unknown-nested", "empty", "not-json", "array",
         "no-epoch", "null-epoch", "epoch-beyond-long", "boolean-epoch", "array-epoch",
         "nan", "string-version", "version-beyond-int", "cut"])
