@@ -262,8 +262,9 @@ def decode_partition_metadata(text: str, source: str = "<text>"
     if version is None:
         return DecodeFailure(source, "corrupt", _malformed(source, lines[0][1]), 0)
     if version < CHECKPOINT_VERSION:
+        # Kafka's text as it is, with the stray " + " inside its quotes
         return DecodeFailure(source, "unsupported", "Unrecognized version of partition "
-                             f"metadata file ({source}): {version}", 0)
+                             f"metadata file + ({source}): {version}", 0)
     if len(lines) < 2:
         return DecodeFailure(source, "truncated", "no topic_id line", size)
     position, line = lines[1]

@@ -148,3 +148,15 @@ def test_epoch_validation_within_fetch_session() -> None:
                                  FetchPartition(TOPIC_ID, 0, epoch + 1, 0, -1),
                                  opened.session_id, 2)
         assert _only(unknown).error == "UNKNOWN_LEADER_EPOCH"
+
+
+def test_a_consumer_fetch_reads_500_records_unless_told() -> None:
+    """A consumer's fetch that names no number of records reads at most 500 (the
+    default of ``ReplicaManager.fetch``), from the offset asked."""
+    cell = Cell(brokers=(1,))
+    cell.create(replicas=(1,), leader=1)
+    cell.produce(1, [f"v{i}" for i in range(501)])
+    cell.run(500)
+    error, entries, hw = cell.managers[1].fetch(TOPIC, 0, 0)
+    assert (error, len(entries), hw) == ("NONE", 500, 501)
+    assert len(cell.managers[1].fetch(TOPIC, 0, 0, 1_000)[1]) == 501

@@ -80,6 +80,8 @@ def test_high_watermark_persistence_single_partition(tmp_path: Path) -> None:
     topic_id = "Zm9vAAAAAAAAAAAAAAAAAA"
     _create(cell, "foo", topic_id)
     assert _hwm_for(manager, tmp_path, "foo", 0) == 0  # held compact: an empty log
+    # a compact replica is checkpointed too, at high watermark 0
+    assert (tmp_path / HIGH_WATERMARK_CHECKPOINT).read_text() == "0\n1\nfoo 0 0\n"
     log = manager.replicas[topic_id, 0].log
     assert _hwm_for(manager, tmp_path, "foo", 0) == log.high_watermark == 0
     log.update_high_watermark(5)  # the log is empty: the high watermark stays at its end

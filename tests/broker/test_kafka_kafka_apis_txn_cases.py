@@ -123,6 +123,69 @@ def test_init_producer_id_fields_need_their_versions() -> None:
     assert out == [TxnResult("NONE", PID, 6)]
 
 
+@pytest.mark.parametrize("version", range(7))
+def test_init_producer_id_without_a_producer_bumps_the_epoch_at_every_version(
+        version: int) -> None:
+    """No producer id and epoch (-1, -1: all a client below v3 can send) is no
+    expectation: the coordinator bumps the transactional id's epoch, whatever it was."""
+    h = _harness(S.EMPTY, epoch=5)
+    out: list[TxnResult] = []
+    handle_init_producer_id_request(h.coordinator, version, "txnId", 1_000, -1, -1, 5,
+                                    out.append)
+    assert out == [TxnResult("NONE", PID, 6)]
+
+
+def test_init_producer_id_version_six_carries_the_two_phase_commit_flags() -> None:
+    """KIP-939's Enable2Pc and KeepPreparedTxn reach the coordinator at v6: Enable2Pc on a
+    broker without ``transaction.two.phase.commit.enable`` is refused by the coordinator
+    (TRANSACTIONAL_ID_AUTHORIZATION_FAILED), not as an unknown field."""
+    h = _harness(S.EMPTY, epoch=5)
+    out: list[TxnResult] = []
+    handle_init_producer_id_request(h.coordinator, 6, "txnId", 1_000, -1, -1, 5, out.append,
+                                    enable_2pc=True)
+    handle_init_producer_id_request(h.coordinator, 6, "txnId", 1_000, -1, -1, 5, out.append,
+                                    keep_prepared_txn=True)
+    assert out == [TxnResult("TRANSACTIONAL_ID_AUTHORIZATION_FAILED"),
+                   TxnResult("NONE", PID, 6)]
+
+
+_NEWEST_VERSIONS = {"AddPartitionsToTxn": 5, "InitProducerId": 6, "EndTxn": 5,
+                    "AddOffsetsToTxn": 4, "TxnOffsetCommit": 4}
+
+
+def _send(request: str, version: int) -> None:
+    h = _harness()
+    ignore: Callable[[object], None] = lambda _: None  # noqa: E731
+    if request == "AddPartitionsToTxn":
+        txn = AddPartitionsTxn("txnId", PID, 1, ((TOPIC, 0),))
+        handle_add_partitions_to_txn(h.coordinator, version, [txn], known, 5, ignore)
+    elif request == "InitProducerId":
+        handle_init_producer_id_request(h.coordinator, version, "txnId", 1_000, -1, -1, 5,
+                                        ignore)
+    elif request == "EndTxn":
+        handle_end_txn_request(h.coordinator, version, "txnId", PID, 1, True, 5, ignore)
+    elif request == "AddOffsetsToTxn":
+        handle_add_offsets_to_txn_request(h.coordinator, version, "txnId", PID, 1, "groupId",
+                                          5, ignore)
+    else:
+        handle_txn_offset_commit_request(_Groups("NONE"), version, "txnId", "groupId", PID, 1,
+                                         {(TOPIC, 0): 3}, known, 5, ignore)
+
+
+@pytest.mark.parametrize("name", sorted(_NEWEST_VERSIONS))
+def test_each_transaction_request_serves_the_versions_kafka_serves(name: str) -> None:
+    """Each request is answered from version 0 to its newest (AddPartitionsToTxn 5,
+    InitProducerId 6, EndTxn 5, AddOffsetsToTxn 4, TxnOffsetCommit 4); the version past
+    it, or a negative one, is UNSUPPORTED_VERSION."""
+    newest = _NEWEST_VERSIONS[name]
+    for version in (0, newest):
+        _send(name, version)
+    for version in (-1, newest + 1):
+        with pytest.raises(InvalidTxnRequest) as refused:
+            _send(name, version)
+        assert refused.value.error == "UNSUPPORTED_VERSION"
+
+
 @pytest.mark.parametrize(("version", "error"), _fenced_versions(ADD_OFFSETS_MAX_VERSION, 2))
 def test_should_replace_producer_fenced_with_invalid_producer_epoch_in_add_offset_to_txn_with_older_client(  # noqa: E501
         version: int, error: str) -> None:

@@ -27,6 +27,7 @@ from __future__ import annotations
 import pytest
 
 from broker.replica_manager import (
+    CONSUMER_REPLICA_ID,
     DEBUGGING_REPLICA_ID,
     EARLIEST_LOCAL_TIMESTAMP,
     EARLIEST_TIMESTAMP,
@@ -157,3 +158,34 @@ def test_a_lookup_by_time_is_refused() -> None:
             cell.managers[1].list_offsets(TOPIC, 0, timestamp)
     with pytest.raises(ValueError, match="isolation"):
         cell.managers[1].list_offsets(TOPIC, 0, LATEST_TIMESTAMP, isolation="committed")
+
+
+def test_earliest_names_the_epoch_of_the_first_record() -> None:
+    """Beyond Kafka's cases: EARLIEST and EARLIEST_LOCAL give the log start with the epoch
+    of its first leader-epoch entry, here 3 (records written in epochs 3 and 4), not the
+    current one."""
+    cell = Cell(brokers=(1,))
+    cell.create(replicas=(1,), leader=1, leader_epoch=3)
+    cell.produce(1, ["a", "b"])
+    assert cell.change(leader=1).leader_epoch == 4
+    cell.produce(1, ["c"])
+    cell.run(500)
+    manager = cell.managers[1]
+    assert manager.list_offsets(TOPIC, 0, EARLIEST_TIMESTAMP) == ListedOffset("NONE", 0, 3)
+    assert manager.list_offsets(TOPIC, 0, EARLIEST_LOCAL_TIMESTAMP) == \
+        ListedOffset("NONE", 0, 3)
+    assert manager.list_offsets(TOPIC, 0, LATEST_TIMESTAMP) == ListedOffset("NONE", 3, 4)
+
+
+def test_the_sentinels_are_kafkas_numbers() -> None:
+    """Kafka's wire values: timestamps EARLIEST -2, LATEST -1, EARLIEST_LOCAL -4; replica
+    ids -1 for a consumer and -2 for a debugging client (which a follower answers); an
+    error comes with offset and epoch -1 (UNKNOWN_OFFSET, UNKNOWN_EPOCH)."""
+    assert (EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, EARLIEST_LOCAL_TIMESTAMP) == (-2, -1, -4)
+    assert (CONSUMER_REPLICA_ID, DEBUGGING_REPLICA_ID) == (-1, -2)
+    cell = Cell(brokers=(1, 2))
+    cell.create(replicas=(1, 2), leader=1)
+    follower = cell.managers[2]
+    assert follower.list_offsets(TOPIC, 0, -4, replica_id=-2) == ListedOffset("NONE", 0, -1)
+    assert follower.list_offsets(TOPIC, 0, -2, replica_id=-1) == \
+        ListedOffset("NOT_LEADER_OR_FOLLOWER", -1, -1)

@@ -89,6 +89,10 @@ def test_every_number_must_be_at_least_one(name: str) -> None:
 def test_the_replication_factor_is_a_short() -> None:
     with pytest.raises(InvalidTxnConfig, match="Not a number of type SHORT"):
         TxnCoordinatorConfig.from_kafka({"transaction.state.log.replication.factor": "32768"})
+    with pytest.raises(InvalidTxnConfig, match="Not a number of type SHORT"):
+        TxnCoordinatorConfig.from_kafka({"transaction.state.log.replication.factor": "-32769"})
+    with pytest.raises(InvalidTxnConfig, match="Value must be at least 1"):
+        TxnCoordinatorConfig.from_kafka({"transaction.state.log.replication.factor": "-32768"})
     assert TxnCoordinatorConfig.from_kafka(
         {"transaction.state.log.replication.factor": "32767"}
     ).state_log_replication_factor == 32767

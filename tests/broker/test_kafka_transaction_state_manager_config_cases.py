@@ -110,6 +110,8 @@ def test_values_are_trimmed_and_booleans_take_any_case() -> None:
         {"transaction.max.timeout.ms": "+\u0661\u0662"}).max_timeout_ms == 12
     with pytest.raises(InvalidTxnConfig, match="Not a number of type INT"):
         TxnCoordinatorConfig.from_kafka({"transaction.max.timeout.ms": "1\u00b2"})
+    with pytest.raises(InvalidTxnConfig, match="Not a number of type INT"):
+        TxnCoordinatorConfig.from_kafka({"transaction.max.timeout.ms": "!1"})  # not trimmed
     with pytest.raises(InvalidTxnConfig, match="Expected value to be either true or false"):
         TxnCoordinatorConfig.from_kafka({"transaction.two.phase.commit.enable": "yes"})
 
@@ -125,6 +127,31 @@ def test_a_coordinator_refuses_a_config_below_the_bounds(field: str) -> None:
         config.validate()
     with pytest.raises(ConfigError):
         TransactionCoordinator(0, config, lambda *_: None, lambda: ("NONE", 1))
+
+
+@pytest.mark.parametrize(("field", "value", "reason"), [
+    ("max_timeout_ms", 2**31 - 1, None),
+    ("max_timeout_ms", 2**31, "Not a number of type INT"),
+    ("max_timeout_ms", -2**31, "Value must be at least 1"),
+    ("max_timeout_ms", -2**31 - 1, "Not a number of type INT"),
+    ("state_log_replication_factor", 2**15 - 1, None),
+    ("state_log_replication_factor", 2**15, "Not a number of type SHORT"),
+    ("state_log_replication_factor", -2**15, "Value must be at least 1"),
+    ("state_log_replication_factor", -2**15 - 1, "Not a number of type SHORT"),
+], ids=["int-max", "past-int-max", "int-min", "below-int-min", "short-max",
+        "past-short-max", "short-min", "below-short-min"])
+def test_a_config_built_from_fields_holds_its_java_type(field: str, value: int,
+                                                       reason: str | None) -> None:
+    """A value given as a field is checked as Kafka checks the config's value: within its
+    Java type (INT, SHORT) to both ends, then at least 1."""
+    config = TxnCoordinatorConfig(**{field: value})
+    if reason is None:
+        config.validate()
+        return
+    with pytest.raises(ConfigError) as refused:
+        config.validate()
+    assert str(refused.value).endswith(f"Invalid value {value} for configuration "
+                                       f"{refused.value.field}: {reason}")
 
 
 def _init_timeout(max_timeout_ms: int, timeout_ms: int) -> TxnResult:

@@ -67,6 +67,7 @@ def test_clean_shutdown_file_can_parse_with_unknown_fields(tmp_path: Path) -> No
     ('{"version":null,"brokerEpoch":10}', 10),
     ('  {"brokerEpoch":-1} trailing', -1),           # nothing after the object is read
     ('{"brokerEpoch":9223372036854775807}', 2**63 - 1),
+    ('{"version":-2147483648,"brokerEpoch":-9223372036854775808}', -2**63),
     ('{"brokerEpoch":null,"brokerEpoch":4}', 4),     # a repeated field binds again
     ('{"brokerEpoch":4,"brokerEpoch":null}', None),
     ('{"brokerEpoch":{"a":1},"brokerEpoch":4}', None),  # each binding must succeed
@@ -85,7 +86,8 @@ def test_clean_shutdown_file_can_parse_with_unknown_fields(tmp_path: Path) -> No
     ('{"version":2147483648,"brokerEpoch":10}', None),
     ('{"brokerEpoch":10', None),                     # cut short
 ], ids=["written", "no-version", "other-version", "null-version", "trailing-text",
-        "long-max", "repeated-field", "repeated-null", "repeated-bad", "empty-object",
+        "long-max", "int-and-long-min", "repeated-field", "repeated-null", "repeated-bad",
+        "empty-object",
         "unknown-nested", "empty", "not-json", "array",
         "no-epoch", "null-epoch", "epoch-beyond-long", "boolean-epoch", "array-epoch",
         "nan", "string-version", "version-beyond-int", "cut"])

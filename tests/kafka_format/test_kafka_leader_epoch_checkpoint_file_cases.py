@@ -150,9 +150,11 @@ def test_a_negative_entry_does_not_load(entries: list[EpochEntry], message: str)
     ([(0, 0), (2, 5), (1, 7)], [(0, 0), (1, 7)]),        # a lower epoch drops the higher
     ([(0, 0), (1, 5), (2, 4)], [(0, 0), (2, 4)]),        # an earlier start drops the later
     ([(3, 10), (1, 2)], [(1, 2)]),
+    ([(0, 0), (1, 5), (2, 5)], [(0, 0), (2, 5)]),        # the same start drops the older
+    ([(1, 0), (2, 10), (3, 20), (2, 25)], [(1, 0), (2, 25)]),  # an earlier epoch again
     ([], []),
 ], ids=["monotonic", "same-epoch-later", "same-epoch-earlier", "lower-epoch",
-        "earlier-start", "all-dropped", "empty"])
+        "earlier-start", "all-dropped", "same-start", "earlier-epoch-again", "empty"])
 def test_entries_load_as_kafkas_cache_assigns_them(entries: list[tuple[int, int]],
                                                    cache: list[tuple[int, int]]) -> None:
     """The cache Kafka builds from a file's entries, assigned one by one."""

@@ -76,13 +76,15 @@ def test_always_has_node_id() -> None:
 def test_always_has_cluster_id() -> None:
     """testAlwaysHasClusterId: a V0 file may lack the cluster id, a V1 file may not."""
     assert parse_meta_properties("version=0\nbroker.id=1\n").cluster_id is None
-    with pytest.raises(DecodeError, match=r"^cluster\.id was not found\.$"):
+    with pytest.raises(DecodeError, match=r"^cluster\.id was not found\.$") as missing:
         parse_meta_properties("version=1\nnode.id=1\n")
+    assert missing.value.position == 0  # the file as a whole
 
 
 @pytest.mark.parametrize(("value", "version"), [
-    ("1 ", 1), ("1\\t", 1), ("+1", 1), ("\u0661", 1), ("0\\u0000", 0),
-], ids=["trailing-space", "trailing-tab", "plus", "arabic-indic-one", "trailing-nul"])
+    ("1 ", 1), ("1\\t", 1), ("+1", 1), ("\u0661", 1), ("0\\u0000", 0), ("\\ 1", 1),
+], ids=["trailing-space", "trailing-tab", "plus", "arabic-indic-one", "trailing-nul",
+        "escaped-leading-space"])
 def test_a_version_string_kafka_reads(value: str, version: int) -> None:
     """Beyond Kafka's cases: ``fromNumberString`` trims characters up to U+0020 off both
     ends, then ``Integer.parseInt`` reads a sign and digits of any script."""
@@ -96,8 +98,9 @@ def test_a_version_string_kafka_reads(value: str, version: int) -> None:
 def test_a_version_string_kafka_refuses(value: str) -> None:
     """Beyond Kafka's cases: what ``Integer.parseInt`` refuses (a no-break space is not
     trimmed by Java's trim) is an invalid version string."""
-    with pytest.raises(DecodeError, match=r"^Invalid meta\.properties version string"):
+    with pytest.raises(DecodeError, match=r"^Invalid meta\.properties version string") as bad:
         parse_meta_properties(f"version={value}\n")
+    assert bad.value.position == 0  # the file as a whole
 
 
 @pytest.mark.parametrize(("text", "message"), [
@@ -112,5 +115,6 @@ def test_a_version_string_kafka_refuses(value: str) -> None:
 def test_a_node_id_kafka_refuses(text: str, message: str) -> None:
     """Beyond Kafka's cases: the node id is read by ``Integer.parseInt`` untrimmed (Java's
     properties reader drops only the spaces before a value), with Kafka's words."""
-    with pytest.raises(DecodeError, match=message):
+    with pytest.raises(DecodeError, match=message) as refused:
         parse_meta_properties(text)
+    assert refused.value.position == 0  # the file as a whole

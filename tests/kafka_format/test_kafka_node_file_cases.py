@@ -279,12 +279,33 @@ def test_quorum_state_read_as_kafkas_file_store_reads_it(text: str, expected: in
     V1_STATE.replace('"data_version":1', '"data_version":65538'),  # 2 once wrapped
     "{" + V0_FIELDS.replace('"appliedOffset":0', '"appliedOffset":9223372036854775808')
     + ',"data_version":0}',
+    V1_STATE.replace('"votedId":-1', '"votedId":-2147483649'),  # below an int
+    "{" + V0_FIELDS.replace('"appliedOffset":0', '"appliedOffset":-9223372036854775809')
+    + ',"data_version":0}',
 ], ids=["empty", "empty-first-line", "two-lines", "epoch-beyond-int32", "epoch-fraction",
-        "nan", "wrapped-to-2", "offset-beyond-int64"])
+        "nan", "wrapped-to-2", "offset-beyond-int64", "voted-below-int32",
+        "offset-below-int64"])
 def test_quorum_state_kafka_refuses(text: str) -> None:
-    """Beyond Kafka's cases: what FileQuorumStateStore fails to read."""
-    with pytest.raises(DecodeError):
+    """Beyond Kafka's cases: what FileQuorumStateStore fails to read (the file as a whole:
+    position 0)."""
+    with pytest.raises(DecodeError) as refused:
         parse_quorum_state(text)
+    assert refused.value.position == 0
+
+
+def test_quorum_state_integers_reach_the_ends_of_their_java_types() -> None:
+    """Beyond Kafka's cases: the ids and epoch are read as Java ints, the applied offset as
+    a Java long, each to both ends of its range."""
+    low = parse_quorum_state(
+        "{" + V0_FIELDS.replace('"leaderId":1', '"leaderId":-2147483648')
+        .replace('"appliedOffset":0', '"appliedOffset":-9223372036854775808')
+        + ',"data_version":0}')
+    assert (low.leader_id, low.applied_offset) == (-2**31, -2**63)
+    high = parse_quorum_state(
+        "{" + V0_FIELDS.replace('"leaderEpoch":5', '"leaderEpoch":2147483647')
+        .replace('"appliedOffset":0', '"appliedOffset":9223372036854775807')
+        + ',"data_version":0}')
+    assert (high.leader_epoch, high.applied_offset) == (2**31 - 1, 2**63 - 1)
 
 
 def test_meta_properties_bytes_are_read_as_latin_1(tmp_path: Path) -> None:

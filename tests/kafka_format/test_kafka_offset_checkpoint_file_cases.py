@@ -129,11 +129,14 @@ def test_the_text_is_kafkas() -> None:
     ("0\n1\nfoo 1 5.0\n", "corrupt", 4),
     ("0\n1\nfoo\u00a01 5\n", "corrupt", 4),       # a no-break space does not split
     ("0\n1\nfoo 1\x1c5\n", "corrupt", 4),         # nor end a line, as \x1c does not
+    ("0\n1\nfoo -2147483649 5\n", "corrupt", 4),   # a partition below int32
+    ("0\n1\nfoo 1 -9223372036854775809\n", "corrupt", 4),  # an offset below int64
 ], ids=["space-before-version", "space-after-version", "underscore", "int32-version",
         "version-minus-1", "space-before-count", "negative-count", "negative-count-entry",
         "fewer", "more", "two-fields", "four-fields", "leading-space", "empty-line",
         "partition-not-a-number", "partition-beyond-int32", "offset-beyond-int64",
-        "offset-fraction", "no-break-space", "file-separator"])
+        "offset-fraction", "no-break-space", "file-separator", "partition-below-int32",
+        "offset-below-int64"])
 def test_a_file_kafka_refuses_is_refused(text: str, kind: str, position: int) -> None:
     """Each condition under which Kafka's reader throws, at the line it throws on."""
     result = decode_checkpoint(text, KIND, "ck")
@@ -155,9 +158,13 @@ def test_a_file_kafka_refuses_is_refused(text: str, kind: str, position: int) ->
     ("0\n1\n 1 5\n", (OffsetEntry("", 1, 5),)),             # an empty topic, as Kafka
     ("0\n2\nfoo 1 5\nfoo 1 6\n", (OffsetEntry("foo", 1, 5), OffsetEntry("foo", 1, 6))),
     ("0\n1\nfoo 1 5\x0c\n", (OffsetEntry("foo", 1, 5),)),  # \f splits, it ends no line
+    ("0\n1\nfoo -2147483648 -9223372036854775808\n",      # Java's int and long ranges
+     (OffsetEntry("foo", -2**31, -2**63),)),
+    ("0\n1\nfoo 2147483647 9223372036854775807\n", (OffsetEntry("foo", 2**31 - 1, 2**63 - 1),)),
 ], ids=["empty", "version-only", "version-line", "no-entries", "negative-values",
         "whitespace-runs", "crlf", "cr", "plus-signs", "arabic-indic-digit",
-        "empty-topic", "repeated-partition", "form-feed"])
+        "empty-topic", "repeated-partition", "form-feed", "int-and-long-min",
+        "int-and-long-max"])
 def test_a_file_kafka_reads_is_read(text: str, entries: tuple[OffsetEntry, ...]) -> None:
     """What Kafka's reader accepts (a repeated partition: Kafka's map keeps the last)."""
     result = decode_checkpoint(text, KIND)

@@ -130,12 +130,15 @@ def test_a_partition_metadata_kafka_reads_is_read(text: str,
 
 @pytest.mark.parametrize(("text", "message"), [
     ("version 0\ntopic_id: " + TOPIC_ID, "Malformed line in checkpoint file [pm]: version 0"),
+    ("version: x\ntopic_id: " + TOPIC_ID,  # Kafka names the line it could not parse
+     "Malformed line in checkpoint file [pm]: version: x"),
     ("version: -1\ntopic_id: " + TOPIC_ID,
-     "Unrecognized version of partition metadata file (pm): -1"),
+     "Unrecognized version of partition metadata file + (pm): -1"),  # Kafka's " + " too
     ("version: 0\ntopic_id: AAAAAAAAAAAAAAAAAAAAAA",
      "Invalid topic ID in partition metadata file (pm)"),
-], ids=["malformed", "negative-version", "zero-uuid"])
+], ids=["malformed", "version-not-a-number", "negative-version", "zero-uuid"])
 def test_a_refusal_says_what_kafka_says(text: str, message: str) -> None:
-    """Kafka's words for each refusal."""
+    """Kafka's words for each refusal (as PartitionMetadataReadBuffer has them, a stray
+    ``+`` included)."""
     failure = decode_partition_metadata(text, "pm")
     assert isinstance(failure, DecodeFailure) and failure.message == message

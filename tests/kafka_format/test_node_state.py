@@ -128,9 +128,11 @@ def test_properties_follow_javas_syntax() -> None:
     ("a := 1\n", {"a": "= 1"}),                             # one separator only
     ("\u00e9t\u00E9=1\n", {"\u00e9t\u00e9": "1"}),
     ("a=1\na=2\n", {"a": "2"}),
+    ("=1\n:2\n", {"": "2"}),                               # a separator first: no key
+    ("a==1\nb:=2\n", {"a": "=1", "b": "=2"}),               # after a separator, content
 ], ids=["continuation", "even-backslashes", "continued-hash", "continued-blank",
         "continued-at-end", "cr-lines", "vertical-tab", "form-feed", "one-separator",
-        "unicode-escapes", "repeated-key"])
+        "unicode-escapes", "repeated-key", "empty-key", "separator-in-value"])
 def test_properties_read_as_javas_properties_load(text: str, entries: dict[str, str]) -> None:
     """Java's line reader and key/value split, beyond what Kafka writes."""
     assert parse_properties(text)[0] == entries
@@ -140,5 +142,6 @@ def test_properties_read_as_javas_properties_load(text: str, entries: dict[str, 
                                   "k=\\u1_23\n"])
 def test_a_malformed_unicode_escape_is_refused(text: str) -> None:
     """``\\u`` takes exactly four hex digits (no sign, space or ``_``), with Java's words."""
-    with pytest.raises(DecodeError, match=r"^Malformed \\uxxxx encoding\.$"):
+    with pytest.raises(DecodeError, match=r"^Malformed \\uxxxx encoding\.$") as bad:
         parse_properties(text)
+    assert bad.value.position == 0  # the file as a whole

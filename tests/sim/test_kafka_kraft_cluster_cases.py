@@ -677,6 +677,28 @@ def test_default_client_quotas() -> None:
     assert list(_described(cluster, any_user, strict=True)) == [default_user, bob]
 
 
+def test_described_quotas_come_in_type_then_name_order() -> None:
+    """(testClientQuotas' describes) The matching entities come in type then name order, a
+    default name first, whatever order they were written in (the image's own order follows
+    hashes); a filter matching any user (match type 2, MATCH_TYPE_SPECIFIED) is not strict
+    unless asked (Kafka's default), so an entity with a client-id too matches."""
+    cluster = _started(brokers=1, controllers=1)
+    _eventually(cluster, lambda: _running(cluster, 0))
+    names = ["frank", "erin", "dave", "carol", "bob", "alice"]
+    users: list[tuple[Entity, float]] = [((("user", name),), 1000.0 + 10 * index)
+                                         for index, name in enumerate(names)]
+    default_user: Entity = (("user", None),)
+    bob_app: Entity = (("client-id", "app"), ("user", "bob"))
+    for entity, rate in [*users, (default_user, 3000.0), (bob_app, 500.0)]:
+        _alter_quotas(cluster, entity, ("consumer_byte_rate", rate))
+    _eventually(cluster, lambda: len(_described(cluster, (), strict=False)) == 8)
+    answer = describe_client_quotas(_image(cluster, 0), (QuotaFilterComponent("user", 2),))
+    assert answer.entries == (
+        (bob_app, (("consumer_byte_rate", 500.0),)),
+        (default_user, (("consumer_byte_rate", 3000.0),)),
+        *((entity, (("consumer_byte_rate", rate),)) for entity, rate in reversed(users)))
+
+
 @pytest.mark.parametrize(("entity", "ops", "message"), [
     ((), (("producer_byte_rate", 1.0),), "Invalid empty client quota entity"),
     ((("user", "a"), ("user", "b")), (("producer_byte_rate", 1.0),),
@@ -762,8 +784,13 @@ def test_client_quota_entity_given_twice() -> None:
     ((QuotaFilterComponent("user", MATCH_TYPE_SPECIFIED, "x"),), "INVALID_REQUEST",
      "Request specified MATCH_TYPE_SPECIFIED, but also specified a match string."),
     ((QuotaFilterComponent("user", 7, "x"),), "INVALID_REQUEST", "Unknown match type 7"),
+    ((QuotaFilterComponent("user", 3),), "INVALID_REQUEST", "Unknown match type 3"),
     ((QuotaFilterComponent("ip", MATCH_TYPE_SPECIFIED),
       QuotaFilterComponent("user", MATCH_TYPE_SPECIFIED)), "INVALID_REQUEST",
+     "Invalid entity filter component combination. IP filter component should not be used "
+     "with user or clientId filter component."),
+    ((QuotaFilterComponent("client-id", match="c"), QuotaFilterComponent("ip", MATCH_TYPE_DEFAULT)),
+     "INVALID_REQUEST",
      "Invalid entity filter component combination. IP filter component should not be used "
      "with user or clientId filter component."),
 ])
