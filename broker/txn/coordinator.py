@@ -450,10 +450,18 @@ class TransactionCoordinator:
 
     def _fence(self, meta: TransactionMetadata, now: int,
                done: Callable[[str], None]) -> None:
-        """Kafka's prepareFenceProducerEpoch, then a server-side abort."""
+        """Kafka's prepareFenceProducerEpoch, then a server-side abort.
+
+        A kept transaction (KIP-939) whose client identity was bumped more than once (the
+        application restarted twice after its prepare) is fenced at that identity's epoch,
+        not one past the transaction's: the next InitProducerId, the admin's retry, then
+        bumps past every identity handed out, so that no client holding one goes on."""
         bump = not meta.has_failed_epoch_fence and meta.producer_epoch < MAX_EPOCH and \
             TxnMutation.EPOCH_NOT_BUMPED_ON_FENCE not in self.mutations
         fenced_epoch = meta.producer_epoch + 1 if bump else meta.producer_epoch
+        kept = two_phase.kept_identity(meta)
+        if bump and kept is not None and kept[0] == meta.producer_id:
+            fenced_epoch = max(fenced_epoch, kept[1])
         meta.transit(S.PREPARE_EPOCH_FENCE, now, producer_epoch=fenced_epoch)
         self._end(meta, False, fenced_epoch, False, now, done)
 

@@ -324,3 +324,24 @@ def test_force_terminate_fences_a_rotated_kept_identity() -> None:
     assert h.meta.state == S.COMPLETE_ABORT and h.meta.producer_id == 42
     assert add(h, 73, 0) == "INVALID_PRODUCER_ID_MAPPING"
     assert end(h, 73, 0).error == "INVALID_PRODUCER_ID_MAPPING"
+
+
+def test_force_terminate_fences_a_client_kept_twice() -> None:
+    """The application restarted twice after its prepare: the kept identity went 10/4 then
+    10/5. The force-terminate's fence reaches 10/5 (not 10/4, which the admin's retry
+    would have bumped to 10/5 again, handing the last client's identity back): once it
+    is done, neither kept client can end a transaction or add partitions."""
+    h = _harness(first_pid=11)
+    _empty_at(h, 10, 3)
+    assert add(h, 10, 3) == "NONE"
+    assert init(h, keep=True) == TxnResult("NONE", 10, 4, 10, 3)
+    assert init(h, keep=True) == TxnResult("NONE", 10, 5, 10, 3)
+    assert init(h, keep=False, enable_2pc=False).error == "CONCURRENT_TRANSACTIONS"
+    markers = h.coordinator.drain_outbox()
+    assert [(m.producer_id, m.producer_epoch, m.commit) for m in markers] == [(10, 5, False)]
+    for marker in markers:
+        h.coordinator.on_marker_result(marker, "NONE", 10)
+    assert init(h, keep=False, enable_2pc=False) == TxnResult("NONE", 10, 6)
+    for epoch in (4, 5):
+        assert end(h, 10, epoch, commit=False).error == "PRODUCER_FENCED"
+        assert add(h, 10, epoch) == "PRODUCER_FENCED"

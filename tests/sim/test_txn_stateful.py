@@ -548,3 +548,22 @@ def test_a_two_phase_abort_completed_at_once_is_completed_once() -> None:
     for name, kwargs in steps:
         getattr(world, name)(**kwargs)
         world.no_violation()
+
+
+def test_a_force_terminate_fences_an_application_restarted_twice_after_its_prepare() -> None:
+    # Found by a random search of the 2PC world: the application restarted twice after
+    # its prepare (kept identity epoch 2), the force-terminate fenced at epoch 1 and its
+    # retry bumped to 2, the very identity the last application held: that application's
+    # abort was taken for a retry, and its next prepared transaction, with the
+    # force-terminate's 1 ms timeout and no 2PC, was aborted by the timeout
+    # (PreparedTxnSurvives). The fence now reaches the kept identity.
+    world = TwoPcWorld()
+    world.start(seed=0, draw=_Classic())  # type: ignore[arg-type]
+    steps: list[tuple[str, dict[str, object]]] = [
+        ("restart_2pc_application_after_prepare", {"down_ms": 100, "parts": [(0, 1)]}),
+        ("restart_2pc_application_after_prepare", {"down_ms": 100, "parts": [(0, 1)]}),
+        ("force_terminate_2pc", {}), ("complete_2pc", {"matching": False}),
+        ("restart_2pc_application_after_prepare", {"down_ms": 20_000, "parts": [(0, 1)]})]
+    for name, kwargs in steps:
+        getattr(world, name)(**kwargs)
+        world.no_violation()
