@@ -194,6 +194,25 @@ def test_a_reassigning_partitions_isr_shrink_bumps_the_leader_epoch_only_before_
     assert (_reg(image).leader_epoch, _reg(image).partition_epoch) == (int(bump), 4)
 
 
+def test_a_removal_waits_for_a_kept_replica_in_sync_and_its_cancel_keeps_the_epochs_order(
+        ) -> None:
+    """Only removals, but the ISR is just the removed leader: the reassignment waits (no
+    kept replica in sync), the replica set loses nothing yet, so no leader epoch moves.
+    Cancelled, the replicas stay in the reassigned order (Kafka's original replicas are
+    the replicas without the adding ones) and only the removing list is cleared: still
+    no new leader epoch."""
+    image, [start], _ = run(_one((2, 3)), _image(isr=(1,)))
+    assert start == PartitionChangeRecord(partition_id=0, topic_id=FOO, replicas=(2, 3, 1),
+                                          removing_replicas=(1,))
+    assert (_reg(image).leader, _reg(image).leader_epoch) == (1, 0)
+    after, [cancel], _ = run(_one(None), image, offset=image.offset + 1)
+    assert cancel == PartitionChangeRecord(partition_id=0, topic_id=FOO, removing_replicas=())
+    reg = _reg(after)
+    assert (reg.replicas, reg.isr, reg.leader, reg.leader_epoch, reg.partition_epoch) == \
+        ((2, 3, 1), (1,), 1, 0, 2)
+    assert list_partition_reassignments(after) == {"topics": []}
+
+
 def test_empty_requests_answer_at_once() -> None:
     early = AlterPartitionReassignments(()).early_result()
     assert early is not None and early.response == {"responses": []}
