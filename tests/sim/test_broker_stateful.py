@@ -41,12 +41,12 @@ from controller.operations import (
     NewTopic,
     TopicPartitions,
 )
+from controller.operations.configs import ConfigChange
 from controller.operations.reassignments import (
     AlterPartitionReassignments,
     ReassignablePartition,
     ReassignableTopic,
 )
-from controller.operations.configs import ConfigChange
 from metadata.delta import TOPIC_RESOURCE
 from sim.clients import Producer
 from sim.cluster import ClusterConfig, KRaftCluster
