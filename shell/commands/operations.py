@@ -544,9 +544,9 @@ CANCEL_REASSIGNMENTS = Command(
     "cancel-reassignments", "cancel-reassignments TOPIC:PARTITION... [mode=M] [retries=N]",
     "cancel ongoing partition reassignments",
     "Submits AlterPartitionReassignments with no target for each partition (Kafka's "
-    "kafka-reassign-partitions --cancel): the partition goes back to its replicas before "
-    "the reassignment (the adding ones leave the replicas and the ISR; its leader epoch "
-    "moves). A partition with no reassignment in progress answers "
+    "kafka-reassign-partitions --cancel): the adding replicas leave the replicas and the "
+    "ISR (the leader epoch moves when there were any) and the removing ones stay, in the "
+    "order the reassignment gave them. A partition with no reassignment in progress answers "
     "NO_REASSIGNMENT_IN_PROGRESS; one whose ISR holds only adding replicas can be reverted "
     "only when its topic allows unclean leader election (else "
     "INVALID_REPLICA_ASSIGNMENT)." + _OPTIONS_TEXT

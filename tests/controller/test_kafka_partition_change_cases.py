@@ -33,6 +33,7 @@ from controller.operations.alter_partition import AlterPartitionOp
 from controller.operations.cluster import AlterPartition
 from controller.operations.configs import ConfigChange
 from controller.operations.partition_change import (
+    MIGRATING_DIRECTORY,
     UNASSIGNED_DIRECTORY,
     ReassignmentReplicas,
     ReassignmentRevert,
@@ -458,3 +459,19 @@ def test_elect_leader_with_new_target_replicas() -> None:
                           replicas=(2, 1, 3, 4), unclean=True)
     assert change is not None and (change.leader, change.isr) == (4, (4,))
     assert change.leader_recovery_state == -1  # a clean election: no RECOVERING
+
+
+def test_a_new_replica_gets_its_brokers_only_directory_or_migrating() -> None:
+    """Kafka's defaultDir, for the new replicas of a reassignment: a broker with one log
+    directory puts the replica there, a broker that registered none gets MIGRATING (kept
+    replicas keep theirs)."""
+    level = LEVELS["3.7-IV2"]
+    image = image_of(
+        [RegisterBrokerRecord(6, "inc-6", broker_epoch=100, fenced=False,
+                              log_dirs=("DIR6" + "A" * 18,)),
+         RegisterBrokerRecord(7, "inc-7", broker_epoch=100, fenced=False)],
+        _brokers_image(level))
+    reg = _with_dirs(level, FOO_REG)
+    change = build_change(image, FOO, 0, reg, replicas=(2, 1, 3, 6, 7), adding=(6, 7))
+    assert change is not None and change.directories == (
+        *FOO_DIRS, "DIR6" + "A" * 18, MIGRATING_DIRECTORY)

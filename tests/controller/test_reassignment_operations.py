@@ -4,6 +4,8 @@ election, a leader that leaves with the first record, and the empty requests."""
 
 from __future__ import annotations
 
+import pytest
+
 from controller.operations import (
     AlterPartition,
     AlterPartitionReassignments,
@@ -16,8 +18,9 @@ from controller.operations.alter_partition import AlterPartitionOp
 from controller.operations.configs import ConfigChange
 from controller.operations.reassignments import list_partition_reassignments
 from metadata.delta import TOPIC_RESOURCE
-from metadata.image import MetadataImage, PartitionRegistration
+from metadata.image import RECOVERED, RECOVERING, MetadataImage, PartitionRegistration
 from metadata.schema import PartitionChangeRecord, PartitionRecord, TopicRecord
+from metadata.versions import LATEST_PRODUCTION, LEADER_RECOVERY, NO_EPOCH_BUMP_ON_ISR_SHRINK
 
 from .kafka_cases import brokers, generate, image_of, run
 
@@ -25,9 +28,11 @@ FOO = "FOOFOOFOOFOOFOOFOOFOOA"
 
 
 def _image(replicas: tuple[int, ...] = (1, 2, 3), isr: tuple[int, ...] | None = None,
-           fenced: tuple[int, ...] = ()) -> MetadataImage:
-    """Brokers 1-5; topic foo, one partition led by its first replica at epochs 0."""
-    return image_of([*brokers(1, 2, 3, 4, 5, fenced=fenced), TopicRecord("foo", FOO),
+           fenced: tuple[int, ...] = (), level: int = LATEST_PRODUCTION) -> MetadataImage:
+    """Brokers 1-5 at metadata.version ``level``; topic foo, one partition led by its first
+    replica at epochs 0."""
+    return image_of([*brokers(1, 2, 3, 4, 5, fenced=fenced, level=level),
+                     TopicRecord("foo", FOO),
                      PartitionRecord(partition_id=0, topic_id=FOO, replicas=replicas,
                                      isr=replicas if isr is None else isr,
                                      leader=replicas[0], leader_epoch=0, partition_epoch=0)])
@@ -134,6 +139,78 @@ def test_a_cancel_that_needs_an_unclean_election_is_refused_unless_the_topic_all
                                            replicas=(1,), adding_replicas=())
     reg = _reg(after)
     assert (reg.replicas, reg.isr, reg.leader, reg.adding_replicas) == ((1,), (1,), 1, ())
+
+
+@pytest.mark.parametrize("level", [LEADER_RECOVERY - 1, LEADER_RECOVERY])
+def test_an_allowed_unclean_cancel_elects_the_first_active_original_replica(level: int
+                                                                             ) -> None:
+    """The revert's ISR is the first original replica, 1, but 1 is fenced: with unclean
+    elections allowed the first active original replica, 2, leads uncleanly, the ISR just
+    it, and the partition is RECOVERING from 3.2-IV0 (KIP-704), as Kafka's builder does;
+    a partition already RECOVERING keeps that state without the record naming it."""
+    image = _image(replicas=(4, 5, 1, 2, 3), isr=(4,), fenced=(1,), level=level)
+    image = image_of([PartitionChangeRecord(partition_id=0, topic_id=FOO, leader=4,
+                                            adding_replicas=(4, 5))], image, 100)
+    image, _, _ = run(IncrementalAlterConfigs(TOPIC_RESOURCE, "foo", (
+        ConfigChange("unclean.leader.election.enable", "true"),)), image, offset=101)
+    supported = level >= LEADER_RECOVERY
+    after, [change], _ = run(_one(None), image, offset=102)
+    assert change == PartitionChangeRecord(
+        partition_id=0, topic_id=FOO, isr=(2,), leader=2, replicas=(1, 2, 3),
+        adding_replicas=(), leader_recovery_state=RECOVERING if supported else -1)
+    reg = _reg(after)
+    assert (reg.replicas, reg.isr, reg.leader, reg.leader_recovery_state) == \
+        ((1, 2, 3), (2,), 2, RECOVERING if supported else RECOVERED)
+    if supported:
+        recovering = image_of([PartitionChangeRecord(
+            partition_id=0, topic_id=FOO, leader_recovery_state=RECOVERING)], image, 102)
+        _, [change], _ = run(_one(None), recovering, offset=103)
+        assert (change.isr, change.leader, change.leader_recovery_state) == ((2,), 2, -1)
+
+
+@pytest.mark.parametrize("level", [NO_EPOCH_BUMP_ON_ISR_SHRINK - 1,
+                                   NO_EPOCH_BUMP_ON_ISR_SHRINK])
+def test_a_reassigning_partitions_isr_shrink_bumps_the_leader_epoch_only_before_3_6_iv0(
+        level: int) -> None:
+    """A leader's AlterPartition while a reassignment is in progress follows the same
+    epoch rule as any other: a shrink bumps the leader epoch below 3.6-IV0 only; an
+    expansion, or the same members in another order, never does."""
+    image, _, _ = run(_one((4, 2, 3)), _image(level=level))
+    bump = level < NO_EPOCH_BUMP_ON_ISR_SHRINK
+
+    def alter(image: MetadataImage, isr: tuple[int, ...]) -> MetadataImage:
+        reg = _reg(image)
+        op = AlterPartitionOp(1, 100, FOO, 0, reg.leader_epoch, reg.partition_epoch, isr)
+        after, [change], _ = run(op, image, offset=image.offset + 1)
+        assert change.isr == isr
+        return after
+
+    image = alter(image, (3, 1, 2))  # reordered: no shrink
+    assert (_reg(image).leader_epoch, _reg(image).partition_epoch) == (0, 2)
+    image = alter(image, (1, 2))
+    assert (_reg(image).leader, _reg(image).leader_epoch, _reg(image).partition_epoch) == \
+        (1, int(bump), 3)
+    image = alter(image, (1, 2, 3))
+    assert (_reg(image).leader_epoch, _reg(image).partition_epoch) == (int(bump), 4)
+
+
+def test_a_removal_waits_for_a_kept_replica_in_sync_and_its_cancel_keeps_the_epochs_order(
+        ) -> None:
+    """Only removals, but the ISR is just the removed leader: the reassignment waits (no
+    kept replica in sync), the replica set loses nothing yet, so no leader epoch moves.
+    Cancelled, the replicas stay in the reassigned order (Kafka's original replicas are
+    the replicas without the adding ones) and only the removing list is cleared: still
+    no new leader epoch."""
+    image, [start], _ = run(_one((2, 3)), _image(isr=(1,)))
+    assert start == PartitionChangeRecord(partition_id=0, topic_id=FOO, replicas=(2, 3, 1),
+                                          removing_replicas=(1,))
+    assert (_reg(image).leader, _reg(image).leader_epoch) == (1, 0)
+    after, [cancel], _ = run(_one(None), image, offset=image.offset + 1)
+    assert cancel == PartitionChangeRecord(partition_id=0, topic_id=FOO, removing_replicas=())
+    reg = _reg(after)
+    assert (reg.replicas, reg.isr, reg.leader, reg.leader_epoch, reg.partition_epoch) == \
+        ((2, 3, 1), (1,), 1, 0, 2)
+    assert list_partition_reassignments(after) == {"topics": []}
 
 
 def test_empty_requests_answer_at_once() -> None:
