@@ -515,9 +515,15 @@ class TransactionalProducer:
 
     def _answer(self, attempt: int, handle: Callable[[str, TxnResult], None]
                 ) -> Callable[[TxnResult], None]:
+        def current() -> bool:
+            return attempt == self.attempt and self.state != P.FATAL_ERROR
+
         def receive(result: TxnResult) -> None:
-            if attempt == self.attempt and self.state != P.FATAL_ERROR:
-                self.sim.schedule(self.sim.now, lambda: handle(result.error, result),
+            # asked again when the answer is handled: the instance may have been closed
+            # (or have moved on) in between, at the same moment
+            if current():
+                self.sim.schedule(self.sim.now,
+                                  lambda: handle(result.error, result) if current() else None,
                                   f"txn producer {self.instance} answer")
         return receive
 
