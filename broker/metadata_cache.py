@@ -33,6 +33,7 @@ import msgspec
 
 from metadata.image import BrokerRegistration, MetadataImage, PartitionRegistration
 from metadata.schema import BrokerEndpoint
+from metadata.uuids import LOST_DIRECTORY, MIGRATING_DIRECTORY, UNASSIGNED_DIRECTORY
 
 DEFAULT_LISTENER = "PLAINTEXT"
 """The listener every simulated broker registers (``RegisterBroker``'s one endpoint)."""
@@ -40,12 +41,6 @@ DEFAULT_LISTENER = "PLAINTEXT"
 INTERNAL_TOPICS = frozenset({"__consumer_offsets", "__transaction_state"})
 """The internal topics a Metadata answer marks ``is_internal`` (Kafka's Topic.isInternal)."""
 
-MIGRATING_DIRECTORY = "AAAAAAAAAAAAAAAAAAAAAA"
-"""Kafka's ``DirectoryId.MIGRATING``: a replica placed before directories were tracked."""
-UNASSIGNED_DIRECTORY = "AAAAAAAAAAAAAAAAAAAAAQ"
-"""Kafka's ``DirectoryId.UNASSIGNED``: a replica waiting for its directory."""
-LOST_DIRECTORY = "AAAAAAAAAAAAAAAAAAAAAg"
-"""Kafka's ``DirectoryId.LOST``: a replica in a directory that went offline."""
 
 NO_LEADER = -1
 """The leader id of a partition whose leader cannot be named."""

@@ -17,6 +17,14 @@ ZERO_UUID = "AAAAAAAAAAAAAAAAAAAAAA"
 METADATA_TOPIC_ID = "AAAAAAAAAAAAAAAAAAAAAQ"
 """Kafka's ``Uuid.METADATA_TOPIC_ID`` (the id of ``__cluster_metadata``)."""
 
+MIGRATING_DIRECTORY = ZERO_UUID
+"""Kafka's ``DirectoryId.MIGRATING``: a replica placed before directories were tracked
+(the directory of a broker that registered none)."""
+UNASSIGNED_DIRECTORY = METADATA_TOPIC_ID
+"""Kafka's ``DirectoryId.UNASSIGNED``: a replica waiting for its broker to pick one."""
+LOST_DIRECTORY = "AAAAAAAAAAAAAAAAAAAAAg"
+"""Kafka's ``DirectoryId.LOST``: a replica in a directory that went offline."""
+
 
 def uuid_to_str(raw: bytes) -> str:
     """Kafka's text form of a 16-byte Uuid."""

@@ -29,12 +29,8 @@ from metadata.image import (
     PartitionRegistration,
 )
 from metadata.schema import PartitionChangeRecord
+from metadata.uuids import MIGRATING_DIRECTORY, UNASSIGNED_DIRECTORY
 from metadata.versions import DIRECTORIES, LEADER_RECOVERY, NO_EPOCH_BUMP_ON_ISR_SHRINK
-
-MIGRATING_DIRECTORY = "AAAAAAAAAAAAAAAAAAAAAA"
-"""Kafka's ``DirectoryId.MIGRATING``: the directory of a broker that registered none."""
-UNASSIGNED_DIRECTORY = "AAAAAAAAAAAAAAAAAAAAAQ"
-"""Kafka's ``DirectoryId.UNASSIGNED``: a replica whose broker must still pick one."""
 
 
 class CompletedReassignment(msgspec.Struct, frozen=True):

@@ -34,10 +34,7 @@ kraftsim has no such request); Kafka's ``Cluster`` view for clients (getClusterM
 from __future__ import annotations
 
 from broker.metadata_cache import (
-    LOST_DIRECTORY,
-    MIGRATING_DIRECTORY,
     NO_LEADER,
-    UNASSIGNED_DIRECTORY,
     PartitionMetadata,
     TopicMetadata,
     alive_broker_epoch,
@@ -59,6 +56,7 @@ from metadata.schema import (
     RegisterBrokerRecord,
     TopicRecord,
 )
+from metadata.uuids import LOST_DIRECTORY, MIGRATING_DIRECTORY, UNASSIGNED_DIRECTORY
 from metadata.versions import LATEST_PRODUCTION, METADATA_VERSION_FEATURE
 from tests.metadata.kafka_image_cases import image_of
 

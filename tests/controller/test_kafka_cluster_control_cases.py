@@ -29,7 +29,7 @@ from metadata.schema import (
     UnregisterBrokerRecord,
 )
 from metadata.snapshot import image_from_records, image_to_records
-from metadata.uuids import uuid_order, uuid_to_str
+from metadata.uuids import UNASSIGNED_DIRECTORY, uuid_order, uuid_to_str
 from metadata.versions import (
     BROKER_REGISTRATION_CHANGE,
     LEVELS,
@@ -40,8 +40,6 @@ from metadata.versions import (
 from .kafka_cases import brokers, image_of, refusal, run
 
 MV = METADATA_VERSION_FEATURE
-UNASSIGNED_DIRECTORY = "AAAAAAAAAAAAAAAAAAAAAQ"
-"""Kafka's DirectoryId.UNASSIGNED, one of the reserved directory ids."""
 
 
 @pytest.mark.parametrize("level", [BROKER_REGISTRATION_CHANGE - 1, BROKER_REGISTRATION_CHANGE])

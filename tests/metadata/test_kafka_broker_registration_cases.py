@@ -26,9 +26,6 @@ from __future__ import annotations
 import pytest
 
 from broker.metadata_cache import (
-    LOST_DIRECTORY,
-    MIGRATING_DIRECTORY,
-    UNASSIGNED_DIRECTORY,
     alive_broker_node,
     offline_replicas,
 )
@@ -45,7 +42,7 @@ from metadata.schema import (
     TopicRecord,
 )
 from metadata.snapshot import image_to_records
-from metadata.uuids import sorted_uuids
+from metadata.uuids import LOST_DIRECTORY, MIGRATING_DIRECTORY, UNASSIGNED_DIRECTORY, sorted_uuids
 from tests.metadata.kafka_image_cases import assert_round_trip, image_of
 
 SSL = 1  # Kafka's SecurityProtocol id

@@ -3,7 +3,7 @@
 
 kraftsim has no ``DirectoryId`` class: a directory id is a Uuid in Kafka's text form; the
 reserved ones it uses are ``MIGRATING_DIRECTORY``, ``UNASSIGNED_DIRECTORY`` and
-``LOST_DIRECTORY`` of :mod:`broker.metadata_cache`; a partition's directories are a tuple
+``LOST_DIRECTORY`` of :mod:`metadata.uuids`; a partition's directories are a tuple
 paired with its replicas (replica i in directory i), and whether a replica's directory is
 online is the metadata cache's offline-replica rule.
 
@@ -28,9 +28,6 @@ from __future__ import annotations
 import pytest
 
 from broker.metadata_cache import (
-    LOST_DIRECTORY,
-    MIGRATING_DIRECTORY,
-    UNASSIGNED_DIRECTORY,
     offline_replicas,
 )
 from metadata.delta import MetadataDelta
@@ -44,7 +41,7 @@ from metadata.schema import (
     RegisterBrokerRecord,
     TopicRecord,
 )
-from metadata.uuids import uuid_order
+from metadata.uuids import LOST_DIRECTORY, MIGRATING_DIRECTORY, UNASSIGNED_DIRECTORY, uuid_order
 
 from .kafka_image_cases import image_of
 
