@@ -26,6 +26,16 @@ leader checks each idempotent batch against it:
 Followers and truncation rebuild the same state from the entries, so a new
 leader knows every producer whose batches it holds.
 
+Producer ids expire (Kafka's ``removeExpiredProducers``, run every
+producer.id.expiration.check.interval.ms by whoever drives the broker): a
+producer with no transaction open here whose last batch or marker was
+appended at least producer.id.expiration.ms ago is forgotten, on leaders and
+followers alike; its next batch is then taken at any sequence, as from a new
+producer. A batch's time is the leader's clock when it appended it (the
+simulated producers' CreateTime would be the same clock, one hop earlier). A
+truncation rebuilds the state and applies the last expiration again, so that
+a forgotten producer stays forgotten.
+
 Transactions (KIP-98): transactional records open a producer's transaction
 at their first offset; a control record (COMMIT or ABORT marker, written by
 WriteTxnMarkers) closes it. ``txns`` (:class:`broker.txn.log_state.TxnLogState`)
@@ -71,6 +81,8 @@ class LogEntry(msgspec.Struct, frozen=True, gc=False):
     control: int = -1
     """-1: a data record; a control record (transaction marker): 0 ABORT, 1 COMMIT."""
     coordinator_epoch: int = -1
+    timestamp: int = -1
+    """When the leader appended it (simulated ms); -1: unknown."""
 
 
 class BatchMetadata(msgspec.Struct, frozen=True, gc=False):
@@ -83,10 +95,25 @@ class BatchMetadata(msgspec.Struct, frozen=True, gc=False):
 
 
 class ProducerEntry(msgspec.Struct, gc=False):
-    """One producer's epoch and last batches."""
+    """One producer's epoch, last batches and the time of its last batch or marker."""
 
     epoch: int
     batches: list[BatchMetadata]
+    last_timestamp: int = -1
+
+
+class ActiveProducer(msgspec.Struct, frozen=True, gc=False):
+    """One producer a partition knows, as DescribeProducers answers it (Kafka's
+    ProducerState of the admin client)."""
+
+    producer_id: int
+    producer_epoch: int
+    last_sequence: int
+    """The last sequence of its last batch; -1: none (only markers, or no sequences)."""
+    last_timestamp: int
+    coordinator_epoch: int
+    current_txn_start_offset: int
+    """The first offset of its transaction open here; -1: none."""
 
 
 class SequenceError(Exception):
@@ -112,6 +139,7 @@ class PartitionLog:
     """
 
     __slots__ = (
+        "_expiry",
         "_txns",
         "check_sequences",
         "coordinator_epochs",
@@ -131,6 +159,7 @@ class PartitionLog:
         self.check_sequences = check_sequences
         self._txns: TxnLogState | None = None
         self.coordinator_epochs: Mapping[int, int] = _NO_COORDINATOR_EPOCHS  # pid -> marker's
+        self._expiry: tuple[int, int] | None = None  # the last expiration: (now, expiration ms)
 
     @property
     def txns(self) -> TxnLogState:
@@ -233,14 +262,16 @@ class PartitionLog:
 
     def append_as_leader(self, values: list[str], leader_epoch: int, producer_id: int = -1,
                          producer_epoch: int = -1, first_sequence: int = -1,
-                         transactional: bool = False) -> tuple[int, int]:
-        """Append one batch; returns its (first, last) offset."""
+                         transactional: bool = False, timestamp: int = -1) -> tuple[int, int]:
+        """Append one batch at ``timestamp`` (the leader's clock); returns its (first, last)
+        offset."""
         first = self.end_offset
         n = len(values)
         self.append_entries([LogEntry(first + i, leader_epoch, value, producer_id,
                                       producer_epoch, first_sequence,
                                       sequence_after(first_sequence, i)
-                                      if first_sequence >= 0 else -1, n, transactional)
+                                      if first_sequence >= 0 else -1, n, transactional,
+                                      timestamp=timestamp)
                              for i, value in enumerate(values)])
         return first, first + n - 1
 
@@ -261,13 +292,15 @@ class PartitionLog:
                                 f"{self.coordinator_epochs[producer_id]}")
 
     def append_marker(self, leader_epoch: int, producer_id: int, producer_epoch: int,
-                      commit: bool, coordinator_epoch: int) -> int:
-        """Append a COMMIT or ABORT control record as leader; returns its offset."""
+                      commit: bool, coordinator_epoch: int, timestamp: int = -1) -> int:
+        """Append a COMMIT or ABORT control record as leader at ``timestamp``; returns its
+        offset."""
         offset = self.end_offset
         self.append_entries([LogEntry(offset, leader_epoch, "COMMIT" if commit else "ABORT",
                                       producer_id, producer_epoch, transactional=True,
                                       control=1 if commit else 0,
-                                      coordinator_epoch=coordinator_epoch)])
+                                      coordinator_epoch=coordinator_epoch,
+                                      timestamp=timestamp)])
         return offset
 
     def append_entries(self, entries: list[LogEntry]) -> None:
@@ -285,31 +318,59 @@ class PartitionLog:
             self._note_epoch(entry.leader_epoch, entry.offset)
             self._track_producer(entry)
 
+    def _producer(self, entry: LogEntry) -> ProducerEntry:
+        """The state of ``entry``'s producer, a fresh one at a higher epoch; its time is
+        ``entry``'s."""
+        state = self.producers.get(entry.producer_id)
+        if state is None or entry.producer_epoch > state.epoch:
+            state = ProducerEntry(entry.producer_epoch, [])
+            self._own_producers()[entry.producer_id] = state
+        state.last_timestamp = entry.timestamp
+        return state
+
     def _track_producer(self, entry: LogEntry) -> None:
         if entry.control >= 0:
-            state = self.producers.get(entry.producer_id)
-            if state is None or entry.producer_epoch > state.epoch:
-                self._own_producers()[entry.producer_id] = ProducerEntry(entry.producer_epoch, [])
+            self._producer(entry)
             self._own_coordinator_epochs()[entry.producer_id] = entry.coordinator_epoch
             self.txns.on_marker(entry.producer_id, entry.offset, entry.control == 1)
             return
         if entry.transactional:
             self.txns.on_data(entry.producer_id, entry.offset)
         if entry.producer_id >= 0 and entry.base_sequence < 0:  # NO_SEQUENCE: the epoch only
-            state = self.producers.get(entry.producer_id)
-            if state is None or entry.producer_epoch > state.epoch:
-                self._own_producers()[entry.producer_id] = ProducerEntry(entry.producer_epoch, [])
+            self._producer(entry)
             return
         if entry.producer_id < 0 or \
                 entry.sequence != sequence_after(entry.base_sequence, entry.batch_size - 1):
             return  # state changes once per batch, at its last record
-        state = self.producers.get(entry.producer_id)
-        if state is None or entry.producer_epoch > state.epoch:
-            state = ProducerEntry(entry.producer_epoch, [])
-            self._own_producers()[entry.producer_id] = state
+        state = self._producer(entry)
         state.batches.append(BatchMetadata(entry.base_sequence, entry.sequence,
                                            entry.offset - entry.batch_size + 1, entry.offset))
         del state.batches[:-MAX_BATCHES_PER_PRODUCER]
+
+    def active_producers(self) -> list[ActiveProducer]:
+        """Every producer this log knows (Kafka's UnifiedLog.activeProducers), in the order
+        they were first seen."""
+        ongoing = self._txns.ongoing if self._txns is not None else {}
+        return [ActiveProducer(pid, state.epoch,
+                               state.batches[-1].last_sequence if state.batches else -1,
+                               state.last_timestamp, self.coordinator_epochs.get(pid, -1),
+                               ongoing.get(pid, -1))
+                for pid, state in self.producers.items()]
+
+    def remove_expired_producers(self, now: int, expiration_ms: int) -> list[int]:
+        """Forget every producer with no transaction open here whose last batch or marker is
+        at least ``expiration_ms`` old at ``now`` (Kafka's removeExpiredProducers, with
+        producer.id.expiration.ms); returns their ids, in the order they were first seen."""
+        self._expiry = (now, expiration_ms)
+        ongoing = self._txns.ongoing if self._txns is not None else {}
+        expired = [pid for pid, state in self.producers.items()
+                   if pid not in ongoing and now - state.last_timestamp >= expiration_ms]
+        if expired:
+            producers, epochs = self._own_producers(), self._own_coordinator_epochs()
+            for pid in expired:
+                del producers[pid]
+                epochs.pop(pid, None)
+        return expired
 
     def truncate_to(self, offset: int) -> None:
         """Drop every entry at ``offset`` and above.
@@ -336,6 +397,8 @@ class PartitionLog:
         self._txns = TxnLogState(self._txns.ignore_open) if self._txns is not None else None
         for entry in self.entries:
             self._track_producer(entry)
+        if self._expiry is not None:
+            self.remove_expired_producers(*self._expiry)
 
     def read(self, offset: int, max_records: int, up_to: int | None = None) -> list[LogEntry]:
         """Entries from ``offset``, at most ``max_records``, below ``up_to`` (default LEO)."""

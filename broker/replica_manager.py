@@ -104,7 +104,7 @@ from broker.loader import MetadataLoader
 from broker.log_dir import LogDir
 from broker.metadata_cache import alive_broker_epoch, is_broker_shutting_down
 from broker.mutations import BrokerMutation
-from broker.partition_log import LogEntry, PartitionLog, SequenceError
+from broker.partition_log import ActiveProducer, LogEntry, PartitionLog, SequenceError
 from broker.producer_ids import ProducerIdManager
 from broker.replica import IsrRules, Replica
 from broker.replica_view import Held, HeldReplicas, ReplicaView
@@ -116,6 +116,7 @@ from metadata.versions import FETCH_BROKER_EPOCH
 from raft import LeaderAndEpoch
 
 MIN_INSYNC_REPLICAS = "min.insync.replicas"
+PRODUCER_ID_EXPIRATION_MS = "producer.id.expiration.ms"
 """Kafka's topic config."""
 
 ALTER_RETRY_MS = 50
@@ -571,6 +572,31 @@ class ReplicaManager:
                 if configs is not None and MIN_INSYNC_REPLICAS in configs:
                     return int(configs[MIN_INSYNC_REPLICAS])
         return self.config.min_insync_replicas
+
+    def describe_producers(self, topic: str, partition: int) -> list[ActiveProducer] | str:
+        """DescribeProducers for one partition: its leader's active producers, or the
+        Kafka error (:meth:`leader_replica`)."""
+        found = self.leader_replica(topic, partition)
+        return found if isinstance(found, str) else found.log.active_producers()
+
+    def producer_id_expiration_ms(self, static: int) -> int:
+        """producer.id.expiration.ms as this broker applies it: its own dynamic config, the
+        cluster default (Kafka's DynamicProducerStateManagerConfig), else ``static``."""
+        image = self.image
+        if image is not None:
+            for key in ((BROKER_RESOURCE, str(self.broker_id)), (BROKER_RESOURCE, "")):
+                configs = image.configs.get(key)
+                if configs is not None and PRODUCER_ID_EXPIRATION_MS in configs:
+                    return int(configs[PRODUCER_ID_EXPIRATION_MS])
+        return static
+
+    def remove_expired_producers(self, now: int, static_expiration_ms: int) -> int:
+        """Kafka's periodic producer expiration check over every log this broker holds
+        (:meth:`~broker.partition_log.PartitionLog.remove_expired_producers`), with
+        :meth:`producer_id_expiration_ms`; returns how many producer ids it forgot."""
+        expiration_ms = self.producer_id_expiration_ms(static_expiration_ms)
+        return sum(len(log.remove_expired_producers(now, expiration_ms))
+                   for _, log in self.held_logs())
 
     # ------------------------------------------------------------------ app
     def drain_outbox(self) -> list[NodeMessage]:
@@ -1207,7 +1233,8 @@ class ReplicaManager:
             result = ProduceResult("NONE", duplicate[0], duplicate[1], duplicate=True)
         else:
             first, last = log.append_as_leader(values, replica.leader_epoch, producer_id,
-                                               producer_epoch, first_sequence, transactional)
+                                               producer_epoch, first_sequence, transactional,
+                                               timestamp=self.now)
             result = ProduceResult("NONE", first, last)
             replica.maybe_advance_high_watermark(self.now)
             self._records_arrived(replica)
@@ -1240,7 +1267,7 @@ class ReplicaManager:
             callback(ProduceResult(exc.code))
             return
         offset = found.log.append_marker(found.leader_epoch, producer_id, producer_epoch,
-                                         commit, coordinator_epoch)
+                                         commit, coordinator_epoch, timestamp=self.now)
         found.maybe_advance_high_watermark(self.now)
         self._records_arrived(found)
         self.await_high_watermark(found, ProduceResult("NONE", offset, offset), callback)

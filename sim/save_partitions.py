@@ -10,9 +10,9 @@ its ``partition.metadata`` (the topic id); the broker's
 ``replication-offset-checkpoint`` gets every replica's high watermark. Record
 values are UTF-8 with no key; ``__transaction_state`` records get Kafka's
 TransactionLogKey / TransactionLogValue bytes, ``__consumer_offsets`` offset
-commits Kafka's OffsetCommitKey (type 1) / OffsetCommitValue (version 3). The
-simulation keeps no per-record time, so timestamps are -1 (Kafka's
-NO_TIMESTAMP).
+commits Kafka's OffsetCommitKey (type 1) / OffsetCommitValue (version 3).
+Timestamps are -1 (Kafka's NO_TIMESTAMP): the append time a log entry keeps
+serves the producer-id expiration only.
 """
 
 from __future__ import annotations

@@ -14,6 +14,11 @@ at most its replica count) and, every ``tick_ms``:
   WriteTxnMarkers partitions to the partition leader a client's metadata
   names, after ``marker_delay_ms`` each way.
 
+Every producer.id.expiration.check.interval.ms each running broker's partitions
+forget the producers idle for producer.id.expiration.ms (Kafka's periodic
+producer expiration check of every log;
+:meth:`~broker.replica_manager.ReplicaManager.remove_expired_producers`).
+
 Clients call the coordinator in-process, as the sim's producers call the
 replica managers; FindCoordinator is :meth:`find_coordinator`.
 """
@@ -75,7 +80,18 @@ class TxnCluster:
             TOPIC_RESOURCE, TRANSACTION_STATE_TOPIC,
             (ConfigChange("min.insync.replicas", str(min_isr)),))))
         c.sim.schedule(c.sim.now + self.tick_ms, self._tick, "txn coordinators tick")
+        c.sim.schedule(c.sim.now + self.config.producer_id_expiration_check_interval_ms,
+                       self._expire_producers, "producer expiration check")
         return ok
+
+    def _expire_producers(self) -> None:
+        sim = self.cluster.sim
+        for broker in self.cluster.config.broker_ids:
+            manager = self.cluster.replica_manager(broker)
+            if manager is not None:
+                manager.remove_expired_producers(sim.now, self.config.producer_id_expiration_ms)
+        sim.schedule(sim.now + self.config.producer_id_expiration_check_interval_ms,
+                     self._expire_producers, "producer expiration check")
 
     # ------------------------------------------------------------------ coordinators
     def coordinator(self, broker: int | None) -> TransactionCoordinator | None:

@@ -10,12 +10,13 @@ module) are kept here, each config with its type, default and lower bound:
 - ``TransactionLogConfig``: the ``__transaction_state`` topic's partitions (50),
   replication factor (SHORT, 3), min ISR (2), segment bytes and load buffer size,
   transaction.partition.verification.enable (BOOLEAN, true) and the producer-id
-  expiration settings of the data partitions, every number at least 1.
+  expiration settings of the data partitions (a day, checked every 10 minutes;
+  :class:`sim.txn_cluster.TxnCluster` runs the check), every number at least 1.
 
 :class:`~broker.txn.coordinator.TxnCoordinatorConfig` holds the values kraftsim
 uses (its fields name their config, :data:`TXN_CONFIGS` maps each config to its
 field); the configs with no field (``field`` None: segment bytes, load buffer
-size, partition verification, producer-id expiration) are parsed and checked as
+size, partition verification) are parsed and checked as
 Kafka does but change nothing in the simulation. A value is refused with
 Kafka's ``ConfigException`` text, ``Invalid value V for configuration K:
 REASON`` (:class:`InvalidTxnConfig`).
@@ -69,8 +70,10 @@ LOG_CONFIGS: dict[str, TxnConfigDef] = {
     "transaction.state.log.num.partitions": TxnConfigDef("INT", 50, 1, "num_partitions"),
     "transaction.state.log.segment.bytes": TxnConfigDef("INT", 100 * 1024 * 1024, 1, None),
     "transaction.partition.verification.enable": TxnConfigDef("BOOLEAN", True, None, None),
-    "producer.id.expiration.ms": TxnConfigDef("INT", 86_400_000, 1, None),
-    "producer.id.expiration.check.interval.ms": TxnConfigDef("INT", 600_000, 1, None),
+    "producer.id.expiration.ms":
+        TxnConfigDef("INT", 86_400_000, 1, "producer_id_expiration_ms"),
+    "producer.id.expiration.check.interval.ms":
+        TxnConfigDef("INT", 600_000, 1, "producer_id_expiration_check_interval_ms"),
 }
 """Kafka's TransactionLogConfig."""
 

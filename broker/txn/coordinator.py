@@ -99,6 +99,12 @@ class TxnCoordinatorConfig(msgspec.Struct, frozen=True, kw_only=True):
     """transactional.id.expiration.ms: an idle transactional id is forgotten after this."""
     remove_expired_interval_ms: int = 3_600_000
     """transaction.remove.expired.transaction.cleanup.interval.ms."""
+    producer_id_expiration_ms: int = 86_400_000
+    """producer.id.expiration.ms: a data partition forgets a producer idle this long (with
+    no transaction open there); a broker's dynamic config overrides it
+    (:meth:`broker.replica_manager.ReplicaManager.producer_id_expiration_ms`)."""
+    producer_id_expiration_check_interval_ms: int = 600_000
+    """producer.id.expiration.check.interval.ms: how often the partitions look."""
     marker_retry_backoff_ms: int = 100
     """Back-off before a failed WriteTxnMarkers partition is sent again."""
     offsets_num_partitions: int = 50

@@ -192,6 +192,7 @@ BROKER_CONFIGS: dict[str, ConfigKey] = {
     "num.io.threads": ConfigKey("INT", at_least(1)),
     "num.network.threads": ConfigKey("INT", at_least(1)),
     "num.replica.fetchers": ConfigKey("INT"),
+    "producer.id.expiration.ms": ConfigKey("INT", at_least(1)),
     "unclean.leader.election.enable": ConfigKey("BOOLEAN"),
 }
 """Dynamic broker configs kraftsim knows, with KafkaConfig's types and validators."""

@@ -9,11 +9,18 @@ append is ``check_batch`` then ``append_as_leader``; a follower's (replication)
 append is ``append_entries``, which checks nothing. Kafka's offsets are placed
 with plain filler records, as kraftsim's logs start at offset 0.
 
+Producer-id expiration (testPidExpirationTimeout,
+testProducersWithOngoingTransactionsDontExpire, testRemoveExpiredPidsOnReload,
+testAcceptAppendWithoutProducerStateOnReplica) is ``remove_expired_producers``, with
+a batch's time given to ``append_as_leader`` (Kafka's producer.id.expiration.ms is its
+argument); Kafka's reload from a snapshot is a truncation, which rebuilds the state and
+applies the last expiration again.
+
 Left out, as kraftsim does not model them: producer snapshots and their files
-(a replica rebuilds its state by replaying its log instead), producer-id
-expiration and late-transaction detection (``transaction.max.timeout.ms`` on
-the partition), log start offsets and ``truncateFullyAndStartAt``, empty
-control batches left by compaction, and transaction verification (KIP-890).
+(a replica rebuilds its state by replaying its log instead), late-transaction
+detection (``transaction.max.timeout.ms`` on the partition), log start offsets and
+``truncateFullyAndStartAt``, empty control batches left by compaction, and transaction
+verification (KIP-890).
 """
 
 from __future__ import annotations
@@ -386,3 +393,73 @@ def test_offset_commits_of_a_transaction_carry_no_sequence() -> None:
     with pytest.raises(SequenceError) as fenced:
         log.check_batch(PID, 4, -1, 1, transactional=True)
     assert fenced.value.code == "INVALID_PRODUCER_EPOCH"
+
+
+EXPIRATION_MS = 86_400_000
+"""producer.id.expiration.ms, Kafka's default (as the test's config)."""
+
+
+def _timed(log: PartitionLog, epoch: int, first_sequence: int, timestamp: int,
+           transactional: bool = False) -> tuple[int, int]:
+    assert log.check_batch(PID, epoch, first_sequence, 1, transactional) is None
+    return log.append_as_leader(["v"], 1, PID, epoch, first_sequence, transactional,
+                                timestamp=timestamp)
+
+
+def test_an_idle_producer_expires() -> None:
+    """testPidExpirationTimeout: once producer.id.expiration.ms has passed since its last
+    batch the producer is forgotten (not a millisecond before), and its next batch is
+    taken at whatever sequence it carries and starts its state again."""
+    log = PartitionLog()
+    _timed(log, 5, 0, timestamp=1)
+    assert log.remove_expired_producers(EXPIRATION_MS, EXPIRATION_MS) == []
+    assert log.remove_expired_producers(EXPIRATION_MS + 1, EXPIRATION_MS) == [PID]
+    assert dict(log.producers) == {} and log.active_producers() == []
+    _timed(log, 5, 1, timestamp=EXPIRATION_MS + 2)
+    [active] = log.active_producers()
+    assert (active.producer_id, active.producer_epoch, active.last_sequence,
+            active.last_timestamp) == (PID, 5, 1, EXPIRATION_MS + 2)
+    assert log.end_offset == 2
+
+
+def test_a_producer_with_an_open_transaction_does_not_expire() -> None:
+    """testProducersWithOngoingTransactionsDontExpire: its transaction stays open too; once
+    the marker is written, the marker's time counts."""
+    log = PartitionLog()
+    _pad(log, 99)
+    _timed(log, 5, 0, timestamp=0, transactional=True)
+    for _ in range(2):
+        assert log.remove_expired_producers(EXPIRATION_MS + 1, EXPIRATION_MS) == []
+        assert PID in log.producers and log.txns.ongoing == {PID: 99}
+    log.append_marker(1, PID, 5, True, 0, timestamp=EXPIRATION_MS + 1)
+    assert log.remove_expired_producers(2 * EXPIRATION_MS, EXPIRATION_MS) == []
+    assert log.remove_expired_producers(2 * EXPIRATION_MS + 1, EXPIRATION_MS) == [PID]
+
+
+def test_an_expired_producer_stays_expired_after_a_reload() -> None:
+    """testRemoveExpiredPidsOnReload: a truncation rebuilds the state from the log without
+    the producers already expired; the next batch at sequence 2 is taken and is the
+    producer's last."""
+    log = PartitionLog()
+    _timed(log, 0, 0, timestamp=0)
+    _timed(log, 0, 1, timestamp=1)
+    _pad(log, 3)
+    log.remove_expired_producers(70_000, 60_000)
+    log.truncate_to(2)
+    assert dict(log.producers) == {}
+    _timed(log, 0, 2, timestamp=70_001)
+    [active] = log.active_producers()
+    assert active.last_sequence == 2 and log.end_offset == 3
+
+
+def test_a_replica_takes_a_batch_of_an_expired_producer() -> None:
+    """testAcceptAppendWithoutProducerStateOnReplica: a follower whose state forgot the
+    producer copies its next batch and knows the producer again from it."""
+    log = PartitionLog()
+    _replicate(log, 0, 0)
+    _replicate(log, 0, 1)
+    log.remove_expired_producers(EXPIRATION_MS, EXPIRATION_MS)
+    assert PID not in log.producers
+    _replicate(log, 0, 2)
+    batch = log.producers[PID].batches[-1]
+    assert (log.producers[PID].epoch, batch.last_sequence, batch.last_offset) == (0, 2, 2)

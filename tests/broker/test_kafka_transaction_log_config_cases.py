@@ -8,17 +8,20 @@ and of the data partitions' producer state (partition verification, producer-id
 expiration). kraftsim's table is ``broker.txn.config.LOG_CONFIGS``; the values
 it uses are fields of :class:`~broker.txn.coordinator.TxnCoordinatorConfig`
 (partitions, replication factor and min ISR, which ``sim.txn_cluster`` creates
-the topic with, as tests/sim/test_txn_scenarios.py checks). Segment bytes, load
-buffer size, partition verification and producer-id expiration are parsed and
-checked as Kafka does but not modelled (the simulated logs have no segments to
-size, load at once, do not verify partitions and do not expire producer ids), so
-they keep no value.
+the topic with, as tests/sim/test_txn_scenarios.py checks; the producer-id expiration
+and its check interval, which ``sim.txn_cluster`` expires producers with, as
+tests/sim/test_kafka_producer_id_expiration_cases.py checks). Segment bytes, load
+buffer size and partition verification are parsed and checked as Kafka does but not
+modelled (the simulated logs have no segments to size, load at once and do not verify
+partitions), so they keep no value.
 
 Not ported:
 
-- ShouldGetDynamicValueFromAbstractConfig: the two dynamic configs
-  (transaction.partition.verification.enable, producer.id.expiration.ms) are not
-  modelled, so there is no value to read again; their parsing is tested below.
+- ShouldGetDynamicValueFromAbstractConfig: Kafka's config object reads the two dynamic
+  configs again at each call (a mock counts the reads); kraftsim's brokers read a
+  dynamic producer.id.expiration.ms from their metadata image instead
+  (tests/sim/test_kafka_producer_id_expiration_cases.py), and partition verification is
+  not modelled; the two values' parsing is tested below.
 """
 
 from __future__ import annotations
@@ -74,7 +77,8 @@ def test_should_get_static_value_from_class_attribute() -> None:
         "producer.id.expiration.check.interval.ms": "6",
     })
     assert (config.state_log_min_isr, config.state_log_replication_factor,
-            config.num_partitions) == (1, 3, 4)
+            config.num_partitions, config.producer_id_expiration_check_interval_ms) == \
+        (1, 3, 4, 6)
 
 
 @pytest.mark.parametrize("name", sorted(n for n, d in LOG_CONFIGS.items() if d.type != "BOOLEAN"))

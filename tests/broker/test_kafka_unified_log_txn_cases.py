@@ -12,8 +12,10 @@ same (a read_committed fetch stops at the LSO, read_uncommitted at the HW).
 
 Left out, as kraftsim does not model them: segments, indexes and their
 offsets metadata, producer snapshots and their files, retention, log start
-offsets and DeleteRecords, compaction, producer-id expiration, transaction
-verification (KIP-890), message format versions, and remote storage.
+offsets and DeleteRecords, compaction, transaction verification (KIP-890), message
+format versions, and remote storage. Producer-id expiration (testPeriodicProducerIdExpiration
+and the like) is tested with ProducerStateManagerTest's cases
+(test_kafka_producer_state_cases.py) and on the cluster with ProducerIdExpirationTest's.
 """
 
 from __future__ import annotations

@@ -11,13 +11,11 @@ and read_committed reads from the partition leaders. Kafka's
 DescribeTransactions (the admin client) is ``broker.txn.admin.describe_transactions``
 at the id's coordinator.
 
-Not ported, in part:
+Kafka's DescribeProducers (the partitions' producer state, which forgets a producer
+after producer.id.expiration.ms, 5 s here) is
+:meth:`broker.replica_manager.ReplicaManager.describe_producers` at the leader.
 
-- testTransactionAfterProducerIdExpires: the data partitions' producer-id expiration
-  (producer.id.expiration.ms) is not modelled (broker/txn/config.py), so the
-  partition never forgets the producer; the rest is ported: a new instance
-  started after the transaction aborted keeps the producer id with the next epoch,
-  and its transaction commits.
+Not ported: none.
 """
 
 from __future__ import annotations
@@ -117,20 +115,33 @@ def test_bump_transactional_epoch_after_invalid_producer_id_mapping() -> None:
     assert len(records) == 4 and all(committed(producer, v) for v in records)
 
 
+def producer_state(txns: TxnCluster) -> list[tuple[int, int]] | None:
+    """Kafka's producerState: DescribeProducers of topic1-0 at its leader, as (producer
+    id, epoch); None while the leader cannot answer (the admin client retries)."""
+    c = txns.cluster
+    manager = c.replica_manager(c.partition_leader(TOPIC1, 0))
+    found = manager.describe_producers(TOPIC1, 0) if manager is not None else "NO_LEADER"
+    return None if isinstance(found, str) else [(p.producer_id, p.producer_epoch)
+                                              for p in found]
+
+
 def test_transaction_after_producer_id_expires() -> None:
-    """testTransactionAfterProducerIdExpires (see the module docs): the transactional id
-    outlives the aborted transaction, so a new instance gets the same producer id with
-    the epoch + 1, and its transaction to topic1-0 and topic1-3 commits."""
+    """testTransactionAfterProducerIdExpires: after the aborted transaction topic1-0
+    forgets the producer (producer.id.expiration.ms) while the coordinator keeps the
+    transactional id, so a new instance gets the same producer id with the epoch + 1,
+    topic1-0 knows it again, and its transaction to topic1-0 and topic1-3 commits."""
     txns = world()
+    sim = txns.cluster.sim
     producer = TransactionalProducer(txns, TXN_ID, "p1")
     init(txns, producer)
     producer.begin_transaction()
     producer.send(TOPIC1, 0, 1)
-    settle(txns, producer)
-    old = (producer.producer_id, producer.producer_epoch)
+    assert sim.run_until_true(lambda: bool(producer_state(txns)), 15_000)
+    assert producer_state(txns) == [old := (producer.producer_id, producer.producer_epoch)]
     producer.end_transaction(commit=False)
     settle(txns, producer)
-    txns.cluster.sim.run_for(6_000)  # past producer.id.expiration.ms, not the id's expiry
+    assert sim.run_until_true(lambda: producer_state(txns) == [], 15_000)
+    assert described(txns) == "NONE"  # the transactional id outlives the producer id
     producer.close()
     again = TransactionalProducer(txns, TXN_ID, "p2")
     init(txns, again)
@@ -140,5 +151,6 @@ def test_transaction_after_producer_id_expires() -> None:
     again.send(TOPIC1, 3, 1)
     again.end_transaction(commit=True)
     settle(txns, again)
+    assert producer_state(txns) == [(old[0], old[1] + 1)]
     records = consume(txns, READ_COMMITTED, (TOPIC1, 0), (TOPIC1, 3))
     assert len(records) == 2 and all(committed(again, v) for v in records)
