@@ -20,10 +20,13 @@ class ApiError(Exception):
         return self.code in RETRIABLE
 
 
-def not_controller(node_id: int, leader: int | None) -> ApiError:
-    """NOT_CONTROLLER, naming the active controller when known."""
-    where = f"; the active controller is {leader}" if leader is not None else ""
-    return ApiError("NOT_CONTROLLER", f"node {node_id} is not the active controller{where}")
+def not_controller(leader: int | None) -> ApiError:
+    """NOT_CONTROLLER for an operation this controller cannot take because it is not the
+    active one, naming the leader its raft knows, if any (Kafka's
+    ``ControllerExceptions.newWrongControllerException``, with its text)."""
+    if leader is None:
+        return ApiError("NOT_CONTROLLER", "No controller appears to be active.")
+    return ApiError("NOT_CONTROLLER", f"The active controller appears to be node {leader}.")
 
 
 def policy_violation_too_large(count: int, limit: int) -> ApiError:

@@ -183,7 +183,7 @@ class QuorumController:
             handle.commit(now)
             return handle
         if not self.active:
-            handle.fail(not_controller(self.node_id, self.raft.leader_id), now)
+            handle.fail(not_controller(self.raft.leader_id), now)
             return handle
         try:
             ctx = self._context()
@@ -241,7 +241,7 @@ class QuorumController:
                 last = self.raft.append(records, self.claimed_epoch, self.clock())
             except NotLeaderError:
                 self._renounce()
-                raise not_controller(self.node_id, self.raft.leader_id) from None
+                raise not_controller(self.raft.leader_id) from None
             self.offsets.handle_schedule_append(
                 last, RevertPoint(self._state, self.offsets.transaction_start_offset))
             others = outside_runs(records)  # no election check reads a PartitionRecord
@@ -432,7 +432,7 @@ class QuorumController:
         self.next_noop_at = None
         for check in self.election_checks:
             check.deactivate()
-        self.purgatory.fail_all(not_controller(self.node_id, self.raft.leader_id), now)
+        self.purgatory.fail_all(not_controller(None), now)  # Kafka's renounce names no one
         target = self.offsets.last_committed_offset
         if ControllerMutation.REVERT_TO_LSO in self.mutations:
             target = self.offsets.last_stable_offset

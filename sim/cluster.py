@@ -332,8 +332,7 @@ class KRaftCluster:
             if target is None:
                 handle = OperationHandle(0, operation.describe(), node_id or -1, self.sim.now,
                                          (mode or WriteMode.TRANSACTIONAL).value)
-                error = not_controller(node_id, self.sim.leader_id()) if node_id is not None \
-                    else ApiError("NOT_CONTROLLER", "no controller is active right now")
+                error = not_controller(self.sim.leader_id() if node_id is not None else None)
                 handle.fail(error, self.sim.now)
                 holder.append(handle)
                 return

@@ -254,7 +254,7 @@ def test_an_operation_sent_to_a_standby_is_refused_at_once_and_writes_nothing() 
     state, end = standby.image, standby.raft.log.end_offset
     handle = c.submit(CreateTopics((NewTopic("t", 3, 3),)), node_id=standby.node_id)
     assert handle.outcome() == "NOT_CONTROLLER"
-    assert handle.error is not None and f"is {active.node_id}" in handle.error.message
+    assert handle.error is not None and f"node {active.node_id}." in handle.error.message
     assert standby.image is state and standby.raft.log.end_offset == end
     assert handle.record_count == 0 and handle.first_offset == -1
 
