@@ -23,7 +23,13 @@ import immutables
 import msgspec
 from msgspec.structs import replace
 
-from metadata.schema import BrokerEndpoint, BrokerFeature, PartitionChangeRecord
+from metadata.schema import (
+    BrokerEndpoint,
+    BrokerFeature,
+    DelegationTokenRecord,
+    PartitionChangeRecord,
+    UserScramCredentialRecord,
+)
 from metadata.uuids import ZERO_UUID
 from metadata.versions import METADATA_VERSION_FEATURE, MINIMUM_KRAFT
 
@@ -165,16 +171,41 @@ class StandardAcl(msgspec.Struct, frozen=True, gc=False):
 
 
 class ScramCredentialData(msgspec.Struct, frozen=True, gc=False):
-    """A user's SCRAM credential for one mechanism (Kafka's ScramCredentialData)."""
+    """A user's SCRAM credential for one mechanism (Kafka's ScramCredentialData).
+
+    Its ``repr`` hides every field, as Kafka's ``toString`` does, so that a credential
+    printed in a log line, an error or a trace gives nothing away; the shell shows one
+    through :mod:`shell.security_tree` (redacted unless ``--show-secrets``).
+    """
 
     salt: bytes
     stored_key: bytes
     server_key: bytes
     iterations: int
 
+    def __repr__(self) -> str:
+        return ("ScramCredentialData(salt=[hidden], storedKey=[hidden], "
+                "serverKey=[hidden], iterations=[hidden])")
+
+    @classmethod
+    def from_record(cls, record: UserScramCredentialRecord) -> ScramCredentialData:
+        """The credential a UserScramCredentialRecord sets."""
+        return cls(salt=record.salt, stored_key=record.stored_key,
+                   server_key=record.server_key, iterations=record.iterations)
+
+    def to_record(self, name: str, mechanism: int) -> UserScramCredentialRecord:
+        """The record that sets this credential for user ``name`` and ``mechanism``."""
+        return UserScramCredentialRecord(name=name, mechanism=mechanism, salt=self.salt,
+                                         stored_key=self.stored_key,
+                                         server_key=self.server_key,
+                                         iterations=self.iterations)
+
 
 class DelegationTokenData(msgspec.Struct, frozen=True, gc=False):
-    """A delegation token (Kafka's DelegationTokenData: its TokenInformation)."""
+    """A delegation token (Kafka's DelegationTokenData: its TokenInformation).
+
+    Its ``repr`` hides the token, as Kafka's ``toString`` does.
+    """
 
     token_id: str
     owner: str
@@ -183,6 +214,24 @@ class DelegationTokenData(msgspec.Struct, frozen=True, gc=False):
     issue_timestamp: int
     max_timestamp: int
     expiration_timestamp: int
+
+    def __repr__(self) -> str:
+        return "DelegationTokenData(tokenInformation=[hidden])"
+
+    @classmethod
+    def from_record(cls, record: DelegationTokenRecord) -> DelegationTokenData:
+        """The token a DelegationTokenRecord creates or renews."""
+        return cls(token_id=record.token_id, owner=record.owner, requester=record.requester,
+                   renewers=record.renewers, issue_timestamp=record.issue_timestamp,
+                   max_timestamp=record.max_timestamp,
+                   expiration_timestamp=record.expiration_timestamp)
+
+    def to_record(self) -> DelegationTokenRecord:
+        """The record that creates this token as it is."""
+        return DelegationTokenRecord(
+            owner=self.owner, requester=self.requester, renewers=self.renewers,
+            issue_timestamp=self.issue_timestamp, max_timestamp=self.max_timestamp,
+            expiration_timestamp=self.expiration_timestamp, token_id=self.token_id)
 
 
 QuotaEntity = tuple[tuple[str, str | None], ...]

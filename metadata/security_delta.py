@@ -94,9 +94,8 @@ class SecurityDelta:
         acls[record.id] = None
 
     def _scram(self, record: UserScramCredentialRecord) -> None:
-        self.scram.setdefault(record.mechanism, {})[record.name] = ScramCredentialData(
-            salt=record.salt, stored_key=record.stored_key, server_key=record.server_key,
-            iterations=record.iterations)
+        self.scram.setdefault(record.mechanism, {})[record.name] = \
+            ScramCredentialData.from_record(record)
 
     def _remove_scram(self, record: RemoveUserScramCredentialRecord) -> None:
         self.scram.setdefault(record.mechanism, {})[record.name] = None
@@ -106,11 +105,7 @@ class SecurityDelta:
         keys[record.key] = None if record.remove else record.value
 
     def _token(self, record: DelegationTokenRecord) -> None:
-        self.tokens[record.token_id] = DelegationTokenData(
-            token_id=record.token_id, owner=record.owner, requester=record.requester,
-            renewers=record.renewers, issue_timestamp=record.issue_timestamp,
-            max_timestamp=record.max_timestamp,
-            expiration_timestamp=record.expiration_timestamp)
+        self.tokens[record.token_id] = DelegationTokenData.from_record(record)
 
     def _remove_token(self, record: RemoveDelegationTokenRecord) -> None:
         self.tokens[record.token_id] = None

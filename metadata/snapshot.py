@@ -31,7 +31,6 @@ from metadata.schema import (
     AccessControlEntryRecord,
     ClientQuotaRecord,
     ConfigRecord,
-    DelegationTokenRecord,
     EntityData,
     FeatureLevelRecord,
     MetadataRecord,
@@ -40,7 +39,6 @@ from metadata.schema import (
     RegisterBrokerRecord,
     RegisterControllerRecord,
     TopicRecord,
-    UserScramCredentialRecord,
     ZkMigrationStateRecord,
     is_marker,
 )
@@ -239,10 +237,7 @@ def _security_records(image: MetadataImage, level: int | None = None,
     for mechanism in sorted(image.scram):
         users = image.scram[mechanism]
         for user in sorted(users):
-            data = users[user]
-            out.append(UserScramCredentialRecord(
-                name=user, mechanism=mechanism, salt=data.salt, stored_key=data.stored_key,
-                server_key=data.server_key, iterations=data.iterations))
+            out.append(users[user].to_record(user, mechanism))
     return out + _token_records(image, level, losses)
 
 
@@ -255,12 +250,8 @@ def _token_records(image: MetadataImage, level: int | None,
             losses.report("delegation tokens (" + ", ".join(sorted(image.delegation_tokens))
                           + ")")
         return out
-    for token_id in sorted(image.delegation_tokens):
-        token = image.delegation_tokens[token_id]
-        out.append(DelegationTokenRecord(
-            owner=token.owner, requester=token.requester, renewers=token.renewers,
-            issue_timestamp=token.issue_timestamp, max_timestamp=token.max_timestamp,
-            expiration_timestamp=token.expiration_timestamp, token_id=token_id))
+    out.extend(image.delegation_tokens[token_id].to_record()
+               for token_id in sorted(image.delegation_tokens))
     return out
 
 
