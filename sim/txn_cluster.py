@@ -14,9 +14,9 @@ at most its replica count) and, every ``tick_ms``:
   WriteTxnMarkers partitions to the partition leader a client's metadata
   names, after ``marker_delay_ms`` each way.
 
-Every producer.id.expiration.check.interval.ms each running broker's partitions
-forget the producers idle for producer.id.expiration.ms (Kafka's periodic
-producer expiration check of every log;
+Every producer.id.expiration.check.interval.ms (at the first tick then) each running
+broker's partitions forget the producers idle for producer.id.expiration.ms (Kafka's
+periodic producer expiration check of every log;
 :meth:`~broker.replica_manager.ReplicaManager.remove_expired_producers`).
 
 Clients call the coordinator in-process, as the sim's producers call the
@@ -68,6 +68,7 @@ class TxnCluster:
         self.on_transition = on_transition
         self.coordinators: dict[int, tuple[int, TransactionCoordinator]] = {}
         self.markers_sent = 0
+        self._next_expiration_check = 0
 
     def start(self) -> bool:
         """Create ``__transaction_state`` and start ticking; False if the topic failed."""
@@ -80,18 +81,21 @@ class TxnCluster:
             TOPIC_RESOURCE, TRANSACTION_STATE_TOPIC,
             (ConfigChange("min.insync.replicas", str(min_isr)),))))
         c.sim.schedule(c.sim.now + self.tick_ms, self._tick, "txn coordinators tick")
-        c.sim.schedule(c.sim.now + self.config.producer_id_expiration_check_interval_ms,
-                       self._expire_producers, "producer expiration check")
+        self._next_expiration_check = \
+            c.sim.now + self.config.producer_id_expiration_check_interval_ms
         return ok
 
     def _expire_producers(self) -> None:
+        """The brokers' periodic producer expiration check, when due (at the first tick
+        at or after it: no event of its own, so a run's trace is the same without it)."""
         sim = self.cluster.sim
+        if sim.now < self._next_expiration_check:
+            return
+        self._next_expiration_check = sim.now + self.config.producer_id_expiration_check_interval_ms
         for broker in self.cluster.config.broker_ids:
             manager = self.cluster.replica_manager(broker)
             if manager is not None:
                 manager.remove_expired_producers(sim.now, self.config.producer_id_expiration_ms)
-        sim.schedule(sim.now + self.config.producer_id_expiration_check_interval_ms,
-                     self._expire_producers, "producer expiration check")
 
     # ------------------------------------------------------------------ coordinators
     def coordinator(self, broker: int | None) -> TransactionCoordinator | None:
@@ -215,6 +219,7 @@ class TxnCluster:
             if coordinator is not None:
                 coordinator.poll(sim.now)
                 self.flush(broker)
+        self._expire_producers()
         sim.schedule(sim.now + self.tick_ms, self._tick, "txn coordinators tick")
 
     # ------------------------------------------------------------------ markers
