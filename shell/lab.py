@@ -236,7 +236,8 @@ class Lab:
                                     + reassignment_results(handle.response))
             elif handle.error.retriable and op.retries_left > 0:
                 op.waiting_retry = True
-                self.reports.append(f"{op.name}: {handle.error}; will retry "
+                reason = str(handle.error).removesuffix(".")  # Kafka's texts end in one
+                self.reports.append(f"{op.name}: {reason}; will retry "
                                     f"({op.retries_left} left)")
             else:
                 op.reported = True

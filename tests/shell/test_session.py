@@ -155,7 +155,7 @@ def test_retries_resubmit_after_not_controller(shell: Shell) -> None:
     rec.run("cluster controllers=3 brokers=1 seed=2", "crash leader")
     out = rec.run("create-topic later retries=2")
     assert out == ["op 1 (create-topic later): NOT_CONTROLLER: No controller appears to "
-                   "be active.; will retry (2 left)"]
+                   "be active; will retry (2 left)"]
     out = rec.run("run-until idle")
     assert any("retry 1: submitted to controller" in line for line in out)
     assert any(line.startswith("op 1 (create-topic later): committed at") for line in out)
