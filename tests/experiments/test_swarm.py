@@ -19,6 +19,7 @@ from experiments.swarm_report import summarize_rows, summarize_tables
 from experiments.swarm_run import Outcome
 from experiments.swarm_setup import (
     FAULT_KINDS,
+    REASSIGN_KINDS,
     SwarmFault,
     SwarmSetup,
     WorkOp,
@@ -365,7 +366,14 @@ def test_a_seeds_drawn_world_does_not_change() -> None:
     assert encode_faults(setup.faults) == (
         "isolate:leader@152;crash:leader@310;restart:3000@321;restart:3001@321;heal@414;"
         "shutdown:4@829;shutdown:3@1264;restart:4@1714")
-    assert setup.ops == (WorkOp("create", 409, "t0", 1), WorkOp("create", 468, "t1", 2))
+    # the creates, deletes and config changes are those drawn before the swarm reassigned
+    assert [op for op in setup.ops if op.kind not in REASSIGN_KINDS] == [
+        WorkOp("create", 409, "t0", 1), WorkOp("create", 468, "t1", 2)]
+    assert [op for op in setup.ops if op.kind in REASSIGN_KINDS] == [
+        WorkOp("reassign", 1528, "t1", partition=24, order=(0, 3, 2, 4, 1), replicas=2),
+        WorkOp("reassign", 1578, "t1", partition=1, order=(3, 4, 1, 0, 2), replicas=3),
+        WorkOp("reassign", 1883, "t1", partition=15, order=(4, 2, 1, 3, 0), replicas=2),
+        WorkOp("cancel", 1901, "t1", partition=15)]
     drawn = [draw_setup(seed, {}) for seed in range(60)]
     assert {s.noop_ms for s in drawn} == {0, 100, 500}
     assert {s.linger_ms for s in drawn} == {0, 1, 5, 25, 100}
