@@ -55,9 +55,12 @@ def reassignment(op: WorkOp, setup: SwarmSetup) -> AlterPartitionReassignments:
 
 
 def unsettled(cluster: KRaftCluster) -> str | None:
-    """Why the healed cluster has not settled although idle: a broker still fenced,
-    unregistered or in controlled shutdown, or a partition still being reassigned (None:
-    none of these)."""
+    """Why the healed cluster has not settled although idle: a node still shutting down, a
+    broker still fenced, unregistered or in controlled shutdown, or a partition still
+    being reassigned (None: none of these)."""
+    shutting = sorted(n for n, slot in cluster.sim.slots.items() if slot.shutting_down)
+    if shutting:
+        return f"node(s) {shutting} still shutting down"
     active = cluster.active_controller()
     if active is None:
         return None
