@@ -110,16 +110,6 @@ class WorkOp(msgspec.Struct, frozen=True):
         present = [b for b in self.order if b < brokers]
         return tuple(present[:min(self.replicas, brokers)])
 
-    def text(self) -> str:
-        """The operation in a few words, e.g. ``reassign t0-3 order=(2, 0, 1, 4, 3) x2``."""
-        if self.kind == "create":
-            return f"create {self.topic} ({self.batches} batches) @{self.at_ms}"
-        if self.kind in REASSIGN_KINDS:
-            extra = f" order={self.order} x{self.replicas}" if self.kind == "reassign" else ""
-            return f"{self.kind} {self.topic}-{self.partition}{extra} @{self.at_ms}"
-        return f"{self.kind} {self.topic or 'broker'} {self.value or ''}".rstrip() + \
-            f" @{self.at_ms}"
-
 
 class SwarmSetup(msgspec.Struct, frozen=True):
     """Everything a swarm run does, drawn from its seed or given as parameters."""

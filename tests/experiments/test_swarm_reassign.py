@@ -3,6 +3,7 @@ judged after the heal, and a small sweep in which every run holds."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import msgspec
@@ -13,7 +14,7 @@ from controller.errors import ApiError
 from controller.handle import OperationHandle
 from controller.operations.partition_change import reassignment_in_progress
 from experiments import shrink as shrinking
-from experiments import swarm_run
+from experiments import swarm_reassign, swarm_run
 from experiments.common import partitions_for
 from experiments.swarm_reassign import (
     CANCEL_INVARIANT,
@@ -34,6 +35,7 @@ from experiments.swarm_setup import (
 from metadata.delta import MetadataDelta
 from metadata.image import MetadataImage
 from metadata.schema import PartitionRecord, TopicRecord
+from tests.experiments.helpers import replay_swarm, run, spec, without_wall
 
 TOPIC_ID = "AAAAAAAAAAAAAAAAAAAAAA"
 
@@ -328,3 +330,25 @@ def test_a_small_sweep_holds_every_rule() -> None:
     for key in ("reassign NONE", "reassign UNKNOWN_TOPIC_OR_PARTITION",
                 "cancel NO_REASSIGNMENT_IN_PROGRESS"):
         assert answers.get(key, 0) > 0, answers
+
+
+def test_a_failing_run_with_reassignments_shrinks_to_a_replay_of_the_same_run(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """With a judge that finds every acknowledged reassignment incomplete (deliberately
+    wrong), index 4 of seed 1 (three brokers, twelve operations) is a violation. Its shrunk
+    reproduction, a replay command with every drawn value given, keeps a reassignment
+    and reruns exactly that run: the same verdict and message, nothing left to shrink."""
+    monkeypatch.setattr(swarm_reassign, "_incomplete", lambda reg, target: ["broken"])
+    row = run(spec("swarm", 4, mode="transactional", shrink_budget=40))
+    assert (row["verdict"], row["invariant"]) == ("violation", REASSIGN_INVARIANT)
+    assert row["shrunk_size"] < row["fault_count"] + row["operations"] + row["controllers"] \
+        + row["brokers"]
+    reproduced = replay_swarm(row["shrunk_replay"], tmp_path / "shrunk.jsonl")
+    assert (reproduced["verdict"], reproduced["invariant"], reproduced["shrink_runs"]) == (
+        "violation", REASSIGN_INVARIANT, 0)
+    assert reproduced["replay"] == row["shrunk_replay"]
+    assert reproduced["shrunk_size"] is None
+    assert reproduced["fault_count"] + reproduced["operations"] + reproduced["controllers"] \
+        + reproduced["brokers"] == row["shrunk_size"]
+    again = replay_swarm(row["shrunk_replay"], tmp_path / "again.jsonl")
+    assert without_wall(again) == without_wall(reproduced)
