@@ -6,10 +6,11 @@
   ``max_records_per_batch`` records (markers included).
 - ``atomic`` (Kafka as built for most operations): one batch, or
   POLICY_VIOLATION and nothing written when the records do not fit. Operations
-  that Kafka writes as non-atomic results (a broker's fence and controlled
-  shutdown, whose PartitionChangeRecords can be many) say so with a class
-  attribute ``splits_when_atomic = True`` and are written non-atomically in
-  this mode: refusing them would leave a dead broker unfenced and leader.
+  that Kafka writes as non-atomic results (a broker's fence, unfence and
+  controlled shutdown, whose PartitionChangeRecords can be many, and leader
+  elections) say so with a class attribute ``splits_when_atomic = True`` and
+  are written non-atomically in this mode: refusing them would leave a dead
+  broker unfenced and leader, or a live one fenced.
 - ``non-atomic`` (Kafka as built for some operations): split into batches
   without markers, so a failover can commit a prefix.
 """

@@ -7,7 +7,9 @@ one changes nothing or the budget of reruns is spent. In order:
 1. drop each fault in turn;
 2. keep only the first k operations, the fewest that still fail;
 3. end the schedule right after its last fault or operation, or at half of it;
-4. fewer controllers, then fewer brokers (faults naming a removed node go);
+4. fewer controllers, then fewer brokers (faults naming a removed node go; a
+   reassignment's target shrinks with the brokers, and without brokers the
+   reassignments go, as a run without brokers draws none);
 5. settings back to Kafka's defaults (NoOps, snapshots, linger, pre-vote,
    fetch size), one at a time.
 
@@ -23,7 +25,7 @@ from collections.abc import Callable, Iterator
 import msgspec
 
 from experiments.swarm_run import Outcome, simulate
-from experiments.swarm_setup import SwarmSetup
+from experiments.swarm_setup import REASSIGN_KINDS, SwarmSetup
 
 DEFAULTS = {"noop_ms": 500, "snapshot_every": 0, "linger_ms": 25, "pre_vote": True,
             "fetch_records": 1000}
@@ -128,8 +130,10 @@ def _resized(setup: SwarmSetup, controllers: int, brokers: int) -> SwarmSetup:
         elif any(n not in nodes for n in named):
             continue
         faults.append(fault)
+    ops = setup.ops if brokers else tuple(op for op in setup.ops
+                                          if op.kind not in REASSIGN_KINDS)
     return msgspec.structs.replace(setup, controllers=controllers, brokers=brokers,
-                                   faults=tuple(faults))
+                                   faults=tuple(faults), ops=ops)
 
 
 def _defaults(setup: SwarmSetup) -> Iterator[SwarmSetup]:

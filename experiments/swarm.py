@@ -3,14 +3,16 @@
 Each run draws from its seed (see ``swarm_setup``) a cluster of 1-7
 controllers and 0-5 brokers with its own batch and fetch sizes, linger,
 pre-vote, NoOp interval and snapshot interval, a workload of creates (topics
-filling several batches), deletes and config changes, and a fault schedule
-from a random subset of the fault kinds. The write mode is an axis of the
+filling several batches), deletes, config changes and (with brokers)
+partition reassignments and cancels, and a fault schedule from a random
+subset of the fault kinds. The write mode is an axis of the
 grid, so runs of the same index share their world across the three modes.
 
 Every run terminates (see ``swarm_run``): after ``horizon-ms`` the faults are
 healed and the cluster must settle within ``settle-ms``. Its verdict is
-``ok``, ``violation`` (an invariant failed, or an acknowledged operation is
-missing from the final state), ``outside_model`` (faults Raft does not
+``ok``, ``violation`` (an invariant failed, an acknowledged operation is
+missing from the final state, or a reassignment broke one of the rules of
+``swarm_reassign``), ``outside_model`` (faults Raft does not
 promise to survive: wiped controllers' disks) or ``non_terminating``. In
 non-atomic mode partial visibility is Kafka's as-built behaviour: it is
 counted (``partial_visibility``), not judged, as in the visibility and

@@ -4,12 +4,15 @@
 2. For ``horizon-ms`` the client submits its operations (retrying while no
    controller is active) and the faults fire.
 3. At the horizon every fault is healed: links restored, paused nodes
-   resumed, crashed, stopped and wiped nodes restarted.
+   resumed, crashed, stopped and wiped nodes restarted (a broker still in a
+   controlled shutdown once it has stopped).
 4. The cluster must settle within ``settle-ms``: every operation answered,
-   a controller active, no transaction open, every node caught up.
+   a controller active, no transaction open, every node caught up, every
+   broker unfenced and no partition reassignment in progress.
 5. Judged: every invariant held after every event, and every acknowledged
    operation is in the final state of the active controller and of every
-   broker (a run that does not settle is ``non_terminating``).
+   broker (a run that does not settle is ``non_terminating``); reassignments
+   and cancels by the rules of :mod:`experiments.swarm_reassign`.
 
 A run is ``outside_model`` when its faults leave what Raft promises to
 survive: more controllers wiped than the quorum tolerates (a majority of 3,
@@ -35,7 +38,14 @@ from controller.operations import (
     Operation,
 )
 from experiments.common import ACK_INVARIANT, partitions_for
-from experiments.swarm_setup import SwarmSetup, WorkOp
+from experiments.swarm_reassign import (
+    Created,
+    created_replicas,
+    reassign_problem,
+    reassignment,
+    unsettled,
+)
+from experiments.swarm_setup import REASSIGN_KINDS, SwarmSetup, WorkOp
 from metadata.delta import BROKER_RESOURCE, TOPIC_RESOURCE
 from metadata.image import MetadataImage
 from raft import RaftConfig
@@ -95,8 +105,9 @@ def cluster_config(seed: int, mode: str, mutations: frozenset[str],
     """The ClusterConfig of a setup."""
     return ClusterConfig(
         seed=seed, controllers=setup.controllers, brokers=setup.brokers,
-        # brokers registered by the cluster, as in the campaigns measured so far
-        brokers_settings=BrokerSettings(lifecycle=False),
+        # brokers register and heartbeat by themselves and hold partition replicas, so
+        # that a reassignment completes (its new replicas catch up and join the ISR)
+        brokers_settings=BrokerSettings(),
         controller=ControllerConfig(max_records_per_batch=setup.batch_records,
                                     write_mode=WriteMode(mode),
                                     noop_interval_ms=setup.noop_ms,
@@ -122,9 +133,21 @@ def simulate(seed: int, mode: str, mutations: frozenset[str], setup: SwarmSetup,
         _workload(cluster, setup, start, submitted)
         sim.run_until(start + setup.horizon_ms)
         sim.act("swarm: heal every fault", lambda: _heal_all(cluster))
+        deadline = sim.now + settle_ms
+        # a broker in a controlled shutdown at the horizon stops only once it is done (a
+        # restart before that finds it running): restart it then
+        if any(slot.shutting_down for slot in sim.slots.values()) and cluster.run_until(
+                lambda: not any(slot.shutting_down for slot in sim.slots.values()),
+                settle_ms):
+            sim.act("swarm: restart the nodes that finished shutting down",
+                    lambda: _heal_all(cluster))
         settled = cluster.run_until(
-            lambda: all(h.done for _, h in submitted) and cluster.idle(), settle_ms)
+            lambda: all(h.done for _, h in submitted) and cluster.idle()
+            and unsettled(cluster) is None, max(0, deadline - sim.now))
         reason = f"the cluster did not settle within {settle_ms} ms of the horizon"
+        why = None if settled else unsettled(cluster)
+        if why is not None:
+            reason += f": {why}"
     return _judge(cluster, setup, mode, submitted, settled, reason)
 
 
@@ -134,6 +157,8 @@ def _operation(op: WorkOp, setup: SwarmSetup) -> Operation:
         return CreateTopics((NewTopic(op.topic, partitions, min(3, setup.brokers)),))
     if op.kind == "delete":
         return DeleteTopics((op.topic,))
+    if op.kind in REASSIGN_KINDS:
+        return reassignment(op, setup)
     if op.kind == "alter-topic":
         return IncrementalAlterConfigs(TOPIC_RESOURCE, op.topic,
                                        (ConfigChange(TOPIC_KEY, str(op.value)),))
@@ -236,7 +261,8 @@ def final_state_problem(cluster: KRaftCluster, setup: SwarmSetup, mode: str,
     broker's published image: an acknowledged create is whole unless a delete
     of it may have applied; an acknowledged delete left nothing; an
     acknowledged config change holds unless a later one may have replaced it.
-    Outside non-atomic mode every topic is also whole or absent.
+    Outside non-atomic mode every topic is also whole or absent. Reassignments and
+    cancels: see :mod:`experiments.swarm_reassign`.
     """
     images: list[tuple[str, MetadataImage]] = []
     active = cluster.active_controller()
@@ -247,9 +273,11 @@ def final_state_problem(cluster: KRaftCluster, setup: SwarmSetup, mode: str,
         if loader is not None and loader.published is not None:
             images.append((f"broker {broker}", loader.published))
     deletes = {op.topic for op, h in submitted if op.kind == "delete" and _may_apply(h)}
+    created = created_replicas(cluster) if any(
+        op.kind in REASSIGN_KINDS for op, _ in submitted) else None
     for where, image in images:
         for index, (_op, handle) in enumerate(submitted):
-            problem = _op_problem(image, setup, mode, submitted, index, deletes)
+            problem = _op_problem(image, setup, mode, submitted, index, deletes, created)
             if problem is not None:
                 kind, what = problem
                 return kind, f"{where}: {handle.description} ({handle.outcome()}): {what}"
@@ -258,8 +286,11 @@ def final_state_problem(cluster: KRaftCluster, setup: SwarmSetup, mode: str,
 
 def _op_problem(image: MetadataImage, setup: SwarmSetup, mode: str,
                 submitted: list[tuple[WorkOp, OperationHandle]], index: int,
-                deletes: set[str]) -> tuple[str, str] | None:
+                deletes: set[str], created: Created | None = None
+                ) -> tuple[str, str] | None:
     op, handle = submitted[index]
+    if op.kind in REASSIGN_KINDS:
+        return reassign_problem(image, setup, submitted, index, deletes, created)
     acked = handle.status is OperationStatus.COMMITTED
     if op.kind == "create":
         want = partitions_for(op.batches, setup.batch_records)

@@ -7,8 +7,12 @@ in a "kitchen sink" run get runs of their own.
 
 Everything is drawn from the run's seed through named sub-streams
 (``random.Random("kraftsim/SEED/swarm/NAME")``): ``config`` (cluster size and
-settings), ``workload`` (the client's operations) and ``faults`` (which kinds,
-how many, when, on which node). Any drawn value can be given instead as a
+settings), ``workload`` (the client's creates, deletes and config changes),
+``reassignments`` (partition reassignments and cancels of the created topics,
+merged into the workload by time; none without brokers) and ``faults`` (which
+kinds, how many, when, on which node). The reassignments have a stream of their
+own so that a seed's other draws stay what they were before the swarm
+reassigned. Any drawn value can be given instead as a
 parameter (``--param controllers=3``, ``--param faults=crash:3000@400``); the
 shrinker uses that to write a reproduction as a replay command.
 
@@ -26,6 +30,7 @@ from collections.abc import Mapping
 
 import msgspec
 
+from experiments.common import partitions_for
 from experiments.model import ExperimentError, ParamValue
 
 DRAWN = "drawn"
@@ -40,6 +45,10 @@ MAX_OPS = 8
 MAX_BATCHES = 6
 """A created topic's records fill 1 to MAX_BATCHES batches."""
 MAX_FAULTS = 6
+MAX_REASSIGNMENTS = 4
+"""Reassignments (each perhaps followed by a cancel) a run draws at most."""
+REASSIGN_KINDS = ("reassign", "cancel")
+"""The operations that reassign a partition or cancel its reassignment."""
 
 
 class SwarmFault(msgspec.Struct, frozen=True):
@@ -73,8 +82,10 @@ class WorkOp(msgspec.Struct, frozen=True):
 
     ``kind``: ``create`` (topic ``topic`` whose records fill ``batches``
     batches), ``delete`` (topic ``topic``), ``alter-topic`` (set
-    ``retention.ms`` of ``topic`` to ``value``) or ``alter-broker`` (set the
-    cluster-wide default broker config ``log.retention.ms`` to ``value``).
+    ``retention.ms`` of ``topic`` to ``value``), ``alter-broker`` (set the
+    cluster-wide default broker config ``log.retention.ms`` to ``value``),
+    ``reassign`` (move partition ``partition`` of ``topic`` to
+    :meth:`target`) or ``cancel`` (cancel that partition's reassignment).
     """
 
     kind: str
@@ -82,6 +93,22 @@ class WorkOp(msgspec.Struct, frozen=True):
     topic: str = ""
     batches: int = 0
     value: int = 0
+    partition: int = 0
+    order: tuple[int, ...] = ()
+    """A reassignment's brokers in a random order (a permutation of 0..MAX_BROKERS-1)."""
+    replicas: int = 0
+    """How many replicas a reassignment's target has (1 to 3; fewer brokers: all)."""
+
+    def target(self, brokers: int) -> tuple[int, ...] | None:
+        """A reassignment's target replicas in a cluster of ``brokers`` brokers: the first
+        ``min(replicas, brokers)`` brokers of ``order`` that exist (None for a cancel).
+
+        Resolved against the cluster rather than drawn for it, so that a reproduction
+        shrunk to fewer brokers keeps the same operations (and still replays the same)."""
+        if self.kind != "reassign":
+            return None
+        present = [b for b in self.order if b < brokers]
+        return tuple(present[:min(self.replicas, brokers)])
 
 
 class SwarmSetup(msgspec.Struct, frozen=True):
@@ -215,8 +242,12 @@ def draw_setup(seed: int, params: Mapping[str, ParamValue]) -> SwarmSetup:
     snapshot_every = snapshot_every if given_snapshot is None else given_snapshot
     horizon_ms = _given_int(params, "horizon-ms", 1) or drawn_horizon
     # drawn over the drawn horizon, so that a shorter given one keeps the earlier ops
-    ops = tuple(op for op in draw_workload(random.Random(f"kraftsim/{seed}/swarm/workload"),
-                                           drawn_horizon) if op.at_ms < horizon_ms)
+    workload = draw_workload(random.Random(f"kraftsim/{seed}/swarm/workload"), drawn_horizon)
+    if brokers > 0:
+        workload = merge_ops(workload, draw_reassignments(
+            random.Random(f"kraftsim/{seed}/swarm/reassignments"), workload, batch_records,
+            drawn_horizon))
+    ops = tuple(op for op in workload if op.at_ms < horizon_ms)
     op_count = _given_int(params, "ops", 0)
     if op_count is not None:
         ops = ops[:op_count]
@@ -263,6 +294,45 @@ def draw_workload(rng: random.Random, horizon_ms: int) -> tuple[WorkOp, ...]:
         else:
             ops.append(WorkOp("alter-broker", at, value=1000 + index))
     return tuple(ops)
+
+
+def draw_reassignments(rng: random.Random, workload: tuple[WorkOp, ...],
+                       batch_records: int, horizon_ms: int) -> tuple[WorkOp, ...]:
+    """Up to MAX_REASSIGNMENTS reassignments of partitions of the workload's topics.
+
+    Each names a created topic, one of its partitions and a moment after the create
+    was submitted (whether or not it succeeds); a fifth are cancels alone (usually
+    refused: nothing to cancel), and a third of the reassignments are followed
+    within 20 ms by a cancel of the same partition, which may catch it in progress (one
+    that adds a replica stays in progress until the new replica has caught up).
+    The target replicas are resolved against the cluster (:meth:`WorkOp.target`).
+    """
+    creates = [op for op in workload if op.kind == "create"]
+    if not creates:
+        return ()
+    ops: list[WorkOp] = []
+    for _ in range(rng.randint(0, MAX_REASSIGNMENTS)):
+        create = rng.choice(creates)
+        at = create.at_ms + rng.randrange(max(1, horizon_ms - create.at_ms))
+        partition = rng.randrange(partitions_for(create.batches, batch_records))
+        if rng.random() < 0.2:
+            ops.append(WorkOp("cancel", at, create.topic, partition=partition))
+            continue
+        order = tuple(rng.sample(range(MAX_BROKERS), MAX_BROKERS))
+        ops.append(WorkOp("reassign", at, create.topic, partition=partition, order=order,
+                          replicas=rng.randint(1, 3)))
+        if rng.random() < 1 / 3:
+            cancel_at = at + rng.randrange(20)
+            if cancel_at < horizon_ms:
+                ops.append(WorkOp("cancel", cancel_at, create.topic, partition=partition))
+    return tuple(ops)
+
+
+def merge_ops(workload: tuple[WorkOp, ...], more: tuple[WorkOp, ...]) -> tuple[WorkOp, ...]:
+    """Both lists in time order (``workload``'s operation first at the same moment)."""
+    ranked = [(op.at_ms, 0, i, op) for i, op in enumerate(workload)]
+    ranked += [(op.at_ms, 1, i, op) for i, op in enumerate(more)]
+    return tuple(op for *_, op in sorted(ranked, key=lambda item: item[:3]))
 
 
 def draw_faults(rng: random.Random, kinds: tuple[str, ...], controllers: list[int],

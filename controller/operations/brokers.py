@@ -275,6 +275,10 @@ class FenceBroker(msgspec.Struct, frozen=True):
 class UnfenceBroker(msgspec.Struct, frozen=True):
     """Unfence a broker (as when it has caught up after registering)."""
 
+    splits_when_atomic: ClassVar[bool] = True
+    """Like :class:`FenceBroker`: Kafka's heartbeat answer, the elections an unfence allows
+    included, is a non-atomic result (refused in ``atomic`` mode, the broker would stay
+    fenced and its leaderless partitions without a leader)."""
     broker_id: int
 
     def describe(self) -> str:

@@ -212,6 +212,29 @@ def test_a_large_fence_is_written_over_several_batches_even_in_atomic_mode() -> 
     assert handle.record_count > 5 and handle.batch_count > 1
 
 
+def test_a_large_unfence_is_written_over_several_batches_even_in_atomic_mode() -> None:
+    """Kafka writes a heartbeat's unfence, with the elections it allows, as a non-atomic
+    result too: in atomic mode an unfence that gives more leaderless partitions a leader
+    than one batch holds is split over batches, not refused (refused, the broker would
+    stay fenced and its partitions leaderless for good; a swarm run found that)."""
+    c = cluster(seed=15, batch=5, mode=WriteMode.ATOMIC, noop_ms=0)
+    broker = c.config.broker_ids[0]
+    for i in range(6):  # one replica each, on the broker: leaderless once it is fenced
+        assert c.wait(c.submit(CreateTopics((NewTopic(f"t{i}", -1, -1,
+                                                      assignments=((broker,),)),))))
+    assert c.wait(c.submit(FenceBroker(broker), mode=WriteMode.ATOMIC))
+    handle = c.submit(UnfenceBroker(broker), mode=WriteMode.ATOMIC)
+    assert c.wait(handle)
+    assert handle.status is OperationStatus.COMMITTED, handle.outcome()
+    assert handle.record_count == 7 and handle.batch_count > 1
+    active = c.active_controller()
+    assert active is not None
+    image = active.committed_image()
+    assert not image.brokers[broker].fenced
+    assert [image.topic(f"t{i}").partitions[0].leader  # type: ignore[union-attr]
+            for i in range(6)] == [broker] * 6
+
+
 def test_a_write_just_before_a_transaction_completes_when_its_own_batch_commits() -> None:
     """The last stable offset moves past a batch as soon as it commits, even when the
     controller has already written the Begin of a transaction right after it: the earlier

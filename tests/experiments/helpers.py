@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import io
+import json
 import os
 import shlex
 import subprocess
@@ -12,6 +14,7 @@ from typing import Any
 from experiments.grid import parse_params, single_run
 from experiments.model import Row, RunSpec
 from experiments.registry import get_experiment
+from experiments.sweep import run_command
 
 KRAFTSIM = str(Path(sys.executable).parent / "kraftsim")
 
@@ -46,3 +49,24 @@ def replay_args(command: str) -> list[str]:
     words = shlex.split(command)
     assert words[0] == "kraftsim"
     return words[1:]
+
+
+def replay_swarm(command: str, trace: Path) -> dict[str, Any]:
+    """Run a swarm row's replay command in-process; returns the printed row."""
+    words = shlex.split(command)
+    assert words[:3] == ["kraftsim", "experiment", "swarm"]
+    args: dict[str, Any] = {"params": []}
+    i = 3
+    while i < len(words):
+        flag, value = words[i], words[i + 1]
+        if flag == "--seed":
+            args["seed"] = int(value)
+        elif flag == "--replay":
+            args["replay"] = int(value)
+        elif flag == "--param":
+            args["params"].append(value)
+        i += 2
+    out = io.StringIO()
+    run_command("swarm", trace=str(trace), stdout=out, **args)
+    row: dict[str, Any] = json.loads(out.getvalue())
+    return row

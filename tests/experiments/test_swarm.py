@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import io
-import json
-import shlex
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +17,7 @@ from experiments.swarm_report import summarize_rows, summarize_tables
 from experiments.swarm_run import Outcome
 from experiments.swarm_setup import (
     FAULT_KINDS,
+    REASSIGN_KINDS,
     SwarmFault,
     SwarmSetup,
     WorkOp,
@@ -28,7 +27,7 @@ from experiments.swarm_setup import (
     setup_params,
 )
 from experiments.sweep import run_command
-from tests.experiments.helpers import run, spec, without_wall
+from tests.experiments.helpers import replay_swarm, run, spec, without_wall
 
 QUIET: dict[str, Any] = {"shrink": "off"}
 """Rows without shrinking (the shrink tests switch it on)."""
@@ -38,27 +37,6 @@ MUTATED: dict[str, Any] = dict(mode="transactional", controllers=3, brokers=2, b
                                mutations="publish-every-commit")
 """Index 5 of seed 1 (12 drawn faults, 6 operations) with a broker that publishes inside
 transactions: fetching one record at a time, it shows part of a multi-batch create."""
-
-
-def _replay(command: str, trace: Path) -> dict[str, Any]:
-    """Run a row's replay command in-process; returns the printed row."""
-    words = shlex.split(command)
-    assert words[:3] == ["kraftsim", "experiment", "swarm"]
-    args: dict[str, Any] = {"params": []}
-    i = 3
-    while i < len(words):
-        flag, value = words[i], words[i + 1]
-        if flag == "--seed":
-            args["seed"] = int(value)
-        elif flag == "--replay":
-            args["replay"] = int(value)
-        elif flag == "--param":
-            args["params"].append(value)
-        i += 2
-    out = io.StringIO()
-    run_command("swarm", trace=str(trace), stdout=out, **args)
-    row: dict[str, Any] = json.loads(out.getvalue())
-    return row
 
 
 def test_faults_round_trip_through_the_parameter() -> None:
@@ -96,7 +74,7 @@ def test_replay_reruns_the_row(index: int, tmp_path: Path) -> None:
     again = run(spec("swarm", index, mode="transactional", **QUIET))
     assert without_wall(first) == without_wall(again)
     trace = tmp_path / "trace.jsonl"
-    replayed = _replay(first["replay"], trace)
+    replayed = replay_swarm(first["replay"], trace)
     assert without_wall(replayed) == without_wall(first)
     assert trace.stat().st_size > 0
     assert first["verdict"] in ("ok", "violation", "outside_model", "non_terminating")
@@ -112,7 +90,7 @@ def test_a_deliberate_bug_is_found_and_shrunk(tmp_path: Path) -> None:
     assert 0 < row["shrink_runs"] <= 40
     assert row["shrunk_size"] < original
     assert decode_faults(row["shrunk_faults"]) == ()  # no fault is needed
-    reproduced = _replay(row["shrunk_replay"], tmp_path / "shrunk.jsonl")
+    reproduced = replay_swarm(row["shrunk_replay"], tmp_path / "shrunk.jsonl")
     assert reproduced["invariant"] == "TxnAtomicVisibility"
     assert reproduced["shrink_runs"] == 0
     assert reproduced["replay"] == row["shrunk_replay"]
@@ -365,7 +343,14 @@ def test_a_seeds_drawn_world_does_not_change() -> None:
     assert encode_faults(setup.faults) == (
         "isolate:leader@152;crash:leader@310;restart:3000@321;restart:3001@321;heal@414;"
         "shutdown:4@829;shutdown:3@1264;restart:4@1714")
-    assert setup.ops == (WorkOp("create", 409, "t0", 1), WorkOp("create", 468, "t1", 2))
+    # the creates, deletes and config changes are those drawn before the swarm reassigned
+    assert [op for op in setup.ops if op.kind not in REASSIGN_KINDS] == [
+        WorkOp("create", 409, "t0", 1), WorkOp("create", 468, "t1", 2)]
+    assert [op for op in setup.ops if op.kind in REASSIGN_KINDS] == [
+        WorkOp("reassign", 1528, "t1", partition=24, order=(0, 3, 2, 4, 1), replicas=2),
+        WorkOp("reassign", 1578, "t1", partition=1, order=(3, 4, 1, 0, 2), replicas=3),
+        WorkOp("reassign", 1883, "t1", partition=15, order=(4, 2, 1, 3, 0), replicas=2),
+        WorkOp("cancel", 1901, "t1", partition=15)]
     drawn = [draw_setup(seed, {}) for seed in range(60)]
     assert {s.noop_ms for s in drawn} == {0, 100, 500}
     assert {s.linger_ms for s in drawn} == {0, 1, 5, 25, 100}
