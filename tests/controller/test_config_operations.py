@@ -168,9 +168,11 @@ def test_each_topic_config_value_is_checked(key: str, good: list[str],
 
 def test_broker_configs_have_kafkas_types_and_ranges() -> None:
     for key, value in (("num.replica.fetchers", "0"), ("log.retention.ms", "-5"),
-                       ("log.retention.bytes", "-7"), ("max.connections", "0")):
+                       ("log.retention.bytes", "-7"), ("max.connections", "0"),
+                       ("producer.id.expiration.ms", "1")):
         validate_config(BROKER_RESOURCE, key, value)
     for key, value, reason in (("num.io.threads", "0", "Value must be at least 1"),
+                               ("producer.id.expiration.ms", "0", "Value must be at least 1"),
                                ("message.max.bytes", "3000000000", "Not a number of type INT")):
         with pytest.raises(ApiError, match=f"Invalid value {value} for configuration {key}: "
                                            f"{reason}"):
