@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, Protocol
 
 from controller.activation import activation_records
 from controller.config import ControllerConfig
@@ -64,6 +64,17 @@ from metadata.versions import NOOP_RECORDS, release_name
 from raft import Batch, LeaderAndEpoch, NotLeaderError, RaftNode, Snapshot
 
 FatalHandler = Callable[[ControllerFault], None]
+
+
+class MetadataPublisher(Protocol):
+    """Told when the controller publishes a new committed image (Kafka's
+    MetadataPublisher on a controller's loader) and when the raft leader changes."""
+
+    def on_publish(self) -> None:
+        """The last stable offset moved, or a snapshot was loaded."""
+
+    def on_leader_change(self, leader_id: int | None) -> None:
+        """The raft node knows a new leader (None: none is known)."""
 
 
 class QuorumController:
@@ -117,6 +128,8 @@ class QuorumController:
         self.records_since_snapshot = 0
         self.activations: list[tuple[int, list[MetadataRecord]]] = []
         self._next_op_id = 0
+        self.publishers: list[MetadataPublisher] = []
+        """Told of each new committed image and leader (a controller's registration)."""
         raft.register_listener(self)
 
     # ------------------------------------------------------------------ queries
@@ -346,6 +359,8 @@ class QuorumController:
         if moved:
             self._complete_up_to(self.offsets.last_stable_offset)
             self._maybe_snapshot()
+            for publisher in self.publishers:
+                publisher.on_publish()
 
     def handle_load_snapshot(self, snapshot: Snapshot) -> None:
         """Replace the state by the snapshot's; an open transaction is dropped."""
@@ -375,6 +390,8 @@ class QuorumController:
         # A snapshot of no records replays none: the log still counts as empty.
         self.replayed_any = self.replayed_any or bool(snapshot.records)
         self.records_since_snapshot = 0
+        for publisher in self.publishers:
+            publisher.on_publish()
 
     def handle_leader_change(self, leader: LeaderAndEpoch) -> None:
         """Claim leadership once it is ours; renounce when it is not any more."""
@@ -385,6 +402,8 @@ class QuorumController:
             self._renounce()
         if mine and self.claimed_epoch is None:
             self._claim(leader.epoch)
+        for publisher in self.publishers:
+            publisher.on_leader_change(leader.leader_id)
 
     # ------------------------------------------------------------------ leadership
     def _set_claimed_epoch(self, epoch: int | None) -> None:

@@ -1,9 +1,10 @@
-"""The broker-to-controller RPCs, as frozen Structs (Kafka's ``clients`` request schemas).
+"""The RPCs to the active controller, as frozen Structs (Kafka's ``clients`` request schemas).
 
-Both sides import them: the controller answers them, the broker sends them,
-and the broker package may not import the controller. Names and fields follow
-Kafka's BrokerRegistration, BrokerHeartbeat, AlterPartition and
-AllocateProducerIds APIs, reduced to what the simulation needs. Every request
+Both sides import them: the controller answers them, the broker (or a controller,
+registering itself) sends them, and the broker package may not import the controller.
+Names and fields follow Kafka's BrokerRegistration, BrokerHeartbeat, AlterPartition,
+AllocateProducerIds and ControllerRegistration APIs, reduced to what the simulation
+needs. Every request
 carries a ``correlation_id`` that its response echoes; a response to anything
 but the outstanding request is ignored. ``epoch`` on each message is only for
 the trace (the broker epoch, or -1).
@@ -18,7 +19,7 @@ from typing import Any
 
 import msgspec
 
-from metadata.schema import BrokerFeature
+from metadata.schema import BrokerEndpoint, BrokerFeature
 
 
 class NodeMessage(msgspec.Struct, frozen=True, gc=False):
@@ -175,6 +176,38 @@ class AllocateProducerIdsResponse(msgspec.Struct, frozen=True, gc=False):
         return -1
 
 
+class ControllerRegistrationRequest(msgspec.Struct, frozen=True, gc=False):
+    """A controller registers its process with the active controller (Kafka's
+    ControllerRegistration, KIP-919): its id, the incarnation id of this run of the
+    process, its listeners and the feature levels it supports."""
+
+    correlation_id: int
+    controller_id: int
+    incarnation_id: str
+    listeners: tuple[BrokerEndpoint, ...]
+    features: tuple[BrokerFeature, ...]
+    zk_migration_ready: bool = False
+
+    @property
+    def epoch(self) -> int:
+        """-1 (trace only)."""
+        return -1
+
+
+class ControllerRegistrationResponse(msgspec.Struct, frozen=True, gc=False):
+    """NONE once the registration is committed, else the error (NOT_CONTROLLER,
+    UNSUPPORTED_VERSION, ...)."""
+
+    correlation_id: int
+    error: str
+    error_message: str | None = None
+
+    @property
+    def epoch(self) -> int:
+        """-1 (trace only)."""
+        return -1
+
+
 CONTROLLER_REQUESTS = (BrokerRegistrationRequest, BrokerHeartbeatRequest, AlterPartitionRequest,
-                       AllocateProducerIdsRequest)
+                       AllocateProducerIdsRequest, ControllerRegistrationRequest)
 """The requests a controller answers."""

@@ -25,6 +25,7 @@ from controller.errors import ApiError, ControllerFault, not_controller
 from controller.handle import OperationHandle
 from controller.mutations import ControllerMutation
 from controller.operations import Operation
+from controller.registration_manager import ControllerRegistrationManager
 from controller.write_mode import WriteMode
 from metadata.bootstrap import BootstrapMetadata
 from metadata.snapshot import image_from_records
@@ -221,7 +222,10 @@ class KRaftCluster:
                 mutations=self.config.layer_mutations(ControllerMutation),
                 bootstrap=self.bootstrap, activation_listener=self._activation_changed,
                 cluster_id=self.cluster_id)
-            return [controller, *controller_apps(settings, controller, lambda: sim.now)]
+            registration = ControllerRegistrationManager(
+                controller, sim.stream("controller-registration", node_id, slot.incarnation))
+            return [controller, registration,
+                    *controller_apps(settings, controller, lambda: sim.now)]
         loader = MetadataLoader(slot.node_id, slot.raft,
                                 mutations=self.config.layer_mutations(BrokerMutation))
         return [loader, *broker_apps(settings, slot.node_id, loader, rng, sim.now,
@@ -365,6 +369,23 @@ class KRaftCluster:
         The one start-up path, :func:`sim.startup.start_cluster` (see there).
         """
         return start_cluster(self, register_brokers=register_brokers, timeout_ms=timeout_ms)
+
+    def registration_manager(self, node_id: int) -> ControllerRegistrationManager | None:
+        """The registration manager of controller ``node_id``, if it runs."""
+        slot = self.sim.slots.get(node_id)
+        if slot is None or not slot.running:
+            return None
+        return next((a for a in slot.apps if isinstance(a, ControllerRegistrationManager)),
+                    None)
+
+    def controllers_registered(self) -> bool:
+        """Every running controller that may register (metadata.version 3.7-IV0 or later in
+        the state it published) has seen its registration in that state (KIP-919)."""
+        for node_id in self._controller_ids:
+            manager = self.registration_manager(node_id)
+            if manager is not None and manager.wants_registration:
+                return False
+        return True
 
     def brokers_unfenced(self) -> bool:
         """Every broker is registered and unfenced in the active controller's committed state."""

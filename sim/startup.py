@@ -4,8 +4,9 @@
 then brings every broker in: with broker lifecycles on
 (``BrokerSettings.lifecycle``, ``heartbeats=on``) the brokers register and
 heartbeat by themselves and start-up runs until each is unfenced; off, the
-cluster registers and unfences each one through operations. Two orders
-exist, both deterministic:
+cluster registers and unfences each one through operations. At metadata.version
+3.7-IV0 or later it also waits until every controller has registered itself
+(KIP-919; usually long done by then). Two orders exist, both deterministic:
 
 - *together* (the default: ``cluster``, ``kraftsim demo``, tests): every node
   starts at once; each broker is registered, then each is unfenced, one
@@ -43,7 +44,10 @@ def start_cluster(cluster: KRaftCluster, *, quorum_first: bool = False,
     ``register_brokers=False`` only starts the nodes (no time passes). Inside
     :func:`sim.gc_policy.simulation_gc` what start-up built is then frozen.
     """
+    deadline = cluster.sim.now + timeout_ms
     started = _start(cluster, quorum_first, register_brokers, timeout_ms)
+    if started and not cluster.controllers_registered():
+        started = cluster.run_until(cluster.controllers_registered, deadline - cluster.sim.now)
     freeze_setup()
     return started
 

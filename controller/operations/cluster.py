@@ -84,7 +84,8 @@ class UpdateFeatures(msgspec.Struct, frozen=True):
         """One FeatureLevelRecord per update; all or nothing. Each update is checked in
         Kafka's order, and refused in its words: a level not below 0; a level this
         controller, every registered broker and (from 3.7-IV0) every other registered
-        controller supports; no downgrade without asking for one, and no upgrade asked
+        controller supports, and (from 3.7-IV0) every controller of the quorum has
+        registered; no downgrade without asking for one, and no upgrade asked
         for as a downgrade; for metadata.version nothing below 3.3-IV0 and no downgrade
         across a level that changed the metadata records (safe: it might drop metadata;
         unsafe: not supported); for another feature one kraftsim knows, and a level above
@@ -97,7 +98,8 @@ class UpdateFeatures(msgspec.Struct, frozen=True):
         for update in self.updates:
             if update.level < 0:
                 raise _refused(update, "A feature version cannot be less than 0.")
-            reason = _reason_not_supported(image, ctx.node_id, update.name, update.level)
+            reason = _reason_not_supported(image, ctx.node_id, update.name, update.level,
+                                           ctx.controller_ids)
             if reason is not None:
                 raise _refused(update, reason)
             if update.name == METADATA_VERSION_FEATURE:
@@ -142,16 +144,15 @@ def _outside(level: int, who: str, supported: tuple[int, int]) -> str | None:
 
 
 def _reason_not_supported(image: MetadataImage, node_id: int, name: str,
-                          level: int) -> str | None:
+                          level: int, quorum: frozenset[int] = frozenset()) -> str | None:
     """The first node that cannot run ``level`` of ``name`` (Kafka's
     FeatureControlManager.reasonNotSupported): this controller, then the registered
-    brokers and, from 3.7-IV0, the other registered controllers, each in id order.
+    brokers and, from 3.7-IV0, the other registered controllers, each in id order, and
+    then a member of the ``quorum`` (the controllers' ids) that has not registered.
 
     A registration that lists no feature at all is not checked: Kafka's brokers always
     list at least metadata.version, so such a one comes from a hand-built log (or an
-    older kraftsim) that did not record what the node supports. kraftsim's controllers do
-    not register themselves, so Kafka's refusal of a quorum member that has not
-    registered is not made."""
+    older kraftsim) that did not record what the node supports."""
     reason = _outside(level, f"Local controller {node_id}",
                       SUPPORTED_FEATURES.get(name, DISABLED))
     if reason is not None:
@@ -170,6 +171,10 @@ def _reason_not_supported(image: MetadataImage, node_id: int, name: str,
                                   _range_of(features, name))
                 if reason is not None:
                     return reason
+        for controller_id in sorted(quorum):
+            if controller_id != node_id and controller_id not in image.controllers:
+                return (f"controller {controller_id} has not registered, and may not support "
+                        f"this feature")
     return None
 
 

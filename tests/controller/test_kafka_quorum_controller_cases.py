@@ -63,6 +63,7 @@ from metadata.schema import (
     PartitionRecord,
     ProducerIdsRecord,
     RegisterBrokerRecord,
+    RegisterControllerRecord,
     TopicRecord,
     UnfenceBrokerRecord,
     ZkMigrationStateRecord,
@@ -225,7 +226,11 @@ def test_the_log_holds_the_bootstrap_transaction_then_each_operation_and_reloads
     assert records[:4] == [BeginTransactionRecord("Bootstrap records"),
                            FeatureLevelRecord(MV, LEVELS["3.7-IV0"]), ZkMigrationStateRecord(0),
                            EndTransactionRecord()]
-    assert [type(r) for r in records[4:]] == [
+    # each controller registers itself once the bootstrap commits (KIP-919), between the
+    # operations as its request arrives: the operations' records are the rest, in order
+    own = [r for r in records[4:] if isinstance(r, RegisterControllerRecord)]
+    assert sorted(r.controller_id for r in own) == list(c.config.controller_ids)
+    assert [type(r) for r in records[4:] if not isinstance(r, RegisterControllerRecord)] == [
         *[RegisterBrokerRecord] * 4, *[BrokerRegistrationChangeRecord] * 3, TopicRecord,
         PartitionRecord, PartitionRecord, ProducerIdsRecord]
     registrations = [r for r in records if isinstance(r, RegisterBrokerRecord)]
@@ -240,10 +245,20 @@ def test_the_log_holds_the_bootstrap_transaction_then_each_operation_and_reloads
     for node in c.config.controller_ids:
         c.sim.restart(node)
     assert c.run_until(c.idle, 30_000), c.sim.violation
+    assert c.run_until(c.controllers_registered, 10_000)
+    assert c.run_until(c.idle, 30_000), c.sim.violation
+    # the restarted processes registered again, with new incarnation ids: the state is what
+    # the log written before says, with the new registrations replayed over it
+    again = [r for r in _data_records(c)[len(records):]
+             if isinstance(r, RegisterControllerRecord)]
+    assert sorted(r.controller_id for r in again) == list(c.config.controller_ids)
+    assert not {r.incarnation_id for r in again} & {r.incarnation_id for r in own}
+    after = image_from_records((r for r in (*records, *again) if not is_marker(r)), 0, 0)
+    assert not after.same_content(before)
     for node in c.config.controller_ids:
         controller = c.controller(node)
         assert controller is not None
-        assert controller.committed_image().same_content(before)
+        assert controller.committed_image().same_content(after)
 
 
 # ---------------------------------------------------------------- fatal faults while loading

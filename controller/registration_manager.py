@@ -1,0 +1,197 @@
+"""ControllerRegistrationManager: every controller registers itself (KIP-919).
+
+Kafka's ``ControllerRegistrationManager``, as an app on each controller node (the
+active one included). It watches the state its controller publishes (the committed
+image at the last stable offset, looked at only when that moves or a snapshot is
+loaded): once metadata.version is 3.7-IV0 or later and the image's registration of
+this controller is missing or not this process's own (incarnation id, listeners,
+supported features), it sends a ControllerRegistration request to the controller its
+raft node knows as leader, over the simulated network as a broker's requests go. An
+error answer, a request unanswered within :data:`REQUEST_TIMEOUT_MS` or no known leader
+is retried after Kafka's exponential back-off (100 ms doubling to 120 s, 2% jitter);
+a leader change while a request is out sends it again at once to the new leader (Kafka's
+channel manager does so when its connection to the old one breaks). Once the image holds
+this process's registration it stops; a restart is a new incarnation and registers again.
+
+The same app answers the requests on the active controller (Kafka's
+``ControllerApis.handleControllerRegistration``): it submits
+:class:`~controller.operations.controllers.RegisterController` as an atomic write and
+answers NONE once it is committed, or the error (NOT_CONTROLLER when not active,
+UNSUPPORTED_VERSION below 3.7-IV0).
+
+A registered controller costs nothing per event: it has no timer and, at each new
+published image, compares two references.
+"""
+
+from __future__ import annotations
+
+import random
+
+from controller.handle import OperationHandle
+from controller.operations.controllers import (
+    CONTROLLER_FEATURES,
+    CONTROLLER_LISTENER,
+    RegisterController,
+)
+from controller.quorum_controller import QuorumController
+from controller.write_mode import WriteMode
+from metadata.image import ControllerRegistration, MetadataImage
+from metadata.requests import (
+    ControllerRegistrationRequest,
+    ControllerRegistrationResponse,
+    NodeMessage,
+)
+from metadata.uuids import random_uuid
+from metadata.versions import CONTROLLER_REGISTRATION
+
+BACKOFF_INITIAL_MS = 100
+"""The first retry's back-off (Kafka's registration manager: ExponentialBackoff(100, 2,
+120000, 0.02))."""
+BACKOFF_MULTIPLIER = 2
+"""Each further failure multiplies the back-off by this."""
+BACKOFF_MAX_MS = 120_000
+"""The back-off never grows past this."""
+BACKOFF_JITTER = 0.02
+"""A back-off is drawn within this fraction of its nominal value."""
+REQUEST_TIMEOUT_MS = 5_000
+"""A request unanswered this long is given up and retried (the retry timeout of Kafka's
+registration channel)."""
+
+
+def backoff_ms(failures: int, rng: random.Random) -> int:
+    """The back-off after ``failures`` failures in a row before this one (Kafka's
+    ``ExponentialBackoff.backoff``): 100 ms, 200 ms, ... up to 120 s, each within 2%."""
+    nominal = min(BACKOFF_INITIAL_MS * BACKOFF_MULTIPLIER ** min(failures, 20), BACKOFF_MAX_MS)
+    factor = 1 - BACKOFF_JITTER + 2 * BACKOFF_JITTER * rng.random()
+    return int(nominal * factor)
+
+
+class ControllerRegistrationManager:
+    """One controller's registration, and the answers to others'; see the module docs."""
+
+    def __init__(self, controller: QuorumController, rng: random.Random) -> None:
+        """``rng``: the process's own stream: its incarnation id, then back-off jitter."""
+        self.controller = controller
+        self.node_id = controller.node_id
+        self.rng = rng
+        self.incarnation_id = random_uuid(rng)
+        self.registration = ControllerRegistration(
+            controller_id=self.node_id, incarnation_id=self.incarnation_id,
+            endpoints=(CONTROLLER_LISTENER,), features=CONTROLLER_FEATURES)
+        """What the image must hold for this process to count as registered."""
+        self.outbox: list[NodeMessage] = []
+        self.registered_in_log = False
+        self.successful_rpcs = 0
+        self.failed_rpcs = 0
+        """Failures in a row (Kafka's failedRpcs): the next back-off's exponent."""
+        self.pending: tuple[int, int, int] | None = None
+        """The request out: (correlation id, destination, give-up time)."""
+        self.retry_at: int | None = None
+        self._correlation = 0
+        self._metadata_version = 0
+        self._seen: object = None  # the image's controllers map looked at last
+        controller.publishers.append(self)
+        self.on_publish()
+
+    # ------------------------------------------------------------------ publisher
+    @property
+    def wants_registration(self) -> bool:
+        """metadata.version allows registering and the image does not hold ours."""
+        return not self.registered_in_log and self._metadata_version >= CONTROLLER_REGISTRATION
+
+    def on_publish(self) -> None:
+        """The controller published a new committed image: look at it."""
+        if self.controller.fault is not None:
+            return  # a stopped controller publishes nothing
+        image: MetadataImage = self.controller.committed_image()
+        controllers = image.controllers
+        version = image.metadata_version
+        if controllers is self._seen and version == self._metadata_version:
+            return
+        self._seen = controllers
+        self._metadata_version = version
+        self.registered_in_log = controllers.get(self.node_id) == self.registration
+        if self.wants_registration and self.pending is None and self.retry_at is None:
+            self._send(self.controller.clock())
+
+    def on_leader_change(self, leader_id: int | None) -> None:
+        """A request out to another node goes to the new leader at once."""
+        pending = self.pending
+        if pending is not None and leader_id is not None and leader_id != pending[1]:
+            self.pending = None
+            self._send(self.controller.clock())
+
+    # ------------------------------------------------------------------ app
+    def drain_outbox(self) -> list[NodeMessage]:
+        """Requests and answers to send."""
+        out, self.outbox = self.outbox, []
+        return out
+
+    def next_deadline(self) -> int | None:
+        """When the request out is given up, or the next try is due."""
+        if self.pending is not None:
+            return self.pending[2]
+        return self.retry_at
+
+    def poll(self, now: int) -> None:
+        """Give up an unanswered request, or try again once the back-off has passed."""
+        pending = self.pending
+        if pending is not None:
+            if now >= pending[2]:
+                self.pending = None
+                self._failed(now)
+            return
+        if self.retry_at is not None and now >= self.retry_at:
+            self.retry_at = None
+            if self.wants_registration:
+                self._send(now)
+
+    def close(self, now: int) -> None:
+        """The process stops: nothing is sent any more."""
+        self.outbox.clear()
+        self.pending = None
+        self.retry_at = None
+
+    # ------------------------------------------------------------------ requests
+    def _send(self, now: int) -> None:
+        leader = self.controller.raft.leader_id
+        if leader is None:
+            self._failed(now)
+            return
+        self._correlation += 1
+        self.pending = (self._correlation, leader, now + REQUEST_TIMEOUT_MS)
+        reg = self.registration
+        self.outbox.append(NodeMessage(self.node_id, leader, ControllerRegistrationRequest(
+            self._correlation, self.node_id, self.incarnation_id, reg.endpoints, reg.features)))
+
+    def _failed(self, now: int) -> None:
+        self.retry_at = now + backoff_ms(self.failed_rpcs, self.rng)
+        self.failed_rpcs += 1
+
+    def handle_message(self, env: NodeMessage, now: int) -> None:
+        """Answer another controller's registration, or take the answer to ours."""
+        msg = env.message
+        if isinstance(msg, ControllerRegistrationRequest):
+            self._serve(env.src, msg)
+        elif isinstance(msg, ControllerRegistrationResponse):
+            pending = self.pending
+            if pending is None or msg.correlation_id != pending[0]:
+                return
+            self.pending = None
+            if msg.error == "NONE":
+                self.successful_rpcs += 1
+                self.failed_rpcs = 0
+            else:
+                self._failed(now)
+
+    def _serve(self, src: int, req: ControllerRegistrationRequest) -> None:
+        operation = RegisterController(req.controller_id, req.incarnation_id, req.listeners,
+                                       req.features, req.zk_migration_ready)
+
+        def reply(handle: OperationHandle) -> None:
+            error = handle.error
+            self.outbox.append(NodeMessage(self.node_id, src, ControllerRegistrationResponse(
+                req.correlation_id, error.code if error is not None else "NONE",
+                error.message if error is not None else None)))
+
+        self.controller.submit(operation, WriteMode.ATOMIC).on_done(reply)
