@@ -29,6 +29,7 @@ from controller.registration_manager import ControllerRegistrationManager
 from controller.write_mode import WriteMode
 from metadata.bootstrap import BootstrapMetadata
 from metadata.snapshot import image_from_records
+from metadata.versions import CONTROLLER_REGISTRATION
 from raft import RaftConfig, Snapshot
 from raft.config import ConfigError
 from raft.mutations import Mutation
@@ -379,11 +380,22 @@ class KRaftCluster:
                     None)
 
     def controllers_registered(self) -> bool:
-        """Every running controller that may register (metadata.version 3.7-IV0 or later in
-        the state it published) has seen its registration in that state (KIP-919)."""
+        """Every running controller the active one can reach both ways has seen its own
+        registration in the state it published (KIP-919); True at once when the active
+        controller's latest metadata.version (its bootstrap or an upgrade not committed yet
+        included) is below 3.7-IV0, False with no active controller."""
+        active = self.active_controller()
+        if active is None:
+            return False
+        if active.metadata_version < CONTROLLER_REGISTRATION:
+            return True
+        network = self.sim.network
         for node_id in self._controller_ids:
             manager = self.registration_manager(node_id)
-            if manager is not None and manager.wants_registration:
+            if manager is None or manager.registered_in_log:
+                continue
+            if network.can_deliver(active.node_id, node_id) and \
+                    network.can_deliver(node_id, active.node_id):
                 return False
         return True
 

@@ -3,7 +3,9 @@ records that fence, unfence and mark a controlled shutdown as replayed into the 
 (both record generations), a registration's record, unregistering, placement over the
 usable brokers, registrations in a snapshot, the broker epoch of a re-registration
 (the same incarnation keeps it, a new one takes a new epoch), and a registration's checks
-(its cluster id, its log directories from 3.7-IV2, the feature levels it supports)."""
+(its cluster id, its log directories from 3.7-IV2, the feature levels it supports).
+Controller registrations (KIP-919): testRegisterControlWithOlderMetadataVersion, and the
+record ``registerController`` writes."""
 
 from __future__ import annotations
 
@@ -15,7 +17,13 @@ import pytest
 from controller.errors import ApiError
 from controller.operations import OperationContext, RegisterBroker, UnregisterBroker
 from controller.operations.brokers import BROKER_FEATURES
+from controller.operations.controllers import (
+    CONTROLLER_FEATURES,
+    CONTROLLER_LISTENER,
+    RegisterController,
+)
 from controller.operations.placement import place_replicas
+from kafka_format.record_versions import record_version
 from metadata.image import MetadataImage
 from metadata.schema import (
     BrokerEndpoint,
@@ -25,6 +33,7 @@ from metadata.schema import (
     FenceBrokerRecord,
     MetadataRecord,
     RegisterBrokerRecord,
+    RegisterControllerRecord,
     UnfenceBrokerRecord,
     UnregisterBrokerRecord,
 )
@@ -294,3 +303,30 @@ def test_log_directories_below_3_7_iv2_are_neither_checked_nor_recorded() -> Non
     new = image_of(brokers(level=LEVELS["3.7-IV2"]))
     _, [record], _ = run(RegisterBroker(5), new)
     assert isinstance(record, RegisterBrokerRecord) and record.log_dirs == ()
+
+
+def test_register_controller_with_older_metadata_version() -> None:
+    """testRegisterControlWithOlderMetadataVersion: at 3.3-IV0 a controller registration
+    is refused with UNSUPPORTED_VERSION, in Kafka's words."""
+    refused = refusal(RegisterController(1, "AAAAAAAAAAAAAAAAAAAAAQ"),
+                      image_of(brokers(level=LEVELS["3.3-IV0"])))
+    assert (refused.code, refused.message) == (
+        "UNSUPPORTED_VERSION",
+        "The current MetadataVersion is too old to support controller registrations.")
+
+
+def test_register_controller_writes_its_record() -> None:
+    """ClusterControlManager.registerController at 3.7-IV0: one RegisterControllerRecord
+    (version 0) with the request's id, incarnation, listeners and features, and
+    zkMigrationReady false whatever the request says; a new incarnation replaces the
+    registration."""
+    image = image_of(brokers(level=LEVELS["3.7-IV0"]))
+    op = RegisterController(1, "AAAAAAAAAAAAAAAAAAAAAQ", zk_migration_ready=True)
+    image, records, _ = run(op, image)
+    assert records == [RegisterControllerRecord(
+        controller_id=1, incarnation_id="AAAAAAAAAAAAAAAAAAAAAQ", zk_migration_ready=False,
+        end_points=(CONTROLLER_LISTENER,), features=CONTROLLER_FEATURES)]
+    assert record_version(records[0], LEVELS["3.7-IV0"]) == 0
+    assert image.controllers[1].incarnation_id == "AAAAAAAAAAAAAAAAAAAAAQ"
+    image, _, _ = run(RegisterController(1, "AAAAAAAAAAAAAAAAAAAAAg"), image)
+    assert image.controllers[1].incarnation_id == "AAAAAAAAAAAAAAAAAAAAAg"

@@ -49,6 +49,7 @@ from controller.operations import (
     RegisterBroker,
     UnfenceBroker,
 )
+from controller.operations.controllers import CONTROLLER_FEATURES, CONTROLLER_LISTENER
 from metadata.bootstrap import BootstrapMetadata
 from metadata.delta import BROKER_RESOURCE, TOPIC_RESOURCE, MetadataDelta
 from metadata.image import MetadataImage
@@ -216,6 +217,7 @@ def test_the_log_holds_the_bootstrap_transaction_then_each_operation_and_reloads
     c = _quorum(46, level=LEVELS["3.7-IV0"])
     c.start(register_brokers=False)
     assert c.run_until_active() is not None
+    assert c.run_until(c.controllers_registered, 10_000)  # Kafka's test registers them first
     for broker in range(4):
         assert _run(c, RegisterBroker(broker, port=9092 + broker)) == "committed"
     for broker in range(3):
@@ -226,11 +228,14 @@ def test_the_log_holds_the_bootstrap_transaction_then_each_operation_and_reloads
     assert records[:4] == [BeginTransactionRecord("Bootstrap records"),
                            FeatureLevelRecord(MV, LEVELS["3.7-IV0"]), ZkMigrationStateRecord(0),
                            EndTransactionRecord()]
-    # each controller registers itself once the bootstrap commits (KIP-919), between the
-    # operations as its request arrives: the operations' records are the rest, in order
-    own = [r for r in records[4:] if isinstance(r, RegisterControllerRecord)]
+    # each controller registered itself once the bootstrap committed (KIP-919), with the
+    # CONTROLLER listener and the features it supports
+    own = records[4:7]
+    assert all(isinstance(r, RegisterControllerRecord) for r in own)
     assert sorted(r.controller_id for r in own) == list(c.config.controller_ids)
-    assert [type(r) for r in records[4:] if not isinstance(r, RegisterControllerRecord)] == [
+    assert all(r.end_points == (CONTROLLER_LISTENER,) and r.features == CONTROLLER_FEATURES
+               for r in own)
+    assert [type(r) for r in records[7:]] == [
         *[RegisterBrokerRecord] * 4, *[BrokerRegistrationChangeRecord] * 3, TopicRecord,
         PartitionRecord, PartitionRecord, ProducerIdsRecord]
     registrations = [r for r in records if isinstance(r, RegisterBrokerRecord)]

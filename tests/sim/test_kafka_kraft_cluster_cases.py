@@ -15,7 +15,10 @@ resource here, except CreateTopics, which takes several topics and answers each.
 Client quotas are altered by :class:`~controller.operations.AlterClientQuotas` (Kafka's
 ClientQuotaControlManager) and described by a broker from its image with
 :func:`broker.metadata_cache.describe_client_quotas` (Kafka's ClientQuotasImage.describe);
-an entity is its (type, name) pairs, a None name the type's default.
+an entity is its (type, name) pairs, a None name the type's default. A DescribeCluster sent
+to a controller (KIP-919: an Admin client bootstrapping from the controllers) is answered
+by :func:`controller.describe_cluster.describe_cluster_controllers` from that controller's
+published image.
 
 Not ported:
 
@@ -34,10 +37,6 @@ Not ported:
 - testAuthorizerFailureFoundInControllerStartup, testReconfigureControllerAuthorizer:
   authorizers are not modelled.
 - testReconfigureControllerClientQuotas: pluggable client quota callbacks are not modelled.
-- testRegisteredControllerEndpoints: kraftsim's controllers do not register themselves
-  (no RegisterControllerRecord with listeners).
-- testDirectToControllerCommunicationFailsOnOlderMetadataVersion: clients that bootstrap
-  to the controllers (KIP-919) are not modelled.
 - testIncreaseNumIoThreads: request handler thread pools are not modelled (the bootstrap
   half of testStartupWithNonDefaultKControllerDynamicConfiguration is ported; its thread
   pool size is not).
@@ -64,6 +63,7 @@ from broker.metadata_cache import (
     describe_cluster,
 )
 from controller import ControllerConfig
+from controller.describe_cluster import describe_cluster_controllers
 from controller.errors import ApiError
 from controller.handle import OperationHandle
 from controller.operations import (
@@ -260,6 +260,40 @@ def test_create_cluster_and_restart_controller_node() -> None:
     cluster.sim.restart(active.node_id)
     _eventually(cluster, lambda: cluster.active_controller() is not None)
     assert cluster.controller(active.node_id) is not None
+
+
+def test_registered_controller_endpoints() -> None:
+    """testRegisteredControllerEndpoints: every one of three controllers registers itself
+    with a CONTROLLER listener on a port; each controller's registrations (and a
+    DescribeCluster sent to it) list all three."""
+    cluster = _started(brokers=1, controllers=3)
+    for node in cluster.config.controller_ids:
+        controller = cluster.controller(node)
+        assert controller is not None
+        registered = controller.committed_image().controllers
+        assert sorted(registered) == list(cluster.config.controller_ids)
+        for registration in registered.values():
+            listener = next(e for e in registration.endpoints if e.name == "CONTROLLER")
+            assert listener.port != 0
+        answer = describe_cluster_controllers(controller.committed_image(),
+                                              controller.raft.leader_id)
+        assert [c.controller_id for c in answer.controllers] == list(
+            cluster.config.controller_ids)
+        assert answer.controller_id == cluster.sim.leader_id()
+
+
+def test_direct_to_controller_communication_fails_on_older_metadata_version() -> None:
+    """testDirectToControllerCommunicationFailsOnOlderMetadataVersion: at 3.6-IV2 a
+    DescribeCluster sent to a controller is refused with UNSUPPORTED_VERSION (and no
+    controller has registered)."""
+    cluster = _started(brokers=1, controllers=1, metadata_version=LEVELS["3.6-IV2"])
+    controller = cluster.controller(cluster.config.controller_ids[0])
+    assert controller is not None
+    image = controller.committed_image()
+    assert not image.controllers
+    with pytest.raises(ApiError) as refused:
+        describe_cluster_controllers(image, controller.raft.leader_id)
+    assert refused.value.code == "UNSUPPORTED_VERSION"
 
 
 def test_create_cluster_and_wait_for_broker_in_running_state() -> None:

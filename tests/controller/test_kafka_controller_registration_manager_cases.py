@@ -1,0 +1,233 @@
+"""Kafka's ControllerRegistrationManagerTest (core/src/test/scala/unit/kafka/server/),
+against kraftsim's :class:`controller.registration_manager.ControllerRegistrationManager`.
+
+Kafka's test drives the manager with hand-made metadata updates and a mock channel to
+the active controller, and reads (pendingRpc, successfulRpcs, failedRpcs) and
+registeredInLog. Here the manager sits on a stand-in controller whose published image a
+test sets (the manager looks at it at each publication, as Kafka's publisher at each
+update); a request is what the manager puts in its outbox, and an answer is delivered to
+it as a message. Kafka's (pendingRpc, successfulRpcs, failedRpcs) are
+(``pending is not None``, ``successful_rpcs``, ``failed_rpcs``).
+
+Ported: testCreateAndClose, testCreateStartAndClose (one case: the manager starts with
+its node), testRegistration (both metadata.versions), testWrongIncarnationId,
+testRetransmitRegistration. Also here, kraftsim's own: the back-off schedule, a request
+unanswered within the timeout, and a leader change while a request is out.
+
+Not ported: none (every test method of the class is ported).
+"""
+
+from __future__ import annotations
+
+import random
+from typing import cast
+
+import pytest
+
+from controller.operations.controllers import CONTROLLER_FEATURES, CONTROLLER_LISTENER
+from controller.quorum_controller import QuorumController
+from controller.registration_manager import (
+    REQUEST_TIMEOUT_MS,
+    ControllerRegistrationManager,
+    backoff_ms,
+)
+from metadata.image import MetadataImage
+from metadata.requests import (
+    ControllerRegistrationRequest,
+    ControllerRegistrationResponse,
+    NodeMessage,
+)
+from metadata.schema import FeatureLevelRecord, RegisterControllerRecord
+from metadata.versions import LEVELS
+from tests.controller.kafka_cases import image_of
+
+NODE = 1
+LEADER = 3
+
+
+class _Raft:
+    leader_id: int | None = None
+
+
+class _Controller:
+    """What the manager uses of its QuorumController: an image a test publishes."""
+
+    def __init__(self) -> None:
+        self.node_id = NODE
+        self.publishers: list[ControllerRegistrationManager] = []
+        self.fault = None
+        self.raft = _Raft()
+        self.now = 0
+        self.image = MetadataImage.EMPTY
+
+    def committed_image(self) -> MetadataImage:
+        return self.image
+
+    def clock(self) -> int:
+        return self.now
+
+    def publish(self, image: MetadataImage) -> None:
+        self.image = image
+        for publisher in self.publishers:
+            publisher.on_publish()
+
+
+def _manager(leader: int | None = LEADER) -> tuple[ControllerRegistrationManager, _Controller]:
+    controller = _Controller()
+    controller.raft.leader_id = leader
+    manager = ControllerRegistrationManager(cast(QuorumController, controller),
+                                            random.Random(5))
+    return manager, controller
+
+
+def _stats(manager: ControllerRegistrationManager) -> tuple[bool, int, int]:
+    return manager.pending is not None, manager.successful_rpcs, manager.failed_rpcs
+
+
+def _registration(controller_id: int, incarnation: str) -> RegisterControllerRecord:
+    return RegisterControllerRecord(controller_id=controller_id, incarnation_id=incarnation,
+                                    end_points=(CONTROLLER_LISTENER,),
+                                    features=CONTROLLER_FEATURES)
+
+
+def _update(level: str, manager: ControllerRegistrationManager, own: str | None,
+            base: MetadataImage = MetadataImage.EMPTY) -> MetadataImage:
+    """Kafka's doMetadataUpdate: metadata.version ``level``; controllers 2 and 3
+    registered and, with ``own`` (an incarnation id), this one too."""
+    records: list[object] = [FeatureLevelRecord("metadata.version", LEVELS[level])]
+    if LEVELS[level] >= LEVELS["3.7-IV0"]:
+        records += [_registration(2, "AAAAAAAAAAAAAAAAAAAAAg"),
+                    _registration(3, "AAAAAAAAAAAAAAAAAAAAAw")]
+        if own is not None:
+            records.append(_registration(NODE, own))
+    return image_of(records, base)  # type: ignore[arg-type]
+
+
+def _requests(manager: ControllerRegistrationManager) -> list[NodeMessage]:
+    return [m for m in manager.drain_outbox()
+            if isinstance(m.message, ControllerRegistrationRequest)]
+
+
+def _answer(manager: ControllerRegistrationManager, request: NodeMessage, error: str,
+            now: int = 0) -> None:
+    manager.handle_message(NodeMessage(request.dst, NODE, ControllerRegistrationResponse(
+        request.message.correlation_id, error)), now)
+
+
+def test_create_and_close() -> None:
+    """testCreateAndClose and testCreateStartAndClose: a new manager with no metadata has
+    not registered and sent nothing; closed, it sends nothing."""
+    manager, _ = _manager()
+    assert not manager.registered_in_log
+    assert _stats(manager) == (False, 0, 0)
+    assert manager.next_deadline() is None
+    manager.close(0)
+    assert manager.drain_outbox() == []
+
+
+@pytest.mark.parametrize("supported", [False, True])
+def test_registration(supported: bool) -> None:
+    """testRegistration: below 3.7-IV0 nothing is sent; at 3.7-IV0 with this controller
+    missing from the image one request goes to the leader, and its acknowledgement alone
+    does not count as registered: the image holding the registration does."""
+    manager, controller = _manager()
+    image = controller.image
+    assert _stats(manager) == (False, 0, 0)
+    image = _update("3.7-IV0" if supported else "3.6-IV0", manager, None)
+    controller.publish(image)
+    if not supported:
+        assert not manager.registered_in_log
+        assert _stats(manager) == (False, 0, 0)
+        assert manager.drain_outbox() == []
+        return
+    assert _stats(manager) == (True, 0, 0)
+    [request] = _requests(manager)
+    assert request.dst == LEADER
+    sent = request.message
+    assert (sent.controller_id, sent.incarnation_id, sent.listeners, sent.features) == (
+        NODE, manager.incarnation_id, (CONTROLLER_LISTENER,), CONTROLLER_FEATURES)
+    _answer(manager, request, "NONE")
+    assert _stats(manager) == (False, 1, 0)
+    assert not manager.registered_in_log
+    controller.publish(_update("3.7-IV0", manager, manager.incarnation_id, image))
+    assert manager.registered_in_log
+    assert manager.next_deadline() is None and manager.drain_outbox() == []
+
+
+def test_wrong_incarnation_id() -> None:
+    """testWrongIncarnationId: a registration of this id with another incarnation is not
+    ours: a request goes out; after its acknowledgement, another wrong one sends again."""
+    manager, controller = _manager()
+    controller.publish(_update("3.7-IV0", manager, "AAAAAAAAAAAAAAAAAAAByA"))
+    assert _stats(manager) == (True, 0, 0)
+    [request] = _requests(manager)
+    _answer(manager, request, "NONE")
+    assert _stats(manager) == (False, 1, 0)
+    controller.publish(_update("3.7-IV0", manager, "AAAAAAAAAAAAAAAAAAAByQ"))
+    assert _stats(manager) == (True, 1, 0)
+    assert len(_requests(manager)) == 1
+
+
+def test_retransmit_registration() -> None:
+    """testRetransmitRegistration: an error answer (UNKNOWN_CONTROLLER_ID) is retried after
+    the back-off; the second answer, NONE, leaves one success and no failure."""
+    manager, controller = _manager()
+    controller.publish(_update("3.7-IV0", manager, None))
+    [first] = _requests(manager)
+    _answer(manager, first, "UNKNOWN_CONTROLLER_ID")
+    assert _stats(manager) == (False, 0, 1)
+    retry = manager.next_deadline()
+    assert retry is not None and 98 <= retry <= 102  # 100 ms, within 2%
+    manager.poll(retry - 1)
+    assert manager.drain_outbox() == []
+    manager.poll(retry)
+    [second] = _requests(manager)
+    assert second.message.correlation_id != first.message.correlation_id
+    _answer(manager, second, "NONE", retry)
+    assert _stats(manager) == (False, 1, 0)
+
+
+def test_backoff_doubles_up_to_its_maximum_within_two_percent() -> None:
+    """Kafka's ExponentialBackoff(100, 2, 120000, 0.02) of the registration manager."""
+    rng = random.Random(1)
+    for failures, nominal in ((0, 100), (1, 200), (5, 3_200), (10, 102_400), (11, 120_000),
+                              (40, 120_000)):
+        drawn = backoff_ms(failures, rng)
+        assert nominal * 0.98 <= drawn <= nominal * 1.02, (failures, drawn)
+
+
+def test_unanswered_request_is_retried_after_the_timeout() -> None:
+    """A request lost on the way (or its answer) is given up after the timeout and sent
+    again after the back-off; a late answer to the old one is ignored."""
+    manager, controller = _manager()
+    controller.publish(_update("3.7-IV0", manager, None))
+    [lost] = _requests(manager)
+    assert manager.next_deadline() == REQUEST_TIMEOUT_MS
+    manager.poll(REQUEST_TIMEOUT_MS)
+    assert _stats(manager) == (False, 0, 1)
+    retry = manager.next_deadline()
+    assert retry is not None and retry > REQUEST_TIMEOUT_MS
+    manager.poll(retry)
+    [again] = _requests(manager)
+    _answer(manager, lost, "NONE", retry)  # the old request's answer: not the one out
+    assert _stats(manager) == (True, 0, 1)
+    _answer(manager, again, "NONE", retry)
+    assert _stats(manager) == (False, 1, 0)
+
+
+def test_no_known_leader_waits_and_a_new_leader_gets_the_request_at_once() -> None:
+    """With no leader known the manager backs off; a request out to a leader that lost
+    its leadership goes at once to the new one."""
+    manager, controller = _manager(leader=None)
+    controller.publish(_update("3.7-IV0", manager, None))
+    assert _stats(manager) == (False, 0, 1) and manager.drain_outbox() == []
+    controller.raft.leader_id = LEADER
+    retry = manager.next_deadline()
+    assert retry is not None
+    manager.poll(retry)
+    [first] = _requests(manager)
+    assert first.dst == LEADER
+    controller.raft.leader_id = 2
+    manager.on_leader_change(2)
+    [second] = _requests(manager)
+    assert second.dst == 2 and _stats(manager) == (True, 0, 1)
