@@ -380,22 +380,31 @@ class KRaftCluster:
                     None)
 
     def controllers_registered(self) -> bool:
-        """Every running controller the active one can reach both ways has seen its own
-        registration in the state it published (KIP-919); True at once when the active
-        controller's latest metadata.version (its bootstrap or an upgrade not committed yet
-        included) is below 3.7-IV0, False with no active controller."""
+        """Every running controller the active one can reach both ways has registered its
+        process (KIP-919), and every running node so reachable has published those
+        registrations (a controller at its last stable offset, a broker in its loader's
+        image). True at once when the active controller's latest metadata.version (its
+        bootstrap or an upgrade not committed yet included) is below 3.7-IV0; False with
+        no active controller."""
         active = self.active_controller()
         if active is None:
             return False
         if active.metadata_version < CONTROLLER_REGISTRATION:
             return True
         network = self.sim.network
-        for node_id in self._controller_ids:
-            manager = self.registration_manager(node_id)
-            if manager is None or manager.registered_in_log:
-                continue
-            if network.can_deliver(active.node_id, node_id) and \
-                    network.can_deliver(node_id, active.node_id):
+        reachable = [slot for slot in self.sim.slots.values() if slot.running and (
+            slot.node_id == active.node_id
+            or (network.can_deliver(active.node_id, slot.node_id)
+                and network.can_deliver(slot.node_id, active.node_id)))]
+        expected = [(m.node_id, m.registration) for slot in reachable if slot.is_voter
+                    and (m := self.registration_manager(slot.node_id)) is not None]
+        for slot in reachable:
+            controller = self.controller(slot.node_id)
+            loader = self.loader(slot.node_id)
+            image = controller.committed_image() if controller is not None else \
+                loader.published if loader is not None else None
+            if image is None or any(image.controllers.get(node_id) != registration
+                                    for node_id, registration in expected):
                 return False
         return True
 
