@@ -17,6 +17,18 @@ from experiments.registry import get_experiment
 from experiments.sweep import run_command
 
 KRAFTSIM = str(Path(sys.executable).parent / "kraftsim")
+ROOT = Path(__file__).resolve().parents[2]
+"""The tree under test: a kraftsim subprocess imports its packages from here, not from the
+checkout the environment's editable install points at (another worktree's, perhaps)."""
+
+
+def tree_env(env: dict[str, str] | None = None) -> dict[str, str]:
+    """``os.environ`` with ``env`` over it, and :data:`ROOT` last on PYTHONPATH (after any
+    directory ``env`` puts there, e.g. a fake pyspark)."""
+    merged = {**os.environ, **(env or {})}
+    merged["PYTHONPATH"] = os.pathsep.join(
+        p for p in (merged.get("PYTHONPATH"), str(ROOT)) if p)
+    return merged
 
 
 def spec(experiment: str, index: int = 0, seed: int = 1, **params: Any) -> RunSpec:
@@ -39,8 +51,8 @@ def without_wall(row: dict[str, Any]) -> dict[str, Any]:
 
 def kraftsim(args: list[str], cwd: Path, env: dict[str, str] | None = None,
              timeout: float = 300) -> subprocess.CompletedProcess[str]:
-    """Run the kraftsim command in a subprocess."""
-    return subprocess.run([KRAFTSIM, *args], cwd=cwd, env={**os.environ, **(env or {})},
+    """Run the kraftsim command in a subprocess (importing the tree under test)."""
+    return subprocess.run([KRAFTSIM, *args], cwd=cwd, env=tree_env(env),
                           capture_output=True, text=True, timeout=timeout, check=False)
 
 

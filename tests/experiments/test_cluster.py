@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from experiments.code_zip import worker_requirements
-from tests.experiments.helpers import KRAFTSIM, run, spec, without_wall
+from tests.experiments.helpers import KRAFTSIM, run, spec, tree_env, without_wall
 from tests.experiments.parquet_rows import parquet_rows
 from tests.experiments.standalone import standalone_cluster
 
@@ -69,7 +69,7 @@ def test_a_standalone_worker_from_another_environment_runs_the_sweep(tmp_path: P
     try:
         with standalone_cluster(tmp_path / "worker-home", spark_home=home,
                                 env=cluster_env) as url:
-            env = {k: v for k, v in os.environ.items() if k != "PYSPARK_PYTHON"}
+            env = {k: v for k, v in tree_env().items() if k != "PYSPARK_PYTHON"}
             done = subprocess.run(
                 [KRAFTSIM, "experiment", "failover", "--runs", "8", "--seed", "7",
                  "--master", url, "--driver-host", "127.0.0.1",

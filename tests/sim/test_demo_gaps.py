@@ -26,7 +26,7 @@ def test_seed_7_explains_epoch_3_the_leaderless_time_and_the_brokers_lag() -> No
 
 
 def test_a_first_round_win_is_explained_differently() -> None:
-    result = run_demo(1)
+    result = run_demo(3)
     assert [e["epoch"] for e in result.leader_epochs] == [1, 2]
     assert "the first round after epoch 1 elected" in result.gaps[0]
     assert "split vote" not in " ".join(result.gaps)
@@ -49,12 +49,12 @@ def test_the_timeline_shows_elections_activations_markers_and_publications() -> 
         "offset 1",
         "1064 ms  cluster          committed EndTransactionRecord at offset 4: 'Bootstrap "
         "records' committed (2 records)",
-        "4766 ms  controller 3002  elected leader of epoch 3",
-        "4776 ms  controller 3002  active in epoch 3; first writes: AbortTransactionRecord "
+        "4759 ms  controller 3002  elected leader of epoch 3",
+        "4770 ms  controller 3002  active in epoch 3; first writes: AbortTransactionRecord "
         "(reason 'Controller failover')",
-        "4806 ms  cluster          committed AbortTransactionRecord at offset 412: "
+        "4800 ms  cluster          committed AbortTransactionRecord at offset 415: "
         "'CreateTopics(orders: 1000 partitions)' aborted (399 records)",
-        "7279 ms  broker 1         published image at offset 1419; topics: orders (1000 "
+        "7263 ms  broker 1         published image at offset 1422; topics: orders (1000 "
         "partitions)",
     ):
         assert f"{line[:4]:>8}{line[4:]}" in timeline, line
@@ -62,7 +62,7 @@ def test_the_timeline_shows_elections_activations_markers_and_publications() -> 
     assert times == sorted(times)
     assert sum("published image" in line for line in timeline) == 6  # 3 brokers, twice
     quiet = run_demo(7, mode=WriteMode.NON_ATOMIC).timeline
-    assert "    4776 ms  controller 3002  active in epoch 3; nothing to abort or bootstrap" \
+    assert "    4770 ms  controller 3002  active in epoch 3; nothing to abort or bootstrap" \
         in quiet
 
 
