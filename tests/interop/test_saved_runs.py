@@ -59,3 +59,32 @@ def test_save_refuses_a_non_empty_directory(tmp_path: Path) -> None:
     (tmp_path / "x" / "keep").write_text("")
     with pytest.raises(FileExistsError):
         save_simulation(c.sim, tmp_path / "x")
+
+
+def test_a_saved_run_holds_the_controllers_registrations(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Each controller's RegisterControllerRecord (KIP-919) is in the saved log and in the
+    controllers' snapshot: ``dump-log`` prints them with each process's incarnation id, and
+    the metadata shell over a saved node lists the three controllers."""
+    c: KRaftCluster = started_cluster(seed=22, batch=20, snapshot_every=40)
+    assert c.wait(c.submit(CreateTopics((NewTopic("a", 40, 3),))))
+    assert c.run_until(c.idle, 10_000)
+    incarnations = {}
+    for node in c.config.controller_ids:
+        manager = c.registration_manager(node)
+        assert manager is not None
+        incarnations[node] = manager.incarnation_id
+    save_simulation(c.sim, tmp_path / "run")
+    controller_dir = tmp_path / "run" / "controller-3000" / "__cluster_metadata-0"
+    (checkpoint,) = controller_dir.glob("*.checkpoint")
+    segment = tmp_path / "run" / "broker-0" / "__cluster_metadata-0" / \
+        "00000000000000000000.log"
+    for path in (segment, checkpoint):
+        assert main(["dump-log", str(path)]) == 0
+        out = capsys.readouterr().out
+        for node, incarnation in incarnations.items():
+            assert (f'"type":"REGISTER_CONTROLLER_RECORD","version":0,"data":{{"controllerId":'
+                    f'{node},"incarnationId":"{incarnation}"') in out, (path.name, node)
+    for node in ("broker-1", "controller-3001"):
+        image = open_files(str(tmp_path / "run" / node), None).image
+        assert {n: r.incarnation_id for n, r in image.controllers.items()} == incarnations
