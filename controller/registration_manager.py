@@ -123,8 +123,11 @@ class ControllerRegistrationManager:
 
     # ------------------------------------------------------------------ app
     def drain_outbox(self) -> list[NodeMessage]:
-        """Requests and answers to send."""
-        out, self.outbox = self.outbox, []
+        """Requests and answers to send (asked after every event on the node: an empty
+        outbox is handed back as it is, without a new list)."""
+        out = self.outbox
+        if out:
+            self.outbox = []
         return out
 
     def next_deadline(self) -> int | None:
