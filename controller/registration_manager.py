@@ -19,8 +19,9 @@ The same app answers the requests on the active controller (Kafka's
 answers NONE once it is committed, or the error (NOT_CONTROLLER when not active,
 UNSUPPORTED_VERSION below 3.7-IV0).
 
-A registered controller costs nothing per event: it has no timer and, at each new
-published image, compares two references.
+A registered controller does no work per event: it has no timer and an empty outbox (all
+the world asks of it after an event on its node), and at each new published image it
+compares two references.
 """
 
 from __future__ import annotations
