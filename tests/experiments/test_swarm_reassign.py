@@ -3,12 +3,15 @@ judged after the heal, and a small sweep in which every run holds."""
 
 from __future__ import annotations
 
+import random
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import msgspec
 import pytest
 
+from broker.lifecycle import BrokerLifecycleManager
 from controller.broker_service import ControllerBrokerService
 from controller.errors import ApiError
 from controller.handle import OperationHandle
@@ -20,8 +23,10 @@ from experiments.swarm_reassign import (
     CANCEL_INVARIANT,
     REASSIGN_INVARIANT,
     REFUSED_INVARIANT,
+    created_replicas,
     partition_error,
     reassign_problem,
+    unsettled,
 )
 from experiments.swarm_setup import (
     MAX_BROKERS,
@@ -29,12 +34,14 @@ from experiments.swarm_setup import (
     SwarmFault,
     SwarmSetup,
     WorkOp,
+    draw_reassignments,
     draw_setup,
+    merge_ops,
     setup_params,
 )
 from metadata.delta import MetadataDelta
 from metadata.image import MetadataImage
-from metadata.schema import PartitionRecord, TopicRecord
+from metadata.schema import PartitionRecord, RegisterBrokerRecord, TopicRecord
 from tests.experiments.helpers import replay_swarm, run, spec, without_wall
 
 TOPIC_ID = "AAAAAAAAAAAAAAAAAAAAAA"
@@ -86,6 +93,77 @@ def test_a_target_shrinks_with_the_cluster() -> None:
     assert [op.target(n) for n in (5, 4, 3, 2, 1)] == [
         (4, 1, 3), (1, 3, 0), (1, 0, 2), (1, 0), (0,)]
     assert WorkOp("cancel", 0, "t0", partition=3).target(5) is None
+
+
+def _draws(ops: tuple[WorkOp, ...]) -> list[tuple[WorkOp, WorkOp | None]]:
+    """``draw_reassignments``'s answer as its draws: a cancel alone, or a reassignment and
+    the cancel that follows it (the next operation, same partition, within 20 ms)."""
+    draws: list[tuple[WorkOp, WorkOp | None]] = []
+    i = 0
+    while i < len(ops):
+        op, after = ops[i], ops[i + 1] if i + 1 < len(ops) else None
+        if op.kind == "reassign" and after is not None and after.kind == "cancel" \
+                and after.partition == op.partition and 0 <= after.at_ms - op.at_ms < 20:
+            draws.append((op, after))
+            i += 2
+        else:
+            draws.append((op, None))
+            i += 1
+    return draws
+
+
+def test_reassignments_are_drawn_as_the_docs_say() -> None:
+    """Over 300 streams: each operation at or after its topic's create and before the
+    horizon, 0 to 4 draws a run, a fifth of them cancels alone, a third of the
+    reassignments followed by a cancel 0 to 19 ms later, targets of 1 to 3 replicas."""
+    workload = (WorkOp("create", 100, "t0", batches=6), WorkOp("create", 200, "t1", batches=3))
+    per_run, draws = set(), []
+    for seed in range(300):
+        ops = draw_reassignments(random.Random(f"test/{seed}"), workload, 10, 10_000)
+        created = {create.topic: create.at_ms for create in workload}
+        assert all(created[op.topic] <= op.at_ms < 10_000 for op in ops)
+        drawn = _draws(ops)
+        per_run.add(len(drawn))
+        draws += drawn
+    assert per_run == {0, 1, 2, 3, 4}
+    alone = [op for op, _ in draws if op.kind == "cancel"]
+    assert 0.15 < len(alone) / len(draws) < 0.25
+    reassigns = [(op, cancel) for op, cancel in draws if op.kind == "reassign"]
+    followed = [cancel.at_ms - op.at_ms for op, cancel in reassigns if cancel is not None]
+    assert 0.29 < len(followed) / len(reassigns) < 0.38
+    assert (min(followed), max(followed)) == (0, 19)
+    assert {op.replicas for op, _ in reassigns} == {1, 2, 3}
+
+
+def test_reassignments_are_drawn_within_the_horizon() -> None:
+    """A topic created in the horizon's last ms is reassigned (and cancelled) in that ms,
+    never at or after the horizon."""
+    workload = (WorkOp("create", 999, "t0", batches=2),)
+    ops = [op for seed in range(100)
+           for op in draw_reassignments(random.Random(f"test/{seed}"), workload, 4, 1_000)]
+    assert {op.kind for op in ops} == {"reassign", "cancel"}
+    assert {op.at_ms for op in ops} == {999}
+
+
+def test_a_drawn_reassignment_at_the_moment_of_its_create_comes_after_it() -> None:
+    """Merged by time, and at the same ms the workload's operation first (so that a topic is
+    created before it is reassigned), whatever the operations' places in their lists."""
+    workload = (WorkOp("create", 0, "t0", 1), WorkOp("alter-broker", 5, value=1),
+                WorkOp("create", 5, "t2", 1))
+    more = (WorkOp("reassign", 5, "t2", partition=0, order=(0, 1, 2, 3, 4), replicas=1),
+            WorkOp("cancel", 7, "t0"))
+    assert merge_ops(workload, more) == (workload[0], workload[1], workload[2], more[0],
+                                         more[1])
+
+
+def test_a_given_shorter_horizon_drops_the_operations_at_or_after_it() -> None:
+    """``horizon-ms=T`` keeps the drawn operations before T, not the one drawn at T."""
+    drawn = draw_setup(1, {})
+    op = drawn.ops[-1]
+    assert op.at_ms > drawn.ops[0].at_ms
+    shorter = draw_setup(1, {"horizon-ms": str(op.at_ms)})
+    assert shorter.ops == tuple(o for o in drawn.ops if o.at_ms < op.at_ms)
+    assert op not in shorter.ops
 
 
 @pytest.mark.parametrize("seed", range(12))
@@ -218,6 +296,81 @@ def test_a_refused_reassignment_changed_nothing() -> None:
     wrote = _problem(created, [(REASSIGN, _handle("INVALID_REPLICA_ASSIGNMENT", 2))])
     assert wrote == (REFUSED_INVARIANT, "refused with INVALID_REPLICA_ASSIGNMENT but wrote "
                                         "2 record(s) at offsets 5-6")
+    never_written = _problem(moved, [(REASSIGN, _handle(failed="NOT_CONTROLLER",
+                                                        written=False))])
+    assert never_written == (REFUSED_INVARIANT, "refused with NOT_CONTROLLER, yet partition "
+                             "t0-0 was created on [0, 1, 2] and now has replicas [3, 1], "
+                             "adding [], removing [], ISR [1, 3], leader 3")
+    # another refused one of the partition excuses nothing
+    assert _problem(moved, [(REASSIGN, _handle("UNKNOWN_TOPIC_OR_PARTITION", 0)),
+                            (CANCEL, _handle("NO_REASSIGNMENT_IN_PROGRESS", 0))]) is not None
+    # a partition whose creation the history does not hold is not judged
+    assert reassign_problem(moved, QUIET, [(REASSIGN, _handle(failed="NOT_CONTROLLER",
+                                                             written=False))],
+                            0, set(), {}) is None
+
+
+def test_a_failed_reassignment_that_was_written_may_have_applied() -> None:
+    """Failed after it was written (the controller lost its leadership, say), it may have
+    been committed: neither its partition's move nor its staying put is a violation."""
+    failed = _handle(failed="NOT_CONTROLLER")
+    for image in (_image((0, 1, 2), (0, 1, 2), 0), _image((3, 1), (1, 3), 3),
+                  _image((3, 1, 0, 2), (0, 1, 2), 0, adding=(3,), removing=(0, 2))):
+        for op in (REASSIGN, CANCEL):
+            assert _problem(image, [(op, failed)]) is None
+
+
+def test_a_reassignment_of_another_partition_replaces_nothing() -> None:
+    """Only a later reassignment or cancel of the same partition replaces an acknowledged
+    one: of another partition, or of another topic, it does not."""
+    stuck = _image((3, 1, 0, 2), (0, 1, 2), 0, adding=(3,), removing=(0, 2))
+    for later in (WorkOp("reassign", 30, "t0", partition=1, order=(0, 1, 2, 3, 4),
+                         replicas=1),
+                  WorkOp("cancel", 30, "t1", partition=0)):
+        found = _problem(stuck, [(REASSIGN, _handle()), (later, _handle())])
+        assert found is not None and found[0] == REASSIGN_INVARIANT, later
+
+
+def _cluster(image: MetadataImage, shutting: tuple[int, ...] = (),
+             active: bool = True) -> Any:
+    """A stand-in for a KRaftCluster of brokers 0-2 whose active controller has ``image``."""
+    controller = SimpleNamespace(committed_image=lambda: image)
+    return SimpleNamespace(
+        sim=SimpleNamespace(slots={n: SimpleNamespace(shutting_down=n in shutting)
+                                   for n in (0, 1, 2, 3000)}),
+        active_controller=lambda: controller if active else None,
+        config=SimpleNamespace(broker_ids=[0, 1, 2]))
+
+
+def _brokers(*records: RegisterBrokerRecord) -> MetadataImage:
+    delta = MetadataDelta(_image((0, 1, 2), (0, 1, 2), 0))
+    for record in records:
+        delta.replay(record)
+    return delta.apply(3, 1)
+
+
+def test_unsettled_names_what_the_healed_cluster_still_waits_for() -> None:
+    """The reason a run does not settle, in order: a node still shutting down, brokers
+    fenced or unregistered, brokers in controlled shutdown, a partition being reassigned
+    (nothing to say without an active controller: the timeout alone is the reason)."""
+    up = [RegisterBrokerRecord(b, broker_epoch=10 + b, fenced=False) for b in (0, 1, 2)]
+    assert unsettled(_cluster(_brokers(*up))) is None
+    assert unsettled(_cluster(_brokers(*up), shutting=(1,))) == \
+        "node(s) [1] still shutting down"
+    assert unsettled(_cluster(_brokers(*up), shutting=(1,), active=False)) == \
+        "node(s) [1] still shutting down"
+    assert unsettled(_cluster(_brokers(*up), active=False)) is None
+    fenced = _brokers(up[0], RegisterBrokerRecord(1, broker_epoch=11))
+    assert unsettled(_cluster(fenced)) == "broker(s) [1, 2] still fenced or unregistered"
+    stopping = _brokers(up[0], up[1], RegisterBrokerRecord(2, broker_epoch=12, fenced=False,
+                                                           in_controlled_shutdown=True))
+    assert unsettled(_cluster(stopping)) == "broker(s) [2] still in controlled shutdown"
+    moving = MetadataDelta(_image((3, 1, 0, 2), (0, 1, 2), 0, adding=(3,), removing=(0, 2)))
+    for record in up:
+        moving.replay(record)
+    assert unsettled(_cluster(moving.apply(3, 1))) == (
+        "partition t0-0 is still being reassigned (replicas [3, 1, 0, 2], adding [3], "
+        "removing [0, 2], ISR [0, 1, 2], leader 0)")
 
 
 def test_reassignments_and_cancels_are_acknowledged_and_checked() -> None:
@@ -248,6 +401,11 @@ def test_reassignments_and_cancels_are_acknowledged_and_checked() -> None:
     assert partitions[0].replicas == (3, 1) and partitions[0].leader in (3, 1)
     assert partitions[3].replicas == (0, 1, 2)
     assert not any(reassignment_in_progress(reg) for reg in partitions.values())
+    # the replicas each partition was created with, which the refused rule compares with
+    topic_id = active.committed_image().topics_by_name["t0"]
+    created = created_replicas(seen["cluster"])
+    assert set(created) == {(topic_id, p) for p in partitions}
+    assert created[(topic_id, 0)] == (1, 2, 3) and created[(topic_id, 3)] == (0, 1, 2)
 
 
 def _simulate(setup: SwarmSetup, judge: Any = None) -> swarm_run.Outcome:
@@ -300,6 +458,29 @@ def test_a_broker_in_controlled_shutdown_at_the_horizon_is_restarted_once_stoppe
     assert not seen["shutting_down"]
     assert broker.epoch > first_epoch  # registered anew: it was restarted
     assert not broker.fenced and not broker.in_controlled_shutdown
+
+
+def test_a_shutdown_that_never_ends_uses_up_the_settle_time_and_is_named(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A broker whose controlled shutdown never completes (a deliberately broken broker):
+    the run is non_terminating after exactly ``settle-ms`` past the heal (waiting for the
+    shutdown counts against it) and its message names the node."""
+    monkeypatch.setattr(BrokerLifecycleManager, "shutdown_complete", property(lambda _: False))
+    healed: list[int] = []
+    heal_all = swarm_run._heal_all
+
+    def heal(cluster: Any) -> None:
+        healed.append(cluster.sim.now)
+        heal_all(cluster)
+    monkeypatch.setattr(swarm_run, "_heal_all", heal)
+    setup = msgspec.structs.replace(
+        QUIET, horizon_ms=1_000, ops=(WorkOp("create", 100, "t0", 1),),
+        faults=(SwarmFault("shutdown", 999, "0"),), kinds=("shutdown",))
+    outcome = swarm_run.simulate(1, "transactional", frozenset(), setup, 3_000)
+    assert (outcome.verdict, outcome.message) == (
+        "non_terminating", "the cluster did not settle within 3000 ms of the horizon: "
+        "node(s) [0] still shutting down")
+    assert len(healed) == 1 and outcome.simulated_ms == healed[0] + 3_000
 
 
 def test_a_small_sweep_holds_every_rule() -> None:
