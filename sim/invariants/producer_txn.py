@@ -187,6 +187,11 @@ class ProducerTxnInvariants(Monitor):
             self._fail("PreparedTxnSurvives",
                        f"{transactional_id}: completeTransaction({given[0]}:{given[1]}) "
                        f"commits {held[0]} prepared as {held[1]}:{held[2]}")
+        if held[0] in self.outcomes:
+            # the held transaction is over: this completion is of a later one whose
+            # prepareTransaction never returned (the client restarted first), which the
+            # restarted client aborts as not the one it recorded
+            return
         self.decisions[held[0]] = commit
 
     def force_terminated(self, transactional_id: str) -> None:

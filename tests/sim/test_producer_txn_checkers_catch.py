@@ -254,6 +254,24 @@ def test_a_completion_lost_in_a_client_restart_leaves_the_prepared_txn_undecided
     assert "got COMMIT before it was completed" in caught.value.message
 
 
+def test_a_completion_of_a_later_unreported_transaction_does_not_decide_the_done_one(
+        ) -> None:
+    """Found by a random search: the prepared transaction commits and its marker lands;
+    the client prepares another, restarts before prepareTransaction returns (so the
+    checker never hears of it), and the restarted client aborts that one as not the state
+    it recorded. A replica that later shows the first transaction's COMMIT is no
+    violation; a commit of the unreported one still is."""
+    invariants = _prepared()
+    invariants.completing("tid", (7, 3), commit=True)
+    invariants._outcome("tid/a/1", TP, True)
+    invariants.completing("tid", (7, 6), commit=False)
+    invariants._outcome("tid/a/1", OTHER, True)
+    invariants.check(None, [])  # type: ignore[arg-type]
+    invariants.completing("tid", (7, 6), commit=True)
+    violation = _raised(invariants)
+    assert violation.message == "tid: completeTransaction(7:6) commits tid/a/1 prepared as 7:3"
+
+
 def test_a_completion_after_a_force_terminate_may_name_any_id() -> None:
     invariants = _prepared()
     invariants.force_terminated("tid")
