@@ -61,10 +61,12 @@ registration channel)."""
 
 def backoff_ms(failures: int, rng: random.Random) -> int:
     """The back-off after ``failures`` failures in a row before this one (Kafka's
-    ``ExponentialBackoff.backoff``): 100 ms, 200 ms, ... up to 120 s, each within 2%."""
+    ``ExponentialBackoff.backoff``): 100 ms, 200 ms, ... each within 2%, and never more
+    than 120 s (the cap applies after the jitter, so the longest back-offs lie within 2%
+    below it)."""
     nominal = min(BACKOFF_INITIAL_MS * BACKOFF_MULTIPLIER ** min(failures, 20), BACKOFF_MAX_MS)
     factor = 1 - BACKOFF_JITTER + 2 * BACKOFF_JITTER * rng.random()
-    return int(nominal * factor)
+    return min(int(nominal * factor), BACKOFF_MAX_MS)
 
 
 class ControllerRegistrationManager:
