@@ -110,14 +110,15 @@ from broker.replica import IsrRules, Replica
 from broker.replica_view import Held, HeldReplicas, ReplicaView
 from broker.txn.fetch import READ_COMMITTED, READ_UNCOMMITTED
 from metadata.delta import BROKER_RESOURCE, TOPIC_RESOURCE
-from metadata.image import MetadataImage, PartitionRegistration
+from metadata.image import ConfigKey, MetadataImage, PartitionRegistration
 from metadata.requests import AlterPartitionRequest, AlterPartitionResponse, NodeMessage
 from metadata.versions import FETCH_BROKER_EPOCH
 from raft import LeaderAndEpoch
 
 MIN_INSYNC_REPLICAS = "min.insync.replicas"
+"""Kafka's topic config (and cluster-wide broker default)."""
 PRODUCER_ID_EXPIRATION_MS = "producer.id.expiration.ms"
-"""Kafka's topic config."""
+"""Kafka's dynamic broker config."""
 
 ALTER_RETRY_MS = 50
 """How long a partition leader waits to send an AlterPartition again after an error that
@@ -565,13 +566,19 @@ class ReplicaManager:
 
     def min_insync(self, topic: str) -> int:
         """min.insync.replicas of ``topic``: topic config, cluster default, broker config."""
+        found = self._config_value(MIN_INSYNC_REPLICAS, ((TOPIC_RESOURCE, topic),
+                                                         (BROKER_RESOURCE, "")))
+        return self.config.min_insync_replicas if found is None else int(found)
+
+    def _config_value(self, name: str, resources: tuple[ConfigKey, ...]) -> str | None:
+        """Config ``name`` of the first of ``resources`` that sets it in the image."""
         image = self.image
         if image is not None:
-            for key in ((TOPIC_RESOURCE, topic), (BROKER_RESOURCE, "")):
+            for key in resources:
                 configs = image.configs.get(key)
-                if configs is not None and MIN_INSYNC_REPLICAS in configs:
-                    return int(configs[MIN_INSYNC_REPLICAS])
-        return self.config.min_insync_replicas
+                if configs is not None and name in configs:
+                    return configs[name]
+        return None
 
     def describe_producers(self, topic: str, partition: int) -> list[ActiveProducer] | str:
         """DescribeProducers for one partition: its leader's active producers, or the
@@ -582,13 +589,9 @@ class ReplicaManager:
     def producer_id_expiration_ms(self, static: int) -> int:
         """producer.id.expiration.ms as this broker applies it: its own dynamic config, the
         cluster default (Kafka's DynamicProducerStateManagerConfig), else ``static``."""
-        image = self.image
-        if image is not None:
-            for key in ((BROKER_RESOURCE, str(self.broker_id)), (BROKER_RESOURCE, "")):
-                configs = image.configs.get(key)
-                if configs is not None and PRODUCER_ID_EXPIRATION_MS in configs:
-                    return int(configs[PRODUCER_ID_EXPIRATION_MS])
-        return static
+        found = self._config_value(PRODUCER_ID_EXPIRATION_MS, (
+            (BROKER_RESOURCE, str(self.broker_id)), (BROKER_RESOURCE, "")))
+        return static if found is None else int(found)
 
     def remove_expired_producers(self, now: int, static_expiration_ms: int) -> int:
         """Kafka's periodic producer expiration check over every log this broker holds
