@@ -2,7 +2,8 @@
 cap and jitter as Kafka's ExponentialBackoff draws them, the registration channel's 5 s
 request timeout, a manager that starts on an image already at 3.7-IV0, a manager going
 idle once a retried registration is in the log, a closed manager, the listener a
-controller registers, and DescribeCluster at exactly 3.7-IV0.
+controller registers, DescribeCluster at exactly 3.7-IV0, and the cluster's start-up wait
+applying the manager's incarnation rule.
 """
 
 from __future__ import annotations
@@ -156,3 +157,28 @@ def test_register_controller_is_described_by_its_id() -> None:
     """The operation's handle (and the trace) names it with the controller's id."""
     assert RegisterController(3001, "AAAAAAAAAAAAAAAAAAAAAg").describe() == \
         "RegisterController(3001)"
+
+
+def test_the_cluster_counts_a_registration_by_its_incarnation_id_as_the_manager_does() -> None:
+    """A registration of a controller's own incarnation with another listener (written by
+    hand) still counts for start-up's wait, as it does for the manager, which sends
+    nothing more; one of another incarnation does not, until the manager re-registers."""
+    cluster = KRaftCluster(ClusterConfig(seed=41, controllers=3, brokers=1))
+    assert cluster.start() and cluster.controllers_registered()
+    manager = cluster.registration_manager(3001)
+    assert manager is not None
+    other = BrokerEndpoint("CONTROLLER", "localhost", 19093, 0)
+    handle = cluster.submit(RegisterController(3001, manager.incarnation_id, (other,)))
+    assert cluster.wait(handle) and handle.error is None
+    assert cluster.run_until(cluster.idle, 10_000)
+    active = cluster.active_controller()
+    assert active is not None
+    assert active.committed_image().controllers[3001].endpoints == (other,)
+    assert manager.registered_in_log and manager.next_deadline() is None
+    assert cluster.controllers_registered()
+
+    handle = cluster.submit(RegisterController(3001, "AAAAAAAAAAAAAAAAAAAByA"))
+    assert cluster.wait(handle) and handle.error is None
+    assert not cluster.controllers_registered()
+    assert cluster.run_until(cluster.controllers_registered, 10_000)
+    assert active.committed_image().controllers[3001] == manager.registration
