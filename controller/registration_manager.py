@@ -1,19 +1,19 @@
 """ControllerRegistrationManager: every controller registers itself (KIP-919).
 
-Kafka's ``ControllerRegistrationManager``, as an app on each controller node (the
-active one included). It watches the state its controller publishes (the committed
-image at the last stable offset, looked at only when that moves or a snapshot is
-loaded): once metadata.version is 3.7-IV0 or later and the image's registration of
-this controller is missing or of another incarnation, it sends a ControllerRegistration
-request to the controller its raft node knows as leader, over the simulated network as a
-broker's requests go. An error answer, a request unanswered within
-:data:`REQUEST_TIMEOUT_MS` or no known leader is retried after Kafka's exponential back-off
-(100 ms doubling to 120 s, 2% jitter); a leader change while a request is out sends it again at once to the new leader (Kafka's
-channel manager does so when its connection to the old one breaks). Once the image holds
-this process's registration it stops; a restart is a new incarnation and registers again.
-As in Kafka, the incarnation id alone decides whether a registration is this process's:
-one with its incarnation id but other listeners or features still counts (the manager
-never re-sends to correct them).
+Kafka's ``ControllerRegistrationManager``, as an app on each controller node (the active
+one included). It watches the state its controller publishes (the committed image at the
+last stable offset, looked at only when that moves or a snapshot is loaded): once
+metadata.version is 3.7-IV0 or later and the image's registration of this controller is
+missing or of another incarnation, it sends a ControllerRegistration request to the
+controller its raft node knows as leader, over the simulated network as a broker's
+requests go. An error answer, a request unanswered within :data:`REQUEST_TIMEOUT_MS` or
+no known leader is retried after Kafka's exponential back-off (100 ms doubling to 120 s,
+2% jitter); a leader change while a request is out sends it again at once to the new
+leader (Kafka's channel manager does so when its connection to the old one breaks). Once
+the image holds this process's registration it stops; a restart is a new incarnation and
+registers again. As in Kafka, the incarnation id alone decides whether a registration is
+this process's: one with its incarnation id but other listeners or features still counts
+(the manager never re-sends to correct them).
 
 The same app answers the requests on the active controller (Kafka's
 ``ControllerApis.handleControllerRegistration``): it submits

@@ -10,7 +10,11 @@ from __future__ import annotations
 
 import random
 
-from controller.describe_cluster import DescribedController, describe_cluster_controllers
+from controller.describe_cluster import (
+    ControllerClusterDescription,
+    DescribedController,
+    describe_cluster_controllers,
+)
 from controller.operations.controllers import CONTROLLER_LISTENER, RegisterController
 from controller.registration_manager import ControllerRegistrationManager, backoff_ms
 from metadata.schema import BrokerEndpoint, RegisterControllerRecord
@@ -151,6 +155,17 @@ def test_describe_cluster_is_answered_at_exactly_3_7_iv0() -> None:
                                                            CONTROLLER_LISTENER.port)
                                        for n in (2, 3))
     assert answer.controller_id == -1
+    assert describe_cluster_controllers(image, 2).controller_id == 2
+
+
+def test_describe_cluster_names_no_leader_that_is_not_listed() -> None:
+    """Kafka's AuthHelper.computeDescribeClusterResponse: a leader the answer does not
+    list (not registered yet, or without the request's listener) is named as -1."""
+    image = _update("3.7-IV0", None, None)  # type: ignore[arg-type]  # 2 and 3 registered
+    assert describe_cluster_controllers(image, 1).controller_id == -1
+    assert describe_cluster_controllers(image, 3).controller_id == 3
+    assert describe_cluster_controllers(image, 3, "CONTROLLER_SSL") == \
+        ControllerClusterDescription((), -1)
 
 
 def test_register_controller_is_described_by_its_id() -> None:
