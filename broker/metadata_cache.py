@@ -207,7 +207,8 @@ class ClusterDescription(msgspec.Struct, frozen=True):
     """A broker's DescribeCluster answer from its image (Kafka's KafkaApis.handleDescribeCluster
     in KRaft mode): the alive brokers with an endpoint on the client's listener, and as the
     controller id a random alive broker (KIP-590: KRaft's clients never talk to the
-    controllers), -1 when none is alive."""
+    controllers), -1 when none is alive or the one drawn has no endpoint on the listener
+    (Kafka's AuthHelper.computeDescribeClusterResponse names only a listed node)."""
 
     brokers: tuple[DescribedBroker, ...]
     controller_id: int
@@ -226,6 +227,8 @@ def describe_cluster(image: MetadataImage, rng: random.Random,
                                            registration.rack))
     alive = alive_brokers(image)
     controller_id = alive[rng.randrange(len(alive))] if alive else -1
+    if all(b.broker_id != controller_id for b in brokers):
+        controller_id = -1  # drawn without the listener: Kafka names no node not listed
     return ClusterDescription(tuple(brokers), controller_id)
 
 

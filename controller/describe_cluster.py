@@ -3,9 +3,12 @@
 From metadata.version 3.7-IV0 an admin client may bootstrap from the controllers and ask
 one of them to describe the cluster; the answer lists the registered controllers (their
 endpoint on the listener the request came in on, no rack) and names the raft leader as
-the controller id (-1 when none is known), as Kafka's ``ControllerApis.handleDescribeCluster``
-does from its ControllerRegistrationsPublisher. Below 3.7-IV0 the request is refused with
-UNSUPPORTED_VERSION: controllers register only from there.
+the controller id, as Kafka's ``ControllerApis.handleDescribeCluster`` does from its
+ControllerRegistrationsPublisher: -1 when no leader is known, and -1 too when the leader
+is not among the controllers listed (Kafka's
+``AuthHelper.computeDescribeClusterResponse`` will not name a node the client cannot
+find in the answer). Below 3.7-IV0 the request is refused with UNSUPPORTED_VERSION:
+controllers register only from there.
 """
 
 from __future__ import annotations
@@ -51,5 +54,6 @@ def describe_cluster_controllers(image: MetadataImage, leader_id: int | None,
                 described.append(DescribedController(controller_id, endpoint.host,
                                                      endpoint.port))
                 break
+    listed = {c.controller_id for c in described}
     return ControllerClusterDescription(tuple(described),
-                                        -1 if leader_id is None else leader_id)
+                                        leader_id if leader_id in listed else -1)

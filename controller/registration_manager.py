@@ -1,17 +1,19 @@
 """ControllerRegistrationManager: every controller registers itself (KIP-919).
 
-Kafka's ``ControllerRegistrationManager``, as an app on each controller node (the
-active one included). It watches the state its controller publishes (the committed
-image at the last stable offset, looked at only when that moves or a snapshot is
-loaded): once metadata.version is 3.7-IV0 or later and the image's registration of
-this controller is missing or not this process's own (incarnation id, listeners,
-supported features), it sends a ControllerRegistration request to the controller its
-raft node knows as leader, over the simulated network as a broker's requests go. An
-error answer, a request unanswered within :data:`REQUEST_TIMEOUT_MS` or no known leader
-is retried after Kafka's exponential back-off (100 ms doubling to 120 s, 2% jitter);
-a leader change while a request is out sends it again at once to the new leader (Kafka's
-channel manager does so when its connection to the old one breaks). Once the image holds
-this process's registration it stops; a restart is a new incarnation and registers again.
+Kafka's ``ControllerRegistrationManager``, as an app on each controller node (the active
+one included). It watches the state its controller publishes (the committed image at the
+last stable offset, looked at only when that moves or a snapshot is loaded): once
+metadata.version is 3.7-IV0 or later and the image's registration of this controller is
+missing or of another incarnation, it sends a ControllerRegistration request to the
+controller its raft node knows as leader, over the simulated network as a broker's
+requests go. An error answer, a request unanswered within :data:`REQUEST_TIMEOUT_MS` or
+no known leader is retried after Kafka's exponential back-off (100 ms doubling to 120 s,
+2% jitter); a leader change while a request is out sends it again at once to the new
+leader (Kafka's channel manager does so when its connection to the old one breaks). Once
+the image holds this process's registration it stops; a restart is a new incarnation and
+registers again. As in Kafka, the incarnation id alone decides whether a registration is
+this process's: one with its incarnation id but other listeners or features still counts
+(the manager never re-sends to correct them).
 
 The same app answers the requests on the active controller (Kafka's
 ``ControllerApis.handleControllerRegistration``): it submits
@@ -69,6 +71,14 @@ def backoff_ms(failures: int, rng: random.Random) -> int:
     return min(int(nominal * factor), BACKOFF_MAX_MS)
 
 
+def is_own_registration(registration: ControllerRegistration | None,
+                        incarnation_id: str) -> bool:
+    """Whether ``registration`` (an image's entry for a controller id, or None) is the one
+    of the process with ``incarnation_id``: Kafka's registration manager compares the
+    incarnation id and nothing else."""
+    return registration is not None and registration.incarnation_id == incarnation_id
+
+
 class ControllerRegistrationManager:
     """One controller's registration, and the answers to others'; see the module docs."""
 
@@ -81,7 +91,9 @@ class ControllerRegistrationManager:
         self.registration = ControllerRegistration(
             controller_id=self.node_id, incarnation_id=self.incarnation_id,
             endpoints=(CONTROLLER_LISTENER,), features=CONTROLLER_FEATURES)
-        """What the image must hold for this process to count as registered."""
+        """What this process asks to register. The image's registration of this node id
+        counts as this process's when its incarnation id is this one (see
+        :func:`is_own_registration`)."""
         self.outbox: list[NodeMessage] = []
         self.registered_in_log = False
         self.successful_rpcs = 0
@@ -113,7 +125,8 @@ class ControllerRegistrationManager:
             return
         self._seen = controllers
         self._metadata_version = version
-        self.registered_in_log = controllers.get(self.node_id) == self.registration
+        self.registered_in_log = is_own_registration(controllers.get(self.node_id),
+                                                     self.incarnation_id)
         if self.wants_registration and self.pending is None and self.retry_at is None:
             self._send(self.controller.clock())
 

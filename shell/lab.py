@@ -15,14 +15,17 @@ from collections.abc import Callable
 
 from controller.handle import OperationHandle
 from controller.operations import Operation
+from controller.registration_manager import is_own_registration
 from controller.write_mode import WriteMode
 from metadata.image import MetadataImage
+from metadata.versions import CONTROLLER_REGISTRATION
 from shell.errors import CommandError
 from shell.formatting import plural
 from shell.txn_lab import TxnLab
 from sim.clients import Producer
 from sim.cluster import ClusterConfig, KRaftCluster
 from sim.invariants.producer_txn import ProducerTxnInvariants
+from sim.save import cluster_id as cluster_id_of_seed
 from sim.world import NodeStatus
 
 
@@ -128,6 +131,12 @@ class Lab:
     def now(self) -> int:
         """Simulated time in ms."""
         return self.cluster.sim.now
+
+    @property
+    def cluster_id(self) -> str:
+        """The cluster id: the cluster's own when it was given one, else the one the lab's
+        nodes carry in meta.properties when saved (:func:`sim.save.cluster_id` of the seed)."""
+        return self.cluster.cluster_id or cluster_id_of_seed(self.config.seed)
 
     # ------------------------------------------------------------------ nodes
     def node_name(self, node_id: int) -> str:
@@ -305,9 +314,46 @@ class Lab:
         return None if txn is None else (txn.begin_offset, txn.name)
 
     def idle(self) -> bool:
-        """``run-until idle``: the cluster's idle test, and no retry waiting."""
+        """``run-until idle``: the cluster's idle test, no retry waiting, and every controller
+        registered (:meth:`unregistered_controller`)."""
         return self.cluster.idle() and not any(op.waiting_retry for op in self.ops) and \
-            self.txn.pending() == 0
+            self.txn.pending() == 0 and self.unregistered_controller() is None
+
+    def unregistered_controller(self) -> tuple[int, str | None] | None:
+        """The first controller whose running process has no registration in the active
+        controller's committed image (KIP-919; by incarnation id, as its registration
+        manager decides), with the incarnation id the image holds for it instead (None:
+        no registration at all); None when every one
+        has, when that image's metadata.version is below 3.7-IV0 (controllers do not
+        register there) or with no active controller. As for the cluster's idle test, only
+        controllers the active one can reach both ways count (one cut off cannot register
+        until the network heals), and one stopped on a fault does not.
+
+        ``run-until idle`` waits for this, so that a restarted controller's
+        re-registration is in the log once it returns (:meth:`KRaftCluster.idle` does not
+        wait for it: the experiments' recovery figures are measured by that one)."""
+        cluster = self.cluster
+        active = cluster.active_controller()
+        if active is None:
+            return None
+        image = active.committed_image()
+        if image.metadata_version < CONTROLLER_REGISTRATION:
+            return None
+        network = cluster.sim.network
+        for node_id in self.config.controller_ids:
+            manager = cluster.registration_manager(node_id)
+            controller = cluster.controller(node_id)
+            if manager is None or controller is None or controller.fault is not None:
+                continue
+            if node_id != active.node_id and not (
+                    network.can_deliver(active.node_id, node_id)
+                    and network.can_deliver(node_id, active.node_id)):
+                continue
+            registered = image.controllers.get(node_id)
+            if is_own_registration(registered, manager.incarnation_id):
+                continue
+            return node_id, None if registered is None else registered.incarnation_id
+        return None
 
     def why_not_idle(self) -> str:
         """What keeps the cluster from being idle, in words."""
@@ -337,4 +383,13 @@ class Lab:
                        else loader.published_offset if loader is not None else target)
             if reached < target:
                 return f"{self.node_name(node_id)} is at offset {reached} of {target}"
+        unregistered = self.unregistered_controller()
+        if unregistered is not None:
+            node_id, held = unregistered
+            manager = cluster.registration_manager(node_id)
+            incarnation = manager.incarnation_id if manager is not None else "?"
+            holds = "no registration of it" if held is None else \
+                f"an earlier process's registration (incarnation {held})"
+            return (f"{self.node_name(node_id)} has not registered incarnation {incarnation} "
+                    f"yet: the active controller's committed image holds {holds} (KIP-919)")
         return "the last committed records have not reached every node yet"

@@ -25,7 +25,7 @@ from controller.errors import ApiError, ControllerFault, not_controller
 from controller.handle import OperationHandle
 from controller.mutations import ControllerMutation
 from controller.operations import Operation
-from controller.registration_manager import ControllerRegistrationManager
+from controller.registration_manager import ControllerRegistrationManager, is_own_registration
 from controller.write_mode import WriteMode
 from metadata.bootstrap import BootstrapMetadata
 from metadata.snapshot import image_from_records
@@ -383,9 +383,11 @@ class KRaftCluster:
         """Every running controller the active one can reach both ways has registered its
         process (KIP-919), and every running node so reachable has published those
         registrations (a controller at its last stable offset, a broker in its loader's
-        image). True at once when the active controller's latest metadata.version (its
-        bootstrap or an upgrade not committed yet included) is below 3.7-IV0; False with
-        no active controller."""
+        image). A registration is the process's when it has its incarnation id, the one
+        test its registration manager applies (so this never waits for a correction the
+        manager would not send). True at once when the active controller's latest
+        metadata.version (its bootstrap or an upgrade not committed yet included) is below
+        3.7-IV0; False with no active controller."""
         active = self.active_controller()
         if active is None:
             return False
@@ -396,15 +398,16 @@ class KRaftCluster:
             slot.node_id == active.node_id
             or (network.can_deliver(active.node_id, slot.node_id)
                 and network.can_deliver(slot.node_id, active.node_id)))]
-        expected = [(m.node_id, m.registration) for slot in reachable if slot.is_voter
+        expected = [(m.node_id, m.incarnation_id) for slot in reachable if slot.is_voter
                     and (m := self.registration_manager(slot.node_id)) is not None]
         for slot in reachable:
             controller = self.controller(slot.node_id)
             loader = self.loader(slot.node_id)
             image = controller.committed_image() if controller is not None else \
                 loader.published if loader is not None else None
-            if image is None or any(image.controllers.get(node_id) != registration
-                                    for node_id, registration in expected):
+            if image is None or not all(
+                    is_own_registration(image.controllers.get(node_id), incarnation)
+                    for node_id, incarnation in expected):
                 return False
         return True
 

@@ -3,6 +3,7 @@
 from shell.commands.base import Command
 from shell.commands.cluster import CLUSTER_COMMANDS
 from shell.commands.data import DATA_COMMANDS
+from shell.commands.describe import DESCRIBE_COMMANDS
 from shell.commands.faults import FAULT_COMMANDS
 from shell.commands.meta import META
 from shell.commands.navigation import NAVIGATION
@@ -11,8 +12,8 @@ from shell.commands.transactions import TRANSACTION_COMMANDS
 
 COMMANDS: dict[str, Command] = {
     command.name: command
-    for command in (*NAVIGATION, *META, *CLUSTER_COMMANDS, *OPERATIONS, *DATA_COMMANDS,
-                    *TRANSACTION_COMMANDS, *FAULT_COMMANDS)
+    for command in (*NAVIGATION, *META, *CLUSTER_COMMANDS, *DESCRIBE_COMMANDS, *OPERATIONS,
+                    *DATA_COMMANDS, *TRANSACTION_COMMANDS, *FAULT_COMMANDS)
 }
 """Every command by name."""
 

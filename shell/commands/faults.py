@@ -173,7 +173,10 @@ RUN_UNTIL = Command(
     "milliseconds (default 30000); a timeout is an error, never a hang.\n\n"
     "leader    a controller is active (elected and has claimed its epoch)\n"
     "idle      no operation pending, no transaction open, and every running node the "
-    "leader can reach has applied or published everything committed (periodic NoOps aside)\n"
+    "leader can reach has applied or published everything committed (periodic NoOps aside); "
+    "from metadata.version 3.7-IV0 also every such controller's current process is "
+    "registered in the leader's committed image (KIP-919: a restarted controller registers "
+    "again)\n"
     "open-txn  a Begin is committed and its End/Abort is not: the window in which a "
     "transaction is partially committed (brokers buffer it and show none of it)\n\n"
     "Example: run-until open-txn timeout=5000", run_run_until, words=TARGETS,

@@ -16,7 +16,8 @@ if TYPE_CHECKING:
 SECTIONS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("the metadata tree (Kafka's metadata shell)", ("ls", "cd", "pwd", "cat", "find", "tree")),
     ("the shell", ("help", "man", "history", "exit")),
-    ("the lab: a simulated cluster", ("cluster", "seed", "status", "view", "log", "invariants")),
+    ("the lab: a simulated cluster", ("cluster", "seed", "status", "view", "log", "invariants",
+                                              "describe-cluster")),
     ("the lab: operations", ("create-topic", "delete-topic", "alter-config",
                              "register-broker")),
     ("the lab: records (heartbeats=on)", ("produce", "consume", "producer")),

@@ -2,14 +2,19 @@
 cap and jitter as Kafka's ExponentialBackoff draws them, the registration channel's 5 s
 request timeout, a manager that starts on an image already at 3.7-IV0, a manager going
 idle once a retried registration is in the log, a closed manager, the listener a
-controller registers, and DescribeCluster at exactly 3.7-IV0.
+controller registers, DescribeCluster at exactly 3.7-IV0, and the cluster's start-up wait
+applying the manager's incarnation rule.
 """
 
 from __future__ import annotations
 
 import random
 
-from controller.describe_cluster import DescribedController, describe_cluster_controllers
+from controller.describe_cluster import (
+    ControllerClusterDescription,
+    DescribedController,
+    describe_cluster_controllers,
+)
 from controller.operations.controllers import CONTROLLER_LISTENER, RegisterController
 from controller.registration_manager import ControllerRegistrationManager, backoff_ms
 from metadata.schema import BrokerEndpoint, RegisterControllerRecord
@@ -150,9 +155,45 @@ def test_describe_cluster_is_answered_at_exactly_3_7_iv0() -> None:
                                                            CONTROLLER_LISTENER.port)
                                        for n in (2, 3))
     assert answer.controller_id == -1
+    assert describe_cluster_controllers(image, 2).controller_id == 2
+
+
+def test_describe_cluster_names_no_leader_that_is_not_listed() -> None:
+    """Kafka's AuthHelper.computeDescribeClusterResponse: a leader the answer does not
+    list (not registered yet, or without the request's listener) is named as -1."""
+    image = _update("3.7-IV0", None, None)  # type: ignore[arg-type]  # 2 and 3 registered
+    assert describe_cluster_controllers(image, 1).controller_id == -1
+    assert describe_cluster_controllers(image, 3).controller_id == 3
+    assert describe_cluster_controllers(image, 3, "CONTROLLER_SSL") == \
+        ControllerClusterDescription((), -1)
 
 
 def test_register_controller_is_described_by_its_id() -> None:
     """The operation's handle (and the trace) names it with the controller's id."""
     assert RegisterController(3001, "AAAAAAAAAAAAAAAAAAAAAg").describe() == \
         "RegisterController(3001)"
+
+
+def test_the_cluster_counts_a_registration_by_its_incarnation_id_as_the_manager_does() -> None:
+    """A registration of a controller's own incarnation with another listener (written by
+    hand) still counts for start-up's wait, as it does for the manager, which sends
+    nothing more; one of another incarnation does not, until the manager re-registers."""
+    cluster = KRaftCluster(ClusterConfig(seed=41, controllers=3, brokers=1))
+    assert cluster.start() and cluster.controllers_registered()
+    manager = cluster.registration_manager(3001)
+    assert manager is not None
+    other = BrokerEndpoint("CONTROLLER", "localhost", 19093, 0)
+    handle = cluster.submit(RegisterController(3001, manager.incarnation_id, (other,)))
+    assert cluster.wait(handle) and handle.error is None
+    assert cluster.run_until(cluster.idle, 10_000)
+    active = cluster.active_controller()
+    assert active is not None
+    assert active.committed_image().controllers[3001].endpoints == (other,)
+    assert manager.registered_in_log and manager.next_deadline() is None
+    assert cluster.controllers_registered()
+
+    handle = cluster.submit(RegisterController(3001, "AAAAAAAAAAAAAAAAAAAByA"))
+    assert cluster.wait(handle) and handle.error is None
+    assert not cluster.controllers_registered()
+    assert cluster.run_until(cluster.controllers_registered, 10_000)
+    assert active.committed_image().controllers[3001] == manager.registration

@@ -11,8 +11,13 @@ it as a message. Kafka's (pendingRpc, successfulRpcs, failedRpcs) are
 
 Ported: testCreateAndClose, testCreateStartAndClose (one case: the manager starts with
 its node), testRegistration (both metadata.versions), testWrongIncarnationId,
-testRetransmitRegistration. Also here, kraftsim's own: the back-off schedule, a request
-unanswered within the timeout, and a leader change while a request is out.
+testRetransmitRegistration. As in Kafka's doMetadataUpdate, the registration of this
+controller that the image gets is RecordTestUtils.createTestControllerRegistration's: its
+incarnation id with two listeners (CONTROLLER and CONTROLLER_SSL on other ports) and a
+metadata.version range up to 3.6-IV1, none of them what the manager registers; the
+incarnation id alone makes it this process's. Also here, kraftsim's own: the incarnation
+rule spelt out both ways, the back-off schedule, a request unanswered within the timeout,
+and a leader change while a request is out.
 
 Not ported: none (every test method of the class is ported).
 """
@@ -37,8 +42,13 @@ from metadata.requests import (
     ControllerRegistrationResponse,
     NodeMessage,
 )
-from metadata.schema import FeatureLevelRecord, RegisterControllerRecord
-from metadata.versions import LEVELS
+from metadata.schema import (
+    BrokerEndpoint,
+    BrokerFeature,
+    FeatureLevelRecord,
+    RegisterControllerRecord,
+)
+from metadata.versions import LEVELS, MINIMUM_KRAFT
 from tests.controller.kafka_cases import image_of
 
 NODE = 1
@@ -90,16 +100,27 @@ def _registration(controller_id: int, incarnation: str) -> RegisterControllerRec
                                     features=CONTROLLER_FEATURES)
 
 
+def _test_registration(controller_id: int, incarnation: str) -> RegisterControllerRecord:
+    """Kafka's RecordTestUtils.createTestControllerRegistration with ``incarnation``: two
+    listeners on ports 8000+id and 9000+id, metadata.version supported up to 3.6-IV1."""
+    return RegisterControllerRecord(
+        controller_id=controller_id, incarnation_id=incarnation,
+        end_points=(BrokerEndpoint("CONTROLLER", "localhost", 8000 + controller_id, 0),
+                    BrokerEndpoint("CONTROLLER_SSL", "localhost", 9000 + controller_id, 1)),
+        features=(BrokerFeature("metadata.version", MINIMUM_KRAFT, LEVELS["3.6-IV1"]),))
+
+
 def _update(level: str, manager: ControllerRegistrationManager, own: str | None,
             base: MetadataImage = MetadataImage.EMPTY) -> MetadataImage:
     """Kafka's doMetadataUpdate: metadata.version ``level``; controllers 2 and 3
-    registered and, with ``own`` (an incarnation id), this one too."""
+    registered and, with ``own`` (an incarnation id), this one too, with Kafka's test
+    registration's listeners and features (not the manager's)."""
     records: list[object] = [FeatureLevelRecord("metadata.version", LEVELS[level])]
     if LEVELS[level] >= LEVELS["3.7-IV0"]:
         records += [_registration(2, "AAAAAAAAAAAAAAAAAAAAAg"),
                     _registration(3, "AAAAAAAAAAAAAAAAAAAAAw")]
         if own is not None:
-            records.append(_registration(NODE, own))
+            records.append(_test_registration(NODE, own))
     return image_of(records, base)  # type: ignore[arg-type]
 
 
@@ -166,6 +187,30 @@ def test_wrong_incarnation_id() -> None:
     controller.publish(_update("3.7-IV0", manager, "AAAAAAAAAAAAAAAAAAAByQ"))
     assert _stats(manager) == (True, 1, 0)
     assert len(_requests(manager)) == 1
+
+
+def test_only_the_incarnation_id_decides_whether_the_registration_is_ours() -> None:
+    """Kafka's MetadataUpdateEvent: this node's registration with this process's
+    incarnation id but other listeners and features counts as registered (nothing is
+    sent); one with this process's listeners and features but another incarnation id
+    does not (a request goes out)."""
+    manager, controller = _manager()
+    other = image_of([FeatureLevelRecord("metadata.version", LEVELS["3.7-IV0"]),
+                      _test_registration(NODE, manager.incarnation_id)])
+    assert other.controllers[NODE] != manager.registration
+    controller.publish(other)
+    assert manager.registered_in_log
+    assert _stats(manager) == (False, 0, 0) and manager.drain_outbox() == []
+    assert manager.next_deadline() is None
+
+    manager, controller = _manager()
+    stale = image_of([FeatureLevelRecord("metadata.version", LEVELS["3.7-IV0"]),
+                      _registration(NODE, "AAAAAAAAAAAAAAAAAAAByA")])
+    assert stale.controllers[NODE].endpoints == manager.registration.endpoints
+    assert stale.controllers[NODE].features == manager.registration.features
+    controller.publish(stale)
+    assert not manager.registered_in_log
+    assert _stats(manager) == (True, 0, 0) and len(_requests(manager)) == 1
 
 
 def test_retransmit_registration() -> None:

@@ -76,3 +76,15 @@ def test_a_fenced_broker_is_left_out_and_never_named_controller() -> None:
     assert describe_cluster(nobody, random.Random(0)).controller_id == -1
     assert describe_cluster(nobody, random.Random(0)).brokers == ()
     assert describe_cluster(image, random.Random(0), "SSL").brokers == ()
+
+
+def test_a_controller_id_without_the_listener_is_not_named() -> None:
+    """Kafka's AuthHelper.computeDescribeClusterResponse answers -1 rather than name a
+    node that is not in the answer: asked on a listener no broker has, the alive broker
+    drawn is not named."""
+    cluster = _cluster()
+    loader = cluster.loader(0)
+    assert loader is not None and loader.published is not None
+    for seed in range(5):
+        assert describe_cluster(loader.published, random.Random(seed), "SSL").controller_id == -1
+        assert describe_cluster(loader.published, random.Random(seed)).controller_id != -1
