@@ -49,12 +49,13 @@ from kafka_format.control_records import (
     encode_control_key,
     encode_control_value,
 )
-from kafka_format.data_log import DataBatch, decode_data_log
+from kafka_format.data_log import DataBatch, DataRecord, decode_data_log
 from kafka_format.errors import DecodeError, DecodeFailure
 from kafka_format.log_codec import decode_log
 from kafka_format.metadata_serde import decode_metadata_record, write_metadata_value
 from kraftsim.dump_data_log import (
     batch_facts,
+    control_content,
     dump_data_segment,
     dump_txn_index,
     facts_words,
@@ -284,6 +285,9 @@ def _shown(record: Any, version: int, control: bool
            ) -> tuple[list[str] | None, str | None, str | None]:
     """A decoded record's (control words, key, payload) for :func:`record_line`: a control
     record's JSON after its label, a metadata record's JSON as its payload."""
+    if isinstance(record, UnknownControlRecord):  # markers, or a type kraftsim does not know
+        key = encode_control_key(record, version)
+        return facts_words(control_content(DataRecord(key, record.value))), None, None
     shown = record_json(record, version)
     if control:
         data = json.dumps(shown["data"], separators=(",", ":"), ensure_ascii=False)

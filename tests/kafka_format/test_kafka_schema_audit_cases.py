@@ -1,0 +1,219 @@
+"""What an audit of kraftsim's wire schemas against Kafka's own JSON message schemas found.
+
+The audit (a throwaway script, not kept: Kafka's sources are not here in CI) parsed
+Kafka's JSON schemas at trunk of October 2024 and at the 3.3-3.9 branches, and compared
+each with kraftsim's restatement: the 25 metadata record schemas of
+``metadata/src/main/resources/common/metadata`` (apiKey, validVersions,
+flexibleVersions, and for every field, nested ones included, its name, order, type,
+versions, nullableVersions, taggedVersions, tag and default) against
+:mod:`kafka_format.metadata_schemas`; the five KRaft control records
+(LeaderChangeMessage, SnapshotHeader/Footer, KRaftVersion, Voters) against
+:mod:`kafka_format.control_records`; the group coordinator's keys and values and
+ConsumerProtocolSubscription/Assignment against :mod:`kafka_format.offsets_log`;
+TransactionLogKey/Value and QuorumStateData by hand. At trunk: 64 schemas, 256 fields
+and 90 field orders compared, and no schema differs. What differs is around the
+schemas, in the codec and in what a reader does with what it does not model; each
+case below builds Kafka's bytes by hand, with none of kraftsim's encoder:
+
+- strings: Kafka's generated readers refuse a string longer than 32767 bytes and its
+  writers refuse to write one, compact (flexible) strings included; kraftsim read and
+  wrote any length;
+- a metadata record type kraftsim does not model (a newer Kafka's, or a type whose
+  newer version adds a regular field): the log decodes (kept as bytes, printed by
+  dump-log as ``UNKNOWN(apiKey=N)``), the loader skips it with a warning at its offset,
+  and the warning named ``apiKey -1`` instead of the record's own apiKey and version;
+- a control record type Kafka does not know: kafka-dump-log prints ``controlType:
+  UNKNOWN(id)``; kraftsim printed ``UnknownControlRecord(type=id)`` (metadata logs)
+  and ``unknown`` (data logs).
+
+Left as they are, with the reason: BrokerRegistrationChangeRecord.LogDirs is read as a
+nullable array (kraftsim keeps ``None`` for "absent"; Kafka never writes it null, and
+an empty array means no change in both); LeaderChangeMessage's version 1 (a voter's
+directory id) is not read, as Kafka reads every control record at version 0; the
+3.3/3.4 versions 0 of DelegationTokenRecord, UserScramCredentialRecord and
+AccessControlRecord (apiKey 6) differ from later ones but no release wrote them; the
+KIP-848 early-access consumer group records of 3.5-3.7 and the share group records
+before Kafka 4.1 are not those of the releases kraftsim reads (a value that does not
+fit is reported on its record, as before).
+"""
+
+from __future__ import annotations
+
+import struct
+from pathlib import Path
+
+import google_crc32c
+import pytest
+
+from kafka_format import decode_log, decode_metadata_record, encode_batch, encode_metadata_record
+from kafka_format.errors import DecodeError, EncodeError
+from kraftsim.dump_log import main as dump_log
+from metadata.schema import ConfigRecord, TopicRecord, UnknownRecord
+from raft.batch import Batch
+from shell.file_source import open_files
+
+from .kafka_bytes import cs, i8, i16, i32, i64, uvarint
+
+TOPIC_ID = "AAAAAAAAAAAAAAAAAAAAAQ"
+TOPIC_ID_BYTES = bytes(15) + b"\x01"
+LIMIT = 0x7FFF
+"""The longest string Kafka reads or writes, in UTF-8 bytes."""
+
+
+def varint(value: int) -> bytes:
+    """A zig-zag varint of the record format."""
+    return uvarint((value << 1) ^ (value >> 63))
+
+
+def record(offset_delta: int, key: bytes | None, value: bytes) -> bytes:
+    """One record of a v2 batch: no attributes, no timestamp delta, no headers."""
+    body = (i8(0) + varint(0) + varint(offset_delta)
+            + (varint(-1) if key is None else varint(len(key)) + key)
+            + varint(len(value)) + value + varint(0))
+    return varint(len(body)) + body
+
+
+def batch(base_offset: int, epoch: int, records: list[tuple[bytes | None, bytes]],
+          attributes: int = 0, producer_id: int = -1) -> bytes:
+    """A record batch v2 as Kafka lays it out, its CRC-32C over attributes onwards."""
+    tail = (i16(attributes) + i32(len(records) - 1) + i64(1000) + i64(1000)
+            + i64(producer_id) + i16(-1) + i32(-1) + i32(len(records))
+            + b"".join(record(i, key, value) for i, (key, value) in enumerate(records)))
+    crc = google_crc32c.value(tail)
+    after_length = i32(epoch) + i8(2) + struct.pack(">I", crc) + tail
+    return i64(base_offset) + i32(len(after_length)) + after_length
+
+
+CONTROL = 0x20
+LEADER_CHANGE = (i16(0) + i16(2),  # key: version 0, LEADER_CHANGE
+                 i16(0) + i32(1) + uvarint(2) + i32(1) + b"\x00"
+                 + uvarint(2) + i32(1) + b"\x00" + b"\x00")
+
+
+def metadata_value(api_key: int, version: int, body: bytes) -> bytes:
+    """A metadata record value: frame version 1, apiKey, version (unsigned varints), body."""
+    return uvarint(1) + uvarint(api_key) + uvarint(version) + body
+
+
+def topic_record(name: str) -> bytes:
+    return metadata_value(2, 0, cs(name) + TOPIC_ID_BYTES + b"\x00")
+
+
+def config_record(value_bytes: int) -> bytes:
+    """A ConfigRecord v0 (a TOPIC config) whose value takes ``value_bytes`` bytes."""
+    return metadata_value(4, 0, i8(2) + cs("t") + cs("cleanup.policy")
+                          + cs("x" * value_bytes) + b"\x00")
+
+
+# --- strings: Kafka's 32767-byte limit ---------------------------------------------------------
+
+
+@pytest.mark.parametrize("length", [LIMIT, LIMIT + 1, 3 * LIMIT])
+def test_a_string_longer_than_kafkas_limit_is_refused_on_read(length: int) -> None:
+    """Kafka's generated reader: ``string field value had invalid length``."""
+    data = config_record(length)
+    if length <= LIMIT:
+        decoded = decode_metadata_record(data)
+        assert decoded.record == ConfigRecord(2, "t", "cleanup.policy", "x" * length)
+        return
+    with pytest.raises(DecodeError, match=f"has length {length}, more than Kafka's 32767"):
+        decode_metadata_record(data)
+
+
+@pytest.mark.parametrize("length", [LIMIT, LIMIT + 1])
+def test_a_string_longer_than_kafkas_limit_is_refused_on_write(length: int) -> None:
+    """Kafka's generated writer: ``'value' field is too long to be serialized``; the same
+    from a whole batch (the fast encoder) as from one record (the generic one)."""
+    config = ConfigRecord(2, "t", "cleanup.policy", "x" * length)
+    if length <= LIMIT:
+        assert encode_metadata_record(config, 0) == config_record(length)
+        assert config_record(length) in encode_batch(Batch(0, 1, (config,)), 7)
+        return
+    with pytest.raises(EncodeError, match="too long to be written"):
+        encode_metadata_record(config, 0)
+    with pytest.raises(EncodeError, match="too long to be written"):
+        encode_batch(Batch(0, 1, (config,)), 7)
+
+
+def test_a_multi_byte_utf8_string_counts_its_bytes_not_its_characters() -> None:
+    text = "\u00e9" * (LIMIT // 2 + 1)  # 16384 characters, 32768 bytes
+    with pytest.raises(EncodeError):
+        encode_metadata_record(TopicRecord(text, TOPIC_ID), 0)
+
+
+# --- a metadata record type kraftsim does not model --------------------------------------------
+
+
+@pytest.mark.parametrize(("api_key", "version"), [(99, 0), (300, 5)])
+def test_an_unmodelled_record_type_is_skipped_with_a_warning_naming_it(
+        tmp_path: Path, api_key: int, version: int, capsys: pytest.CaptureFixture[str]) -> None:
+    """A newer Kafka's record type in the log: it decodes (kept as bytes), dump-log prints
+    it, the loader skips it with a warning naming its offset, apiKey and version, and the
+    records after it load."""
+    unknown = metadata_value(api_key, version, b"\x03ab\x00")
+    log = (batch(0, 1, [LEADER_CHANGE], attributes=CONTROL)
+           + batch(1, 1, [(None, unknown), (None, topic_record("after-it"))]))
+    directory = tmp_path / "__cluster_metadata-0"
+    directory.mkdir()
+    segment = directory / "00000000000000000000.log"
+    segment.write_bytes(log)
+
+    result = decode_log(log, first_offset=0)
+    assert result.ok
+    assert result.batches[1].batch.records[0] == UnknownRecord(api_key, version, b"\x03ab\x00")
+
+    source = open_files(str(tmp_path), None)
+    assert source.errors == []
+    [warning] = source.warnings
+    assert warning.startswith("the loader could not apply 1 record (the first at offset 1: ")
+    assert f"apiKey {api_key} version {version}" in warning
+    assert "after-it" in source.image.topics_by_name
+
+    assert dump_log([str(segment)]) == 0
+    out = capsys.readouterr().out
+    assert (f'payload: {{"type":"UNKNOWN(apiKey={api_key})","version":{version},'
+            f'"data":{{"payload":"03616200"}}}}') in out
+
+
+# --- a control record type Kafka does not know ------------------------------------------------
+
+
+@pytest.mark.parametrize(("type_id", "shown"), [(9, "UNKNOWN(9)"), (-3, "UNKNOWN(-3)")])
+def test_an_unknown_control_type_in_a_metadata_log_is_printed_as_kafka_does(
+        tmp_path: Path, type_id: int, shown: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """kafka-dump-log: `` controlType: UNKNOWN(9)`` (its enum's name, then the id)."""
+    log = (batch(0, 1, [LEADER_CHANGE], attributes=CONTROL)
+           + batch(1, 1, [(i16(0) + i16(type_id), b"\x00\x00\x07")], attributes=CONTROL)
+           + batch(2, 1, [(None, topic_record("after-it"))]))
+    directory = tmp_path / "__cluster_metadata-0"
+    directory.mkdir()
+    segment = directory / "00000000000000000000.log"
+    segment.write_bytes(log)
+    assert dump_log([str(segment)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    [line] = [line for line in lines if line.startswith("| offset: 1 ")]
+    assert line.endswith(f"keySize: 4 valueSize: 3 sequence: -1 headerKeys: [] "
+                         f"controlType: {shown}")
+    source = open_files(str(tmp_path), None)
+    assert source.errors == [] and source.warnings == []
+    assert "after-it" in source.image.topics_by_name
+
+
+@pytest.mark.parametrize(("key", "shown"), [
+    (i16(0) + i16(9), "controlType: UNKNOWN(9)"),
+    (i16(0) + i16(2), "controlType: LEADER_CHANGE(2)"),
+    (i16(0) + i16(1), "endTxnMarker: COMMIT coordinatorEpoch: 7"),
+])
+def test_control_records_in_a_data_log_are_named_as_kafka_does(
+        tmp_path: Path, key: bytes, shown: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """A data partition's control batch: a marker's type and epoch, any other type by
+    Kafka's enum name and id."""
+    directory = tmp_path / "orders-0"
+    directory.mkdir()
+    segment = directory / "00000000000000000000.log"
+    segment.write_bytes(batch(0, 0, [(key, i16(0) + i32(7))], attributes=CONTROL | 0x10,
+                              producer_id=5))
+    assert dump_log([str(segment)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    [line] = [line for line in lines if line.startswith("| offset: 0 ")]
+    assert line.endswith(f"headerKeys: [] {shown}")
