@@ -24,7 +24,10 @@ case below builds Kafka's bytes by hand, with none of kraftsim's encoder:
   and the warning named ``apiKey -1`` instead of the record's own apiKey and version;
 - a control record type Kafka does not know: kafka-dump-log prints ``controlType:
   UNKNOWN(id)``; kraftsim printed ``UnknownControlRecord(type=id)`` (metadata logs)
-  and ``unknown`` (data logs).
+  and ``unknown`` (data logs);
+- TransactionLogValue: Kafka refuses a null topic or a null PartitionIds (both
+  non-nullable); kraftsim read a version-0 null topic at a wrong position and null ids
+  as an empty list.
 
 Left as they are, with the reason: BrokerRegistrationChangeRecord.LogDirs is read as a
 nullable array (kraftsim keeps ``None`` for "absent"; Kafka never writes it null, and
@@ -45,7 +48,13 @@ from pathlib import Path
 import google_crc32c
 import pytest
 
-from kafka_format import decode_log, decode_metadata_record, encode_batch, encode_metadata_record
+from kafka_format import (
+    decode_log,
+    decode_metadata_record,
+    encode_batch,
+    encode_metadata_record,
+    transaction_log,
+)
 from kafka_format.errors import DecodeError, EncodeError
 from kraftsim.dump_log import main as dump_log
 from metadata.schema import ConfigRecord, TopicRecord, UnknownRecord
@@ -217,3 +226,28 @@ def test_control_records_in_a_data_log_are_named_as_kafka_does(
     lines = capsys.readouterr().out.splitlines()
     [line] = [line for line in lines if line.startswith("| offset: 0 ")]
     assert line.endswith(f"headerKeys: [] {shown}")
+
+
+# --- __transaction_state: non-nullable fields written null -------------------------------------
+
+
+def _txn_value(version: int, partitions: bytes) -> bytes:
+    """A TransactionLogValue: ProducerId 7, epoch 1, timeout 60000, Ongoing (1), then the
+    given TransactionPartitions bytes, both timestamps 500 and (flexible) no tags."""
+    return (i16(version) + i64(7) + i16(1) + i32(60000) + i8(1) + partitions
+            + i64(500) + i64(500) + (b"\x00" if version else b""))
+
+
+@pytest.mark.parametrize(("version", "partitions", "error"), [
+    (0, i32(1) + i16(-1) + i32(0), "topic at byte 21 is null"),
+    (0, i32(1) + i16(40) + b"abc", "truncated"),
+    (0, i32(1) + i16(1) + b"t" + i32(-1), "PartitionIds of topic 't' is null"),
+    (1, uvarint(2) + cs("t") + b"\x00" + b"\x00", "PartitionIds of topic 't' is null"),
+])
+def test_a_transaction_value_with_a_null_topic_or_partition_list_is_refused(
+        version: int, partitions: bytes, error: str) -> None:
+    """Kafka's reader: ``non-nullable field topic (partitionIds) was serialized as null``;
+    kraftsim read a null topic as text at a wrong position and null ids as none."""
+    with pytest.raises(DecodeError) as caught:
+        transaction_log.decode_value(_txn_value(version, partitions))
+    assert error in f"{caught.value.message} {caught.value.kind}"
