@@ -13,7 +13,9 @@ ConsumerProtocolSubscription/Assignment against :mod:`kafka_format.offsets_log`;
 TransactionLogKey/Value and QuorumStateData by hand. At trunk: 64 schemas, 256 fields
 and 90 field orders compared, and no schema differs. What differs is around the
 schemas, in the codec and in what a reader does with what it does not model; each
-case below builds Kafka's bytes by hand, with none of kraftsim's encoder:
+case below builds Kafka's bytes by hand, with none of kraftsim's encoder (the audit also
+checked that every metadata schema's full field order, tagged fields included, and each
+field's JSON name agree):
 
 - strings: Kafka's generated readers refuse a string longer than 32767 bytes and its
   writers refuse to write one, compact (flexible) strings included; kraftsim read and
@@ -27,7 +29,13 @@ case below builds Kafka's bytes by hand, with none of kraftsim's encoder:
   and ``unknown`` (data logs);
 - TransactionLogValue: Kafka refuses a null topic or a null PartitionIds (both
   non-nullable); kraftsim read a version-0 null topic at a wrong position and null ids
-  as an empty list.
+  as an empty list;
+- dump-log's JSON of metadata and control records: kafka-dump-log prints each with its
+  type's generated JSON converter at the record's version (schema order and names,
+  fields the version lacks left out, tagged fields only when not default, a
+  LeaderChange voter as ``{"voterId": n}``, ``kRaftVersion``); kraftsim printed every
+  attribute of its own Struct in its own order (``logDirs`` on a RegisterBrokerRecord
+  v2, ``leaderRecoveryState`` 0 on a PartitionRecord v0, ``version`` last).
 
 Left as they are, with the reason: BrokerRegistrationChangeRecord.LogDirs is read as a
 nullable array (kraftsim keeps ``None`` for "absent"; Kafka never writes it null, and
@@ -251,3 +259,85 @@ def test_a_transaction_value_with_a_null_topic_or_partition_list_is_refused(
     with pytest.raises(DecodeError) as caught:
         transaction_log.decode_value(_txn_value(version, partitions))
     assert error in f"{caught.value.message} {caught.value.kind}"
+
+
+# --- dump-log's JSON: Kafka's generated JSON converters ---------------------------------------
+
+INCARNATION = bytes(range(16))
+INCARNATION_TEXT = "AAECAwQFBgcICQoLDA0ODw"
+_ENDPOINT = cs("PLAINTEXT") + cs("localhost") + struct.pack(">H", 9092) + i16(0) + b"\x00"
+_FEATURE = cs("metadata.version") + i16(1) + i16(14) + b"\x00"
+
+JSON_CASES = {
+    # schema order (isMigratingZkBroker second), no logDirs before version 3
+    "RegisterBrokerRecord v2": (
+        False,
+        metadata_value(0, 2, i32(1) + i8(0) + INCARNATION + i64(5) + uvarint(2) + _ENDPOINT
+                       + uvarint(2) + _FEATURE + b"\x00" + i8(1) + i8(0) + b"\x00"),
+        '{"type":"REGISTER_BROKER_RECORD","version":2,"data":{"brokerId":1,'
+        '"isMigratingZkBroker":false,"incarnationId":"' + INCARNATION_TEXT + '",'
+        '"brokerEpoch":5,"endPoints":[{"name":"PLAINTEXT","host":"localhost","port":9092,'
+        '"securityProtocol":0}],"features":[{"name":"metadata.version",'
+        '"minSupportedVersion":1,"maxSupportedVersion":14}],"rack":null,"fenced":true,'
+        '"inControlledShutdown":false}}'),
+    # a tagged field only when it is not its default; none absent from the version
+    "BrokerRegistrationChangeRecord v0": (
+        False,
+        metadata_value(17, 0, i32(1) + i64(5) + uvarint(1) + uvarint(0) + uvarint(1) + i8(-1)),
+        '{"type":"BROKER_REGISTRATION_CHANGE_RECORD","version":0,"data":{"brokerId":1,'
+        '"brokerEpoch":5,"fenced":-1}}'),
+    "PartitionRecord v0": (
+        False,
+        metadata_value(3, 0, i32(0) + TOPIC_ID_BYTES + uvarint(2) + i32(1) + uvarint(2)
+                       + i32(1) + uvarint(1) + uvarint(1) + i32(1) + i32(0) + i32(0) + b"\x00"),
+        '{"type":"PARTITION_RECORD","version":0,"data":{"partitionId":0,"topicId":"'
+        + TOPIC_ID + '","replicas":[1],"isr":[1],"removingReplicas":[],"addingReplicas":[],'
+        '"leader":1,"leaderEpoch":0,"partitionEpoch":0}}'),
+    "PartitionRecord v2": (
+        False,
+        metadata_value(3, 2, i32(1) + TOPIC_ID_BYTES + uvarint(2) + i32(1) + uvarint(2)
+                       + i32(1) + uvarint(1) + uvarint(1) + i32(1) + i32(0) + i32(0)
+                       + uvarint(1) + uvarint(2) + uvarint(0) + uvarint(1) + i8(1)
+                       + uvarint(1) + uvarint(5) + uvarint(2) + i32(2)),
+        '{"type":"PARTITION_RECORD","version":2,"data":{"partitionId":1,"topicId":"'
+        + TOPIC_ID + '","replicas":[1],"isr":[1],"removingReplicas":[],"addingReplicas":[],'
+        '"leader":1,"leaderRecoveryState":1,"leaderEpoch":0,"partitionEpoch":0,'
+        '"directories":[],"eligibleLeaderReplicas":[2]}}'),
+    # control records: version first, Kafka's names (kRaftVersion), voters as objects
+    "KRaftVersion": (
+        True, i16(0) + i16(1) + b"\x00", 'KRaftVersion {"version":0,"kRaftVersion":1}'),
+    "KRaftVoters": (
+        True,
+        i16(0) + uvarint(2) + i32(1) + INCARNATION + uvarint(2) + cs("CONTROLLER")
+        + cs("localhost") + struct.pack(">H", 9093) + b"\x00" + i16(0) + i16(1) + b"\x00"
+        + b"\x00" + b"\x00",
+        'KRaftVoters {"version":0,"voters":[{"voterId":1,"voterDirectoryId":"'
+        + INCARNATION_TEXT + '","endpoints":[{"name":"CONTROLLER","host":"localhost",'
+        '"port":9093}],"kRaftVersionFeature":{"minSupportedVersion":0,'
+        '"maxSupportedVersion":1}}]}'),
+    "LeaderChange": (
+        True, LEADER_CHANGE[1],
+        'LeaderChange: {"version":0,"leaderId":1,"voters":[{"voterId":1}],'
+        '"grantingVoters":[{"voterId":1}]}'),
+}
+_CONTROL_TYPES = {"KRaftVersion": 5, "KRaftVoters": 6, "LeaderChange": 2}
+
+
+@pytest.mark.parametrize("case", list(JSON_CASES))
+def test_dump_log_prints_records_as_kafkas_json_converters_do(
+        tmp_path: Path, case: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """kafka-dump-log prints a record with its type's generated JSON converter, at the
+    record's version: fields in schema order under their schema names (first letter
+    lowercased), those the version lacks left out, tagged ones only when not default.
+    kraftsim printed every field of its own record, in its own order."""
+    control, value, shown = JSON_CASES[case]
+    second = (batch(1, 1, [(i16(0) + i16(_CONTROL_TYPES[case]), value)], attributes=CONTROL)
+              if control else batch(1, 1, [(None, value)]))
+    directory = tmp_path / "__cluster_metadata-0"
+    directory.mkdir()
+    segment = directory / "00000000000000000000.log"
+    segment.write_bytes(batch(0, 1, [LEADER_CHANGE], attributes=CONTROL) + second)
+    assert dump_log([str(segment)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    [line] = [line for line in lines if line.startswith("| offset: 1 ")]
+    assert line.endswith(f"headerKeys: [] {shown}" if control else f"payload: {shown}")
