@@ -175,7 +175,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def record_json(record: Any, version: int) -> dict[str, Any]:
-    """A record as ``{"type", "version", "data"}`` with Kafka's field names."""
+    """A record as ``{"type", "version", "data"}``, the data as Kafka's generated JSON
+    converters write it at ``version`` (an unknown type's value as hex)."""
     if isinstance(record, MetadataRecord):
         out = record_to_json(record)
         return {"type": out["type"], "version": version,
@@ -184,7 +185,7 @@ def record_json(record: Any, version: int) -> dict[str, Any]:
         return {"type": control_record_name(record), "version": version,
                 "data": {"value": record.value.hex()}}  # fmt: skip
     return {"type": control_record_name(record), "version": version,
-            "data": msgspec.to_builtins(record)}  # fmt: skip
+            "data": control_record_json(record)}  # fmt: skip
 
 
 def _sizes(record: Any, facts: RecordFacts, control: bool) -> tuple[int, int]:
@@ -291,11 +292,10 @@ def _shown(record: Any, version: int, control: bool
     if isinstance(record, UnknownControlRecord):  # markers, or a type kraftsim does not know
         key = encode_control_key(record, version)
         return facts_words(control_content(DataRecord(key, record.value))), None, None
-    if control:  # as kafka-dump-log: its label, then Kafka's JSON of the record
-        data = json.dumps(control_record_json(record), separators=(",", ":"),
-                          ensure_ascii=False)
-        return [f"{_CONTROL_LABELS[control_record_name(record)]} {data}"], None, None
     shown = record_json(record, version)
+    if control:  # as kafka-dump-log: its label, then Kafka's JSON of the record
+        data = json.dumps(shown["data"], separators=(",", ":"), ensure_ascii=False)
+        return [f"{_CONTROL_LABELS[shown['type']]} {data}"], None, None
     payload = json.dumps(shown, separators=(",", ":"), ensure_ascii=False)
     if isinstance(record, ClientQuotaRecord):  # its value as Java prints a double
         payload = payload.replace(f'"value":{json.dumps(record.value)}',

@@ -55,6 +55,7 @@ fit is reported on its record, as before).
 from __future__ import annotations
 
 import gzip
+import json
 import struct
 from collections.abc import Callable
 from pathlib import Path
@@ -405,3 +406,20 @@ def test_a_compressed_metadata_batch_is_read_as_kafkas_reader_reads_it(
     out = capsys.readouterr().out
     assert f"magic: 2 compresscodec: {name} crc: " in out
     assert '"data":{"name":"t1","topicId":"' + TOPIC_ID + '"}}' in out
+
+
+def test_dump_logs_json_format_carries_the_same_data(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``--format json`` holds each record's data as the text form prints it."""
+    _, value, _ = JSON_CASES["PartitionRecord v0"]
+    segment = tmp_path / "00000000000000000000.log"
+    segment.write_bytes(batch(0, 1, [LEADER_CHANGE], attributes=CONTROL)
+                        + batch(1, 1, [(None, value)]))
+    assert dump_log(["--format", "json", str(segment)]) == 0
+    document = json.loads(capsys.readouterr().out)
+    [leader], [partition] = (b["records"] for b in document["batches"])
+    assert leader["data"] == {"version": 0, "leaderId": 1, "voters": [{"voterId": 1}],
+                              "grantingVoters": [{"voterId": 1}]}
+    assert list(partition["data"]) == ["partitionId", "topicId", "replicas", "isr",
+                                       "removingReplicas", "addingReplicas", "leader",
+                                       "leaderEpoch", "partitionEpoch"]
