@@ -44,12 +44,18 @@ field's JSON name agree):
 Left as they are, with the reason: BrokerRegistrationChangeRecord.LogDirs is read as a
 nullable array (kraftsim keeps ``None`` for "absent"; Kafka never writes it null, and
 an empty array means no change in both); LeaderChangeMessage's version 1 (a voter's
-directory id) is not read, as Kafka reads every control record at version 0; the
-3.3/3.4 versions 0 of DelegationTokenRecord, UserScramCredentialRecord and
-AccessControlRecord (apiKey 6) differ from later ones but no release wrote them; the
-KIP-848 early-access consumer group records of 3.5-3.7 and the share group records
-before Kafka 4.1 are not those of the releases kraftsim reads (a value that does not
-fit is reported on its record, as before).
+directory id) is not read, as Kafka reads every control record at version 0;
+TransactionLogValue versions above 1 are refused, as Kafka's coordinator refuses them.
+Records of KRaft's preview releases (3.0-3.2: FeatureLevelRecord with min/max levels,
+ProducerIdsRecord with ProducerIdsEnd, RemoveFeatureLevelRecord apiKey 16,
+AccessControlRecord apiKey 6 until 3.4) and the 3.3/3.4 versions 0 of
+DelegationTokenRecord and UserScramCredentialRecord (never written by a release) are
+not modelled: Kafka 3.3+ cannot read them either, and kraftsim names the record and
+its byte. The KIP-848 early-access consumer group records of 3.5-3.7, the share group
+records before Kafka 4.1 and the streams groups' records (types 17 and up, whose
+schemas were still changing) are not modelled: a value that does not fit is reported
+on its record, an unknown type as ``Unknown record type N at offset X, skipping.``, as
+kafka-dump-log prints a type it does not know.
 """
 
 from __future__ import annotations
