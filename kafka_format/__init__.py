@@ -4,7 +4,8 @@ Byte-level codecs (no file access): record batch v2 (:mod:`.batch_format`,
 :mod:`.log_codec`), metadata records (:mod:`.metadata_serde`, driven by the
 schema table in :mod:`.metadata_schemas`), raft control records
 (:mod:`.control_records`), snapshots (:mod:`.snapshot_codec`) and the small
-text files (:mod:`.node_state`). :mod:`.files` reads and writes a node's
+text files (:mod:`.node_state`); :mod:`.record_json` writes a metadata record's
+JSON as Kafka's generated converters do. :mod:`.files` reads and writes a node's
 directory in Kafka's layout. :mod:`.fast_codec` and :mod:`.fast_encode`
 generate the specialised functions that decode and encode the common
 metadata records; the generic codec stays the reference and handles the rest.

@@ -7,7 +7,9 @@ Layout (Kafka's ``DefaultRecordBatch``), 61 header bytes then the records::
     attributes int16 | lastOffsetDelta int32 | baseTimestamp int64 | maxTimestamp int64
     producerId int64 | producerEpoch int16 | baseSequence int32 | recordCount int32
 
-Attribute bits: 0-2 compression (only "none" is read here), 3 timestamp type,
+Attribute bits: 0-2 compression (none, or gzip, snappy, lz4, zstd: Kafka's raft
+layer never compresses, but its reader decompresses a batch that is; so does this
+one, keeping the stored section to write it back), 3 timestamp type,
 4 transactional, 5 control, 6 delete horizon. Each record (``DefaultRecord``)
 is a zig-zag varint length, then attributes int8, timestampDelta varlong,
 offsetDelta varint, key (varint length, -1 = null), value (likewise), and a
@@ -29,7 +31,7 @@ from typing import Any
 import google_crc32c
 import msgspec
 
-from kafka_format import wire
+from kafka_format import compression, wire
 from kafka_format.control_records import encode_control_key, encode_control_value
 from kafka_format.errors import EncodeError
 from kafka_format.metadata_serde import fast_encoder, write_metadata_value
@@ -99,7 +101,7 @@ class BatchHeader(msgspec.Struct, frozen=True, gc=False):
 
     @property
     def compression(self) -> str:
-        """The compression codec's name (only ``none`` is decoded)."""
+        """The compression codec's name (``none``, ``gzip``, ``snappy``, ``lz4``, ``zstd``)."""
         return COMPRESSION_NAMES.get(self.attributes & COMPRESSION_MASK, "unknown")
 
     @property
@@ -171,6 +173,9 @@ class DecodedBatch(msgspec.Struct, frozen=True, gc=False):
     batch is cheaper to decode); :attr:`header` gathers them. ``position`` is
     the byte where the batch starts in its file, ``size`` its total length in
     bytes and ``crc`` the checksum it carries (verified when decoded).
+    ``compressed_records`` is the records section of a compressed batch as it
+    was stored: re-encoding writes it back as it is (compressors differ from
+    Kafka's byte for byte), so a batch whose records change must drop it.
     """
 
     batch: Batch
@@ -183,6 +188,7 @@ class DecodedBatch(msgspec.Struct, frozen=True, gc=False):
     position: int
     size: int
     crc: int
+    compressed_records: bytes | None = None
 
     @classmethod
     def of(
@@ -386,8 +392,18 @@ def encode_decoded_batch(decoded: DecodedBatch) -> bytes:
     """The bytes of a decoded batch: identical to the bytes it was decoded from."""
     control = decoded.is_control
     records = _records_of(decoded.batch, control)
-    section = encode_records(records, decoded.facts, control)
+    if decoded.compressed_records is not None:
+        return assemble_decoded(decoded, len(records), decoded.compressed_records)
+    section = compress_section(decoded.attributes,
+                               encode_records(records, decoded.facts, control))
     return assemble_decoded(decoded, len(records), section)
+
+
+def compress_section(attributes: int, section: bytes) -> bytes:
+    """A records section compressed with the codec of a batch's ``attributes`` (as is
+    when they say none)."""
+    codec = attributes & COMPRESSION_MASK
+    return compression.compress(codec, section) if codec else section
 
 
 def header_for(batch: Batch) -> BatchHeader:

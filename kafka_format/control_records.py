@@ -222,6 +222,37 @@ def encode_control_value(record: Any, unknown_tagged_fields: tuple[TaggedField, 
     return bytes(out)
 
 
+def _voter_json(voter: Voter) -> dict[str, Any]:
+    return {
+        "voterId": voter.voter_id,
+        "voterDirectoryId": voter.voter_directory_id,
+        "endpoints": [{"name": e.name, "host": e.host, "port": e.port} for e in voter.endpoints],
+        "kRaftVersionFeature": {"minSupportedVersion": voter.min_kraft_version,
+                                "maxSupportedVersion": voter.max_kraft_version},
+    }
+
+
+def control_record_json(record: Any) -> dict[str, Any]:
+    """A modelled control record as Kafka's generated JSON converters write it at version 0
+    (what kafka-dump-log prints): the schema's fields in its order, each named by its
+    schema name with the first letter lowercased (``kRaftVersion``), nested structs as
+    objects (a LeaderChange voter is ``{"voterId": n}``)."""
+    if isinstance(record, LeaderChangeMessage):
+        return {"version": record.version, "leaderId": record.leader_id,
+                "voters": [{"voterId": v} for v in record.voters],
+                "grantingVoters": [{"voterId": v} for v in record.granting_voters]}
+    if isinstance(record, SnapshotHeaderRecord):
+        return {"version": record.version,
+                "lastContainedLogTimestamp": record.last_contained_log_timestamp}
+    if isinstance(record, SnapshotFooterRecord):
+        return {"version": record.version}
+    if isinstance(record, KRaftVersionRecord):
+        return {"version": record.version, "kRaftVersion": record.kraft_version}
+    if isinstance(record, VotersRecord):
+        return {"version": record.version, "voters": [_voter_json(v) for v in record.voters]}
+    raise EncodeError(f"{type(record).__name__} is not a modelled control record")
+
+
 def control_record_name(record: Any) -> str:
     """Kafka's name of a control record type, e.g. ``LeaderChange``."""
     if isinstance(record, UnknownControlRecord):

@@ -84,6 +84,7 @@ def _emit_write(src: Source, spec: TypeSpec, version: int, value: str, out: str,
         data = src.name("data")
         src.emit(i, f"{data} = {value}.encode('utf-8')")
         src.emit(i, f"{data}_n = len({data}) + 1")
+        src.emit(i, f"if {data}_n > 0x8000: raise Fallback")  # the generic encoder refuses it
         _emit_write_length(src, f"{data}_n", out, i)
         src.emit(i, f"{out} += {data}")
         return

@@ -24,7 +24,7 @@ from typing import Any, NoReturn
 
 import msgspec
 
-from kafka_format import wire
+from kafka_format import compression, wire
 from kafka_format.batch_format import (
     COMPRESSION_MASK,
     COMPRESSION_NAMES,
@@ -37,6 +37,7 @@ from kafka_format.batch_format import (
     DecodedBatch,
     RecordFacts,
     RecordHeader,
+    compress_section,
     crc32c,
     crc32c_of_bytes,
     encode_records,
@@ -342,10 +343,10 @@ def _check_header(
             pos + 17,
             "crc-mismatch",
         )
-    if attributes & COMPRESSION_MASK:
-        codec = COMPRESSION_NAMES.get(attributes & COMPRESSION_MASK, "unknown")
+    if (attributes & COMPRESSION_MASK) not in COMPRESSION_NAMES:
         raise DecodeError(
-            f"compressed batch ({codec}) is not supported; only uncompressed batches are read",
+            f"compression type {attributes & COMPRESSION_MASK} is not one of Kafka's "
+            f"(0 none, 1 gzip, 2 snappy, 3 lz4, 4 zstd)",
             pos + 21,
             "unsupported",
         )
@@ -361,6 +362,22 @@ def _check_header(
             f"record count {count} and last offset delta {fields[6]} disagree", pos + 57
         )
     raise AssertionError("a batch failed the quick check but passes every named check")
+
+
+_LAST_CODEC = max(COMPRESSION_NAMES)
+"""The highest compression codec id Kafka has (zstd)."""
+
+
+def _decompressed_records(codec: int, stored: bytes, start: int, count: int, control: bool
+                          ) -> tuple[tuple[Any, ...], tuple[RecordFacts, ...]]:
+    """The records of a compressed batch whose section, stored at byte ``start``, is
+    ``stored`` (as Kafka's reader, which decompresses any batch it meets)."""
+    section = compression.decompress(codec, stored, start)
+    try:
+        return decode_records(section, 0, len(section), count, control)
+    except DecodeError as exc:  # a position in the decompressed bytes means nothing on disk
+        raise DecodeError(f"in the records decompressed from byte {start}, at their byte "
+                          f"{exc.position}: {exc.message}", start, exc.kind) from None
 
 
 _EPOCH_FIELD = 12
@@ -437,7 +454,7 @@ def decode_log(
                 batch_length < min_length
                 or end > size
                 or magic != MAGIC
-                or attributes & COMPRESSION_MASK
+                or (attributes & COMPRESSION_MASK) > _LAST_CODEC
                 or last_delta != count - 1
                 or count < 0
                 or base_offset != expected
@@ -445,7 +462,13 @@ def decode_log(
             ):
                 _check_header(data, pos, size, expected)
             control = attributes & control_flag
-            if end - pos > cacheable:
+            compressed = None
+            if attributes & COMPRESSION_MASK:
+                compressed = data[pos + HEADER_SIZE : end]
+                records, facts = _decompressed_records(
+                    attributes & COMPRESSION_MASK, compressed, pos + HEADER_SIZE, count,
+                    bool(control))
+            elif end - pos > cacheable:
                 records, facts = decode_records(data, pos + HEADER_SIZE, end, count, bool(control))
             else:
                 cache = control_cache if control else data_cache
@@ -479,6 +502,7 @@ def decode_log(
                     pos,
                     end - pos,
                     crc,
+                    compressed,
                 )
             )
             expected = base_offset + count
@@ -513,7 +537,12 @@ def encode_log(batches: Iterable[DecodedBatch]) -> bytes:
         if batch.records if control else batch.control_records:
             raise EncodeError(f"batch at offset {batch.base_offset} mixes data and control records")
         entry = sections.get(id(facts))
-        if entry is not None and entry[0] is records and entry[1] is facts:
+        if decoded.compressed_records is not None:
+            section = decoded.compressed_records
+        elif decoded.attributes & COMPRESSION_MASK:
+            section = compress_section(decoded.attributes,
+                                       encode_records(records, facts, control))
+        elif entry is not None and entry[0] is records and entry[1] is facts:
             section = entry[2]
         else:
             section = encode_records(records, facts, control)

@@ -143,9 +143,11 @@ def decode_value(data: bytes) -> TxnLogValue:
             topic, pos = wire.read_compact_string(data, pos, end)
             n, pos = wire.read_compact_length(data, pos, end, "PartitionIds")
         else:
-            length, pos = wire.read_int16(data, pos, end)
-            topic, pos = data[pos:pos + length].decode("utf-8", "replace"), pos + length
+            topic, pos = _short_string(data, pos, end)
             n, pos = wire.read_int32(data, pos, end)
+        if n < 0:  # Kafka: non-nullable field partitionIds was serialized as null
+            raise DecodeError(f"TransactionLogValue PartitionIds of topic {topic!r} is null "
+                              f"but may not be", pos)
         ids = []
         for _ in range(max(n, 0)):
             partition, pos = wire.read_int32(data, pos, end)
@@ -175,6 +177,18 @@ def decode_value(data: bytes) -> TxnLogValue:
     return TxnLogValue(producer_id, epoch, timeout, status,
                        None if partitions is None else tuple(partitions), last_update, start,
                        previous, following, client_version, next_epoch)
+
+
+def _short_string(data: bytes, pos: int, end: int) -> tuple[str, int]:
+    """A non-null string before flexible versions: int16 length, UTF-8."""
+    start = pos
+    length, pos = wire.read_int16(data, pos, end)
+    if length < 0:  # Kafka: non-nullable field topic was serialized as null
+        raise DecodeError(f"TransactionLogValue topic at byte {start} is null but may not be",
+                          start)
+    if pos + length > end:
+        raise wire.truncated("TransactionLogValue topic", pos, length, end)
+    return data[pos:pos + length].decode("utf-8", "replace"), pos + length
 
 
 def _skip_tags(data: bytes, pos: int, end: int) -> int:

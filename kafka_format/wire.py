@@ -283,12 +283,24 @@ def read_compact_length(buf: bytes, pos: int, end: int, what: str) -> tuple[int,
     return length, pos
 
 
+MAX_STRING_BYTES = 0x7FFF
+"""The longest string (in UTF-8 bytes) a Kafka message may hold: its generated readers
+refuse a longer one and its writers refuse to write it, flexible versions included."""
+
+
+def _too_long(start: int, length: int) -> DecodeError:
+    return DecodeError(f"string at byte {start} has length {length}, more than Kafka's "
+                       f"{MAX_STRING_BYTES}-byte limit", start)
+
+
 def read_compact_string(buf: bytes, pos: int, end: int) -> tuple[str, int]:
-    """A non-null compact string (UTF-8)."""
+    """A non-null compact string (UTF-8, at most :data:`MAX_STRING_BYTES`)."""
     start = pos
     length, pos = read_compact_length(buf, pos, end, "string")
     if length < 0:
         raise DecodeError(f"null string at byte {start} where a value is required", start)
+    if length > MAX_STRING_BYTES:
+        raise _too_long(start, length)
     try:
         return buf[pos : pos + length].decode("utf-8"), pos + length
     except UnicodeDecodeError:
@@ -296,11 +308,13 @@ def read_compact_string(buf: bytes, pos: int, end: int) -> tuple[str, int]:
 
 
 def read_compact_nullable_string(buf: bytes, pos: int, end: int) -> tuple[str | None, int]:
-    """A compact string that may be null."""
+    """A compact string that may be null (at most :data:`MAX_STRING_BYTES`)."""
     start = pos
     length, pos = read_compact_length(buf, pos, end, "string")
     if length < 0:
         return None, pos
+    if length > MAX_STRING_BYTES:
+        raise _too_long(start, length)
     try:
         return buf[pos : pos + length].decode("utf-8"), pos + length
     except UnicodeDecodeError:
@@ -325,22 +339,23 @@ def write_compact_bytes(out: bytearray, value: bytes) -> None:
 
 
 def write_compact_string(out: bytearray, value: str) -> None:
-    """Append a non-null compact string."""
+    """Append a non-null compact string (EncodeError above :data:`MAX_STRING_BYTES`)."""
     if value is None:
         raise EncodeError("null where a string is required")
     data = value.encode("utf-8")
+    if len(data) > MAX_STRING_BYTES:
+        raise EncodeError(f"a string of {len(data)} bytes is too long to be written "
+                          f"(Kafka's limit is {MAX_STRING_BYTES})")
     write_uvarint(out, len(data) + 1)
     out += data
 
 
 def write_compact_nullable_string(out: bytearray, value: str | None) -> None:
-    """Append a compact string that may be null."""
+    """Append a compact string that may be null (EncodeError above :data:`MAX_STRING_BYTES`)."""
     if value is None:
         out.append(0)
         return
-    data = value.encode("utf-8")
-    write_uvarint(out, len(data) + 1)
-    out += data
+    write_compact_string(out, value)
 
 
 # --- tagged fields -------------------------------------------------------------------------

@@ -143,14 +143,35 @@ def record_facts(batch: DataBatch, index: int, record: DataRecord) -> dict[str, 
     }
 
 
+KAFKA_CONTROL_TYPES = {0: "ABORT", 1: "COMMIT", 2: "LEADER_CHANGE", 3: "SNAPSHOT_HEADER",
+                       4: "SNAPSHOT_FOOTER", 5: "KRAFT_VERSION", 6: "KRAFT_VOTERS"}
+"""Kafka's ControlRecordType names by id; any other id is Kafka's UNKNOWN."""
+
+
+def control_type_text(type_id: int) -> str:
+    """A control record type as kafka-dump-log names one it does not print the content of:
+    Kafka's enum name and the id, e.g. ``LEADER_CHANGE(2)``, ``UNKNOWN(9)``."""
+    return f"{KAFKA_CONTROL_TYPES.get(type_id, 'UNKNOWN')}({type_id})"
+
+
+def control_content(record: DataRecord) -> dict[str, Any]:
+    """A control record's words: a transaction marker's type and coordinator epoch, else
+    ``controlType`` as :func:`control_type_text` names it (``unknown`` when the key is too
+    short to hold a type)."""
+    marker = decode_marker(record)
+    if marker is not None:
+        return {"endTxnMarker": marker.name, "coordinatorEpoch": marker.coordinator_epoch}
+    key = record.key
+    if key is None or len(key) < 4:
+        return {"controlType": "unknown"}
+    return {"controlType": control_type_text(int.from_bytes(key[2:4], "big", signed=True))}
+
+
 def _content(batch: DataBatch, index: int, record: DataRecord,
              decoder: str | None) -> dict[str, Any]:
     """What a record holds: a marker, a transaction log or offsets record, or a payload."""
     if batch.is_control:
-        marker = decode_marker(record)
-        if marker is None:
-            return {"controlType": "unknown"}
-        return {"endTxnMarker": marker.name, "coordinatorEpoch": marker.coordinator_epoch}
+        return control_content(record)
     if decoder == OFFSETS_DECODER:
         return _offsets_content(batch.record_offset(index), record)
     if decoder == TRANSACTION_DECODER and record.key is not None:

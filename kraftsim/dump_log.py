@@ -44,17 +44,20 @@ from kafka_format import files
 from kafka_format.batch_format import DecodedBatch, RecordFacts
 from kafka_format.control_records import (
     UnknownControlRecord,
+    control_record_json,
     control_record_name,
     decode_control_record,
     encode_control_key,
     encode_control_value,
 )
-from kafka_format.data_log import DataBatch, decode_data_log
+from kafka_format.data_log import DataBatch, DataRecord, decode_data_log
 from kafka_format.errors import DecodeError, DecodeFailure
 from kafka_format.log_codec import decode_log
 from kafka_format.metadata_serde import decode_metadata_record, write_metadata_value
+from kafka_format.record_json import metadata_record_json
 from kraftsim.dump_data_log import (
     batch_facts,
+    control_content,
     dump_data_segment,
     dump_txn_index,
     facts_words,
@@ -172,15 +175,17 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def record_json(record: Any, version: int) -> dict[str, Any]:
-    """A record as ``{"type", "version", "data"}`` with Kafka's field names."""
+    """A record as ``{"type", "version", "data"}``, the data as Kafka's generated JSON
+    converters write it at ``version`` (an unknown type's value as hex)."""
     if isinstance(record, MetadataRecord):
         out = record_to_json(record)
-        return {"type": out["type"], "version": version, "data": out["data"]}
+        return {"type": out["type"], "version": version,
+                "data": metadata_record_json(record, version)}
     if isinstance(record, UnknownControlRecord):
         return {"type": control_record_name(record), "version": version,
                 "data": {"value": record.value.hex()}}  # fmt: skip
     return {"type": control_record_name(record), "version": version,
-            "data": msgspec.to_builtins(record)}  # fmt: skip
+            "data": control_record_json(record)}  # fmt: skip
 
 
 def _sizes(record: Any, facts: RecordFacts, control: bool) -> tuple[int, int]:
@@ -284,11 +289,13 @@ def _shown(record: Any, version: int, control: bool
            ) -> tuple[list[str] | None, str | None, str | None]:
     """A decoded record's (control words, key, payload) for :func:`record_line`: a control
     record's JSON after its label, a metadata record's JSON as its payload."""
+    if isinstance(record, UnknownControlRecord):  # markers, or a type kraftsim does not know
+        key = encode_control_key(record, version)
+        return facts_words(control_content(DataRecord(key, record.value))), None, None
     shown = record_json(record, version)
-    if control:
+    if control:  # as kafka-dump-log: its label, then Kafka's JSON of the record
         data = json.dumps(shown["data"], separators=(",", ":"), ensure_ascii=False)
-        label = _CONTROL_LABELS.get(shown["type"])
-        return [f"{label} {data}" if label else f"controlType: {shown['type']}"], None, None
+        return [f"{_CONTROL_LABELS[shown['type']]} {data}"], None, None
     payload = json.dumps(shown, separators=(",", ":"), ensure_ascii=False)
     if isinstance(record, ClientQuotaRecord):  # its value as Java prints a double
         payload = payload.replace(f'"value":{json.dumps(record.value)}',

@@ -59,6 +59,7 @@ from metadata.schema import (
     RemoveTopicRecord,
     TopicRecord,
     UnfenceBrokerRecord,
+    UnknownRecord,
     UnregisterBrokerRecord,
     ZkMigrationStateRecord,
 )
@@ -398,6 +399,9 @@ class MetadataDelta:
         """Apply one record to the delta; raises ReplayError when it cannot apply."""
         handler = self._handlers.get(type(record))
         if handler is None:
+            if isinstance(record, UnknownRecord):
+                raise ReplayError(f"unknown metadata record type: apiKey {record.api_key} "
+                                  f"version {record.version} cannot be applied to an image")
             raise ReplayError(f"unknown metadata record type {record.TYPE_NAME}"
                               f" (apiKey {record.API_KEY}) cannot be applied to an image")
         handler(self, record)

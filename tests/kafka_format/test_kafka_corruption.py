@@ -200,13 +200,26 @@ def test_forged_record_length_and_array_count_with_valid_crc(kafka_data: Path) -
         assert "127" in result.error.message or "126" in result.error.message
 
 
-def test_compressed_batches_are_reported_as_unsupported(kafka_data: Path) -> None:
+@pytest.mark.parametrize("codec", [5, 6, 7])
+def test_a_compression_type_kafka_does_not_have_is_reported_as_unsupported(
+        kafka_data: Path, codec: int) -> None:
+    batch = _first_data_batch(kafka_data)
+    batch[21:23] = struct.pack(">h", codec)
+    result = _decode_quickly(with_crc(bytes(batch)))
+    assert result.error is not None and result.error.kind == "unsupported"
+    assert f"compression type {codec} is not one of Kafka's" in result.error.message
+    assert result.error.position == 21  # the attributes
+
+
+def test_records_that_do_not_decompress_are_named_where_they_start(kafka_data: Path) -> None:
+    """A batch that says zstd (as Kafka's reader, kraftsim decompresses a compressed
+    metadata batch) over records that are not a zstd frame."""
     batch = _first_data_batch(kafka_data)
     batch[21:23] = struct.pack(">h", 4)  # zstd
     result = _decode_quickly(with_crc(bytes(batch)))
-    assert result.error is not None and result.error.kind == "unsupported"
-    assert "zstd" in result.error.message and "not supported" in result.error.message
-    assert result.error.position == 21  # the attributes
+    assert result.error is not None
+    assert "do not decompress" in result.error.message
+    assert result.error.position == 61  # the records section
 
 
 def test_garbage_of_every_small_size_never_escapes() -> None:

@@ -32,8 +32,8 @@ def test_text_output(kafka_data: Path, capsys: pytest.CaptureFixture[str]) -> No
         "magic: 2 compresscodec: none crc: 3440531446 isvalid: true")
     assert lines[3] == (
         "| offset: 0 CreateTime: 1738908227548 keySize: 4 valueSize: 19 sequence: -1 "
-        'headerKeys: [] LeaderChange: {"leaderId":1,"voters":[1],"grantingVoters":[1],'
-        '"version":0}')
+        'headerKeys: [] LeaderChange: {"version":0,"leaderId":1,"voters":[{"voterId":1}],'
+        '"grantingVoters":[{"voterId":1}]}')
     assert ('| offset: 1 CreateTime: 1738908227638 keySize: -1 valueSize: 24 sequence: -1 '
             'headerKeys: [] payload: {"type":"BEGIN_TRANSACTION_RECORD","version":0,'
             '"data":{"name":"Bootstrap records"}}') in lines

@@ -146,7 +146,8 @@ def test_a_control_batch_whose_epoch_decreases_is_printed_and_reported(
     after = out[out.index("baseOffset: 6 "):]
     assert "isControl: true" in after
     assert '| offset: 6 CreateTime: 0 keySize: 4 valueSize: 24 sequence: -1 headerKeys: [] ' \
-           'LeaderChange: {"leaderId":2,"voters":[1,2],"grantingVoters":[2],"version":0}' in after
+           'LeaderChange: {"version":0,"leaderId":2,"voters":[{"voterId":1},{"voterId":2}],' \
+           '"grantingVoters":[{"voterId":2}]}' in after
     assert err.count("error:") == 1 and "batch 3 (base offset 6)" in err \
         and "a log's epochs never decrease" in err
 
