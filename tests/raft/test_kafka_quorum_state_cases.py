@@ -30,7 +30,11 @@ Not ported, with the reason:
   testObserverWithIdCanVote, testHasRemoteLeader.
 - Voter endpoints (KIP-853; kraftsim's voters have none):
   testInitializeAsUnattachedWhenMissingEndpoints,
-  testFollowerToFollowerSameEpochAndMoreEndpoints.
+  testFollowerToFollowerSameEpochAndMoreEndpoints, CandidateStateTest.testLeaderEndpoints,
+  FollowerStateTest.testLeaderIdAndEndpoint.
+- CandidateStateTest's checks of its own arguments (a candidate's own id rejecting it,
+  a voter set without it): testCannotRejectVoteFromLocalId, testInvalidVoterSet; kraftsim
+  makes a node a candidate only as a voter, and never records its own answer.
 - A node without a local id (every kraftsim node has one): testInitializeWithEmptyLocalId,
   testNoLocalIdInitializationFailsIfElectionStateHasVotedCandidate.
 - An election state that cannot be read (testInitializeWithCorruptedStore): a simulated
