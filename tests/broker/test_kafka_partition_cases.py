@@ -10,11 +10,12 @@ the broker's published image (Kafka's makeLeader/makeFollower).
 
 Ported in tests/broker/test_alter_partition_answers.py (a leader taking the
 controller's AlterPartition answer): testAlterIsrNewLeaderElected,
-testAlterIsrUnknownTopic, testAlterIsrInvalidVersion and
+testAlterIsrUnknownTopic, testAlterIsrInvalidVersion, testIsrNotShrunkIfUpdateFails (its
+INVALID_UPDATE_VERSION leaves the shrink pending, the ISR as written) and
 testInvalidAlterPartitionRequestsAreNotRetried
 (test_an_error_of_stale_metadata_keeps_the_change_pending_until_new_metadata);
-testAlterIsrUnexpectedError, testPartitionShouldRetryAlterPartitionRequest and
-testIsrNotShrunkIfUpdateFails (test_another_error_sends_the_same_proposal_again). The
+testAlterIsrUnexpectedError and testPartitionShouldRetryAlterPartitionRequest
+(test_another_error_sends_the_same_proposal_again). The
 high watermark read back from its checkpoint (testUseCheckpointToInitializeHighWatermark)
 is LogRecoveryTest's (test_kafka_log_recovery_cases.py).
 

@@ -155,7 +155,7 @@ def test_the_next_check_is_when_the_oldest_unfenced_session_runs_out() -> None:
 def test_a_silent_broker_is_fenced_as_its_session_runs_out() -> None:
     """testNextCheckTimeNs on a running cluster: a crashed broker, last heard from at T, is
     fenced by the commit right after T + broker.session.timeout.ms, not at a later check."""
-    c = cluster(seed=5)  # (its controller has no other wake-up in the 300 ms after T + 9 s)
+    c = cluster(seed=5)  # (its controller has no other wake-up for 270 ms after T + 9 s)
     service = _service(c)
     broker = max(c.config.broker_ids)
     c.sim.crash(broker)
