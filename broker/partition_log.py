@@ -304,16 +304,23 @@ class PartitionLog:
         return offset
 
     def append_entries(self, entries: list[LogEntry]) -> None:
-        """Append entries that continue the log (a follower's fetch, or the leader's batch)."""
+        """Append entries that continue the log (a follower's fetch, or the leader's batch).
+
+        All or nothing, as Kafka's follower append validates the whole fetched set before
+        it appends any of it: entries whose offsets do not run on from the LEO one by one
+        (below it, past it, or out of order: Kafka's UnexpectedAppendOffsetException and
+        OffsetsOutOfOrderException) are a ValueError, and the log is left as it was."""
         if not entries:
             return
         log = self.entries
+        end = len(log)
+        for i, entry in enumerate(entries):
+            if entry.offset != end + i:
+                raise ValueError(f"entry at {entry.offset} does not follow LEO {end + i}")
         if not isinstance(log, list):
             log = []
             self.entries = log
         for entry in entries:
-            if entry.offset != len(log):
-                raise ValueError(f"entry at {entry.offset} does not follow LEO {len(log)}")
             log.append(entry)
             self._note_epoch(entry.leader_epoch, entry.offset)
             self._track_producer(entry)

@@ -581,9 +581,11 @@ class ReplicaManager:
         return None
 
     def describe_producers(self, topic: str, partition: int) -> list[ActiveProducer] | str:
-        """DescribeProducers for one partition: its leader's active producers, or the
-        Kafka error (:meth:`leader_replica`)."""
-        found = self.leader_replica(topic, partition)
+        """DescribeProducers for one partition: the active producers of this broker's
+        replica, leader or follower (Kafka's ReplicaManager.activeProducerState answers
+        from any replica it hosts; the admin client asks the leader unless told a broker),
+        or the Kafka error (:meth:`local_replica`)."""
+        found = self.local_replica(topic, partition, require_leader=False)
         return found if isinstance(found, str) else found.log.active_producers()
 
     def producer_id_expiration_ms(self, static: int) -> int:

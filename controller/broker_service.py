@@ -12,6 +12,10 @@ Sessions live only in memory of the active controller, as in Kafka: each
 heartbeat (and registration) renews the broker's session; a registered,
 unfenced broker whose session is older than ``broker.session.timeout.ms``
 (9,000 ms) is fenced. A newly active controller starts every session afresh.
+The controller wakes for that at the moment the oldest unfenced session runs out
+(Kafka's ``BrokerHeartbeatManager.nextCheckTimeNs``, the oldest contact plus the
+timeout), not on a clock of its own, so a silent broker is fenced 1 ms after its
+session's last valid instant.
 
 A broker is unfenced once it asks to be (wantFence false) and the offset of
 its published image has reached its own registration record (its broker
@@ -67,9 +71,7 @@ class BrokerServiceConfig(msgspec.Struct, frozen=True, kw_only=True):
     """Timing of the controller's broker sessions."""
 
     session_timeout_ms: int = BROKER_SESSION_TIMEOUT_MS
-    """broker.session.timeout.ms: an unfenced broker silent this long is fenced."""
-    check_interval_ms: int = 1_000
-    """How often the active controller looks for expired sessions."""
+    """broker.session.timeout.ms: an unfenced broker silent longer than this is fenced."""
 
 
 class ControllerBrokerService:
@@ -92,6 +94,7 @@ class ControllerBrokerService:
         self.metadata_offsets: dict[int, int] = {}
         """The offset each broker's last heartbeat in this session reported."""
         self.fenced_by_timeout: list[tuple[int, int]] = []  # (broker, time)
+        self._polled_at = -1
 
     # ------------------------------------------------------------------ sessions
     def _sessions(self, now: int) -> dict[int, int]:
@@ -130,11 +133,21 @@ class ControllerBrokerService:
         return out
 
     def next_deadline(self) -> int | None:
-        """The next session check while active."""
+        """While active, the first instant at which an unfenced broker's session has run
+        out: its last contact plus the session timeout, plus 1 ms (a session is valid up
+        to and including its last contact plus the timeout); None when no broker is
+        unfenced (Kafka's nextCheckTimeNs)."""
         if not self.controller.active:
             return None
         now = self.clock()
-        return now - now % self.config.check_interval_ms + self.config.check_interval_ms
+        sessions = self._sessions(now)
+        brokers = self.controller.image.brokers
+        oldest = min((sessions.get(broker_id, now) for broker_id, broker in brokers.items()
+                      if not broker.fenced and broker_id not in self.fencing), default=None)
+        if oldest is None:
+            return None
+        # a fence that failed at once leaves its broker stale: try again 1 ms on, not now
+        return max(oldest + self.config.session_timeout_ms + 1, self._polled_at + 1)
 
     def poll(self, now: int) -> None:
         """Fence every unfenced broker whose session expired, one operation each, the
@@ -142,6 +155,7 @@ class ControllerBrokerService:
         one is left)."""
         if not self.controller.active:
             return
+        self._polled_at = now
         sessions = self._sessions(now)
         image = self.controller.image
         expired: list[tuple[int, int]] = []

@@ -86,7 +86,7 @@ def _leaving_changes(ctx: OperationContext, broker_id: int,
     return out
 
 
-def _check_listener(host: str, port: int) -> None:
+def check_listener(host: str, port: int) -> None:
     """A listener Kafka's broker can put in its registration request (ListenerInfo's
     checkHostIsSerializable and checkPortIsSerializable, in their words): a host that is
     not blank and a port in 1-65535. Kafka's broker fails before sending the request;
@@ -190,7 +190,7 @@ class RegisterBroker(msgspec.Struct, frozen=True):
         """
         if self.broker_id < 0:
             raise ApiError("INVALID_REQUEST", f"broker id must not be negative: {self.broker_id}")
-        _check_listener(self.host, self.port)
+        check_listener(self.host, self.port)
         check_cluster_id(ctx.cluster_id, self.cluster_id)
         if self.is_migrating_zk_broker:
             raise ApiError("BROKER_ID_NOT_REGISTERED",

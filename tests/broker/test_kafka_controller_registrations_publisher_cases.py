@@ -6,8 +6,9 @@ Kafka's ControllerRegistrationsPublisher keeps the controllers of the last image
 published (from a snapshot, or from log deltas that changed the cluster). kraftsim's
 publishers are callables subscribed to a :class:`~broker.MetadataLoader`, handed each
 published image with its manifest; the one here keeps ``image.controllers`` (the
-registrations read from RegisterControllerRecords: kraftsim's own controllers do not
-register, so these come from a log or snapshot written by Kafka, or by hand as here).
+registrations read from RegisterControllerRecords, which kraftsim's controllers write from
+metadata.version 3.7-IV0 as Kafka's do; here they are made by hand, as Kafka's test makes
+them).
 Kafka's test image is metadata.version 3.6-IV2 with controllers 0 (ready for a ZooKeeper
 migration), 1 and 2 (not ready), as its RecordTestUtils.createTestControllerRegistration
 builds them: incarnation ids, a CONTROLLER and a CONTROLLER_SSL listener, metadata.version

@@ -52,6 +52,61 @@ do not validate positions); deserializers, headers and CRC checks
 (testFetchedRecordsRaisesOnSerializationErrors, testParseCorruptedRecord,
 testInvalidDefaultRecordBatch, testHeaders, CompletedFetchTest's
 testCorruptedMessage); threading (testFetcherConcurrency).
+
+Ported later: testFetchNormal (test_a_normal_fetch_returns_the_records_and_moves_the_position).
+The other cases of FetcherTest and FetchCollectorTest left out, by the groups above:
+
+- metrics: testQuotaMetrics, testFetcherMetrics, testFetcherLeadMetric,
+  testFetchResponseMetrics, testFetchResponseMetricsWithOnePartitionError,
+  testFetchResponseMetricsWithOnePartitionAtTheWrongOffset, testFetcherMetricsTemplates;
+- preferred read replicas: testPreferredReadReplica,
+  testFetchDisconnectedShouldClearPreferredReadReplica,
+  testFetchDisconnectedShouldNotClearPreferredReadReplicaIfUnassigned,
+  testFetchErrorShouldClearPreferredReadReplica, testPreferredReadReplicaOffsetError,
+  FetchCollectorTest.testFetchWithReadReplica,
+  FetchCollectorTest.testFetchWithOffsetOutOfRangeWithPreferredReadReplica;
+- topic ids: testFetchWithNoTopicId, testFetchWithTopicId,
+  testFetchForgetTopicIdWhenUnassigned, testFetchForgetTopicIdWhenReplaced,
+  testFetchTopicIdUpgradeDowngrade;
+- pausing, assignment, rebalances, seeking and positions:
+  testInflightFetchOnPendingPartitions, testFetchingPendingPartitions,
+  testFetchAfterPartitionWithFetchedRecordsIsUnassigned,
+  testFetchDuringCooperativeRebalance, testInFlightFetchOnPausedPartition,
+  testFetchOnCompletedFetchesForPausedAndResumedPartitions,
+  testFetchOnCompletedFetchesForSomePausedPartitions,
+  testFetchOnCompletedFetchesForAllPausedPartitions,
+  testPartialFetchWithPausedPartitions,
+  testFetchDiscardedAfterPausedPartitionResumedAndSoughtToNewOffset,
+  testStaleOutOfRangeError, testFetchPositionAfterException, testSeekBeforeException,
+  testSubscriptionPositionUpdatedWithEpoch,
+  FetchCollectorTest.testNoResultsIfInitializing,
+  FetchCollectorTest.testErrorInInitialize,
+  FetchCollectorTest.testFetchingPausedPartitionsYieldsNoRecords,
+  FetchCollectorTest.testFetchWithOffsetOutOfRange,
+  FetchCollectorTest.testCollectFetchInitializationWithNullPosition,
+  FetchCollectorTest.testCollectFetchInitializationWithUpdateHighWatermarkOnNotAssignedPartition,
+  FetchCollectorTest.testCollectFetchInitializationWithUpdateLogStartOffsetOnNotAssignedPartition,
+  FetchCollectorTest.testCollectFetchInitializationWithUpdateLastStableOffsetOnNotAssignedPartition,
+  FetchCollectorTest.testCollectFetchInitializationWithUpdatePreferredReplicaOnNotAssignedPartition,
+  FetchCollectorTest.testCollectFetchInitializationOffsetOutOfRangeErrorWithNullPosition,
+  FetchCollectorTest.testCollectFetchInitializationOffsetOutOfRangeErrorWithOffsetReset;
+- the network client, its errors and closing: testCloseShouldBeIdempotent,
+  testFetcherCloseClosesFetchSessionsInBroker, testFetchSkipsBlackedOutNodes,
+  testParseInvalidRecordBatch, testFetchRequestWhenRecordTooLarge,
+  testFetchCompletedBeforeHandlerAdded, testCorruptMessageError,
+  testWhenFetchResponseReturnsALeaderShipChangeErrorButNoNewLeaderInformation,
+  testWhenFetchResponseReturnsALeaderShipChangeErrorAndNewLeaderInformation,
+  FetchCollectorTest.testFetchWithMetadataRefreshErrors,
+  FetchCollectorTest.testFetchWithTopicAuthorizationFailed,
+  FetchCollectorTest.testFetchWithUnknownServerError,
+  FetchCollectorTest.testFetchWithCorruptMessage,
+  FetchCollectorTest.testFetchWithOtherErrors;
+- leader epochs in records and positions: testMissingLeaderEpochInRecords,
+  testLeaderEpochInConsumerRecord, testEpochSetInFetchRequest,
+  FetchCollectorTest.testFetchWithUnknownLeaderEpoch;
+- buffered and completed fetches of the consumer:
+  testClearBufferedDataForTopicPartitions, testCompletedFetchRemoval,
+  testFetcherDontCacheAnyData.
 """
 
 from __future__ import annotations
@@ -374,3 +429,16 @@ def test_an_empty_read_committed_answer_names_no_aborted_transaction() -> None:
     assert consumed == ConsumedFetch((), 1)
     # a fetch that returns records still lists the aborted transaction it overlaps
     assert _poll(log, 0)[0].aborted_transactions == ((7, 0),)
+
+
+def test_a_normal_fetch_returns_the_records_and_moves_the_position() -> None:
+    """testFetchNormal (FetcherTest's and FetchCollectorTest's): from position 1, an answer
+    of the records at 1, 2 and 3 returns the three, in offset order, and the next position
+    is 4."""
+    log = PartitionLog()
+    log.append_as_leader(["0"], 0)
+    log.append_as_leader(["1", "2", "3"], 0)
+    log.update_high_watermark(log.end_offset)
+    fetched, consumed = _poll(log, 1)
+    assert fetched.error == "NONE"
+    assert [e.offset for e in consumed.records] == [1, 2, 3] and consumed.next_offset == 4

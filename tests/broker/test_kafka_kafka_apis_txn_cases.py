@@ -19,6 +19,30 @@ Not ported, from this part of KafkaApisTest:
   inter-broker protocol of ZooKeeper clusters is not modelled.
 - testHandleTxnOffsetCommitRequest and the TxnOffsetCommit authorization cases:
   generations, member ids and ACLs are not modelled.
+- The partition leader's transaction verification (KIP-890): testBatchedAddPartitionsToTxnRequest,
+  testTransactionalParametersSetCorrectly; authorization and metrics:
+  testHandleAddPartitionsToTxnAuthorizationFailedAndMetrics,
+  requiredAclsNotPresentWriteTxnMarkersThrowsAuthorizationException,
+  testDescribeTransactionsFiltersUnauthorizedTopics, testListTransactionsAuthorization.
+- Creating ``__transaction_state`` on a FindCoordinator or Metadata request
+  (testFindCoordinatorAutoTopicCreationForTxnTopic,
+  testFindCoordinatorNotEnoughBrokersForTxnTopic, their testOldFindCoordinator twins,
+  testMetadataAutoTopicCreationForTxnTopic, testMetadataAutoTopicCreationDisabledForTxnTopic):
+  the simulated cluster creates its internal topics when it starts.
+- WriteTxnMarkers' message-format check
+  (shouldRespondWithUnsupportedForMessageFormatOnHandleWriteTxnMarkersWhenMagicLowerThanRequired,
+  shouldAppendToLogOnWriteTxnMarkersWhenCorrectMagicVersion): no message format versions
+  (the markers' append is test_kafka_txn_marker_cases.py's); the new group coordinator's
+  error translation for markers (testHandleWriteTxnMarkersRequestWithNewGroupCoordinator*)
+  and TxnOffsetCommit's (testHandleTxnOffsetCommitRequestFutureFailed,
+  testHandleTxnOffsetCommitRequestTopicsAndPartitionsValidation): one group coordinator.
+- Coordinators resigned by StopReplica (the four shouldResignCoordinatorsIfStopReplica... and
+  shouldNotResignCoordinatorsIfStopReplicaReceivedWithoutDeleteFlag): ZooKeeper mode.
+- testDescribeProducers, testDescribeTransactions, testListTransactionsErrorResponse: the
+  requests' authorization and per-partition errors (DescribeProducers' errors are
+  ReplicaManagerTest's testActiveProducerState, test_kafka_replica_manager_cases.py;
+  DescribeTransactions and ListTransactions: test_kafka_txn_coordinator_cases.py and
+  test_kafka_txn_state_manager_cases.py).
 - The rest of KafkaApisTest (produce, fetch, groups, configs, ...) is outside this
   module: it is not about producer transactions.
 """
@@ -98,8 +122,9 @@ def test_should_replace_producer_fenced_with_invalid_producer_epoch_in_init_prod
 @pytest.mark.parametrize(("producer_id", "epoch"), [(-1, 0), (PID, -1)])
 def test_init_producer_id_with_only_one_of_producer_id_and_epoch_is_invalid(
         producer_id: int, epoch: int) -> None:
-    """KafkaApis: (NO_PRODUCER_ID, epoch) or (producer id, NO_PRODUCER_EPOCH) is
-    INVALID_REQUEST; nothing reaches the coordinator."""
+    """rejectInitProducerIdWhenEpochButNotIdProvided and
+    rejectInitProducerIdWhenIdButNotEpochProvided: (NO_PRODUCER_ID, epoch) or (producer
+    id, NO_PRODUCER_EPOCH) is INVALID_REQUEST; nothing reaches the coordinator."""
     h = _harness(S.EMPTY, epoch=5)
     out: list[TxnResult] = []
     handle_init_producer_id_request(h.coordinator, 4, "txnId", 900_000, producer_id, epoch, 5,

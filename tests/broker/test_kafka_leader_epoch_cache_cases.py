@@ -23,7 +23,9 @@ Not ported, with the reason:
   leader after truncating), so an assignment that goes back in epoch or offset
   cannot happen.
 - truncateFromStart on a data partition (shouldPreserveResetOffsetOnClearEarliestIfOneExists
-  and the rest of the ``ClearEarliest`` cases): data partition logs keep every
+  and the rest of the ``ClearEarliest`` cases, shouldNotClearAnythingIfOffsetToEarly,
+  shouldUpdateOffsetBetweenEpochBoundariesOnClearEarliest2 and
+  shouldClearEarliestOnEmptyCache among them): data partition logs keep every
   record from offset 0 (no retention or DeleteRecords); the cases are ported on
   the metadata log's snapshot instead.
 - shouldNotResetEpochHistoryHeadIfUndefinedPassed: no truncation from the start

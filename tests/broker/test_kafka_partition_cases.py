@@ -8,13 +8,55 @@ holds and when it was last caught up, moves the high watermark over the
 maximal ISR, and asks the controller for ISR changes. A leadership comes from
 the broker's published image (Kafka's makeLeader/makeFollower).
 
-Left out, as kraftsim does not model them: future replicas and alter-log-dirs,
-log start offsets (no retention or DeleteRecords), ListOffsets lookups by
-record timestamp (records carry none; the EARLIEST and LATEST lookups and
-OffsetsForLeaderEpoch are ported on the replica manager, which answers them),
-consumer fetches from followers, metrics and partition listeners, ZooKeeper
-modes, partition states older than the current one (images only move
-forward), transaction verification (KIP-890), and topic-id files.
+Ported in tests/broker/test_alter_partition_answers.py (a leader taking the
+controller's AlterPartition answer): testAlterIsrNewLeaderElected,
+testAlterIsrUnknownTopic, testAlterIsrInvalidVersion, testIsrNotShrunkIfUpdateFails (its
+INVALID_UPDATE_VERSION leaves the shrink pending, the ISR as written) and
+testInvalidAlterPartitionRequestsAreNotRetried
+(test_an_error_of_stale_metadata_keeps_the_change_pending_until_new_metadata);
+testAlterIsrUnexpectedError and testPartitionShouldRetryAlterPartitionRequest
+(test_another_error_sends_the_same_proposal_again). The
+high watermark read back from its checkpoint (testUseCheckpointToInitializeHighWatermark)
+is LogRecoveryTest's (test_kafka_log_recovery_cases.py).
+
+Left out, as kraftsim does not model them, with the cases:
+
+- future replicas and alter-log-dirs: testMaybeReplaceCurrentWithFutureReplica,
+  testMaybeReplaceCurrentWithFutureReplicaDifferentBaseOffsets,
+  testPartitionListenerWhenCurrentIsReplacedWithFutureLog; log directories (JBOD):
+  makeLeaderInvokesgetOrCreateLog_OnOnlineLogDir,
+  makeFollowerInvokesgetOrCreateLog_OnOnlineLogDir,
+  makeLeaderInvokesgetOrCreateLog_WhenNoLogDirOffline,
+  makeFollowerInvokesgetOrCreateLog_WhenNoLogDirOffline,
+  makeLeaderInvokesgetOrCreateLog_WhenTargetDirIsUnassigned,
+  makeFollowerInvokesgetOrCreateLog_WhenTargetDirIsUnassigned;
+- log start offsets (no retention or DeleteRecords):
+  testAppendRecordsAsFollowerBelowLogStartOffset;
+- ListOffsets lookups by record timestamp (records carry none; the EARLIEST and LATEST
+  lookups and OffsetsForLeaderEpoch are ported on the replica manager, which answers
+  them), and consumer fetches from followers (testLeaderEpochValidationOnFollower; its
+  epoch checks, which come first in both, are in test_kafka_fetch_request_cases.py);
+- Partition.fetchOffsetSnapshot, an internal read of the log's offsets that checks the
+  leader epoch as ListOffsets does (test_fetch_offset_for_timestamp_epoch_validation_for_
+  leader and _for_follower): testFetchOffsetSnapshotEpochValidationForLeader,
+  testFetchOffsetSnapshotEpochValidationForFollower;
+- metrics and partition listeners: testAddAndRemoveMetrics,
+  testUnderReplicatedPartitionsCorrectSemantics, testAddAndRemoveListeners,
+  testAddListenerFailsWhenPartitionIsDeleted, testPartitionListenerWhenLogOffsetsChanged,
+  testPartitionListenerWhenPartitionFailed, testPartitionListenerWhenPartitionIsDeleted;
+- ZooKeeper modes: testZkIsrManagerAsyncCallback;
+- partition states older than the current one (images only move forward):
+  testIgnoreLeaderPartitionStateChangeWithOlderPartitionEpoch,
+  testIgnoreFollowerPartitionStateChangeWithOlderPartitionEpoch;
+- transaction verification (KIP-890): testMaybeStartTransactionVerification;
+- topic-id files: testTopicIdAndPartitionMetadataFileForLeader,
+  testTopicIdAndPartitionMetadataFileForFollower;
+- a log's cached config marked dirty (kraftsim's replicas read configs from the image):
+  testLogConfigNotDirty, testLogConfigDirtyAsTopicUpdated, testLogConfigDirtyAsBrokerUpdated;
+- threads and Kafka's internal accessors, with no behaviour of their own here:
+  testMakeFollowerWithWithFollowerAppendRecords (an append racing a leader change on two
+  threads), testGetReplica, testAppendRecordsToFollowerWithNoReplicaThrowsException,
+  testIsReplicaIsrEligibleWithEmptyReplicaMap, tryCompleteDelayedRequestsCatchesExceptions.
 """
 
 from __future__ import annotations
@@ -364,8 +406,9 @@ def test_isr_not_expanded_when_the_update_fails() -> None:
 
 @pytest.mark.parametrize("state", ["fenced", "shutdown", "stale-epoch"])
 def test_an_ineligible_follower_is_not_proposed_for_the_isr(state: str) -> None:
-    """testIsrNotExpandedIfReplicaIsFencedOrShutdown, testIsrNotExpandedIfReplicaIsIn
-    ControlledShutdown and testIsrCanExpandedIfBrokerEpochsMatchWithKraftMetadataCache
+    """testIsrNotExpandedIfReplicaIsFencedOrShutdown,
+    testIsrNotExpandedIfReplicaIsInControlledShutdown and
+    testIsrCanExpandedIfBrokerEpochsMatchWithKraftMetadataCache
     (KIP-841, KIP-903). "stale-epoch": the fetches carry an epoch the image does not
     have, newer than its own, so they are served but not proposed; a fetch with an older
     epoch is refused (testFenceFollowerFetchWithStaleBrokerEpoch: test_stale_fetch_epoch)."""

@@ -16,11 +16,32 @@ a batch's time given to ``append_as_leader`` (Kafka's producer.id.expiration.ms 
 argument); Kafka's reload from a snapshot is a truncation, which rebuilds the state and
 applies the last expiration again.
 
-Left out, as kraftsim does not model them: producer snapshots and their files
-(a replica rebuilds its state by replaying its log instead), late-transaction
-detection (``transaction.max.timeout.ms`` on the partition), log start offsets and
-``truncateFullyAndStartAt``, empty control batches left by compaction, and transaction
-verification (KIP-890).
+Ported here too: testBasicIdMapping (test_basic_id_mapping).
+
+Left out, as kraftsim does not model them:
+
+- producer snapshots and their files (a replica rebuilds its state by replaying its log
+  instead; ``dump-log`` only reads Kafka's ``.snapshot`` files): testTakeSnapshot,
+  testFetchSnapshotEmptySnapShot, testRecoverFromSnapshotFinishedTransaction,
+  testRecoverFromSnapshotEmptyTransaction, testDeleteSnapshotsBefore, testReloadSnapshots,
+  testLoadFromSnapshotRetainsNonExpiredProducers, testSkipSnapshotIfOffsetUnchanged,
+  testLoadFromEmptySnapshotFile, testLoadFromTruncatedSnapshotFile,
+  testLoadFromCorruptSnapshotFile, testRemoveStraySnapshotsKeepCleanShutdownSnapshot,
+  testRemoveAllStraySnapshots, testRemoveAndMarkSnapshotForDeletion,
+  testRemoveAndMarkSnapshotForDeletionAlreadyDeleted, testReadWriteSnapshot,
+  testTruncateAndReloadRemovesOutOfRangeSnapshots;
+- late-transaction detection (``transaction.max.timeout.ms`` on the partition):
+  testHasLateTransaction, testHasLateTransactionInitializedAfterReload,
+  testHasLateTransactionUpdatedAfterPartialTruncation,
+  testHasLateTransactionUpdatedAfterFullTruncation;
+- log start offsets: testTruncateFullyAndStartAt; segment positions in offset metadata:
+  testTxnFirstOffsetMetadataCached;
+- empty control batches left by compaction: testAppendEmptyControlBatch;
+- the partition leader's transaction verification (KIP-890; kraftsim's coordinator
+  answers verify-only AddPartitionsToTxn, but no leader asks it before an append):
+  testEntryForVerification, testSequenceAndEpochInVerificationEntry,
+  testThrowOutOfOrderSequenceWithVerificationSequenceCheck,
+  testVerificationStateEntryExpiration.
 """
 
 from __future__ import annotations
@@ -463,3 +484,21 @@ def test_a_replica_takes_a_batch_of_an_expired_producer() -> None:
     _replicate(log, 0, 2)
     batch = log.producers[PID].batches[-1]
     assert (log.producers[PID].epoch, batch.last_sequence, batch.last_offset) == (0, 2, 2)
+
+
+def test_basic_id_mapping() -> None:
+    """testBasicIdMapping: sequences 0 and 1 at epoch 0 are taken; a sequence past the
+    next one is out of order; a new epoch starts again at 0, after which the old epoch is
+    refused. Kafka's state manager refuses the second copy of sequence 1 too, because its
+    log finds duplicates before asking it: kraftsim's ``check_batch`` is both, so the
+    copy is answered with the offsets of the batch it repeats."""
+    log = PartitionLog()
+    assert _client(log, 0, 0) == (0, 0)
+    assert _client(log, 0, 1) == (1, 1)
+    assert _client(log, 0, 1) == (1, 1)  # the duplicate, not a new entry
+    assert log.end_offset == 2
+    assert _refused(log, 0, 5) == "OUT_OF_ORDER_SEQUENCE_NUMBER"
+    assert _client(log, 1, 0) == (2, 2)
+    assert log.producers[PID].epoch == 1
+    assert _refused(log, 0, 0) == "INVALID_PRODUCER_EPOCH"
+    assert log.end_offset == 3

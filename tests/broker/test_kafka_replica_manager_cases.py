@@ -9,12 +9,102 @@ follower fetch that found nothing (Kafka's DelayedFetch, with
 watermark; read_committed reads stop at the last stable offset
 (:mod:`broker.txn.fetch`).
 
-Left out, as kraftsim does not model them: remote storage and its metrics,
-quotas, log directories (JBOD, alter-log-dirs, offline directories, stray
-logs of ZooKeeper mode, partition.metadata), replica selectors and fetches
-from followers (KIP-392), transaction verification (KIP-890), StopReplica and
-LeaderAndIsr requests (ZooKeeper mode), the KRaft migration, request metrics,
-and fetch byte limits (a fetch's size is a number of records).
+Also ported: testActiveProducerState (DescribeProducers). Fixed while porting (failed on
+the old code): a follower answered DescribeProducers NOT_LEADER_OR_FOLLOWER; Kafka's
+replica manager answers it from any replica it hosts, as kraftsim's now does.
+
+Kept difference: testReplicasAreStoppedWhileInControlledShutdownWithKRaft. During a
+controlled shutdown Kafka's broker stops fetching a partition whose new registration has
+no leader or leaves it out of the ISR; kraftsim's keeps fetching it (it cannot rejoin the
+ISR while shutting down: isr_eligible) until the broker stops.
+
+DelayedFetchTest.testDelayedFetchWithMessageOnlyHighWatermark is left out: it is about a
+high watermark whose offset metadata lacks its segment position, which kraftsim's offsets
+never carry.
+
+Left out, as kraftsim does not model them (quotas and fetch byte limits too: a fetch's
+size is a number of records), with the cases:
+
+- ZooKeeper mode: StopReplica and LeaderAndIsr requests (with their topic ids and IBP
+  paths), the KRaft migration, and the ZooKeeper replica manager's shutdown:
+  testFencedErrorCausedByBecomeLeader,
+  testBecomeFollowerWhenLeaderIsUnchangedButMissedLeaderUpdate,
+  testBecomeFollowerWhenLeaderIsUnchangedButMissedLeaderUpdateIbp26,
+  testClearFetchPurgatoryOnStopReplica, testClearProducePurgatoryOnStopReplica,
+  testFullLeaderAndIsrStrayPartitions, testUpdateStrayLogs,
+  testStopReplicaWithStaleControllerEpoch, testStopReplicaWithOfflinePartition,
+  testStopReplicaWithInexistentPartition,
+  testStopReplicaWithInexistentPartitionAndPartitionsDelete,
+  testStopReplicaWithInexistentPartitionAndPartitionsDeleteAndIOException,
+  testStopReplicaWithExistingPartitionAndNewerLeaderEpoch,
+  testStopReplicaWithExistingPartitionAndOlderLeaderEpoch,
+  testStopReplicaWithExistingPartitionAndEqualLeaderEpoch,
+  testStopReplicaWithExistingPartitionAndDeleteSentinel,
+  testStopReplicaWithExistingPartitionAndLeaderEpochNotProvided,
+  testStopReplicaWithDeletePartitionAndExistingPartitionAndNewerLeaderEpoch,
+  testStopReplicaWithDeletePartitionAndExistingPartitionAndNewerLeaderEpochAndIOException,
+  testStopReplicaWithDeletePartitionAndExistingPartitionAndOlderLeaderEpoch,
+  testStopReplicaWithDeletePartitionAndExistingPartitionAndEqualLeaderEpoch,
+  testStopReplicaWithDeletePartitionAndExistingPartitionAndDeleteSentinel,
+  testStopReplicaWithDeletePartitionAndExistingPartitionAndLeaderEpochNotProvided,
+  testInconsistentIdReturnsError,
+  testFetcherAreNotRestartedIfLeaderEpochIsNotBumpedWithZkPath,
+  testCheckpointHwOnShutdown, testFullLairDuringKRaftMigration,
+  testFullLairDuringKRaftMigrationRemovesOld,
+  testFullLairDuringKRaftMigrationWithTopicRecreations,
+  testMetadataLogDirFailureInZkShouldNotHaltBroker;
+- remote storage (tiered storage is off): testOffsetOutOfRangeExceptionWhenReadFromLog,
+  testRemoteLogReaderMetrics, testRemoteFetchExpiresPerSecMetric,
+  testSuccessfulBuildRemoteLogAuxStateMetrics, testFailedBuildRemoteLogAuxStateMetrics,
+  testBuildRemoteLogAuxStateMetricsThrowsException,
+  testNotCallStopPartitionsForNonTieredTopics, testRemoteReadQuotaExceeded,
+  testRemoteReadQuotaNotExceeded;
+- replica selectors and consumer fetches from followers (KIP-392): testReplicaSelector,
+  testPreferredReplicaAsFollower, testPreferredReplicaAsLeader,
+  testPreferredReplicaAsLeaderWhenSameRackFollowerIsOutOfIsr,
+  testFetchFromFollowerShouldNotRunPreferLeaderSelect,
+  testFetchShouldReturnImmediatelyWhenPreferredReadReplicaIsDefined,
+  testFollowerFetchWithDefaultSelectorNoForcedHwPropagation, testUnknownReplicaSelector,
+  testDefaultReplicaSelector, testFetchFollowerNotAllowedForOlderClients,
+  testFetchFromLeaderAlwaysAllowed;
+- metrics, late-transaction counts included: checkRemoveMetricsCountMatchRegisterCount,
+  testProducerIdCountMetrics, testPartitionsWithLateTransactionsCount,
+  testFetchRequestRateMetrics, testOldLeaderLosesMetricsWhenReassignPartitions,
+  testOldFollowerLosesMetricsWhenReassignPartitions;
+- transaction verification (KIP-890): testVerificationForTransactionalPartitionsOnly,
+  testTransactionVerificationFlow, testTransactionVerificationBlocksOutOfOrderSequence,
+  testTransactionVerificationGuardOnMultiplePartitions,
+  testExceptionWhenUnverifiedTransactionHasMultipleProducerIds,
+  testTransactionVerificationWhenNotLeader, testDisabledTransactionVerification,
+  testTransactionVerificationDynamicDisablement, testVerificationErrorConversions,
+  testPreVerificationError;
+- log directories (JBOD), partition metadata files, offline partitions and
+  alter-log-dirs: testHighWaterMarkDirectoryMapping,
+  testHighwaterMarkRelativeDirectoryMapping,
+  testMaybeAddLogDirFetchersWithoutEpochCache,
+  testMaybeAddLogDirFetchersPausingCleaning, testReplicaNotAvailable,
+  testPartitionMetadataFile, testPartitionMetadataFileCreatedWithExistingLog,
+  testPartitionMetadataFileCreatedAfterPreviousRequestWithoutIds,
+  testPartitionMetadataFileNotCreated, testPartitionMarkedOfflineIfLogCantBeCreated,
+  testGetOrCreatePartition, testGetOrCreatePartitionShouldNotCreateOfflinePartition,
+  testApplyDeltaShouldHandleReplicaAssignedToOnlineDirectory,
+  testApplyDeltaShouldHandleReplicaAssignedToUnassignedDirectory,
+  testApplyDeltaShouldHandleReplicaAssignedToLostDirectory,
+  testDeltaToLeaderOrFollowerMarksPartitionOfflineIfLogCantBeCreated,
+  testReplicaAlterLogDirsWithAndWithoutIds, testDescribeLogDirs,
+  testDescribeLogDirsWithoutAnyPartitionTopic;
+- purgatories around requests of old clients:
+  testBecomeFollowerWhileOldClientFetchInPurgatory,
+  testBecomeFollowerWhileNewClientFetchInPurgatory;
+- log start offsets: testReceiveOutOfOrderSequenceExceptionWithLogStartOffset;
+- fetches naming partitions by topic name as well as id (kraftsim names them by id
+  only): testFetchMessagesWithInconsistentTopicId,
+  testPartitionFetchStateUpdatesWithTopicIdChanges;
+- the fetcher manager's own bookkeeping (kraftsim keeps one fetch session per leader,
+  and an image that changes nothing about a topic leaves its replicas as they were):
+  testDeltaFollowerWithNoChange,
+  testDeltaFollowerStopFetcherBeforeCreatingInitialFetchOffset;
+- partition listeners: testPartitionListener.
 """
 
 from __future__ import annotations
@@ -840,3 +930,25 @@ def test_a_batch_without_a_producer_carries_no_sequence() -> None:
         entries = cell.replica(broker).log.read(0, 10)
         assert [(e.value, e.producer_id, e.producer_epoch, e.base_sequence, e.sequence)
                 for e in entries] == [("a", -1, -1, -1, -1), ("b", -1, -1, -1, -1)]
+
+
+def test_active_producer_state_is_answered_by_leaders_and_followers() -> None:
+    """testActiveProducerState: DescribeProducers of a partition the image does not hold is
+    UNKNOWN_TOPIC_OR_PARTITION, of one this broker does not host NOT_LEADER_OR_FOLLOWER;
+    the leader and its followers each answer from their own log ("supported by both
+    leaders and followers"). Fixed while porting: a follower answered
+    NOT_LEADER_OR_FOLLOWER."""
+    cell = Cell(brokers=(1, 2, 3))
+    cell.create(replicas=(1, 2), isr=(1, 2), leader=1)
+    assert cell.managers[1].describe_producers("other", 0) == "UNKNOWN_TOPIC_OR_PARTITION"
+    assert cell.managers[1].describe_producers(TOPIC, 1) == "UNKNOWN_TOPIC_OR_PARTITION"
+    assert cell.managers[3].describe_producers(TOPIC, 0) == "NOT_LEADER_OR_FOLLOWER"
+    assert cell.managers[2].describe_producers(TOPIC, 0) == []  # a follower, nothing yet
+    cell.managers[1].produce(TOPIC, 0, ["a", "b"], -1, lambda _r: None, producer_id=PID,
+                             producer_epoch=0, first_sequence=0)
+    cell.step()
+    for broker in (1, 2):
+        found = cell.managers[broker].describe_producers(TOPIC, 0)
+        assert not isinstance(found, str)
+        assert [(p.producer_id, p.producer_epoch, p.last_sequence) for p in found] == \
+            [(PID, 0, 1)], broker

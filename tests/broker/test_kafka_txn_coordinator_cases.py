@@ -10,11 +10,26 @@ kraftsim's TV1 EndTxn is ``handle_end_txn`` and its TV2 (KIP-890 part 2) EndTxn
 is ``handle_end_txn_tv2``; where Kafka's TV2 rules changed on trunk after the
 mirrored test, the reference's trunk table (section 1.5) is followed.
 
+Cases whose test docstrings abbreviate their Kafka names:
+shouldRespondWithConcurrentTransactionOnAddPartitionsWhenStateIsPrepareAbort (with its
+PrepareCommit twin, test_add_partitions_while_completing_is_concurrent);
+shouldReturnOkOnEndTxnWhenStatusIsCompleteCommitAndResultIsCommit and
+shouldReturnOkOnEndTxnWhenStatusIsCompleteAbortAndResultIsAbort
+(test_a_retried_end_txn_of_a_completed_transaction_succeeds);
+shouldReturnInvalidTxnRequestOnEndTxnRequestWhenStatusIsCompleteAbortAndResultIsNotAbort and
+shouldReturnInvalidTxnRequestOnEndTxnRequestWhenStatusIsCompleteCommitAndResultIsNotCommit
+(test_end_txn_with_the_other_result_of_a_completed_transaction_is_invalid);
+shouldAppendPrepareCommitToLogOnEndTxnWhenStatusIsOngoingAndResultIsCommit and
+shouldAppendPrepareAbortToLogOnEndTxnWhenStatusIsOngoingAndResultIsAbort
+(test_end_txn_of_an_ongoing_transaction_appends_prepare).
+
 Not ported, kept differences (grouped):
 
 - Not modelled: a coordinator loading a partition. ``become_leader`` loads the
   partition's records at once, so no request sees COORDINATOR_LOAD_IN_PROGRESS
-  (shouldRespondWithCoordinatorLoadInProgressOn{InitPid,AddPartitions,EndTxn}...,
+  (shouldRespondWithCoordinatorLoadInProgressOnInitPidWhenCoordinatorLoading,
+  shouldRespondWithCoordinatorLoadInProgressOnAddPartitionsWhenCoordinatorLoading,
+  shouldRespondWithCoordinatorLoadInProgressOnEndTxnWhenCoordinatorIsLoading,
   testDescribeTransactionsWhileCoordinatorLoading).
 - Not reproducible: shouldFailToAbortTransactionOnHandleInitPidWhenProducerEpochIsSmaller
   mocks another thread bumping the epoch between the fence and its abort; kraftsim's

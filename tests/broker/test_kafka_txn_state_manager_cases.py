@@ -15,7 +15,9 @@ Not ported, kept differences (grouped):
   testListTransactionsWithCoordinatorLoadingInProgress), metrics
   (testPartitionLoadMetric), log directories (testTransactionalExpirationWithOfflineLogDir),
   the binary record format (testIgnoreUnknownRecordType; kraftsim's records are its own
-  encoding) and the feature-level cache (testTransactionVersionInTransactionManager).
+  encoding) and the finalized transaction.version (testTransactionVersionInTransactionManager:
+  a cluster can finalize it, but kraftsim's coordinator takes the protocol from each
+  request's version and never reads the feature).
 - Not modelled: batching tombstones under max.message.bytes
   (testTransactionalExpirationWithTooSmallBatchSize,
   testTransactionExpirationShouldRespectBatchSize): each expired id is its own append.

@@ -52,6 +52,8 @@ class Harness:
 
 
 def test_a_broker_registers_then_heartbeats_fenced_until_it_has_caught_up() -> None:
+    """Kafka's BrokerLifecycleManager: STARTING until a heartbeat answer says caught up,
+    each next heartbeat 10 ms after the answer; RECOVERY (10 ms more) until unfenced."""
     h = Harness()
     [registration] = h.sent(0)
     assert isinstance(registration, BrokerRegistrationRequest)
@@ -61,19 +63,26 @@ def test_a_broker_registers_then_heartbeats_fenced_until_it_has_caught_up() -> N
     h.publish(4)  # an image before the registration: not caught up yet
     assert not h.manager.registered and not h.manager.caught_up
     h.answer(BrokerRegistrationResponse(2, "NONE", broker_epoch=6), 200)
-    assert h.manager.state is BrokerState.RECOVERY and h.manager.broker_epoch == 6
+    assert h.manager.state is BrokerState.STARTING and h.manager.broker_epoch == 6
     assert not h.manager.caught_up  # the image (offset 3) is older than the registration
     [heartbeat] = h.sent(200)  # at once
     assert heartbeat == BrokerHeartbeatRequest(3, BROKER, 6, 3, want_fence=False)
-    h.answer(BrokerHeartbeatResponse(3, "NONE", is_fenced=True), 201)
-    assert h.manager.state is BrokerState.RECOVERY and h.manager.fenced
+    h.answer(BrokerHeartbeatResponse(3, "NONE", is_caught_up=False, is_fenced=True), 201)
+    assert h.manager.state is BrokerState.STARTING and h.manager.fenced
+    assert h.sent(210) == []
+    [heartbeat] = h.sent(211)  # 10 ms after the answer, not a heartbeat interval
     h.publish(8)
     assert h.manager.caught_up
-    [heartbeat] = h.sent(200 + CONFIG.heartbeat_interval_ms)
+    h.answer(BrokerHeartbeatResponse(heartbeat.correlation_id, "NONE", is_caught_up=True,
+                                     is_fenced=True), 215)
+    assert h.manager.state is BrokerState.RECOVERY and h.manager.fenced
+    [heartbeat] = h.sent(225)
     assert isinstance(heartbeat, BrokerHeartbeatRequest)
     assert heartbeat.current_metadata_offset == 7
-    h.answer(BrokerHeartbeatResponse(heartbeat.correlation_id, "NONE", is_fenced=False), 300)
+    h.answer(BrokerHeartbeatResponse(heartbeat.correlation_id, "NONE", is_fenced=False), 226)
     assert h.manager.state is BrokerState.RUNNING and not h.manager.fenced
+    assert h.sent(226 + CONFIG.heartbeat_interval_ms - 2) == []  # then every interval
+    assert len(h.sent(225 + CONFIG.heartbeat_interval_ms)) == 1
 
 
 def test_a_late_or_foreign_answer_is_ignored() -> None:

@@ -201,7 +201,7 @@ def test_a_second_incarnation_with_a_live_session_is_a_duplicate() -> None:
 def test_a_session_is_valid_until_its_timeout() -> None:
     c = cluster()
     service = _service(c)
-    broker = min(c.config.broker_ids)
+    broker = min(service.last_contact, key=lambda b: (service.last_contact[b], b))  # oldest
     seen = service.last_contact[broker]
     timeout = service.config.session_timeout_ms
     assert service.has_valid_session(broker, seen + timeout)

@@ -2,11 +2,29 @@
 BrokerHeartbeatManagerTest that kraftsim models (on the active controller's broker
 service): which brokers have a valid session, which are fenced when their session
 expires, and the next state a heartbeat asks for from each state (fenced, unfenced, in
-controlled shutdown), with the controlled shutdown offset kept from the first time."""
+controlled shutdown), with the controlled shutdown offset kept from the first time.
+
+Ported: testHasValidSession (test_a_session_needs_a_registered_unfenced_broker_heard_from_
+in_time), testFindOneStaleBroker (test_only_expired_sessions_are_fenced_and_a_fenced_broker_
+is_not_stale), testNextCheckTimeNs (test_the_next_check_is_when_the_oldest_unfenced_session_
+runs_out), testUsableBrokerIterator (test_usable_brokers_and_the_lowest_active_offset),
+testCalculateNextBrokerState (test_the_next_state_of_a_fenced_broker,
+test_the_next_state_of_an_unfenced_broker), testControlledShutdownOffsetIsOnlyUpdatedOnce
+(test_the_controlled_shutdown_offset_is_kept_from_the_first_time).
+testTouchThrowsExceptionUnlessRegistered is test_broker_service.py's
+test_an_unknown_broker_and_a_stale_epoch_are_both_stale (a heartbeat of a broker with no
+registration is answered STALE_BROKER_EPOCH, as Kafka's controller answers it before its
+heartbeat manager would throw).
+
+Not ported: testMetadataOffsetComparator and testBrokerHeartbeatStateList, the orderings
+of Kafka's own sorted structures (brokers by metadata offset, by last contact); kraftsim
+keeps sessions and offsets in dicts and takes the minimum, which the cases above check.
+"""
 
 from __future__ import annotations
 
 from controller.operations import CreateTopics, FenceBroker, NewTopic, UnregisterBroker
+from controller.operations.placement import fenced_brokers, usable_brokers
 from metadata.requests import BrokerHeartbeatResponse
 from sim.cluster import KRaftCluster
 
@@ -108,3 +126,68 @@ def test_the_controlled_shutdown_offset_is_kept_from_the_first_time() -> None:
     assert service.lowest_active_offset() == first
     done = _heartbeat(c, leader, want_shut_down=True)
     assert (done.is_fenced, done.should_shut_down) == (True, True)
+
+
+def test_the_next_check_is_when_the_oldest_unfenced_session_runs_out() -> None:
+    """testNextCheckTimeNs: the controller wakes when the oldest unfenced session runs out
+    (its last contact plus the timeout; kraftsim's milliseconds make that 1 ms past the
+    last valid instant), the next oldest once that one is being fenced, and not at all
+    once every broker is fenced (Kafka's Long.MAX_VALUE)."""
+    c = cluster()
+    service = _service(c)
+    first, second, third = sorted(c.config.broker_ids)[:3]
+    now = c.sim.now
+    timeout = service.config.session_timeout_ms
+    service.has_valid_session(first, now)  # this activation's sessions
+    for broker, seen in ((first, now), (second, now + 2), (third, now + 3)):
+        service.last_contact[broker] = seen
+    assert service.next_deadline() == now + timeout + 1
+    service.poll(now + timeout)
+    assert service.fenced_by_timeout == []
+    assert service.next_deadline() == now + timeout + 1
+    service.poll(now + timeout + 1)
+    assert [b for b, _ in service.fenced_by_timeout] == [first]
+    assert service.next_deadline() == now + 2 + timeout + 1  # the one being fenced is left
+    _settle(c, FenceBroker(second), FenceBroker(third))
+    assert service.next_deadline() is None
+
+
+def test_a_silent_broker_is_fenced_as_its_session_runs_out() -> None:
+    """testNextCheckTimeNs on a running cluster: a crashed broker, last heard from at T, is
+    fenced by the commit right after T + broker.session.timeout.ms, not at a later check."""
+    c = cluster(seed=5)  # (its controller has no other wake-up for 270 ms after T + 9 s)
+    service = _service(c)
+    broker = max(c.config.broker_ids)
+    c.sim.crash(broker)
+    seen = service.last_contact[broker]
+    timeout = service.config.session_timeout_ms
+    c.sim.run_for(seen + timeout - c.sim.now)
+    assert not c.active_controller().image.brokers[broker].fenced  # type: ignore[union-attr]
+    assert service.fenced_by_timeout == []
+    c.sim.run_for(100)
+    assert service.fenced_by_timeout[0] == (broker, seen + timeout + 1)
+    assert c.active_controller().image.brokers[broker].fenced  # type: ignore[union-attr]
+
+
+def test_usable_brokers_and_the_lowest_active_offset() -> None:
+    """testUsableBrokerIterator: a broker in controlled shutdown is neither usable for
+    placement nor counted in the lowest active offset; a fenced broker is placement's last
+    resort (Kafka's UsableBroker with fenced set)."""
+    c = cluster(brokers=4)
+    _settle(c, CreateTopics((NewTopic("t", 8, 3),)))
+    service = _service(c)
+    image = c.active_controller().image  # type: ignore[union-attr]
+    topic = image.topic("t")
+    assert topic is not None
+    ids = sorted(c.config.broker_ids)
+    leading = min(reg.leader for reg in topic.partitions.values())
+    others = [b for b in ids if b != leading]
+    _heartbeat(c, leading, want_shut_down=True)  # leads: a controlled shutdown starts
+    _settle(c, FenceBroker(others[-1]))
+    image = c.active_controller().image  # type: ignore[union-attr]
+    assert image.brokers[leading].in_controlled_shutdown
+    assert usable_brokers(image) == sorted(others[:-1])
+    assert fenced_brokers(image) == [others[-1]]
+    for broker, offset in ((leading, 90), (others[0], 100), (others[1], 98), (others[2], 50)):
+        service.metadata_offsets[broker] = offset
+    assert service.lowest_active_offset() == 98  # neither the shutting-down nor the fenced

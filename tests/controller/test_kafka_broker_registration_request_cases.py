@@ -16,8 +16,10 @@ registration (another cluster's id, a duplicate while the first incarnation's se
 lives, an unsupported feature level, log directories from 3.7-IV2).
 
 Kafka's other BrokerRegistrationRequestTest (clients/src/test/java/.../requests/) checks
-the request's serialization at each of its versions; kraftsim's requests are
-in-process messages with no wire form or versions, so it does not apply.
+the request's serialization at each of its versions (testBasicBuild,
+testV0SerializationFailsWithZkMigrationEnabled, testAlterFeaturesWithMinVersion0BeforeV4);
+kraftsim's requests are in-process messages with no wire form or versions, so it does not
+apply.
 
 Not ported: none; both methods of the class are here (the ZooKeeper brokers' registrations
 included: kraftsim refuses them as Kafka's KRaft controller does).

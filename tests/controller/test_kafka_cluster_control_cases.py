@@ -5,7 +5,22 @@ usable brokers, registrations in a snapshot, the broker epoch of a re-registrati
 (the same incarnation keeps it, a new one takes a new epoch), and a registration's checks
 (its cluster id, its log directories from 3.7-IV2, the feature levels it supports).
 Controller registrations (KIP-919): testRegisterControlWithOlderMetadataVersion, and the
-record ``registerController`` writes."""
+record ``registerController`` writes.
+
+The cases by Kafka's names: testReplay (test_fence_and_unfence_records_change_only_their_
+broker), testReplayRegisterBrokerRecord (test_a_registration_record_sets_fencing_and_
+controlled_shutdown_as_it_says), testReplayBrokerRegistrationChangeRecord
+(test_a_change_record_leaves_what_it_does_not_name), testUnregister
+(test_unregistering_removes_the_registration), testPlaceReplicas
+(test_placement_takes_distinct_usable_brokers), testRegistrationsToRecords
+(test_registrations_survive_a_snapshot), testReRegistrationAndBrokerEpoch
+(test_a_re_registration_keeps_the_epoch_only_for_the_same_incarnation); the others under
+their own names.
+
+Not ported: testHasOnlineDir and testDefaultDir, the directories a controller would assign
+new replicas to (JBOD, KIP-858): a registration's directories are recorded and checked
+(test_register_with_duplicate_directory_id), but kraftsim's controller assigns none.
+"""
 
 from __future__ import annotations
 

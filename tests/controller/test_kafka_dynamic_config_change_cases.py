@@ -22,7 +22,10 @@ Not ported:
   (leader.replication.throttled.rate and its kin), which kraftsim does not model
   (refused as unknown broker configs); the same per-broker/default set, delete and
   precedence are ported with min.insync.replicas
-  (test_broker_config_set_and_delete_per_broker_and_default).
+  (test_broker_config_set_and_delete_per_broker_and_default). For the same reason:
+  shouldParseReplicationQuotaProperties, shouldParseWildcardReplicationQuotaProperties,
+  shouldParseRegardlessOfWhitespaceAroundValues and shouldParseReplicationQuotaReset, the
+  parsing of the throttled-replica lists (leader.replication.throttled.replicas).
 - testDynamicGroupConfigChange, testDynamicShareGroupConfigChange,
   testIncrementalAlterDefaultGroupConfig: no GROUP config resources.
 - testEnableRemoteLogStorageOnTopic, testEnableRemoteLogStorageOnTopicOnAlreadyEnabledTopic:

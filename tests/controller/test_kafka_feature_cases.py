@@ -3,7 +3,31 @@ the supported range, a feature set to 0 removed, downgrades only when asked for 
 to a higher level), metadata.version never below 3.3-IV0 and never downgraded across a
 level that changed the metadata records, feature dependencies on metadata.version, and
 levels every registered broker and (from 3.7-IV0) every other registered controller
-supports."""
+supports.
+
+The cases by Kafka's names: testUpdateFeatures and testUpdateFeaturesErrorCases
+(test_update_features_error_cases, test_a_level_past_the_supported_range_or_an_unknown_
+feature_is_refused), testReplayRecords (test_replayed_levels_are_the_finalized_features),
+testApplyMetadataVersionChangeRecord (test_a_metadata_version_record_sets_the_version),
+testCannotDowngradeBefore3_3_IV0 and testCannotDowngradeToVersionBeforeMinimumSupportedKraftVersion
+(test_metadata_version_is_never_set_below_3_3_iv0: Kafka's second case refuses 3.2-IV0 as
+outside its test controller's range 4-7; kraftsim's controller supports every level from
+3.0-IV1, so the 3.3-IV0 floor refuses it), testCannotDowngradeToHigherVersion,
+testCannotUnsafeDowngradeToHigherVersion (test_a_downgrade_cannot_go_to_a_higher_level),
+testCannotUpgradeToLowerVersion (test_an_upgrade_cannot_go_to_a_lower_level),
+testCanUpgradeToHigherVersion (test_an_upgrade_goes_to_a_higher_level),
+testCannotUseSafeDowngradeIfMetadataChanged (test_a_safe_downgrade_across_changed_metadata_
+is_refused), testUnsafeDowngradeIsTemporarilyDisabled (test_an_unsafe_metadata_version_downgrade_is_
+not_supported; its opposite, testCanUseUnsafeDowngradeIfMetadataChanged, is @Disabled in
+Kafka), testCanUseSafeDowngradeIfMetadataDidNotChange
+(test_a_safe_downgrade_where_the_metadata_did_not_change_is_written),
+testCreateFeatureLevelRecords (test_a_feature_downgraded_to_zero_is_no_longer_finalized,
+with group.version for Kafka's test feature).
+
+Not ported: testReplay, the manager's snapshot registry taking a replayed level back
+(kraftsim reverts the controller's whole state to a revert point, tested with its
+transactions, not per manager); testNoMetadataVersionChangeDuringMigration (ZooKeeper
+migration is not modelled)."""
 
 from __future__ import annotations
 

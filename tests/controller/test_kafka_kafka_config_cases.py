@@ -60,6 +60,22 @@ Not ported:
   authorizer class (static; not modelled).
 - testDynamicLogConfigs: KafkaConfig handing dynamic log configs to LogConfig with
   remote storage on (tiered storage is off in kraftsim).
+- testGetKafkaConfigFromArgs, testGetKafkaConfigFromArgsNonArgsAtTheEnd,
+  testGetKafkaConfigFromArgsNonArgsOnly, testGetKafkaConfigFromArgsNonArgsAtTheBegging:
+  kafka-server-start's command line (kraftsim nodes are built from ClusterConfig).
+- testBrokerRoleNodeIdValidation, testControllerRoleNodeIdValidation,
+  testCombinedRoleNodeIdValidation, testIsKRaftCombinedMode,
+  testMustContainQuorumVotersIfUsingProcessRoles: process.roles, node.id and
+  controller.quorum.voters of a server.properties (a simulated node's role and id come from
+  the cluster's assembly, combined nodes are not modelled).
+- testKafkaSslPasswords, testKafkaSslPasswordsWithSymbols,
+  testConnectionsMaxReauthMsDefault, testConnectionsMaxReauthMsExplicit, and the ZooKeeper
+  client's TLS configs (testZkSslClientEnable, testZkSslKeyStoreLocation,
+  testZkSslTrustStoreLocation, testZookeeperKeyStorePassword,
+  testZookeeperTrustStorePassword, testZkSslKeyStoreType, testZkSslTrustStoreType,
+  testZkSslProtocol, testZkSslEnabledProtocols, testZkSslCipherSuites,
+  testZkSslEndpointIdentificationAlgorithm, testZkSslCrlEnable, testZkSslOcspEnable):
+  security and ZooKeeper configs (static; not modelled).
 - testControllerQuorumVoterStringsToNodes, testInvalidQuorumVoterConfig,
   testValidEmptyQuorumVotersParsing, testValidQuorumVotersParsingWithIpAddress,
   testValidQuorumVotersParsingWithMultipleHost, testParseQuorumBootstrapServers: parsing

@@ -1,6 +1,10 @@
 """Producer id blocks, following the cases of Kafka's ProducerIdControlManagerTest: the
 first block, blocks that only move forward (gaps allowed), the broker's epoch checked,
-and no block past the largest int64."""
+and no block past the largest int64: testInitialResult (test_the_first_block_starts_at_zero),
+testMonotonic (test_blocks_only_move_forward_and_may_leave_gaps), testUnknownBrokerOrEpoch
+(test_an_unknown_broker_or_another_epoch_is_stale), testMaxValue
+(test_no_block_may_pass_the_largest_int64), testGenerateProducerIds
+(test_a_hundred_blocks_in_turn_for_four_brokers)."""
 
 from __future__ import annotations
 

@@ -8,6 +8,9 @@ with the controller's own snapshot code: a non-atomic write cut by a failover
 (testMissingInMemorySnapshot) and snapshots that go on after repeated
 resignations (testSnapshotAfterRepeatedResign).
 
+testRegisterBrokerKRaftVersions: kraft.version finalized by UpdateFeatures (kraftsim keeps
+it among the image's features), then a broker's registration checked against it.
+
 Cases already ported elsewhere: testFatalMetadataReplayErrorOnActive
 (test_fatal_replay_on_active.py); testAppendRecords and testAppendRecordsAtomically
 (test_activation_and_write_modes.py: kraftsim refuses an oversized atomic write with
@@ -23,7 +26,6 @@ at the imbalance check).
 Cases left out, as kraftsim does not model what they test:
 - testTimeouts: events timing out on the controller's queue (kraftsim has no queue: an
   operation runs when it is submitted).
-- testRegisterBrokerKRaftVersions: kraft.version in broker registrations.
 - testActivationRecordsPartialBootstrap: a partial bootstrap transaction, unreachable in
   Kafka (see controller/activation.py).
 - testUncleanShutdownBroker: eligible leader replicas (KIP-966) after a broker's unclean
@@ -32,6 +34,8 @@ Cases left out, as kraftsim does not model what they test:
 """
 
 from __future__ import annotations
+
+import pytest
 
 from controller import ControllerConfig, QuorumController, WriteMode
 from controller.activation import activation_records
@@ -48,13 +52,16 @@ from controller.operations import (
     Operation,
     RegisterBroker,
     UnfenceBroker,
+    UpdateFeatures,
 )
+from controller.operations.cluster import FeatureUpdate
 from controller.operations.controllers import CONTROLLER_FEATURES, CONTROLLER_LISTENER
 from metadata.bootstrap import BootstrapMetadata
 from metadata.delta import BROKER_RESOURCE, TOPIC_RESOURCE, MetadataDelta
 from metadata.image import MetadataImage
 from metadata.schema import (
     BeginTransactionRecord,
+    BrokerFeature,
     BrokerRegistrationChangeRecord,
     ConfigRecord,
     EndTransactionRecord,
@@ -423,3 +430,37 @@ def test_snapshots_go_on_after_repeated_resignations() -> None:
     snapshot = active.raft.log.snapshot
     assert snapshot is not None
     assert snapshot.snapshot_id.end_offset > 30
+
+
+@pytest.mark.parametrize(("finalized", "broker_max"), [(0, 0), (0, 1), (1, 0), (1, 1)])
+def test_register_broker_kraft_versions(finalized: int, broker_max: int) -> None:
+    """testRegisterBrokerKRaftVersions: with kraft.version finalized at 1, a broker whose
+    registration supports only 0 (or names no kraft.version range, as Kafka's broker does
+    for a feature it supports at 0 only) is refused UNSUPPORTED_VERSION in Kafka's words;
+    every other registration is written, with a broker epoch past the bootstrap's."""
+    c = _quorum(1)
+    c.start()
+    _settled(c)
+    if finalized:
+        assert _run(c, UpdateFeatures((FeatureUpdate("kraft.version", finalized),))) == \
+            "committed"
+    features = [BrokerFeature(MV, LEVELS["3.0-IV1"], max(LEVELS.values()))]
+    if broker_max:
+        features.append(BrokerFeature("kraft.version", 0, broker_max))
+    handle = c.submit(RegisterBroker(0, incarnation_id="kxAT73dKQsitIedpiPtwBA",
+                                     features=tuple(features),
+                                     log_dirs=("vBpaRsZVSaGsQT53wtYGtg",)))
+    assert c.wait(handle, 20_000)
+    image = c.active_controller().image  # type: ignore[union-attr]
+    if broker_max < finalized:
+        assert handle.error is not None
+        assert (handle.error.code, handle.error.message) == (
+            "UNSUPPORTED_VERSION",
+            f"Unable to register because the broker does not support finalized version "
+            f"{finalized} of kraft.version. The broker wants a version between 0 and "
+            f"{broker_max}, inclusive.")
+        assert 0 not in image.brokers
+    else:
+        assert handle.error is None
+        assert handle.response["brokerEpoch"] >= 5  # type: ignore[index]
+        assert image.brokers[0].epoch == handle.response["brokerEpoch"]  # type: ignore

@@ -19,8 +19,11 @@ Not ported:
   ``testDefaultTestVersion``, ``testUnstableTestVersion``: kraftsim has no feature-version
   objects, no unstable levels and no default levels per metadata.version (its bootstrap
   writes metadata.version alone; the test feature does not exist here).
-- ``FeaturesTest`` (clients, the whole class): Java's ``Features``/``SupportedVersionRange``
-  value classes of the ApiVersions response, not modelled.
+- ``FeaturesTest`` (clients, the whole class: testEmptyFeatures, testNullFeatures,
+  testGetAllFeaturesAPI, testGetAPI, testFromFeaturesMapToFeaturesMap,
+  testToStringSupportedFeatures, testSupportedFeaturesFromMapFailureWithInvalidMissingMaxVersion,
+  testEquals): Java's ``Features``/``SupportedVersionRange`` value classes of the
+  ApiVersions response, not modelled.
 - ``FinalizedFeaturesTest.testZkModeFeatures``: ZooKeeper mode is not modelled.
 - ``MetadataVersionChangeTest.testMetadataVersionChangeExceptionToString``: the
   exception Kafka's loader throws on a metadata.version change is not modelled.

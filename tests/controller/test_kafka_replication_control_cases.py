@@ -460,6 +460,8 @@ def test_a_fenced_broker_leaves_every_isr() -> None:
 
 
 def test_fencing_several_brokers_shrinks_isrs_and_moves_leaders() -> None:
+    """testFenceMultipleBrokers: brokers 2 and 3 fenced one after the other leave every ISR
+    and leadership; a partition with no other ISR member keeps the one left."""
     image = _with_topic(image_of(brokers(0, 1, 2, 3, 4)), (1, 2, 3), (2, 3, 4), (0, 2, 1))
     for broker in (2, 3):
         image, _, _ = run(FenceBroker(broker), image, offset=image.offset + 1)
@@ -521,6 +523,7 @@ def test_an_unknown_topic_id_is_unknown_topic_id() -> None:
 
 
 def test_invalid_alter_partition_requests_get_kafkas_errors() -> None:
+    """testInvalidAlterPartitionRequests."""
     image = _with_topic(image_of(brokers(0, 1, 2)), (0, 1, 2))
     cases = [
         (_alter(image, (0, 1), broker=1), "INVALID_REQUEST"),  # not the leader

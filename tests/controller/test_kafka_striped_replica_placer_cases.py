@@ -12,9 +12,11 @@ brokers, in which racks, in which positions, how often).
 Not ported:
 - ``testBrokerList``: Kafka's internal iterator over one rack's brokers (its behaviour is
   in every list below).
-- ``PartitionAssignmentTest`` and ``TopicAssignmentTest`` (the whole classes): kraftsim's
-  placement yields plain replica tuples, with Python's equality and hash; the
-  directories these Java values carry (JBOD) are not modelled by placement.
+- ``PartitionAssignmentTest`` and ``TopicAssignmentTest`` (the whole classes:
+  testPartitionAssignmentReplicas, testTopicAssignmentReplicas, and each one's
+  testConsistentEqualsAndHashCode and testToString): kraftsim's placement yields plain
+  replica tuples, with Python's equality and hash; the directories these Java values
+  carry (JBOD) are not modelled by placement.
 """
 
 from __future__ import annotations

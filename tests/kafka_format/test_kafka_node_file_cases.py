@@ -42,6 +42,24 @@ Not ported:
   ``meta.properties`` alone; there is no ensemble of log directories to verify at
   start-up (empty, failed or mismatched directories), no copier writing new
   ``meta.properties`` files and no directory ids to generate.
+
+MetaPropertiesEnsembleTest's cases, left out above: testEmptyLogDirsForFoo,
+testEmptyLogDirsForEmpty, testErrorLogDirsForFoo, testErrorLogDirsForEmpty,
+testLogDirPropsForFoo, testLogDirPropsForEmpty, testNonFailedDirectoryPropsForFoo,
+testNonFailedDirectoryPropsForEmpty, testMetadataLogDirForFoo,
+testMetadataLogDirForEmpty, testNodeIdForFoo, testNodeIdForEmpty, testClusterIdForFoo,
+testClusterIdForEmpty, testSuccessfulVerification,
+testSuccessfulVerificationWithClusterId,
+testSuccessfulVerificationWithClusterIdAndNodeId, testVerificationFailureOnRequireV0,
+testVerificationFailureOnRequireAtLeastOneValid,
+testVerificationFailureOnLackOfMetadataLogDir,
+testVerificationFailureOnMetadataLogDirWithError, testMetaPropertiesEnsembleLoad,
+testMetaPropertiesEnsembleLoadEmpty, testMetaPropertiesEnsembleLoadError,
+testCopierWithoutModifications, testCopyFooItemByItem,
+testCopierGenerateValidDirectoryId, testCopierVerificationFailsOnEmptyAndErrorOverlap,
+testCopierVerificationFailsOnEmptyAndLogDirsOverlap,
+testCopierVerificationFailsOnErrorAndLogDirsOverlap, testCopierWriteLogDirChanges,
+testCopierWriteChanged.
 """
 
 from __future__ import annotations

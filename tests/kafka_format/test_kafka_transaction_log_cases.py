@@ -11,10 +11,11 @@ case asserts the bytes (where Kafka's test builds them) or the fields read back.
 Not ported, with the reason:
 
 - testSerializeTransactionLogValueToHighestNonFlexibleVersion: Kafka writes
-  value version 0 while the cluster's ``transaction.version`` is 0. kraftsim
-  has no transaction.version feature and always writes version 1 (as Kafka
-  does from transaction.version 1 on); version 0 is read
-  (``test_a_version_0_value_is_read``).
+  value version 0 while the cluster's ``transaction.version`` is 0. kraftsim's
+  coordinator does not read the finalized transaction.version (a cluster can
+  finalize it, but each request's version decides the protocol) and always
+  writes version 1 (as Kafka does from transaction.version 1 on); version 0 is
+  read (``test_a_version_0_value_is_read``).
 - testTransactionMetadataParsing's text ``producerId:…,state=Ongoing,…`` is the
   old Scala ``formatRecordKeyAndValue``; kraftsim's ``dump-log`` prints
   trunk's JSON decoder instead (``key`` / ``payload`` objects), so the case

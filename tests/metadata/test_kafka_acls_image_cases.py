@@ -6,6 +6,11 @@ both images and the delta through every split (AclsImageTest); an ACL added
 and removed in one delta leaves no change, an ACL of the image removed is a
 change, and removing an ACL id the image and the delta do not hold is refused,
 whether the image is empty or holds other ACLs (AclsDeltaTest).
+
+Kafka's names for the image checks: testEmptyImageRoundTrip
+(test_an_image_round_trips_through_its_snapshot_records); testImage1RoundTrip,
+testImage2RoundTrip (test_an_image_round_trips_through_its_snapshot_records);
+testApplyDelta1 (test_delta1_gives_image2).
 """
 
 from __future__ import annotations

@@ -1,7 +1,21 @@
 """Cases of Kafka's BootstrapMetadataTest and BootstrapDirectoryTest
 (metadata/src/test/java/org/apache/kafka/metadata/bootstrap/): the bootstrap records
 (:class:`metadata.bootstrap.BootstrapMetadata`) and where a formatted node gets them
-(``bootstrap.checkpoint``, else a configured version: ``kafka_format.files``)."""
+(``bootstrap.checkpoint``, else a configured version: ``kafka_format.files``).
+
+Kafka's names: BootstrapMetadataTest's testFromRecordsList
+(test_from_records_keeps_them_and_takes_the_last_version),
+testFromRecordsListWithoutMetadataVersion
+(test_from_records_without_a_version_is_refused),
+testFromRecordsListWithOldMetadataVersion (test_a_version_before_3_3_iv0_is_refused);
+BootstrapDirectoryTest's testReadFromEmptyConfiguration
+(test_an_empty_directory_without_a_configured_version_gives_the_default),
+testReadFromConfigurationWithAncientVersion
+(test_an_ancient_configured_version_gives_the_minimum_bootstrap),
+testReadFromConfiguration (test_a_configured_version_is_used),
+testReadFromConfigurationFile (test_the_file_wins_over_the_configured_version),
+testMissingDirectory (test_a_missing_directory_is_an_error).
+"""
 
 from __future__ import annotations
 

@@ -4,6 +4,11 @@ Ported: an image of a user's quota and a (user, ip) entity's quota; the only
 quota of the second entity removed (the entity goes), the first one's value
 changed and a second key added to it; the round trips of both images and the
 delta through every split.
+
+Kafka's names for the image checks: testEmptyImageRoundTrip
+(test_an_image_round_trips_through_its_snapshot_records); testImage1RoundTrip,
+testImage2RoundTrip (test_an_image_round_trips_through_its_snapshot_records);
+testApplyDelta1 (test_delta1_gives_image2).
 """
 
 from __future__ import annotations

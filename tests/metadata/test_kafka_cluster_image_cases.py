@@ -14,6 +14,12 @@ is refused here and the case runs without it.
 
 Also ported: testHandleLossOfControllerRegistrations (written at metadata.version
 3.6-IV2, controller registrations are lost and reported).
+
+Kafka's names for the image checks: testEmptyImageRoundTrip
+(test_the_empty_image_round_trips); testImage1RoundTrip, testImage2RoundTrip,
+testImage3RoundTrip (test_an_image_round_trips_through_its_snapshot_records);
+testApplyDelta1 (test_delta1_gives_image2); testApplyDelta2 (test_delta2_gives_image3);
+testBrokerEpoch and testBrokerEpochForNonExistentBroker (test_a_brokers_epoch).
 """
 
 from __future__ import annotations
@@ -155,3 +161,10 @@ def test_below_3_7_iv0_controller_registrations_are_lost() -> None:
     assert not any(isinstance(r, RegisterControllerRecord) for r in written)
     assert CONTROLLER_1000 in image_to_records(image, LEVELS["3.7-IV0"], losses.append)
     assert losses == ["controller registration data"]
+
+
+def test_the_empty_image_round_trips() -> None:
+    """testEmptyImageRoundTrip: no broker or controller registration writes no record, and
+    nothing read back is the empty image."""
+    assert image_to_records(MetadataImage.EMPTY) == []
+    assert_round_trip(MetadataImage.EMPTY)

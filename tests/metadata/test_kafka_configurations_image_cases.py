@@ -3,6 +3,11 @@
 Ported: every key of one resource removed (the resource goes), one key of
 another replaced by a new one, a resource that had no config gets one; the
 round trips of both images and the delta through every split.
+
+Kafka's names for the image checks: testEmptyImageRoundTrip
+(test_an_image_round_trips_through_its_snapshot_records); testImage1RoundTrip,
+testImage2RoundTrip (test_an_image_round_trips_through_its_snapshot_records);
+testApplyDelta1 (test_delta1_gives_image2).
 """
 
 from __future__ import annotations

@@ -8,6 +8,11 @@ own), written first.
 
 Not ported: the ZK migration state of ``testEmpty`` (ZK migration is not
 modelled).
+
+Kafka's names for the image checks: testEmptyImageRoundTrip
+(test_the_empty_image_round_trips); testImage1RoundTrip, testImage2RoundTrip,
+testImage3RoundTrip (test_an_image_round_trips_through_its_snapshot_records);
+testApplyDelta1 (test_delta1_gives_image2); testApplyDelta2 (test_delta2_gives_image3).
 """
 
 from __future__ import annotations
@@ -69,3 +74,11 @@ def test_what_an_empty_features_part_is() -> None:
     other_version = image_of([FeatureLevelRecord(METADATA_VERSION_FEATURE, LEVELS["3.3-IV0"])])
     assert other_version.metadata_version == LEVELS["3.3-IV0"]
     assert not other_version.same_content(MetadataImage.EMPTY)
+
+
+def test_the_empty_image_round_trips() -> None:
+    """testEmptyImageRoundTrip: no finalized feature and metadata.version at its minimum
+    (3.0-IV1, which predates the FeatureLevelRecord of metadata.version) writes no record,
+    and nothing read back is the empty image."""
+    assert image_to_records(MetadataImage.EMPTY) == []
+    assert_round_trip(MetadataImage.EMPTY)

@@ -14,23 +14,26 @@ the shell's registration text); testToBrokerRegistrationRequestFailsOnNullHost a
 testToBrokerRegistrationRequestFailsOnZeroPort (a ``RegisterBroker`` with an empty host or
 port 0 is refused with Kafka's words).
 
+testRoundTripToControllerRegistrationRequest (the four listeners in a
+ControllerRegistration request, served by the active controller's registration manager,
+come back in its record and the image); testToControllerRegistrationRequestFailsOnNullHost
+and testToControllerRegistrationRequestFailsOnZeroPort (a ``RegisterController`` with a
+blank host or port 0 is refused in Kafka's words).
+
 Fixed while porting (failed on the old code): ``RegisterBroker`` registered any host and
 port, an empty host and port 0 (or one outside 0-65535) included; Kafka's broker cannot
 serialize such a listener (``ListenerInfo.checkHostIsSerializable`` and
 ``checkPortIsSerializable``) and never sends the request. kraftsim refuses the operation
 with INVALID_REQUEST and Kafka's message (the error code is kraftsim's: Kafka fails on the
-broker, before any request).
+broker, before any request). ``RegisterController`` registered such listeners too; it is
+refused the same way now.
 
 Not ported (not modelled: kraftsim has no broker-side listener configuration, no wildcard
 host resolution and no ephemeral ports): testNullHostname, testNullHostnameGetsResolved,
 testEmptyHostname, testEmptyHostnameGetsResolved, testCreatePreservesOrdering,
 testCreateWithExplicitFirstListener (a registration's listeners are a map by name, and a
-simulated broker has one), testRoundTripToBrokerRegistrationRequest and
-testRoundTripToControllerRegistrationRequest (the request carries only one host and port,
-and controllers do not register in a simulation),
-testToControllerRegistrationRequestFailsOnNullHost,
-testToControllerRegistrationRequestFailsOnZeroPort,
-testToControllerRegistrationRecordFailsOnNullHost,
+simulated broker has one), testRoundTripToBrokerRegistrationRequest (a broker's request
+carries only one host and port), testToControllerRegistrationRecordFailsOnNullHost,
 testToControllerRegistrationRecordFailsOnZeroPort,
 testToBrokerRegistrationRecordFailsOnNullHost and
 testToBrokerRegistrationRecordFailsOnZeroPort (Kafka's null host does not exist in a
@@ -43,10 +46,17 @@ from __future__ import annotations
 import pytest
 
 from controller.operations import RegisterBroker
+from controller.operations.controllers import RegisterController
+from controller.registration_manager import ControllerRegistrationManager
 from kafka_format.metadata_serde import decode_metadata_record, encode_metadata_record
 from metadata.image import BrokerRegistration
+from metadata.requests import (
+    ControllerRegistrationRequest,
+    NodeMessage,
+)
 from metadata.schema import BrokerEndpoint, RegisterBrokerRecord, RegisterControllerRecord
 from shell.image_tree import broker_text
+from tests.controller.conftest import cluster
 from tests.controller.kafka_cases import brokers, image_of, refusal, run
 
 PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL = 0, 1, 2, 3
@@ -107,3 +117,39 @@ def test_ports_1_to_65535_can_be_registered(port: int) -> None:
     """The bounds of checkPortIsSerializable: 1 and 65535 are serializable ports."""
     _, [record], _ = run(RegisterBroker(1, port=port), image_of(brokers(level=22)))
     assert isinstance(record, RegisterBrokerRecord) and record.end_points[0].port == port
+
+
+def test_round_trip_to_controller_registration_request() -> None:
+    """ListenerInfoTest.testRoundTripToControllerRegistrationRequest: a controller's
+    registration request naming the four listeners, served by the active controller,
+    writes them all and the image keeps them, by name."""
+    c = cluster()
+    active = c.active_controller()
+    assert active is not None
+    [manager] = [app for app in c.sim.slots[active.node_id].apps
+                 if isinstance(app, ControllerRegistrationManager)]
+    other = next(n for n in sorted(c.config.controller_ids) if n != active.node_id)
+    request = ControllerRegistrationRequest(41, other, "Yw3SnqsRQFGK1uVuL3BLkA", ALL,
+                                            active.image.controllers[other].features)
+    manager.handle_message(NodeMessage(other, active.node_id, request), c.sim.now)
+    c.sim.schedule(c.sim.now, lambda: None, "asked")  # the write is flushed when due
+    assert c.run_until(lambda: active.image.controllers[other].incarnation_id
+                       == "Yw3SnqsRQFGK1uVuL3BLkA", 5_000)
+    assert active.image.controllers[other].endpoints == tuple(sorted(ALL, key=lambda e: e.name))
+
+
+@pytest.mark.parametrize(("host", "port", "message"), [
+    ("", 9093, "Cannot serialize empty host in ListenerInfo."),
+    ("localhost", 0, "Cannot serialize ephemeral port 0 in ListenerInfo."),
+])
+def test_to_controller_registration_request_fails_on_null_host_or_zero_port(
+        host: str, port: int, message: str) -> None:
+    """ListenerInfoTest.testToControllerRegistrationRequestFailsOnNullHost and
+    testToControllerRegistrationRequestFailsOnZeroPort: a controller listener without a
+    host, or with an ephemeral port, cannot be registered (before the metadata.version
+    check, as Kafka's controller fails before it sends the request)."""
+    listeners = (INTERNAL, BrokerEndpoint("CONTROLLER", host, port, PLAINTEXT))
+    for level in (22, 1):
+        error = refusal(RegisterController(3000, "Yw3SnqsRQFGK1uVuL3BLkA", listeners),
+                        image_of(brokers(level=level)))
+        assert (error.code, error.message) == ("INVALID_REQUEST", message)

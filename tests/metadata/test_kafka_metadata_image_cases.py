@@ -6,6 +6,11 @@ delegation tokens), its delta every part's delta in that order, and its second
 image every part's second image. Ported: the delta gives the second image at
 the delta's provenance; both images and the first image's records followed by
 the delta's reach the same image through every split into deltas.
+
+Kafka's names for the image checks: testEmptyImageRoundTrip
+(test_an_image_round_trips_through_its_snapshot_records); testImage1RoundTrip,
+testImage2RoundTrip (test_an_image_round_trips_through_its_snapshot_records);
+testApplyDelta1 (test_delta1_gives_image2_at_the_deltas_provenance).
 """
 
 from __future__ import annotations

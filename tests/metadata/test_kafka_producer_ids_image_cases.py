@@ -3,6 +3,11 @@
 Ported: four ProducerIdsRecords from two brokers, each above the last (the
 image keeps the last); the round trips of both images, written as Kafka writes
 them (broker id and epoch -1), and the delta through every split.
+
+Kafka's names for the image checks: testEmptyImageRoundTrip
+(test_an_image_round_trips_through_its_snapshot_records); testImage1RoundTrip,
+testImage2RoundTrip (test_an_image_round_trips_through_its_snapshot_records);
+testApplyDelta1 (test_delta1_gives_image2).
 """
 
 from __future__ import annotations

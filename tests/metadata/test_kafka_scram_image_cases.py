@@ -7,6 +7,11 @@ removed; the round trips of both images and the delta through every split.
 Also ported: written at metadata.version 3.4-IV0, the empty image loses nothing and
 an image with credentials loses them, an error without a loss handler
 (testEmptyWithInvalidIBP, testImage1withInvalidIBP).
+
+Kafka's names for the image checks: testEmptyImageRoundTrip
+(test_an_image_round_trips_through_its_snapshot_records); testImage1RoundTrip,
+testImage2RoundTrip (test_an_image_round_trips_through_its_snapshot_records);
+testApplyDelta1 (test_delta1_gives_image2).
 """
 
 from __future__ import annotations

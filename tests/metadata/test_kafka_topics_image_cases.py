@@ -10,6 +10,11 @@ Not ported: ``LocalReplicaChanges`` (``TopicsDelta.localChanges``) itself. kraft
 broker has no such delta view: its ReplicaManager compares the published
 images (see ``broker/replica_manager.py``). Partition directories (JBOD) are
 left out of the registrations.
+
+Kafka's names for the image checks: testEmptyImageRoundTrip
+(test_the_empty_image_writes_no_records_and_reads_back_empty); testImage1RoundTrip,
+testImage2RoundTrip (test_an_image_round_trips_through_its_snapshot_records);
+testApplyDelta1 (test_delta1_gives_image2).
 """
 
 from __future__ import annotations

@@ -17,6 +17,8 @@ Skipped, with the reason:
 - testConfig, testMaxBatchSize: kraftsim has no segment-size floor to validate and bounds
   batches by record count (``max_records_per_batch``), not bytes.
 - testHighWatermarkOffsetMetadata: offset metadata is a segment file position.
+- testTruncateBelowHighWatermark: the log keeps no high watermark (the node does; as
+  MockLogTest's case of the same name, see test_kafka_mock_log_cases).
 - testTopicId: one log, no topic id.
 - testReadMissingSnapshot, testDeleteNonExistentSnapshot, testTruncateWillRemoveOlderSnapshot,
   testSnapshotDeletionWithInvalidSnapshotState, testDeleteSnapshots: the simulated log keeps

@@ -12,7 +12,10 @@ testMonotonicEpochStartOffset (test_log::test_append_must_continue_at_the_log_en
 testUnflushedRecordsLostAfterReopen (test_log::test_lose_unflushed), the
 testValidate* cases (test_kafka_metadata_log_cases), testCreateSnapshot* and
 testFailToIncreaseLogStartPastHighWatermark (test_kafka_metadata_log_cases and
-test_kafka_raft_snapshot_cases).
+test_kafka_raft_snapshot_cases), testTruncateFullyToLatestSnapshot and testDoesntTruncateFully
+(KafkaMetadataLogTest's cases of the same names: test_kafka_metadata_log_cases::
+test_installing_a_snapshot_past_the_log_end_replaces_the_whole_log and
+test_kafka_metadata_log_more_cases::test_a_snapshot_not_ahead_of_the_log_leaves_the_log_whole).
 
 Where kraftsim differs on purpose:
 
@@ -23,7 +26,12 @@ Where kraftsim differs on purpose:
 - A read at or past the log end answers nothing (Kafka throws OffsetOutOfRange past the
   end): a leader validates a fetch offset against its log before it reads.
 
-Set aside: testTopicPartition and testTopicId (one log, no partition), testReadMissingSnapshot,
+Ported later (at the end): testAppendAsLeader with testReadRecords, testAppendControlRecord.
+
+Set aside: testAssignEpochStartOffset (a leader's epoch enters the log with its LeaderChange
+record, not before it: the log has no separate epoch start); testMetadataValidation (offset
+metadata of segment positions: kraftsim's raft log is read by offset only);
+testTopicPartition and testTopicId (one log, no partition), testReadMissingSnapshot,
 testCreateExistingSnapshot, testTruncateWillRemoveOlderSnapshot and the other
 several-snapshot cases (kraftsim keeps one snapshot), testUpdateLogStartOffset* (the log
 start moves only with a snapshot).
@@ -34,6 +42,7 @@ from __future__ import annotations
 import pytest
 
 from raft import Batch, OffsetAndEpoch, RaftLog, RaftLogError, Snapshot, SnapshotId
+from raft.batch import LeaderChangeMessage
 
 
 def _log(*runs: tuple[int, int]) -> RaftLog:
@@ -162,3 +171,29 @@ def test_a_read_below_the_log_start_is_refused() -> None:
     with pytest.raises(RaftLogError, match="below the log start"):
         log.read(4, log.end_offset, 100)
     assert log.read(log.end_offset + 1, log.end_offset + 5, 100) == ()
+
+
+def test_a_leaders_appends_end_its_epoch_and_read_back_in_order() -> None:
+    """testAppendAsLeader (and testReadRecords' point): a batch of one record, then one of
+    two, appended in epoch 2; after each the epoch ends at the log end, the last fetched
+    epoch is 2, and a read from 0 gives every record in order."""
+    log = RaftLog()
+    expected: list[str] = []
+    for records in (("one",), ("two", "three")):
+        log.append(Batch(log.end_offset, 2, records), flushed=True)
+        expected.extend(records)
+        assert log.end_offset_for_epoch(2) == OffsetAndEpoch(len(expected), 2)
+        assert log.last_epoch == 2
+        assert [r for b in log.read(0, log.end_offset, 1 << 30) for r in b.records] == expected
+
+
+def test_a_leader_change_control_record_is_a_batch_of_its_own() -> None:
+    """testAppendControlRecord: a LeaderChange record appended in epoch 3 takes offset 0,
+    is read back as a control batch holding that record, and ends epoch 3 at offset 1."""
+    message = LeaderChangeMessage(leader_id=0, voters=(), granting_voters=())
+    log = RaftLog()
+    log.append(Batch(0, 3, control_records=(message,)), flushed=True)
+    assert (log.start_offset, log.end_offset, log.last_epoch) == (0, 1, 3)
+    [batch] = log.read(0, log.end_offset, 1 << 30)
+    assert batch.is_control and batch.control_records == (message,)
+    assert log.end_offset_for_epoch(3) == OffsetAndEpoch(1, 3)

@@ -3,8 +3,43 @@
 Kafka tests its election states as objects (QuorumState and one class per role);
 kraftsim keeps the roles inside RaftNode, so each case is run on a node built
 from its disk (tests/raft/kafka_context.py) and checked through its role, epoch,
-vote, persisted election state, timers and messages. Cases about the state
-objects' own API (illegal transitions that throw) have no counterpart here.
+vote, persisted election state, timers and messages.
+
+Not ported, with the reason:
+
+- The state objects' own transition API, legal or refused (Kafka's QuorumState throws
+  on an illegal one): kraftsim changes role only as messages and timers drive it, so a
+  refused transition cannot be asked for, and the legal ones are those the
+  KafkaRaftClientTest cases drive (tests/raft/test_kafka_raft_client*_cases.py):
+  testCandidateToResigned, testCandidateToLeader,
+  testCandidateToLeaderWithoutGrantedVote, testCandidateToFollower,
+  testCandidateToAnyStateLowerEpoch, testLeaderToResigned, testLeaderToCandidate,
+  testLeaderToFollower, testLeaderToUnattachedVoted, testLeaderToAnyStateLowerEpoch,
+  testCannotFollowOrVoteForSelf, testUnattachedToLeaderOrResigned,
+  testUnattachedVotedSameEpoch, testUnattachedToCandidate,
+  testUnattachedToFollowerSameEpoch, testUnattachedToFollowerHigherEpoch,
+  testUnattachedToAnyStateLowerEpoch, testUnattachedVotedToInvalidLeaderOrResigned,
+  testUnattachedVotedToCandidate, testObserverFromUnattachedVotedToCandidate,
+  testUnattachedVotedToUnattachedVotedSameEpoch,
+  testUnattachedVotedToFollowerSameEpoch, testUnattachedVotedToUnattachedSameEpoch,
+  testUnattachedVotedToAnyStateLowerEpoch, testAllStatesToUnattachedFailInSameEpoch,
+  testFollowerToFollowerSameEpoch, testFollowerToLeaderOrResigned,
+  testFollowerToCandidate, testFollowerToUnattachedSameEpoch,
+  testFollowerToUnattachedVotedSameEpoch, testFollowerToUnattachedVotedHigherEpoch,
+  testFollowerToAnyStateLowerEpoch, testObserverCannotBecomeCandidateOrLeader,
+  testObserverWithIdCanVote, testHasRemoteLeader.
+- Voter endpoints (KIP-853; kraftsim's voters have none):
+  testInitializeAsUnattachedWhenMissingEndpoints,
+  testFollowerToFollowerSameEpochAndMoreEndpoints, CandidateStateTest.testLeaderEndpoints,
+  FollowerStateTest.testLeaderIdAndEndpoint.
+- CandidateStateTest's checks of its own arguments (a candidate's own id rejecting it,
+  a voter set without it): testCannotRejectVoteFromLocalId, testInvalidVoterSet; kraftsim
+  makes a node a candidate only as a voter, and never records its own answer.
+- A node without a local id (every kraftsim node has one): testInitializeWithEmptyLocalId,
+  testNoLocalIdInitializationFailsIfElectionStateHasVotedCandidate.
+- An election state that cannot be read (testInitializeWithCorruptedStore): a simulated
+  node's election state is kept by its simulated disk, which is wiped or kept whole, never
+  unreadable.
 """
 
 from __future__ import annotations

@@ -20,7 +20,8 @@ Already covered elsewhere (by the named kraftsim test):
 - ElectionStateTest.testQuorumStateDataRoundTrip: tests/kafka_format/test_node_state.py::
   test_quorum_state_version_0_keeps_its_voters_and_round_trips and
   test_quorum_state_version_1_has_the_voted_directory_and_round_trips.
-- LeaderStateTest.testUpdateHighWatermarkQuorumSizeOne/Two/Three and
+- LeaderStateTest.testUpdateHighWatermarkQuorumSizeOne, testUpdateHighWatermarkQuorumSizeTwo,
+  testUpdateHighWatermarkQuorumSizeThree and
   testNonMonotonicHighWatermarkUpdate: test_leader_state.py (every quorum size, never
   back); testGetNonLeaderFollowersByFetchOffsetDescending: test_leader_state::
   test_preferred_successors_are_most_up_to_date_first; testGrantVote:

@@ -26,6 +26,14 @@ Whole classes of this port that kraftsim does not model, with the reason:
 - VoterSetHistoryTest and KRaftControlRecordStateMachineTest (all cases), and the KIP-853
   parts of VoterSetTest and KafkaRaftClientReconfigTest: dynamic voters, not modelled
   (see test_kafka_raft_reconfig_cases.py).
+
+VoterSetHistoryTest's cases, left out above: testStaticVoterSet, TestNoStaticVoterSet,
+testAddAt, testBootstrapAddAt, testAddAtNonOverlapping,
+testNonoverlappingFromStaticVoterSet, testTruncateTo, testTrimPrefixTo, testClear;
+KRaftControlRecordStateMachineTest's: testEmptyPartition,
+testEmptyPartitionWithNoStaticVoters, testUpdateWithoutSnapshot,
+testUpdateWithEmptySnapshot, testUpdateWithSnapshot,
+testUpdateWithSnapshotAndLogOverride, testTruncateTo, testTrimPrefixTo.
 """
 
 from __future__ import annotations

@@ -15,6 +15,13 @@ Where kraftsim differs on purpose: nested braces are globs here (Kafka treats a
 component with nested braces, or an unclosed ``{``, as a literal name); an
 unclosed ``{`` is an error; matches come in natural order (Kafka sorts names as
 strings: ``10`` before ``9``).
+
+Kafka's names: testStarGlob (test_a_star_lists_the_working_directory), testDotDot and
+testDoubleDotDot (test_dot_dot_goes_up_and_stops_at_the_root), testZGlob
+(test_a_glob_in_the_parent_directory), testBetaOrThetaGlob
+(test_globs_in_two_components), testNotFoundGlob
+(test_a_name_that_is_not_there_finds_nothing), testAbsoluteGlob
+(test_an_absolute_glob_starts_at_the_root).
 """
 
 from __future__ import annotations

@@ -44,6 +44,11 @@ Whole classes not modelled:
   ``log NODE`` of a simulated node (whose controller refuses unknown configs and has no
   SCRAM operation, so its log holds no secret) and ``kraftsim dump-log``, which prints
   every field, as Kafka's ``kafka-dump-log`` does.
+
+RecordRedactorTest's cases, left out above: testTopicRecordToString,
+testUserScramCredentialRecordToString,
+testUserScramCredentialRecordToStringWithNullName, testSensitiveConfigRecordToString,
+testNonSensitiveConfigRecordToString.
 """
 
 from __future__ import annotations
@@ -445,8 +450,9 @@ def test_schema(monkeypatch: pytest.MonkeyPatch) -> None:
 ])
 def test_criteria_redact_scram_and_delegation_tokens(criteria: RedactionCriteria,
                                                      redacts: bool) -> None:
-    """testStrictRedactsScram, testNormalRedactsScram, testDisabledDoesNotRedactScram and
-    the three *DelegationToken cases."""
+    """testStrictRedactsScram, testNormalRedactsScram, testDisabledDoesNotRedactScram,
+    testStrictRedactsDelegationToken, testNormalRedactsDelegationToken and
+    testDisabledDoesNotRedactDelegationToken."""
     assert criteria.redacts_scram is redacts
     assert criteria.redacts_delegation_tokens is redacts
 

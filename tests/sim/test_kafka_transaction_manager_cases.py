@@ -73,7 +73,10 @@ Not ported, by reason:
 - Sender and accumulator internals with no counterpart (drain, close, a background
   thread's invalid transition): testSenderShutdownWithPendingTransactions,
   testAllowDrainInAbortableErrorState, testRaiseErrorWhenNoPartitionsPendingOnDrain,
-  testBackgroundInvalidStateTransitionIsFatal;
+  testBackgroundInvalidStateTransitionIsFatal; and resendFailedProduceRequestAfterAbortableError,
+  which moves the manager to an abortable error by hand (transitionToAbortableError) while a
+  produce waits for its retry: kraftsim's producer has no such entry point, its errors come
+  from the answers it gets;
 - consumer group metadata (member id, generation, instance id) is not sent, the group
   coordinator's answers are scripted instead: testSendOffsetsWithGroupMetadata.
 """

@@ -524,11 +524,13 @@ def test_a_force_terminate_retrying_through_a_crash_may_abort_a_later_prepared_t
     # "c" was sent right after a crash and retried for 8 s while the coordinator was
     # unavailable; it landed 90 ms after a new 2PC transaction was prepared and aborted
     # it, as Kafka's admin would. The checker took the termination to cover only the
-    # transaction prepared when it was sent (PreparedTxnSurvives, a false alarm). (Seed 3:
+    # transaction prepared when it was sent (PreparedTxnSurvives, a false alarm). (Seed 13:
     # the raft leader's BeginQuorumEpoch heartbeat moved seed 0's timings off the race,
-    # Kafka's striped placement seed 1's; seeds 7, 13 and 20 meet it too.)
+    # Kafka's striped placement seed 1's, and brokers unfenced within 10 ms of catching up
+    # left seed 3's termination unfinished at the end; seeds 10, 12, 20, 22 and 27 meet
+    # it too.)
     world = TwoPcWorld()
-    world.start(seed=3, draw=_Classic())  # type: ignore[arg-type]
+    world.start(seed=13, draw=_Classic())  # type: ignore[arg-type]
     steps: list[tuple[str, dict[str, object]]] = [
         ("force_terminate_2pc", {}), ("crash_a_data_leader", {}),
         ("force_terminate_2pc", {}), ("new_instance", {"which": "a"}),
