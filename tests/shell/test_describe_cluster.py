@@ -263,3 +263,40 @@ def test_help_and_man_list_describe_cluster(shell: Shell) -> None:
     page = rec.run("man describe-cluster")
     assert page[1] == "    describe-cluster - send DescribeCluster to a broker or a controller"
     assert any("MISMATCHED_ENDPOINT_TYPE" in line for line in page)
+
+
+def test_at_exactly_3_7_iv0_run_until_idle_waits_for_a_restarted_controllers_registration(
+        shell: Shell) -> None:
+    """3.7-IV0 is the first metadata.version at which controllers register (KIP-919): at
+    that level too, idle waits for the new incarnation's registration."""
+    rec = shell()
+    config = ClusterConfig(seed=12, controllers=3, brokers=1, controller=ControllerConfig(
+        bootstrap_metadata_version=LEVELS["3.7-IV0"]))
+    lab = Lab(config)
+    assert lab.cluster.start()
+    rec.session.lab = lab
+    rec.run("run-until idle")
+    before = _registered(lab, 3001)
+    rec.run("crash 3001", "restart 3001")
+    assert lab.run_until(lab.cluster.idle, 10_000)
+    assert lab.unregistered_controller() == (3001, before)
+    assert rec.run("run-until idle")[0].endswith("idle; controller 3000 leads epoch 1")
+    assert _registered(lab, 3001) == _incarnation(lab, 3001) != before
+
+
+def test_idle_does_not_wait_for_a_controller_the_active_one_reaches_one_way_only(
+        shell: Shell) -> None:
+    """A restarted controller whose link to the active controller is cut one way cannot
+    fetch (nor register): like the cluster's idle test, ``run-until idle`` counts only
+    controllers reachable both ways, and waits for it again once the link heals."""
+    rec = shell()
+    rec.run(CLUSTER, "run-until idle")
+    lab = _lab(rec)
+    before = _registered(lab, 3002)
+    rec.run("crash 3002")
+    lab.cluster.sim.network.block(3002, 3000)
+    rec.run("restart 3002")
+    assert rec.run("run-until idle")[0].endswith("idle; controller 3000 leads epoch 1")
+    assert _registered(lab, 3002) == before != _incarnation(lab, 3002)
+    rec.run("heal", "run-until idle")
+    assert _registered(lab, 3002) == _incarnation(lab, 3002)

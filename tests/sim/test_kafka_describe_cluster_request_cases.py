@@ -8,7 +8,9 @@ request came in on) and names a random alive broker as the controller (KIP-590).
 broker of a :class:`~sim.cluster.KRaftCluster` (three controllers, three brokers whose
 registrations are amended with Kafka's racks) answers from its published image with
 :func:`broker.metadata_cache.describe_cluster`; every simulated broker registers the one
-listener PLAINTEXT at localhost:9092.
+listener PLAINTEXT at localhost:9092. The broker's side of Kafka's AuthHelperTest
+(testComputeDescribeClusterResponseSuccess, ...WhereControllerIsNotFound: a controller id
+is kept only when the answer lists it) follows on images with brokers on two listeners.
 
 Not ported (parts of both methods, which differ only in includeClusterAuthorizedOperations):
 
@@ -24,7 +26,14 @@ import random
 import pytest
 
 from broker.metadata_cache import DescribedBroker, describe_cluster
-from metadata.schema import BrokerRegistrationChangeRecord
+from metadata.image import MetadataImage
+from metadata.schema import (
+    BrokerEndpoint,
+    BrokerRegistrationChangeRecord,
+    FeatureLevelRecord,
+    RegisterBrokerRecord,
+)
+from metadata.versions import METADATA_VERSION_FEATURE
 from sim.cluster import KRaftCluster
 from tests.controller.kafka_cases import image_of
 from tests.sim.harness import racked_cluster
@@ -88,3 +97,28 @@ def test_a_controller_id_without_the_listener_is_not_named() -> None:
     for seed in range(5):
         assert describe_cluster(loader.published, random.Random(seed), "SSL").controller_id == -1
         assert describe_cluster(loader.published, random.Random(seed)).controller_id != -1
+
+
+def _two_brokers_one_with_ssl() -> MetadataImage:
+    """Brokers 0 and 1 alive, both on PLAINTEXT, only broker 0 also on SSL."""
+    plaintext = BrokerEndpoint("PLAINTEXT", "localhost", 9092)
+    ssl = BrokerEndpoint("SSL", "localhost", 9093, 1)
+    return image_of([FeatureLevelRecord(METADATA_VERSION_FEATURE, 22),
+                     RegisterBrokerRecord(0, "inc-0", 100, (plaintext, ssl), fenced=False),
+                     RegisterBrokerRecord(1, "inc-1", 100, (plaintext,), fenced=False)])
+
+
+def test_a_controller_id_found_among_the_listed_brokers_is_kept() -> None:
+    """AuthHelperTest.testComputeDescribeClusterResponseSuccess and
+    ...WhereControllerIsNotFound, on a broker: the alive broker drawn is named when it is
+    listed (a single listed broker too), and -1 when it has no endpoint on the listener the
+    request came in on."""
+    image = _two_brokers_one_with_ssl()
+    drawn = {describe_cluster(image, random.Random(seed)).controller_id for seed in range(20)}
+    assert drawn == {0, 1}
+    on_ssl = {describe_cluster(image, random.Random(seed), "SSL") for seed in range(20)}
+    assert {answer.brokers for answer in on_ssl} == {(DescribedBroker(0, "localhost", 9093),)}
+    assert {answer.controller_id for answer in on_ssl} == {0, -1}
+    alone = image_of([BrokerRegistrationChangeRecord(1, 100, fenced=1)], image, 100)
+    assert {describe_cluster(alone, random.Random(seed)).controller_id
+            for seed in range(5)} == {0}
