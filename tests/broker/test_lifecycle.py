@@ -128,6 +128,27 @@ def test_a_fenced_answer_moves_a_running_broker_back_to_recovery() -> None:
     assert h.manager.state is BrokerState.RECOVERY and h.manager.fenced
 
 
+def test_a_broker_in_recovery_stays_there_while_the_controller_answers_fenced() -> None:
+    """Kafka's RECOVERY state: a fenced answer keeps the broker in RECOVERY, heartbeating
+    every interval; only an unfenced answer makes it RUNNING."""
+    h = _running()
+    at = 1 + CONFIG.heartbeat_interval_ms
+    [heartbeat] = h.sent(at)
+    h.answer(BrokerHeartbeatResponse(heartbeat.correlation_id, "NONE", is_caught_up=True,
+                                     is_fenced=True), at)
+    assert h.manager.state is BrokerState.RECOVERY
+    at += CONFIG.heartbeat_interval_ms
+    [heartbeat] = h.sent(at)
+    h.answer(BrokerHeartbeatResponse(heartbeat.correlation_id, "NONE", is_caught_up=True,
+                                     is_fenced=True), at)
+    assert h.manager.state is BrokerState.RECOVERY and h.manager.fenced
+    assert h.sent(at + CONFIG.heartbeat_interval_ms - 1) == []
+    [heartbeat] = h.sent(at + CONFIG.heartbeat_interval_ms)
+    h.answer(BrokerHeartbeatResponse(heartbeat.correlation_id, "NONE", is_caught_up=True,
+                                     is_fenced=False), at + CONFIG.heartbeat_interval_ms)
+    assert h.manager.state is BrokerState.RUNNING and not h.manager.fenced
+
+
 def test_controlled_shutdown_waits_for_the_controller_or_the_timeout() -> None:
     h = _running()
     assert h.manager.begin_controlled_shutdown(10)

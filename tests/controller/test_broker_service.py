@@ -9,6 +9,7 @@ from typing import Any
 
 import msgspec
 
+from controller import WriteMode
 from controller.broker_service import ControllerBrokerService
 from controller.leader_balance import imbalanced
 from controller.operations import (
@@ -33,6 +34,7 @@ from metadata.requests import (
     NodeMessage,
 )
 from metadata.schema import BrokerRegistrationChangeRecord
+from metadata.versions import LEVELS
 from sim.cluster import KRaftCluster
 
 from .conftest import cluster
@@ -212,6 +214,32 @@ def test_a_session_is_valid_until_its_timeout() -> None:
     service.poll(seen + timeout + 1)
     service.poll(seen + timeout + 2)  # a fence under way is not asked for again
     assert [b for b, _ in service.fenced_by_timeout].count(broker) == 1
+
+
+def test_a_fence_refused_at_once_is_tried_again_each_millisecond_without_a_livelock() -> None:
+    """A session fence the write mode refuses at once (transactional writes forced below
+    metadata.version 3.6-IV1, a fence larger than one batch) leaves the broker unfenced
+    and stale: the controller asks again 1 ms after each try, as the clock moves, not
+    again and again at the same instant (Kafka reschedules its fence check at the next
+    check time, which a stale broker keeps in the past)."""
+    c = cluster(metadata_version=LEVELS["3.6-IV0"], mode=WriteMode.TRANSACTIONAL, batch=3)
+    for name in ("a", "b", "c"):  # two records each: one batch, no transaction needed
+        handle = c.submit(CreateTopics((NewTopic(name, 1, 3),)))
+        assert c.run_until(lambda h=handle: h.done, 5000)  # type: ignore[misc]
+        assert handle.error is None, handle.error
+    service = _service(c)
+    broker = max(c.config.broker_ids)  # in all three ISRs: its fence is 4 records
+    c.sim.crash(broker)
+    expiry = service.last_contact[broker] + service.config.session_timeout_ms + 1
+    service.poll(expiry)
+    image = c.active_controller().image  # type: ignore[union-attr]
+    assert service.fenced_by_timeout == [(broker, expiry)] and not image.brokers[broker].fenced
+    assert broker not in service.fencing
+    assert service.next_deadline() == expiry + 1
+    c.sim.run_for(expiry + 3 - c.sim.now)
+    assert c.sim.violation is None
+    tries = [t for b, t in service.fenced_by_timeout if b == broker]
+    assert tries[-3:] == [expiry + 1, expiry + 2, expiry + 3]
 
 
 def test_a_fenced_broker_is_not_fenced_again_when_its_session_expires() -> None:
