@@ -14,7 +14,8 @@ real broker's):
 - RECOVERY: caught up; the next heartbeat 10 ms after the one that said so, then
   every ``broker.heartbeat.interval.ms``, with wantFence until the loader has
   published an image; the controller unfences the broker once it is caught up;
-- RUNNING: unfenced; heartbeats keep the session alive;
+- RUNNING: unfenced once; heartbeats keep the session alive (a later fenced answer,
+  after a session timeout, leaves the state as it is, as in Kafka);
 - PENDING_CONTROLLED_SHUTDOWN: heartbeats carry wantShutDown until the
   controller says shouldShutDown (or the timeout passes), then SHUTTING_DOWN,
   when the node may stop.
@@ -189,5 +190,5 @@ class BrokerLifecycleManager:
             self._next_send = now + STARTING_HEARTBEAT_MS
         elif self.state in (BrokerState.RECOVERY, BrokerState.STARTING) and not msg.is_fenced:
             self.state = BrokerState.RUNNING
-        elif self.state is BrokerState.RUNNING and msg.is_fenced:
-            self.state = BrokerState.RECOVERY
+        # (RUNNING stays RUNNING on a fenced answer, as in Kafka: only ``fenced`` follows it,
+        # and the controller unfences the broker again once its heartbeats say caught up)

@@ -120,32 +120,53 @@ def test_a_stale_epoch_sends_the_broker_back_to_registration(error: str) -> None
     assert again.incarnation_id == h.manager.incarnation_id  # the same process
 
 
-def test_a_fenced_answer_moves_a_running_broker_back_to_recovery() -> None:
+def test_a_fenced_answer_leaves_a_running_broker_running() -> None:
+    """Kafka's RUNNING state takes a fenced answer (a session that timed out) as any other:
+    the broker stays RUNNING, marked fenced, heartbeating every interval with wantFence
+    false, and is unfenced by the next answer that says so."""
     h = _running()
-    [heartbeat] = h.sent(1 + CONFIG.heartbeat_interval_ms)
+    h.publish(8)
+    at = 1 + CONFIG.heartbeat_interval_ms
+    [heartbeat] = h.sent(at)
     assert isinstance(heartbeat, BrokerHeartbeatRequest)
-    h.answer(BrokerHeartbeatResponse(heartbeat.correlation_id, "NONE", is_fenced=True), 600)
-    assert h.manager.state is BrokerState.RECOVERY and h.manager.fenced
+    h.answer(BrokerHeartbeatResponse(heartbeat.correlation_id, "NONE", is_fenced=True), at)
+    assert h.manager.state is BrokerState.RUNNING and h.manager.fenced
+    assert h.sent(at + CONFIG.heartbeat_interval_ms - 1) == []
+    [heartbeat] = h.sent(at + CONFIG.heartbeat_interval_ms)
+    assert isinstance(heartbeat, BrokerHeartbeatRequest) and not heartbeat.want_fence
+    h.answer(BrokerHeartbeatResponse(heartbeat.correlation_id, "NONE", is_fenced=False),
+             at + CONFIG.heartbeat_interval_ms)
+    assert h.manager.state is BrokerState.RUNNING and not h.manager.fenced
+
+
+def _recovering() -> Harness:
+    """A broker that registered and was told it caught up, still fenced: RECOVERY."""
+    h = Harness()
+    h.sent(0)
+    h.publish(8)
+    h.answer(BrokerRegistrationResponse(1, "NONE", broker_epoch=6), 1)
+    [heartbeat] = h.sent(1)
+    h.answer(BrokerHeartbeatResponse(heartbeat.correlation_id, "NONE", is_caught_up=True,
+                                     is_fenced=True), 1)
+    assert h.manager.state is BrokerState.RECOVERY
+    return h
 
 
 def test_a_broker_in_recovery_stays_there_while_the_controller_answers_fenced() -> None:
     """Kafka's RECOVERY state: a fenced answer keeps the broker in RECOVERY, heartbeating
     every interval; only an unfenced answer makes it RUNNING."""
-    h = _running()
-    at = 1 + CONFIG.heartbeat_interval_ms
-    [heartbeat] = h.sent(at)
-    h.answer(BrokerHeartbeatResponse(heartbeat.correlation_id, "NONE", is_caught_up=True,
-                                     is_fenced=True), at)
-    assert h.manager.state is BrokerState.RECOVERY
-    at += CONFIG.heartbeat_interval_ms
+    h = _recovering()
+    at = 1 + 10  # the heartbeat 10 ms after the answer that said caught up
+    assert h.sent(at - 1) == []
     [heartbeat] = h.sent(at)
     h.answer(BrokerHeartbeatResponse(heartbeat.correlation_id, "NONE", is_caught_up=True,
                                      is_fenced=True), at)
     assert h.manager.state is BrokerState.RECOVERY and h.manager.fenced
     assert h.sent(at + CONFIG.heartbeat_interval_ms - 1) == []
-    [heartbeat] = h.sent(at + CONFIG.heartbeat_interval_ms)
+    at += CONFIG.heartbeat_interval_ms
+    [heartbeat] = h.sent(at)
     h.answer(BrokerHeartbeatResponse(heartbeat.correlation_id, "NONE", is_caught_up=True,
-                                     is_fenced=False), at + CONFIG.heartbeat_interval_ms)
+                                     is_fenced=False), at)
     assert h.manager.state is BrokerState.RUNNING and not h.manager.fenced
 
 
