@@ -240,15 +240,22 @@ def test_control_records_in_a_data_log_are_named_as_kafka_does(
         tmp_path: Path, key: bytes, shown: str, capsys: pytest.CaptureFixture[str]) -> None:
     """A data partition's control batch: a marker's type and epoch, any other type by
     Kafka's enum name and id."""
+    line = dumped_control_record(tmp_path, key, i16(0) + i32(7), capsys)
+    assert line.endswith(f"headerKeys: [] {shown}")
+
+
+def dumped_control_record(tmp_path: Path, key: bytes | None, value: bytes,
+                          capsys: pytest.CaptureFixture[str]) -> str:
+    """dump-log's line for the one control record (``key``, ``value``) of a transactional
+    control batch, in a data partition's segment written under ``tmp_path``."""
     directory = tmp_path / "orders-0"
     directory.mkdir()
     segment = directory / "00000000000000000000.log"
-    segment.write_bytes(batch(0, 0, [(key, i16(0) + i32(7))], attributes=CONTROL | 0x10,
-                              producer_id=5))
+    segment.write_bytes(batch(0, 0, [(key, value)], attributes=CONTROL | 0x10, producer_id=5))
     assert dump_log([str(segment)]) == 0
     lines = capsys.readouterr().out.splitlines()
     [line] = [line for line in lines if line.startswith("| offset: 0 ")]
-    assert line.endswith(f"headerKeys: [] {shown}")
+    return line
 
 
 # --- __transaction_state: non-nullable fields written null -------------------------------------

@@ -39,6 +39,7 @@ from .test_kafka_schema_audit_cases import (
     batch,
     compressed_batch,
     config_record,
+    dumped_control_record,
     metadata_value,
     topic_record,
 )
@@ -165,14 +166,7 @@ def test_a_data_log_control_record_that_is_no_marker_is_named_by_kafkas_control_
     """A control record of a data partition whose value holds no transaction marker (a
     one-byte value: a marker needs six) is named by Kafka's ControlRecordType and the id
     its key holds as an int16 at byte 2 (bytes after it, as Kafka, ignored)."""
-    directory = tmp_path / "orders-0"
-    directory.mkdir()
-    segment = directory / "00000000000000000000.log"
-    segment.write_bytes(batch(0, 0, [(i16(0) + i16(type_id) + after_type, b"\x00")],
-                              attributes=CONTROL | 0x10, producer_id=5))
-    assert dump_log([str(segment)]) == 0
-    lines = capsys.readouterr().out.splitlines()
-    [line] = [line for line in lines if line.startswith("| offset: 0 ")]
+    line = dumped_control_record(tmp_path, i16(0) + i16(type_id) + after_type, b"\x00", capsys)
     assert line.endswith(f"headerKeys: [] controlType: {shown}")
 
 
@@ -181,12 +175,5 @@ def test_a_data_log_control_record_whose_key_holds_no_type_is_unknown(
         tmp_path: Path, key: bytes | None, capsys: pytest.CaptureFixture[str]) -> None:
     """A control key shorter than Kafka's four bytes (version, type) names no type: the
     record is printed as ``controlType: unknown`` (Kafka's reader refuses it)."""
-    directory = tmp_path / "orders-0"
-    directory.mkdir()
-    segment = directory / "00000000000000000000.log"
-    segment.write_bytes(batch(0, 0, [(key, i16(0) + i32(7))], attributes=CONTROL | 0x10,
-                              producer_id=5))
-    assert dump_log([str(segment)]) == 0
-    lines = capsys.readouterr().out.splitlines()
-    [line] = [line for line in lines if line.startswith("| offset: 0 ")]
+    line = dumped_control_record(tmp_path, key, i16(0) + i32(7), capsys)
     assert line.endswith("headerKeys: [] controlType: unknown")

@@ -25,6 +25,16 @@ def _lab(rec: Recorder) -> Lab:
     return lab
 
 
+def _lab_at(rec: Recorder, version: str) -> Lab:
+    """A started lab cluster (3 controllers, 1 broker) bootstrapped at metadata.version
+    ``version``, made the shell's lab."""
+    lab = Lab(ClusterConfig(seed=12, controllers=3, brokers=1, controller=ControllerConfig(
+        bootstrap_metadata_version=LEVELS[version])))
+    assert lab.cluster.start()
+    rec.session.lab = lab
+    return lab
+
+
 def _incarnation(lab: Lab, node_id: int) -> str:
     manager = lab.cluster.registration_manager(node_id)
     assert manager is not None
@@ -143,11 +153,7 @@ def test_below_3_7_iv0_a_controller_answers_unsupported_version(shell: Shell) ->
     """testDirectToControllerCommunicationFailsOnOlderMetadataVersion's error, in Kafka's
     words; a broker still answers."""
     rec = shell()
-    config = ClusterConfig(seed=12, controllers=3, brokers=1, controller=ControllerConfig(
-        bootstrap_metadata_version=LEVELS["3.6-IV2"]))
-    lab = Lab(config)
-    assert lab.cluster.start()
-    rec.session.lab = lab
+    _lab_at(rec, "3.6-IV2")
     assert rec.run("describe-cluster bootstrap-controller=3000") == [
         "ERR describe-cluster: UNSUPPORTED_VERSION: Direct-to-controller communication is not "
         "supported with the current MetadataVersion. (controller 3000's committed image is at "
@@ -245,11 +251,7 @@ def test_idle_does_not_wait_for_a_controller_cut_off_nor_below_3_7_iv0(shell: Sh
     rec.run("heal", "run-until idle")
     assert _registered(lab, 3002) == _incarnation(lab, 3002)
 
-    config = ClusterConfig(seed=12, controllers=3, brokers=1, controller=ControllerConfig(
-        bootstrap_metadata_version=LEVELS["3.6-IV2"]))
-    old = Lab(config)
-    assert old.cluster.start()
-    rec.session.lab = old
+    old = _lab_at(rec, "3.6-IV2")
     rec.run("crash 3001", "restart 3001")
     assert rec.run("run-until idle")[0].endswith("idle; controller 3000 leads epoch 1")
     assert old.unregistered_controller() is None
@@ -270,11 +272,7 @@ def test_at_exactly_3_7_iv0_run_until_idle_waits_for_a_restarted_controllers_reg
     """3.7-IV0 is the first metadata.version at which controllers register (KIP-919): at
     that level too, idle waits for the new incarnation's registration."""
     rec = shell()
-    config = ClusterConfig(seed=12, controllers=3, brokers=1, controller=ControllerConfig(
-        bootstrap_metadata_version=LEVELS["3.7-IV0"]))
-    lab = Lab(config)
-    assert lab.cluster.start()
-    rec.session.lab = lab
+    lab = _lab_at(rec, "3.7-IV0")
     rec.run("run-until idle")
     before = _registered(lab, 3001)
     rec.run("crash 3001", "restart 3001")
