@@ -345,9 +345,7 @@ class Lab:
             controller = cluster.controller(node_id)
             if manager is None or controller is None or controller.fault is not None:
                 continue
-            if node_id != active.node_id and not (
-                    network.can_deliver(active.node_id, node_id)
-                    and network.can_deliver(node_id, active.node_id)):
+            if node_id != active.node_id and not network.connected(active.node_id, node_id):
                 continue
             registered = image.controllers.get(node_id)
             if is_own_registration(registered, manager.incarnation_id):

@@ -395,9 +395,7 @@ class KRaftCluster:
             return True
         network = self.sim.network
         reachable = [slot for slot in self.sim.slots.values() if slot.running and (
-            slot.node_id == active.node_id
-            or (network.can_deliver(active.node_id, slot.node_id)
-                and network.can_deliver(slot.node_id, active.node_id)))]
+            slot.node_id == active.node_id or network.connected(active.node_id, slot.node_id))]
         expected = [(m.node_id, m.incarnation_id) for slot in reachable if slot.is_voter
                     and (m := self.registration_manager(slot.node_id)) is not None]
         for slot in reachable:
@@ -479,8 +477,7 @@ class KRaftCluster:
         if not slot.running:
             return False
         network = self.sim.network
-        if not (network.can_deliver(active.node_id, slot.node_id)
-                and network.can_deliver(slot.node_id, active.node_id)):
+        if not network.connected(active.node_id, slot.node_id):
             return False
         controller = self.controller(slot.node_id)
         if controller is not None and controller.offsets.last_committed_offset < target:

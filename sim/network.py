@@ -86,6 +86,11 @@ class Network:
         """False while a partition cuts src -> dst."""
         return (src, dst) not in self.blocked
 
+    def connected(self, a: int, b: int) -> bool:
+        """Both ways: no partition cuts a -> b nor b -> a."""
+        blocked = self.blocked
+        return (a, b) not in blocked and (b, a) not in blocked
+
     def partition(self, groups: Iterable[Iterable[int]], all_nodes: Iterable[int]) -> None:
         """Cut every link between different groups; nodes in no group form one more group."""
         group_of: dict[int, int] = {}

@@ -100,6 +100,8 @@ def test_a_block_cuts_one_direction() -> None:
     net.block(0, 1)
     assert not net.can_deliver(0, 1) and net.can_deliver(1, 0)
     assert net.blocked == {(0, 1)}
+    assert not net.connected(0, 1) and not net.connected(1, 0)  # connected: both ways
+    assert net.connected(1, 2) and net.connected(2, 1)
 
 
 def test_the_default_link_takes_1_to_3_ms_and_a_reordering_adds_up_to_50() -> None:
