@@ -55,6 +55,10 @@ SNAPSHOT_HEADER = 3
 SNAPSHOT_FOOTER = 4
 KRAFT_VERSION = 5
 KRAFT_VOTERS = 6
+KRAFT_CONTROL_TYPE_NAMES = {LEADER_CHANGE: "LEADER_CHANGE", SNAPSHOT_HEADER: "SNAPSHOT_HEADER",
+                            SNAPSHOT_FOOTER: "SNAPSHOT_FOOTER", KRAFT_VERSION: "KRAFT_VERSION",
+                            KRAFT_VOTERS: "KRAFT_VOTERS"}
+"""Kafka's ControlRecordType enum names of the KRaft control records."""
 
 
 class UnknownControlRecord(msgspec.Struct, frozen=True, gc=False):

@@ -32,7 +32,9 @@ import msgspec
 
 from kafka_format import offsets_log
 from kafka_format.batch_format import DELETE_HORIZON_FLAG, TIMESTAMP_TYPE_FLAG
+from kafka_format.control_records import KRAFT_CONTROL_TYPE_NAMES
 from kafka_format.data_log import (
+    CONTROL_TYPE_NAMES,
     DataBatch,
     DataRecord,
     decode_marker,
@@ -143,8 +145,7 @@ def record_facts(batch: DataBatch, index: int, record: DataRecord) -> dict[str, 
     }
 
 
-KAFKA_CONTROL_TYPES = {0: "ABORT", 1: "COMMIT", 2: "LEADER_CHANGE", 3: "SNAPSHOT_HEADER",
-                       4: "SNAPSHOT_FOOTER", 5: "KRAFT_VERSION", 6: "KRAFT_VOTERS"}
+KAFKA_CONTROL_TYPES = {**CONTROL_TYPE_NAMES, **KRAFT_CONTROL_TYPE_NAMES}
 """Kafka's ControlRecordType names by id; any other id is Kafka's UNKNOWN."""
 
 

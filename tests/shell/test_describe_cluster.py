@@ -41,6 +41,16 @@ def _incarnation(lab: Lab, node_id: int) -> str:
     return manager.incarnation_id
 
 
+def _restarted(rec: Recorder, node_id: int) -> tuple[Lab, str, str]:
+    """The lab cluster started, then controller ``node_id`` crashed and restarted: (the lab,
+    the incarnation id before, the one after)."""
+    rec.run(CLUSTER)
+    lab = _lab(rec)
+    before = _incarnation(lab, node_id)
+    rec.run(f"crash {node_id}", f"restart {node_id}")
+    return lab, before, _incarnation(lab, node_id)
+
+
 def _registered(lab: Lab, node_id: int) -> str:
     active = lab.cluster.active_controller()
     assert active is not None
@@ -182,11 +192,7 @@ def test_a_controller_not_registered_yet_is_noted(shell: Shell) -> None:
     """Between a restarted controller's catching up and its registration's commit, the
     answer still lists its earlier process: the shell says so."""
     rec = shell()
-    rec.run(CLUSTER)
-    lab = _lab(rec)
-    before = _incarnation(lab, 3001)
-    rec.run("crash 3001", "restart 3001")
-    after = _incarnation(lab, 3001)
+    lab, before, after = _restarted(rec, 3001)
     assert after != before
     controller = lab.cluster.controller(3002)
     assert controller is not None
@@ -206,11 +212,7 @@ def test_run_until_idle_waits_for_a_restarted_controllers_registration(shell: Sh
     """The cluster's own idle test is met before the new incarnation's registration is
     committed; ``run-until idle`` goes on until it is, so the image then shows it."""
     rec = shell()
-    rec.run(CLUSTER)
-    lab = _lab(rec)
-    before = _incarnation(lab, 3001)
-    rec.run("crash 3001", "restart 3001")
-    after = _incarnation(lab, 3001)
+    lab, before, after = _restarted(rec, 3001)
     assert lab.run_until(lab.cluster.idle, 10_000)
     assert lab.unregistered_controller() == (3001, before)
     assert not lab.idle()
