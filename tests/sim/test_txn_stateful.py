@@ -310,8 +310,8 @@ class TwoPcWorld(TxnWorld):
     def force_terminate_2pc(self) -> None:
         monitor = self.monitor
         monitor.force_terminated("c")
-        TxnAdmin(self.txns).force_terminate_transaction(
-            "c", lambda error: monitor.force_terminate_done("c"))
+        TxnAdmin(self.txns).force_terminate_transaction(   # within max_timeout_ms
+            "c", lambda error: monitor.force_terminate_done("c"), timeout_ms=10_000)
         self.cluster.sim.run_for(300)
         self._step()
 

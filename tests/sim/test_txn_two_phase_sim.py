@@ -140,8 +140,9 @@ def test_force_terminate_aborts_the_prepared_transaction() -> None:
     p1, state = w.prepared()
     done: list[str] = []
     w.monitor.force_terminated("db")
-    w.admin.force_terminate_transaction(
-        "db", lambda error: (done.append(error), w.monitor.force_terminate_done("db")))
+    w.admin.force_terminate_transaction(   # a timeout within transaction.max.timeout.ms
+        "db", lambda error: (done.append(error), w.monitor.force_terminate_done("db")),
+        timeout_ms=5_000)
     assert w.sim.run_until_true(lambda: bool(done), 30_000) and done == ["NONE"]
     w.sim.run_for(1_000)
     [described] = w.admin.describe_transactions(["db"])
