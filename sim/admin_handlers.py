@@ -15,11 +15,11 @@ in ``clients/admin/internals``) that sorts every error of an answer:
   TRANSACTIONAL_ID_NOT_FOUND included).
 
 The call as a whole gives up at its timeout (default.api.timeout.ms, 60 s, unless
-the call names one) with a TimeoutException, REQUEST_TIMED_OUT here. Kafka's
-ListTransactions handler sorts its answers too (COORDINATOR_LOAD_IN_PROGRESS
-retried, any other error fails that broker's listing), but kraftsim's coordinator
-loads a partition in the step it gains it and answers every ListTransactions
-with NONE, so there is nothing to sort.
+the call names one) with a TimeoutException, REQUEST_TIMED_OUT here. ListTransactions
+goes to every broker the metadata names alive and sorts each broker's answer on its
+own: COORDINATOR_LOAD_IN_PROGRESS is retried, any other error fails that broker's
+listing (kraftsim's coordinator loads a partition in the step it gains it, so it
+answers NONE, but a broker that does not answer fails its listing at the timeout).
 """
 
 from __future__ import annotations
@@ -37,6 +37,13 @@ class Outcome(StrEnum):
     RETRY = "retry"
     LOOKUP = "lookup"
     FAIL = "fail"
+
+
+def list_transactions_outcome(error: str) -> Outcome:
+    """ListTransactions (Kafka's ListTransactionsHandler), per broker."""
+    if error == "NONE":
+        return Outcome.DONE
+    return Outcome.RETRY if error == "COORDINATOR_LOAD_IN_PROGRESS" else Outcome.FAIL
 
 
 _COORDINATOR_MOVED = frozenset({"NOT_COORDINATOR", "COORDINATOR_NOT_AVAILABLE"})

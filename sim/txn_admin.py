@@ -4,6 +4,10 @@
   broker's coordinator, the answers merged (Kafka's Admin does the same), with
   the state, producer-id and duration filters (KIP-994 ``DurationFilter``,
   KIP-939's "running longer than").
+  :meth:`TxnAdmin.list_transactions_call` is Kafka's listTransactions call: it
+  asks every broker the metadata names alive (registered, unfenced), so a broker
+  that crashed but is not fenced yet fails its listing at the call's timeout, and
+  the whole call with it (:class:`ListTransactionsByBroker`).
 - :meth:`TxnAdmin.describe_transactions`: DescribeTransactions at each id's
   coordinator (FindCoordinator first), answered at once: what one round of
   requests sees now (COORDINATOR_NOT_AVAILABLE for an id whose coordinator is not
@@ -34,6 +38,7 @@ from collections.abc import Callable, Sequence
 
 import msgspec
 
+from broker.metadata_cache import alive_brokers
 from broker.partition_log import ActiveProducer
 from broker.replica_manager import ProduceResult
 from broker.txn.admin import (
@@ -50,6 +55,7 @@ from sim.admin_handlers import (
     describe_producers_outcome,
     describe_transactions_outcome,
     fence_producers_outcome,
+    list_transactions_outcome,
 )
 from sim.txn_clients import REQUEST_TIMEOUT_MS, RETRY_BACKOFF_MS
 from sim.txn_cluster import TxnCluster
@@ -72,6 +78,29 @@ class AbortTransactionSpec(msgspec.Struct, frozen=True):
     coordinator_epoch: int
 
 
+class ListTransactionsByBroker(msgspec.Struct, frozen=True):
+    """What listTransactions answers (Kafka's ListTransactionsResult): each alive broker's
+    listing, its ErrorCode NONE or the error that failed it; ``lookup_error`` is set
+    (REQUEST_TIMED_OUT) when no broker could be asked which brokers are alive."""
+
+    by_broker_id: dict[int, ListTransactionsResult]
+    lookup_error: str = "NONE"
+
+    def all(self) -> ListTransactionsResult:
+        """Every broker's listing merged, sorted by transactional id (Kafka's ``all()``);
+        its ErrorCode is the lookup's error or the lowest failed broker's, if any."""
+        failed = [r.ErrorCode for _, r in sorted(self.by_broker_id.items())
+                  if r.ErrorCode != "NONE"]
+        error = self.lookup_error if self.lookup_error != "NONE" else \
+            (failed[0] if failed else "NONE")
+        if error != "NONE":
+            return ListTransactionsResult(error, [], [])
+        unknown = sorted({n for r in self.by_broker_id.values() for n in r.UnknownStateFilters})
+        listed = sorted((t for r in self.by_broker_id.values() for t in r.TransactionStates),
+                        key=lambda t: t.TransactionalId)
+        return ListTransactionsResult("NONE", unknown, listed)
+
+
 class TxnAdmin:
     """See the module docs."""
 
@@ -81,7 +110,9 @@ class TxnAdmin:
     def list_transactions(self, states_filter: Sequence[str] = (),
                           producer_id_filter: Sequence[int] = (),
                           duration_filter_ms: int = -1) -> ListTransactionsResult:
-        """ListTransactions on every running broker, merged and sorted by transactional id."""
+        """ListTransactions on every running broker now, merged and sorted by transactional
+        id; a broker not running is left out (Kafka's call waits for it, and fails if it
+        does not answer: :meth:`list_transactions_call`)."""
         now = self.txns.cluster.sim.now
         unknown: set[str] = set()
         listed = []
@@ -95,6 +126,64 @@ class TxnAdmin:
             listed += result.TransactionStates
         return ListTransactionsResult("NONE", sorted(unknown),
                                       sorted(listed, key=lambda t: t.TransactionalId))
+
+    def list_transactions_call(self, on_done: Callable[[ListTransactionsByBroker], None],
+                               states_filter: Sequence[str] = (),
+                               producer_id_filter: Sequence[int] = (),
+                               duration_filter_ms: int = -1,
+                               timeout_ms: int | None = None) -> None:
+        """listTransactions: ListTransactions at every alive broker, each retried until it
+        answers or the call's timeout (60 s by default) fails it with REQUEST_TIMED_OUT;
+        ``on_done`` gets every broker's answer once all are in."""
+        sim = self.txns.cluster.sim
+        give_up = sim.now + (DEFAULT_API_TIMEOUT_MS if timeout_ms is None else timeout_ms)
+        results: dict[int, ListTransactionsResult] = {}
+
+        def lookup() -> None:
+            brokers = self._alive_brokers()
+            if brokers is not None:
+                ask_all(brokers)
+            elif sim.now + RETRY_BACKOFF_MS > give_up:
+                on_done(ListTransactionsByBroker({}, "REQUEST_TIMED_OUT"))
+            else:
+                sim.schedule(sim.now + RETRY_BACKOFF_MS, lookup, "admin lookup retry")
+
+        def ask_all(brokers: tuple[int, ...]) -> None:
+            if not brokers:
+                on_done(ListTransactionsByBroker({}))
+            for broker in brokers:
+                ask(broker, len(brokers))
+
+        def ask(broker: int, count: int) -> None:
+            listed: list[ListTransactionsResult] = []
+
+            def attempt(answer: Callable[[str], None]) -> None:
+                coordinator = self.txns.sync(broker)
+                if coordinator is None:
+                    answer(UNREACHABLE)
+                    return
+                listed[:] = [list_transactions(coordinator, sim.now, states_filter,
+                                               producer_id_filter, duration_filter_ms)]
+                answer(listed[0].ErrorCode)
+
+            def done(error: str) -> None:
+                results[broker] = listed[0] if listed and listed[0].ErrorCode == error \
+                    else ListTransactionsResult(error, [], [])
+                if len(results) == count:
+                    on_done(ListTransactionsByBroker(dict(sorted(results.items()))))
+
+            self._call(attempt, list_transactions_outcome, done, give_up - sim.now)
+
+        lookup()
+
+    def _alive_brokers(self) -> tuple[int, ...] | None:
+        """The brokers a client's Metadata request names (registered and unfenced, in a
+        running broker's published image); None when no broker answers."""
+        cluster = self.txns.cluster
+        broker = cluster.any_running_broker()
+        loader = cluster.loader(broker) if broker is not None else None
+        image = loader.published if loader is not None else None
+        return alive_brokers(image) if image is not None else None
 
     def describe_transactions(self, transactional_ids: Sequence[str]
                               ) -> list[TransactionDescription]:
