@@ -205,6 +205,18 @@ LIST_DEFAULTS: dict[int, dict[str, str]] = {
 """The configs of type LIST (the ones APPEND and SUBTRACT change), by resource type, with
 their defaults (what an APPEND to a key not set starts from)."""
 
+
+def is_splittable(resource_type: int, key: str) -> bool:
+    """Kafka's ``KafkaConfigSchema.isSplittable``: ``key`` is of type LIST in the resource
+    type's schema, so that APPEND and SUBTRACT may change it. For a broker that is
+    Kafka's whole broker schema (:mod:`metadata.kafka_config_types`), though kraftsim
+    models none of the dynamic LIST broker configs (``log.cleanup.policy``,
+    ``sasl.enabled.mechanisms``, ...): a change to one is refused as an unknown
+    broker config, not as a config of another type."""
+    if resource_type == BROKER_RESOURCE:
+        return BROKER_CONFIG_TYPES.get(key) == "LIST"
+    return key in LIST_DEFAULTS.get(resource_type, {})
+
 _KNOWN = {TOPIC_RESOURCE: TOPIC_CONFIGS, BROKER_RESOURCE: BROKER_CONFIGS}
 _KIND = {TOPIC_RESOURCE: "topic", BROKER_RESOURCE: "broker"}
 

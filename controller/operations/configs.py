@@ -12,6 +12,7 @@ from controller.operations.base import Generated, OperationContext
 from controller.operations.config_defs import (
     LIST_DEFAULTS,
     check_broker_configs_dynamic,
+    is_splittable,
     validate_broker_config,
     validate_topic_config,
 )
@@ -148,10 +149,10 @@ class IncrementalAlterConfigs(msgspec.Struct, frozen=True):
             raise ApiError("INVALID_REQUEST", f"Null value not supported for : {change.key}")
         if change.op == "SET":
             return change.value
-        default = LIST_DEFAULTS.get(self.resource_type, {}).get(change.key)
-        if default is None:
+        if not is_splittable(self.resource_type, change.key):
             raise ApiError("INVALID_CONFIG", f"Can't {change.op} to key {change.key} because "
                                              f"its type is not LIST.")
+        default = LIST_DEFAULTS.get(self.resource_type, {}).get(change.key, "")
         items = [item for item in (default if old is None else old).split(",") if item]
         given = change.value.split(",")
         while given and not given[-1]:  # Java's String.split drops trailing empty strings
