@@ -4,7 +4,8 @@ what the shell hides), which ones APPEND and SUBTRACT may change
 (:func:`controller.operations.config_defs.is_splittable`) and what an APPEND to a key not
 set starts from (``LIST_DEFAULTS``).
 
-Kafka class followed: ``KafkaConfigSchemaTest`` (``metadata/src/test/java/org/apache/kafka/metadata``).
+Kafka class followed: ``KafkaConfigSchemaTest``
+(``metadata/src/test/java/org/apache/kafka/metadata``).
 Kafka's test builds a small schema of its own (``foo.bar``, ``baz``, ``quuux``, ...);
 kraftsim's schema is Kafka's real one, so the cases use real names of the same types.
 
