@@ -114,18 +114,13 @@ class TxnAdmin:
         id; a broker not running is left out (Kafka's call waits for it, and fails if it
         does not answer: :meth:`list_transactions_call`)."""
         now = self.txns.cluster.sim.now
-        unknown: set[str] = set()
-        listed = []
+        answered = {}
         for broker in self.txns.cluster.config.broker_ids:
             coordinator = self.txns.sync(broker)
-            if coordinator is None:
-                continue
-            result = list_transactions(coordinator, now, states_filter, producer_id_filter,
-                                       duration_filter_ms)
-            unknown.update(result.UnknownStateFilters)
-            listed += result.TransactionStates
-        return ListTransactionsResult("NONE", sorted(unknown),
-                                      sorted(listed, key=lambda t: t.TransactionalId))
+            if coordinator is not None:
+                answered[broker] = list_transactions(coordinator, now, states_filter,
+                                                     producer_id_filter, duration_filter_ms)
+        return ListTransactionsByBroker(answered).all()
 
     def list_transactions_call(self, on_done: Callable[[ListTransactionsByBroker], None],
                                states_filter: Sequence[str] = (),
