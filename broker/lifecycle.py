@@ -170,7 +170,8 @@ class BrokerLifecycleManager:
             self._communicate(now)
 
     def close(self, now: int) -> None:
-        """The process stops."""
+        """The process stops: SHUTTING_DOWN, nothing more is sent (Kafka's close)."""
+        self.state = BrokerState.SHUTTING_DOWN
         self.outbox.clear()
 
     def begin_controlled_shutdown(self, now: int) -> bool:

@@ -50,8 +50,8 @@ class Harness:
 
     def answer_last(self, request: object, response: type, now: int, **fields: object) -> None:
         """Answer ``request`` (a sent request) with ``response`` and ``fields``."""
-        cid = getattr(request, "correlation_id")
-        self.answer(response(cid, **fields), now)
+        assert isinstance(request, BrokerHeartbeatRequest | BrokerRegistrationRequest)
+        self.answer(response(request.correlation_id, **fields), now)
 
     def registered(self, epoch: int = 6, now: int = 1) -> None:
         """Send the registration and answer it with ``epoch``."""
