@@ -12,8 +12,6 @@ class BrokerConfig(msgspec.Struct, frozen=True, kw_only=True):
 
     heartbeat_interval_ms: int = 2_000
     """broker.heartbeat.interval.ms: time between two BrokerHeartbeat requests."""
-    registration_retry_ms: int = 500
-    """Back-off before a refused or unanswered registration is sent again."""
     controlled_shutdown_timeout_ms: int = 30_000
     """How long a controlled shutdown may wait for the controller before stopping anyway."""
     replica_lag_time_max_ms: int = 30_000
@@ -35,9 +33,9 @@ class BrokerConfig(msgspec.Struct, frozen=True, kw_only=True):
 
     def validate(self) -> BrokerConfig:
         """Return self, or raise ConfigError naming the bad setting."""
-        for name in ("heartbeat_interval_ms", "registration_retry_ms",
-                     "replica_lag_time_max_ms", "replica_fetch_backoff_ms",
-                     "replica_fetch_max_records", "request_timeout_ms", "min_insync_replicas"):
+        for name in ("heartbeat_interval_ms", "replica_lag_time_max_ms",
+                     "replica_fetch_backoff_ms", "replica_fetch_max_records",
+                     "request_timeout_ms", "min_insync_replicas"):
             if getattr(self, name) < 1:
                 raise ConfigError(f"broker.{name}", "must be at least 1")
         if self.replica_fetch_wait_max_ms < 0:

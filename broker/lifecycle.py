@@ -3,26 +3,40 @@
 Kafka's ``BrokerLifecycleManager``, as a pure app on the broker's node. It
 talks to the controller the broker's raft client knows as leader, over the
 simulated network (a partition or a crash cuts its heartbeats as it would a
-real broker's):
+real broker's), one request at a time:
 
 - STARTING: send BrokerRegistration with this process's incarnation id until
   the controller answers with a broker epoch (the offset of the
-  registration's first record), then heartbeat at once and every 10 ms after each
-  answer until the controller says the broker has caught up (the offset of its
-  published image reached its broker epoch), as Kafka's manager does so that a
-  broker with nothing to recover starts quickly;
-- RECOVERY: caught up; the next heartbeat 10 ms after the one that said so, then
-  every ``broker.heartbeat.interval.ms``, with wantFence until the loader has
-  published an image; the controller unfences the broker once it is caught up;
-- RUNNING: unfenced once; heartbeats keep the session alive (a later fenced answer,
-  after a session timeout, leaves the state as it is, as in Kafka);
-- PENDING_CONTROLLED_SHUTDOWN: heartbeats carry wantShutDown until the
-  controller says shouldShutDown (or the timeout passes), then SHUTTING_DOWN,
-  when the node may stop.
+  registration's first record), then heartbeat at once and 10 ms after each
+  answer until one says the broker has caught up (the offset of its published
+  image reached its broker epoch), as Kafka's manager does so that a broker
+  with nothing to recover starts quickly;
+- RECOVERY: caught up; the next heartbeat 10 ms after the answer that said so,
+  then ``broker.heartbeat.interval.ms`` after each answer, with wantFence until
+  the loader has published an image; the first unfenced answer makes it RUNNING;
+- RUNNING: heartbeats keep the session alive (a later fenced answer, after a
+  session timeout, leaves the state as it is, as in Kafka);
+- PENDING_CONTROLLED_SHUTDOWN (entered from RUNNING only; any other state shuts
+  down at once): heartbeats carry wantShutDown, the second one 50 ms after the
+  first answer, then one interval after each answer, until the controller says
+  shouldShutDown (or the timeout passes), then SHUTTING_DOWN, when the node
+  may stop.
 
-A heartbeat answered STALE_BROKER_EPOCH or BROKER_ID_NOT_REGISTERED sends the
-broker back to STARTING (it registers again, same incarnation). A request not
-answered within one interval is given up and sent again.
+A failed request (an error answer of any kind, STALE_BROKER_EPOCH and
+BROKER_ID_NOT_REGISTERED included, no controller known, or no answer within
+half the broker session timeout, Kafka's retry timeout of the broker's
+heartbeat channel) is sent again after Kafka's exponential back-off: 100 ms,
+doubling with each failure in a row up to ``broker.session.timeout.ms``, with
+2% jitter drawn from the broker's seeded stream; a successful answer resets it.
+The state never goes back: as in Kafka, a broker whose registration the
+controller no longer knows keeps heartbeating with back-off (Kafka re-registers
+only through its BrokerRegistrationTracker, for directories kraftsim does not
+model).
+
+Correlation ids start at a value drawn for this process, so an answer to a
+request of the node's previous incarnation is never taken for one to this
+incarnation's (Kafka's answers travel on the connection of the process that
+asked, which dies with it).
 """
 
 from __future__ import annotations
@@ -31,9 +45,11 @@ import random
 from enum import StrEnum
 from typing import Any
 
+from broker.backoff import ExponentialBackoff
 from broker.config import BrokerConfig
 from broker.loader import MetadataLoader
 from metadata.requests import (
+    BROKER_SESSION_TIMEOUT_MS,
     BrokerHeartbeatRequest,
     BrokerHeartbeatResponse,
     BrokerRegistrationRequest,
@@ -45,6 +61,17 @@ from metadata.uuids import random_uuid
 STARTING_HEARTBEAT_MS = 10
 """The pause after each heartbeat answer while STARTING, and after the one that moves the
 broker to RECOVERY (Kafka's BrokerLifecycleManager)."""
+
+CONTROLLED_SHUTDOWN_FIRST_PAUSE_MS = 50
+"""The pause after the first answer to a wantShutDown heartbeat that does not say
+shouldShutDown (later ones wait a heartbeat interval)."""
+
+RESEND_INITIAL_MS = 100
+"""The first pause of the resend back-off (Kafka's ExponentialBackoff(100, 2, session, 0.02))."""
+RESEND_MULTIPLIER = 2
+"""The resend back-off's growth per failure in a row."""
+RESEND_JITTER = 0.02
+"""The resend back-off's spread either way."""
 
 
 class BrokerState(StrEnum):
@@ -58,22 +85,36 @@ class BrokerState(StrEnum):
 
 
 class BrokerLifecycleManager:
-    """Registration and heartbeats of one broker; see the module docs."""
+    """Registration and heartbeats of one broker; see the module docs.
+
+    ``session_timeout_ms`` is broker.session.timeout.ms: the back-off's cap, and twice
+    the time an unanswered request is given before it counts as failed."""
 
     def __init__(self, broker_id: int, loader: MetadataLoader, rng: random.Random, now: int,
-                 config: BrokerConfig | None = None, rack: str | None = None) -> None:
+                 config: BrokerConfig | None = None, rack: str | None = None, *,
+                 session_timeout_ms: int = BROKER_SESSION_TIMEOUT_MS) -> None:
         self.broker_id = broker_id
         self.loader = loader
         self.config = (config or BrokerConfig()).validate()
         self.rack = rack
+        self.rng = rng
         self.incarnation_id = random_uuid(rng)
         self.state = BrokerState.STARTING
         self.broker_epoch = -1
         self.fenced = True
         self.outbox: list[NodeMessage] = []
-        self._correlation = 0
+        self.request_timeout_ms = max(1, session_timeout_ms // 2)
+        self.backoff = ExponentialBackoff(RESEND_INITIAL_MS, RESEND_MULTIPLIER,
+                                          session_timeout_ms, RESEND_JITTER)
+        self.failed_attempts = 0
+        """Requests failed in a row (Kafka's failedAttempts; a success resets it)."""
+        self._correlation = rng.getrandbits(30)
         self._outstanding: int | None = None
-        self._next_send = now
+        self._timeout_at: int | None = None  # when the outstanding request counts as failed
+        self._next_send: int | None = now
+        self._held_since: int | None = None  # a request waiting for a known controller
+        self._immediate = False  # a request came due while one was in flight
+        self._got_shutdown_answer = False
         self._shutdown_deadline: int | None = None
 
     # ------------------------------------------------------------------ queries
@@ -102,47 +143,82 @@ class BrokerLifecycleManager:
         return out
 
     def next_deadline(self) -> int | None:
-        """When the next request is due."""
+        """When the next request is due, the outstanding one times out, or the controlled
+        shutdown gives up, whichever comes first."""
         if self.state is BrokerState.SHUTTING_DOWN:
             return None
-        if self._shutdown_deadline is not None:
-            return min(self._next_send, self._shutdown_deadline)
-        return self._next_send
+        if self._held_since is not None and self.loader.leader.leader_id is not None:
+            return self._held_since  # a controller is known now: send the held request
+        times = [t for t in (self._next_send, self._timeout_at, self._shutdown_deadline)
+                 if t is not None]
+        return min(times) if times else None
 
     def poll(self, now: int) -> None:
-        """Send the registration or heartbeat that is due."""
+        """Give up on an outstanding request that timed out; send the request that is due."""
         if self._shutdown_deadline is not None and now >= self._shutdown_deadline:
             self.state = BrokerState.SHUTTING_DOWN
             return
-        if self.state is BrokerState.SHUTTING_DOWN or now < self._next_send:
+        if self.state is BrokerState.SHUTTING_DOWN:
             return
-        self._send(now)
+        if self._held_since is not None and self.loader.leader.leader_id is not None:
+            self._held_since = None
+            self._send(now)
+        if self._timeout_at is not None and now >= self._timeout_at:
+            self._outstanding = self._timeout_at = self._held_since = None
+            self._after_failure(now)
+        if self._next_send is not None and now >= self._next_send:
+            self._communicate(now)
 
     def close(self, now: int) -> None:
-        """The process stops."""
+        """The process stops: SHUTTING_DOWN, nothing more is sent (Kafka's close)."""
+        self.state = BrokerState.SHUTTING_DOWN
         self.outbox.clear()
 
     def begin_controlled_shutdown(self, now: int) -> bool:
         """Ask the controller to move leaderships away; False when there is nothing to wait
-        for (never registered, or already fenced)."""
-        if not self.registered or self.fenced:
+        for (Kafka: any state but RUNNING shuts down at once)."""
+        if self.state is BrokerState.PENDING_CONTROLLED_SHUTDOWN:
+            return True
+        if self.state is not BrokerState.RUNNING:
             self.state = BrokerState.SHUTTING_DOWN
             return False
-        if self.state is not BrokerState.PENDING_CONTROLLED_SHUTDOWN:
-            self.state = BrokerState.PENDING_CONTROLLED_SHUTDOWN
-            self._shutdown_deadline = now + self.config.controlled_shutdown_timeout_ms
-            self._send(now)
+        self.state = BrokerState.PENDING_CONTROLLED_SHUTDOWN
+        self._shutdown_deadline = now + self.config.controlled_shutdown_timeout_ms
+        self._schedule(now, 0)
+        self._communicate(now)
         return True
 
     # ------------------------------------------------------------------ requests
-    def _send(self, now: int) -> None:
-        controller = self.loader.leader.leader_id
-        interval = (self.config.registration_retry_ms if not self.registered
-                    else self.config.heartbeat_interval_ms)
-        self._next_send = now + interval
-        if controller is None:
-            self._outstanding = None
+    def _schedule(self, now: int, delay: int) -> None:
+        """The next request goes out ``delay`` ms from now (at once if one came due while
+        the last was in flight)."""
+        self._next_send = now if self._immediate else now + delay
+        self._immediate = False
+
+    def _after_failure(self, now: int) -> None:
+        """Kafka's scheduleNextCommunicationAfterFailure: never at once."""
+        delay = self.backoff.backoff(self.failed_attempts, self.rng)
+        self.failed_attempts += 1
+        self._immediate = False
+        self._schedule(now, delay)
+
+    def _communicate(self, now: int) -> None:
+        """The request that is due: delayed while one is in flight, else sent (or held
+        until a controller is known, as Kafka's controller channel holds it)."""
+        self._next_send = None
+        if self._outstanding is not None or self._held_since is not None:
+            self._immediate = True
             return
+        self._timeout_at = now + self.request_timeout_ms
+        if self.loader.leader.leader_id is None:
+            self._held_since = now
+            return
+        self._send(now)
+
+    def _send(self, now: int) -> None:
+        """Send the registration or heartbeat to the controller the raft client knows."""
+        controller = self.loader.leader.leader_id
+        assert controller is not None
         self._correlation += 1
         self._outstanding = self._correlation
         request: Any
@@ -163,32 +239,34 @@ class BrokerLifecycleManager:
             return
         if msg.correlation_id != self._outstanding or self.shutdown_complete:
             return
-        self._outstanding = None
-        if isinstance(msg, BrokerRegistrationResponse):
-            if msg.error == "NONE":
-                self.broker_epoch = msg.broker_epoch
-                self.fenced = True
-                self._next_send = now  # the first heartbeat goes out at once
-            return
-        if msg.error in ("STALE_BROKER_EPOCH", "BROKER_ID_NOT_REGISTERED"):
-            self.broker_epoch = -1
-            self.fenced = True
-            if self.state is BrokerState.RUNNING:
-                self.state = BrokerState.STARTING
-            self._next_send = now
-            return
+        self._outstanding = self._timeout_at = None
         if msg.error != "NONE":
+            self._after_failure(now)
+            return
+        self.failed_attempts = 0
+        if isinstance(msg, BrokerRegistrationResponse):
+            self.broker_epoch = msg.broker_epoch
+            self.fenced = True
+            self._schedule(now, 0)  # the first heartbeat goes out at once
             return
         self.fenced = msg.is_fenced
-        if self.state is BrokerState.PENDING_CONTROLLED_SHUTDOWN:
-            if msg.should_shut_down:
-                self.state = BrokerState.SHUTTING_DOWN
-            return
-        if self.state is BrokerState.STARTING and msg.is_fenced:
+        if self.state is BrokerState.STARTING:
             if msg.is_caught_up:
                 self.state = BrokerState.RECOVERY
-            self._next_send = now + STARTING_HEARTBEAT_MS
-        elif self.state in (BrokerState.RECOVERY, BrokerState.STARTING) and not msg.is_fenced:
-            self.state = BrokerState.RUNNING
-        # (RUNNING stays RUNNING on a fenced answer, as in Kafka: only ``fenced`` follows it,
-        # and the controller unfences the broker again once its heartbeats say caught up)
+            self._schedule(now, STARTING_HEARTBEAT_MS)
+        elif self.state is BrokerState.PENDING_CONTROLLED_SHUTDOWN:
+            if msg.should_shut_down:
+                self.state = BrokerState.SHUTTING_DOWN
+                self._next_send = None
+            else:
+                self._schedule(now, self.config.heartbeat_interval_ms
+                               if self._got_shutdown_answer
+                               else CONTROLLED_SHUTDOWN_FIRST_PAUSE_MS)
+            self._got_shutdown_answer = True
+        else:
+            if self.state is BrokerState.RECOVERY and not msg.is_fenced:
+                self.state = BrokerState.RUNNING
+            # (RUNNING stays RUNNING on a fenced answer, as in Kafka: only ``fenced`` follows
+            # it, and the controller unfences the broker again once its heartbeats say
+            # caught up)
+            self._schedule(now, self.config.heartbeat_interval_ms)

@@ -52,6 +52,7 @@ from controller.operations.brokers import check_cluster_id
 from controller.operations.leadership import leads_any
 from controller.quorum_controller import QuorumController
 from metadata.requests import (
+    BROKER_SESSION_TIMEOUT_MS,
     AllocateProducerIdsRequest,
     AllocateProducerIdsResponse,
     AlterPartitionRequest,
@@ -62,9 +63,6 @@ from metadata.requests import (
     BrokerRegistrationResponse,
     NodeMessage,
 )
-
-BROKER_SESSION_TIMEOUT_MS = 9_000
-"""Kafka's broker.session.timeout.ms."""
 
 
 class BrokerServiceConfig(msgspec.Struct, frozen=True, kw_only=True):

@@ -21,6 +21,11 @@ import msgspec
 
 from metadata.schema import BrokerEndpoint, BrokerFeature
 
+BROKER_SESSION_TIMEOUT_MS = 9_000
+"""Kafka's broker.session.timeout.ms default: how long the active controller keeps an
+unfenced broker's session without a heartbeat; the broker caps its resend back-off at it
+and gives up on an unanswered request after half of it."""
+
 
 class NodeMessage(msgspec.Struct, frozen=True, gc=False):
     """A message between two nodes that is not a raft RPC."""

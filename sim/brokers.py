@@ -24,11 +24,8 @@ from broker.log_dir import LogDir
 from broker.mutations import BrokerMutation
 from broker.replica_manager import ReplicaManager
 from controller import ControllerMutation, QuorumController
-from controller.broker_service import (
-    BROKER_SESSION_TIMEOUT_MS,
-    BrokerServiceConfig,
-    ControllerBrokerService,
-)
+from controller.broker_service import BrokerServiceConfig, ControllerBrokerService
+from metadata.requests import BROKER_SESSION_TIMEOUT_MS
 from raft.config import ConfigError
 from sim.world import App
 
@@ -39,7 +36,8 @@ class BrokerSettings(msgspec.Struct, frozen=True, kw_only=True):
     lifecycle: bool = True
     """Brokers register and heartbeat by themselves; False: registered by operations at start."""
     session_timeout_ms: int = BROKER_SESSION_TIMEOUT_MS
-    """broker.session.timeout.ms (a controller setting in Kafka)."""
+    """broker.session.timeout.ms (a controller setting in Kafka; the brokers cap their resend
+    back-off at it and give a request half of it to be answered)."""
     config: BrokerConfig = BrokerConfig()
     """The brokers' own settings (heartbeat interval, replica lag, min ISR, ...)."""
 
@@ -62,7 +60,8 @@ def broker_apps(settings: BrokerSettings, node_id: int, loader: MetadataLoader,
     """
     if not settings.lifecycle:
         return []
-    lifecycle = BrokerLifecycleManager(node_id, loader, rng, now, settings.config)
+    lifecycle = BrokerLifecycleManager(node_id, loader, rng, now, settings.config,
+                                       session_timeout_ms=settings.session_timeout_ms)
     return [lifecycle, ReplicaManager(node_id, loader, lifecycle, now, settings.config,
                                       mutations, log_dir)]
 

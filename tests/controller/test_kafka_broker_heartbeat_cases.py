@@ -51,6 +51,8 @@ def test_a_session_needs_a_registered_unfenced_broker_heard_from_in_time() -> No
     assert not service.has_valid_session(first, now + timeout + 1)
     assert service.has_valid_session(second, now + timeout + 1)
     assert not service.has_valid_session(99, now)
+    for broker in (second, third):  # stopped: no heartbeat unfences or re-registers them
+        c.sim.crash(broker)
     _settle(c, FenceBroker(second), UnregisterBroker(third))
     assert not service.has_valid_session(second, c.sim.now)  # fenced: no session
     assert not service.has_valid_session(third, c.sim.now)  # gone
@@ -136,6 +138,8 @@ def test_the_next_check_is_when_the_oldest_unfenced_session_runs_out() -> None:
     c = cluster()
     service = _service(c)
     first, second, third = sorted(c.config.broker_ids)[:3]
+    for broker in (first, second, third):  # stopped: no heartbeat unfences them
+        c.sim.crash(broker)
     now = c.sim.now
     timeout = service.config.session_timeout_ms
     service.has_valid_session(first, now)  # this activation's sessions

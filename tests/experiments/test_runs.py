@@ -174,10 +174,17 @@ def test_crash_losing_unflushed_writes_drops_the_operation_and_acknowledges_noth
 ])
 def test_a_failover_that_does_not_settle_in_time_says_why(timeout_ms: int,
                                                           message: str) -> None:
+    """An unknown row says why; without a new controller nothing recovers, while the
+    reachable nodes may have caught up (recovery_ms) before a deadline the crashed leader
+    rejoins at."""
     row = run(spec("failover", scenario="crash", window="inside", mode="transactional",
                    timeout_ms=timeout_ms, rejoin_ms=60_000))
     assert (row["valid"], row["invariant"], row["message"]) == ("unknown", None, message)
-    assert row["recovery_ms"] is None and row["acked_lost"] == 0
+    assert row["acked_lost"] == 0
+    if message.startswith("no new controller"):
+        assert row["recovery_ms"] is None
+    else:
+        assert row["recovery_ms"] is None or row["recovery_ms"] < timeout_ms
 
 
 def test_non_atomic_failover_commits_a_prefix_that_brokers_show() -> None:
@@ -299,13 +306,13 @@ def test_wall_ms_is_the_time_the_run_took(experiment: str, params: dict[str, obj
 
 
 def test_a_run_whose_cluster_is_idle_when_its_last_pause_ends_ends_then() -> None:
-    """Run 4: broker 1's last pause ends at 2,848 ms with nothing left to do, and the run
+    """Run 4: broker 1's last pause ends at 2,953 ms with nothing left to do, and the run
     ends in that millisecond (its trace's last resume), not at some later event."""
     out = io.BytesIO()
     row = VISIBILITY.run(spec("visibility", 4, scenario="pause", mode="transactional"), out)
     resumes = [json.loads(line)["t"] for line in out.getvalue().splitlines()
                if b'"what":"resume ' in line]
-    assert row["valid"] == "true" and row["simulated_ms"] == resumes[-1] == 2848
+    assert row["valid"] == "true" and row["simulated_ms"] == resumes[-1] == 2953
 
 
 def test_rows_have_exactly_the_declared_columns() -> None:

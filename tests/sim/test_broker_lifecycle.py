@@ -455,8 +455,7 @@ def _two_replicas_written_to() -> tuple[KRaftCluster, Producer, ReplicaManager, 
     """Two brokers heartbeating every 500 ms and a topic "t" of one partition on both,
     three records written with acks=all: the cluster, the producer, the partition
     leader's replica manager, the leader and the follower."""
-    config = BrokerConfig(heartbeat_interval_ms=500, registration_retry_ms=100,
-                          replica_lag_time_max_ms=2_000)
+    config = BrokerConfig(heartbeat_interval_ms=500, replica_lag_time_max_ms=2_000)
     cluster = _cluster(brokers=2, seed=5, brokers_settings=BrokerSettings(config=config))
     _create(cluster, "t", 1, 2)
     producer = Producer(cluster, "p", "t", 0, acks=-1)
@@ -470,18 +469,18 @@ def _two_replicas_written_to() -> tuple[KRaftCluster, Producer, ReplicaManager, 
 
 
 def test_a_fetch_of_a_restarted_followers_old_incarnation_does_not_take_it_back() -> None:
-    """KIP-903: a follower's fetches stop reaching the leader while it appends, so it
-    leaves the ISR; it crashes, restarts and registers again with a new broker epoch, and
-    is unfenced. A fetch carrying its old incarnation's epoch reaches the leader only now
-    (in Kafka a request still queued at the leader; the simulated network drops a crashed
-    node's messages, so the test hands it to the leader), caught up, and the leader's
-    image, a link behind, still shows the old registration unfenced: the leader asks to
-    take the follower back. The AlterPartition names the broker epoch that fetch carried,
-    and the controller refuses it (INELIGIBLE_REPLICA) instead of putting back in the ISR
-    a replica on the word of an incarnation that is gone; the leader drops the proposal,
-    and the follower rejoins at its new incarnation's fetches once the leader's image
-    shows that registration. (The append: a follower at the leader's log end never leaves
-    the ISR at the leader's check, as in Kafka.)"""
+    """KIP-903: a follower's fetches stop reaching the leader while it appends, so it leaves the
+    ISR; it crashes, is fenced once its session runs out, restarts and registers again with a
+    new broker epoch, and is unfenced. A fetch carrying its old incarnation's epoch reaches the
+    leader only now (in Kafka a request still queued at the leader; the simulated network drops
+    a crashed node's messages, so the test hands it to the leader), caught up, and the leader's
+    image, a link behind, still shows the old registration unfenced: the leader asks to take the
+    follower back. The AlterPartition names the broker epoch that fetch carried, and the
+    controller refuses it (INELIGIBLE_REPLICA) instead of putting back in the ISR a replica on
+    the word of an incarnation that is gone; the leader drops the proposal, and the follower
+    rejoins at its new incarnation's fetches once the leader's image shows that registration.
+    (The append: a follower at the leader's log end never leaves the ISR at the leader's check,
+    as in Kafka.)"""
     cluster, producer, manager, leader, follower = _two_replicas_written_to()
     old_epoch = _image(cluster).brokers[follower].epoch
     topic_id = _image(cluster).topics_by_name["t"]
@@ -496,6 +495,9 @@ def test_a_fetch_of_a_restarted_followers_old_incarnation_does_not_take_it_back(
     # the leader's image lags the controllers by 1.5 s from now on
     for controller in cluster.config.controller_ids:
         cluster.sim.network.set_link(controller, leader, LinkConfig(latency_ms=1_500))
+    # restarted once the controller has fenced the old incarnation (its session ran out):
+    # the first registration is taken, while the leader's image still shows the old one
+    assert cluster.run_until(lambda: _image(cluster).brokers[follower].fenced, 15_000)
     cluster.sim.restart(follower)
 
     def race() -> bool:  # re-registered and unfenced; the leader's image still the old one

@@ -417,7 +417,9 @@ def test_bump_transactional_epoch() -> None:
     txns = world()
     create_topic(txns, "test-topic", NUM_PARTITIONS, 1, min_isr=None)
     txns.cluster.sim.run_for(1_000)
-    producer = TransactionalProducer(txns, "transactionalProducer", "p",
+    # Kafka's test keeps its helper's transaction.timeout.ms of 60 s: the leader's restart,
+    # its re-registration once its old session has run out, and the abort fit well inside it
+    producer = TransactionalProducer(txns, "transactionalProducer", "p", txn_timeout_ms=60_000,
                                      request_timeout_ms=5_000, delivery_timeout_ms=5_000)
     init(txns, producer)
     assert producer.transaction([("test-topic", 0, 1)], commit=True)
