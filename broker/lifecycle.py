@@ -45,9 +45,9 @@ import random
 from enum import StrEnum
 from typing import Any
 
-from broker.backoff import ExponentialBackoff
 from broker.config import BrokerConfig
 from broker.loader import MetadataLoader
+from metadata.backoff import ExponentialBackoff
 from metadata.requests import (
     BROKER_SESSION_TIMEOUT_MS,
     BrokerHeartbeatRequest,

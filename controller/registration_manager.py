@@ -38,6 +38,7 @@ from controller.operations.controllers import (
 )
 from controller.quorum_controller import QuorumController
 from controller.write_mode import WriteMode
+from metadata.backoff import ExponentialBackoff
 from metadata.image import ControllerRegistration, MetadataImage
 from metadata.requests import (
     ControllerRegistrationRequest,
@@ -47,28 +48,13 @@ from metadata.requests import (
 from metadata.uuids import random_uuid
 from metadata.versions import CONTROLLER_REGISTRATION
 
-BACKOFF_INITIAL_MS = 100
-"""The first retry's back-off (Kafka's registration manager: ExponentialBackoff(100, 2,
-120000, 0.02))."""
-BACKOFF_MULTIPLIER = 2
-"""Each further failure multiplies the back-off by this."""
-BACKOFF_MAX_MS = 120_000
-"""The back-off never grows past this."""
-BACKOFF_JITTER = 0.02
-"""A back-off is drawn within this fraction of its nominal value."""
+REGISTRATION_BACKOFF = ExponentialBackoff(initial=100, multiplier=2, maximum=120_000,
+                                          jitter=0.02)
+"""The retry back-off of Kafka's registration manager: 100 ms, doubling per failure in a
+row, each within 2%, never more than 120 s (the cap applies after the jitter)."""
 REQUEST_TIMEOUT_MS = 5_000
 """A request unanswered this long is given up and retried (the retry timeout of Kafka's
 registration channel)."""
-
-
-def backoff_ms(failures: int, rng: random.Random) -> int:
-    """The back-off after ``failures`` failures in a row before this one (Kafka's
-    ``ExponentialBackoff.backoff``): 100 ms, 200 ms, ... each within 2%, and never more
-    than 120 s (the cap applies after the jitter, so the longest back-offs lie within 2%
-    below it)."""
-    nominal = min(BACKOFF_INITIAL_MS * BACKOFF_MULTIPLIER ** min(failures, 20), BACKOFF_MAX_MS)
-    factor = 1 - BACKOFF_JITTER + 2 * BACKOFF_JITTER * rng.random()
-    return min(int(nominal * factor), BACKOFF_MAX_MS)
 
 
 def is_own_registration(registration: ControllerRegistration | None,
@@ -184,7 +170,7 @@ class ControllerRegistrationManager:
             self._correlation, self.node_id, self.incarnation_id, reg.endpoints, reg.features)))
 
     def _failed(self, now: int) -> None:
-        self.retry_at = now + backoff_ms(self.failed_rpcs, self.rng)
+        self.retry_at = now + REGISTRATION_BACKOFF.backoff(self.failed_rpcs, self.rng)
         self.failed_rpcs += 1
 
     def handle_message(self, env: NodeMessage, now: int) -> None:

@@ -16,7 +16,7 @@ from controller.describe_cluster import (
     describe_cluster_controllers,
 )
 from controller.operations.controllers import CONTROLLER_LISTENER, RegisterController
-from controller.registration_manager import ControllerRegistrationManager, backoff_ms
+from controller.registration_manager import REGISTRATION_BACKOFF, ControllerRegistrationManager
 from metadata.schema import BrokerEndpoint, RegisterControllerRecord
 from metadata.versions import LEVELS
 from sim.cluster import ClusterConfig, KRaftCluster
@@ -48,17 +48,17 @@ LOW, HIGH = _Fixed(0.0), _Fixed(0.999_999)
 
 def test_backoff_jitter_spans_two_percent_either_side() -> None:
     """The first back-off is drawn from 98 ms up to (not including) 102 ms."""
-    assert backoff_ms(0, LOW) == 98
-    assert backoff_ms(0, HIGH) == 101
-    assert backoff_ms(3, HIGH) == 815  # 800 ms nominal
+    assert REGISTRATION_BACKOFF.backoff(0, LOW) == 98
+    assert REGISTRATION_BACKOFF.backoff(0, HIGH) == 101
+    assert REGISTRATION_BACKOFF.backoff(3, HIGH) == 815  # 800 ms nominal
 
 
 def test_backoff_is_capped_at_two_minutes_after_the_jitter() -> None:
     """Kafka's ExponentialBackoff caps the jittered value: a long run of failures waits
     at most 120 s, and at least 2% less."""
     for failures in (11, 12, 40):
-        assert backoff_ms(failures, HIGH) == 120_000
-        assert backoff_ms(failures, LOW) == 117_600
+        assert REGISTRATION_BACKOFF.backoff(failures, HIGH) == 120_000
+        assert REGISTRATION_BACKOFF.backoff(failures, LOW) == 117_600
 
 
 def test_a_request_is_given_up_after_five_seconds() -> None:

@@ -32,9 +32,9 @@ import pytest
 from controller.operations.controllers import CONTROLLER_FEATURES, CONTROLLER_LISTENER
 from controller.quorum_controller import QuorumController
 from controller.registration_manager import (
+    REGISTRATION_BACKOFF,
     REQUEST_TIMEOUT_MS,
     ControllerRegistrationManager,
-    backoff_ms,
 )
 from metadata.image import MetadataImage
 from metadata.requests import (
@@ -237,7 +237,7 @@ def test_backoff_doubles_up_to_its_maximum_within_two_percent() -> None:
     rng = random.Random(1)
     for failures, nominal in ((0, 100), (1, 200), (5, 3_200), (10, 102_400), (11, 120_000),
                               (40, 120_000)):
-        drawn = backoff_ms(failures, rng)
+        drawn = REGISTRATION_BACKOFF.backoff(failures, rng)
         assert nominal * 0.98 <= drawn <= nominal * 1.02, (failures, drawn)
 
 

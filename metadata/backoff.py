@@ -1,4 +1,5 @@
-"""Kafka's ExponentialBackoff: a retry's pause grows by a factor per failed attempt.
+"""Kafka's ExponentialBackoff: a retry's pause grows by a factor per failed attempt
+(the broker's lifecycle manager and the controller's registration manager use it).
 
 The pause after ``attempts`` failures is ``initial * multiplier ** attempts``,
 the exponent capped where the pause reaches ``maximum``, scaled by a factor
@@ -32,5 +33,5 @@ class ExponentialBackoff(msgspec.Struct, frozen=True):
             return initial
         cap = math.log(self.maximum / max(initial, 1)) / math.log(self.multiplier)
         term = initial * self.multiplier ** min(attempts, cap)
-        factor = rng.uniform(1 - self.jitter, 1 + self.jitter) if self.jitter > 0 else 1.0
+        factor = 1 - self.jitter + 2 * self.jitter * rng.random() if self.jitter > 0 else 1.0
         return min(int(factor * term), self.maximum)
