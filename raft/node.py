@@ -20,7 +20,10 @@ behaviour is a function of its inputs.
 
 Roles follow Kafka's QuorumState: Unattached, Voted, Prospective (KIP-996
 pre-vote), Candidate, Follower, Leader, Resigned. Observers fetch and follow,
-never stand, and never count towards the high watermark or an election. Asked
+never stand, and never count towards the high watermark or an election. An
+observer that knows no leader, or whose leader went quiet (a request to it timed
+out, or the fetch timeout ran out: it stays that leader's follower, as in Kafka),
+fetches from a voter drawn at random until an answer names the leader. Asked
 for a vote, an observer answers as a voter would (Kafka's observer may be a
 voter of a voter set it has not replicated yet); kraftsim's candidates ask
 only voters, so only a test asks one.
@@ -162,7 +165,6 @@ class RaftNode:
         self._backing_off = False
         self._election_deadline: int | None = None  # when the running election timeout ends
         self._fetched_from_leader_at: int | None = None
-        self._discovery_index = 0
         self._resigned_leader: tuple[int, int] | None = None  # (epoch, leader) that resigned
         self._refused: list[Envelope] = []  # parked fetches to refuse once the step ends
         self._vote_pending: set[int] = set()  # voters whose vote this candidate still awaits
@@ -451,15 +453,32 @@ class RaftNode:
             return
         if self.is_voter:
             self._start_election(now)
-        else:
-            self._become_unattached(self.epoch, now, keep_vote=True)
+        elif self._inflight is None:
+            # Kafka's pollFollowerAsObserver: an observer never stands, nor drops its leader,
+            # when the leader goes quiet; it stays its follower (same epoch, same leader) and
+            # asks any voter instead, until an answer names a newer epoch or the leader answers
+            # again. With a fetch in flight it waits for that one to end first.
+            self._send_any_voter_fetch(now)
 
     def _on_request_timer(self, now: int) -> None:
+        timed_out = self._inflight  # a request that went unanswered; None: a backoff ended
         self._inflight = None
         if self.role is _FOLLOWER:
-            self._send_fetch(now)
+            if not self.is_voter and (self._fetch_timeout_expired() or (
+                    timed_out is not None and timed_out[1] == self.leader_id)):
+                # Kafka's pollFollowerAsObserver: a request to the leader that timed out sends
+                # the next fetch to any voter (to learn whether leadership moved); the one after
+                # that goes back to the leader.
+                self._send_any_voter_fetch(now)
+            else:
+                self._send_fetch(now)
         elif self.role in (Role.UNATTACHED, Role.VOTED) and not self.is_voter:
-            self._send_discovery_fetch(now)
+            self._send_any_voter_fetch(now)
+
+    def _fetch_timeout_expired(self) -> bool:
+        """A follower's fetch timeout has run out (its timer fired and no answer from the
+        leader re-armed it since): Kafka's FollowerState.hasFetchTimeoutExpired."""
+        return "fetch_timeout" not in self._timers
 
     def _on_check_quorum(self, now: int) -> None:
         state = self.leader_state
@@ -516,17 +535,23 @@ class RaftNode:
                 max(remaining, now) if remaining is not None
                 else now + self._election_timeout())
         else:
-            self._send_discovery_fetch(now)
+            self._send_any_voter_fetch(now)
 
     def _become_voted(self, candidate: int, now: int) -> None:
+        inflight, request_deadline = self._inflight, self._timers.get("request")
         self._leave_role()
         self.voted_id = candidate
         self.role = Role.VOTED
         self._persist()
         if self.is_voter:
             self._set_election_deadline(now + self._election_timeout())
+        elif inflight is not None and request_deadline is not None:
+            # An observer that voted still looks for the leader. Kafka's move to a voted
+            # Unattached resets no connection: the fetch in flight goes on.
+            self._inflight = inflight
+            self._set_timer("request", request_deadline)
         else:
-            self._send_discovery_fetch(now)  # an observer that voted still looks for the leader
+            self._send_any_voter_fetch(now)
 
     def _become_follower(self, epoch: int, leader: int, now: int, *,
                          fetch: bool = True) -> None:
@@ -991,13 +1016,17 @@ class RaftNode:
         self._send(dst, FetchSnapshotRequest(correlation, self.epoch, self.id, snapshot_id))
         self._set_timer("request", now + self.config.request_timeout_ms)
 
-    def _send_discovery_fetch(self, now: int) -> None:
-        voters = [v for v in self.voters if v != self.id]
-        if not voters:
-            return
-        target = voters[self._discovery_index % len(voters)]
-        self._discovery_index += 1
-        self._send_fetch_to(target, now)
+    def _send_any_voter_fetch(self, now: int) -> None:
+        """An observer's fetch to a voter drawn at random (Kafka's maybeSendAnyVoterFetch).
+
+        Kafka's RequestManager.findReadyBootstrapServer starts at a random place in the list
+        of bootstrap servers (the static voters) and takes the first ready one; with one
+        request at a time and no per-connection backoff here, every voter is ready, the
+        leader included (a request to it that timed out leaves its connection ready). The
+        draw comes from this node's seeded rng over the sorted voters.
+        """
+        voters = self.voters
+        self._send_fetch_to(voters[self.rng.randrange(len(voters))], now)
 
     def _send_fetch_to(self, dst: int, now: int) -> None:
         # _new_correlation and _send, inline: a follower sends a fetch per response

@@ -7,8 +7,9 @@ why the new leader's epoch is what it is (each election round spends an
 epoch: a split vote, a candidate that got no majority), the time with no
 leader (the followers notice the crash only when their fetch timeout runs
 out, then the election rounds), and the time before brokers show the result
-(observers are told of a new leader by no one: each waits for its own fetch
-timeout, and may first follow a stale leader a voter still names).
+(observers are told of a new leader by no one: as Kafka's, each keeps following
+the crashed leader and, once a fetch to it times out, asks a voter drawn at random,
+again after each timeout, until one names the newer epoch).
 """
 
 from __future__ import annotations
@@ -134,13 +135,16 @@ def _broker_line(after: list[NodeState], brokers: Sequence[int], crashed: int,
     told: list[str] = []
     for change in steps:
         if change.role == "Unattached":
-            told.append(f"dropped its leader at {change.at_ms} ms")
+            told.append(f"dropped its leader at {change.at_ms} ms (a voter named the newer "
+                        f"epoch, with no leader yet)")
         elif change.role == "Follower" and change.leader == crashed:
             told.append(f"followed the crashed {crashed} again at {change.at_ms} ms (a voter "
                         f"still named it)")
         elif change.role == "Follower" and change.leader == elected.node:
             told.append(f"found leader {elected.node} at {change.at_ms} ms")
             break
-    return (f"{lag}: they are observers, told of a new leader by "
-            f"no one, so each waits for its fetch timeout ({raft.fetch_timeout_ms} ms) to give "
-            f"up on a leader; broker {broker} " + ", ".join(told))
+    return (f"{lag}: they are observers, told of a new leader by no one, so each keeps "
+            f"following the crashed leader until a fetch to it times out "
+            f"({raft.request_timeout_ms} ms), then asks a voter drawn at random (the crashed "
+            f"one may be drawn again), until one names the new epoch; broker {broker} "
+            + ", ".join(told))

@@ -170,7 +170,8 @@ def test_crash_losing_unflushed_writes_drops_the_operation_and_acknowledges_noth
 
 @pytest.mark.parametrize(("timeout_ms", "message"), [
     (2000, "no new controller within 2000 ms of the fault"),  # elected after about 3 s
-    (5000, "the cluster did not settle within 5000 ms of the fault"),  # rejoins after 60 s
+    # elected after about 2 s, the reachable nodes caught up after about 4 s, rejoins after 60 s
+    (3500, "the cluster did not settle within 3500 ms of the fault"),
 ])
 def test_a_failover_that_does_not_settle_in_time_says_why(timeout_ms: int,
                                                           message: str) -> None:

@@ -757,13 +757,18 @@ def test_fetch_response_from_the_previous_leader_is_ignored() -> None:
 def test_observer_never_stands() -> None:
     """testFollowerAsObserverDoesNotBecomeCandidateAfterFetchTimeout,
     testUnattachedAsObserverDoesNotBecomeCandidateAfterElectionTimeout,
-    testObserverSendDiscoveryFetchAfterFetchTimeout. (Kafka's observer stays a follower and
-    fetches a bootstrap server after its fetch timeout; kraftsim's forgets the leader and
-    goes back to discovery fetches over the voters.)"""
+    testObserverSendDiscoveryFetchAfterFetchTimeout: after its fetch timeout an observer
+    stays the leader's follower in its epoch and fetches from any voter (here the only
+    one); without a leader it stays unattached past any election timeout. It never asks
+    for a vote. (test_kafka_raft_client_observer_cases.py has more voters.)"""
     ctx = Context(1, (2,), epoch=5, leader=2, log=[(3, ["foo"])])
     ctx.drain()
     ctx.sleep(ctx.config.fetch_timeout_ms)
-    assert ctx.node.role is not Role.CANDIDATE and ctx.node.epoch == 5
+    assert (ctx.node.role, ctx.node.epoch, ctx.node.leader_id) == (Role.FOLLOWER, 5, 2)
+    dst, fetch = ctx.one_sent(FetchRequest)
+    assert (dst, fetch.epoch, fetch.fetch_offset, fetch.last_fetched_epoch) == (2, 5, 1, 3)
+    ctx.sleep(4 * ctx.config.fetch_timeout_ms)
+    assert ctx.node.role is Role.FOLLOWER
     assert ctx.sent(VoteRequest) == []
 
     ctx = Context(1, (2,), epoch=5)
@@ -776,7 +781,7 @@ def test_observer_never_stands() -> None:
 
 def test_observer_discovers_the_leader_from_a_fenced_fetch() -> None:
     """testInitializeObserverNoPreviousState, testObserverQuorumDiscoveryFailure,
-    testObserverFetchWithNoLocalId: discovery fetches go round the voters; an error that
+    testObserverFetchWithNoLocalId: discovery fetches go to a voter drawn at random; an error that
     names no newer epoch is retried after retry_backoff_ms; one that does makes the
     observer follow that leader and fetch from it."""
     ctx = Context(1, (2, 3))

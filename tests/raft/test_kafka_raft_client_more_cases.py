@@ -7,15 +7,10 @@ follows. As there, the cases run without KIP-996 pre-vote unless they say otherw
 Kafka's ``resign(epoch)`` is ``RaftNode.resign(now, epoch)`` here; without an epoch,
 ``resign(now)`` gives up whatever leadership the node holds (what a stopping node does).
 
-KafkaRaftClientTest's cases not ported anywhere (with test_kafka_raft_client_cases.py and
-test_kafka_raft_fetch_cases.py), with the reason:
+KafkaRaftClientTest's cases not ported anywhere (with test_kafka_raft_client_cases.py,
+test_kafka_raft_fetch_cases.py and test_kafka_raft_client_observer_cases.py, which has the
+observer whose leader goes quiet), with the reason:
 
-- Kept difference: testObserverLeaderRediscoveryAfterRequestTimeout and
-  testObserverHandleRetryFetchToLeader. Kafka's observer whose fetch to the leader timed
-  out stays the leader's follower and sends its next fetch to another voter (or bootstrap
-  server); kraftsim's retries the leader until its fetch timeout, then becomes unattached
-  (keeping its vote) and asks the voters in turn (test_observer_that_voted_restarts_with_
-  its_vote_and_finds_the_leader).
 - No cluster id in raft messages: testFetchRequestClusterIdValidation,
   testVoteRequestClusterIdValidation, testBeginQuorumEpochRequestClusterIdValidation,
   testEndQuorumEpochRequestClusterIdValidation.
@@ -70,16 +65,17 @@ def test_observer_takes_the_records_of_the_discovery_answer_that_names_the_leade
     common response handling makes the observer follow it and append those records from
     that same answer; the observer then fetches after them, from the leader."""
     ctx = Context(4, (1, 2, 3), epoch=3)
-    dst, fetch = ctx.one_sent(FetchRequest)
-    assert (dst, fetch.epoch, fetch.fetch_offset) == (1, 3, 0)
-    ctx.deliver(1, ctx.fetch_response(fetch, 1, batches=[Batch(0, 3, ("a", "b", "c"))],
-                                      high_watermark=3))
-    assert (ctx.node.role, ctx.node.epoch, ctx.node.leader_id) == (Role.FOLLOWER, 3, 1)
+    leader, fetch = ctx.one_sent(FetchRequest)  # a voter drawn at random
+    assert leader in (1, 2, 3) and (fetch.epoch, fetch.fetch_offset) == (3, 0)
+    ctx.deliver(leader, ctx.fetch_response(fetch, leader, high_watermark=3,
+                                           batches=[Batch(0, 3, ("a", "b", "c"))]))
+    assert (ctx.node.role, ctx.node.epoch, ctx.node.leader_id) == (Role.FOLLOWER, 3, leader)
     assert (ctx.log.end_offset, ctx.node.high_watermark) == (3, 3)
     assert ctx.listener.data_batches == [("a", "b", "c")]
-    assert ctx.listener.current_leader == LeaderAndEpoch(1, 3)
+    assert ctx.listener.current_leader == LeaderAndEpoch(leader, 3)
     [(dst, fetch)] = ctx.sent(FetchRequest)
-    assert (dst, fetch.epoch, fetch.fetch_offset, fetch.last_fetched_epoch) == (1, 3, 3, 3)
+    assert (dst, fetch.epoch, fetch.fetch_offset, fetch.last_fetched_epoch) == \
+        (leader, 3, 3, 3)
 
 
 def test_observer_discovering_a_newer_epoch_drops_that_answers_records() -> None:
@@ -102,13 +98,13 @@ def test_observer_told_not_leader_by_the_voter_it_asked_follows_the_leader_named
     that is not the leader refuses the observer's fetch naming the leader of the
     observer's epoch; the observer follows that leader and fetches from it at once."""
     ctx = Context(4, (1, 2, 3), epoch=5)
-    dst, fetch = ctx.one_sent(FetchRequest)
-    assert dst == 1
-    ctx.deliver(1, ctx.fetch_response(fetch, 2, error=Errors.NOT_LEADER_OR_FOLLOWER))
-    assert (ctx.node.role, ctx.node.epoch, ctx.node.leader_id) == (Role.FOLLOWER, 5, 2)
+    asked, fetch = ctx.one_sent(FetchRequest)
+    leader = 3 if asked != 3 else 2
+    ctx.deliver(asked, ctx.fetch_response(fetch, leader, error=Errors.NOT_LEADER_OR_FOLLOWER))
+    assert (ctx.node.role, ctx.node.epoch, ctx.node.leader_id) == (Role.FOLLOWER, 5, leader)
     assert ctx.log.end_offset == 0
     [(dst, fetch)] = ctx.sent(FetchRequest)
-    assert (dst, fetch.epoch, fetch.fetch_offset) == (2, 5, 0)
+    assert (dst, fetch.epoch, fetch.fetch_offset) == (leader, 5, 0)
 
 
 # ---------------------------------------------------------------------- resigning by epoch
@@ -218,10 +214,12 @@ def test_observer_asked_for_a_vote_of_a_newer_epoch_takes_the_epoch_and_grants_i
     ctx.deliver(2, ctx.vote_request(2, 3, 2, 1))
     ctx.deliver(1, ctx.vote_request(1, 3, 2, 1))
     assert [(dst, r.vote_granted) for dst, r in ctx.sent(VoteResponse)] == [(2, False), (1, True)]
-    # It never stands, and keeps asking the voters who leads.
+    # It never stands, and keeps asking the voters who leads (one each request timeout).
     ctx.sleep(10 * ctx.config.election_timeout_ms)
     assert ctx.node.role is Role.VOTED and ctx.node.epoch == 3
-    assert {dst for dst, _ in ctx.sent(FetchRequest)} == {1, 2}
+    fetches = ctx.sent(FetchRequest)
+    assert len(fetches) == 10 * ctx.config.election_timeout_ms // ctx.config.request_timeout_ms
+    assert {dst for dst, _ in fetches} <= {1, 2} and {f.epoch for _, f in fetches} == {3}
     assert ctx.sent(VoteRequest) == []
 
 
@@ -287,19 +285,25 @@ def test_a_leader_that_resigns_at_its_heartbeat_announces_nothing() -> None:
 
 def test_observer_that_voted_restarts_with_its_vote_and_finds_the_leader() -> None:
     """An observer's vote is on its disk like a voter's (Kafka's Unattached with a voted
-    key): restarted, it is still voted in that epoch, keeps asking the voters who leads
-    (again after each request timeout), and follows the leader whose answer names itself,
-taking that answer's records (testObserverReplication's discovery, as a voted observer)."""
-    ctx = Context(9, (1, 2), epoch=3, voted=1)
+    key): restarted, it is still voted in that epoch and asks a voter drawn at random who
+    leads, again after each request timeout (Kafka's pollUnattachedAsObserver), keeping its
+    vote; it follows the leader whose answer names itself, taking that answer's records
+    (testObserverReplication's discovery, as a voted observer), and that leader is on disk."""
+    ctx = Context(9, (1, 2), epoch=3, voted=1, seed=1)
     assert (ctx.node.role, ctx.node.epoch, ctx.node.voted_id) == (Role.VOTED, 3, 1)
-    dst, _ = ctx.one_sent(FetchRequest)
-    ctx.sleep(ctx.config.request_timeout_ms)
-    again, fetch = ctx.one_sent(FetchRequest)
-    assert {dst, again} == {1, 2} and fetch.epoch == 3
-    ctx.deliver(again, ctx.fetch_response(fetch, again, high_watermark=1,
-                                          batches=[Batch(0, 3, ("a",))]))
-    assert (ctx.node.role, ctx.node.leader_id, ctx.node.epoch) == (Role.FOLLOWER, again, 3)
+    asked = [ctx.one_sent(FetchRequest)[0]]
+    for _ in range(3):
+        ctx.sleep(ctx.config.request_timeout_ms)
+        dst, fetch = ctx.one_sent(FetchRequest)
+        asked.append(dst)
+        assert (ctx.node.role, ctx.node.voted_id, fetch.epoch) == (Role.VOTED, 1, 3)
+    assert set(asked) == {1, 2}  # seed 1 draws both
+    leader = asked[-1]
+    ctx.deliver(leader, ctx.fetch_response(fetch, leader, high_watermark=1,
+                                           batches=[Batch(0, 3, ("a",))]))
+    assert (ctx.node.role, ctx.node.leader_id, ctx.node.epoch) == (Role.FOLLOWER, leader, 3)
     assert ctx.log.end_offset == 1 and ctx.node.high_watermark == 1  # that answer's records
+    assert (ctx.storage.election.epoch, ctx.storage.election.leader_id) == (3, leader)
 
 
 # ---------------------------------------------------------------------- left open before

@@ -249,15 +249,15 @@ def test_a_follower_caught_up_from_a_newer_snapshot_is_told_the_new_high_waterma
 
 
 def test_an_observer_follows_the_leader_its_discovery_fetch_found() -> None:
-    """An observer without a leader fetches from the voters in turn; when the one it asked
-    answers as the leader of the observer's epoch, the observer follows it and fetches
-    from it."""
+    """An observer without a leader fetches from a voter drawn at random; when the one it
+    asked answers as the leader of the observer's epoch, the observer follows it and
+    fetches from it."""
     ctx = Context(4, (1, 2, 3), epoch=3)
     dst, fetch = ctx.one_sent(FetchRequest)
-    assert dst == 1 and ctx.node.role is Role.UNATTACHED
-    ctx.deliver(1, ctx.fetch_response(fetch, 1, high_watermark=0))
-    assert ctx.node.role is Role.FOLLOWER and ctx.node.leader_id == 1
-    assert [dst for dst, _ in ctx.sent(FetchRequest)] == [1]
+    assert dst in (1, 2, 3) and ctx.node.role is Role.UNATTACHED
+    ctx.deliver(dst, ctx.fetch_response(fetch, dst, high_watermark=0))
+    assert ctx.node.role is Role.FOLLOWER and ctx.node.leader_id == dst
+    assert [to for to, _ in ctx.sent(FetchRequest)] == [dst]
 
 
 def test_a_leader_serves_only_flushed_appends() -> None:

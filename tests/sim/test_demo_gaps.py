@@ -49,12 +49,12 @@ def test_the_timeline_shows_elections_activations_markers_and_publications() -> 
         "offset 1",
         "1064 ms  cluster          committed EndTransactionRecord at offset 4: 'Bootstrap "
         "records' committed (2 records)",
-        "4759 ms  controller 3002  elected leader of epoch 3",
-        "4770 ms  controller 3002  active in epoch 3; first writes: AbortTransactionRecord "
+        "4761 ms  controller 3002  elected leader of epoch 3",
+        "4766 ms  controller 3002  active in epoch 3; first writes: AbortTransactionRecord "
         "(reason 'Controller failover')",
-        "4800 ms  cluster          committed AbortTransactionRecord at offset 415: "
+        "4796 ms  cluster          committed AbortTransactionRecord at offset 415: "
         "'CreateTopics(orders: 1000 partitions)' aborted (399 records)",
-        "7263 ms  broker 1         published image at offset 1422; topics: orders (1000 "
+        "5510 ms  broker 1         published image at offset 1419; topics: orders (1000 "
         "partitions)",
     ):
         assert f"{line[:4]:>8}{line[4:]}" in timeline, line
@@ -62,7 +62,7 @@ def test_the_timeline_shows_elections_activations_markers_and_publications() -> 
     assert times == sorted(times)
     assert sum("published image" in line for line in timeline) == 6  # 3 brokers, twice
     quiet = run_demo(7, mode=WriteMode.NON_ATOMIC).timeline
-    assert "    4770 ms  controller 3002  active in epoch 3; nothing to abort or bootstrap" \
+    assert "    4766 ms  controller 3002  active in epoch 3; nothing to abort or bootstrap" \
         in quiet
 
 
