@@ -10,6 +10,7 @@ import pytest
 from broker import MetadataLoader
 from broker.config import BrokerConfig
 from broker.lifecycle import BrokerLifecycleManager, BrokerState
+from metadata.backoff import ExponentialBackoff
 from metadata.requests import (
     BROKER_SESSION_TIMEOUT_MS,
     BrokerHeartbeatRequest,
@@ -394,3 +395,89 @@ def test_an_answer_before_the_first_request_is_ignored() -> None:
     assert not h.manager.registered and h.manager.state is BrokerState.STARTING
     [registration] = h.sent(0)
     assert isinstance(registration, BrokerRegistrationRequest)
+
+
+def test_a_second_controlled_shutdown_keeps_waiting_for_the_first() -> None:
+    """Kafka's manager ignores a second beginControlledShutdown while the first is pending:
+    the caller still waits for it, no extra heartbeat goes out, and the first's timeout
+    still applies."""
+    h = _running()
+    assert h.manager.begin_controlled_shutdown(20)
+    [_first] = h.manager.drain_outbox()
+    assert h.manager.begin_controlled_shutdown(30)
+    assert h.manager.state is BrokerState.PENDING_CONTROLLED_SHUTDOWN
+    assert h.manager.drain_outbox() == []
+    h.manager.poll(20 + CONFIG.controlled_shutdown_timeout_ms)
+    assert h.manager.shutdown_complete
+
+
+def test_only_the_request_that_came_due_in_flight_goes_out_at_once() -> None:
+    """The wantShutDown heartbeat that came due while a heartbeat was in flight goes out as
+    soon as that answer arrives; the next one waits as usual (Kafka's
+    nextSchedulingShouldBeImmediate holds for one scheduling only). As in Kafka, the answer
+    to the heartbeat in flight, taken in PENDING_CONTROLLED_SHUTDOWN, was the first
+    controlled-shutdown answer, so the wait is a heartbeat interval, not 50 ms."""
+    h = _running()
+    at = 12 + CONFIG.heartbeat_interval_ms
+    [heartbeat] = h.sent(at)
+    assert isinstance(heartbeat, BrokerHeartbeatRequest)
+    assert h.manager.begin_controlled_shutdown(at + 1)
+    h.answer(BrokerHeartbeatResponse(heartbeat.correlation_id, "NONE", is_fenced=False),
+             at + 2)
+    [shutdown] = h.sent(at + 2)
+    h.answer_last(shutdown, BrokerHeartbeatResponse, at + 3, error="NONE", is_fenced=False,
+                  should_shut_down=False)
+    assert h.manager.next_deadline() == at + 3 + CONFIG.heartbeat_interval_ms
+    assert h.sent(at + 3) == []
+
+
+@pytest.mark.parametrize("error", ["NOT_CONTROLLER", None])
+def test_a_failure_after_a_request_came_due_in_flight_still_backs_off(
+        error: str | None) -> None:
+    """Kafka never sends at once after a failure: a controlled shutdown begun while a
+    heartbeat is in flight, whose answer is an error (or which times out), waits the
+    back-off before its wantShutDown heartbeat."""
+    h = _running()
+    at = 12 + CONFIG.heartbeat_interval_ms
+    [heartbeat] = h.sent(at)
+    assert isinstance(heartbeat, BrokerHeartbeatRequest)
+    assert h.manager.begin_controlled_shutdown(at + 1)
+    failed_at = at + 2 if error is not None else at + TIMEOUT
+    if error is not None:
+        h.answer(BrokerHeartbeatResponse(heartbeat.correlation_id, error), failed_at)
+    assert h.sent(failed_at) == []
+    due = h.manager.next_deadline()
+    assert due is not None and failed_at + 98 <= due <= failed_at + 102
+    [shutdown] = h.sent(due)
+    assert isinstance(shutdown, BrokerHeartbeatRequest) and shutdown.want_shut_down
+
+
+@pytest.mark.parametrize("session_timeout_ms", [1, 2, 3])
+def test_the_shortest_sessions_still_give_a_request_a_millisecond(
+        session_timeout_ms: int) -> None:
+    """Half a session of 1 to 3 ms rounds down to 0 or 1: a request is given at least 1 ms,
+    so an answer in the step it was sent is still taken."""
+    h = Harness()
+    h.manager = BrokerLifecycleManager(BROKER, h.loader, random.Random(7), 0, CONFIG,
+                                       session_timeout_ms=session_timeout_ms)
+    [registration] = h.sent(0)
+    assert h.manager.next_deadline() == 1
+    assert h.sent(0) == [] and h.manager.failed_attempts == 0
+    h.answer_last(registration, BrokerRegistrationResponse, 0, error="NONE", broker_epoch=6)
+    assert h.manager.registered
+
+
+def test_by_default_a_request_is_given_half_of_kafkas_nine_second_session() -> None:
+    """broker.session.timeout.ms defaults to 9 s in Kafka; the broker's heartbeat channel
+    gives a request half of it: an unanswered registration fails at 4.5 s, not before.
+    The resend back-off is Kafka's: 100 ms, doubling, 2% jitter, capped at the 9 s."""
+    loader = MetadataLoader(BROKER)
+    loader.handle_leader_change(LeaderAndEpoch(CONTROLLER, 1))
+    manager = BrokerLifecycleManager(BROKER, loader, random.Random(7), 0, CONFIG)
+    assert manager.backoff == ExponentialBackoff(100, 2, 9_000, 0.02)
+    manager.poll(0)
+    assert len(manager.drain_outbox()) == 1
+    manager.poll(4_499)
+    assert manager.failed_attempts == 0
+    manager.poll(4_500)
+    assert manager.failed_attempts == 1

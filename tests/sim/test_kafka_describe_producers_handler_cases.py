@@ -16,6 +16,10 @@ crashed), testFatalNotLeaderErrorIfStaticMapped (a named broker hosting no repli
 fails NOT_LEADER_OR_FOLLOWER at once), testCompletedResult (each producer's id, epoch,
 last sequence, last timestamp and open transaction's first offset).
 
+Beside them: the default (no broker named) looks the leader up again after
+NOT_LEADER_OR_FOLLOWER, a call naming no timeout gives up at exactly 60 s
+(default.api.timeout.ms), and a broker's UNKNOWN_SERVER_ERROR fails the call at once.
+
 Left out: testBuildRequest (how Kafka's request groups many partitions by topic; a
 kraftsim call describes one partition).
 """
@@ -117,3 +121,34 @@ def test_retriable_unknown_topic_or_partition() -> None:
 ])
 def test_error_sorting(error: str, broker_named: bool, outcome: Outcome) -> None:
     assert describe_producers_outcome(error, broker_named) is outcome
+
+
+def test_without_a_named_broker_not_leader_looks_the_leader_up_again() -> None:
+    """The call's default (no brokerId option) asks the leader, so a NOT_LEADER_OR_FOLLOWER
+    answer means the leader moved: look it up again."""
+    assert describe_producers_outcome("NOT_LEADER_OR_FOLLOWER") is Outcome.LOOKUP
+
+
+def test_a_call_naming_no_timeout_retries_for_the_default_api_timeout() -> None:
+    """default.api.timeout.ms is 60 s: a partition that never appears is asked for every
+    retry.backoff.ms until exactly 60 s after the call, then the call fails."""
+    w = AdminWorld()
+    start = w.sim.now
+    done: list[tuple[str, int]] = []
+    w.admin.describe_producers("t", 7, lambda e, _: done.append((e, w.sim.now)))
+    assert w.sim.run_until_true(lambda: bool(done), 120_000)
+    assert done == [("REQUEST_TIMED_OUT", start + 60_000)]
+
+
+def test_an_unexpected_broker_error_fails_the_call_at_once(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A broker's UNKNOWN_SERVER_ERROR is fatal, as in Kafka's handler (only a broker that
+    cannot be reached is retried)."""
+    w = AdminWorld()
+    manager = w.cluster.replica_manager(w.leader(0))
+    assert manager is not None
+    monkeypatch.setattr(manager, "describe_producers", lambda *_: "UNKNOWN_SERVER_ERROR")
+    start = w.sim.now
+    done: list[tuple[str, int]] = []
+    w.admin.describe_producers("t", 0, lambda e, _: done.append((e, w.sim.now)))
+    assert done == [("UNKNOWN_SERVER_ERROR", start)]

@@ -18,6 +18,8 @@ answer stands in for a fatal one: kraftsim left a stopped broker out of the list
 where Kafka's call fails, until the broker is fenced; ``list_transactions_call`` now
 asks every broker the metadata names alive).
 
+Beside them: metadata naming no alive broker lists nothing, at once.
+
 Left out: testBuildRequestWithDurationFilter's cases 3 and 4 (a duration filter refused
 at ListTransactions v0: kraftsim's requests have no versions).
 """
@@ -27,6 +29,7 @@ from __future__ import annotations
 import pytest
 
 from broker.txn.admin import TransactionListing
+from controller.operations.brokers import UnregisterBroker
 from sim.admin_handlers import Outcome, list_transactions_outcome
 from sim.txn_admin import ListTransactionsByBroker
 from tests.sim.admin_world import AdminWorld
@@ -109,3 +112,17 @@ def test_a_crashed_broker_not_yet_fenced_fails_its_listing_and_the_call() -> Non
     later = _call(w)
     assert down not in later.by_broker_id and later.all().ErrorCode == "NONE"
     assert {t.TransactionalId for t in later.all().TransactionStates} == {"foo", "bar"}
+
+
+def test_no_alive_broker_lists_nothing() -> None:
+    """Metadata naming no alive broker (every broker's registration removed, so none is
+    asked): the call answers at once with no listing and no error, as Kafka's does with
+    an empty broker map."""
+    w, _foo, _bar = _world()
+    for broker in w.cluster.config.broker_ids:
+        assert w.cluster.wait(w.cluster.submit(UnregisterBroker(broker)))
+    w.sim.run_for(100)
+    done: list[ListTransactionsByBroker] = []
+    w.admin.list_transactions_call(done.append)
+    assert done == [ListTransactionsByBroker({})]
+    assert done[0].all().TransactionStates == []
