@@ -184,8 +184,7 @@ class BrokerLifecycleManager:
             return False
         self.state = BrokerState.PENDING_CONTROLLED_SHUTDOWN
         self._shutdown_deadline = now + self.config.controlled_shutdown_timeout_ms
-        self._schedule(now, 0)
-        self._communicate(now)
+        self._communicate(now)  # at once, or right after the answer to the one in flight
         return True
 
     # ------------------------------------------------------------------ requests
@@ -257,7 +256,6 @@ class BrokerLifecycleManager:
         elif self.state is BrokerState.PENDING_CONTROLLED_SHUTDOWN:
             if msg.should_shut_down:
                 self.state = BrokerState.SHUTTING_DOWN
-                self._next_send = None
             else:
                 self._schedule(now, self.config.heartbeat_interval_ms
                                if self._got_shutdown_answer
