@@ -99,7 +99,7 @@ from broker.fetch_messages import (
     ReplicaFetchResponse,
 )
 from broker.fetch_session import FetchSession, FetchSessionCache, FetchSessionHandler, HeldFetch
-from broker.lifecycle import BrokerLifecycleManager
+from broker.lifecycle import RECONNECT_BACKOFF_MS, BrokerLifecycleManager
 from broker.loader import MetadataLoader
 from broker.log_dir import LogDir
 from broker.metadata_cache import alive_broker_epoch, is_broker_shutting_down
@@ -227,6 +227,9 @@ class ReplicaManager:
                                                LeaderAndEpoch, int]] = {}
         self._alter_sent: dict[tuple[str, int], int] = {}
         self._alter_retry: dict[tuple[str, int], tuple[int, int, AlterPartitionRequest]] = {}
+        # controller node -> when the AlterPartition channel may connect to it again (after
+        # it answered NOT_CONTROLLER)
+        self._alter_reconnect: dict[int, int] = {}
         self._held: dict[int, HeldFetch] = {}  # follower broker -> its held fetch
         self._sessions = FetchSessionCache()  # our followers' sessions, as their leader
         self._handlers: dict[int, FetchSessionHandler] = {}  # leader broker -> our session
@@ -1063,22 +1066,31 @@ class ReplicaManager:
           INVALID_UPDATE_VERSION, INVALID_REQUEST, NEW_LEADER_ELECTED: the leader's
           metadata is behind; the change stays pending (no other is proposed) until the
           image moves the partition epoch;
+        - NOT_CONTROLLER (a request-level one, or a partition's: Kafka's controller channel
+          looks for it anywhere in the answer): the channel's own business, as Kafka's
+          NodeToControllerRequestThread does it: the same request goes again to the
+          controller the raft client knows now, at once to another node, after the
+          channel's reconnect back-off (:data:`~broker.lifecycle.RECONNECT_BACKOFF_MS`)
+          to the node that refused; with none known it is kept unsent for the next one.
+          (Kafka's request stays with the refusing node through the back-off; kraftsim's
+          goes to the controller known when the back-off ends.)
         - any other error (STALE_BROKER_EPOCH and a controller's UNKNOWN_SERVER_ERROR,
-          request-level errors in Kafka, which its AlterPartitionManager resends; a
-          NOT_CONTROLLER, which Kafka's controller channel resends; an unexpected
-          partition error, which Partition submits again): the same proposal is sent again
-          after :data:`ALTER_RETRY_MS`, with the broker's current epoch, unless it was
-          replaced meanwhile. (Kafka resends a NOT_CONTROLLER and an unexpected
-          partition error without that pause.)
+          request-level errors in Kafka, which its AlterPartitionManager resends; an
+          unexpected partition error, which Partition submits again): the same proposal
+          is sent again after :data:`ALTER_RETRY_MS`, with the broker's current epoch,
+          unless it was replaced meanwhile. (Kafka resends an unexpected partition error
+          without that pause.)
         """
         found = self._alter_in_flight.pop(msg.correlation_id, None)
         if found is None:
             return
-        key, request, _, _ = found
+        key, request, sent_to, _ = found
         if self._proposing(key, msg.correlation_id) is None:
             return  # it answers a proposal since replaced
         error = msg.error
-        if error in ALTER_KEEPS_PENDING or error == "NONE":
+        if error == "NOT_CONTROLLER":
+            self._alter_not_controller(key, msg.correlation_id, request, sent_to)
+        elif error in ALTER_KEEPS_PENDING or error == "NONE":
             del self._alter_sent[key]
         elif error in ALTER_BACK_TO_COMMITTED:
             del self._alter_sent[key]
@@ -1087,6 +1099,23 @@ class ReplicaManager:
             replica.pending_isr = None
         else:
             self._alter_retry[key] = (self.now + ALTER_RETRY_MS, msg.correlation_id, request)
+
+    def _alter_not_controller(self, key: tuple[str, int], correlation: int,
+                              request: AlterPartitionRequest, refused: LeaderAndEpoch) -> None:
+        """Send ``request`` again after its controller answered NOT_CONTROLLER (see
+        :meth:`_on_alter_response`)."""
+        now = self.now
+        if refused.leader_id is not None:
+            self._alter_reconnect[refused.leader_id] = now + RECONNECT_BACKOFF_MS
+        controller = self.loader.leader
+        ready = self._alter_reconnect.get(controller.leader_id, now) \
+            if controller.leader_id is not None else now
+        if ready > now:
+            self._alter_retry[key] = (ready, correlation, request)
+            return
+        self._correlation += 1
+        self._dispatch_alter(key, msgspec.structs.replace(
+            request, correlation_id=self._correlation), controller, now)
 
     def _retry_alters(self, now: int) -> None:
         """Send again the AlterPartitions due (see :meth:`_on_alter_response`) whose
@@ -1105,6 +1134,10 @@ class ReplicaManager:
             controller = self.loader.leader
             if controller.leader_id is None:
                 self._alter_retry[key] = (now + ALTER_RETRY_MS, correlation, request)
+                continue
+            ready = self._alter_reconnect.get(controller.leader_id, now)
+            if ready > now:  # the channel dropped that node: not before its back-off
+                self._alter_retry[key] = (ready, correlation, request)
                 continue
             self._correlation += 1
             self._dispatch_alter(key, msgspec.structs.replace(
