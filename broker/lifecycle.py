@@ -22,10 +22,22 @@ real broker's), one request at a time:
   shouldShutDown (or the timeout passes), then SHUTTING_DOWN, when the node
   may stop.
 
-A failed request (an error answer of any kind, STALE_BROKER_EPOCH and
-BROKER_ID_NOT_REGISTERED included, no controller known, or no answer within
-half the broker session timeout, Kafka's retry timeout of the broker's
-heartbeat channel) is sent again after Kafka's exponential back-off: 100 ms,
+Requests go through a model of Kafka's controller channel
+(NodeToControllerRequestThread): a request made while no controller is known
+waits until one is; once handed to a controller it is given half the broker
+session timeout (the channel's retry timeout, which is also its network
+client's request timeout) from that moment. A NOT_CONTROLLER answer is the
+channel's own business: it drops the connection to the node that refused and
+sends the same request again to the controller the raft client knows then (at
+once to another node; to the same node once the channel's reconnect back-off
+of 50 ms has passed; held while none is known), unless the request is older
+than the retry timeout, which fails it. The lifecycle manager sees only the
+final answer or the failure.
+
+A failed request (any other error answer, STALE_BROKER_EPOCH and
+BROKER_ID_NOT_REGISTERED included, a request held for half a session with no
+controller known, or no answer within half a session of being handed to a
+controller) is sent again after Kafka's exponential back-off: 100 ms,
 doubling with each failure in a row up to ``broker.session.timeout.ms``, with
 2% jitter drawn from the broker's seeded stream; a successful answer resets it.
 The state never goes back: as in Kafka, a broker whose registration the
@@ -44,6 +56,8 @@ from __future__ import annotations
 import random
 from enum import StrEnum
 from typing import Any
+
+import msgspec
 
 from broker.config import BrokerConfig
 from broker.loader import MetadataLoader
@@ -72,6 +86,10 @@ RESEND_MULTIPLIER = 2
 """The resend back-off's growth per failure in a row."""
 RESEND_JITTER = 0.02
 """The resend back-off's spread either way."""
+
+RECONNECT_BACKOFF_MS = 50
+"""How long Kafka's controller channel waits before connecting again to a node it dropped
+(its network client's reconnect back-off and its cap are both 50 ms, so no jitter)."""
 
 
 class BrokerState(StrEnum):
@@ -110,9 +128,15 @@ class BrokerLifecycleManager:
         """Requests failed in a row (Kafka's failedAttempts; a success resets it)."""
         self._correlation = rng.getrandbits(30)
         self._outstanding: int | None = None
-        self._timeout_at: int | None = None  # when the outstanding request counts as failed
+        self._timeout_at: int | None = None  # when the current request counts as failed
+        self._created_at = now  # when the current request was made (its retry timeout's start)
         self._next_send: int | None = now
         self._held_since: int | None = None  # a request waiting for a known controller
+        self._send_at: int | None = None  # a request waiting out the reconnect back-off...
+        self._send_to = -1  # ...to this controller
+        self._request: BrokerRegistrationRequest | BrokerHeartbeatRequest | None = None
+        """The current request as first built (the channel sends the same one again)."""
+        self._reconnect_after: dict[int, int] = {}  # node -> when it may be connected again
         self._immediate = False  # a request came due while one was in flight
         self._got_shutdown_answer = False
         self._shutdown_deadline: int | None = None
@@ -149,8 +173,8 @@ class BrokerLifecycleManager:
             return None
         if self._held_since is not None and self.loader.leader.leader_id is not None:
             return self._held_since  # a controller is known now: send the held request
-        times = [t for t in (self._next_send, self._timeout_at, self._shutdown_deadline)
-                 if t is not None]
+        times = [t for t in (self._next_send, self._timeout_at, self._shutdown_deadline,
+                             self._send_at) if t is not None]
         return min(times) if times else None
 
     def poll(self, now: int) -> None:
@@ -160,12 +184,14 @@ class BrokerLifecycleManager:
             return
         if self.state is BrokerState.SHUTTING_DOWN:
             return
-        if self._held_since is not None and self.loader.leader.leader_id is not None:
-            self._held_since = None
-            self._send(now)
         if self._timeout_at is not None and now >= self._timeout_at:
-            self._outstanding = self._timeout_at = self._held_since = None
+            self._outstanding = self._timeout_at = self._held_since = self._send_at = None
             self._after_failure(now)
+        if self._held_since is not None and self.loader.leader.leader_id is not None:
+            self._dispatch(now)
+        if self._send_at is not None and now >= self._send_at:
+            self._send_at = None
+            self._send(now, self._send_to)
         if self._next_send is not None and now >= self._next_send:
             self._communicate(now)
 
@@ -205,23 +231,41 @@ class BrokerLifecycleManager:
         """The request that is due: delayed while one is in flight, else sent (or held
         until a controller is known, as Kafka's controller channel holds it)."""
         self._next_send = None
-        if self._outstanding is not None or self._held_since is not None:
+        if self._outstanding is not None or self._held_since is not None or \
+                self._send_at is not None:
             self._immediate = True
             return
-        self._timeout_at = now + self.request_timeout_ms
-        if self.loader.leader.leader_id is None:
-            self._held_since = now
-            return
-        self._send(now)
+        self._created_at = now
+        self._request = None
+        self._dispatch(now)
 
-    def _send(self, now: int) -> None:
-        """Send the registration or heartbeat to the controller the raft client knows."""
+    def _dispatch(self, now: int) -> None:
+        """Hand the current request to the controller the raft client knows, with a request
+        timeout from now, sent once the reconnect back-off to that node has passed; while
+        none is known, hold it until the retry timeout from its making (Kafka's channel:
+        its queue, then its network client)."""
         controller = self.loader.leader.leader_id
-        assert controller is not None
+        if controller is None:
+            self._held_since = now
+            self._timeout_at = self._created_at + self.request_timeout_ms
+            return
+        self._held_since = None
+        self._timeout_at = now + self.request_timeout_ms
+        ready = self._reconnect_after.get(controller, now)
+        if ready > now:
+            self._send_at, self._send_to = ready, controller
+            return
+        self._send(now, controller)
+
+    def _send(self, now: int, controller: int) -> None:
+        """Send the registration or heartbeat to ``controller`` (the current one again,
+        with a new correlation id, when it was sent before)."""
         self._correlation += 1
         self._outstanding = self._correlation
         request: Any
-        if not self.registered:
+        if self._request is not None:
+            request = msgspec.structs.replace(self._request, correlation_id=self._correlation)
+        elif not self.registered:
             request = BrokerRegistrationRequest(self._correlation, self.broker_id,
                                                 self.incarnation_id, self.rack)
         else:
@@ -229,6 +273,7 @@ class BrokerLifecycleManager:
                 self._correlation, self.broker_id, self.broker_epoch,
                 self.loader.published_offset, want_fence=self.loader.published is None,
                 want_shut_down=self.state is BrokerState.PENDING_CONTROLLED_SHUTDOWN)
+        self._request = request
         self.outbox.append(NodeMessage(self.broker_id, controller, request))
 
     def handle_message(self, env: NodeMessage, now: int) -> None:
@@ -239,6 +284,9 @@ class BrokerLifecycleManager:
         if msg.correlation_id != self._outstanding or self.shutdown_complete:
             return
         self._outstanding = self._timeout_at = None
+        if msg.error == "NOT_CONTROLLER":
+            self._not_controller(env.src, now)
+            return
         if msg.error != "NONE":
             self._after_failure(now)
             return
@@ -268,3 +316,14 @@ class BrokerLifecycleManager:
             # it, and the controller unfences the broker again once its heartbeats say
             # caught up)
             self._schedule(now, self.config.heartbeat_interval_ms)
+
+    def _not_controller(self, refused_by: int, now: int) -> None:
+        """Kafka's controller channel after a NOT_CONTROLLER: it drops the connection to the
+        node that refused (connecting there again only after the reconnect back-off) and
+        sends the same request again, to the controller known now, unless the request is
+        as old as its retry timeout (then it fails, as a timeout)."""
+        self._reconnect_after[refused_by] = now + RECONNECT_BACKOFF_MS
+        if now - self._created_at >= self.request_timeout_ms:
+            self._after_failure(now)
+            return
+        self._dispatch(now)

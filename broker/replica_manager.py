@@ -99,7 +99,7 @@ from broker.fetch_messages import (
     ReplicaFetchResponse,
 )
 from broker.fetch_session import FetchSession, FetchSessionCache, FetchSessionHandler, HeldFetch
-from broker.lifecycle import BrokerLifecycleManager
+from broker.lifecycle import RECONNECT_BACKOFF_MS, BrokerLifecycleManager
 from broker.loader import MetadataLoader
 from broker.log_dir import LogDir
 from broker.metadata_cache import alive_broker_epoch, is_broker_shutting_down
@@ -227,6 +227,13 @@ class ReplicaManager:
                                                LeaderAndEpoch, int]] = {}
         self._alter_sent: dict[tuple[str, int], int] = {}
         self._alter_retry: dict[tuple[str, int], tuple[int, int, AlterPartitionRequest]] = {}
+        # controller node -> when the AlterPartition channel may connect to it again (after
+        # it answered NOT_CONTROLLER)
+        self._alter_reconnect: dict[int, int] = {}
+        self.in_controlled_shutdown = False
+        """Set once the broker began its controlled shutdown (Kafka's isInControlledShutdown)."""
+        # follower partitions a delta during the controlled shutdown stopped fetching
+        self._stopped: set[tuple[str, int]] = set()
         self._held: dict[int, HeldFetch] = {}  # follower broker -> its held fetch
         self._sessions = FetchSessionCache()  # our followers' sessions, as their leader
         self._handlers: dict[int, FetchSessionHandler] = {}  # leader broker -> our session
@@ -295,7 +302,8 @@ class ReplicaManager:
                     key = (topic_id, pid)
                     gone = replicas.pop(key)
                     if gone is not None:
-                        self._follow(key, self._fetching_from(gone), None)
+                        self._follow(key, self._fetching_from(key, gone), None)
+                        self._stopped.discard(key)
                         self._touch(key)
                     self.log_dir.delete(key)
             if topic is None or not pids:
@@ -307,7 +315,8 @@ class ReplicaManager:
             sessions = [(follower, session.partitions[topic_id], session.pending)
                         for follower, session in all_sessions  # those that fetch the topic
                         if topic_id in session.partitions]
-            if not old_pids and not sessions and take_log is None and COMPACT_LEADERS:
+            if not old_pids and not sessions and take_log is None and COMPACT_LEADERS \
+                    and not self.in_controlled_shutdown:
                 self._add_topic(topic_id, here, pids, partitions)
                 if not here:  # none of its partitions had a registration
                     del by_topic[topic_id]
@@ -340,7 +349,9 @@ class ReplicaManager:
                             pending[key] = None
                     # as _follow from no leader (a new replica's epoch is always new);
                     # its leader is the registration's
-                    if leader >= 0 and leader != me:
+                    if self.in_controlled_shutdown and self._stops_fetching(reg):
+                        self._stopped.add(key)
+                    elif leader >= 0 and leader != me:
                         to = handlers.get(leader)
                         if to is None:
                             to = handlers[leader] = self._handler(leader)
@@ -348,8 +359,7 @@ class ReplicaManager:
                         followed[leader] = followed.get(leader, 0) + 1
                         fetch_due.setdefault(leader, now)
                     continue
-                leader = held.leader
-                was = leader if leader >= 0 and leader != me else None
+                was = self._fetching_from(key, held)
                 epoch = held.leader_epoch
                 new = self._become(key, held, reg, name)
                 if type(new) is not PartitionRegistration:  # a compact follower has nothing
@@ -360,6 +370,8 @@ class ReplicaManager:
                         pending[key] = None
                 leader = new.leader
                 now_from = leader if leader >= 0 and leader != me else None
+                if self.in_controlled_shutdown and self._changed_by_delta(previous, key, reg):
+                    now_from = self._fetching_after_shutdown(key, reg, epoch, now_from)
                 if now_from != was or new.leader_epoch != epoch:
                     self._follow(key, was, now_from)
                 if now_from is not None:
@@ -380,6 +392,30 @@ class ReplicaManager:
                 if held.is_leader and held.maybe_advance_high_watermark(self.now):
                     self._changed[key] = None
                     self._touch(key)
+
+    @staticmethod
+    def _changed_by_delta(previous: MetadataImage | None, key: tuple[str, int],
+                          reg: PartitionRegistration) -> bool:
+        """True when ``reg`` differs from ``key``'s registration in ``previous`` (Kafka's
+        local changes of a delta name no other partition)."""
+        topic = previous.topics_by_id.get(key[0]) if previous is not None else None
+        old = topic.partitions.get(key[1]) if topic is not None else None
+        return old is not reg and old != reg
+
+    def _fetching_after_shutdown(self, key: tuple[str, int], reg: PartitionRegistration,
+                                 old_epoch: int, leader: int | None) -> int | None:
+        """The leader ``key`` fetches from after ``reg`` (``leader`` without a controlled
+        shutdown): none once it stops fetching; a stopped one fetches again only from a
+        new leader epoch that does not stop it (Kafka restarts a follower's fetcher on a
+        new leader epoch only), or stops being a follower."""
+        if self._stops_fetching(reg):
+            self._stopped.add(key)
+            return None
+        if key in self._stopped:
+            if leader is not None and reg.leader_epoch == old_epoch:
+                return None
+            self._stopped.discard(key)
+        return leader
 
     def _add_topic(self, topic_id: str, here: dict[int, Held], pids: tuple[int, ...],
                    partitions: Mapping[int, PartitionRegistration]) -> None:
@@ -521,10 +557,19 @@ class ReplicaManager:
         held = self._replicas.get(key)
         return held.leader_epoch if type(held) is CompactLeader else None
 
-    def _fetching_from(self, replica: Held) -> int | None:
-        """The leader this broker fetches ``replica`` from, None as leader or leaderless."""
+    def _fetching_from(self, key: tuple[str, int], replica: Held) -> int | None:
+        """The leader this broker fetches ``replica`` from, None as leader, leaderless, or
+        stopped by the controlled shutdown."""
         leader = replica.leader
-        return leader if leader >= 0 and leader != self.broker_id else None
+        return leader if leader >= 0 and leader != self.broker_id and \
+            key not in self._stopped else None
+
+    def _stops_fetching(self, reg: PartitionRegistration) -> bool:
+        """Kafka's applyLocalFollowersDelta during a controlled shutdown: a follower whose new
+        registration has no leader, or leaves this broker out of the ISR, stops fetching."""
+        me = self.broker_id
+        return self.in_controlled_shutdown and reg.leader != me and \
+            (reg.leader < 0 or me not in reg.isr)
 
     def _follow(self, key: tuple[str, int], was: int | None, now: int | None) -> None:
         """``key``'s fetch position or leader changed: tell the sessions concerned."""
@@ -658,6 +703,14 @@ class ReplicaManager:
         self._answer_held(lambda held: now >= held.deadline)
         self._complete_produces()
 
+    def begin_controlled_shutdown(self, now: int) -> bool:
+        """The broker begins its controlled shutdown (Kafka's BrokerServer tells its replica
+        manager first): from now on, a follower partition that a new image leaves without
+        a leader, or with this broker out of its ISR, stops fetching (see :meth:`_apply`).
+        False: nothing to wait for here (the lifecycle manager waits for the controller)."""
+        self.in_controlled_shutdown = True
+        return False
+
     def close(self, now: int) -> None:
         """The process stops: waiting produces fail as a lost connection."""
         pending, self.pending = self.pending, []
@@ -683,9 +736,10 @@ class ReplicaManager:
         forgotten: list[tuple[str, int]] = []
         if handler.session_id == 0:  # a full fetch: every partition fetched from there
             me = self.broker_id
+            stopped = self._stopped
             parts = [_position(k[0], k[1], r)
                      for k, r in sorted(self._replicas.items(), key=_by_key)
-                     if r.leader == leader and leader != me]
+                     if r.leader == leader and leader != me and k not in stopped]
             epoch = 0
         else:  # incremental: the positions that changed, the partitions left
             parts = []
@@ -694,7 +748,8 @@ class ReplicaManager:
                 here = by_topic.get(topic_id, _NONE_HERE)
                 for pid in sorted(changed[topic_id]):
                     replica = here.get(pid)
-                    if replica is not None and replica.leader == leader:  # (not this broker)
+                    if replica is not None and replica.leader == leader \
+                            and (topic_id, pid) not in self._stopped:  # (not this broker)
                         parts.append(_position(topic_id, pid, replica))
                     else:
                         forgotten.append((topic_id, pid))
@@ -958,7 +1013,8 @@ class ReplicaManager:
             if type(found) is not Replica and part.error == "NONE" and not part.entries \
                     and not part.diverging:
                 continue  # a plain answer: a compact replica's empty log takes nothing from it
-            if found is not None and found.leader == leader:
+            if found is not None and found.leader == leader and \
+                    (topic_id, part.partition_id) not in self._stopped:
                 key = (topic_id, part.partition_id)
                 if isinstance(found, Replica):
                     replica = found
@@ -1063,22 +1119,31 @@ class ReplicaManager:
           INVALID_UPDATE_VERSION, INVALID_REQUEST, NEW_LEADER_ELECTED: the leader's
           metadata is behind; the change stays pending (no other is proposed) until the
           image moves the partition epoch;
+        - NOT_CONTROLLER (a request-level one, or a partition's: Kafka's controller channel
+          looks for it anywhere in the answer): the channel's own business, as Kafka's
+          NodeToControllerRequestThread does it: the same request goes again to the
+          controller the raft client knows now, at once to another node, after the
+          channel's reconnect back-off (:data:`~broker.lifecycle.RECONNECT_BACKOFF_MS`)
+          to the node that refused; with none known it is kept unsent for the next one.
+          (Kafka's request stays with the refusing node through the back-off; kraftsim's
+          goes to the controller known when the back-off ends.)
         - any other error (STALE_BROKER_EPOCH and a controller's UNKNOWN_SERVER_ERROR,
-          request-level errors in Kafka, which its AlterPartitionManager resends; a
-          NOT_CONTROLLER, which Kafka's controller channel resends; an unexpected
-          partition error, which Partition submits again): the same proposal is sent again
-          after :data:`ALTER_RETRY_MS`, with the broker's current epoch, unless it was
-          replaced meanwhile. (Kafka resends a NOT_CONTROLLER and an unexpected
-          partition error without that pause.)
+          request-level errors in Kafka, which its AlterPartitionManager resends; an
+          unexpected partition error, which Partition submits again): the same proposal
+          is sent again after :data:`ALTER_RETRY_MS`, with the broker's current epoch,
+          unless it was replaced meanwhile. (Kafka resends an unexpected partition error
+          without that pause.)
         """
         found = self._alter_in_flight.pop(msg.correlation_id, None)
         if found is None:
             return
-        key, request, _, _ = found
+        key, request, sent_to, _ = found
         if self._proposing(key, msg.correlation_id) is None:
             return  # it answers a proposal since replaced
         error = msg.error
-        if error in ALTER_KEEPS_PENDING or error == "NONE":
+        if error == "NOT_CONTROLLER":
+            self._alter_not_controller(key, msg.correlation_id, request, sent_to)
+        elif error in ALTER_KEEPS_PENDING or error == "NONE":
             del self._alter_sent[key]
         elif error in ALTER_BACK_TO_COMMITTED:
             del self._alter_sent[key]
@@ -1087,6 +1152,23 @@ class ReplicaManager:
             replica.pending_isr = None
         else:
             self._alter_retry[key] = (self.now + ALTER_RETRY_MS, msg.correlation_id, request)
+
+    def _alter_not_controller(self, key: tuple[str, int], correlation: int,
+                              request: AlterPartitionRequest, refused: LeaderAndEpoch) -> None:
+        """Send ``request`` again after its controller answered NOT_CONTROLLER (see
+        :meth:`_on_alter_response`)."""
+        now = self.now
+        if refused.leader_id is not None:
+            self._alter_reconnect[refused.leader_id] = now + RECONNECT_BACKOFF_MS
+        controller = self.loader.leader
+        ready = self._alter_reconnect.get(controller.leader_id, now) \
+            if controller.leader_id is not None else now
+        if ready > now:
+            self._alter_retry[key] = (ready, correlation, request)
+            return
+        self._correlation += 1
+        self._dispatch_alter(key, msgspec.structs.replace(
+            request, correlation_id=self._correlation), controller, now)
 
     def _retry_alters(self, now: int) -> None:
         """Send again the AlterPartitions due (see :meth:`_on_alter_response`) whose
@@ -1105,6 +1187,10 @@ class ReplicaManager:
             controller = self.loader.leader
             if controller.leader_id is None:
                 self._alter_retry[key] = (now + ALTER_RETRY_MS, correlation, request)
+                continue
+            ready = self._alter_reconnect.get(controller.leader_id, now)
+            if ready > now:  # the channel dropped that node: not before its back-off
+                self._alter_retry[key] = (ready, correlation, request)
                 continue
             self._correlation += 1
             self._dispatch_alter(key, msgspec.structs.replace(

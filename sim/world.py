@@ -551,12 +551,15 @@ class Simulation:
             return
         slot = self.slots[node_id]
         if slot.status is NodeStatus.RUNNING and not slot.shutting_down:
+            waiting = False  # every app is told (a broker's replica manager and lifecycle)
             for app in slot.apps:
                 begin = getattr(app, "begin_controlled_shutdown", None)
                 if begin is not None and begin(self.now):
-                    slot.shutting_down = True
-                    self.touch(slot)
-                    return
+                    waiting = True
+            if waiting:
+                slot.shutting_down = True
+                self.touch(slot)
+                return
         self._stop(slot)
 
     def _stop(self, slot: NodeSlot) -> None:

@@ -7,8 +7,8 @@ with the AlterPartitionManager and controller channel beneath them):
 - UNKNOWN_TOPIC_OR_PARTITION, UNKNOWN_TOPIC_ID, FENCED_LEADER_EPOCH,
   INVALID_UPDATE_VERSION, INVALID_REQUEST, NEW_LEADER_ELECTED: the change stays pending,
   nothing else proposed, until new metadata;
-- any other error (STALE_BROKER_EPOCH, NOT_CONTROLLER, UNKNOWN_SERVER_ERROR, ...): the
-  same proposal is sent again;
+- any other error (STALE_BROKER_EPOCH, UNKNOWN_SERVER_ERROR, ...): the same proposal is
+  sent again (NOT_CONTROLLER is the controller channel's: test_alter_partition_resend);
 - an answer to a proposal replaced since is ignored.
 """
 
@@ -70,7 +70,7 @@ def test_an_error_of_stale_metadata_keeps_the_change_pending_until_new_metadata(
 
 
 @pytest.mark.parametrize("error", [
-    "STALE_BROKER_EPOCH", "NOT_CONTROLLER", "UNKNOWN_SERVER_ERROR", "NETWORK_EXCEPTION",
+    "STALE_BROKER_EPOCH", "UNKNOWN_SERVER_ERROR", "NETWORK_EXCEPTION",
     "CLUSTER_AUTHORIZATION_FAILED", "UNSUPPORTED_VERSION", "NOT_LEADER_OR_FOLLOWER"])
 def test_another_error_sends_the_same_proposal_again(error: str) -> None:
     """testRetryShrinkIsr: broker 3 stops fetching and the periodic check asks for ISR

@@ -7,12 +7,17 @@ channel (NodeToControllerChannelManager, beneath the AlterPartitionManager) send
   the old request is ignored;
 - after ``request.timeout.ms`` without an answer (Kafka's network client times the
   request out and the channel sends it again);
+- after a NOT_CONTROLLER answer (Kafka's NodeToControllerRequestThread drops the node
+  that refused and sends the same request to the controller known then: to the same
+  node once the network client's 50 ms reconnect back-off has passed; with none known,
+  to the next one);
 - never once it was answered.
 """
 
 from __future__ import annotations
 
 from broker.config import BrokerConfig
+from broker.lifecycle import RECONNECT_BACKOFF_MS
 from metadata.requests import AlterPartitionRequest
 from raft import LeaderAndEpoch
 from tests.broker.replica_cell import CONTROLLER, Cell
@@ -188,3 +193,55 @@ def test_losing_and_finding_the_same_controller_again_keeps_the_request() -> Non
     cell.answer_alter(request=(1, first))
     leader = cell.replica(1)
     assert leader.isr == (1, 2) and leader.pending_isr is None
+
+
+def test_not_controller_from_the_known_controller_goes_there_again_after_the_back_off(
+        ) -> None:
+    """The controller broker 1 knows refuses with NOT_CONTROLLER (it lost its leadership
+    and broker 1 has not heard yet): the same request goes to it again once the
+    channel's reconnect back-off has passed, not before; its answer then counts."""
+    cell = Cell(brokers=(1, 2))
+    first = _expansion_pending(cell)
+    cell.alters.append((1, first))
+    cell.answer_alter("NOT_CONTROLLER", write=False)
+    cell.step(RECONNECT_BACKOFF_MS - 1)
+    assert cell.alters == []
+    cell.step(1)
+    ((_, again),) = cell.alters
+    assert again.correlation_id != first.correlation_id and _same_proposal(again, first)
+    assert cell.alter_controllers[1, again.correlation_id] == CONTROLLER
+    cell.answer_alter()
+    leader = cell.replica(1)
+    assert leader.isr == (1, 2) and leader.pending_isr is None
+
+
+def test_not_controller_after_a_new_controller_is_known_during_the_back_off() -> None:
+    """The new controller becomes known while the request waits out the back-off: it is
+    not lost, and goes to the new controller when the back-off ends."""
+    cell = Cell(brokers=(1, 2))
+    first = _expansion_pending(cell)
+    cell.alters.append((1, first))
+    cell.answer_alter("NOT_CONTROLLER", write=False)
+    cell.managers[1].loader.handle_leader_change(LeaderAndEpoch(NEW_CONTROLLER, 2))
+    cell.step(RECONNECT_BACKOFF_MS)
+    ((_, again),) = cell.alters
+    assert _same_proposal(again, first)
+    assert cell.alter_controllers[1, again.correlation_id] == NEW_CONTROLLER
+
+
+def test_not_controller_with_no_controller_known_waits_for_the_next() -> None:
+    """NOT_CONTROLLER while an election is under way: nothing is sent however long it
+    lasts; the leader elected then gets the same request at once."""
+    cell = Cell(brokers=(1, 2))
+    first = _expansion_pending(cell)
+    loader = cell.managers[1].loader
+    loader.handle_leader_change(LeaderAndEpoch(None, 2))
+    cell.alters.append((1, first))
+    cell.answer_alter("NOT_CONTROLLER", write=False)
+    cell.run(cell.config.request_timeout_ms + 1_000, every=1_000)
+    assert cell.alters == []
+    loader.handle_leader_change(LeaderAndEpoch(NEW_CONTROLLER, 2))
+    cell.step()
+    ((_, again),) = cell.alters
+    assert _same_proposal(again, first)
+    assert cell.alter_controllers[1, again.correlation_id] == NEW_CONTROLLER

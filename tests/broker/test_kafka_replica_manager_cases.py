@@ -13,10 +13,10 @@ Also ported: testActiveProducerState (DescribeProducers). Fixed while porting (f
 the old code): a follower answered DescribeProducers NOT_LEADER_OR_FOLLOWER; Kafka's
 replica manager answers it from any replica it hosts, as kraftsim's now does.
 
-Kept difference: testReplicasAreStoppedWhileInControlledShutdownWithKRaft. During a
-controlled shutdown Kafka's broker stops fetching a partition whose new registration has
-no leader or leaves it out of the ISR; kraftsim's keeps fetching it (it cannot rejoin the
-ISR while shutting down: isr_eligible) until the broker stops.
+Also ported: testReplicasAreStoppedWhileInControlledShutdownWithKRaft
+(test_replicas_are_stopped_while_in_controlled_shutdown). Fixed while porting (failed on
+the old code): kraftsim's broker kept fetching such a partition until it stopped; it now
+stops fetching it as Kafka's does.
 
 DelayedFetchTest.testDelayedFetchWithMessageOnlyHighWatermark is left out: it is about a
 high watermark whose offset metadata lacks its segment position, which kraftsim's offsets
@@ -122,7 +122,7 @@ from broker.partition_log import PartitionLog
 from broker.replica_manager import ProduceResult, ReplicaManager
 from broker.txn.fetch import READ_COMMITTED, READ_UNCOMMITTED, fetch_log, filter_committed
 from metadata.requests import NodeMessage
-from metadata.schema import PartitionRecord, RemoveTopicRecord
+from metadata.schema import PartitionChangeRecord, PartitionRecord, RemoveTopicRecord, TopicRecord
 from raft import LeaderAndEpoch
 from tests.broker.replica_cell import (
     CONTROLLER,
@@ -638,7 +638,7 @@ def _sent_to(manager: ReplicaManager, dst: int) -> list[NodeMessage]:
 
 def _exchange(cell: Cell, rounds: int, ms: int = 100) -> list[NodeMessage]:
     """Poll every broker and deliver its messages ``rounds`` times, ``ms`` apart; the
-    messages sent."""
+    messages sent (those to the controller are not answered)."""
     sent: list[NodeMessage] = []
     for _ in range(rounds):
         cell.now += ms
@@ -647,7 +647,8 @@ def _exchange(cell: Cell, rounds: int, ms: int = 100) -> list[NodeMessage]:
         messages = [env for manager in cell.managers.values() for env in manager.drain_outbox()]
         sent += messages
         for env in messages:
-            cell.managers[env.dst].handle_message(env, cell.now)
+            if env.dst in cell.managers:
+                cell.managers[env.dst].handle_message(env, cell.now)
     return sent
 
 
@@ -952,3 +953,66 @@ def test_active_producer_state_is_answered_by_leaders_and_followers() -> None:
         assert not isinstance(found, str)
         assert [(p.producer_id, p.producer_epoch, p.last_sequence) for p in found] == \
             [(PID, 0, 1)], broker
+
+
+def _three_partitions(shutdown: bool) -> Cell:
+    """Kafka's testReplicasAreStoppedWhileInControlledShutdownWithKRaft up to the second
+    delta: broker 1 follows partition 0 in its ISR, leads partition 1 alone in its ISR and
+    follows partition 2 out of its ISR (broker 2 leads both); then broker 1 begins its
+    controlled shutdown (with ``shutdown``) and the controller shrinks partition 0's ISR to
+    (2,) and leaves partition 1 without a leader (leader epochs 1), partition 2 unchanged."""
+    cell = Cell(brokers=(1, 2))
+    cell.publish(TopicRecord(TOPIC, TOPIC_ID),
+                 PartitionRecord(0, TOPIC_ID, (1, 2), (1, 2), leader=2, leader_epoch=0,
+                                 partition_epoch=0),
+                 PartitionRecord(1, TOPIC_ID, (1, 2), (1,), leader=1, leader_epoch=0,
+                                 partition_epoch=0),
+                 PartitionRecord(2, TOPIC_ID, (1, 2), (2,), leader=2, leader_epoch=0,
+                                 partition_epoch=0))
+    _exchange(cell, 3)
+    if shutdown:
+        assert cell.managers[1].begin_controlled_shutdown(cell.now) is False
+    cell.publish(PartitionChangeRecord(partition_id=0, topic_id=TOPIC_ID, isr=(2,), leader=2),
+                 PartitionChangeRecord(partition_id=1, topic_id=TOPIC_ID, leader=-1))
+    return cell
+
+
+def _ends_after_appends(cell: Cell) -> dict[int, int]:
+    """Broker 2 appends to partitions 0 and 2 (acks=1); broker 1's log end of each after a
+    second of fetching."""
+    for pid in (0, 2):
+        cell.managers[2].produce(TOPIC, pid, ["a", "b"], 1, lambda _: None)
+    _exchange(cell, 10)
+    return {pid: cell.managers[1].replicas[(TOPIC_ID, pid)].log.end_offset for pid in (0, 2)}
+
+
+@pytest.mark.parametrize("shutdown", [True, False], ids=["shutting-down", "running"])
+def test_replicas_are_stopped_while_in_controlled_shutdown(shutdown: bool) -> None:
+    """Once the broker began its controlled shutdown, the follower partition that the
+    controller took out of its ISR (0) and the one left without a leader (1) stop being
+    fetched: broker 1's log of partition 0 takes no more of broker 2's records, while
+    partition 2, which no delta changed since, is fetched
+    as before. Running (no controlled shutdown), partition 0 keeps being fetched."""
+    cell = _three_partitions(shutdown)
+    image = cell.image.topics_by_id[TOPIC_ID].partitions
+    assert [(image[p].leader_epoch, image[p].partition_epoch) for p in (0, 1, 2)] == \
+        [(1, 1), (1, 1), (0, 0)]
+    follower = cell.managers[1]
+    assert not follower.replicas[(TOPIC_ID, 1)].is_leader
+    ends = _ends_after_appends(cell)
+    assert ends[2] == 2
+    assert ends[0] == (0 if shutdown else 2)
+
+
+def test_a_stopped_partition_fetches_again_only_from_a_new_leader_epoch() -> None:
+    """Kafka restarts a follower's fetcher only for a new leader epoch: an ISR change in the
+    same epoch that takes broker 1 back leaves partition 0 stopped; a new leader epoch
+    with broker 1 in the ISR fetches it again (a new leader epoch that still leaves it out
+    keeps it stopped)."""
+    cell = _three_partitions(shutdown=True)
+    cell.publish(PartitionChangeRecord(partition_id=0, topic_id=TOPIC_ID, leader=2))
+    assert _ends_after_appends(cell)[0] == 0  # a new epoch, still out of the ISR
+    cell.publish(PartitionChangeRecord(partition_id=0, topic_id=TOPIC_ID, isr=(1, 2)))
+    assert _ends_after_appends(cell)[0] == 0  # back in the ISR, the same epoch
+    cell.publish(PartitionChangeRecord(partition_id=0, topic_id=TOPIC_ID, leader=2))
+    assert _ends_after_appends(cell)[0] == 6  # a new epoch with broker 1 in the ISR

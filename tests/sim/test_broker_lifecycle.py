@@ -659,3 +659,28 @@ def test_a_consumer_reads_a_log_longer_than_one_fetch() -> None:
     manager.produce("t", 0, values, -1, lambda r: answers.append(r.error))
     assert cluster.run_until(lambda: len(answers) == 1, 10_000) and answers == ["NONE"]
     assert consume(cluster, "t") == values
+
+
+def test_a_broker_in_controlled_shutdown_stops_fetching_what_it_left_the_isr_of() -> None:
+    """Kafka's BrokerServer tells its replica manager first: once the shutting-down broker's
+    image has it out of a partition's ISR, it no longer fetches that partition (so it
+    never asks to rejoin), while it waits for the controller's word to stop."""
+    cluster = _cluster()
+    _create(cluster, "t", 9, 3)
+    slot = cluster.sim.slots[2]
+    [manager] = [app for app in slot.apps if isinstance(app, ReplicaManager)]
+    cluster.sim.shutdown(2)
+    assert manager.in_controlled_shutdown
+
+    def left_every_isr() -> bool:
+        image = manager.image
+        topic = image.topic("t") if image is not None else None
+        return topic is not None and all(2 not in reg.isr for reg in topic.partitions.values())
+
+    assert cluster.run_until(left_every_isr, 10_000)
+    assert slot.status is NodeStatus.RUNNING
+    topic = manager.image.topic("t") if manager.image is not None else None
+    assert topic is not None
+    followed = [key for key in manager.replica_keys() if topic.partitions[key[1]].leader != 2]
+    assert followed and all(key in manager._stopped for key in followed)
+    assert cluster.run_until(lambda: slot.status is NodeStatus.STOPPED, 10_000)

@@ -1,0 +1,206 @@
+"""Kafka's NodeToControllerRequestThreadTest, against the controller channel that kraftsim's
+:class:`broker.lifecycle.BrokerLifecycleManager` sends its registration and heartbeats
+through (Kafka's BrokerLifecycleManager uses a NodeToControllerChannelManager whose retry
+timeout is half the broker session). The controller the channel asks for is the leader
+the broker's raft client knows (Kafka's RaftControllerNodeProvider); the test moves it by
+hand, as Kafka's test scripts its ControllerNodeProvider mock.
+
+Ported: testRetryTimeoutWhileControllerNotAvailable
+(test_retry_timeout_while_controller_not_available), testRequestsSent
+(test_requests_sent), testNotController (test_not_controller), testRetryTimeout
+(test_retry_timeout). Also kraftsim's own cases of the same channel: NOT_CONTROLLER from
+the controller the raft client still knows (sent there again after the network client's
+50 ms reconnect back-off), from the last known controller (held until one is known), and
+the same request (its content as first built) going again.
+
+Not ported:
+- testControllerChanged: kraftsim's network tells no sender that a connection dropped;
+  a request to a controller that went away fails at its timeout (test_lifecycle covers
+  it) rather than going again to the next controller.
+- testEnvelopeResponseWithNotControllerError: kraftsim's brokers forward no client
+  request to the controller (no Envelope).
+- testUnsupportedVersionHandling, testAuthenticationExceptionHandling: kraftsim's
+  controllers take every request version its brokers send, and there is no
+  authentication.
+- testThreadNotStarted: kraftsim's channel is no thread; the manager sends from its start.
+"""
+
+from __future__ import annotations
+
+import random
+
+from broker import MetadataLoader
+from broker.config import BrokerConfig
+from broker.lifecycle import RECONNECT_BACKOFF_MS, BrokerLifecycleManager
+from metadata.requests import (
+    BROKER_SESSION_TIMEOUT_MS,
+    BrokerHeartbeatRequest,
+    BrokerHeartbeatResponse,
+    BrokerRegistrationRequest,
+    BrokerRegistrationResponse,
+    NodeMessage,
+)
+from metadata.schema import NoOpRecord
+from raft import Batch
+from raft.listener import LeaderAndEpoch
+
+BROKER, OLD, NEW = 1, 3000, 3001
+RETRY_TIMEOUT = BROKER_SESSION_TIMEOUT_MS // 2
+
+
+class Channel:
+    """A broker's lifecycle manager and the controller its raft client knows."""
+
+    def __init__(self, controller: int | None = OLD) -> None:
+        self.loader = MetadataLoader(BROKER)
+        self.loader.catching_up = False
+        self.loader.handle_leader_change(LeaderAndEpoch(controller, 1))
+        self.manager = BrokerLifecycleManager(BROKER, self.loader, random.Random(11), 0,
+                                              BrokerConfig())
+
+    def controller(self, node: int | None, epoch: int) -> None:
+        """The raft client learns of another leader (None: none known)."""
+        self.loader.handle_leader_change(LeaderAndEpoch(node, epoch))
+
+    def sent(self, now: int) -> list[NodeMessage]:
+        self.manager.poll(now)
+        return self.manager.drain_outbox()
+
+    def answer(self, request: NodeMessage, error: str, now: int) -> None:
+        """``request``'s controller answers it with ``error`` (a registration's epoch 6)."""
+        body = request.message
+        response: object
+        if isinstance(body, BrokerRegistrationRequest):
+            response = BrokerRegistrationResponse(body.correlation_id, error, broker_epoch=6)
+        else:
+            assert isinstance(body, BrokerHeartbeatRequest)
+            response = BrokerHeartbeatResponse(body.correlation_id, error)
+        self.manager.handle_message(NodeMessage(request.dst, BROKER, response), now)
+
+
+def test_retry_timeout_while_controller_not_available() -> None:
+    """No controller known: the request waits in the channel until the retry timeout, then
+    fails (the lifecycle manager backs off)."""
+    c = Channel(controller=None)
+    assert c.sent(0) == []
+    assert c.sent(RETRY_TIMEOUT - 1) == [] and c.manager.failed_attempts == 0
+    assert c.sent(RETRY_TIMEOUT) == []
+    assert c.manager.failed_attempts == 1
+
+
+def test_requests_sent() -> None:
+    """The request goes to the controller the raft client knows and its answer completes it."""
+    c = Channel()
+    [request] = c.sent(0)
+    assert request.dst == OLD and isinstance(request.message, BrokerRegistrationRequest)
+    c.answer(request, "NONE", 3)
+    assert c.manager.registered and c.manager.failed_attempts == 0
+
+
+def test_not_controller() -> None:
+    """NOT_CONTROLLER: the channel drops the old controller and sends the same request to
+    the controller known now, at once; only the final answer reaches the manager."""
+    c = Channel()
+    [first] = c.sent(0)
+    c.controller(NEW, 2)
+    c.answer(first, "NOT_CONTROLLER", 5)
+    assert c.manager.failed_attempts == 0 and not c.manager.registered
+    [again] = c.sent(5)
+    assert again.dst == NEW
+    assert c.manager.next_deadline() == 5 + RETRY_TIMEOUT  # its own timeout from the resend
+    assert isinstance(again.message, BrokerRegistrationRequest)
+    assert again.message.correlation_id != first.message.correlation_id
+    assert again.message.incarnation_id == first.message.incarnation_id
+    c.answer(again, "NONE", 7)
+    assert c.manager.registered and c.manager.failed_attempts == 0
+
+
+def test_retry_timeout() -> None:
+    """A NOT_CONTROLLER that comes once the request is as old as its retry timeout fails it:
+    nothing is sent again at once, the manager backs off."""
+    c = Channel()
+    [first] = c.sent(0)
+    c.controller(NEW, 2)
+    c.answer(first, "NOT_CONTROLLER", RETRY_TIMEOUT - 1)  # (the answer in time counts)
+    assert c.manager.failed_attempts == 0
+    [again] = c.sent(RETRY_TIMEOUT - 1)
+    c.answer(again, "NOT_CONTROLLER", RETRY_TIMEOUT)
+    assert c.sent(RETRY_TIMEOUT) == []
+    assert c.manager.failed_attempts == 1
+    due = c.manager.next_deadline()
+    assert due is not None and RETRY_TIMEOUT + 98 <= due <= RETRY_TIMEOUT + 102
+
+
+def test_not_controller_from_the_known_controller_waits_the_reconnect_back_off() -> None:
+    """The raft client still names the node that refused: the channel connects there again
+    only after its reconnect back-off (50 ms), then sends the request there."""
+    c = Channel()
+    [first] = c.sent(0)
+    c.answer(first, "NOT_CONTROLLER", 4)
+    assert c.sent(4) == []
+    assert c.manager.next_deadline() == 4 + RECONNECT_BACKOFF_MS
+    assert c.sent(4 + RECONNECT_BACKOFF_MS - 1) == []
+    [again] = c.sent(4 + RECONNECT_BACKOFF_MS)
+    assert again.dst == OLD
+    c.answer(again, "NONE", 60)
+    assert c.manager.registered and c.manager.failed_attempts == 0
+
+
+def test_a_new_controller_during_the_back_off_is_still_reached_through_the_old() -> None:
+    """The request was handed to the refusing node's connection: a new controller known
+    during the back-off does not take it (a second refusal sends it there at once)."""
+    c = Channel()
+    [first] = c.sent(0)
+    c.answer(first, "NOT_CONTROLLER", 4)
+    c.controller(NEW, 2)
+    assert c.sent(10) == []
+    [again] = c.sent(4 + RECONNECT_BACKOFF_MS)
+    assert again.dst == OLD
+    c.answer(again, "NOT_CONTROLLER", 56)
+    [third] = c.sent(56)
+    assert third.dst == NEW
+
+
+def test_not_controller_with_no_controller_known_holds_the_request() -> None:
+    """No controller known after the refusal: the request waits for one (then goes at once),
+    and fails if none is known by its retry timeout from when it was made."""
+    c = Channel()
+    [first] = c.sent(0)
+    c.controller(None, 2)
+    c.answer(first, "NOT_CONTROLLER", 4)
+    assert c.sent(100) == []
+    c.controller(NEW, 2)
+    due = c.manager.next_deadline()
+    assert due is not None and due <= 100
+    [again] = c.sent(100)
+    assert again.dst == NEW and c.manager.failed_attempts == 0
+    # half a session from the hand-off at 100, not from the request's making
+    assert c.manager.next_deadline() == 100 + RETRY_TIMEOUT
+
+    held = Channel()
+    [first] = held.sent(0)
+    held.controller(None, 2)
+    held.answer(first, "NOT_CONTROLLER", 4)
+    assert held.sent(RETRY_TIMEOUT - 1) == [] and held.manager.failed_attempts == 0
+    assert held.sent(RETRY_TIMEOUT) == [] and held.manager.failed_attempts == 1
+
+
+def test_the_heartbeat_sent_again_is_the_one_first_built() -> None:
+    """The channel sends the same request again: a heartbeat refused with NOT_CONTROLLER goes
+    to the new controller with the metadata offset it first carried, even though the
+    broker has published more since."""
+    c = Channel()
+    c.loader.handle_commit([Batch(0, 1, tuple(NoOpRecord() for _ in range(8)))], 8)
+    [registration] = c.sent(0)
+    c.answer(registration, "NONE", 1)
+    [heartbeat] = c.sent(1)
+    assert isinstance(heartbeat.message, BrokerHeartbeatRequest)
+    offset = heartbeat.message.current_metadata_offset
+    c.loader.handle_commit([Batch(8, 1, tuple(NoOpRecord() for _ in range(4)))], 12)
+    assert c.loader.published_offset > offset
+    c.controller(NEW, 2)
+    c.answer(heartbeat, "NOT_CONTROLLER", 3)
+    [again] = c.sent(3)
+    assert again.dst == NEW and isinstance(again.message, BrokerHeartbeatRequest)
+    assert again.message.current_metadata_offset == offset
+    assert again.message.correlation_id != heartbeat.message.correlation_id
