@@ -18,9 +18,11 @@ from __future__ import annotations
 
 from broker.config import BrokerConfig
 from broker.lifecycle import RECONNECT_BACKOFF_MS
+from broker.replica_manager import ALTER_RETRY_MS
 from metadata.requests import AlterPartitionRequest
+from metadata.schema import PartitionRecord
 from raft import LeaderAndEpoch
-from tests.broker.replica_cell import CONTROLLER, Cell
+from tests.broker.replica_cell import CONTROLLER, TOPIC, TOPIC_ID, Cell
 
 NEW_CONTROLLER = CONTROLLER + 1
 
@@ -245,3 +247,65 @@ def test_not_controller_with_no_controller_known_waits_for_the_next() -> None:
     ((_, again),) = cell.alters
     assert _same_proposal(again, first)
     assert cell.alter_controllers[1, again.correlation_id] == NEW_CONTROLLER
+
+
+def test_a_retry_due_during_the_controllers_reconnect_back_off_waits_for_it() -> None:
+    """Two partitions' expansions are pending: the controller answers one with an error
+    (resent after ALTER_RETRY_MS) and, 20 ms later, refuses the other with NOT_CONTROLLER
+    (it is still the controller broker 1 knows). The first resend comes due while the
+    channel may not connect to that controller yet: it waits for the back-off to end, not
+    lost, and both proposals go out together then."""
+    cell = Cell(brokers=(1, 2))
+    cell.create(replicas=(1, 2), isr=(1,), leader=1)
+    cell.publish(PartitionRecord(1, TOPIC_ID, (1, 2), (1,), leader=1, leader_epoch=0,
+                                 partition_epoch=0))
+    for pid in (0, 1):
+        cell.managers[1].produce(TOPIC, pid, ["a"], 1, lambda _: None)
+    cell.step()
+    by_partition = {request.partition_id: (src, request) for src, request in cell.alters}
+    assert sorted(by_partition) == [0, 1]
+    cell.alters.clear()
+    start = cell.now
+    cell.answer_alter("UNKNOWN_SERVER_ERROR", write=False, request=by_partition[0])
+    cell.step(20)
+    cell.answer_alter("NOT_CONTROLLER", write=False, request=by_partition[1])
+    cell.step(ALTER_RETRY_MS - 20)
+    assert cell.alters == []
+    cell.step(20 + RECONNECT_BACKOFF_MS - ALTER_RETRY_MS - 1)
+    assert cell.alters == []
+    cell.step(1)
+    assert cell.now == start + 20 + RECONNECT_BACKOFF_MS
+    assert sorted(request.partition_id for _, request in cell.alters) == [0, 1]
+    for _, request in cell.alters:
+        assert _same_proposal(request, by_partition[request.partition_id][1])
+        assert cell.alter_controllers[1, request.correlation_id] == CONTROLLER
+
+
+def test_two_requests_refused_while_no_controller_is_known_both_go_to_the_next() -> None:
+    """Both partitions' requests are refused with NOT_CONTROLLER while an election is under
+    way: each waits for the next controller under a correlation id of its own, and both
+    proposals go to it (neither is lost)."""
+    cell = Cell(brokers=(1, 2))
+    cell.create(replicas=(1, 2), isr=(1,), leader=1)
+    cell.publish(PartitionRecord(1, TOPIC_ID, (1, 2), (1,), leader=1, leader_epoch=0,
+                                 partition_epoch=0))
+    for pid in (0, 1):
+        cell.managers[1].produce(TOPIC, pid, ["a"], 1, lambda _: None)
+    cell.step()
+    refused = list(cell.alters)
+    cell.alters.clear()
+    loader = cell.managers[1].loader
+    loader.handle_leader_change(LeaderAndEpoch(None, 2))
+    for request in refused:
+        cell.answer_alter("NOT_CONTROLLER", write=False, request=request)
+    cell.step(RECONNECT_BACKOFF_MS)
+    assert cell.alters == []
+    loader.handle_leader_change(LeaderAndEpoch(NEW_CONTROLLER, 2))
+    cell.step()
+    again = list(cell.alters)
+    assert sorted(r.partition_id for _, r in again) == [0, 1]
+    assert len({r.correlation_id for _, r in again}) == 2
+    assert all(cell.alter_controllers[1, r.correlation_id] == NEW_CONTROLLER for _, r in again)
+    for _, resent in again:
+        assert _same_proposal(resent, next(r for _, r in refused
+                                           if r.partition_id == resent.partition_id))

@@ -204,3 +204,39 @@ def test_the_heartbeat_sent_again_is_the_one_first_built() -> None:
     assert again.dst == NEW and isinstance(again.message, BrokerHeartbeatRequest)
     assert again.message.current_metadata_offset == offset
     assert again.message.correlation_id != heartbeat.message.correlation_id
+
+
+def test_the_reconnect_back_off_is_kafkas_default_of_fifty_ms() -> None:
+    """reconnect.backoff.ms and reconnect.backoff.max.ms both default to 50 ms in Kafka: the
+    request the controller still known refused goes to it again 50 ms after the refusal,
+    not a millisecond sooner or later."""
+    c = Channel()
+    [first] = c.sent(0)
+    c.answer(first, "NOT_CONTROLLER", 10)
+    assert c.sent(59) == []
+    [again] = c.sent(60)
+    assert again.dst == OLD and c.manager.failed_attempts == 0
+
+
+def test_a_heartbeat_refused_long_after_the_start_goes_again() -> None:
+    """The retry timeout runs from each request's making, not from the manager's start: a
+    heartbeat made well past half a session into the broker's life and refused with
+    NOT_CONTROLLER goes again at once to the new controller, nothing failed."""
+    c = Channel()
+    [registration] = c.sent(0)
+    c.answer(registration, "NONE", 1)
+    now = 1
+    while now < 3 * RETRY_TIMEOUT:
+        due = c.manager.next_deadline()
+        assert due is not None
+        now = due
+        for request in c.sent(now):
+            c.answer(request, "NONE", now + 1)
+    made = c.manager.next_deadline()
+    assert made is not None and made > 3 * RETRY_TIMEOUT
+    [heartbeat] = c.sent(made)
+    c.controller(NEW, 2)
+    c.answer(heartbeat, "NOT_CONTROLLER", made + 2)
+    [again] = c.sent(made + 2)
+    assert again.dst == NEW and isinstance(again.message, BrokerHeartbeatRequest)
+    assert c.manager.failed_attempts == 0

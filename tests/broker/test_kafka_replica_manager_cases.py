@@ -1016,3 +1016,89 @@ def test_a_stopped_partition_fetches_again_only_from_a_new_leader_epoch() -> Non
     assert _ends_after_appends(cell)[0] == 0  # back in the ISR, the same epoch
     cell.publish(PartitionChangeRecord(partition_id=0, topic_id=TOPIC_ID, leader=2))
     assert _ends_after_appends(cell)[0] == 6  # a new epoch with broker 1 in the ISR
+
+
+def _fetches_from_1(cell: Cell, rounds: int = 3) -> list[tuple[int, set[int]]]:
+    """Broker 1's replica fetches over ``rounds`` exchanges: (leader, partitions named)."""
+    return [(env.dst, {p.partition_id for p in env.message.partitions})
+            for env in _exchange(cell, rounds)
+            if env.src == 1 and isinstance(env.message, ReplicaFetchRequest)]
+
+
+def test_a_stopped_partition_is_fetched_from_no_other_node() -> None:
+    """The follower partitions the controlled shutdown stops (one out of the ISR, one
+    leaderless; later an ISR change in the same epoch) are fetched from nobody: every
+    fetch broker 1 sends still goes to broker 2, for partition 2 only."""
+    cell = _three_partitions(shutdown=True)
+    fetches = _fetches_from_1(cell)
+    assert fetches and {dst for dst, _ in fetches} == {2}
+    assert set().union(*(parts for _, parts in fetches)) <= {2}
+    cell.publish(PartitionChangeRecord(partition_id=0, topic_id=TOPIC_ID, isr=(1, 2)))
+    fetches = _fetches_from_1(cell)
+    assert fetches and {dst for dst, _ in fetches} == {2}
+    assert set().union(*(parts for _, parts in fetches)) <= {2}
+
+
+@pytest.mark.parametrize("other", [2, 0])
+def test_replicas_assigned_during_a_controlled_shutdown_are_stopped_the_same_way(
+        other: int) -> None:
+    """applyLocalFollowersDelta treats a follower partition the delta creates here as one it
+    changes: once broker 1 began its controlled shutdown, of a new topic's partitions it
+    fetches the one led by broker ``other`` (0 too, Kafka's usual first node.id) with
+    broker 1 in the ISR, and neither the one that leaves it out of the ISR nor the
+    leaderless one (their records never reach it)."""
+    cell = Cell(brokers=(1, other))
+    assert cell.managers[1].begin_controlled_shutdown(cell.now) is False
+    cell.publish(TopicRecord(TOPIC, TOPIC_ID),
+                 PartitionRecord(0, TOPIC_ID, (1, other), (1, other), leader=other,
+                                 leader_epoch=0, partition_epoch=0),
+                 PartitionRecord(1, TOPIC_ID, (1, other), (other,), leader=other,
+                                 leader_epoch=0, partition_epoch=0),
+                 PartitionRecord(2, TOPIC_ID, (1, other), (), leader=-1, leader_epoch=0,
+                                 partition_epoch=0))
+    fetches = _fetches_from_1(cell)
+    assert fetches and {dst for dst, _ in fetches} == {other}
+    assert set().union(*(parts for _, parts in fetches)) == {0}
+    for pid in (0, 1):
+        cell.managers[other].produce(TOPIC, pid, ["a", "b"], 1, lambda _: None)
+    _exchange(cell, 10)
+    ends = {pid: cell.managers[1].replicas[(TOPIC_ID, pid)].log.end_offset
+            for pid in (0, 1)}
+    assert ends == {0: 2, 1: 0}
+
+
+def test_a_partition_led_by_broker_0_is_forgotten_when_its_leader_moves() -> None:
+    """Broker id 0 (Kafka's usual first node.id) leads like any other: when partition 0's
+    leadership moves from broker 0 to broker 3, follower 2's next fetch to broker 0 names
+    it as forgotten, and the replica removed from broker 2 later is not fetched again."""
+    cell = Cell(brokers=(0, 2, 3))
+    cell.create(replicas=(0, 2, 3), leader=0)
+    cell.publish(PartitionRecord(1, TOPIC_ID, (0, 2, 3), (0, 2, 3), leader=0,
+                                 leader_epoch=0, partition_epoch=0))
+    _exchange(cell, 3)
+    assert cell.managers[2]._handlers[0].session_id != 0
+    cell.change(leader=3)
+    to_old = [env.message for env in _exchange(cell, 3)
+              if env.src == 2 and env.dst == 0 and isinstance(env.message, ReplicaFetchRequest)]
+    assert to_old and to_old[0].forgotten == (KEY,)
+    assert all(p.partition_id == 1 for fetch in to_old for p in fetch.partitions)
+
+
+def test_a_follower_replica_moved_away_is_forgotten_in_its_leaders_session() -> None:
+    """testDeltaFollowerToNotReplica's fetcher side: broker 2, following partitions 0 and 1
+    of broker 1 in one incremental session, is no longer a replica of partition 0; its
+    next fetch to broker 1 names partition 0 as forgotten and keeps fetching partition 1
+    only, in the same session."""
+    cell = Cell(brokers=(1, 2, 3))
+    cell.create(replicas=(1, 2, 3), leader=1)
+    cell.publish(PartitionRecord(1, TOPIC_ID, (1, 2, 3), (1, 2, 3), leader=1,
+                                 leader_epoch=0, partition_epoch=0))
+    _exchange(cell, 3)
+    session = cell.managers[2]._handlers[1].session_id
+    assert session != 0
+    cell.change(replicas=(1, 3), isr=(1, 3))
+    to_leader = [env.message for env in _exchange(cell, 3)
+                 if env.src == 2 and env.dst == 1 and isinstance(env.message, ReplicaFetchRequest)]
+    assert to_leader and to_leader[0].forgotten == (KEY,)
+    assert all(p.partition_id == 1 for fetch in to_leader for p in fetch.partitions)
+    assert cell.managers[2]._handlers[1].session_id == session

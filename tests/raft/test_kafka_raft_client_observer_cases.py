@@ -16,6 +16,9 @@ Ported: testObserverLeaderRediscoveryAfterRequestTimeout, testObserverHandleRetr
 testObserverHandleRetryFetchtToBootstrapServer (its late answers),
 testObserverSendDiscoveryFetchAfterFetchTimeout, and
 testFollowerAsObserverDoesNotBecomeCandidateAfterFetchTimeout (its vote of a newer epoch).
+Also kraftsim's own cases of the same search: the fetch timeout with and without a fetch
+outstanding, where the fetch after a voter's same-leader answer goes before and after the
+fetch timeout, and an observer that grants a vote in its own epoch.
 
 Left out, with the reason:
 
@@ -32,7 +35,7 @@ Left out, with the reason:
 
 from __future__ import annotations
 
-from raft import LeaderAndEpoch, Role
+from raft import LeaderAndEpoch, Role, SnapshotId
 from raft.batch import Batch
 from raft.messages import Errors, FetchRequest, VoteResponse
 from tests.raft.kafka_context import Context
@@ -204,3 +207,90 @@ def test_after_the_fetch_timeout_the_leaders_answer_or_a_newer_epoch_ends_the_se
     assert (ctx.node.role, ctx.node.epoch, ctx.node.leader_id) == (Role.FOLLOWER, 6, 3)
     dst, fetch = ctx.one_sent(FetchRequest)
     assert (dst, fetch.epoch) == (3, 6)
+
+
+def test_the_fetch_timeout_asks_any_voter_at_once_unless_a_fetch_is_outstanding() -> None:
+    """pollFollowerAsObserver at the fetch timeout: with nothing in flight (here the leader's
+    answer, naming an invalid snapshot, put the observer in its retry backoff) the fetch to
+    a voter drawn at random goes out at once, not at the end of the backoff; with a fetch
+    outstanding (the retry after the leader's request timeout) nothing more is sent until
+    that one ends."""
+    ctx, fetch = _following(request_timeout_ms=500, retry_backoff_ms=1600)
+    ctx.sleep(499)
+    ctx.deliver(LEADER, ctx.fetch_response(fetch, LEADER, high_watermark=0,
+                                           snapshot_id=SnapshotId(-1, 1)))
+    assert ctx.sent(FetchRequest) == []
+    ctx.sleep(ctx.config.fetch_timeout_ms - 499 - 1)
+    assert ctx.sent(FetchRequest) == []
+    ctx.sleep(1)  # the fetch timeout, 1501 ms before the backoff would end
+    dst, fetch = ctx.one_sent(FetchRequest)
+    assert dst in VOTERS and fetch.epoch == 5
+    assert (ctx.node.role, ctx.node.epoch, ctx.node.leader_id) == (Role.FOLLOWER, 5, LEADER)
+
+    ctx, _ = _following(request_timeout_ms=1500)
+    ctx.sleep(ctx.config.request_timeout_ms)
+    ctx.one_sent(FetchRequest)  # the retry to any voter, outstanding until 3000
+    ctx.sleep(ctx.config.fetch_timeout_ms - ctx.config.request_timeout_ms)
+    assert ctx.sent(FetchRequest) == []
+    ctx.sleep(2 * ctx.config.request_timeout_ms - ctx.config.fetch_timeout_ms - 1)
+    assert ctx.sent(FetchRequest) == []
+    ctx.sleep(1)
+    assert ctx.one_sent(FetchRequest)[1].epoch == 5
+
+
+def test_a_voters_same_leader_answer_sends_the_next_fetch_by_the_fetch_timeout() -> None:
+    """What follows a voter's answer that names the same leader (after its retry backoff):
+    while the fetch timeout still runs, the fetch goes back to the leader, whatever the
+    draw; once it has run out, to a voter drawn at random again (not the leader each
+    time: the observer is still looking for whoever leads)."""
+    for seed in range(8):
+        ctx, _ = _following(seed, request_timeout_ms=500, retry_backoff_ms=20)
+        ctx.sleep(ctx.config.request_timeout_ms)
+        dst, fetch = ctx.one_sent(FetchRequest)
+        ctx.deliver(dst, ctx.fetch_response(fetch, LEADER, error=Errors.NOT_LEADER_OR_FOLLOWER))
+        ctx.sleep(ctx.config.retry_backoff_ms)
+        assert ctx.one_sent(FetchRequest)[0] == LEADER
+
+    ctx, _ = _following(request_timeout_ms=2000, retry_backoff_ms=20)
+    ctx.sleep(ctx.config.fetch_timeout_ms)
+    after_an_answer = []
+    dst, fetch = ctx.one_sent(FetchRequest)
+    for _ in range(16):
+        if dst == LEADER:
+            ctx.sleep(ctx.config.request_timeout_ms)  # the crashed leader answers nothing
+        else:
+            ctx.deliver(dst, ctx.fetch_response(fetch, LEADER,
+                                                error=Errors.NOT_LEADER_OR_FOLLOWER))
+            ctx.sleep(ctx.config.retry_backoff_ms)
+        answered = dst != LEADER
+        dst, fetch = ctx.one_sent(FetchRequest)
+        if answered:
+            after_an_answer.append(dst)
+    assert {2, 3} & set(after_an_answer)
+
+
+def test_an_observer_granting_a_vote_keeps_its_fetch_or_fetches_at_once() -> None:
+    """An unattached observer asked for a vote in its own epoch grants it (it never stands)
+    and goes on looking for the leader: the fetch it has in flight stays outstanding (Kafka's
+    move to a voted Unattached resets no connection), so its answer, naming the leader, is
+    taken; one waiting out kraftsim's retry backoff fetches at once instead (Kafka's
+    backoff holds only the connection that answered: another voter is ready)."""
+    ctx = Context(9, VOTERS, epoch=5)
+    dst, fetch = ctx.one_sent(FetchRequest)
+    ctx.deliver(2, ctx.vote_request(2, 5, 0, 0))
+    assert [(m.epoch, m.vote_granted) for _, m in ctx.sent(VoteResponse)] == [(5, True)]
+    assert (ctx.node.role, ctx.node.voted_id) == (Role.VOTED, 2)
+    assert ctx.sent(FetchRequest) == []
+    ctx.deliver(dst, ctx.fetch_response(fetch, 2, error=Errors.NOT_LEADER_OR_FOLLOWER))
+    assert (ctx.node.role, ctx.node.epoch, ctx.node.leader_id) == (Role.FOLLOWER, 5, 2)
+    assert ctx.one_sent(FetchRequest)[0] == 2
+
+    ctx = Context(9, VOTERS, epoch=5, retry_backoff_ms=500)
+    dst, fetch = ctx.one_sent(FetchRequest)
+    ctx.deliver(dst, ctx.fetch_response(fetch, None, error=Errors.NOT_LEADER_OR_FOLLOWER))
+    assert ctx.node.role is Role.UNATTACHED and ctx.sent(FetchRequest) == []
+    ctx.sleep(100)
+    ctx.deliver(3, ctx.vote_request(3, 5, 0, 0))
+    assert (ctx.node.role, ctx.node.voted_id) == (Role.VOTED, 3)
+    dst, fetch = ctx.one_sent(FetchRequest)
+    assert dst in VOTERS and fetch.epoch == 5
