@@ -47,6 +47,14 @@ def _same_proposal(a: AlterPartitionRequest, b: AlterPartitionRequest) -> bool:
          b.partition_epoch, b.new_isr, b.new_isr_epochs)
 
 
+def _resent(cell: Cell, proposal: AlterPartitionRequest, controller: int) -> AlterPartitionRequest:
+    """The one AlterPartition broker 1 sent since: ``proposal`` again, to ``controller``."""
+    ((_, again),) = cell.alters
+    assert _same_proposal(again, proposal)
+    assert cell.alter_controllers[1, again.correlation_id] == controller
+    return again
+
+
 def test_a_request_in_flight_goes_to_the_new_controller() -> None:
     """The controller crashes before it answers; once broker 1's raft client knows the new
     leader, the same proposal goes to it at once under a new correlation id; its answer
@@ -57,9 +65,8 @@ def test_a_request_in_flight_goes_to_the_new_controller() -> None:
     first = _expansion_pending(cell)
     cell.managers[1].loader.handle_leader_change(LeaderAndEpoch(NEW_CONTROLLER, 2))
     cell.step()
-    ((_, again),) = cell.alters
-    assert again.correlation_id != first.correlation_id and _same_proposal(again, first)
-    assert cell.alter_controllers[1, again.correlation_id] == NEW_CONTROLLER
+    again = _resent(cell, first, NEW_CONTROLLER)
+    assert again.correlation_id != first.correlation_id
     cell.answer_alter()
     leader = cell.replica(1)
     assert leader.isr == (1, 2) and leader.pending_isr is None
@@ -97,9 +104,7 @@ def test_nothing_is_sent_while_no_controller_is_known() -> None:
     assert cell.alters == []
     loader.handle_leader_change(LeaderAndEpoch(NEW_CONTROLLER, 2))
     cell.step()
-    ((_, again),) = cell.alters
-    assert _same_proposal(again, first)
-    assert cell.alter_controllers[1, again.correlation_id] == NEW_CONTROLLER
+    _resent(cell, first, NEW_CONTROLLER)
 
 
 def test_a_controller_leading_again_in_a_new_epoch_gets_the_request_again() -> None:
@@ -123,9 +128,8 @@ def test_an_unanswered_request_is_sent_again_after_the_request_timeout() -> None
     cell.step(4_999)
     assert cell.alters == []
     cell.step(1)
-    ((_, again),) = cell.alters
-    assert again.correlation_id != first.correlation_id and _same_proposal(again, first)
-    assert cell.alter_controllers[1, again.correlation_id] == CONTROLLER
+    again = _resent(cell, first, CONTROLLER)
+    assert again.correlation_id != first.correlation_id
     cell.alters.clear()
     cell.step(5_000)
     ((_, third),) = cell.alters
@@ -156,9 +160,7 @@ def test_only_an_unanswered_request_is_sent_again() -> None:
     assert cell.alter_controllers[1, second.correlation_id] == NEW_CONTROLLER
     loader.handle_leader_change(LeaderAndEpoch(NEW_CONTROLLER + 1, 3))
     cell.step()
-    ((_, again),) = cell.alters
-    assert _same_proposal(again, second)
-    assert cell.alter_controllers[1, again.correlation_id] == NEW_CONTROLLER + 1
+    _resent(cell, second, NEW_CONTROLLER + 1)
 
 
 
@@ -209,9 +211,8 @@ def test_not_controller_from_the_known_controller_goes_there_again_after_the_bac
     cell.step(RECONNECT_BACKOFF_MS - 1)
     assert cell.alters == []
     cell.step(1)
-    ((_, again),) = cell.alters
-    assert again.correlation_id != first.correlation_id and _same_proposal(again, first)
-    assert cell.alter_controllers[1, again.correlation_id] == CONTROLLER
+    again = _resent(cell, first, CONTROLLER)
+    assert again.correlation_id != first.correlation_id
     cell.answer_alter()
     leader = cell.replica(1)
     assert leader.isr == (1, 2) and leader.pending_isr is None
@@ -226,9 +227,7 @@ def test_not_controller_after_a_new_controller_is_known_during_the_back_off() ->
     cell.answer_alter("NOT_CONTROLLER", write=False)
     cell.managers[1].loader.handle_leader_change(LeaderAndEpoch(NEW_CONTROLLER, 2))
     cell.step(RECONNECT_BACKOFF_MS)
-    ((_, again),) = cell.alters
-    assert _same_proposal(again, first)
-    assert cell.alter_controllers[1, again.correlation_id] == NEW_CONTROLLER
+    _resent(cell, first, NEW_CONTROLLER)
 
 
 def test_not_controller_with_no_controller_known_waits_for_the_next() -> None:
@@ -244,9 +243,7 @@ def test_not_controller_with_no_controller_known_waits_for_the_next() -> None:
     assert cell.alters == []
     loader.handle_leader_change(LeaderAndEpoch(NEW_CONTROLLER, 2))
     cell.step()
-    ((_, again),) = cell.alters
-    assert _same_proposal(again, first)
-    assert cell.alter_controllers[1, again.correlation_id] == NEW_CONTROLLER
+    _resent(cell, first, NEW_CONTROLLER)
 
 
 def test_a_retry_due_during_the_controllers_reconnect_back_off_waits_for_it() -> None:
