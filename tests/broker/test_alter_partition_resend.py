@@ -55,6 +55,17 @@ def _resent(cell: Cell, proposal: AlterPartitionRequest, controller: int) -> Alt
     return again
 
 
+def _two_expansions_pending(cell: Cell) -> None:
+    """Partitions 0 and 1 of the topic, led by broker 1 with broker 2 out of their ISR: a
+    produce to each has broker 1 send an expansion of each ISR (in ``cell.alters``)."""
+    cell.create(replicas=(1, 2), isr=(1,), leader=1)
+    cell.publish(PartitionRecord(1, TOPIC_ID, (1, 2), (1,), leader=1, leader_epoch=0,
+                                 partition_epoch=0))
+    for pid in (0, 1):
+        cell.managers[1].produce(TOPIC, pid, ["a"], 1, lambda _: None)
+    cell.step()
+
+
 def test_a_request_in_flight_goes_to_the_new_controller() -> None:
     """The controller crashes before it answers; once broker 1's raft client knows the new
     leader, the same proposal goes to it at once under a new correlation id; its answer
@@ -253,12 +264,7 @@ def test_a_retry_due_during_the_controllers_reconnect_back_off_waits_for_it() ->
     channel may not connect to that controller yet: it waits for the back-off to end, not
     lost, and both proposals go out together then."""
     cell = Cell(brokers=(1, 2))
-    cell.create(replicas=(1, 2), isr=(1,), leader=1)
-    cell.publish(PartitionRecord(1, TOPIC_ID, (1, 2), (1,), leader=1, leader_epoch=0,
-                                 partition_epoch=0))
-    for pid in (0, 1):
-        cell.managers[1].produce(TOPIC, pid, ["a"], 1, lambda _: None)
-    cell.step()
+    _two_expansions_pending(cell)
     by_partition = {request.partition_id: (src, request) for src, request in cell.alters}
     assert sorted(by_partition) == [0, 1]
     cell.alters.clear()
@@ -283,12 +289,7 @@ def test_two_requests_refused_while_no_controller_is_known_both_go_to_the_next()
     way: each waits for the next controller under a correlation id of its own, and both
     proposals go to it (neither is lost)."""
     cell = Cell(brokers=(1, 2))
-    cell.create(replicas=(1, 2), isr=(1,), leader=1)
-    cell.publish(PartitionRecord(1, TOPIC_ID, (1, 2), (1,), leader=1, leader_epoch=0,
-                                 partition_epoch=0))
-    for pid in (0, 1):
-        cell.managers[1].produce(TOPIC, pid, ["a"], 1, lambda _: None)
-    cell.step()
+    _two_expansions_pending(cell)
     refused = list(cell.alters)
     cell.alters.clear()
     loader = cell.managers[1].loader

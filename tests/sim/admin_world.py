@@ -4,6 +4,8 @@ Admin client (:class:`sim.txn_admin.TxnAdmin`) that waits for its answers."""
 
 from __future__ import annotations
 
+from typing import TypeVar
+
 from broker.partition_log import ActiveProducer
 from broker.txn.admin import TransactionDescription
 from broker.txn.coordinator import TxnCoordinatorConfig
@@ -16,6 +18,9 @@ from sim.txn_cluster import TxnCluster
 CONFIG = TxnCoordinatorConfig(num_partitions=3)
 """Kafka's defaults (transaction.max.timeout.ms 900000), three ``__transaction_state``
 partitions."""
+
+
+T = TypeVar("T")
 
 
 class AdminWorld:
@@ -57,16 +62,14 @@ class AdminWorld:
         """fenceProducers (forceTerminateTransaction) of one id: its answer."""
         done: list[str] = []
         self.admin.force_terminate_transaction(transactional_id, done.append, timeout_ms)
-        assert self.sim.run_until_true(lambda: bool(done), within_ms)
-        return done[0]
+        return self._first(done, within_ms)
 
     def describe(self, transactional_id: str, timeout_ms: int | None = None,
                  within_ms: int = 120_000) -> TransactionDescription:
         """describeTransactions of one id: its description or error."""
         done: list[TransactionDescription] = []
         self.admin.describe_transaction(transactional_id, done.append, timeout_ms)
-        assert self.sim.run_until_true(lambda: bool(done), within_ms)
-        return done[0]
+        return self._first(done, within_ms)
 
     def describe_producers(self, partition: int, broker_id: int | None = None,
                            timeout_ms: int | None = None, within_ms: int = 120_000
@@ -75,14 +78,18 @@ class AdminWorld:
         done: list[tuple[str, list[ActiveProducer]]] = []
         self.admin.describe_producers("t", partition, lambda e, p: done.append((e, p)),
                                       broker_id, timeout_ms)
-        assert self.sim.run_until_true(lambda: bool(done), within_ms)
-        return done[0]
+        return self._first(done, within_ms)
 
     def abort(self, spec: AbortTransactionSpec, timeout_ms: int | None = None,
               within_ms: int = 120_000) -> str:
         """abortTransaction of ``spec``: its answer."""
         done: list[str] = []
         self.admin.abort_transaction(spec, done.append, timeout_ms)
+        return self._first(done, within_ms)
+
+    def _first(self, done: list[T], within_ms: int) -> T:
+        """Run the simulation until an Admin call's answer lands in ``done`` (within
+        ``within_ms``): that answer."""
         assert self.sim.run_until_true(lambda: bool(done), within_ms)
         return done[0]
 
