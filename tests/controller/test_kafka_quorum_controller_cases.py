@@ -11,6 +11,10 @@ resignations (testSnapshotAfterRepeatedResign).
 testRegisterBrokerKRaftVersions: kraft.version finalized by UpdateFeatures (kraftsim keeps
 it among the image's features), then a broker's registration checked against it.
 
+testUncleanShutdownBroker: eligible leader replicas (KIP-966), as Kafka 4.1 runs it (a
+cluster formatted at 4.1-IV0 has them on; its brokers are fenced by operations, not by
+session expiry).
+
 Cases already ported elsewhere: testFatalMetadataReplayErrorOnActive
 (test_fatal_replay_on_active.py); testAppendRecords and testAppendRecordsAtomically
 (test_activation_and_write_modes.py: kraftsim refuses an oversized atomic write with
@@ -28,8 +32,6 @@ Cases left out, as kraftsim does not model what they test:
   operation runs when it is submitted).
 - testActivationRecordsPartialBootstrap: a partial bootstrap transaction, unreachable in
   Kafka (see controller/activation.py).
-- testUncleanShutdownBroker: eligible leader replicas (KIP-966) after a broker's unclean
-  shutdown, at 4.0-IV1 with min.insync.replicas 2.
 - the authorizer's initial load.
 """
 
@@ -46,6 +48,7 @@ from controller.operations import (
     CreateTopics,
     DeleteTopics,
     ElectLeaders,
+    FenceBroker,
     IncrementalAlterConfigs,
     ListPartitionReassignments,
     NewTopic,
@@ -58,7 +61,7 @@ from controller.operations.cluster import FeatureUpdate
 from controller.operations.controllers import CONTROLLER_FEATURES, CONTROLLER_LISTENER
 from metadata.bootstrap import BootstrapMetadata
 from metadata.delta import BROKER_RESOURCE, TOPIC_RESOURCE, MetadataDelta
-from metadata.image import MetadataImage
+from metadata.image import NO_LEADER, MetadataImage, PartitionRegistration
 from metadata.schema import (
     BeginTransactionRecord,
     BrokerFeature,
@@ -464,3 +467,47 @@ def test_register_broker_kraft_versions(finalized: int, broker_max: int) -> None
         assert handle.error is None
         assert handle.response["brokerEpoch"] >= 5  # type: ignore[index]
         assert image.brokers[0].epoch == handle.response["brokerEpoch"]  # type: ignore
+
+
+def test_unclean_shutdown_broker() -> None:
+    """testUncleanShutdownBroker, as Kafka 4.1 runs it: a cluster formatted at 4.1-IV0
+    starts with eligible leader replicas on (and the cluster's min.insync.replicas 1 that
+    they need); ``foo`` over brokers 1-3 with min.insync.replicas 2 loses all three: the
+    ISR empties, two replicas are eligible and lastKnownElr keeps the last leader. An
+    eligible broker that registers again after an unclean shutdown leaves the ELR; the
+    last leader doing so keeps its place in lastKnownElr; the remaining eligible broker,
+    unfenced, is elected cleanly and the ELR and lastKnownElr empty."""
+    c = _quorum(7, level=LEVELS["4.1-IV0"])
+    c.start()
+    active = _settled(c)
+    image = active.committed_image()
+    assert image.features.get("eligible.leader.replicas.version") == 1
+    assert image.configs[(BROKER_RESOURCE, "")]["min.insync.replicas"] == "1"
+    for broker in (1, 2, 3):
+        assert _run(c, RegisterBroker(broker, incarnation_id=f"first-{broker}")) == "committed"
+        assert _run(c, UnfenceBroker(broker)) == "committed"
+    assert _run(c, CreateTopics((NewTopic("foo", 1, 3),))) == "committed"
+    assert _run(c, IncrementalAlterConfigs(TOPIC_RESOURCE, "foo", (
+        ConfigChange("min.insync.replicas", "2"),))) == "committed"
+    for broker in (1, 2, 3):
+        assert _run(c, FenceBroker(broker)) == "committed"
+
+    def partition() -> PartitionRegistration:
+        topic = active.image.topic("foo")
+        assert topic is not None
+        return topic.partitions[0]
+
+    reg = partition()
+    last_known = reg.last_known_elr or ()
+    elr = reg.eligible_leader_replicas or ()
+    assert (reg.isr, reg.leader, len(last_known), len(elr)) == ((), NO_LEADER, 1, 2)
+    unclean, to_lead = (elr[0], elr[1]) if last_known[0] == elr[0] else (elr[1], elr[0])
+    assert _run(c, RegisterBroker(unclean, incarnation_id=f"second-{unclean}")) == "committed"
+    assert partition().eligible_leader_replicas == (to_lead,)
+    assert _run(c, RegisterBroker(last_known[0],
+                                  incarnation_id=f"third-{last_known[0]}")) == "committed"
+    assert partition().last_known_elr == last_known
+    assert _run(c, UnfenceBroker(to_lead)) == "committed"
+    reg = partition()
+    assert (reg.isr, reg.leader) == ((to_lead,), to_lead)
+    assert not reg.eligible_leader_replicas and not reg.last_known_elr
