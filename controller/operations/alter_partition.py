@@ -140,7 +140,7 @@ class AlterPartitionOp(msgspec.Struct, frozen=True):
                                f"replica {replica} broker epoch mismatch: requested={epoch} "
                                f"VS expected={registered}")
         recovery = self.leader_recovery_state
-        if reassignment_in_progress(reg) or elr_enabled(image):
+        if reassignment_in_progress(reg) or elr_enabled(image) or reg.eligible_leader_replicas:
             topic_name = topic.name
             built = build_change(image, self.topic_id, self.partition_id, reg,
                                  isr=tuple(self.new_isr), recovery=recovery,

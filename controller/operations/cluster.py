@@ -280,8 +280,8 @@ class AlterPartition(msgspec.Struct, frozen=True):
             if broker is None or broker.fenced:
                 raise ApiError("INELIGIBLE_REPLICA",
                                f"Replica {replica} is fenced or not registered")
-        if self.leader is None and (reassignment_in_progress(reg)
-                                    or elr_enabled(ctx.image)):
+        if self.leader is None and (reassignment_in_progress(reg) or elr_enabled(ctx.image)
+                                    or reg.eligible_leader_replicas):
             # a reassigning partition (Kafka's builder may complete it), or ELR on
             built = build_change(ctx.image, topic.topic_id, self.partition, reg, isr=self.isr)
             return Generated([] if built is None else [built],

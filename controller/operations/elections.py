@@ -128,7 +128,7 @@ def preferred_change(image: MetadataImage, topic_id: str, pid: int,
     """A preferred election's change (None: none): the first replica if it is valid; else
     the current leader stays; else the next valid replica (PartitionChangeBuilder's
     electPreferredLeader)."""
-    if elr_enabled(image):
+    if elr_enabled(image) or reg.eligible_leader_replicas:
         if not reg.replicas:
             return None
         return build_change(image, topic_id, pid, reg, preferred=True)
@@ -144,7 +144,7 @@ def unclean_election(image: MetadataImage, topic_id: str, pid: int,
                      reg: PartitionRegistration) -> PartitionChangeRecord | None:
     """An UNCLEAN election's change for a leaderless partition (None: no replica is
     active): a valid replica, else the first active one, uncleanly."""
-    if elr_enabled(image):
+    if elr_enabled(image) or reg.eligible_leader_replicas:
         return build_change(image, topic_id, pid, reg, unclean=True)
     leader = next((r for r in reg.replicas if _valid(image, reg, r)), NO_LEADER)
     if leader != NO_LEADER:
