@@ -12,14 +12,18 @@ once the records are replayed:
   known leader, becomes the ISR; Kafka's PartitionChangeBuilder.tryElection).
 
 These hold whatever the eligible.leader.replicas.version, as Kafka's builder empties the
-ELR of every partition it changes with ELR off. They are cheap: only the partitions the
-new records name are looked at.
+ELR of every partition it changes with ELR off; but without ELR neither can break (no
+ELR is written and an ISR never empties), so the records are looked at only from the
+first committed state with eligible.leader.replicas.version 1 or more on: a cluster that
+never turns ELR on pays nothing for them. Then only the partitions the new records name
+are looked at.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
+from controller.operations.elr import ELR_FEATURE
 from metadata.image import NO_LEADER
 from metadata.schema import PartitionChangeRecord, PartitionRecord
 from sim.invariants.reference import ReferenceReplay
@@ -41,6 +45,7 @@ class PartitionInvariants(Monitor):
     def __init__(self, reference: ReferenceReplay) -> None:
         self.reference = reference
         self.next_offset = 0
+        self.elr_seen = False
 
     def check(self, sim: Simulation, touched: Sequence[NodeSlot]) -> None:
         """Check the partitions named by the records the reference replayed since the
@@ -48,6 +53,11 @@ class PartitionInvariants(Monitor):
         reference = self.reference
         if reference.gap:
             return
+        if not self.elr_seen:
+            if reference.image.features.get(ELR_FEATURE, 0) < 1:
+                self.next_offset = reference.next_offset  # nothing to look at before
+                return
+            self.elr_seen = True
         history = reference.history
         names: set[tuple[str, int]] = set()
         while self.next_offset < reference.next_offset:
