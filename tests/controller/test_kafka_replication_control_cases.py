@@ -44,9 +44,11 @@ from controller.operations import (
     RegisterBroker,
     TopicPartitions,
     UnfenceBroker,
+    UpdateFeatures,
 )
 from controller.operations.alter_partition import AlterPartitionOp
 from controller.operations.base import Operation
+from controller.operations.cluster import FeatureUpdate
 from controller.operations.configs import ConfigChange
 from controller.operations.elr import ELR_FEATURE, effective_min_isr
 from controller.operations.placement import fenced_brokers, usable_brokers
@@ -951,3 +953,23 @@ def test_elr_elect_leaders_from_the_elr() -> None:
     _, preferred, _ = run(ElectLeaders("PREFERRED", (TopicPartitions("foo", (0,)),)),
                           image, offset=image.offset + 1)
     assert preferred == records
+
+
+def test_elr_turned_off_empties_on_the_next_change() -> None:
+    """Kafka 4.1 turns ELR off with the feature level alone (no ClearElrRecord); a
+    partition keeps its ELR until its next change, which Kafka's builder makes with ELR
+    off and so empties it (here an ISR expansion that takes the eligible replica back)."""
+    image = _elr_cluster(0, 1, 2, min_isr="3")
+    image = _step(_alter(image, (0, 1)), image)
+    assert _elr_state(image) == ((0, 1), (2,), (), 0)
+    image, records, _ = run(UpdateFeatures((FeatureUpdate(ELR_FEATURE, 0,
+                                                          allow_downgrade=True),)),
+                            image, offset=image.offset + 1)
+    assert records == [FeatureLevelRecord(ELR_FEATURE, 0)]
+    assert _elr_state(image) == ((0, 1), (2,), (), 0)
+    image, [change], _ = run(_alter(image, (0, 1, 2)), image, offset=image.offset + 1)
+    assert change == PartitionChangeRecord(partition_id=0, topic_id=FOO, isr=(0, 1, 2),
+                                           eligible_leader_replicas=())
+    # and a fence with ELR off never empties an ISR again
+    image = _fence(image, 0, 1, 2)
+    assert _elr_state(image) == ((2,), (), (), NO_LEADER)
