@@ -5,7 +5,10 @@ talks to the controller the broker's raft client knows as leader, over the
 simulated network (a partition or a crash cuts its heartbeats as it would a
 real broker's), one request at a time:
 
-- STARTING: send BrokerRegistration with this process's incarnation id until
+- STARTING: send BrokerRegistration with this process's incarnation id (and, as
+  previousBrokerEpoch, the broker epoch the previous process held when it stopped
+  cleanly, which the broker's disk keeps as Kafka's clean-shutdown file does; -1 after
+  a crash, KIP-966) until
   the controller answers with a broker epoch (the offset of the
   registration's first record), then heartbeat at once and 10 ms after each
   answer until one says the broker has caught up (the offset of its published

@@ -6,7 +6,10 @@ away from it; unfencing runs an election for every leaderless partition with
 it counted as active, its own or not (Kafka's generateLeaderAndIsrUpdates; the
 rules are in :mod:`controller.operations.leadership`). Only the broker's own
 partitions are visited, through the image's broker index (on an unfence, the
-leaderless partitions, through the image's index of them).
+leaderless partitions, through the image's index of them). With eligible leader replicas
+on (KIP-966) these changes are :mod:`controller.operations.elr_changes`'s, and a
+re-registration that does not name the broker epoch of a clean shutdown also takes the
+broker out of every ELR.
 """
 
 from __future__ import annotations

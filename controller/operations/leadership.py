@@ -1,4 +1,6 @@
-"""Partition leadership when brokers leave or return (Kafka's PartitionChangeBuilder rules).
+"""Partition leadership when brokers leave or return (Kafka's PartitionChangeBuilder rules),
+the fast path taken with eligible leader replicas off (with them on, see
+:mod:`controller.operations.elr_changes`).
 
 - A broker that is fenced, shuts down in a controlled way, or re-registers
   with a new incarnation leaves the ISR of every partition it is in (KIP-841:

@@ -1,6 +1,6 @@
-"""One partition's change with reassignment in it (Kafka's PartitionChangeBuilder,
-PartitionReassignmentReplicas and PartitionReassignmentRevert), eligible leader replicas
-(KIP-966) left out, as everywhere in kraftsim.
+"""One partition's change (Kafka's PartitionChangeBuilder, PartitionReassignmentReplicas
+and PartitionReassignmentRevert), with reassignment and eligible leader replicas (KIP-966)
+in it.
 
 A reassignment lives in the partition's registration: ``replicas`` is the target
 followed by the replicas being removed, ``adding_replicas`` the target's new members and
@@ -10,9 +10,16 @@ every target replica: the replicas become the target, the removing replicas leav
 ISR, adding and removing are emptied, and a leader that left is replaced, all in that
 one record.
 
-:func:`build_change` is the builder's ``build``, in its order: completion, election,
-the leader epoch bump of a replica set that loses a member, the ISR, the bump of an ISR
-shrink below metadata.version 3.6-IV0, the replica lists, the leader recovery state.
+:func:`build_change` is the builder's ``build``, in its order: completion, the target
+ELR, election, the leader epoch bump of a replica set that loses a member, the ELR, the
+ISR, the bump of an ISR shrink below metadata.version 3.6-IV0, the last known leader,
+the replica lists, the leader recovery state. With eligible leader replicas on
+(:mod:`controller.operations.elr`) the ELR follows the ISR against the topic's min ISR,
+the ISR may become empty, a partition with an empty ISR elects from its ELR, and
+lastKnownElr keeps the last leader (Kafka's controller leaves
+``useLastKnownLeaderInBalancedRecovery`` on); with them off, a change empties the ELR a
+partition kept from a time they were on. The ELR fields are written from
+metadata.version 4.0-IV1 (PartitionChangeRecord v2) only.
 """
 
 from __future__ import annotations
