@@ -8,11 +8,11 @@ ListPartitionReassignments and the AlterPartition that completes one; kraftsim's
 AlterPartitionOp answers the partition as written, and the broker service turns a leader
 the completion replaced into NEW_LEADER_ELECTED), and eligible leader replicas (KIP-966,
 with eligible.leader.replicas.version 1 as Kafka 4.1 gates them):
-testEligibleLeaderReplicas_ShrinkAndExpandIsr, _BrokerFence, _DeleteTopic (kraftsim has
-no BrokersToElrs: its replica index serves), _EffectiveMinIsr, _CleanElection and
-_UncleanShutdown (through a re-registration without the previous broker epoch, as Kafka
-4.1's registerBroker calls it), with Kafka 4.1's clean restart, min.insync.replicas
-changes and ElectLeaders.
+testEligibleLeaderReplicas_ShrinkAndExpandIsr, _ShrinkToEmptyIsr, _BrokerFence,
+_DeleteTopic (kraftsim has no BrokersToElrs: its replica index serves), _EffectiveMinIsr,
+_CleanElection and _UncleanShutdown (its shutdowns through re-registrations with and
+without the previous broker epoch, as Kafka 4.1's registerBroker handles them), with
+Kafka 4.1's min.insync.replicas changes, ELR turned off, and ElectLeaders.
 
 Cases left out, as kraftsim does not model what they test:
 - testCreateTopicsWithMutationQuotaExceeded, testDeleteTopicsWithMutationQuotaExceeded,
@@ -973,3 +973,16 @@ def test_elr_turned_off_empties_on_the_next_change() -> None:
     # and a fence with ELR off never empties an ISR again
     image = _fence(image, 0, 1, 2)
     assert _elr_state(image) == ((2,), (), (), NO_LEADER)
+
+
+def test_elr_shrink_to_empty_isr() -> None:
+    """testEligibleLeaderReplicas_ShrinkToEmptyIsr (Kafka 4.1): min ISR 3 over 0-2, 1 and 2
+    fenced: ELR [1, 2]; 0, the last ISR member, restarts after a clean shutdown (its
+    registration names the epoch it held): the ISR empties, all three are eligible, and
+    lastKnownElr keeps 0."""
+    image = _elr_cluster(0, 1, 2, min_isr="3")
+    image = _fence(image, 1, 2)
+    assert _elr_state(image) == ((0,), (1, 2), (), 0)
+    image = _step(RegisterBroker(0, incarnation_id="new-0",
+                                 previous_broker_epoch=image.brokers[0].epoch), image)
+    assert _elr_state(image) == ((), (0, 1, 2), (0,), NO_LEADER)
