@@ -232,7 +232,7 @@ class ReplicaManager:
         self._alter_reconnect: dict[int, int] = {}
         self.in_controlled_shutdown = False
         """Set once the broker began its controlled shutdown (Kafka's isInControlledShutdown)."""
-        # follower partitions a delta during the controlled shutdown stopped fetching
+        # follower partitions an image during the controlled shutdown stopped fetching
         self._stopped: set[tuple[str, int]] = set()
         self._held: dict[int, HeldFetch] = {}  # follower broker -> its held fetch
         self._sessions = FetchSessionCache()  # our followers' sessions, as their leader
@@ -270,10 +270,15 @@ class ReplicaManager:
         if self.image is None:
             self._maybe_start()
         else:
-            self._apply(image)
+            self._apply(image, full=manifest.from_snapshot)
 
-    def _apply(self, image: MetadataImage) -> None:
+    def _apply(self, image: MetadataImage, *, full: bool = False) -> None:
+        """Take ``image``. ``full``: it comes from a loaded snapshot, which Kafka's delta
+        holds whole, so every partition here counts as changed (it matters only during a
+        controlled shutdown: see :meth:`_fetching_after_shutdown`)."""
         previous, self.image = self.image, image
+        # a snapshot loaded during a controlled shutdown: look at every partition here
+        every = full and self.in_controlled_shutdown
         empty: immutables.Map[str, tuple[int, ...]] = immutables.Map()
         mine = image.partitions_by_broker.get(self.broker_id, empty)
         before = previous.partitions_by_broker.get(self.broker_id, empty) if previous \
@@ -294,7 +299,7 @@ class ReplicaManager:
             pids = mine.get(topic_id, ())
             old_pids = before.get(topic_id, ())
             if previous is not None and topic is previous.topics_by_id.get(topic_id) \
-                    and (pids is old_pids or pids == old_pids):
+                    and (pids is old_pids or pids == old_pids) and not every:
                 continue
             kept = set(pids)
             for pid in old_pids:  # the replicas the previous image made here
@@ -370,7 +375,8 @@ class ReplicaManager:
                         pending[key] = None
                 leader = new.leader
                 now_from = leader if leader >= 0 and leader != me else None
-                if self.in_controlled_shutdown and self._changed_by_delta(previous, key, reg):
+                if self.in_controlled_shutdown and (
+                        every or self._changed_by_delta(previous, key, reg)):
                     now_from = self._fetching_after_shutdown(key, reg, epoch, now_from)
                 if now_from != was or new.leader_epoch != epoch:
                     self._follow(key, was, now_from)
@@ -397,7 +403,8 @@ class ReplicaManager:
     def _changed_by_delta(previous: MetadataImage | None, key: tuple[str, int],
                           reg: PartitionRegistration) -> bool:
         """True when ``reg`` differs from ``key``'s registration in ``previous`` (Kafka's
-        local changes of a delta name no other partition)."""
+        local changes of a delta name no other partition; a loaded snapshot's name every
+        one, see :meth:`_apply`)."""
         topic = previous.topics_by_id.get(key[0]) if previous is not None else None
         old = topic.partitions.get(key[1]) if topic is not None else None
         return old is not reg and old != reg
@@ -706,7 +713,8 @@ class ReplicaManager:
     def begin_controlled_shutdown(self, now: int) -> bool:
         """The broker begins its controlled shutdown (Kafka's BrokerServer tells its replica
         manager first): from now on, a follower partition that a new image leaves without
-        a leader, or with this broker out of its ISR, stops fetching (see :meth:`_apply`).
+        a leader, or with this broker out of its ISR, stops fetching (see :meth:`_apply`;
+        after a loaded snapshot every such partition, changed or not, as in Kafka).
         False: nothing to wait for here (the lifecycle manager waits for the controller)."""
         self.in_controlled_shutdown = True
         return False
