@@ -125,8 +125,8 @@ from broker.partition_log import PartitionLog
 from broker.replica_manager import ProduceResult, ReplicaManager
 from broker.txn.fetch import READ_COMMITTED, READ_UNCOMMITTED, fetch_log, filter_committed
 from metadata.requests import NodeMessage
-from metadata.snapshot import image_to_records
 from metadata.schema import PartitionChangeRecord, PartitionRecord, RemoveTopicRecord, TopicRecord
+from metadata.snapshot import image_to_records
 from raft import LeaderAndEpoch, Snapshot, SnapshotId
 from tests.broker.replica_cell import (
     CONTROLLER,
