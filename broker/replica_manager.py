@@ -28,9 +28,11 @@ pending change, an error of stale metadata keeps it until the image moves,
 another error sends it again, and an answer to a replaced proposal is ignored.
 A request the controller does not answer (it crashed, or the network lost the
 request or the answer) is sent again, with a new correlation id, to the next
-active controller as soon as the broker's raft client learns of it, and to the
-current one after ``request.timeout.ms`` (Kafka's controller channel beneath the
-AlterPartitionManager); a late answer to the old request is ignored.
+active controller as soon as the broker's raft client learns of it, and after
+``request.timeout.ms``, which drops the connection: to the same controller only after
+the 50 ms reconnect back-off (Kafka's controller channel beneath the
+AlterPartitionManager); a late answer to the old request is ignored. While no
+controller is known a request waits for the channel's next look (every 100 ms).
 Fetches carry the broker epoch from metadata.version 3.5-IV1 on, and a fetch
 whose epoch is older than the unfenced one the leader's image holds for its
 follower is refused NOT_LEADER_OR_FOLLOWER, recording nothing (Kafka's
