@@ -27,7 +27,10 @@ real broker's), one request at a time:
 
 Requests go through a model of Kafka's controller channel
 (NodeToControllerRequestThread): a request made while no controller is known
-waits until one is; once handed to a controller it is given half the broker
+waits until one is. The channel looks for one every 100 ms from when it
+started looking (its thread polls with a 100 ms timeout while it has no
+controller, and nothing wakes it), so a controller learnt between two looks
+is used at the next; once handed to a controller it is given half the broker
 session timeout (the channel's retry timeout, which is also its network
 client's request timeout) from that moment. A NOT_CONTROLLER answer is the
 channel's own business: it drops the connection to the node that refused and
@@ -91,6 +94,10 @@ RESEND_MULTIPLIER = 2
 RESEND_JITTER = 0.02
 """The resend back-off's spread either way."""
 
+CONTROLLER_LOOKUP_MS = 100
+"""How often Kafka's controller channel looks for a controller while it knows none
+(NodeToControllerRequestThread.doWork polls for 100 ms before it looks again)."""
+
 RECONNECT_BACKOFF_MS = 50
 """How long Kafka's controller channel waits before connecting again to a node it dropped
 (its network client's reconnect back-off and its cap are both 50 ms, so no jitter)."""
@@ -140,6 +147,8 @@ class BrokerLifecycleManager:
         self._created_at = now  # when the current request was made (its retry timeout's start)
         self._next_send: int | None = now
         self._held_since: int | None = None  # a request waiting for a known controller
+        self._looking_since: int | None = None  # the channel's first look finding none...
+        self._next_look = 0  # ...and its next look (every CONTROLLER_LOOKUP_MS)
         self._send_at: int | None = None  # a request waiting out the reconnect back-off...
         self._send_to = -1  # ...to this controller
         self._request: BrokerRegistrationRequest | BrokerHeartbeatRequest | None = None
@@ -179,10 +188,9 @@ class BrokerLifecycleManager:
         shutdown gives up, whichever comes first."""
         if self.state is BrokerState.SHUTTING_DOWN:
             return None
-        if self._held_since is not None and self.loader.leader.leader_id is not None:
-            return self._held_since  # a controller is known now: send the held request
+        held = self._next_look if self._held_since is not None else None
         times = [t for t in (self._next_send, self._timeout_at, self._shutdown_deadline,
-                             self._send_at) if t is not None]
+                             self._send_at, held) if t is not None]
         return min(times) if times else None
 
     def poll(self, now: int) -> None:
@@ -195,8 +203,8 @@ class BrokerLifecycleManager:
         if self._timeout_at is not None and now >= self._timeout_at:
             self._outstanding = self._timeout_at = self._held_since = self._send_at = None
             self._after_failure(now)
-        if self._held_since is not None and self.loader.leader.leader_id is not None:
-            self._dispatch(now)
+        if self._held_since is not None and now >= self._next_look:
+            self._dispatch(now)  # the channel looks again
         if self._send_at is not None and now >= self._send_at:
             self._send_at = None
             self._send(now, self._send_to)
@@ -255,14 +263,20 @@ class BrokerLifecycleManager:
     def _dispatch(self, now: int) -> None:
         """Hand the current request to the controller the raft client knows, with a request
         timeout from now, sent once the reconnect back-off to that node has passed; while
-        none is known, hold it until the retry timeout from its making (Kafka's channel:
-        its queue, then its network client)."""
+        none is known, hold it until the retry timeout from its making, looking again every
+        CONTROLLER_LOOKUP_MS from the channel's first look that found none (Kafka's
+        channel: its queue, then its network client)."""
         controller = self.loader.leader.leader_id
         if controller is None:
-            self._held_since = now
-            self._timeout_at = self._created_at + self.request_timeout_ms
+            if self._held_since is None:
+                self._held_since = now
+                self._timeout_at = self._created_at + self.request_timeout_ms
+            since = self._looking_since
+            if since is None:
+                since = self._looking_since = now
+            self._next_look = now + CONTROLLER_LOOKUP_MS - (now - since) % CONTROLLER_LOOKUP_MS
             return
-        self._held_since = None
+        self._held_since = self._looking_since = None
         self._timeout_at = now + self.request_timeout_ms
         ready = self._reconnect_after.get(controller, now)
         if ready > now:

@@ -28,9 +28,11 @@ pending change, an error of stale metadata keeps it until the image moves,
 another error sends it again, and an answer to a replaced proposal is ignored.
 A request the controller does not answer (it crashed, or the network lost the
 request or the answer) is sent again, with a new correlation id, to the next
-active controller as soon as the broker's raft client learns of it, and to the
-current one after ``request.timeout.ms`` (Kafka's controller channel beneath the
-AlterPartitionManager); a late answer to the old request is ignored.
+active controller as soon as the broker's raft client learns of it, and after
+``request.timeout.ms``, which drops the connection: to the same controller only after
+the 50 ms reconnect back-off (Kafka's controller channel beneath the
+AlterPartitionManager); a late answer to the old request is ignored. While no
+controller is known a request waits for the channel's next look (every 100 ms).
 Fetches carry the broker epoch from metadata.version 3.5-IV1 on, and a fetch
 whose epoch is older than the unfenced one the leader's image holds for its
 follower is refused NOT_LEADER_OR_FOLLOWER, recording nothing (Kafka's
@@ -99,7 +101,7 @@ from broker.fetch_messages import (
     ReplicaFetchResponse,
 )
 from broker.fetch_session import FetchSession, FetchSessionCache, FetchSessionHandler, HeldFetch
-from broker.lifecycle import RECONNECT_BACKOFF_MS, BrokerLifecycleManager
+from broker.lifecycle import CONTROLLER_LOOKUP_MS, RECONNECT_BACKOFF_MS, BrokerLifecycleManager
 from broker.loader import MetadataLoader
 from broker.log_dir import LogDir
 from broker.metadata_cache import alive_broker_epoch, is_broker_shutting_down
@@ -230,9 +232,12 @@ class ReplicaManager:
         # controller node -> when the AlterPartition channel may connect to it again (after
         # it answered NOT_CONTROLLER)
         self._alter_reconnect: dict[int, int] = {}
+        # while the AlterPartition channel knows no controller: its next look for one (it
+        # looks every CONTROLLER_LOOKUP_MS, as Kafka's channel thread does), else None
+        self._alter_next_look: int | None = None
         self.in_controlled_shutdown = False
         """Set once the broker began its controlled shutdown (Kafka's isInControlledShutdown)."""
-        # follower partitions a delta during the controlled shutdown stopped fetching
+        # follower partitions an image during the controlled shutdown stopped fetching
         self._stopped: set[tuple[str, int]] = set()
         self._held: dict[int, HeldFetch] = {}  # follower broker -> its held fetch
         self._sessions = FetchSessionCache()  # our followers' sessions, as their leader
@@ -270,10 +275,15 @@ class ReplicaManager:
         if self.image is None:
             self._maybe_start()
         else:
-            self._apply(image)
+            self._apply(image, full=manifest.from_snapshot)
 
-    def _apply(self, image: MetadataImage) -> None:
+    def _apply(self, image: MetadataImage, *, full: bool = False) -> None:
+        """Take ``image``. ``full``: it comes from a loaded snapshot, which Kafka's delta
+        holds whole, so every partition here counts as changed (it matters only during a
+        controlled shutdown: see :meth:`_fetching_after_shutdown`)."""
         previous, self.image = self.image, image
+        # a snapshot loaded during a controlled shutdown: look at every partition here
+        every = full and self.in_controlled_shutdown
         empty: immutables.Map[str, tuple[int, ...]] = immutables.Map()
         mine = image.partitions_by_broker.get(self.broker_id, empty)
         before = previous.partitions_by_broker.get(self.broker_id, empty) if previous \
@@ -294,7 +304,7 @@ class ReplicaManager:
             pids = mine.get(topic_id, ())
             old_pids = before.get(topic_id, ())
             if previous is not None and topic is previous.topics_by_id.get(topic_id) \
-                    and (pids is old_pids or pids == old_pids):
+                    and (pids is old_pids or pids == old_pids) and not every:
                 continue
             kept = set(pids)
             for pid in old_pids:  # the replicas the previous image made here
@@ -370,7 +380,8 @@ class ReplicaManager:
                         pending[key] = None
                 leader = new.leader
                 now_from = leader if leader >= 0 and leader != me else None
-                if self.in_controlled_shutdown and self._changed_by_delta(previous, key, reg):
+                if self.in_controlled_shutdown and (
+                        every or self._changed_by_delta(previous, key, reg)):
                     now_from = self._fetching_after_shutdown(key, reg, epoch, now_from)
                 if now_from != was or new.leader_epoch != epoch:
                     self._follow(key, was, now_from)
@@ -397,7 +408,8 @@ class ReplicaManager:
     def _changed_by_delta(previous: MetadataImage | None, key: tuple[str, int],
                           reg: PartitionRegistration) -> bool:
         """True when ``reg`` differs from ``key``'s registration in ``previous`` (Kafka's
-        local changes of a delta name no other partition)."""
+        local changes of a delta name no other partition; a loaded snapshot's name every
+        one, see :meth:`_apply`)."""
         topic = previous.topics_by_id.get(key[0]) if previous is not None else None
         old = topic.partitions.get(key[1]) if topic is not None else None
         return old is not reg and old != reg
@@ -675,10 +687,15 @@ class ReplicaManager:
         for due, _, _ in self._alter_retry.values():
             if due < deadline:
                 deadline = due
-        if self._alter_in_flight:  # the oldest request times out first
-            _, _, _, sent = next(iter(self._alter_in_flight.values()))
-            if sent + self.config.request_timeout_ms < deadline:
-                deadline = sent + self.config.request_timeout_ms
+        look = self._alter_next_look
+        if look is not None and look < deadline:
+            deadline = look
+        if self._alter_in_flight:  # the oldest request sent times out first
+            for _, _, sent_to, sent in self._alter_in_flight.values():
+                if sent_to.leader_id is not None:
+                    if sent + self.config.request_timeout_ms < deadline:
+                        deadline = sent + self.config.request_timeout_ms
+                    break
         return deadline
 
     def poll(self, now: int) -> None:
@@ -693,6 +710,8 @@ class ReplicaManager:
         for leader, due in sorted(self._fetch_due.items()):
             if due <= now and leader not in self._in_flight:
                 self._send_fetch(leader, now)
+        if self._alter_next_look is not None and now >= self._alter_next_look:
+            self._look_for_controller(now)
         if self._alter_retry:
             self._retry_alters(now)
         if self._alter_in_flight:
@@ -706,7 +725,8 @@ class ReplicaManager:
     def begin_controlled_shutdown(self, now: int) -> bool:
         """The broker begins its controlled shutdown (Kafka's BrokerServer tells its replica
         manager first): from now on, a follower partition that a new image leaves without
-        a leader, or with this broker out of its ISR, stops fetching (see :meth:`_apply`).
+        a leader, or with this broker out of its ISR, stops fetching (see :meth:`_apply`;
+        after a loaded snapshot every such partition, changed or not, as in Kafka).
         False: nothing to wait for here (the lifecycle manager waits for the controller)."""
         self.in_controlled_shutdown = True
         return False
@@ -1124,7 +1144,10 @@ class ReplicaManager:
           NodeToControllerRequestThread does it: the same request goes again to the
           controller the raft client knows now, at once to another node, after the
           channel's reconnect back-off (:data:`~broker.lifecycle.RECONNECT_BACKOFF_MS`)
-          to the node that refused; with none known it is kept unsent for the next one.
+          to the node that refused; with none known it is kept unsent, and the channel
+          looks for a controller every :data:`~broker.lifecycle.CONTROLLER_LOOKUP_MS`
+          (Kafka's channel thread polls 100 ms between looks) and sends it at the first
+          look that finds one.
           (Kafka's request stays with the refusing node through the back-off; kraftsim's
           goes to the controller known when the back-off ends.)
         - any other error (STALE_BROKER_EPOCH and a controller's UNKNOWN_SERVER_ERROR,
@@ -1185,8 +1208,11 @@ class ReplicaManager:
                 self._alter_retry[key] = (now + ALTER_RETRY_MS, correlation, request)
                 continue
             controller = self.loader.leader
-            if controller.leader_id is None:
-                self._alter_retry[key] = (now + ALTER_RETRY_MS, correlation, request)
+            if controller.leader_id is None:  # held in the channel until it finds one
+                self._correlation += 1
+                self._dispatch_alter(key, msgspec.structs.replace(
+                    request, correlation_id=self._correlation, broker_epoch=own_epoch),
+                    controller, now)
                 continue
             ready = self._alter_reconnect.get(controller.leader_id, now)
             if ready > now:  # the channel dropped that node: not before its back-off
@@ -1201,11 +1227,30 @@ class ReplicaManager:
                         controller: LeaderAndEpoch, now: int) -> None:
         """Send ``request`` (its correlation id fresh) to the ``controller`` leader and keep
         it in flight as the request of ``key``'s pending proposal; with no leader known it
-        is kept unsent, to go to the next one."""
+        is kept unsent, to go at the channel's first look that finds one."""
         self._alter_in_flight[request.correlation_id] = (key, request, controller, now)
         self._alter_sent[key] = request.correlation_id
         if controller.leader_id is not None:
             self.outbox.append(NodeMessage(self.broker_id, controller.leader_id, request))
+        elif self._alter_next_look is None:  # this look found none: the next in 100 ms
+            self._alter_next_look = now + CONTROLLER_LOOKUP_MS
+
+    def _look_for_controller(self, now: int) -> None:
+        """The AlterPartition channel's look while it knows no controller (Kafka's
+        NodeToControllerRequestThread.doWork): send every request kept unsent to the
+        controller known now, or look again CONTROLLER_LOOKUP_MS later."""
+        controller = self.loader.leader
+        unsent = any(sent_to.leader_id is None
+                     for _, _, sent_to, _ in self._alter_in_flight.values())
+        if controller.leader_id is None and unsent:
+            self._alter_next_look = now + CONTROLLER_LOOKUP_MS
+            return
+        self._alter_next_look = None  # (nothing left to send: the looks stop mattering)
+        if not unsent:
+            return
+        for correlation, (_, _, sent_to, _) in list(self._alter_in_flight.items()):
+            if sent_to.leader_id is None:
+                self._resend_alter(correlation, controller, now)
 
     def _resend_alter(self, correlation: int, controller: LeaderAndEpoch, now: int) -> None:
         """Send the AlterPartition in flight as ``correlation`` again, with a new correlation
@@ -1220,27 +1265,40 @@ class ReplicaManager:
 
     def _on_controller_change(self, leader: LeaderAndEpoch) -> None:
         """The broker's raft client knows a new controller leader: every AlterPartition in
-        flight to a controller of another epoch (or kept unsent, none being known) is sent
-        to it again at once, as Kafka's controller channel sends a request again once the
-        connection to the old controller is gone and the new one is known (a controller
-        that leads again in a new epoch lost, or failed, what it had pending). Nothing is
-        sent while no leader is known (the requests wait for the next one)."""
+        flight to a controller of another epoch is sent to it again at once, as Kafka's
+        controller channel sends a request again once the connection to the old controller
+        is gone and the new one is known (a controller that leads again in a new epoch
+        lost, or failed, what it had pending). Nothing is sent while no leader is known, and
+        a request kept unsent (none was known) waits for the channel's next look."""
         if leader.leader_id is None or not self._alter_in_flight:
             return
         for correlation, (_, _, sent_to, _) in list(self._alter_in_flight.items()):
-            if sent_to != leader:
+            if sent_to != leader and sent_to.leader_id is not None:
                 self._resend_alter(correlation, leader, self.now)
 
     def _resend_timed_out_alters(self, now: int) -> None:
         """Send again each AlterPartition unanswered for ``request.timeout.ms`` (Kafka's
-        controller channel: the network client times the request out and the channel
-        sends it again), to the controller now known (kept unsent when none is)."""
+        controller channel: the network client times the request out and drops the
+        connection, and the channel sends the request again), to the controller now known:
+        at once to another node, to the same node once the reconnect back-off
+        (:data:`~broker.lifecycle.RECONNECT_BACKOFF_MS`) has passed, kept unsent when none
+        is known. A request kept unsent was never sent, so it never times out (it waits
+        for the channel's looks)."""
         timeout = self.config.request_timeout_ms
-        while self._alter_in_flight:
-            correlation, (_, _, _, sent) = next(iter(self._alter_in_flight.items()))
+        for correlation, (key, request, sent_to, sent) in list(self._alter_in_flight.items()):
+            node = sent_to.leader_id
+            if node is None:
+                continue
             if sent + timeout > now:
                 return
-            self._resend_alter(correlation, self.loader.leader, now)
+            ready = self._alter_reconnect[node] = sent + timeout + RECONNECT_BACKOFF_MS
+            controller = self.loader.leader
+            if controller.leader_id == node and ready > now:  # not before the back-off
+                del self._alter_in_flight[correlation]
+                if self._proposing(key, correlation) is not None:
+                    self._alter_retry[key] = (ready, correlation, request)
+                continue
+            self._resend_alter(correlation, controller, now)
 
     # ------------------------------------------------------------------ clients
     def topic_leaders(self, topic: str) -> list[Replica]:

@@ -1051,7 +1051,7 @@ class RaftNode:
             return
         self._inflight = None
         timers = self._timers
-        timers.pop("request", None)
+        request_deadline = timers.pop("request", None)
         if resp.error is _NONE and resp.leader_id == src and resp.epoch == self.epoch \
                 and self.leader_id is None and self.role in (Role.UNATTACHED, Role.VOTED):
             # A discovery fetch answered by the leader of this node's own epoch: follow it
@@ -1062,7 +1062,7 @@ class RaftNode:
             before = (self.epoch, self.leader_id, self.role)
             self._observe_epoch(resp.epoch, resp.leader_id, now)
             if (self.epoch, self.leader_id, self.role) == before:
-                self._set_timer("request", now + self.config.retry_backoff_ms)
+                self._ask_again(resp.error, request_deadline, now)
             return
         snapshot_id = resp.snapshot_id
         if snapshot_id is not None and (snapshot_id.end_offset < 0 or snapshot_id.epoch < 0):
@@ -1107,6 +1107,25 @@ class RaftNode:
         self._update_follower_high_watermark(resp.high_watermark)
         self._send_fetch(now)
 
+    def _ask_again(self, error: Errors, request_deadline: int | None, now: int) -> None:
+        """The next request after a Fetch or FetchSnapshot answer that moved nothing (an
+        older epoch, or an epoch error naming no newer epoch or other leader).
+
+        Kafka's maybeHandleCommonResponse counts such an answer as handled: the connection
+        is ready again and the next poll sends at once (to the leader, or to a voter drawn
+        at random by an observer still looking for one). Only an answer it cannot use
+        (INVALID_REQUEST) puts the connection in its retry_backoff_ms. A round trip that
+        took no simulated time (a link without latency) waits 1 ms before the next, so
+        that two nodes stuck in this exchange cannot hold the clock still.
+        """
+        if error is Errors.INVALID_REQUEST:
+            self._set_timer("request", now + self.config.retry_backoff_ms)
+        elif request_deadline is not None and \
+                request_deadline - self.config.request_timeout_ms >= now:
+            self._set_timer("request", now + 1)
+        else:
+            self._on_request_timer(now)
+
     def _update_follower_high_watermark(self, leader_hw: int | None) -> None:
         if leader_hw is None:
             return
@@ -1121,7 +1140,7 @@ class RaftNode:
                 self._observe_epoch(resp.epoch, resp.leader_id, now)
             return
         self._inflight = None
-        self._timers.pop("request", None)
+        request_deadline = self._timers.pop("request", None)
         current = resp.epoch == self.epoch and src == self.leader_id
         invalid = resp.error is _NONE and resp.snapshot is not None and (
             resp.snapshot.snapshot_id.end_offset < 0 or resp.snapshot.snapshot_id.epoch < 0)
@@ -1136,12 +1155,12 @@ class RaftNode:
             return
         snapshot = resp.snapshot
         if resp.error is not _NONE or snapshot is None or not current:
-            # A stale answer leaves the download pending: it is asked for again after the
-            # backoff. A newer epoch or leader ends it (a new role has no download).
+            # A stale answer leaves the download pending: it is asked for again (see
+            # _ask_again). A newer epoch or leader ends it (a new role has no download).
             before = (self.epoch, self.leader_id, self.role)
             self._observe_epoch(resp.epoch, resp.leader_id, now)
             if (self.epoch, self.leader_id, self.role) == before:
-                self._set_timer("request", now + self.config.retry_backoff_ms)
+                self._ask_again(resp.error, request_deadline, now)
             return
         if snapshot.snapshot_id != self._fetching_snapshot:
             raise RaftProtocolError(

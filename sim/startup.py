@@ -14,9 +14,10 @@ cluster registers and unfences each one through operations. At metadata.version
 - *quorum first* (the experiments): the brokers are paused from the first
   moment until a controller is active, then resumed and registered together,
   as in a start where the controller quorum comes up first. A broker that
-  finds no leader retries its discovery fetch every ``retry_backoff_ms``
-  (20 ms); over the first election (1-2 s) that was about half of a failover
-  run's events, and it tells nothing about a failover.
+  finds no leader asks a voter again after each answer (as Kafka's observer,
+  once per round trip; every ``retry_backoff_ms`` before that was modelled);
+  over the first election (1-2 s) even the slower pace was about half of a
+  failover run's events, and it tells nothing about a failover.
 
 With no brokers the cluster still runs until a controller is active.
 """

@@ -6,18 +6,20 @@ channel (NodeToControllerChannelManager, beneath the AlterPartitionManager) send
   controller the metadata names), with a new correlation id, so that a late answer to
   the old request is ignored;
 - after ``request.timeout.ms`` without an answer (Kafka's network client times the
-  request out and the channel sends it again);
+  request out and drops the connection; the channel sends the request again, to the
+  same node only after the 50 ms reconnect back-off);
 - after a NOT_CONTROLLER answer (Kafka's NodeToControllerRequestThread drops the node
   that refused and sends the same request to the controller known then: to the same
   node once the network client's 50 ms reconnect back-off has passed; with none known,
-  to the next one);
+  to the next one, at the first of the channel's looks, every 100 ms from the refusal,
+  that finds it: its thread polls 100 ms between looks);
 - never once it was answered.
 """
 
 from __future__ import annotations
 
 from broker.config import BrokerConfig
-from broker.lifecycle import RECONNECT_BACKOFF_MS
+from broker.lifecycle import CONTROLLER_LOOKUP_MS, RECONNECT_BACKOFF_MS
 from broker.replica_manager import ALTER_RETRY_MS
 from metadata.requests import AlterPartitionRequest
 from metadata.schema import PartitionRecord
@@ -130,22 +132,40 @@ def test_a_controller_leading_again_in_a_new_epoch_gets_the_request_again() -> N
 
 
 def test_an_unanswered_request_is_sent_again_after_the_request_timeout() -> None:
-    """No leader change, no answer (the network lost the request or the answer): the same
-    proposal goes out again request.timeout.ms after it was sent, and again after
-    another timeout."""
+    """No leader change, no answer (the network lost the request or the answer): the request
+    times out request.timeout.ms after it was sent, which drops the connection to that
+    controller, so the same proposal goes out to it again once the channel's reconnect
+    back-off (50 ms) has passed; and again after another timeout and back-off."""
     config = BrokerConfig(replica_fetch_wait_max_ms=0, request_timeout_ms=5_000)
     cell = Cell(brokers=(1, 2), config=config)
     first = _expansion_pending(cell)
-    cell.step(4_999)
+    cell.step(5_000 + RECONNECT_BACKOFF_MS - 1)
     assert cell.alters == []
     cell.step(1)
     again = _resent(cell, first, CONTROLLER)
     assert again.correlation_id != first.correlation_id
     cell.alters.clear()
     cell.step(5_000)
+    assert cell.alters == []
+    cell.step(RECONNECT_BACKOFF_MS)
     ((_, third),) = cell.alters
     assert _same_proposal(third, first)
     assert cell.managers[1].next_deadline() is not None
+
+
+def test_a_timed_out_request_goes_at_once_to_another_controller() -> None:
+    """The reconnect back-off after a request timeout holds only the node that timed out: a
+    controller the raft client names instead (here known since the request left, no
+    resend at the change: the request went to the same epoch's leader) gets it at once."""
+    config = BrokerConfig(replica_fetch_wait_max_ms=0, request_timeout_ms=5_000)
+    cell = Cell(brokers=(1, 2), config=config)
+    first = _expansion_pending(cell)
+    cell.step(4_000)
+    cell.managers[1].loader.leader = LeaderAndEpoch(NEW_CONTROLLER, 1)
+    cell.step(999)
+    assert cell.alters == []
+    cell.step(1)
+    _resent(cell, first, NEW_CONTROLLER)
 
 
 def test_only_an_unanswered_request_is_sent_again() -> None:
@@ -243,18 +263,44 @@ def test_not_controller_after_a_new_controller_is_known_during_the_back_off() ->
 
 def test_not_controller_with_no_controller_known_waits_for_the_next() -> None:
     """NOT_CONTROLLER while an election is under way: nothing is sent however long it
-    lasts; the leader elected then gets the same request at once."""
+    lasts; the leader elected then gets the same request at the channel's next look."""
     cell = Cell(brokers=(1, 2))
     first = _expansion_pending(cell)
     loader = cell.managers[1].loader
     loader.handle_leader_change(LeaderAndEpoch(None, 2))
     cell.alters.append((1, first))
     cell.answer_alter("NOT_CONTROLLER", write=False)
-    cell.run(cell.config.request_timeout_ms + 1_000, every=1_000)
+    cell.run(cell.config.request_timeout_ms + 1_000, every=CONTROLLER_LOOKUP_MS)
     assert cell.alters == []
     loader.handle_leader_change(LeaderAndEpoch(NEW_CONTROLLER, 2))
-    cell.step()
+    cell.step(CONTROLLER_LOOKUP_MS - 1)
+    assert cell.alters == []
+    cell.step(1)
     _resent(cell, first, NEW_CONTROLLER)
+
+
+def test_with_no_controller_known_the_channel_looks_for_one_every_100_ms() -> None:
+    """Kafka's NodeToControllerRequestThread with no controller: doWork polls 100 ms, then
+    looks at the controller provider again. A controller the raft client learns between
+    two looks gets the request refused meanwhile at the next look (every 100 ms from the
+    refusal), not at once."""
+    for known_after, sent_after in ((1, 100), (100, 100), (101, 200), (250, 300)):
+        cell = Cell(brokers=(1, 2))
+        first = _expansion_pending(cell)
+        loader = cell.managers[1].loader
+        loader.handle_leader_change(LeaderAndEpoch(None, 2))
+        cell.alters.append((1, first))
+        cell.answer_alter("NOT_CONTROLLER", write=False)
+        refused_at = cell.now
+        assert cell.managers[1].next_deadline() == refused_at + CONTROLLER_LOOKUP_MS
+        while cell.now + CONTROLLER_LOOKUP_MS < refused_at + known_after:
+            cell.step(CONTROLLER_LOOKUP_MS)
+        assert cell.alters == []
+        loader.handle_leader_change(LeaderAndEpoch(NEW_CONTROLLER, 2))
+        cell.step(refused_at + sent_after - 1 - cell.now)
+        assert cell.alters == [], known_after
+        cell.step(1)
+        _resent(cell, first, NEW_CONTROLLER)
 
 
 def test_a_retry_due_during_the_controllers_reconnect_back_off_waits_for_it() -> None:
@@ -299,7 +345,7 @@ def test_two_requests_refused_while_no_controller_is_known_both_go_to_the_next()
     cell.step(RECONNECT_BACKOFF_MS)
     assert cell.alters == []
     loader.handle_leader_change(LeaderAndEpoch(NEW_CONTROLLER, 2))
-    cell.step()
+    cell.step(CONTROLLER_LOOKUP_MS - RECONNECT_BACKOFF_MS)  # the channel's next look
     again = list(cell.alters)
     assert sorted(r.partition_id for _, r in again) == [0, 1]
     assert len({r.correlation_id for _, r in again}) == 2

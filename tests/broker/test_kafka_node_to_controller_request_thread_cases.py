@@ -10,8 +10,10 @@ Ported: testRetryTimeoutWhileControllerNotAvailable
 (test_requests_sent), testNotController (test_not_controller), testRetryTimeout
 (test_retry_timeout). Also kraftsim's own cases of the same channel: NOT_CONTROLLER from
 the controller the raft client still knows (sent there again after the network client's
-50 ms reconnect back-off), from the last known controller (held until one is known), and
-the same request (its content as first built) going again.
+50 ms reconnect back-off), from the last known controller (held until one is known), the
+same request (its content as first built) going again, and the channel's looks for a
+controller every 100 ms while it knows none (doWork's pollOnce(100); until this stop
+kraftsim sent the moment the raft client learnt one).
 
 Not ported:
 - testControllerChanged: kraftsim's network tells no sender that a connection dropped;
@@ -31,7 +33,7 @@ import random
 
 from broker import MetadataLoader
 from broker.config import BrokerConfig
-from broker.lifecycle import RECONNECT_BACKOFF_MS, BrokerLifecycleManager
+from broker.lifecycle import CONTROLLER_LOOKUP_MS, RECONNECT_BACKOFF_MS, BrokerLifecycleManager
 from metadata.requests import (
     BROKER_SESSION_TIMEOUT_MS,
     BrokerHeartbeatRequest,
@@ -162,20 +164,20 @@ def test_a_new_controller_during_the_back_off_is_still_reached_through_the_old()
 
 
 def test_not_controller_with_no_controller_known_holds_the_request() -> None:
-    """No controller known after the refusal: the request waits for one (then goes at once),
-    and fails if none is known by its retry timeout from when it was made."""
+    """No controller known after the refusal: the request waits for one (sent at the
+    channel's next look, every 100 ms from the refusal), and fails if none is known by its
+    retry timeout from when it was made."""
     c = Channel()
     [first] = c.sent(0)
     c.controller(None, 2)
     c.answer(first, "NOT_CONTROLLER", 4)
-    assert c.sent(100) == []
+    assert c.sent(104) == []
     c.controller(NEW, 2)
-    due = c.manager.next_deadline()
-    assert due is not None and due <= 100
-    [again] = c.sent(100)
+    assert c.manager.next_deadline() == 204
+    [again] = c.sent(204)
     assert again.dst == NEW and c.manager.failed_attempts == 0
-    # half a session from the hand-off at 100, not from the request's making
-    assert c.manager.next_deadline() == 100 + RETRY_TIMEOUT
+    # half a session from the hand-off at 204, not from the request's making
+    assert c.manager.next_deadline() == 204 + RETRY_TIMEOUT
 
     held = Channel()
     [first] = held.sent(0)
@@ -183,6 +185,25 @@ def test_not_controller_with_no_controller_known_holds_the_request() -> None:
     held.answer(first, "NOT_CONTROLLER", 4)
     assert held.sent(RETRY_TIMEOUT - 1) == [] and held.manager.failed_attempts == 0
     assert held.sent(RETRY_TIMEOUT) == [] and held.manager.failed_attempts == 1
+
+
+def test_with_no_controller_the_channel_looks_for_one_every_100_ms() -> None:
+    """doWork with no active controller: the thread polls for 100 ms, then looks at the
+    controller provider again. A controller the raft client learns between two looks is
+    used at the next one, not at once; looks go on every 100 ms from the channel's first
+    (the request made at 0 here), whenever the controller comes."""
+    for known_at, sent_at in ((1, 100), (99, 100), (100, 100), (101, 200), (250, 300)):
+        c = Channel(controller=None)
+        assert c.sent(0) == []
+        now = 0
+        while now + CONTROLLER_LOOKUP_MS < known_at:
+            now += CONTROLLER_LOOKUP_MS
+            assert c.manager.next_deadline() == now and c.sent(now) == []
+        c.controller(OLD, 1)
+        assert c.manager.next_deadline() == sent_at, known_at
+        assert c.sent(sent_at - 1) == []
+        [request] = c.sent(sent_at)
+        assert request.dst == OLD and isinstance(request.message, BrokerRegistrationRequest)
 
 
 def test_the_heartbeat_sent_again_is_the_one_first_built() -> None:

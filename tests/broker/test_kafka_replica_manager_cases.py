@@ -16,7 +16,10 @@ replica manager answers it from any replica it hosts, as kraftsim's now does.
 Also ported: testReplicasAreStoppedWhileInControlledShutdownWithKRaft
 (test_replicas_are_stopped_while_in_controlled_shutdown). Fixed while porting (failed on
 the old code): kraftsim's broker kept fetching such a partition until it stopped; it now
-stops fetching it as Kafka's does.
+stops fetching it as Kafka's does. The same case with a snapshot loaded during the
+shutdown (kraftsim's own: Kafka's loader makes a snapshot a delta that changes every
+partition, so a follower out of the ISR since before the shutdown stops too) failed on
+the old code, which looked only at the partitions whose registration the image changed.
 
 DelayedFetchTest.testDelayedFetchWithMessageOnlyHighWatermark is left out: it is about a
 high watermark whose offset metadata lacks its segment position, which kraftsim's offsets
@@ -123,7 +126,8 @@ from broker.replica_manager import ProduceResult, ReplicaManager
 from broker.txn.fetch import READ_COMMITTED, READ_UNCOMMITTED, fetch_log, filter_committed
 from metadata.requests import NodeMessage
 from metadata.schema import PartitionChangeRecord, PartitionRecord, RemoveTopicRecord, TopicRecord
-from raft import LeaderAndEpoch
+from metadata.snapshot import image_to_records
+from raft import LeaderAndEpoch, Snapshot, SnapshotId
 from tests.broker.replica_cell import (
     CONTROLLER,
     KEY,
@@ -1016,6 +1020,26 @@ def test_a_stopped_partition_fetches_again_only_from_a_new_leader_epoch() -> Non
     assert _ends_after_appends(cell)[0] == 0  # back in the ISR, the same epoch
     cell.publish(PartitionChangeRecord(partition_id=0, topic_id=TOPIC_ID, leader=2))
     assert _ends_after_appends(cell)[0] == 6  # a new epoch with broker 1 in the ISR
+
+
+@pytest.mark.parametrize("shutdown", [True, False], ids=["shutting-down", "running"])
+def test_a_snapshot_loaded_during_a_controlled_shutdown_stops_every_follower_out_of_the_isr(
+        shutdown: bool) -> None:
+    """Kafka's loader replays a snapshot into a delta that holds every partition, so
+    applyDelta during a controlled shutdown looks at each of them: partition 2, which
+    broker 1 follows out of its ISR since before the shutdown and which no delta changed
+    since, stops being fetched once broker 1 loads a snapshot of the same metadata (its
+    log takes none of broker 2's later records). Running, the snapshot changes nothing:
+    partition 2 is fetched as before."""
+    cell = _three_partitions(shutdown)
+    _exchange(cell, 3)
+    loader = cell.managers[1].loader
+    loader.catching_up = False  # (the cell publishes to its loaders by hand)
+    loader.handle_load_snapshot(Snapshot(SnapshotId(cell.offset + 1, 1),
+                                         tuple(image_to_records(cell.image))))
+    manifest = loader.published_manifest
+    assert manifest is not None and manifest.from_snapshot and manifest.offset == cell.offset
+    assert _ends_after_appends(cell)[2] == (0 if shutdown else 2)
 
 
 def _fetches_from_1(cell: Cell, rounds: int = 3) -> list[tuple[int, set[int]]]:

@@ -280,14 +280,16 @@ def test_an_unregistered_or_fenced_broker_shuts_down_at_once() -> None:
 
 def test_no_known_controller_holds_the_request_until_one_is_known() -> None:
     """Kafka's controller channel holds a request while no controller is known and sends it
-    once one is; after half a session without one, the attempt fails and the back-off
-    applies."""
+    at its first look (every 100 ms) after one is known; after half a session without one,
+    the attempt fails and the back-off applies."""
     h = Harness()
     h.loader.handle_leader_change(LeaderAndEpoch(None, 2))
     assert h.sent(0) == []
-    assert h.manager.next_deadline() == TIMEOUT
+    assert h.manager.next_deadline() == 100  # the channel's next look
+    assert h.sent(100) == [] and h.sent(200) == []
     h.loader.handle_leader_change(LeaderAndEpoch(CONTROLLER, 2))
-    assert h.manager.next_deadline() == 0  # due at once
+    assert h.manager.next_deadline() == 300
+    assert h.sent(299) == []
     [registration] = h.sent(300)
     assert isinstance(registration, BrokerRegistrationRequest)
     # handed to the controller at 300: half a session from then (Kafka's channel gives the

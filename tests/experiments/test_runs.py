@@ -307,13 +307,13 @@ def test_wall_ms_is_the_time_the_run_took(experiment: str, params: dict[str, obj
 
 
 def test_a_run_whose_cluster_is_idle_when_its_last_pause_ends_ends_then() -> None:
-    """Run 4: broker 1's last pause ends at 2,953 ms with nothing left to do, and the run
+    """Run 4: broker 1's last pause ends at 2,952 ms with nothing left to do, and the run
     ends in that millisecond (its trace's last resume), not at some later event."""
     out = io.BytesIO()
     row = VISIBILITY.run(spec("visibility", 4, scenario="pause", mode="transactional"), out)
     resumes = [json.loads(line)["t"] for line in out.getvalue().splitlines()
                if b'"what":"resume ' in line]
-    assert row["valid"] == "true" and row["simulated_ms"] == resumes[-1] == 2953
+    assert row["valid"] == "true" and row["simulated_ms"] == resumes[-1] == 2952
 
 
 def test_rows_have_exactly_the_declared_columns() -> None:

@@ -8,14 +8,14 @@ test_kafka_raft_prevote_cases.py (whose docstring lists the pre-vote cases set a
 The cases here pin what a follower does while it downloads a snapshot: what an answer
 that moves nothing leads to, what the high watermark is, and when the download ends.
 
-Kept difference (docs/architecture.md, "A follower backs off after an answer that moves
-nothing"): Kafka's follower asks again at once after a FetchSnapshot (or Fetch) answer
-from an older epoch or carrying an epoch error that moves nothing (its
+As Kafka's follower, kraftsim's asks again at once after a FetchSnapshot (or Fetch)
+answer from an older epoch or carrying an epoch error that moves nothing (Kafka's
 maybeHandleCommonResponse counts such an answer as handled, so the connection is ready at
-once; testFetchSnapshotResponseFromOlderEpoch). kraftsim's follower waits
-``retry_backoff_ms`` first: its links may have no latency, and asking again at once a node
-that stays in an older epoch (a leader whose disk was wiped) or a resigned leader would
-repeat the exchange forever without simulated time moving.
+once; testFetchSnapshotResponseFromOlderEpoch). Until this stop it waited
+``retry_backoff_ms`` first. One kept difference (docs/architecture.md): an answer that came
+back in the same simulated millisecond as its request (a link without latency) is asked
+again 1 ms later, so that a node stuck in an older epoch (a leader whose disk was wiped)
+cannot hold the clock still.
 
 Set aside, with the reason:
 
@@ -51,20 +51,17 @@ _SNAPSHOT_ID = SnapshotId(100, 1)
     (2, None, Errors.NOT_LEADER_OR_FOLLOWER),
     (2, 2, Errors.FENCED_LEADER_EPOCH),
 ], ids=["older-epoch", "unknown-leader-epoch", "not-leader", "fenced-same-epoch"])
-def test_an_answer_that_moves_nothing_is_retried_after_the_backoff(
+def test_an_answer_that_moves_nothing_is_asked_again_at_once(
         epoch: int, leader: int | None, error: Errors) -> None:
     """testFetchSnapshotResponseFromOlderEpoch, widened: an answer of an older epoch, or an
     epoch error that names no newer epoch or other leader, leaves the follower where it
     was with its download pending; it asks for the same snapshot again, from the same
-    leader, one ``retry_backoff_ms`` later (Kafka: at once, a kept difference)."""
+    leader, at once (no retry backoff: Kafka counts the answer as handled)."""
     ctx, request = _follower_told_of_snapshot(_SNAPSHOT_ID)
+    ctx.sleep(3)
     ctx.deliver(2, FetchSnapshotResponse(request.correlation_id, epoch, leader, error))
     assert (ctx.node.role, ctx.node.epoch, ctx.node.leader_id) == (Role.FOLLOWER, 2, 2)
     assert ctx.log.snapshot is None and ctx.listener.snapshots == []
-    backoff = ctx.config.retry_backoff_ms
-    ctx.sleep(backoff - 1)
-    assert ctx.drain() == []
-    ctx.sleep(1)
     [(dst, again)] = [(e.dst, e.message) for e in ctx.drain()
                       if isinstance(e.message, (FetchRequest, FetchSnapshotRequest))]
     assert dst == 2 and isinstance(again, FetchSnapshotRequest)
@@ -72,23 +69,33 @@ def test_an_answer_that_moves_nothing_is_retried_after_the_backoff(
     assert again.correlation_id != request.correlation_id
 
 
+def test_an_answer_in_the_same_millisecond_is_asked_again_a_millisecond_later() -> None:
+    """The kept difference: an answer that moves nothing and took no simulated time (a link
+    without latency) is asked again 1 ms later, not in the same instant."""
+    ctx, request = _follower_told_of_snapshot(_SNAPSHOT_ID)
+    ctx.deliver(2, FetchSnapshotResponse(request.correlation_id, 1, None, Errors.NONE))
+    assert ctx.sent(FetchSnapshotRequest) == []
+    ctx.sleep(1)
+    dst, again = ctx.one_sent(FetchSnapshotRequest)
+    assert dst == 2 and again.snapshot_id == _SNAPSHOT_ID
+
+
 def test_a_follower_answered_only_from_an_older_epoch_stands_at_its_fetch_timeout() -> None:
-    """Why kraftsim backs off: a leader whose disk was wiped answers every FetchSnapshot
-    from epoch 0. The follower asks once per backoff (not once per answer), and its fetch
+    """A leader whose disk was wiped answers every FetchSnapshot from epoch 0. The follower
+    asks again after each answer (1 ms after one that took no time), and its fetch
     timeout, which stale answers do not reset, still ends the download: it stands for
     election with its empty log."""
     ctx, request = _follower_told_of_snapshot(_SNAPSHOT_ID)
-    backoff = ctx.config.retry_backoff_ms
     asked = 1
     while ctx.node.role is Role.FOLLOWER:
         ctx.deliver(2, FetchSnapshotResponse(request.correlation_id, 0, None,
                                              Errors.UNKNOWN_LEADER_EPOCH))
-        ctx.sleep(backoff)
+        ctx.sleep(1)
         sent = ctx.sent(FetchSnapshotRequest)
         if ctx.node.role is Role.FOLLOWER:
             [(_, request)] = sent
             asked += 1
-    assert asked <= ctx.config.fetch_timeout_ms // backoff + 1
+    assert asked == ctx.config.fetch_timeout_ms
     assert (ctx.node.role, ctx.node.epoch, ctx.node.voted_id) == (Role.CANDIDATE, 3, 1)
     assert ctx.log.snapshot is None
 

@@ -179,5 +179,5 @@ def test_a_transaction_held_open_past_the_lso_bound_is_a_violation() -> None:
                       "producer p1 init transaction.timeout.ms=900000", "run-until idle",
                       "producer p1 begin", "producer p1 send t/0 1", "run-until idle",
                       "tick 120000")
-    assert lines[-1] == ("ERR INVARIANT VIOLATED at 45332 ms: LsoBounded: t-0: LSO held at 0 "
+    assert lines[-1] == ("ERR INVARIANT VIOLATED at 45446 ms: LsoBounded: t-0: LSO held at 0 "
                          "(HW 1) for 45100 ms (bound 45000 ms)")

@@ -11,8 +11,8 @@ from sim.faults import parse_faults
 from sim.timeline import Timeline
 
 
-def test_seed_7_explains_epoch_3_the_leaderless_time_and_the_brokers_lag() -> None:
-    result = run_demo(7)
+def test_seed_3_explains_epoch_3_the_leaderless_time_and_the_brokers_lag() -> None:
+    result = run_demo(3)
     epochs = {e["epoch"]: e for e in result.leader_epochs}
     assert sorted(epochs) == [1, 3]
     elected = epochs[3]["at_ms"]
@@ -26,7 +26,7 @@ def test_seed_7_explains_epoch_3_the_leaderless_time_and_the_brokers_lag() -> No
 
 
 def test_a_first_round_win_is_explained_differently() -> None:
-    result = run_demo(3)
+    result = run_demo(7)
     assert [e["epoch"] for e in result.leader_epochs] == [1, 2]
     assert "the first round after epoch 1 elected" in result.gaps[0]
     assert "split vote" not in " ".join(result.gaps)
@@ -41,20 +41,20 @@ def test_the_timeline_shows_elections_activations_markers_and_publications() -> 
     inside the transaction; the new one aborts it first, then the retry commits)."""
     timeline = run_demo(7).timeline
     for line in (
-        "1026 ms  controller 3000  elected leader of epoch 1",
-        "1035 ms  controller 3000  active in epoch 1; first writes: BeginTransactionRecord, "
+        "1025 ms  controller 3000  elected leader of epoch 1",
+        "1031 ms  controller 3000  active in epoch 1; first writes: BeginTransactionRecord, "
         "EndTransactionRecord, FeatureLevelRecord, ZkMigrationStateRecord",
-        "1040 ms  broker 2         published image at offset 0; topics: none",
-        "1064 ms  cluster          committed BeginTransactionRecord('Bootstrap records') at "
+        "1034 ms  broker 2         published image at offset 0; topics: none",
+        "1058 ms  cluster          committed BeginTransactionRecord('Bootstrap records') at "
         "offset 1",
-        "1064 ms  cluster          committed EndTransactionRecord at offset 4: 'Bootstrap "
+        "1058 ms  cluster          committed EndTransactionRecord at offset 4: 'Bootstrap "
         "records' committed (2 records)",
-        "4761 ms  controller 3002  elected leader of epoch 3",
-        "4766 ms  controller 3002  active in epoch 3; first writes: AbortTransactionRecord "
+        "3232 ms  controller 3002  elected leader of epoch 2",
+        "3239 ms  controller 3002  active in epoch 2; first writes: AbortTransactionRecord "
         "(reason 'Controller failover')",
-        "4796 ms  cluster          committed AbortTransactionRecord at offset 415: "
-        "'CreateTopics(orders: 1000 partitions)' aborted (399 records)",
-        "5510 ms  broker 1         published image at offset 1419; topics: orders (1000 "
+        "3269 ms  cluster          committed AbortTransactionRecord at offset 215: "
+        "'CreateTopics(orders: 1000 partitions)' aborted (199 records)",
+        "3286 ms  broker 1         published image at offset 1218; topics: orders (1000 "
         "partitions)",
     ):
         assert f"{line[:4]:>8}{line[4:]}" in timeline, line
@@ -62,7 +62,7 @@ def test_the_timeline_shows_elections_activations_markers_and_publications() -> 
     assert times == sorted(times)
     assert sum("published image" in line for line in timeline) == 6  # 3 brokers, twice
     quiet = run_demo(7, mode=WriteMode.NON_ATOMIC).timeline
-    assert "    4766 ms  controller 3002  active in epoch 3; nothing to abort or bootstrap" \
+    assert "    3239 ms  controller 3002  active in epoch 2; nothing to abort or bootstrap" \
         in quiet
 
 
