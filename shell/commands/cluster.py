@@ -16,6 +16,7 @@ from sim.bounds import INT64_MAX
 from sim.cluster import ClusterConfig
 from sim.invariants import RAFT_INVARIANTS
 from sim.invariants.brokers import BROKER_INVARIANTS
+from sim.invariants.partitions import PARTITION_INVARIANTS
 from sim.invariants.producer_txn import PRODUCER_TXN_INVARIANTS
 from sim.invariants.transactions import TRANSACTION_INVARIANTS
 from sim.settings import BY_NAME, SettingError, parse_settings
@@ -166,7 +167,8 @@ def run_invariants(session: Session, args: list[str]) -> None:
     violation = cluster.sim.violation
     rows = []
     groups: list[tuple[str, dict[str, str]]] = [("raft", RAFT_INVARIANTS),
-                                                ("transactions", TRANSACTION_INVARIANTS)]
+                                                ("transactions", TRANSACTION_INVARIANTS),
+                                                ("partitions", PARTITION_INVARIANTS)]
     if lab.config.brokers_settings.lifecycle:
         groups.append(("brokers", BROKER_INVARIANTS))
     if lab.txn.txns is not None:
