@@ -107,13 +107,19 @@ from broker.log_dir import LogDir
 from broker.metadata_cache import alive_broker_epoch, is_broker_shutting_down
 from broker.mutations import BrokerMutation
 from broker.partition_log import ActiveProducer, LogEntry, PartitionLog, SequenceError
-from broker.producer_ids import ProducerIdManager
+from broker.producer_ids import REQUEST_RETRY_TIMEOUT_MS, ProducerIdManager
 from broker.replica import IsrRules, Replica
 from broker.replica_view import Held, HeldReplicas, ReplicaView
 from broker.txn.fetch import READ_COMMITTED, READ_UNCOMMITTED
+from metadata.controller_channel import ControllerChannel
 from metadata.delta import BROKER_RESOURCE, TOPIC_RESOURCE
 from metadata.image import ConfigKey, MetadataImage, PartitionRegistration
-from metadata.requests import AlterPartitionRequest, AlterPartitionResponse, NodeMessage
+from metadata.requests import (
+    AllocateProducerIdsResponse,
+    AlterPartitionRequest,
+    AlterPartitionResponse,
+    NodeMessage,
+)
 from metadata.versions import FETCH_BROKER_EPOCH
 from raft import LeaderAndEpoch
 
@@ -247,7 +253,9 @@ class ReplicaManager:
         self._next_isr_check = now
         self._clocks = ClockShare()  # the compact leaders' follower clocks
         self._isr_rules = IsrRules(self.config.replica_lag_time_max_ms, self.isr_eligible)
-        self.producer_ids = ProducerIdManager(broker_id, self._send_to_controller)
+        self.producer_ids = ProducerIdManager(broker_id, ControllerChannel(
+            broker_id, self._controller_id, retry_timeout_ms=REQUEST_RETRY_TIMEOUT_MS,
+            request_timeout_ms=self.config.request_timeout_ms, emit=self.outbox_append))
         loader.subscribe(self._on_image)
         loader.watch_leader(self._on_controller_change)
 
@@ -690,6 +698,9 @@ class ReplicaManager:
         look = self._alter_next_look
         if look is not None and look < deadline:
             deadline = look
+        channel = self.producer_ids.channel.next_deadline()
+        if channel is not None and channel < deadline:
+            deadline = channel
         if self._alter_in_flight:  # the oldest request sent times out first
             for _, _, sent_to, sent in self._alter_in_flight.values():
                 if sent_to.leader_id is not None:
@@ -716,6 +727,8 @@ class ReplicaManager:
             self._retry_alters(now)
         if self._alter_in_flight:
             self._resend_timed_out_alters(now)
+        if self.producer_ids.channel.busy:
+            self.producer_ids.channel.poll(now)
         if now >= self._next_isr_check:
             self._next_isr_check = now + self.config.replica_lag_time_max_ms // 2
             self._check_isrs(now)
@@ -734,18 +747,19 @@ class ReplicaManager:
     def close(self, now: int) -> None:
         """The process stops: waiting produces fail as a lost connection."""
         pending, self.pending = self.pending, []
+        self.producer_ids.channel.close()
         for p in pending:
             p.callback(ProduceResult("NETWORK_EXCEPTION"))
 
     def _broker_epoch(self) -> int:
         return self.lifecycle.broker_epoch if self.lifecycle is not None else -1
 
-    def _send_to_controller(self, message: object) -> bool:
-        controller = self.loader.leader.leader_id
-        if controller is None:
-            return False
-        self.outbox.append(NodeMessage(self.broker_id, controller, message))
-        return True
+    def _controller_id(self) -> int | None:
+        return self.loader.leader.leader_id
+
+    def outbox_append(self, message: NodeMessage) -> None:
+        """Queue ``message`` to send (the producer-id channel's requests go here too)."""
+        self.outbox.append(message)
 
     # ------------------------------------------------------------------ replication
     def _send_fetch(self, leader: int, now: int) -> None:
@@ -826,8 +840,8 @@ class ReplicaManager:
             self._on_fetch_response(env.src, msg, now)
         elif isinstance(msg, AlterPartitionResponse):
             self._on_alter_response(msg)
-        else:
-            self.producer_ids.handle_message(msg, now)
+        elif isinstance(msg, AllocateProducerIdsResponse):
+            self.producer_ids.channel.handle_message(env, now)
 
     def _serve_session(self, follower: int, session: FetchSession, now: int,
                        broker_epoch: int = -1
