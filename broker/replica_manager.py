@@ -1284,6 +1284,7 @@ class ReplicaManager:
         is gone and the new one is known (a controller that leads again in a new epoch
         lost, or failed, what it had pending). Nothing is sent while no leader is known, and
         a request kept unsent (none was known) waits for the channel's next look."""
+        self.producer_ids.channel.leader_changed(self.now)  # (the same, for producer ids)
         if leader.leader_id is None or not self._alter_in_flight:
             return
         for correlation, (_, _, sent_to, _) in list(self._alter_in_flight.items()):

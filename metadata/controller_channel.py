@@ -6,26 +6,32 @@ to the controller, in simulated milliseconds:
 
 - requests wait in a queue, oldest first, each with the time it was made; one is out at
   a time (Kafka's controller connection carries one request in flight);
-- the channel keeps the controller it last found (Kafka's ``activeController``) and sends
-  there until that node refuses (NOT_CONTROLLER) or a request to it times out; only then
-  does it ask ``controller()`` (the raft client's leader) again. A request made while the
-  channel knows none looks at once; when that finds none, the channel looks again every
-  :data:`CONTROLLER_LOOKUP_MS` from its first look that found none (Kafka's thread polls
-  100 ms between looks, and a new request does not wake it);
-- a request is handed to the controller with :attr:`request_timeout_ms` from that
-  moment; it goes out once the reconnect back-off (:data:`RECONNECT_BACKOFF_MS`) to that
-  node, set when the channel dropped it, has passed;
+- a request is handed to the controller ``controller()`` names (the raft client's
+  leader) with :attr:`request_timeout_ms` from that moment; it goes out once the
+  reconnect back-off (:data:`RECONNECT_BACKOFF_MS`) to that node, set when the channel
+  dropped it, has passed. While none is known the request waits, and the channel looks
+  again every :data:`CONTROLLER_LOOKUP_MS` from its first look that found none (Kafka's
+  thread polls 100 ms between looks, and a new request does not wake it);
 - a NOT_CONTROLLER answer, or no answer within the request timeout, drops the connection
   to that node and puts the request back at the front of the queue; the channel looks for
   a controller at once and sends it again (to another node at once, to the same node
   after the reconnect back-off). The owner sees neither;
 - a request still queued :attr:`retry_timeout_ms` after it was made is given up: its
-  ``on_timeout`` runs (Kafka checks this when it takes the request from the queue, and
-  at each look).
+  ``on_timeout`` runs (Kafka checks this when it takes a request from the queue, and at
+  each look, so a request waiting for a controller goes at the first look at or past its
+  retry timeout).
 
-Each resend carries a new correlation id, so a late answer to an earlier send is
-ignored. kraftsim's network tells no sender that a connection dropped, so a controller
-that died is noticed only at the request timeout (Kafka sees the disconnect at once).
+Each send carries a new correlation id, so a late answer to an earlier send is ignored.
+
+Kafka's channel keeps the controller it last found (its ``activeController``) until that
+node refuses, or the connection to it drops or times out; it does not follow the raft
+client's leader. kraftsim's network tells no sender that a connection dropped, so a
+channel that kept a controller that died would wait out the request timeout where Kafka
+sees the disconnect at once. This channel asks ``controller()`` at each hand-off instead:
+for a controller that went away that is what Kafka's disconnect leads to; for one that
+resigned and lives it saves Kafka's one NOT_CONTROLLER round trip. An owner that models
+the disconnect calls :meth:`leader_changed` when its raft client learns a new leader (the
+request out to another node goes again at once).
 """
 
 from __future__ import annotations
@@ -86,8 +92,6 @@ class ControllerChannel:
         self.outbox: list[NodeMessage] = []
         self.emit = emit if emit is not None else self.outbox.append
         self.queue: list[ChannelRequest] = []
-        self.active: int | None = None
-        """The controller the channel sends to (Kafka's activeController)."""
         self.reconnect_after: dict[int, int] = {}
         """Node -> when the channel may connect to it again."""
         self._correlation = correlation_start
@@ -122,9 +126,8 @@ class ControllerChannel:
              on_timeout: Callable[[int], None]) -> None:
         """Queue ``request``, made now (Kafka's sendRequest)."""
         self.queue.append(ChannelRequest(request, now, on_answer, on_timeout))
-        if self.active is None and self._next_look is None:
-            self._look(now)  # (a look already planned is not brought forward)
-        self._pump(now)
+        if self._next_look is None:  # (a look already planned is not brought forward)
+            self._pump(now)
 
     def poll(self, now: int) -> None:
         """Time the request out, send it after the back-off, or look for a controller."""
@@ -134,8 +137,8 @@ class ControllerChannel:
             self._send_at = None
             self._transmit()
         if self._next_look is not None and now >= self._next_look:
-            self._look(now)
-        self._pump(now)
+            self._next_look = None
+            self._pump(now)
 
     def handle_message(self, env: NodeMessage, now: int) -> bool:
         """Take an answer; True when it answered the request out (else it is ignored)."""
@@ -146,13 +149,25 @@ class ControllerChannel:
         item = self._in_flight
         if self.refused(answer):
             self._drop(self._sent_to, now, now)
-            self._pump(now)
             return True
         self._in_flight = None
         self._timeout_at = None
         item.on_answer(answer, now)
-        self._pump(now)
+        if self._next_look is None:
+            self._pump(now)
         return True
+
+    def leader_changed(self, now: int) -> None:
+        """The raft client names a new leader: a request out (or waiting out the reconnect
+        back-off) to another node goes to it at once, as after a dropped connection
+        (see the module docs; the node is not backed off from)."""
+        leader = self.controller()
+        if self._in_flight is None or leader is None or leader == self._sent_to:
+            return
+        self.queue.insert(0, self._in_flight)
+        self._in_flight = None
+        self._send_at = self._timeout_at = None
+        self._pump(now)
 
     def close(self) -> None:
         """The process stops: nothing more is sent."""
@@ -171,41 +186,35 @@ class ControllerChannel:
         self._send_at = self._timeout_at = None
         if item is not None:
             self.queue.insert(0, item)
-        if self.active == node:
-            self.active = None
-        self._look(now)
-
-    def _look(self, now: int) -> None:
-        """Ask for the controller; while none is known, look again on the 100 ms grid
-        from the first look that found none. Requests past their retry timeout go."""
-        self._expire(now)
-        found = self.controller()
-        if found is not None:
-            self.active = found
-            self._looking_since = self._next_look = None
-            return
-        since = self._looking_since
-        if since is None:
-            since = self._looking_since = now
-        self._next_look = now + CONTROLLER_LOOKUP_MS - (now - since) % CONTROLLER_LOOKUP_MS \
-            if self.queue else None
+        self._next_look = None
+        self._pump(now)
 
     def _expire(self, now: int) -> None:
         while self.queue and now - self.queue[0].created_ms >= self.retry_timeout_ms:
             self.queue.pop(0).on_timeout(now)
 
     def _pump(self, now: int) -> None:
-        """Hand the oldest request to the active controller when none is out."""
-        if self._in_flight is not None or self.active is None:
+        """A look: hand the oldest request to the controller known now when none is out;
+        requests past their retry timeout go first. With none known, look again on the
+        100 ms grid from the first look that found none."""
+        if self._in_flight is not None:
             return
         self._expire(now)
         if not self.queue:
             return
+        controller = self.controller()
+        if controller is None:
+            since = self._looking_since
+            if since is None:
+                since = self._looking_since = now
+            self._next_look = now + CONTROLLER_LOOKUP_MS - (now - since) % CONTROLLER_LOOKUP_MS
+            return
+        self._looking_since = self._next_look = None
         item = self.queue.pop(0)
         self._in_flight = item
-        self._sent_to = self.active
+        self._sent_to = controller
         self._timeout_at = now + self.request_timeout_ms
-        ready = self.reconnect_after.get(self.active, now)
+        ready = self.reconnect_after.get(controller, now)
         if ready > now:
             self._send_at = ready
             return

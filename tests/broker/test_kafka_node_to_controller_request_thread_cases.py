@@ -166,7 +166,10 @@ def test_a_new_controller_during_the_back_off_is_still_reached_through_the_old()
 def test_not_controller_with_no_controller_known_holds_the_request() -> None:
     """No controller known after the refusal: the request waits for one (sent at the
     channel's next look, every 100 ms from the refusal), and fails if none is known by its
-    retry timeout from when it was made."""
+    retry timeout from when it was made: at the first look at or past it (Kafka checks
+    the retry timeout as it takes requests from its queue, once per doWork), here the
+    look at 4,504 (looks at 4, 104, ... from the refusal; the retry timeout ends at
+    4,500)."""
     c = Channel()
     [first] = c.sent(0)
     c.controller(None, 2)
@@ -183,8 +186,11 @@ def test_not_controller_with_no_controller_known_holds_the_request() -> None:
     [first] = held.sent(0)
     held.controller(None, 2)
     held.answer(first, "NOT_CONTROLLER", 4)
-    assert held.sent(RETRY_TIMEOUT - 1) == [] and held.manager.failed_attempts == 0
-    assert held.sent(RETRY_TIMEOUT) == [] and held.manager.failed_attempts == 1
+    for look in range(104, RETRY_TIMEOUT, 100):
+        assert held.manager.next_deadline() == look
+        assert held.sent(look) == [] and held.manager.failed_attempts == 0
+    assert held.manager.next_deadline() == RETRY_TIMEOUT + 4
+    assert held.sent(RETRY_TIMEOUT + 4) == [] and held.manager.failed_attempts == 1
 
 
 def test_with_no_controller_the_channel_looks_for_one_every_100_ms() -> None:

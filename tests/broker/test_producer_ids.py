@@ -275,19 +275,22 @@ def test_a_request_unsent_for_the_retry_timeout_is_given_up() -> None:
     assert world.to == [CTRL]
 
 
-def test_the_channel_keeps_the_controller_it_found() -> None:
-    """Kafka's channel keeps sending to the controller it last found (its
-    activeController) even when the raft client names another; that node's
-    NOT_CONTROLLER moves it to the new one."""
+def test_a_request_out_goes_to_a_new_leader_at_once() -> None:
+    """When the raft client names a new leader while a request is out to another node,
+    the channel sends it there at once (kraftsim's stand-in for the dropped connection
+    to a controller that went away, which Kafka's channel notices at once); the late
+    answer of the old controller is ignored. The next request goes to the leader named
+    at its hand-off."""
     manager, world = _channel_manager()
     manager.next_id(EPOCH, 0)
-    _grant(manager, world.sent[0], 0, 1, now=1)
     world.leader = OTHER
-    assert manager.next_id(EPOCH, 2) == ("NONE", 0)  # the prefetch: to the old controller
-    assert world.to == [CTRL, CTRL]
-    _answer(manager, AllocateProducerIdsResponse(world.sent[1].correlation_id,
-                                                 "NOT_CONTROLLER"), 3)
-    assert world.to == [CTRL, CTRL, OTHER]
+    manager.channel.leader_changed(5)
+    assert world.to == [CTRL, OTHER]
+    _grant(manager, world.sent[0], 0, 1, now=6)
+    assert manager.next_id(EPOCH, 6) == ("COORDINATOR_LOAD_IN_PROGRESS", -1)
+    _grant(manager, world.sent[1], 10, 1, now=7)
+    assert manager.next_id(EPOCH, 7) == ("NONE", 10)  # (the prefetch: asks again)
+    assert world.to == [CTRL, OTHER, OTHER]
 
 
 def test_init_producer_id_takes_the_callers_later_time() -> None:
