@@ -94,7 +94,7 @@ class ControllerChannel:
         self.queue: list[ChannelRequest] = []
         self.reconnect_after: dict[int, int] = {}
         """Node -> when the channel may connect to it again."""
-        self._correlation = correlation_start
+        self._correlation = self._correlation_start = correlation_start
         self._in_flight: ChannelRequest | None = None
         self._in_flight_id = -1
         self._sent_to = -1
@@ -108,6 +108,20 @@ class ControllerChannel:
     def busy(self) -> bool:
         """Whether a request is queued or out."""
         return bool(self.queue) or self._in_flight is not None
+
+    @property
+    def handed(self) -> tuple[int, int, int] | None:
+        """The request handed to a controller: (correlation id, or -1 while it waits out
+        the reconnect back-off; the controller; when it times out), or None."""
+        if self._in_flight is None or self._timeout_at is None:
+            return None
+        correlation = -1 if self._send_at is not None else self._in_flight_id
+        return correlation, self._sent_to, self._timeout_at
+
+    @property
+    def sends(self) -> int:
+        """How many requests (first sends and resends) went out."""
+        return self._correlation - self._correlation_start
 
     def drain_outbox(self) -> list[NodeMessage]:
         """Requests to send."""
