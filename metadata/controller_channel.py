@@ -53,7 +53,7 @@ RECONNECT_BACKOFF_MS = 50
 client's reconnect back-off and its cap are both 50 ms, so no jitter)."""
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, eq=False)
 class ChannelRequest:
     """A request queued in the channel (Kafka's NodeToControllerQueueItem)."""
 
@@ -65,10 +65,28 @@ class ChannelRequest:
     """Called with the controller's answer (not NOT_CONTROLLER) and the time."""
     on_timeout: Callable[[int], None]
     """Called with the time when the retry timeout gives the request up."""
+    wanted: Callable[[ChannelRequest], bool] | None = None
+    """Asked before each send: False drops the request silently (its owner replaced it)."""
+
+
+@dataclass(slots=True, eq=False)
+class _Out:
+    """A request handed to a controller."""
+
+    item: ChannelRequest
+    node: int
+    epoch: int  # the leader epoch the raft client named with it
+    timeout_at: int
+    send_at: int | None  # waiting out the reconnect back-off until then, else sent
+    correlation: int = -1
 
 
 def _refused(answer: Any) -> bool:
     return getattr(answer, "error", None) == "NOT_CONTROLLER"
+
+
+def _no_epoch() -> int:
+    return 0
 
 
 class ControllerChannel:
@@ -78,28 +96,37 @@ class ControllerChannel:
                  retry_timeout_ms: int, request_timeout_ms: int | None = None,
                  correlation_start: int = 0,
                  refused: Callable[[Any], bool] = _refused,
-                 emit: Callable[[NodeMessage], None] | None = None) -> None:
+                 emit: Callable[[NodeMessage], None] | None = None,
+                 max_in_flight: int = 1,
+                 leader_epoch: Callable[[], int] = _no_epoch,
+                 next_correlation: Callable[[], int] | None = None) -> None:
         """``controller``: the controller the node's raft client knows now, or None.
         ``request_timeout_ms`` defaults to the retry timeout (Kafka takes the smaller of
         the retry timeout and controller.socket.timeout.ms). ``refused``: whether an
         answer says NOT_CONTROLLER. ``emit``: where requests go (default: :attr:`outbox`),
-        for an owner that keeps one outbox for all it sends."""
+        for an owner that keeps one outbox for all it sends. ``max_in_flight``: requests
+        handed over at once (Kafka: 1; kraftsim's AlterPartitions, one per partition, go
+        side by side). ``leader_epoch``: the raft client's leader epoch, so that
+        :meth:`leader_changed` also moves requests sent to the same node in an earlier
+        epoch. ``next_correlation``: the owner's correlation ids, when it shares them with
+        other requests (default: the channel counts from ``correlation_start``)."""
         self.node_id = node_id
         self.controller = controller
         self.retry_timeout_ms = retry_timeout_ms
         self.request_timeout_ms = min(retry_timeout_ms, request_timeout_ms or retry_timeout_ms)
         self.refused = refused
+        self.max_in_flight = max_in_flight
+        self.leader_epoch = leader_epoch
         self.outbox: list[NodeMessage] = []
         self.emit = emit if emit is not None else self.outbox.append
         self.queue: list[ChannelRequest] = []
         self.reconnect_after: dict[int, int] = {}
         """Node -> when the channel may connect to it again."""
         self._correlation = self._correlation_start = correlation_start
-        self._in_flight: ChannelRequest | None = None
-        self._in_flight_id = -1
-        self._sent_to = -1
-        self._send_at: int | None = None  # handed over, waiting out the reconnect back-off
-        self._timeout_at: int | None = None  # the request timeout of the one handed over
+        self._next_correlation = next_correlation if next_correlation is not None \
+            else self._count
+        self._sends = 0
+        self._out: list[_Out] = []  # handed over, in hand-off order
         self._looking_since: int | None = None
         self._next_look: int | None = None
 
@@ -107,21 +134,21 @@ class ControllerChannel:
     @property
     def busy(self) -> bool:
         """Whether a request is queued or out."""
-        return bool(self.queue) or self._in_flight is not None
+        return bool(self.queue) or bool(self._out)
 
     @property
     def handed(self) -> tuple[int, int, int] | None:
-        """The request handed to a controller: (correlation id, or -1 while it waits out
-        the reconnect back-off; the controller; when it times out), or None."""
-        if self._in_flight is None or self._timeout_at is None:
+        """The (first) request handed to a controller: (correlation id, or -1 while it
+        waits out the reconnect back-off; the controller; when it times out), or None."""
+        if not self._out:
             return None
-        correlation = -1 if self._send_at is not None else self._in_flight_id
-        return correlation, self._sent_to, self._timeout_at
+        out = self._out[0]
+        return (-1 if out.send_at is not None else out.correlation), out.node, out.timeout_at
 
     @property
     def sends(self) -> int:
         """How many requests (first sends and resends) went out."""
-        return self._correlation - self._correlation_start
+        return self._sends
 
     def drain_outbox(self) -> list[NodeMessage]:
         """Requests to send."""
@@ -131,75 +158,92 @@ class ControllerChannel:
 
     def next_deadline(self) -> int | None:
         """The next look, reconnect, or request timeout, whichever comes first."""
-        times = [t for t in (self._send_at, self._timeout_at, self._next_look)
-                 if t is not None]
-        return min(times) if times else None
+        due = self._next_look
+        for out in self._out:
+            at = out.send_at if out.send_at is not None else out.timeout_at
+            if due is None or at < due:
+                due = at
+        return due
 
     # ------------------------------------------------------------------ requests
     def send(self, request: Any, now: int, on_answer: Callable[[Any, int], None],
-             on_timeout: Callable[[int], None]) -> None:
-        """Queue ``request``, made now (Kafka's sendRequest)."""
-        self.queue.append(ChannelRequest(request, now, on_answer, on_timeout))
+             on_timeout: Callable[[int], None],
+             wanted: Callable[[ChannelRequest], bool] | None = None) -> ChannelRequest:
+        """Queue ``request``, made now (Kafka's sendRequest); the queued item is returned
+        (its owner may compare it with the one its answer comes for)."""
+        item = ChannelRequest(request, now, on_answer, on_timeout, wanted)
+        self.queue.append(item)
         if self._next_look is None:  # (a look already planned is not brought forward)
             self._pump(now)
+        return item
 
     def poll(self, now: int) -> None:
-        """Time the request out, send it after the back-off, or look for a controller."""
-        if self._timeout_at is not None and now >= self._timeout_at:
-            self._drop(self._sent_to, self._timeout_at, now)
-        if self._send_at is not None and now >= self._send_at:
-            self._send_at = None
-            self._transmit()
+        """Time requests out, send them after the back-off, or look for a controller."""
+        timed_out = [out for out in self._out if out.timeout_at <= now]
+        if timed_out:
+            self._drop(timed_out, now, timed_out=True)
+        for out in list(self._out):
+            if out.send_at is not None and now >= out.send_at:
+                out.send_at = None
+                self._transmit(out)
         if self._next_look is not None and now >= self._next_look:
             self._next_look = None
             self._pump(now)
 
     def handle_message(self, env: NodeMessage, now: int) -> bool:
-        """Take an answer; True when it answered the request out (else it is ignored)."""
+        """Take an answer; True when it answered a request out (else it is ignored)."""
         answer = env.message
-        if self._in_flight is None or self._send_at is not None or \
-                getattr(answer, "correlation_id", None) != self._in_flight_id:
+        correlation = getattr(answer, "correlation_id", None)
+        found = next((out for out in self._out
+                      if out.send_at is None and out.correlation == correlation), None)
+        if found is None:
             return False
-        item = self._in_flight
         if self.refused(answer):
-            self._drop(self._sent_to, now, now)
+            self._drop([found], now, timed_out=False)
             return True
-        self._in_flight = None
-        self._timeout_at = None
-        item.on_answer(answer, now)
+        self._out.remove(found)
+        found.item.on_answer(answer, now)
         if self._next_look is None:
             self._pump(now)
         return True
 
     def leader_changed(self, now: int) -> None:
-        """The raft client names a new leader: a request out (or waiting out the reconnect
-        back-off) to another node goes to it at once, as after a dropped connection
-        (see the module docs; the node is not backed off from)."""
+        """The raft client names a new leader: requests out to another node (or to it in
+        an earlier epoch) go to it at once, as after a dropped connection (see the module
+        docs; the old node is not backed off from)."""
         leader = self.controller()
-        if self._in_flight is None or leader is None or leader == self._sent_to:
+        if leader is None:
             return
-        self.queue.insert(0, self._in_flight)
-        self._in_flight = None
-        self._send_at = self._timeout_at = None
+        epoch = self.leader_epoch()
+        moved = [out for out in self._out if (out.node, out.epoch) != (leader, epoch)]
+        if not moved:
+            return
+        for out in moved:
+            self._out.remove(out)
+        self.queue[:0] = [out.item for out in moved]
         self._pump(now)
 
     def close(self) -> None:
         """The process stops: nothing more is sent."""
         self.outbox.clear()
         self.queue.clear()
-        self._in_flight = None
-        self._send_at = self._timeout_at = self._next_look = None
+        self._out.clear()
+        self._next_look = None
 
     # ------------------------------------------------------------------ internals
-    def _drop(self, node: int, dropped_at: int, now: int) -> None:
-        """The connection to ``node`` is closed (a refusal or a timeout): the request out
-        goes back to the front of the queue and the channel looks again at once."""
-        self.reconnect_after[node] = dropped_at + RECONNECT_BACKOFF_MS
-        item = self._in_flight
-        self._in_flight = None
-        self._send_at = self._timeout_at = None
-        if item is not None:
-            self.queue.insert(0, item)
+    def _count(self) -> int:
+        self._correlation += 1
+        return self._correlation
+
+    def _drop(self, outs: list[_Out], now: int, *, timed_out: bool) -> None:
+        """The connection to each node of ``outs`` is closed (a refusal, or a timeout at
+        the request's timeout): the requests go back to the front of the queue, in their
+        order, and the channel looks again at once."""
+        for out in outs:
+            self.reconnect_after[out.node] = \
+                (out.timeout_at if timed_out else now) + RECONNECT_BACKOFF_MS
+            self._out.remove(out)
+        self.queue[:0] = [out.item for out in outs]
         self._next_look = None
         self._pump(now)
 
@@ -208,10 +252,10 @@ class ControllerChannel:
             self.queue.pop(0).on_timeout(now)
 
     def _pump(self, now: int) -> None:
-        """A look: hand the oldest request to the controller known now when none is out;
-        requests past their retry timeout go first. With none known, look again on the
-        100 ms grid from the first look that found none."""
-        if self._in_flight is not None:
+        """A look: hand the oldest requests to the controller known now while fewer than
+        ``max_in_flight`` are out; requests past their retry timeout go first. With none
+        known, look again on the 100 ms grid from the first look that found none."""
+        if len(self._out) >= self.max_in_flight:
             return
         self._expire(now)
         if not self.queue:
@@ -224,20 +268,27 @@ class ControllerChannel:
             self._next_look = now + CONTROLLER_LOOKUP_MS - (now - since) % CONTROLLER_LOOKUP_MS
             return
         self._looking_since = self._next_look = None
-        item = self.queue.pop(0)
-        self._in_flight = item
-        self._sent_to = controller
-        self._timeout_at = now + self.request_timeout_ms
+        epoch = self.leader_epoch()
         ready = self.reconnect_after.get(controller, now)
-        if ready > now:
-            self._send_at = ready
-            return
-        self._transmit()
+        while self.queue and len(self._out) < self.max_in_flight:
+            self._expire(now)
+            if not self.queue:
+                return
+            item = self.queue.pop(0)
+            if item.wanted is not None and not item.wanted(item):
+                continue
+            out = _Out(item, controller, epoch, now + self.request_timeout_ms,
+                       ready if ready > now else None)
+            self._out.append(out)
+            if out.send_at is None:
+                self._transmit(out)
 
-    def _transmit(self) -> None:
-        item = self._in_flight
-        assert item is not None
-        self._correlation += 1
-        self._in_flight_id = self._correlation
-        request = msgspec.structs.replace(item.request, correlation_id=self._correlation)
-        self.emit(NodeMessage(self.node_id, self._sent_to, request))
+    def _transmit(self, out: _Out) -> None:
+        item = out.item
+        if item.wanted is not None and not item.wanted(item):
+            self._out.remove(out)
+            return
+        out.correlation = self._next_correlation()
+        self._sends += 1
+        request = msgspec.structs.replace(item.request, correlation_id=out.correlation)
+        self.emit(NodeMessage(self.node_id, out.node, request))
