@@ -66,7 +66,8 @@ class ChannelRequest:
     on_timeout: Callable[[int], None]
     """Called with the time when the retry timeout gives the request up."""
     wanted: Callable[[ChannelRequest], bool] | None = None
-    """Asked before each send: False drops the request silently (its owner replaced it)."""
+    """Asked before each send but one made at once by :meth:`ControllerChannel.send`:
+    False drops the request silently (its owner replaced it)."""
 
 
 @dataclass(slots=True, eq=False)
@@ -171,10 +172,11 @@ class ControllerChannel:
              wanted: Callable[[ChannelRequest], bool] | None = None) -> ChannelRequest:
         """Queue ``request``, made now (Kafka's sendRequest); the queued item is returned
         (its owner may compare it with the one its answer comes for)."""
-        item = ChannelRequest(request, now, on_answer, on_timeout, wanted)
+        item = ChannelRequest(request, now, on_answer, on_timeout)
         self.queue.append(item)
         if self._next_look is None:  # (a look already planned is not brought forward)
             self._pump(now)
+        item.wanted = wanted  # (asked from the next send on: the owner has it by then)
         return item
 
     def poll(self, now: int) -> None:
