@@ -5,7 +5,9 @@ One deterministic model of how Kafka sends a broker's (or a controller's own) re
 to the controller, in simulated milliseconds:
 
 - requests wait in a queue, oldest first, each with the time it was made; one is out at
-  a time (Kafka's controller connection carries one request in flight);
+  a time (Kafka's controller connection carries one request in flight), unless the
+  owner allows more (kraftsim's AlterPartitions, one request per partition where Kafka's
+  AlterPartitionManager batches them, go side by side);
 - a request is handed to the controller ``controller()`` names (the raft client's
   leader) with :attr:`request_timeout_ms` from that moment; it goes out once the
   reconnect back-off (:data:`RECONNECT_BACKOFF_MS`) to that node, set when the channel
@@ -22,6 +24,9 @@ to the controller, in simulated milliseconds:
   retry timeout).
 
 Each send carries a new correlation id, so a late answer to an earlier send is ignored.
+Its users: the broker's lifecycle manager (retry and request timeout half the session),
+AlterPartition (never given up; request.timeout.ms), producer ids (60 s; request.timeout.ms)
+and the controllers' registration manager (5 s).
 
 Kafka's channel keeps the controller it last found (its ``activeController``) until that
 node refuses, or the connection to it drops or times out; it does not follow the raft
