@@ -96,6 +96,8 @@ def run_seed(session: Session, args: list[str]) -> None:
         line += f" mode={mode.value}"
     if config.broker_fetch_lag_ms:
         line += f" broker-fetch-lag={config.broker_fetch_lag_ms}"
+    if config.brokers_settings.lifecycle:
+        line += " heartbeats=on"
     level = config.controller.bootstrap_metadata_version
     if level != LATEST_PRODUCTION:
         line += f" metadata-version={release_name(level)}"

@@ -259,3 +259,14 @@ def test_cluster_offers_metadata_version_in_its_page_completion_and_errors(shell
     out = rec.run(f"{SMALL} metadata-version=3.5-IV2")
     assert out[0].endswith(", mode atomic, metadata.version 3.5-IV2")
     assert rec.run(SMALL)[0].endswith(", mode transactional")  # the default: not named
+
+
+def test_seed_line_replays_a_cluster_with_broker_lifecycles(shell: Shell) -> None:
+    """``seed`` after ``cluster ... heartbeats=on`` names heartbeats=on: the line it prints
+    starts a cluster whose brokers register and heartbeat again, the same run."""
+    rec = shell()
+    first = rec.run(f"{SMALL} heartbeats=on")
+    line = rec.run("seed")[-1].strip()
+    assert line.endswith(" heartbeats=on")
+    assert rec.run(line) == first
+    assert not rec.run(SMALL, "seed")[-1].endswith("heartbeats=on")  # off: not named
