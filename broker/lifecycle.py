@@ -5,7 +5,10 @@ talks to the controller the broker's raft client knows as leader, over the
 simulated network (a partition or a crash cuts its heartbeats as it would a
 real broker's), one request at a time:
 
-- STARTING: send BrokerRegistration with this process's incarnation id until
+- STARTING: send BrokerRegistration with this process's incarnation id (and, as
+  previousBrokerEpoch, the broker epoch the previous process held when it stopped
+  cleanly, which the broker's disk keeps as Kafka's clean-shutdown file does; -1 after
+  a crash, KIP-966) until
   the controller answers with a broker epoch (the offset of the
   registration's first record), then heartbeat at once and 10 ms after each
   answer until one says the broker has caught up (the offset of its published
@@ -58,6 +61,7 @@ from typing import Any
 
 from broker.config import BrokerConfig
 from broker.loader import MetadataLoader
+from broker.log_dir import LogDir
 from metadata.backoff import ExponentialBackoff
 from metadata.controller_channel import (
     CONTROLLER_LOOKUP_MS,
@@ -111,8 +115,12 @@ class BrokerLifecycleManager:
 
     def __init__(self, broker_id: int, loader: MetadataLoader, rng: random.Random, now: int,
                  config: BrokerConfig | None = None, rack: str | None = None, *,
-                 session_timeout_ms: int = BROKER_SESSION_TIMEOUT_MS) -> None:
+                 session_timeout_ms: int = BROKER_SESSION_TIMEOUT_MS,
+                 log_dir: LogDir | None = None) -> None:
         self.broker_id = broker_id
+        self.log_dir = log_dir
+        self.previous_broker_epoch = -1 if log_dir is None else \
+            log_dir.take_clean_shutdown_epoch()
         self.loader = loader
         self.config = (config or BrokerConfig()).validate()
         self.rack = rack
@@ -183,7 +191,12 @@ class BrokerLifecycleManager:
             self._communicate(now)
 
     def close(self, now: int) -> None:
-        """The process stops: SHUTTING_DOWN, nothing more is sent (Kafka's close)."""
+        """The process stops: SHUTTING_DOWN, nothing more is sent (Kafka's close). A
+        process that was shutting down already stops cleanly: its disk keeps the broker
+        epoch it held, which its next process sends as its registration's
+        previousBrokerEpoch (KIP-966); a crash keeps none."""
+        if self.state is BrokerState.SHUTTING_DOWN and self.log_dir is not None:
+            self.log_dir.mark_clean_shutdown(self.broker_epoch)
         self.state = BrokerState.SHUTTING_DOWN
         self.outbox.clear()
         self.channel.close()
@@ -224,8 +237,9 @@ class BrokerLifecycleManager:
             return
         request: BrokerRegistrationRequest | BrokerHeartbeatRequest
         if not self.registered:
-            request = BrokerRegistrationRequest(0, self.broker_id, self.incarnation_id,
-                                                self.rack)
+            request = BrokerRegistrationRequest(
+                0, self.broker_id, self.incarnation_id, self.rack,
+                previous_broker_epoch=self.previous_broker_epoch)
         else:
             request = BrokerHeartbeatRequest(
                 0, self.broker_id, self.broker_epoch,

@@ -57,6 +57,19 @@ class LogDir:
     def __init__(self) -> None:
         self._held: dict[Key, PartitionLog] = {}
         self._live: LiveReplicas = _NoReplicas()
+        self._clean_shutdown_epoch: int | None = None
+
+    def mark_clean_shutdown(self, broker_epoch: int) -> None:
+        """The broker stopped cleanly at ``broker_epoch`` (Kafka's clean shutdown file,
+        which its LogManager writes as it closes the logs of a graceful shutdown)."""
+        self._clean_shutdown_epoch = broker_epoch
+
+    def take_clean_shutdown_epoch(self) -> int:
+        """The broker epoch of the last clean shutdown, -1 when the last stop was not clean
+        (a crash writes no file); the mark is used up, as Kafka's broker deletes the file
+        once it has read it at start-up, so that a later crash leaves none."""
+        epoch, self._clean_shutdown_epoch = self._clean_shutdown_epoch, None
+        return -1 if epoch is None else epoch
 
     def attach(self, live: LiveReplicas) -> None:
         """A new process's replicas: the previous process's logs are held here until taken."""

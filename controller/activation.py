@@ -1,7 +1,8 @@
 """What a new leader writes before anything else (Kafka's ActivationRecordsGenerator).
 
 - An empty log: the bootstrap records (:class:`~metadata.bootstrap.BootstrapMetadata`:
-  metadata.version and whatever else the bootstrap holds), then a
+  metadata.version and whatever else the bootstrap holds), the cluster-level
+  min.insync.replicas when the bootstrap turns eligible leader replicas on, then a
   ZkMigrationStateRecord at >= 3.4-IV0. At the bootstrap's metadata.version
   >= 3.6-IV1 inside a transaction named "Bootstrap records", written
   non-atomically; below, one atomic batch without markers.
@@ -20,11 +21,15 @@ from __future__ import annotations
 import msgspec
 
 from controller.errors import ControllerFault
+from controller.operations.elr import ELR_FEATURE, MIN_INSYNC_REPLICAS, STATIC_MIN_INSYNC_REPLICAS
 from metadata.bootstrap import BootstrapMetadata
+from metadata.delta import BROKER_RESOURCE
 from metadata.schema import (
     AbortTransactionRecord,
     BeginTransactionRecord,
+    ConfigRecord,
     EndTransactionRecord,
+    FeatureLevelRecord,
     MetadataRecord,
     ZkMigrationStateRecord,
 )
@@ -44,8 +49,14 @@ class ActivationRecords(msgspec.Struct, frozen=True):
 
 
 def bootstrap_records(bootstrap: BootstrapMetadata) -> list[MetadataRecord]:
-    """What the first leader of an empty log sets up (without markers)."""
+    """What the first leader of an empty log sets up (without markers): with eligible
+    leader replicas on in the bootstrap, also the cluster-level min.insync.replicas they
+    need (Kafka 4.1's ActivationRecordsGenerator writes its ELR safety records)."""
     records = list(bootstrap.records)
+    if any(isinstance(r, FeatureLevelRecord) and r.name == ELR_FEATURE and r.feature_level >= 1
+           for r in bootstrap.records):
+        records.append(ConfigRecord(BROKER_RESOURCE, "", MIN_INSYNC_REPLICAS,
+                                    str(STATIC_MIN_INSYNC_REPLICAS)))
     if bootstrap.metadata_version >= ZK_MIGRATION_RECORD:
         records.append(ZkMigrationStateRecord(0))
     return records

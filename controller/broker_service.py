@@ -232,7 +232,8 @@ class ControllerBrokerService:
         register = RegisterBroker(req.broker_id, req.rack, req.host, req.port,
                                   incarnation_id=req.incarnation_id, cluster_id=req.cluster_id,
                                   is_migrating_zk_broker=req.is_migrating_zk_broker,
-                                  log_dirs=req.log_dirs)
+                                  log_dirs=req.log_dirs,
+                                  previous_broker_epoch=req.previous_broker_epoch)
         if req.features is not None:
             register = msgspec.structs.replace(register, features=req.features)
         self._submit_then(register, reply)

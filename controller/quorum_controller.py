@@ -88,7 +88,8 @@ class QuorumController:
                  activation_listener: Callable[[], None] | None = None,
                  cluster_id: str | None = None) -> None:
         """``bootstrap``: what the first leader of an empty log writes (Kafka's
-        bootstrap.checkpoint); None: only the config's bootstrap metadata.version.
+        bootstrap.checkpoint); None: a cluster formatted at the config's bootstrap
+        metadata.version (from 4.1-IV0 with eligible leader replicas on, as Kafka formats).
         ``activation_listener``: called whenever :attr:`active` may have changed (the
         claimed epoch or the fault was set), so a caller may cache who is active.
         ``cluster_id``: the cluster id of the node's meta.properties, which a broker's
@@ -98,7 +99,7 @@ class QuorumController:
         self.rng = rng
         self.clock = clock
         self.config = (config or ControllerConfig()).validate()
-        self.bootstrap = bootstrap or BootstrapMetadata.from_version(
+        self.bootstrap = bootstrap or BootstrapMetadata.formatted(
             self.config.bootstrap_metadata_version,
             f"the configured bootstrap with metadata.version "
             f"{release_name(self.config.bootstrap_metadata_version)}")

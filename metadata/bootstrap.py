@@ -18,7 +18,12 @@ from collections.abc import Iterable
 import msgspec
 
 from metadata.schema import FeatureLevelRecord, MetadataRecord
-from metadata.versions import METADATA_VERSION_FEATURE, MINIMUM_BOOTSTRAP, release_name
+from metadata.versions import (
+    METADATA_VERSION_FEATURE,
+    MINIMUM_BOOTSTRAP,
+    default_feature_levels,
+    release_name,
+)
 
 
 class BootstrapError(ValueError):
@@ -53,6 +58,16 @@ class BootstrapMetadata(msgspec.Struct, frozen=True):
     def from_version(cls, metadata_version: int, source: str) -> BootstrapMetadata:
         """Only the metadata.version record, at ``metadata_version``."""
         return cls((FeatureLevelRecord(METADATA_VERSION_FEATURE, metadata_version),),
+                   metadata_version, source)
+
+    @classmethod
+    def formatted(cls, metadata_version: int, source: str) -> BootstrapMetadata:
+        """What formatting a cluster at ``metadata_version`` writes (Kafka's Formatter): the
+        metadata.version record, then each feature's default level above 0
+        (:func:`metadata.versions.default_feature_levels`)."""
+        defaults = default_feature_levels(metadata_version)
+        return cls((FeatureLevelRecord(METADATA_VERSION_FEATURE, metadata_version),
+                    *(FeatureLevelRecord(name, level) for name, level in sorted(defaults.items()))),
                    metadata_version, source)
 
     @classmethod

@@ -359,8 +359,8 @@ class RegisterControllerRecord(MetadataRecord, frozen=True, gc=False):
 class ClearElrRecord(MetadataRecord, frozen=True, gc=False):
     """Clears the eligible leader replicas (KIP-966: ``eligibleLeaderReplicas`` and
     ``lastKnownElr``) of one topic's partitions, or of every topic's when the name is
-    empty (apiKey 28; Kafka 4.1 writes it when ELR is turned off or min.insync.replicas
-    changes)."""
+    empty (apiKey 28; Kafka 4.1's controller writes it, with eligible leader replicas on,
+    after each change of a topic's or the cluster's min.insync.replicas)."""
 
     API_KEY: ClassVar[int] = 28
     TYPE_NAME: ClassVar[str] = "CLEAR_ELR_RECORD"

@@ -70,6 +70,19 @@ SUPPORTED_FEATURES: dict[str, tuple[int, int]] = {
 what a broker registers (Kafka's ``supportedFeatures``) and what UpdateFeatures allows. A
 feature not named here is supported at level 0 only (Kafka's ``QuorumFeatures.DISABLED``)."""
 
+ELR_DEFAULT = LEVELS["4.1-IV0"]
+"""Level 26: the first whose formatted clusters get eligible.leader.replicas.version 1
+(Kafka's EligibleLeaderReplicasVersion.ELRV_1 bootstraps at 4.1-IV0)."""
+
+
+def default_feature_levels(metadata_version: int) -> dict[str, int]:
+    """The feature levels above 0, metadata.version aside, that a cluster formatted at
+    ``metadata_version`` starts with (Kafka's Formatter: each feature's default level for
+    the release). kraftsim models this default for eligible.leader.replicas.version only;
+    the other features start at 0 unless a bootstrap sets them."""
+    return {"eligible.leader.replicas.version": 1} if metadata_version >= ELR_DEFAULT else {}
+
+
 DISABLED: tuple[int, int] = (0, 0)
 """The range of a feature a node does not know: level 0 only."""
 

@@ -61,7 +61,8 @@ def broker_apps(settings: BrokerSettings, node_id: int, loader: MetadataLoader,
     if not settings.lifecycle:
         return []
     lifecycle = BrokerLifecycleManager(node_id, loader, rng, now, settings.config,
-                                       session_timeout_ms=settings.session_timeout_ms)
+                                       session_timeout_ms=settings.session_timeout_ms,
+                                       log_dir=log_dir)
     return [lifecycle, ReplicaManager(node_id, loader, lifecycle, now, settings.config,
                                       mutations, log_dir)]
 

@@ -37,6 +37,7 @@ from sim.brokers import BrokerSettings, broker_apps, controller_apps
 from sim.faults import FaultSpec, config_record
 from sim.invariants import CommittedLog, RaftInvariants
 from sim.invariants.brokers import BrokerInvariants
+from sim.invariants.partitions import PartitionInvariants
 from sim.invariants.transactions import TransactionInvariants
 from sim.network import LinkConfig
 from sim.startup import DEFAULT_START_TIMEOUT_MS, start_cluster
@@ -155,10 +156,11 @@ class KRaftCluster:
         self.txn_invariants = TransactionInvariants(self.history)
         self.controller_faults: list[tuple[int, int, str]] = []
         self.broker_invariants = BrokerInvariants()
+        self.partition_invariants = PartitionInvariants(self.txn_invariants.reference)
         monitors: list[Monitor] = [self.raft_invariants, self.txn_invariants,
-                                   *extra_monitors]
+                                   self.partition_invariants, *extra_monitors]
         if config.brokers_settings.lifecycle:
-            monitors.insert(2, self.broker_invariants)
+            monitors.insert(3, self.broker_invariants)
         if trace_out is not None:  # notes for timeline.html; they leave the fingerprint alone
             monitors.append(TraceNotes(self.txn_invariants))
         self.sim = Simulation(world, self._apps, monitors, Trace(trace_out))

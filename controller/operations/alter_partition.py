@@ -31,7 +31,8 @@ metadata.version 3.6-IV0 a shrink also bumps the leader epoch (the record sets t
 leader again), as Kafka's PartitionChangeBuilder does there. The response is the
 partition registration after the change.
 
-While the partition is being reassigned the change is Kafka's PartitionChangeBuilder's
+With eligible leader replicas on (KIP-966), and while the partition is being
+reassigned, the change is Kafka's PartitionChangeBuilder's
 (:func:`controller.operations.partition_change.build_change`): an ISR that holds every
 target replica completes the reassignment in the same record (the replicas become the
 target, the removed replicas leave the ISR, a removed leader is replaced: the broker
@@ -44,6 +45,7 @@ import msgspec
 
 from controller.errors import ApiError
 from controller.operations.base import Generated, OperationContext
+from controller.operations.elr import elr_enabled
 from controller.operations.leadership import active, unclean_allowed
 from controller.operations.partition_change import build_change, reassignment_in_progress
 from metadata.image import NO_LEADER_CHANGE, RECOVERED, RECOVERING
@@ -138,7 +140,7 @@ class AlterPartitionOp(msgspec.Struct, frozen=True):
                                f"replica {replica} broker epoch mismatch: requested={epoch} "
                                f"VS expected={registered}")
         recovery = self.leader_recovery_state
-        if reassignment_in_progress(reg):
+        if reassignment_in_progress(reg) or elr_enabled(image) or reg.eligible_leader_replicas:
             topic_name = topic.name
             built = build_change(image, self.topic_id, self.partition_id, reg,
                                  isr=tuple(self.new_isr), recovery=recovery,

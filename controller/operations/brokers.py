@@ -6,7 +6,10 @@ away from it; unfencing runs an election for every leaderless partition with
 it counted as active, its own or not (Kafka's generateLeaderAndIsrUpdates; the
 rules are in :mod:`controller.operations.leadership`). Only the broker's own
 partitions are visited, through the image's broker index (on an unfence, the
-leaderless partitions, through the image's index of them).
+leaderless partitions, through the image's index of them). With eligible leader replicas
+on (KIP-966) these changes are :mod:`controller.operations.elr_changes`'s, and a
+re-registration that does not name the broker epoch of a clean shutdown also takes the
+broker out of every ELR.
 """
 
 from __future__ import annotations
@@ -17,6 +20,8 @@ import msgspec
 
 from controller.errors import ApiError
 from controller.operations.base import Generated, OperationContext
+from controller.operations.elr import elr_enabled
+from controller.operations.elr_changes import elr_leaving_changes, elr_returning_changes
 from controller.operations.leadership import leaving_changes, returning_changes
 from metadata.image import BrokerRegistration, MetadataImage
 from metadata.schema import (
@@ -80,9 +85,17 @@ def _registration_features(image: MetadataImage, requested: tuple[BrokerFeature,
 
 
 def _leaving_changes(ctx: OperationContext, broker_id: int,
-                     out: list[MetadataRecord] | None = None) -> list[MetadataRecord]:
+                     out: list[MetadataRecord] | None = None, *,
+                     elr_members: bool = False) -> list[MetadataRecord]:
+    """The changes that take ``broker_id`` out of its ISRs and leaderships (with ELR on,
+    :mod:`controller.operations.elr_changes`'s; ``elr_members``: also visit the partitions
+    whose ELR holds it, as an unregistration does)."""
     out = [] if out is None else out
-    out.extend(leaving_changes(ctx.image, broker_id, ctx.node_id))
+    if elr_enabled(ctx.image):
+        out.extend(elr_leaving_changes(ctx.image, broker_id, ctx.node_id,
+                                       elr_members=elr_members))
+    else:
+        out.extend(leaving_changes(ctx.image, broker_id, ctx.node_id))
     return out
 
 
@@ -173,6 +186,11 @@ class RegisterBroker(msgspec.Struct, frozen=True):
     """The ids of the broker's log directories, recorded from metadata.version 3.7-IV2 (and
     checked there). None: the broker models no directories (kraftsim's simulated brokers,
     an operator's tool), so none is checked or recorded."""
+    previous_broker_epoch: int = -1
+    """The broker epoch the broker held when it last shut down cleanly, -1 when it did not
+    (Kafka's RegisterBroker v2+ ``previousBrokerEpoch``, which a Kafka broker keeps in its
+    clean-shutdown file). A new incarnation naming the epoch the controller holds for it
+    restarted cleanly; with eligible leader replicas on, any other leaves every ELR."""
 
     def describe(self) -> str:
         """E.g. ``RegisterBroker(1)``."""
@@ -181,8 +199,10 @@ class RegisterBroker(msgspec.Struct, frozen=True):
     def generate(self, ctx: OperationContext) -> Generated:
         """One RegisterBrokerRecord; the response's broker epoch is the record's.
 
-        A new incarnation first leaves its partitions (Kafka's unclean-shutdown handling
-        of a re-registration) and takes the offset of the operation's first record as its
+        A new incarnation first leaves its partitions (Kafka's handleBrokerShutdown: as a
+        fence does; with eligible leader replicas on and an unclean shutdown, that is a
+        ``previous_broker_epoch`` other than the epoch registered, it also leaves every
+        ELR) and takes the offset of the operation's first record as its
         epoch (Kafka's ``offsetControl.nextWriteOffset()``), fenced. The
         incarnation already registered amends its registration (Kafka's "amending
         registration"): it keeps its epoch, and whether it is fenced or in controlled
@@ -212,7 +232,11 @@ class RegisterBroker(msgspec.Struct, frozen=True):
                 features=features, log_dirs=log_dirs))
             return Generated(records, {"brokerId": self.broker_id,
                                        "brokerEpoch": existing.epoch})
-        if existing is not None:
+        if elr_enabled(ctx.image):
+            clean = existing is not None and self.previous_broker_epoch == existing.epoch
+            records.extend(elr_leaving_changes(ctx.image, self.broker_id, ctx.node_id,
+                                               unclean_shutdown=not clean))
+        elif existing is not None:
             records.extend(leaving_changes(ctx.image, self.broker_id, ctx.node_id))
         epoch = ctx.next_offset
         records.append(RegisterBrokerRecord(
@@ -234,7 +258,7 @@ class UnregisterBroker(msgspec.Struct, frozen=True):
     def generate(self, ctx: OperationContext) -> Generated:
         """ISR and leader changes away from the broker, then UnregisterBrokerRecord."""
         broker = _registered(ctx.image, self.broker_id)
-        records = _leaving_changes(ctx, self.broker_id, ctx.records())
+        records = _leaving_changes(ctx, self.broker_id, ctx.records(), elr_members=True)
         records.append(UnregisterBrokerRecord(self.broker_id, broker.epoch))
         return Generated(records, {"brokerId": self.broker_id})
 
@@ -296,8 +320,9 @@ class UnfenceBroker(msgspec.Struct, frozen=True):
             unfence = BrokerRegistrationChangeRecord(self.broker_id, broker.epoch, fenced=-1)
         else:
             unfence = UnfenceBrokerRecord(self.broker_id, broker.epoch)
+        returning = elr_returning_changes if elr_enabled(ctx.image) else returning_changes
         records: list[MetadataRecord] = [
-            unfence, *returning_changes(ctx.image, self.broker_id, ctx.node_id)]
+            unfence, *returning(ctx.image, self.broker_id, ctx.node_id)]
         return Generated(records, {"brokerId": self.broker_id, "fenced": False})
 
 

@@ -6,10 +6,18 @@ import msgspec
 
 from controller.errors import ApiError
 from controller.operations.base import Generated, OperationContext
+from controller.operations.elr import (
+    ELR_FEATURE,
+    MIN_INSYNC_REPLICAS,
+    STATIC_MIN_INSYNC_REPLICAS,
+    elr_enabled,
+)
 from controller.operations.partition_change import build_change, reassignment_in_progress
+from metadata.delta import BROKER_RESOURCE
 from metadata.image import NO_LEADER, MetadataImage
 from metadata.schema import (
     BrokerFeature,
+    ConfigRecord,
     FeatureLevelRecord,
     NoOpRecord,
     PartitionChangeRecord,
@@ -18,6 +26,7 @@ from metadata.schema import (
 from metadata.versions import (
     CONTROLLER_REGISTRATION,
     DISABLED,
+    ELR,
     LEVELS,
     METADATA_VERSION_FEATURE,
     MINIMUM_BOOTSTRAP,
@@ -37,7 +46,10 @@ KNOWN_FEATURES: dict[str, int] = {name: high for name, (_, high) in SUPPORTED_FE
 """Features kraftsim accepts, with their highest level."""
 
 
-FEATURE_DEPENDENCIES: dict[tuple[str, int], int] = {("kraft.version", 1): LEVELS["3.9-IV0"]}
+FEATURE_DEPENDENCIES: dict[tuple[str, int], int] = {
+    ("kraft.version", 1): LEVELS["3.9-IV0"],
+    ("eligible.leader.replicas.version", 1): ELR,
+}
 """The metadata.version a feature level needs beyond 3.3-IV0 (Kafka's
 ``FeatureVersion.dependencies``)."""
 
@@ -90,7 +102,11 @@ class UpdateFeatures(msgspec.Struct, frozen=True):
         across a level that changed the metadata records (safe: it might drop metadata;
         unsafe: not supported); for another feature one kraftsim knows, and a level above
         0 needs metadata.version 3.3-IV0 and the feature's own dependencies, as they
-        stand with the request's updates. Raises INVALID_UPDATE_VERSION."""
+        stand with the request's updates (eligible.leader.replicas.version 1 needs
+        metadata.version 4.0-IV1). Raises INVALID_UPDATE_VERSION. Turning eligible leader
+        replicas on first writes :func:`elr_safety_records`; turning them off writes only
+        the feature level, as Kafka 4.1 does (the ELRs then empty as each partition next
+        changes)."""
         image = ctx.image
         proposed = {**image.features, METADATA_VERSION_FEATURE: image.metadata_version,
                     **{u.name: u.level for u in self.updates}}
@@ -121,7 +137,28 @@ class UpdateFeatures(msgspec.Struct, frozen=True):
             else:
                 _check_dependencies(update, proposed)
             records.append(FeatureLevelRecord(update.name, update.level))
+        if any(u.name == ELR_FEATURE and u.level > 0 for u in self.updates):
+            records[:0] = elr_safety_records(image)
         return Generated(records, {u.name: u.level for u in self.updates})
+
+
+def elr_safety_records(image: MetadataImage) -> list[ConfigRecord]:
+    """The config records that make turning eligible leader replicas on safe (Kafka's
+    ConfigurationControlManager.maybeGenerateElrSafetyRecords, written before the feature
+    level): a cluster-level min.insync.replicas where there is none (the static default,
+    1), and the removal of every single broker's min.insync.replicas (with ELR on, one
+    min ISR holds per topic)."""
+    out: list[ConfigRecord] = []
+    cluster = image.configs.get((BROKER_RESOURCE, ""))
+    if cluster is None or MIN_INSYNC_REPLICAS not in cluster:
+        out.append(ConfigRecord(BROKER_RESOURCE, "", MIN_INSYNC_REPLICAS,
+                                str(STATIC_MIN_INSYNC_REPLICAS)))
+    named = sorted((name for (kind, name), values in image.configs.items()
+                    if kind == BROKER_RESOURCE and name and MIN_INSYNC_REPLICAS in values),
+                   key=lambda name: (len(name), name))  # broker id order
+    out.extend(ConfigRecord(BROKER_RESOURCE, name, MIN_INSYNC_REPLICAS, None)
+               for name in named)
+    return out
 
 
 def _range_of(features: tuple[BrokerFeature, ...], name: str) -> tuple[int, int]:
@@ -243,8 +280,9 @@ class AlterPartition(msgspec.Struct, frozen=True):
             if broker is None or broker.fenced:
                 raise ApiError("INELIGIBLE_REPLICA",
                                f"Replica {replica} is fenced or not registered")
-        if self.leader is None and reassignment_in_progress(reg):
-            # a reassigning partition: Kafka's builder, which may complete it
+        if self.leader is None and (reassignment_in_progress(reg) or elr_enabled(ctx.image)
+                                    or reg.eligible_leader_replicas):
+            # a reassigning partition (Kafka's builder may complete it), or ELR on
             built = build_change(ctx.image, topic.topic_id, self.partition, reg, isr=self.isr)
             return Generated([] if built is None else [built],
                              {"topic": self.topic, "partition": self.partition})

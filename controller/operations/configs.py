@@ -16,10 +16,11 @@ from controller.operations.config_defs import (
     validate_broker_config,
     validate_topic_config,
 )
+from controller.operations.elr import MIN_INSYNC_REPLICAS, elr_enabled
 from controller.operations.topics import validate_topic_name
 from metadata.delta import BROKER_RESOURCE, CONFIG_RESOURCE_TYPES, TOPIC_RESOURCE
 from metadata.java_int import parse_java_int
-from metadata.schema import ConfigRecord
+from metadata.schema import ClearElrRecord, ConfigRecord, MetadataRecord
 
 RESOURCE_TYPES: dict[str, int] = {"TOPIC": TOPIC_RESOURCE, "BROKER": BROKER_RESOURCE}
 """Config resource types by Kafka's name (ConfigResource.Type)."""
@@ -29,6 +30,31 @@ RESOURCE_NAMES: dict[int, str] = {v: k for k, v in RESOURCE_TYPES.items()}
 
 OPERATIONS = ("SET", "DELETE", "APPEND", "SUBTRACT")
 """Kafka's AlterConfigOp types."""
+
+
+def _check_min_isr_with_elr(resource_name: str, value: str | None) -> None:
+    """With eligible leader replicas on, no single broker's min.insync.replicas may change
+    and the cluster's may not be removed (Kafka's ConfigurationControlManager, in its
+    words): the ELR follows one min ISR per topic. Raises INVALID_CONFIG."""
+    if resource_name:
+        raise ApiError("INVALID_CONFIG", f"Broker-level {MIN_INSYNC_REPLICAS} cannot be "
+                                         f"altered while ELR is enabled.")
+    if value is None:
+        raise ApiError("INVALID_CONFIG", f"Cluster-level {MIN_INSYNC_REPLICAS} cannot be "
+                                         f"removed while ELR is enabled.")
+
+
+def clear_elr_records(records: list[MetadataRecord]) -> list[MetadataRecord]:
+    """The ClearElrRecords that follow ``records`` with eligible leader replicas on (Kafka
+    4.1's createClearElrRecordsAsNeeded): one per ConfigRecord of min.insync.replicas, for
+    its topic, or for every topic (an empty name) when it is a broker resource's. A min
+    ISR that changes makes the ELRs built against the old one meaningless."""
+    out: list[MetadataRecord] = []
+    for record in records:
+        if isinstance(record, ConfigRecord) and record.name == MIN_INSYNC_REPLICAS:
+            out.append(ClearElrRecord(record.resource_name
+                                      if record.resource_type == TOPIC_RESOURCE else ""))
+    return out
 
 
 class ConfigChange(msgspec.Struct, frozen=True):
@@ -76,6 +102,9 @@ class IncrementalAlterConfigs(msgspec.Struct, frozen=True):
         ConfigAdminManager); on a broker resource, a change to a config Kafka holds
         read-only is refused before any value is checked; a refused broker value is
         INVALID_REQUEST too (:func:`~controller.operations.config_defs.validate_broker_config`).
+        With eligible leader replicas on, a broker's own min.insync.replicas is refused and
+        the cluster's may not be deleted (INVALID_CONFIG), and each min.insync.replicas
+        record is followed by a ClearElrRecord (:func:`clear_elr_records`).
         """
         if not self.changes:
             raise ApiError("INVALID_REQUEST", "no config change given")
@@ -91,6 +120,7 @@ class IncrementalAlterConfigs(msgspec.Struct, frozen=True):
             (self.resource_type, self.resource_name)) or {}
         topic = self.resource_type == TOPIC_RESOURCE
         after = dict(current)  # the config as it will be
+        elr_on = elr_enabled(ctx.image)
         records = ctx.records()
         for change in self.changes:
             old = current.get(change.key)
@@ -99,6 +129,8 @@ class IncrementalAlterConfigs(msgspec.Struct, frozen=True):
                 continue
             if not topic:
                 validate_broker_config(change.key, value)
+            if change.key == MIN_INSYNC_REPLICAS and not topic and elr_on:
+                _check_min_isr_with_elr(self.resource_name, value)
             if value is None:
                 after.pop(change.key, None)
             else:
@@ -114,6 +146,8 @@ class IncrementalAlterConfigs(msgspec.Struct, frozen=True):
         if node is not None and node not in ctx.image.brokers \
                 and node not in ctx.controller_ids:
             raise ApiError("BROKER_ID_NOT_REGISTERED", f"No node with id {node} found.")
+        if elr_on:
+            records.extend(clear_elr_records(records))
         return Generated([] if self.validate_only else records,
                          {"resource": f"{RESOURCE_NAMES.get(self.resource_type)}:"
                                       f"{self.resource_name}"})

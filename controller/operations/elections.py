@@ -8,7 +8,13 @@ down); else the current leader stays if it can, else the next such replica
 leads. An UNCLEAN election gives a leaderless partition a leader: an active ISR
 member if there is one, else the first active replica, uncleanly (the ISR just
 it, RECOVERING where metadata.version has KIP-704), whatever the topic's
-``unclean.leader.election.enable``. ELR (KIP-966) is not modelled.
+``unclean.leader.election.enable``.
+
+With eligible leader replicas on (KIP-966, :mod:`controller.operations.elr`) both are
+Kafka's PartitionChangeBuilder elections
+(:func:`controller.operations.partition_change.build_change`): a partition whose ISR is
+empty elects an active ELR member cleanly (the ISR becomes just it), else its last known
+leader (uncleanly), and an unclean election empties the ELR.
 """
 
 from __future__ import annotations
@@ -19,7 +25,9 @@ import msgspec
 
 from controller.errors import ApiError
 from controller.operations.base import Generated, OperationContext
+from controller.operations.elr import elr_enabled
 from controller.operations.leadership import active, unclean_change
+from controller.operations.partition_change import build_change
 from metadata.image import NO_LEADER, MetadataImage, PartitionRegistration
 from metadata.schema import MetadataRecord, PartitionChangeRecord
 
@@ -120,6 +128,10 @@ def preferred_change(image: MetadataImage, topic_id: str, pid: int,
     """A preferred election's change (None: none): the first replica if it is valid; else
     the current leader stays; else the next valid replica (PartitionChangeBuilder's
     electPreferredLeader)."""
+    if elr_enabled(image) or reg.eligible_leader_replicas:
+        if not reg.replicas:
+            return None
+        return build_change(image, topic_id, pid, reg, preferred=True)
     if reg.replicas and (_valid(image, reg, reg.replicas[0])
                          or not _valid(image, reg, reg.leader)):
         leader = next((r for r in reg.replicas if _valid(image, reg, r)), NO_LEADER)
@@ -132,6 +144,8 @@ def unclean_election(image: MetadataImage, topic_id: str, pid: int,
                      reg: PartitionRegistration) -> PartitionChangeRecord | None:
     """An UNCLEAN election's change for a leaderless partition (None: no replica is
     active): a valid replica, else the first active one, uncleanly."""
+    if elr_enabled(image) or reg.eligible_leader_replicas:
+        return build_change(image, topic_id, pid, reg, unclean=True)
     leader = next((r for r in reg.replicas if _valid(image, reg, r)), NO_LEADER)
     if leader != NO_LEADER:
         return PartitionChangeRecord(partition_id=pid, topic_id=topic_id, leader=leader)

@@ -1,4 +1,6 @@
-"""Partition leadership when brokers leave or return (Kafka's PartitionChangeBuilder rules).
+"""Partition leadership when brokers leave or return (Kafka's PartitionChangeBuilder rules),
+the fast path taken with eligible leader replicas off (with them on, see
+:mod:`controller.operations.elr_changes`).
 
 - A broker that is fenced, shuts down in a controlled way, or re-registers
   with a new incarnation leaves the ISR of every partition it is in (KIP-841:
@@ -190,9 +192,28 @@ def leaving_changes(image: MetadataImage, broker_id: int, node_id: int | None = 
             reg = partitions.get(pid)
             if reg is None:
                 continue
-            change = _leaving_change(image, topic_id, pid, reg, broker_id, unclean, actives)
+            if reg.eligible_leader_replicas:  # left from a time ELR was on
+                change = _stale_elr_change(image, topic_id, pid, reg, broker_id, unclean)
+            else:
+                change = _leaving_change(image, topic_id, pid, reg, broker_id, unclean,
+                                         actives)
             if change is not None:
                 yield change
+
+
+def _stale_elr_change(image: MetadataImage, topic_id: str, partition_id: int,
+                      reg: PartitionRegistration, broker_id: int, unclean: bool
+                      ) -> PartitionChangeRecord | None:
+    """The leaving change of a partition that kept an ELR from a time eligible leader
+    replicas were on: Kafka's builder, which with ELR off empties it (only a partition
+    whose ISR holds ``broker_id`` changes, as Kafka visits those)."""
+    from controller.operations.partition_change import build_change  # (imports this module)
+
+    if broker_id not in reg.isr:
+        return None
+    return build_change(image, topic_id, partition_id, reg,
+                        isr=tuple(r for r in reg.isr if r != broker_id), unclean=unclean,
+                        acceptable=lambda r: r != broker_id and active(image, r))
 
 
 def returning_changes(image: MetadataImage, broker_id: int, node_id: int | None = None
@@ -223,6 +244,18 @@ def returning_changes(image: MetadataImage, broker_id: int, node_id: int | None 
         unclean: bool | None = None
         for pid in found[topic_id]:
             reg = topic.partitions[pid]
+            if reg.eligible_leader_replicas:  # left from a time ELR was on: Kafka's builder
+                from controller.operations.partition_change import build_change
+
+                if unclean is None:
+                    if default is None:
+                        default = _cluster_unclean(image, node_id)
+                    unclean = _unclean_of(image, topic.name, default)
+                stale = build_change(image, topic_id, pid, reg, unclean=unclean,
+                                     acceptable=lambda r: _active_memo(image, r, actives))
+                if stale is not None:
+                    yield stale
+                continue
             leader = NO_LEADER
             for replica in reg.replicas:
                 if replica in reg.isr and _active_memo(image, replica, actives):

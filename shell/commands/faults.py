@@ -1,4 +1,4 @@
-"""Lab time and faults: tick, run-until, crash, restart, partition, heal."""
+"""Lab time and faults: tick, run-until, crash, shutdown, restart, partition, heal."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ from sim.faults import (
     Isolate,
     Partition,
     Restart,
+    Shutdown,
     parse_fault_target,
     parse_groups,
 )
@@ -90,7 +91,7 @@ def _parse(lab: Lab, kind: str, target: str) -> FaultSpec:
 
 
 def _node(fault: FaultSpec) -> int:
-    assert isinstance(fault, Crash | Restart)
+    assert isinstance(fault, Crash | Shutdown | Restart)
     return int(fault.node)  # the shell resolves ``leader`` to a node id when parsing
 
 
@@ -110,6 +111,25 @@ def run_crash(session: Session, args: list[str]) -> None:
     lab.cluster.sim.crash(node_id)
     session.out(f"crashed {lab.node_name(node_id)}{role} at {lab.now} ms; unflushed writes "
                 f"are lost")
+
+
+def run_shutdown(session: Session, args: list[str]) -> None:
+    """``shutdown NODE``."""
+    values, _ = parse_args(SHUTDOWN, args, positional=("NODE",))
+    lab = session.require_lab()
+    _stopped(lab)
+    node_id = _node(_parse(lab, "shutdown", values[0]))
+    status = lab.status_of(node_id)
+    if status is not NodeStatus.RUNNING:
+        raise CommandError(f"{lab.node_name(node_id)} is {status.value}, not running")
+    lab.cluster.sim.shutdown(node_id)
+    if lab.status_of(node_id) is NodeStatus.RUNNING:
+        session.out(f"shutting down {lab.node_name(node_id)} at {lab.now} ms: a controlled "
+                    f"shutdown first (it stops once the controller has moved its "
+                    f"leaderships, or its timeout passes)")
+    else:
+        session.out(f"shut down {lab.node_name(node_id)} at {lab.now} ms; its writes are "
+                    f"flushed")
 
 
 def run_restart(session: Session, args: list[str]) -> None:
@@ -190,8 +210,17 @@ CRASH = Command(
     "active controller fences it and moves its partition leaderships to in-sync replicas "
     "(see status and cat /image/topics/byName/TOPIC/PARTITION).\n\nExample: crash leader",
     run_crash, completes="node")
+SHUTDOWN = Command(
+    "shutdown", "shutdown NODE", "shut a node down gracefully",
+    "Stops NODE cleanly: a leader resigns and the log is flushed first. A running broker "
+    "with heartbeats=on first asks the active controller for a controlled shutdown (its "
+    "partition leaderships move, it leaves the ISRs) and stops when told to, or once "
+    "its controlled shutdown timeout (30 s) passes; it keeps on its disk the broker epoch it held, "
+    "which its next registration names (previousBrokerEpoch), so the controller counts its "
+    "restart as clean (with eligible leader replicas on, it stays eligible). 'restart "
+    "NODE' starts it again.\n\nExample: shutdown 1", run_shutdown, completes="node")
 RESTART = Command(
-    "restart", "restart NODE", "restart a crashed node from its disk",
+    "restart", "restart NODE", "restart a crashed or shut down node from its disk",
     "Starts a crashed node again from what its disk holds; it catches up by fetching from "
     "the leader.\n\nExample: restart 3000", run_restart, completes="node")
 PARTITION = Command(
@@ -202,5 +231,5 @@ PARTITION = Command(
 HEAL = Command("heal", "heal", "restore every network link",
                "Ends every partition and isolation.", run_heal)
 
-FAULT_COMMANDS = (TICK, RUN_UNTIL, CRASH, RESTART, PARTITION, HEAL)
+FAULT_COMMANDS = (TICK, RUN_UNTIL, CRASH, SHUTDOWN, RESTART, PARTITION, HEAL)
 """Time and fault commands."""

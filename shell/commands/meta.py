@@ -21,8 +21,8 @@ SECTIONS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("the lab: operations", ("create-topic", "delete-topic", "alter-config",
                              "register-broker")),
     ("the lab: records (heartbeats=on)", ("produce", "consume", "producer")),
-    ("the lab: time and faults", ("tick", "run-until", "crash", "restart", "partition",
-                                  "heal")),
+    ("the lab: time and faults", ("tick", "run-until", "crash", "shutdown", "restart",
+                                  "partition", "heal")),
 )
 """How ``help`` groups the commands."""
 

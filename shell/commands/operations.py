@@ -1,6 +1,6 @@
 """Lab operations: create-topic, delete-topic, alter-config, alter-client-quotas, create-acl,
-delete-acls, register-broker, elect-leaders, reassign-partitions, cancel-reassignments,
-and the read list-reassignments.
+delete-acls, register-broker, update-features, elect-leaders, reassign-partitions,
+cancel-reassignments, and the read list-reassignments.
 
 Each is submitted once to the active controller. A refusal is the command's
 error; otherwise the outcome (committed, or an error such as NOT_CONTROLLER
@@ -37,7 +37,9 @@ from controller.operations import (
     ReassignableTopic,
     RegisterBroker,
     TopicPartitions,
+    UpdateFeatures,
 )
+from controller.operations.cluster import FeatureUpdate
 from controller.operations.configs import RESOURCE_TYPES
 from controller.operations.reassignments import list_partition_reassignments
 from metadata.acl_codes import (
@@ -50,6 +52,7 @@ from metadata.acl_codes import (
 )
 from metadata.image import StandardAcl
 from metadata.uuids import uuid_to_bytes, uuid_to_str
+from metadata.versions import METADATA_VERSION_FEATURE, parse_metadata_version
 from shell.commands.base import Command, Converter, choice, integer, parse_args
 from shell.errors import CommandError
 from sim.bounds import MAX_NODE_ID, MAX_PARTITIONS, MAX_REPLICATION_FACTOR
@@ -320,6 +323,32 @@ def run_elect_leaders(session: Session, args: list[str]) -> None:
             options)
 
 
+def run_update_features(session: Session, args: list[str]) -> None:
+    """``update-features NAME=LEVEL... [downgrade=safe|unsafe]``."""
+    values, options = parse_args(UPDATE_FEATURES, args, positional=(),
+                                 options={"downgrade": choice("safe", "unsafe"), **COMMON},
+                                 rest=True, free_pairs=True)
+    if not values:
+        raise CommandError(f"give at least one NAME=LEVEL ({UPDATE_FEATURES.usage()})")
+    updates = []
+    for word in values:
+        name, equals, text = word.partition("=")
+        if not equals or not name:
+            raise CommandError(f"{word!r} is not NAME=LEVEL ({UPDATE_FEATURES.usage()})")
+        if name == METADATA_VERSION_FEATURE:
+            try:
+                level = parse_metadata_version(text)
+            except ValueError as error:
+                raise CommandError(str(error)) from None
+        else:
+            level = integer(0, 32767)(name, text)
+        updates.append(FeatureUpdate(name, level,
+                                     allow_downgrade=options.get("downgrade") == "safe",
+                                     unsafe=options.get("downgrade") == "unsafe"))
+    label = "update-features " + " ".join(values)
+    _submit(session, label, UpdateFeatures(tuple(updates)), options)
+
+
 def parse_topic_partition(command: Command, word: str) -> tuple[str, int]:
     """``TOPIC:PARTITION`` as (topic, partition); raises CommandError."""
     topic, colon, number = word.rpartition(":")
@@ -506,6 +535,23 @@ REGISTER_BROKER = Command(
     + "\n\nExample: register-broker 7 rack=b", run_register_broker,
     options=("rack", "mode", "retries"))
 
+UPDATE_FEATURES = Command(
+    "update-features", "update-features NAME=LEVEL... [downgrade=safe|unsafe] [mode=M] "
+    "[retries=N]", "finalize feature levels (metadata.version included)",
+    "Submits UpdateFeatures (Kafka's kafka-features upgrade / downgrade): one "
+    "FeatureLevelRecord per feature, all or nothing. metadata.version takes a release name "
+    "(4.0-IV1) or a level; the others a level. A lower level needs downgrade=safe (or "
+    "unsafe). The controller checks each level as Kafka does (INVALID_UPDATE_VERSION: a "
+    "level a registered broker or controller does not support, a feature's "
+    "metadata.version dependency, a downgrade that might lose metadata). "
+    "eligible.leader.replicas.version=1 turns eligible leader replicas (KIP-966) on; it "
+    "needs metadata.version 4.0-IV1, and first writes the cluster's min.insync.replicas "
+    "(1 unless set) and removes every single broker's." + _OPTIONS_TEXT
+    + "\n\nExamples: update-features metadata.version=4.0-IV1 "
+    "eligible.leader.replicas.version=1\n"
+    "          update-features eligible.leader.replicas.version=0 downgrade=safe",
+    run_update_features, options=("downgrade", "mode", "retries"))
+
 ELECT_LEADERS = Command(
     "elect-leaders", "elect-leaders preferred|unclean [TOPIC:PARTITION...] [mode=M] "
     "[retries=N]", "elect partition leaders (preferred or unclean)",
@@ -513,7 +559,9 @@ ELECT_LEADERS = Command(
     "when it is in the ISR and its broker is active (else the leader stays, or the next such "
     "replica leads). unclean: a partition with no leader gets one, from the ISR if it can, "
     "else the first active replica alone (RECOVERING), whatever the topic's "
-    "unclean.leader.election.enable. Without TOPIC:PARTITION every partition is tried and "
+    "unclean.leader.election.enable. With eligible leader replicas on (KIP-966), a partition "
+    "whose ISR is empty elects an active eligible replica first, cleanly (the ISR becomes "
+    "just it). Without TOPIC:PARTITION every partition is tried and "
     "those that need no election are left out of the results. Each partition's result "
     "(NONE, ELECTION_NOT_NEEDED, PREFERRED_LEADER_NOT_AVAILABLE, "
     "ELIGIBLE_LEADERS_NOT_AVAILABLE, UNKNOWN_TOPIC_OR_PARTITION) is printed when the "
@@ -564,6 +612,6 @@ LIST_REASSIGNMENTS = Command(
     "          list-reassignments orders:0 orders:1", run_list_reassignments)
 
 OPERATIONS = (CREATE_TOPIC, DELETE_TOPIC, ALTER_CONFIG, ALTER_CLIENT_QUOTAS, CREATE_ACL,
-              DELETE_ACLS, REGISTER_BROKER, ELECT_LEADERS, REASSIGN_PARTITIONS,
+              DELETE_ACLS, REGISTER_BROKER, UPDATE_FEATURES, ELECT_LEADERS, REASSIGN_PARTITIONS,
               CANCEL_REASSIGNMENTS, LIST_REASSIGNMENTS)
 """The lab's operations."""

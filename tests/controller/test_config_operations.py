@@ -10,7 +10,10 @@ testReplay is covered by the image tests (tests/metadata/kafka_image_cases.py,
 ConfigurationsImageTest); testIncrementalAlterConfigsWithoutExistence by the unknown
 resource refusals here; testIncrementalAlterConfigsWithPolicy and
 testLegacyAlterConfigs are set aside: kraftsim has no AlterConfigPolicy plug-in and no
-legacy (non-incremental) AlterConfigs.
+legacy (non-incremental) AlterConfigs. Kafka 4.1's eligible leader replica cases
+(KIP-966) are ported at the end: testMaybeGenerateElrSafetyRecords (without a static
+min.insync.replicas: kraftsim's controller has none but Kafka's default),
+testRejectMinIsrChangeWhenElrEnabled and testElrUpgrade.
 """
 
 from __future__ import annotations
@@ -21,12 +24,23 @@ from collections.abc import Sequence
 import pytest
 
 from controller.errors import ApiError
-from controller.operations import OperationContext
+from controller.operations import Operation, OperationContext, UpdateFeatures
+from controller.operations.brokers import BROKER_FEATURES
+from controller.operations.cluster import FeatureUpdate
 from controller.operations.config_defs import java_double, validate_config
 from controller.operations.configs import ConfigChange, IncrementalAlterConfigs
+from controller.operations.elr import ELR_FEATURE, elr_enabled
 from metadata.delta import BROKER_RESOURCE, TOPIC_RESOURCE, MetadataDelta
 from metadata.image import MetadataImage
-from metadata.schema import ConfigRecord, MetadataRecord, RegisterBrokerRecord, TopicRecord
+from metadata.schema import (
+    ClearElrRecord,
+    ConfigRecord,
+    FeatureLevelRecord,
+    MetadataRecord,
+    RegisterBrokerRecord,
+    TopicRecord,
+)
+from metadata.versions import LEVELS, METADATA_VERSION_FEATURE
 
 
 def _generate(op: IncrementalAlterConfigs, configs: Sequence[ConfigRecord] = ()
@@ -340,3 +354,83 @@ def test_no_compaction_lag_bound_is_long_max() -> None:
     (float("nan"), "NaN")])
 def test_doubles_print_as_java_prints_them(value: float, shown: str) -> None:
     assert java_double(value) == shown
+
+
+# -------------------------------------------- eligible leader replicas (Kafka 4.1's cases)
+
+def _features_image(level: int, *configs: ConfigRecord) -> MetadataImage:
+    delta = MetadataDelta(MetadataImage.EMPTY)
+    delta.replay_all([FeatureLevelRecord(METADATA_VERSION_FEATURE, level),
+                      RegisterBrokerRecord(1, "inc-1", broker_epoch=10, fenced=False,
+                                           features=BROKER_FEATURES), *configs])
+    return delta.apply(0, 1)
+
+
+def _run_op(op: Operation, image: MetadataImage) -> tuple[MetadataImage, list[MetadataRecord]]:
+    generated = op.generate(OperationContext(image, random.Random(1), image.offset + 1, 0))
+    delta = MetadataDelta(image)
+    delta.replay_all(generated.records)
+    return delta.apply(image.offset + len(generated.records), 1), list(generated.records)
+
+
+def _elr_on() -> UpdateFeatures:
+    return UpdateFeatures((FeatureUpdate(ELR_FEATURE, 1),))
+
+
+def test_maybe_generate_elr_safety_records() -> None:
+    """testMaybeGenerateElrSafetyRecords (its case without a static min.insync.replicas:
+    kraftsim's controller has Kafka's default, 1): broker 1's own min.insync.replicas 3 is
+    written while ELR is off; turning ELR on first sets the cluster's to 1 and removes
+    broker 1's, then writes the feature level."""
+    image = _features_image(LEVELS["4.0-IV1"])
+    image, records = _run_op(IncrementalAlterConfigs(BROKER_RESOURCE, "1", (
+        ConfigChange("min.insync.replicas", "3"),)), image)
+    assert records == [ConfigRecord(BROKER_RESOURCE, "1", "min.insync.replicas", "3")]
+    image, records = _run_op(_elr_on(), image)
+    assert records == [ConfigRecord(BROKER_RESOURCE, "", "min.insync.replicas", "1"),
+                       ConfigRecord(BROKER_RESOURCE, "1", "min.insync.replicas", None),
+                       FeatureLevelRecord(ELR_FEATURE, 1)]
+    assert (BROKER_RESOURCE, "1") not in image.configs
+    assert elr_enabled(image)
+    _, again = _run_op(_elr_on(), image)  # safe to repeat: nothing more to set
+    assert again == [FeatureLevelRecord(ELR_FEATURE, 1)]
+
+
+@pytest.mark.parametrize("removal", [False, True])
+def test_reject_min_isr_change_when_elr_enabled(removal: bool) -> None:
+    """testRejectMinIsrChangeWhenElrEnabled: with ELR on, a broker's own
+    min.insync.replicas may be neither set nor removed; the cluster's may be set (a
+    ClearElrRecord for every topic follows) but not removed."""
+    image, _ = _run_op(_elr_on(), _features_image(LEVELS["4.0-IV1"]))
+    change = ConfigChange("min.insync.replicas", None, "DELETE") if removal \
+        else ConfigChange("min.insync.replicas", "3")
+    with pytest.raises(ApiError) as broker:
+        _run_op(IncrementalAlterConfigs(BROKER_RESOURCE, "1", (change,)), image)
+    assert (broker.value.code, broker.value.message) == (
+        "INVALID_CONFIG", "Broker-level min.insync.replicas cannot be altered while ELR is "
+                          "enabled.")
+    if removal:
+        with pytest.raises(ApiError) as cluster:
+            _run_op(IncrementalAlterConfigs(BROKER_RESOURCE, "", (change,)), image)
+        assert (cluster.value.code, cluster.value.message) == (
+            "INVALID_CONFIG", "Cluster-level min.insync.replicas cannot be removed while ELR "
+                              "is enabled.")
+    else:
+        _, records = _run_op(IncrementalAlterConfigs(BROKER_RESOURCE, "", (change,)), image)
+        assert records == [ConfigRecord(BROKER_RESOURCE, "", "min.insync.replicas", "3"),
+                           ClearElrRecord("")]
+
+
+@pytest.mark.parametrize("level", ["4.0-IV0", "4.0-IV1"])
+def test_elr_upgrade(level: str) -> None:
+    """testElrUpgrade: eligible.leader.replicas.version 1 is accepted at metadata.version
+    4.0-IV1 (ELR then on), refused below (INVALID_UPDATE_VERSION)."""
+    image = _features_image(LEVELS[level])
+    assert not elr_enabled(image)
+    if level == "4.0-IV0":
+        with pytest.raises(ApiError) as refused:
+            _run_op(_elr_on(), image)
+        assert refused.value.code == "INVALID_UPDATE_VERSION"
+    else:
+        image, _ = _run_op(_elr_on(), image)
+        assert elr_enabled(image)

@@ -2,11 +2,13 @@
 ``BrokerToElrsTest`` (metadata/src/test/java/org/apache/kafka/controller/).
 
 Kafka's controller keeps ``BrokersToElrs``, an index broker -> partitions whose ELR
-(KIP-966) holds the broker, for its ELR elections. kraftsim's controller makes no ELR
-elections (controller/operations/elections.py) and keeps no such index: its image only
-carries each partition's ELR and last known ELR (PartitionRecord v2 from 4.0-IV1), and its
-one per-broker index is by replica assignment (:mod:`metadata.broker_index`), which covers
-every ELR member, as an ELR is made of replicas.
+(KIP-966) holds the broker, to find the ELRs a broker leaves after an unclean shutdown.
+kraftsim's controller finds them through its one per-broker index, by replica assignment
+(:mod:`metadata.broker_index`, see :mod:`controller.operations.elr_changes`): a replica
+joins an ELR only from the ISR, so the replica index names every partition Kafka's index
+would, apart from a replica that a reassignment removed while the ISR was below min ISR
+(Kafka then puts it in the ELR; kraftsim's unclean-shutdown handling does not look for it
+there, and as it is no replica it is never elected).
 
 Not ported: ``testIterator``'s index as such (``BrokersToElrs.update`` and
 ``partitionsWithBrokerInElr``): there is no such index in kraftsim to port against. The

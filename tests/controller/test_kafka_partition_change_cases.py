@@ -12,17 +12,19 @@ Cases left out, as kraftsim does not model what they test:
   never builds a change it then drops (test_nothing_changed_writes_nothing covers the
   outcome).
 - testUpdateDirectories: no log directories (JBOD, KIP-858).
-- testEligibleLeaderReplicas_IsrShrinkBelowMinISR,
-  testEligibleLeaderReplicas_IsrExpandAboveMinISR,
-  testEligibleLeaderReplicas_IsrAddNewMemberNotInELR,
-  testEligibleLeaderReplicas_RemoveUncleanShutdownReplicasFromElr,
-  testEligibleLeaderReplicas_ElrCanBeElected, testEligibleLeaderReplicas_IsrCanShrinkToZero,
-  testEligibleLeaderReplicas_ElectLastKnownLeader,
-  testEligibleLeaderReplicas_ElectLastKnownLeaderShouldFail: no eligible leader replicas
-  (KIP-966).
+
+The eligible leader replica cases (KIP-966) are ported at the end:
+testEligibleLeaderReplicas_IsrShrinkBelowMinISR, _IsrExpandAboveMinISR,
+_IsrAddNewMemberNotInELR, _RemoveUncleanShutdownReplicasFromElr, _ElrCanBeElected,
+_IsrCanShrinkToZero, _ElectLastKnownLeader and _ElectLastKnownLeaderShouldFail, each with
+Kafka's controller setting of useLastKnownLeaderInBalancedRecovery (on; Kafka's cases that
+turn it off would keep a lastKnownElr the controller never writes that way).
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
 
 import msgspec
 import pytest
@@ -32,6 +34,7 @@ from controller.operations import FenceBroker, IncrementalAlterConfigs, UnfenceB
 from controller.operations.alter_partition import AlterPartitionOp
 from controller.operations.cluster import AlterPartition
 from controller.operations.configs import ConfigChange
+from controller.operations.elr import ELR_FEATURE
 from controller.operations.partition_change import (
     MIGRATING_DIRECTORY,
     UNASSIGNED_DIRECTORY,
@@ -43,6 +46,7 @@ from metadata.delta import TOPIC_RESOURCE
 from metadata.image import NO_LEADER, RECOVERED, RECOVERING, MetadataImage, PartitionRegistration
 from metadata.schema import (
     ConfigRecord,
+    FeatureLevelRecord,
     MetadataRecord,
     PartitionChangeRecord,
     PartitionRecord,
@@ -475,3 +479,139 @@ def test_a_new_replica_gets_its_brokers_only_directory_or_migrating() -> None:
     change = build_change(image, FOO, 0, reg, replicas=(2, 1, 3, 6, 7), adding=(6, 7))
     assert change is not None and change.directories == (
         *FOO_DIRS, "DIR6" + "A" * 18, MIGRATING_DIRECTORY)
+
+
+# Eligible leader replicas (KIP-966): Kafka's cases build with min ISR 3 over replicas
+# [1, 2, 3, 4]; here the topic's min.insync.replicas is 3 and
+# eligible.leader.replicas.version is finalized at 1 (metadata.version 4.0-IV1).
+# Kafka's controller never turns off useLastKnownLeaderInBalancedRecovery (only its tests
+# do), so lastKnownElr holds the last leader alone: where a case turns it off, the
+# outcome below is the one the controller writes.
+
+def _elr_image(isr: tuple[int, ...], elr: tuple[int, ...] = (),
+               last_known: tuple[int, ...] = (), leader: int = 1, on: bool = True,
+               level: int = LEVELS["4.0-IV1"]) -> MetadataImage:
+    """Brokers 1-4 at ``level``, ELR on (or not); ``foo`` (min.insync.replicas 3) with one
+    partition over replicas [1, 2, 3, 4] at leader epoch 100 and partition epoch 200."""
+    records: list[MetadataRecord] = [*brokers(1, 2, 3, 4, level=level)]
+    if on:
+        records.append(FeatureLevelRecord(ELR_FEATURE, 1))
+    return image_of([*records, TopicRecord("foo", FOO),
+                     ConfigRecord(TOPIC_RESOURCE, "foo", "min.insync.replicas", "3"),
+                     PartitionRecord(partition_id=0, topic_id=FOO, replicas=(1, 2, 3, 4),
+                                     isr=isr, leader=leader, leader_epoch=100,
+                                     partition_epoch=200, eligible_leader_replicas=elr,
+                                     last_known_elr=last_known)])
+
+
+def _elr_change(image: MetadataImage, acceptable: Callable[[int], bool], **targets: Any
+                ) -> PartitionChangeRecord | None:
+    return build_change(image, FOO, 0, _reg(image), preferred=True, acceptable=acceptable,
+                        **targets)
+
+
+def _elr_of(image: MetadataImage, change: PartitionChangeRecord | None
+            ) -> tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]]:
+    """The ISR, ELR and last known ELR once ``change`` is applied."""
+    assert change is not None
+    reg = _reg(image).merge(change)
+    return reg.isr, reg.eligible_leader_replicas or (), reg.last_known_elr or ()
+
+
+def test_elr_isr_shrink_below_min_isr() -> None:
+    """testEligibleLeaderReplicas_IsrShrinkBelowMinISR: the ISR shrinks from [1, 2, 3, 4]
+    to [1, 2], below min ISR 3: 3 and 4 become eligible leader replicas; below 4.0-IV1
+    (PartitionChangeRecord v1), or with ELR off, the record holds no ELR."""
+    image = _elr_image(isr=(1, 2, 3, 4))
+    change = _elr_change(image, lambda r: r != 3, isr=(1, 2))
+    assert change == PartitionChangeRecord(partition_id=0, topic_id=FOO, isr=(1, 2),
+                                           eligible_leader_replicas=(3, 4))
+    assert _elr_of(image, change) == ((1, 2), (3, 4), ())
+    for off in (_elr_image(isr=(1, 2, 3, 4), on=False),
+                _elr_image(isr=(1, 2, 3, 4), level=LEVELS["3.7-IV2"], on=False)):
+        assert _elr_change(off, lambda r: r != 3, isr=(1, 2)) == PartitionChangeRecord(
+            partition_id=0, topic_id=FOO, isr=(1, 2))
+
+
+def test_elr_isr_expand_above_min_isr() -> None:
+    """testEligibleLeaderReplicas_IsrExpandAboveMinISR: the ISR grows back to min ISR 3:
+    the ELR and the last known ELR empty."""
+    image = _elr_image(isr=(1, 2), elr=(3,), last_known=(4,))
+    change = _elr_change(image, lambda r: r != 3, isr=(1, 2, 3))
+    assert change == PartitionChangeRecord(partition_id=0, topic_id=FOO, isr=(1, 2, 3),
+                                           eligible_leader_replicas=(), last_known_elr=())
+    assert _elr_of(image, change) == ((1, 2, 3), (), ())
+
+
+def test_elr_isr_add_new_member_not_in_elr() -> None:
+    """testEligibleLeaderReplicas_IsrAddNewMemberNotInELR: 4 joins the ISR [1] (still below
+    min ISR): the ELR [3] stays; the last known ELR empties, as the partition keeps its
+    leader (Kafka's case, with the last-known-leader mode off, keeps it)."""
+    image = _elr_image(isr=(1,), elr=(3,), last_known=(2,))
+    change = _elr_change(image, lambda r: r != 3, isr=(1, 4))
+    assert change == PartitionChangeRecord(partition_id=0, topic_id=FOO, isr=(1, 4),
+                                           last_known_elr=())
+    assert _elr_of(image, change) == ((1, 4), (3,), ())
+
+
+def test_elr_removes_unclean_shutdown_replicas() -> None:
+    """testEligibleLeaderReplicas_RemoveUncleanShutdownReplicasFromElr: 3 restarted after
+    an unclean shutdown, so it leaves the ELR [2, 3] (it may have lost acknowledged
+    records); the last known ELR, which holds only a last leader here, stays empty."""
+    image = _elr_image(isr=(1,), elr=(2, 3))
+    change = _elr_change(image, lambda r: r != 3, unclean_shutdown=(3,))
+    assert change == PartitionChangeRecord(partition_id=0, topic_id=FOO,
+                                           eligible_leader_replicas=(2,))
+    assert _elr_of(image, change) == ((1,), (2,), ())
+
+
+def test_elr_can_be_elected() -> None:
+    """testEligibleLeaderReplicas_ElrCanBeElected: leader 1 goes offline and the ISR
+    empties; 3, eligible, is elected cleanly and becomes the ISR; 1 joins the ELR."""
+    image = _elr_image(isr=(1,), elr=(3,))
+    change = _elr_change(image, lambda r: r != 1, isr=())
+    assert change == PartitionChangeRecord(partition_id=0, topic_id=FOO, isr=(3,), leader=3,
+                                           eligible_leader_replicas=(1,))
+    assert _elr_of(image, change) == ((3,), (1,), ())
+
+
+def test_elr_lets_the_isr_shrink_to_zero() -> None:
+    """testEligibleLeaderReplicas_IsrCanShrinkToZero: every replica offline, the ISR
+    empties (allowed with ELR on), all four become eligible and lastKnownElr keeps the
+    last leader, 1; a later change (2 restarted uncleanly) leaves lastKnownElr alone."""
+    image = _elr_image(isr=(1, 2, 3, 4))
+    change = _elr_change(image, lambda r: False, isr=())
+    assert change == PartitionChangeRecord(partition_id=0, topic_id=FOO, isr=(), leader=-1,
+                                           eligible_leader_replicas=(1, 2, 3, 4),
+                                           last_known_elr=(1,))
+    assert _elr_of(image, change) == ((), (1, 2, 3, 4), (1,))
+    after = image_of([change], image)
+    again = build_change(after, FOO, 0, _reg(after), preferred=True,
+                         acceptable=lambda r: False, unclean_shutdown=(2,))
+    assert again is not None and again.last_known_elr is None
+    assert again.eligible_leader_replicas == (1, 3, 4)
+    # with ELR off the last ISR member stays (the ISR is never emptied)
+    off = _elr_image(isr=(1, 2, 3, 4), on=False)
+    assert _elr_change(off, lambda r: False, isr=()) == PartitionChangeRecord(
+        partition_id=0, topic_id=FOO, leader=-1)
+
+
+def test_elr_elects_the_last_known_leader() -> None:
+    """testEligibleLeaderReplicas_ElectLastKnownLeader: ISR and ELR empty, lastKnownElr
+    [1]: 1 is elected, uncleanly (ISR just it, RECOVERING), and lastKnownElr empties."""
+    image = _elr_image(isr=(), last_known=(1,), leader=-1)
+    change = _elr_change(image, lambda r: True, isr=())
+    assert change == PartitionChangeRecord(partition_id=0, topic_id=FOO, isr=(1,), leader=1,
+                                           leader_recovery_state=RECOVERING,
+                                           last_known_elr=())
+    assert _elr_of(image, change) == ((1,), (), ())
+
+
+def test_elr_elect_last_known_leader_should_fail() -> None:
+    """testEligibleLeaderReplicas_ElectLastKnownLeaderShouldFail: the ELR [3] is not empty
+    (though 3 cannot lead), so the last known leader 1 is not elected: nothing changes.
+    Nor is a last known leader that cannot lead itself (Kafka 4.1, KAFKA-19522)."""
+    image = _elr_image(isr=(), elr=(3,), last_known=(1,), leader=-1)
+    assert _elr_change(image, lambda r: r != 3, isr=()) is None
+    alone = _elr_image(isr=(), last_known=(1,), leader=-1)
+    assert _elr_change(alone, lambda r: r != 1, isr=()) is None

@@ -11,6 +11,10 @@ resignations (testSnapshotAfterRepeatedResign).
 testRegisterBrokerKRaftVersions: kraft.version finalized by UpdateFeatures (kraftsim keeps
 it among the image's features), then a broker's registration checked against it.
 
+testUncleanShutdownBroker, testUncleanShutdownElrDisabled and testMinIsrUpdateWithElr:
+eligible leader replicas (KIP-966), as Kafka 4.1 runs them (a cluster formatted at
+4.1-IV0 has them on; its brokers are fenced by operations, not by session expiry).
+
 Cases already ported elsewhere: testFatalMetadataReplayErrorOnActive
 (test_fatal_replay_on_active.py); testAppendRecords and testAppendRecordsAtomically
 (test_activation_and_write_modes.py: kraftsim refuses an oversized atomic write with
@@ -28,8 +32,6 @@ Cases left out, as kraftsim does not model what they test:
   operation runs when it is submitted).
 - testActivationRecordsPartialBootstrap: a partial bootstrap transaction, unreachable in
   Kafka (see controller/activation.py).
-- testUncleanShutdownBroker: eligible leader replicas (KIP-966) after a broker's unclean
-  shutdown, at 4.0-IV1 with min.insync.replicas 2.
 - the authorizer's initial load.
 """
 
@@ -46,6 +48,7 @@ from controller.operations import (
     CreateTopics,
     DeleteTopics,
     ElectLeaders,
+    FenceBroker,
     IncrementalAlterConfigs,
     ListPartitionReassignments,
     NewTopic,
@@ -58,7 +61,7 @@ from controller.operations.cluster import FeatureUpdate
 from controller.operations.controllers import CONTROLLER_FEATURES, CONTROLLER_LISTENER
 from metadata.bootstrap import BootstrapMetadata
 from metadata.delta import BROKER_RESOURCE, TOPIC_RESOURCE, MetadataDelta
-from metadata.image import MetadataImage
+from metadata.image import NO_LEADER, MetadataImage, PartitionRegistration
 from metadata.schema import (
     BeginTransactionRecord,
     BrokerFeature,
@@ -464,3 +467,107 @@ def test_register_broker_kraft_versions(finalized: int, broker_max: int) -> None
         assert handle.error is None
         assert handle.response["brokerEpoch"] >= 5  # type: ignore[index]
         assert image.brokers[0].epoch == handle.response["brokerEpoch"]  # type: ignore
+
+
+def _elr_quorum(seed: int, level: str = "4.1-IV0") -> tuple[KRaftCluster, QuorumController]:
+    """A quorum formatted at ``level`` with brokers 1-3 registered and unfenced."""
+    c = _quorum(seed, level=LEVELS[level])
+    c.start()
+    active = _settled(c)
+    for broker in (1, 2, 3):
+        assert _run(c, RegisterBroker(broker, incarnation_id=f"first-{broker}")) == "committed"
+        assert _run(c, UnfenceBroker(broker)) == "committed"
+    return c, active
+
+
+def _foo(active: QuorumController, name: str = "foo") -> PartitionRegistration:
+    topic = active.image.topic(name)
+    assert topic is not None
+    return topic.partitions[0]
+
+
+def test_unclean_shutdown_broker() -> None:
+    """testUncleanShutdownBroker, as Kafka 4.1 runs it: a cluster formatted at 4.1-IV0
+    starts with eligible leader replicas on (and the cluster's min.insync.replicas 1 that
+    they need); ``foo`` over brokers 1-3 with min.insync.replicas 2 loses all three: the
+    ISR empties, two replicas are eligible and lastKnownElr keeps the last leader. The
+    last leader registers again after an unclean shutdown: it leaves the ELR and stays in
+    lastKnownElr; the other eligible broker registers again after a clean one (naming the
+    broker epoch it held) and stays eligible; unfenced, it is elected cleanly and the ELR
+    and lastKnownElr empty."""
+    c, active = _elr_quorum(7)
+    image = active.committed_image()
+    assert image.features.get("eligible.leader.replicas.version") == 1
+    assert image.configs[(BROKER_RESOURCE, "")]["min.insync.replicas"] == "1"
+    assert _run(c, CreateTopics((NewTopic("foo", 1, 3),))) == "committed"
+    assert _run(c, IncrementalAlterConfigs(TOPIC_RESOURCE, "foo", (
+        ConfigChange("min.insync.replicas", "2"),))) == "committed"
+    for broker in (1, 2, 3):
+        assert _run(c, FenceBroker(broker)) == "committed"
+    reg = _foo(active)
+    last_known = reg.last_known_elr or ()
+    elr = reg.eligible_leader_replicas or ()
+    assert (reg.isr, reg.leader, len(last_known), len(elr)) == ((), NO_LEADER, 1, 2)
+    unclean = last_known[0]
+    to_lead = elr[1] if elr[0] == unclean else elr[0]
+    assert _run(c, RegisterBroker(unclean, incarnation_id=f"second-{unclean}")) == "committed"
+    reg = _foo(active)
+    assert (reg.eligible_leader_replicas, reg.last_known_elr) == ((to_lead,), last_known)
+    epoch = active.image.brokers[to_lead].epoch
+    assert _run(c, RegisterBroker(to_lead, incarnation_id=f"second-{to_lead}",
+                                  previous_broker_epoch=epoch)) == "committed"
+    reg = _foo(active)
+    assert (reg.eligible_leader_replicas, reg.last_known_elr) == ((to_lead,), last_known)
+    assert _run(c, UnfenceBroker(to_lead)) == "committed"
+    reg = _foo(active)
+    assert (reg.isr, reg.leader) == ((to_lead,), to_lead)
+    assert not reg.eligible_leader_replicas and not reg.last_known_elr
+
+
+def test_unclean_shutdown_elr_disabled() -> None:
+    """testUncleanShutdownElrDisabled: at 4.0-IV0 (no ELR) each leader of ``foo`` in turn
+    registers again as a new incarnation (its old session not yet fenced): it leaves the
+    ISR and the leadership moves (the leader epoch with it); the last one stays in the
+    ISR, with no leader; no ELR is ever written."""
+    c, active = _elr_quorum(8, level="4.0-IV0")
+    assert _run(c, CreateTopics((NewTopic("foo", 1, 3),))) == "committed"
+    reg = _foo(active)
+    for step in range(3):
+        assert not reg.eligible_leader_replicas and not reg.last_known_elr
+        leader, epoch = reg.leader, reg.leader_epoch
+        assert _run(c, RegisterBroker(leader, incarnation_id=f"step{step}-{leader}")) == \
+            "committed"
+        reg = _foo(active)
+        assert reg.leader != leader and reg.leader_epoch != epoch
+        if step == 2:
+            assert (reg.isr, reg.leader) == ((leader,), NO_LEADER)
+        else:
+            assert leader not in reg.isr
+
+
+def test_min_isr_update_with_elr() -> None:
+    """testMinIsrUpdateWithElr: the cluster's min.insync.replicas 2, ``foo`` and ``bar``
+    over brokers 1-3, brokers 2 and 3 fenced: each has ISR [1] and one eligible replica.
+    Lowering ``foo``'s min.insync.replicas to 1 writes the config and a ClearElrRecord for
+    ``foo``, which empties its ELR; lowering the cluster's does the same for every topic,
+    ``bar`` among them."""
+    c, active = _elr_quorum(9)
+    assert _run(c, CreateTopics((NewTopic("foo", 1, 3), NewTopic("bar", 1, 3)))) == \
+        "committed"
+    assert _run(c, IncrementalAlterConfigs(BROKER_RESOURCE, "", (
+        ConfigChange("min.insync.replicas", "2"),))) == "committed"
+    for broker in (2, 3):
+        assert _run(c, FenceBroker(broker)) == "committed"
+    for name in ("foo", "bar"):
+        reg = _foo(active, name)
+        assert len(reg.eligible_leader_replicas or ()) == 1 and len(reg.isr) == 1
+    handle = c.submit(IncrementalAlterConfigs(TOPIC_RESOURCE, "foo", (
+        ConfigChange("min.insync.replicas", "1"),)))
+    assert c.wait(handle, 20_000) and handle.record_count == 2
+    assert not _foo(active).eligible_leader_replicas
+    assert _foo(active, "bar").eligible_leader_replicas
+    handle = c.submit(IncrementalAlterConfigs(BROKER_RESOURCE, "", (
+        ConfigChange("min.insync.replicas", "1"),)))
+    assert c.wait(handle, 20_000) and handle.record_count == 2
+    reg = _foo(active, "bar")
+    assert not reg.eligible_leader_replicas and len(reg.isr) == 1

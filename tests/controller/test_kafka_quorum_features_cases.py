@@ -40,7 +40,7 @@ from controller.operations.cluster import (
     UpdateFeatures,
 )
 from metadata.image import MetadataImage
-from metadata.schema import FeatureLevelRecord
+from metadata.schema import ConfigRecord, FeatureLevelRecord
 from metadata.versions import (
     LEVELS,
     METADATA_VERSION_FEATURE,
@@ -70,7 +70,9 @@ def _refused(image: MetadataImage, update: FeatureUpdate) -> str:
 
 def _accepted(image: MetadataImage, update: FeatureUpdate) -> None:
     records, _ = generate(UpdateFeatures((update,)), image)
-    assert records == [FeatureLevelRecord(update.name, update.level)]
+    assert records[-1] == FeatureLevelRecord(update.name, update.level)
+    # turning eligible leader replicas on first writes the config it needs
+    assert all(isinstance(r, ConfigRecord) for r in records[:-1])
 
 
 def test_every_supported_range_reaches_above_zero() -> None:
@@ -139,6 +141,12 @@ def test_a_level_above_zero_needs_a_high_enough_metadata_version() -> None:
     assert _refused(_at(needed - 1), FeatureUpdate("kraft.version", 1)) == (
         f"Invalid update version 1 for feature kraft.version. kraft.version could not be "
         f"set to 1 because it depends on metadata.version level {needed}")
+    # Kafka's EligibleLeaderReplicasVersion.ELRV_1 needs 4.0-IV1 (PartitionRecord v2)
+    assert _refused(_at(LEVELS["4.0-IV0"]), FeatureUpdate(
+        "eligible.leader.replicas.version", 1)) == (
+        "Invalid update version 1 for feature eligible.leader.replicas.version. "
+        "eligible.leader.replicas.version could not be set to 1 because it depends on "
+        "metadata.version level 23")
 
 
 def test_finalized_features_hold_metadata_version_and_the_others() -> None:

@@ -6,17 +6,18 @@ elections when a broker returns, duplicate topic ids, the checks of a leader's
 AlterPartition in Kafka's order, and partition reassignment (AlterPartitionReassignments,
 ListPartitionReassignments and the AlterPartition that completes one; kraftsim's
 AlterPartitionOp answers the partition as written, and the broker service turns a leader
-the completion replaced into NEW_LEADER_ELECTED).
+the completion replaced into NEW_LEADER_ELECTED), and eligible leader replicas (KIP-966,
+with eligible.leader.replicas.version 1 as Kafka 4.1 gates them):
+testEligibleLeaderReplicas_ShrinkAndExpandIsr, _ShrinkToEmptyIsr, _BrokerFence,
+_DeleteTopic (kraftsim has no BrokersToElrs: its replica index serves), _EffectiveMinIsr,
+_CleanElection and _UncleanShutdown (its shutdowns through re-registrations with and
+without the previous broker epoch, as Kafka 4.1's registerBroker handles them), with
+Kafka 4.1's min.insync.replicas changes, ELR turned off, and ElectLeaders.
 
 Cases left out, as kraftsim does not model what they test:
 - testCreateTopicsWithMutationQuotaExceeded, testDeleteTopicsWithMutationQuotaExceeded,
   testCreatePartitionsWithMutationQuotaExceeded: no controller mutation quota (KIP-599).
 - testCreateTopicsWithPolicy: no CreateTopicPolicy plug-in.
-- testEligibleLeaderReplicas_ShrinkAndExpandIsr, testEligibleLeaderReplicas_BrokerFence,
-  testEligibleLeaderReplicas_DeleteTopic, testEligibleLeaderReplicas_EffectiveMinIsr,
-  testEligibleLeaderReplicas_CleanElection, testEligibleLeaderReplicas_UncleanShutdown:
-  no eligible leader replicas (KIP-966); the records' ELR fields are replayed, never
-  written.
 - testHandleAssignReplicasToDirs, testHandleAssignReplicasToDirsFailsOnOlderMv,
   testHandleDirectoriesOffline: no log directories (JBOD, KIP-858); the records'
   directory fields are replayed, the controller assigns none.
@@ -40,24 +41,33 @@ from controller.operations import (
     NewTopic,
     ReassignablePartition,
     ReassignableTopic,
+    RegisterBroker,
     TopicPartitions,
     UnfenceBroker,
+    UpdateFeatures,
 )
 from controller.operations.alter_partition import AlterPartitionOp
+from controller.operations.base import Operation
+from controller.operations.cluster import FeatureUpdate
 from controller.operations.configs import ConfigChange
+from controller.operations.elr import ELR_FEATURE, effective_min_isr
 from controller.operations.placement import fenced_brokers, usable_brokers
 from controller.operations.reassignments import list_partition_reassignments
 from controller.operations.topics import colliding_topic
 from metadata.delta import BROKER_RESOURCE, TOPIC_RESOURCE, ReplayError
 from metadata.image import NO_LEADER, MetadataImage, PartitionRegistration
 from metadata.schema import (
+    BrokerRegistrationChangeRecord,
+    ClearElrRecord,
     ConfigRecord,
+    FeatureLevelRecord,
     MetadataRecord,
     PartitionChangeRecord,
     PartitionRecord,
     RemoveTopicRecord,
     TopicRecord,
 )
+from metadata.versions import ELR
 
 from .conftest import cluster
 from .kafka_cases import brokers, generate, image_of, refusal, run
@@ -769,3 +779,210 @@ def test_reassign_partitions_handles_new_reassignment_that_removes_previously_ad
     assert isinstance(answer, PartitionRegistration) and answer.leader == 4  # NEW_LEADER_ELECTED
     assert _partition(image, 0, "topic-1").leader == 4
     assert list_partition_reassignments(image) == NONE_REASSIGNING
+
+
+# ------------------------------------------------------------------ eligible leader replicas
+
+def _elr_cluster(*ids: int, min_isr: str) -> MetadataImage:
+    """Brokers ``ids`` unfenced at 4.0-IV1 with eligible.leader.replicas.version 1, and
+    ``foo`` with one partition over all of them (the first leading), its
+    min.insync.replicas set through IncrementalAlterConfigs."""
+    base = image_of([*brokers(*ids, level=ELR), FeatureLevelRecord(ELR_FEATURE, 1)])
+    image = _with_topic(base, ids)
+    image, _, _ = run(IncrementalAlterConfigs(TOPIC_RESOURCE, "foo", (
+        ConfigChange("min.insync.replicas", min_isr),)), image, offset=image.offset + 1)
+    return image
+
+
+def _step(op: Operation, image: MetadataImage) -> MetadataImage:
+    after, _, _ = run(op, image, offset=image.offset + 1)
+    return after
+
+
+def _fence(image: MetadataImage, *ids: int) -> MetadataImage:
+    for broker in ids:
+        image = _step(FenceBroker(broker), image)
+    return image
+
+
+def _unclean_restart(image: MetadataImage, broker: int) -> MetadataImage:
+    """``broker`` registers again with a new incarnation after an unclean shutdown (no
+    previous broker epoch): Kafka's handleBrokerUncleanShutdown, then the registration."""
+    return _step(RegisterBroker(broker, incarnation_id=f"new-{broker}"), image)
+
+
+def _elr_state(image: MetadataImage) -> tuple[tuple[int, ...], tuple[int, ...],
+                                              tuple[int, ...], int]:
+    reg = _partition(image, 0)
+    return (reg.isr, reg.eligible_leader_replicas or (), reg.last_known_elr or (),
+            reg.leader)
+
+
+def test_elr_shrink_and_expand_isr() -> None:
+    """testEligibleLeaderReplicas_ShrinkAndExpandIsr: with min ISR 2 the leader shrinks
+    the ISR to [0]: 1 and 2 become eligible; expanding it to [0, 1] empties the ELR."""
+    image = _elr_cluster(0, 1, 2, min_isr="2")
+    image, _, response = run(_alter(image, (0,)), image, offset=image.offset + 1)
+    assert response == _partition(image, 0)
+    assert _elr_state(image) == ((0,), (1, 2), (), 0)
+    image = _step(_alter(image, (0, 1)), image)
+    assert _elr_state(image) == ((0, 1), (), (), 0)
+
+
+def test_elr_broker_fence() -> None:
+    """testEligibleLeaderReplicas_BrokerFence: min ISR 3 over 0-3; fencing 2 and 3 leaves
+    [0, 1] in sync and 3 eligible (2 left an ISR still at min ISR); fencing 1 too makes
+    it [1, 3]; unfencing them all elects nobody new (the leader 0 stays) and keeps the
+    ELR: only an AlterPartition brings a replica back into the ISR."""
+    image = _elr_cluster(0, 1, 2, 3, min_isr="3")
+    image = _fence(image, 2, 3)
+    assert _elr_state(image) == ((0, 1), (3,), (), 0)
+    image = _fence(image, 1)
+    assert _elr_state(image) == ((0,), (1, 3), (), 0)
+    for broker in (1, 2, 3):
+        image = _step(UnfenceBroker(broker), image)
+    assert _elr_state(image) == ((0,), (1, 3), (), 0)
+
+
+def test_elr_delete_topic() -> None:
+    """testEligibleLeaderReplicas_DeleteTopic: deleting a topic whose partition has an ELR
+    leaves no partition naming the brokers (kraftsim's index is by replica)."""
+    image = _elr_cluster(0, 1, 2, min_isr="2")
+    image = _step(_alter(image, (0,)), image)
+    assert _elr_state(image)[1] == (1, 2)
+    image = _step(DeleteTopics(("foo",)), image)
+    assert image.topic("foo") is None
+    assert all(1 not in image.partitions_by_broker.get(b, {}) for b in (0, 1, 2))
+
+
+def test_elr_effective_min_isr() -> None:
+    """testEligibleLeaderReplicas_EffectiveMinIsr: a min.insync.replicas of 5 on a topic
+    of replication factor 3 counts as 3; the cluster default applies where the topic
+    sets none, and Kafka's static 1 where neither does."""
+    image = _elr_cluster(0, 1, 2, min_isr="5")
+    assert effective_min_isr(image, FOO) == 3
+    bare = _with_topic(image_of(brokers(0, 1, 2, level=ELR)), (0, 1, 2))
+    assert effective_min_isr(bare, FOO) == 1
+    bare = image_of([ConfigRecord(BROKER_RESOURCE, "", "min.insync.replicas", "2")], bare)
+    assert effective_min_isr(bare, FOO) == 2
+
+
+def test_elr_clean_election() -> None:
+    """testEligibleLeaderReplicas_CleanElection: min ISR 3 over 0-3, 1, 2 and 3 fenced:
+    ISR [0], ELR [2, 3]; 2 is unfenced, then 0 and 1 fenced: the ISR empties and 2, an
+    active eligible replica, is elected cleanly (ISR [2]); 0 joins the ELR."""
+    image = _elr_cluster(0, 1, 2, 3, min_isr="3")
+    image = _fence(image, 1, 2, 3)
+    assert _elr_state(image) == ((0,), (2, 3), (), 0)
+    image = _step(UnfenceBroker(2), image)
+    image = _fence(image, 0, 1)
+    assert _elr_state(image) == ((2,), (0, 3), (), 2)
+    assert _partition(image, 0).leader_recovery_state == 0  # clean: not RECOVERING
+
+
+def test_elr_unclean_shutdown() -> None:
+    """testEligibleLeaderReplicas_UncleanShutdown: ISR [0], ELR [2, 3] after fences; 3
+    registers again after an unclean shutdown and leaves the ELR; so does 0, the last
+    ISR member: the ISR empties, nobody can lead, and lastKnownElr keeps 0, the last
+    leader."""
+    image = _elr_cluster(0, 1, 2, 3, min_isr="3")
+    image = _fence(image, 1, 2, 3)
+    assert _elr_state(image) == ((0,), (2, 3), (), 0)
+    image = _unclean_restart(image, 3)
+    assert _elr_state(image) == ((0,), (2,), (), 0)
+    image = _unclean_restart(image, 0)
+    assert _elr_state(image) == ((), (2,), (0,), NO_LEADER)
+
+
+def test_elr_clean_restart_keeps_the_elr() -> None:
+    """Kafka 4.1's handleBrokerShutdown with isCleanShutdown: a registration that names
+    the broker epoch the controller holds (previousBrokerEpoch) is a clean restart: the
+    broker leaves its ISRs as a fenced one does and stays eligible."""
+    image = _elr_cluster(0, 1, 2, 3, min_isr="3")
+    image = _fence(image, 1, 2, 3)
+    epoch = image.brokers[3].epoch
+    image = _step(RegisterBroker(3, incarnation_id="new-3", previous_broker_epoch=epoch),
+                  image)
+    assert _elr_state(image) == ((0,), (2, 3), (), 0)
+    image = _step(RegisterBroker(0, incarnation_id="new-0",
+                                 previous_broker_epoch=image.brokers[0].epoch), image)
+    assert _elr_state(image) == ((), (0, 2, 3), (0,), NO_LEADER)
+
+
+def test_elr_min_isr_change_clears_the_elr() -> None:
+    """Kafka 4.1's createClearElrRecordsAsNeeded: with ELR on, a change of a topic's
+    min.insync.replicas is followed by a ClearElrRecord for the topic, of the cluster's
+    by one for every topic; a single broker's is refused, and the cluster's may not be
+    removed (ConfigurationControlManager's checks)."""
+    image = _elr_cluster(0, 1, 2, min_isr="2")
+    image = _step(_alter(image, (0,)), image)
+    image, records, _ = run(IncrementalAlterConfigs(TOPIC_RESOURCE, "foo", (
+        ConfigChange("min.insync.replicas", "1"),)), image, offset=image.offset + 1)
+    assert records[-1] == ClearElrRecord("foo")
+    assert _elr_state(image) == ((0,), (), (), 0)
+    _, records, _ = run(IncrementalAlterConfigs(BROKER_RESOURCE, "", (
+        ConfigChange("min.insync.replicas", "2"),)), image, offset=image.offset + 1)
+    assert records[-1] == ClearElrRecord("")
+    broker = refusal(IncrementalAlterConfigs(BROKER_RESOURCE, "1", (
+        ConfigChange("min.insync.replicas", "2"),)), image)
+    assert (broker.code, broker.message) == (
+        "INVALID_CONFIG", "Broker-level min.insync.replicas cannot be altered while ELR is "
+                          "enabled.")
+    removed = refusal(IncrementalAlterConfigs(BROKER_RESOURCE, "", (
+        ConfigChange("min.insync.replicas", None, "DELETE"),)), image)
+    assert removed.message == ("Cluster-level min.insync.replicas cannot be removed while "
+                               "ELR is enabled.")
+
+
+def test_elr_elect_leaders_from_the_elr() -> None:
+    """ElectLeaders with ELR on: a partition whose ISR emptied gets an eligible replica
+    once it is back, through an UNCLEAN election as through a PREFERRED one, cleanly."""
+    image = _elr_cluster(0, 1, 2, min_isr="2")
+    image = _fence(image, 1, 2, 0)
+    # 1 left an ISR still at min ISR 2; 2 then 0 left it below
+    assert _elr_state(image) == ((), (0, 2), (0,), NO_LEADER)
+    # 2 returns (the unfence alone would elect it: here it is marked by hand)
+    image = image_of([BrokerRegistrationChangeRecord(2, image.brokers[2].epoch, fenced=-1)],
+                     image, image.offset + 1)
+    _, records, response = run(ElectLeaders("UNCLEAN", (TopicPartitions("foo", (0,)),)),
+                               image, offset=image.offset + 1)
+    assert records == [PartitionChangeRecord(partition_id=0, topic_id=FOO, isr=(2,), leader=2,
+                                             eligible_leader_replicas=(0,),
+                                             last_known_elr=())]
+    assert response["results"][0]["partitions"][0]["error"] == "NONE"  # type: ignore[index]
+    _, preferred, _ = run(ElectLeaders("PREFERRED", (TopicPartitions("foo", (0,)),)),
+                          image, offset=image.offset + 1)
+    assert preferred == records
+
+
+def test_elr_turned_off_empties_on_the_next_change() -> None:
+    """Kafka 4.1 turns ELR off with the feature level alone (no ClearElrRecord); a
+    partition keeps its ELR until its next change, which Kafka's builder makes with ELR
+    off and so empties it (here an ISR expansion that takes the eligible replica back)."""
+    image = _elr_cluster(0, 1, 2, min_isr="3")
+    image = _step(_alter(image, (0, 1)), image)
+    assert _elr_state(image) == ((0, 1), (2,), (), 0)
+    image, records, _ = run(UpdateFeatures((FeatureUpdate(ELR_FEATURE, 0,
+                                                          allow_downgrade=True),)),
+                            image, offset=image.offset + 1)
+    assert records == [FeatureLevelRecord(ELR_FEATURE, 0)]
+    assert _elr_state(image) == ((0, 1), (2,), (), 0)
+    image, [change], _ = run(_alter(image, (0, 1, 2)), image, offset=image.offset + 1)
+    assert change == PartitionChangeRecord(partition_id=0, topic_id=FOO, isr=(0, 1, 2),
+                                           eligible_leader_replicas=())
+    # and a fence with ELR off never empties an ISR again
+    image = _fence(image, 0, 1, 2)
+    assert _elr_state(image) == ((2,), (), (), NO_LEADER)
+
+
+def test_elr_shrink_to_empty_isr() -> None:
+    """testEligibleLeaderReplicas_ShrinkToEmptyIsr (Kafka 4.1): min ISR 3 over 0-2, 1 and 2
+    fenced: ELR [1, 2]; 0, the last ISR member, restarts after a clean shutdown (its
+    registration names the epoch it held): the ISR empties, all three are eligible, and
+    lastKnownElr keeps 0."""
+    image = _elr_cluster(0, 1, 2, min_isr="3")
+    image = _fence(image, 1, 2)
+    assert _elr_state(image) == ((0,), (1, 2), (), 0)
+    image = _step(RegisterBroker(0, incarnation_id="new-0",
+                                 previous_broker_epoch=image.brokers[0].epoch), image)
+    assert _elr_state(image) == ((), (0, 1, 2), (0,), NO_LEADER)

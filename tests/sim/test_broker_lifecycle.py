@@ -15,6 +15,7 @@ import pytest
 
 from broker.config import BrokerConfig
 from broker.fetch_messages import FetchPartition, ReplicaFetchRequest
+from broker.lifecycle import BrokerLifecycleManager
 from broker.replica_manager import ReplicaManager
 from controller import ControllerConfig, WriteMode
 from controller.operations import CreateTopics, IncrementalAlterConfigs, NewTopic
@@ -686,3 +687,27 @@ def test_a_broker_in_controlled_shutdown_stops_fetching_what_it_left_the_isr_of(
     followed = [key for key in manager.replica_keys() if topic.partitions[key[1]].leader != 2]
     assert followed and all(key in manager._stopped for key in followed)
     assert cluster.run_until(lambda: slot.status is NodeStatus.STOPPED, 10_000)
+
+
+def test_a_clean_shutdown_is_named_at_the_next_registration_and_a_crash_is_not() -> None:
+    """KIP-966's previousBrokerEpoch: a broker that shut down cleanly keeps the broker epoch
+    it held on its disk (Kafka's clean-shutdown file) and its next process registers with
+    it; the mark is used up at that start, so a crash afterwards leaves none (-1)."""
+    c = _cluster()
+    active = c.active_controller()
+    assert active is not None
+    epoch = active.image.brokers[1].epoch
+    c.sim.shutdown(1)
+    assert c.run_until(lambda: c.sim.slots[1].status is NodeStatus.STOPPED, 60_000)
+    c.sim.restart(1)
+
+    def previous_epoch() -> int:
+        lifecycle = next(app for app in c.sim.slots[1].apps
+                         if isinstance(app, BrokerLifecycleManager))
+        return lifecycle.previous_broker_epoch
+
+    assert previous_epoch() == epoch
+    assert c.run_until(c.brokers_unfenced, 60_000)
+    c.sim.crash(1)
+    c.sim.restart(1)
+    assert previous_epoch() == -1

@@ -2,7 +2,8 @@
 
 Three controllers and three brokers with heartbeats; one topic of two
 partitions, RF 3, min.insync.replicas 2, clean election until a rule allows unclean
-election (then no longer checked for lost records). Two idempotent acks=all
+election (then no longer checked for lost records); one run is formatted at 4.1-IV0, with
+eligible leader replicas (KIP-966) on. Two idempotent acks=all
 producers (one per partition) lose a share of their answers (so they retry); a
 third, plain acks=all producer writes to partition 0 without losing answers (an
 idempotent producer refuses to write past a lost batch, OUT_OF_ORDER_SEQUENCE_NUMBER,
@@ -48,6 +49,7 @@ from controller.operations.reassignments import (
     ReassignableTopic,
 )
 from metadata.delta import TOPIC_RESOURCE
+from metadata.versions import LEVELS
 from sim.clients import Producer
 from sim.cluster import ClusterConfig, KRaftCluster
 from sim.faults import parse_fault
@@ -64,6 +66,8 @@ class BrokerCore(RuleBasedStateMachine):
     failing_steps: ClassVar[int | None] = None
     balance_interval_ms: ClassVar[int] = ControllerConfig().leader_imbalance_check_interval_ms
     unclean_interval_ms: ClassVar[int] = ControllerConfig().unclean_leader_election_interval_ms
+    metadata_version: ClassVar[int] = ControllerConfig().bootstrap_metadata_version
+    """The bootstrap's metadata.version (from 4.1-IV0 eligible leader replicas are on)."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -77,7 +81,8 @@ class BrokerCore(RuleBasedStateMachine):
             seed=seed, controllers=3, brokers=3, mutations=self.mutations,
             controller=ControllerConfig(
                 leader_imbalance_check_interval_ms=self.balance_interval_ms,
-                unclean_leader_election_interval_ms=self.unclean_interval_ms)))
+                unclean_leader_election_interval_ms=self.unclean_interval_ms,
+                bootstrap_metadata_version=self.metadata_version)))
         c = self.cluster
         c.start()
         assert c.wait(c.submit(CreateTopics((NewTopic("t", 2, 3),))))
@@ -183,6 +188,14 @@ def _run(machine: type[BrokerCore], examples: int, steps: int) -> None:
 
 def test_brokers_hold_their_invariants_under_faults() -> None:
     _run(BrokerWorld, examples=4, steps=25)
+
+
+def test_brokers_hold_their_invariants_with_eligible_leader_replicas() -> None:
+    """The same faults on a cluster formatted at 4.1-IV0, with eligible leader replicas on
+    (KIP-966): a partition whose ISR empties elects from its ELR, and no acknowledged
+    record is lost by it."""
+    machine = type("WithElr", (BrokerWorld,), {"metadata_version": LEVELS["4.1-IV0"]})
+    _run(machine, examples=4, steps=25)
 
 
 def test_brokers_hold_their_invariants_while_leaders_rebalance() -> None:
