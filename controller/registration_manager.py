@@ -150,10 +150,11 @@ class ControllerRegistrationManager:
         return out
 
     def next_deadline(self) -> int | None:
-        """When the request out is given up, or the next try is due."""
-        if self.channel.busy:
-            return self.channel.next_deadline()
-        return self.retry_at
+        """When the request out is given up, or the next try is due (the channel has a
+        deadline only while it holds the request, and the next try waits only while it
+        holds none)."""
+        due = self.channel.next_deadline()
+        return self.retry_at if due is None else due
 
     def poll(self, now: int) -> None:
         """Give up an unanswered request, or try again once the back-off has passed."""
