@@ -25,25 +25,21 @@ real broker's), one request at a time:
   shouldShutDown (or the timeout passes), then SHUTTING_DOWN, when the node
   may stop.
 
-Requests go through a model of Kafka's controller channel
-(NodeToControllerRequestThread): a request made while no controller is known
-waits until one is. The channel looks for one every 100 ms from when it
-started looking (its thread polls with a 100 ms timeout while it has no
-controller, and nothing wakes it), so a controller learnt between two looks
-is used at the next; once handed to a controller it is given half the broker
-session timeout (the channel's retry timeout, which is also its network
-client's request timeout) from that moment. A NOT_CONTROLLER answer is the
-channel's own business: it drops the connection to the node that refused and
-sends the same request again to the controller the raft client knows then (at
-once to another node; to the same node once the channel's reconnect back-off
-of 50 ms has passed; held while none is known), unless the request is older
-than the retry timeout, which fails it. The lifecycle manager sees only the
-final answer or the failure.
+Requests go through kraftsim's model of Kafka's controller channel
+(:class:`~metadata.controller_channel.ControllerChannel`, Kafka's
+NodeToControllerRequestThread) with a retry timeout, and a request timeout, of half the
+broker session: a request made while no controller is known waits until one is (the
+channel looks every 100 ms from when it started looking); once handed to a controller
+it is given half the session from that moment; a NOT_CONTROLLER answer is the channel's
+own business (the same request goes again to the controller the raft client knows then,
+at once to another node, to the same node after the channel's 50 ms reconnect back-off,
+held while none is known) unless the request is older than the retry timeout, which
+fails it. The lifecycle manager sees only the final answer or the failure.
 
 A failed request (any other error answer, STALE_BROKER_EPOCH and
-BROKER_ID_NOT_REGISTERED included, a request held for half a session with no
-controller known, or no answer within half a session of being handed to a
-controller) is sent again after Kafka's exponential back-off: 100 ms,
+BROKER_ID_NOT_REGISTERED included, a request still held with no controller known at the
+channel's first look half a session after it was made, or no answer within half a
+session of being handed to a controller) is sent again after Kafka's exponential back-off: 100 ms,
 doubling with each failure in a row up to ``broker.session.timeout.ms``, with
 2% jitter drawn from the broker's seeded stream; a successful answer resets it.
 The state never goes back: as in Kafka, a broker whose registration the
@@ -63,12 +59,15 @@ import random
 from enum import StrEnum
 from typing import Any
 
-import msgspec
-
 from broker.config import BrokerConfig
 from broker.loader import MetadataLoader
 from broker.log_dir import LogDir
 from metadata.backoff import ExponentialBackoff
+from metadata.controller_channel import (
+    CONTROLLER_LOOKUP_MS,
+    RECONNECT_BACKOFF_MS,
+    ControllerChannel,
+)
 from metadata.requests import (
     BROKER_SESSION_TIMEOUT_MS,
     BrokerHeartbeatRequest,
@@ -94,13 +93,8 @@ RESEND_MULTIPLIER = 2
 RESEND_JITTER = 0.02
 """The resend back-off's spread either way."""
 
-CONTROLLER_LOOKUP_MS = 100
-"""How often Kafka's controller channel looks for a controller while it knows none
-(NodeToControllerRequestThread.doWork polls for 100 ms before it looks again)."""
-
-RECONNECT_BACKOFF_MS = 50
-"""How long Kafka's controller channel waits before connecting again to a node it dropped
-(its network client's reconnect back-off and its cap are both 50 ms, so no jitter)."""
+__all__ = ["CONTROLLER_LOOKUP_MS", "RECONNECT_BACKOFF_MS", "BrokerLifecycleManager",
+           "BrokerState"]
 
 
 class BrokerState(StrEnum):
@@ -141,19 +135,12 @@ class BrokerLifecycleManager:
                                           session_timeout_ms, RESEND_JITTER)
         self.failed_attempts = 0
         """Requests failed in a row (Kafka's failedAttempts; a success resets it)."""
-        self._correlation = rng.getrandbits(30)
-        self._outstanding: int | None = None
-        self._timeout_at: int | None = None  # when the current request counts as failed
-        self._created_at = now  # when the current request was made (its retry timeout's start)
+        self.channel = ControllerChannel(
+            broker_id, self._controller, retry_timeout_ms=self.request_timeout_ms,
+            correlation_start=rng.getrandbits(30), emit=self._emit)
+        """The broker's channel to the controller for its heartbeats (Kafka's
+        heartbeat channel manager)."""
         self._next_send: int | None = now
-        self._held_since: int | None = None  # a request waiting for a known controller
-        self._looking_since: int | None = None  # the channel's first look finding none...
-        self._next_look = 0  # ...and its next look (every CONTROLLER_LOOKUP_MS)
-        self._send_at: int | None = None  # a request waiting out the reconnect back-off...
-        self._send_to = -1  # ...to this controller
-        self._request: BrokerRegistrationRequest | BrokerHeartbeatRequest | None = None
-        """The current request as first built (the channel sends the same one again)."""
-        self._reconnect_after: dict[int, int] = {}  # node -> when it may be connected again
         self._immediate = False  # a request came due while one was in flight
         self._got_shutdown_answer = False
         self._shutdown_deadline: int | None = None
@@ -188,9 +175,8 @@ class BrokerLifecycleManager:
         shutdown gives up, whichever comes first."""
         if self.state is BrokerState.SHUTTING_DOWN:
             return None
-        held = self._next_look if self._held_since is not None else None
-        times = [t for t in (self._next_send, self._timeout_at, self._shutdown_deadline,
-                             self._send_at, held) if t is not None]
+        times = [t for t in (self._next_send, self._shutdown_deadline,
+                             self.channel.next_deadline()) if t is not None]
         return min(times) if times else None
 
     def poll(self, now: int) -> None:
@@ -200,14 +186,7 @@ class BrokerLifecycleManager:
             return
         if self.state is BrokerState.SHUTTING_DOWN:
             return
-        if self._timeout_at is not None and now >= self._timeout_at:
-            self._outstanding = self._timeout_at = self._held_since = self._send_at = None
-            self._after_failure(now)
-        if self._held_since is not None and now >= self._next_look:
-            self._dispatch(now)  # the channel looks again
-        if self._send_at is not None and now >= self._send_at:
-            self._send_at = None
-            self._send(now, self._send_to)
+        self.channel.poll(now)
         if self._next_send is not None and now >= self._next_send:
             self._communicate(now)
 
@@ -220,6 +199,7 @@ class BrokerLifecycleManager:
             self.log_dir.mark_clean_shutdown(self.broker_epoch)
         self.state = BrokerState.SHUTTING_DOWN
         self.outbox.clear()
+        self.channel.close()
 
     def begin_controlled_shutdown(self, now: int) -> bool:
         """Ask the controller to move leaderships away; False when there is nothing to wait
@@ -249,72 +229,39 @@ class BrokerLifecycleManager:
         self._schedule(now, delay)
 
     def _communicate(self, now: int) -> None:
-        """The request that is due: delayed while one is in flight, else sent (or held
-        until a controller is known, as Kafka's controller channel holds it)."""
+        """The request that is due: delayed while one is in the channel, else made now
+        and handed to the channel."""
         self._next_send = None
-        if self._outstanding is not None or self._held_since is not None or \
-                self._send_at is not None:
+        if self.channel.busy:
             self._immediate = True
             return
-        self._created_at = now
-        self._request = None
-        self._dispatch(now)
-
-    def _dispatch(self, now: int) -> None:
-        """Hand the current request to the controller the raft client knows, with a request
-        timeout from now, sent once the reconnect back-off to that node has passed; while
-        none is known, hold it until the retry timeout from its making, looking again every
-        CONTROLLER_LOOKUP_MS from the channel's first look that found none (Kafka's
-        channel: its queue, then its network client)."""
-        controller = self.loader.leader.leader_id
-        if controller is None:
-            if self._held_since is None:
-                self._held_since = now
-                self._timeout_at = self._created_at + self.request_timeout_ms
-            since = self._looking_since
-            if since is None:
-                since = self._looking_since = now
-            self._next_look = now + CONTROLLER_LOOKUP_MS - (now - since) % CONTROLLER_LOOKUP_MS
-            return
-        self._held_since = self._looking_since = None
-        self._timeout_at = now + self.request_timeout_ms
-        ready = self._reconnect_after.get(controller, now)
-        if ready > now:
-            self._send_at, self._send_to = ready, controller
-            return
-        self._send(now, controller)
-
-    def _send(self, now: int, controller: int) -> None:
-        """Send the registration or heartbeat to ``controller`` (the current one again,
-        with a new correlation id, when it was sent before)."""
-        self._correlation += 1
-        self._outstanding = self._correlation
-        request: Any
-        if self._request is not None:
-            request = msgspec.structs.replace(self._request, correlation_id=self._correlation)
-        elif not self.registered:
+        request: BrokerRegistrationRequest | BrokerHeartbeatRequest
+        if not self.registered:
             request = BrokerRegistrationRequest(
-                self._correlation, self.broker_id, self.incarnation_id, self.rack,
+                0, self.broker_id, self.incarnation_id, self.rack,
                 previous_broker_epoch=self.previous_broker_epoch)
         else:
             request = BrokerHeartbeatRequest(
-                self._correlation, self.broker_id, self.broker_epoch,
+                0, self.broker_id, self.broker_epoch,
                 self.loader.published_offset, want_fence=self.loader.published is None,
                 want_shut_down=self.state is BrokerState.PENDING_CONTROLLED_SHUTDOWN)
-        self._request = request
-        self.outbox.append(NodeMessage(self.broker_id, controller, request))
+        self.channel.send(request, now, self._on_answer, self._after_failure)
+
+    def _controller(self) -> int | None:
+        return self.loader.leader.leader_id
+
+    def _emit(self, message: NodeMessage) -> None:
+        self.outbox.append(message)
 
     def handle_message(self, env: NodeMessage, now: int) -> None:
         """Take the controller's answer to the outstanding request."""
         msg = env.message
-        if not isinstance(msg, BrokerRegistrationResponse | BrokerHeartbeatResponse):
-            return
-        if msg.correlation_id != self._outstanding or self.shutdown_complete:
-            return
-        self._outstanding = self._timeout_at = None
-        if msg.error == "NOT_CONTROLLER":
-            self._not_controller(env.src, now)
-            return
+        if isinstance(msg, BrokerRegistrationResponse | BrokerHeartbeatResponse) and \
+                not self.shutdown_complete:
+            self.channel.handle_message(env, now)
+
+    def _on_answer(self, msg: Any, now: int) -> None:
+        """The controller's answer (not NOT_CONTROLLER: the channel's business)."""
         if msg.error != "NONE":
             self._after_failure(now)
             return
@@ -344,14 +291,3 @@ class BrokerLifecycleManager:
             # it, and the controller unfences the broker again once its heartbeats say
             # caught up)
             self._schedule(now, self.config.heartbeat_interval_ms)
-
-    def _not_controller(self, refused_by: int, now: int) -> None:
-        """Kafka's controller channel after a NOT_CONTROLLER: it drops the connection to the
-        node that refused (connecting there again only after the reconnect back-off) and
-        sends the same request again, to the controller known now, unless the request is
-        as old as its retry timeout (then it fails, as a timeout)."""
-        self._reconnect_after[refused_by] = now + RECONNECT_BACKOFF_MS
-        if now - self._created_at >= self.request_timeout_ms:
-            self._after_failure(now)
-            return
-        self._dispatch(now)

@@ -4,21 +4,29 @@ Kafka's ``RPCProducerIdManager``: the broker hands out ids from the block the
 controller allocated to it (AllocateProducerIds -> ProducerIdsRecord, blocks
 of 1,000) and asks for the next block as it hands out the current one's first id
 plus 90% of its size. While no id is available, InitProducerId answers
-COORDINATOR_LOAD_IN_PROGRESS (the client retries). One request at a time:
+COORDINATOR_LOAD_IN_PROGRESS (the client retries). One request at a time, through the
+broker's "forwarding" channel to the controller
+(:class:`~metadata.controller_channel.ControllerChannel`, retry timeout
+:data:`REQUEST_RETRY_TIMEOUT_MS`, request timeout ``request.timeout.ms``, Kafka's
+controller.socket.timeout.ms, 30 s):
 
+- the channel does the controller's part: a request made while no controller is known
+  waits for one (looked for every 100 ms); NOT_CONTROLLER, or no answer within the
+  request timeout, sends it again (to the same node after the 50 ms reconnect
+  back-off). The manager sees neither;
 - an error answer, or a block that is invalid (negative start or length, an
   end past Long.MAX_VALUE) or starts below the current block's last id,
   grants nothing, and no request is sent for ``RETRY_BACKOFF_MS`` (Kafka's
   RetryBackoffMs);
-- a request with no answer after ``REQUEST_RETRY_TIMEOUT_MS`` is given up (the
-  broker's channel to the controller times it out: Kafka's ``onTimeout``), so
-  the next InitProducerId asks again; a late answer to it is ignored.
+- a request the channel gives up (still unsent, or sent again, at its retry timeout:
+  Kafka's ``onTimeout``) is forgotten, so the next InitProducerId asks again.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from typing import Any
 
+from metadata.controller_channel import ControllerChannel
 from metadata.requests import AllocateProducerIdsRequest, AllocateProducerIdsResponse
 
 PREFETCH_RATIO = 0.9
@@ -33,20 +41,20 @@ LONG_MAX = (1 << 63) - 1
 class ProducerIdManager:
     """Producer ids of one broker; see the module docs."""
 
-    def __init__(self, broker_id: int, send: Callable[[object], bool]) -> None:
+    def __init__(self, broker_id: int, channel: ControllerChannel) -> None:
+        """``channel``: the broker's channel to the controller, retry timeout
+        :data:`REQUEST_RETRY_TIMEOUT_MS`."""
         self.broker_id = broker_id
-        self.send = send
+        self.channel = channel
         self.blocks: list[tuple[int, int, int]] = []  # (next id, end, first id): current, next
-        self._outstanding: int | None = None
-        self._sent_at = 0
+        self.in_flight = False
+        """A request is queued or out in the channel (Kafka's requestInFlight)."""
         self._backoff_until = -1
         self._last_id = -1  # the last id of the latest block taken
-        self._correlation = 0
 
     def next_id(self, broker_epoch: int, now: int = 0) -> tuple[str, int]:
         """(NONE, id), or (COORDINATOR_LOAD_IN_PROGRESS, -1) while a block is on its way."""
-        if self._outstanding is not None and now - self._sent_at >= REQUEST_RETRY_TIMEOUT_MS:
-            self._outstanding = None  # the channel gave the request up
+        self.channel.poll(now)  # (a request may have timed out meanwhile)
         while self.blocks and self.blocks[0][0] >= self.blocks[0][1]:
             self.blocks.pop(0)
         if not self.blocks:
@@ -59,20 +67,19 @@ class ProducerIdManager:
         return "NONE", start
 
     def _request(self, broker_epoch: int, now: int) -> None:
-        if self._outstanding is not None or broker_epoch < 0 or now < self._backoff_until:
+        if self.in_flight or broker_epoch < 0 or now < self._backoff_until:
             return
-        self._correlation += 1
-        if self.send(AllocateProducerIdsRequest(self._correlation, self.broker_id,
-                                                broker_epoch)):
-            self._outstanding = self._correlation
-            self._sent_at = now
+        self.in_flight = True
+        self.channel.send(AllocateProducerIdsRequest(0, self.broker_id, broker_epoch), now,
+                          self._on_answer, self._on_timeout)
 
-    def handle_message(self, msg: object, now: int = 0) -> None:
+    def _on_timeout(self, now: int) -> None:
+        self.in_flight = False
+
+    def _on_answer(self, msg: Any, now: int) -> None:
         """Take the controller's block (or back off after a failure)."""
-        if not isinstance(msg, AllocateProducerIdsResponse) or \
-                msg.correlation_id != self._outstanding:
-            return
-        self._outstanding = None
+        assert isinstance(msg, AllocateProducerIdsResponse)
+        self.in_flight = False
         start, length = msg.producer_id_start, msg.producer_id_len
         if msg.error == "NONE" and start >= self._last_id and start >= 0 and length >= 0 \
                 and start <= LONG_MAX - length:

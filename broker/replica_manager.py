@@ -23,7 +23,7 @@ the controller to refuse it. Each request names the broker epoch the leader
 holds for every member of the ISR it asks for (KIP-903), so the controller can
 refuse a member that registered again since (the leader's image may lag). An
 answer is taken as Kafka's Partition takes it (see
-:meth:`ReplicaManager._on_alter_response`): a refusal not applied drops the
+:meth:`ReplicaManager._on_alter_answer`): a refusal not applied drops the
 pending change, an error of stale metadata keeps it until the image moves,
 another error sends it again, and an answer to a replaced proposal is ignored.
 A request the controller does not answer (it crashed, or the network lost the
@@ -31,8 +31,10 @@ request or the answer) is sent again, with a new correlation id, to the next
 active controller as soon as the broker's raft client learns of it, and after
 ``request.timeout.ms``, which drops the connection: to the same controller only after
 the 50 ms reconnect back-off (Kafka's controller channel beneath the
-AlterPartitionManager); a late answer to the old request is ignored. While no
-controller is known a request waits for the channel's next look (every 100 ms).
+AlterPartitionManager, modelled once for every broker and controller request in
+:class:`~metadata.controller_channel.ControllerChannel`); a late answer to the old
+request is ignored. While no controller is known a request waits for the channel's
+next look (every 100 ms).
 Fetches carry the broker epoch from metadata.version 3.5-IV1 on, and a fetch
 whose epoch is older than the unfenced one the leader's image holds for its
 follower is refused NOT_LEADER_OR_FOLLOWER, recording nothing (Kafka's
@@ -78,6 +80,7 @@ shrank below it, and the high watermark waits while the ISR is below it.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Mapping
+from typing import Any
 
 import immutables
 import msgspec
@@ -101,19 +104,25 @@ from broker.fetch_messages import (
     ReplicaFetchResponse,
 )
 from broker.fetch_session import FetchSession, FetchSessionCache, FetchSessionHandler, HeldFetch
-from broker.lifecycle import CONTROLLER_LOOKUP_MS, RECONNECT_BACKOFF_MS, BrokerLifecycleManager
+from broker.lifecycle import BrokerLifecycleManager
 from broker.loader import MetadataLoader
 from broker.log_dir import LogDir
 from broker.metadata_cache import alive_broker_epoch, is_broker_shutting_down
 from broker.mutations import BrokerMutation
 from broker.partition_log import ActiveProducer, LogEntry, PartitionLog, SequenceError
-from broker.producer_ids import ProducerIdManager
+from broker.producer_ids import REQUEST_RETRY_TIMEOUT_MS, ProducerIdManager
 from broker.replica import IsrRules, Replica
 from broker.replica_view import Held, HeldReplicas, ReplicaView
 from broker.txn.fetch import READ_COMMITTED, READ_UNCOMMITTED
+from metadata.controller_channel import ChannelRequest, ControllerChannel
 from metadata.delta import BROKER_RESOURCE, TOPIC_RESOURCE
 from metadata.image import ConfigKey, MetadataImage, PartitionRegistration
-from metadata.requests import AlterPartitionRequest, AlterPartitionResponse, NodeMessage
+from metadata.requests import (
+    AllocateProducerIdsResponse,
+    AlterPartitionRequest,
+    AlterPartitionResponse,
+    NodeMessage,
+)
 from metadata.versions import FETCH_BROKER_EPOCH
 from raft import LeaderAndEpoch
 
@@ -125,6 +134,12 @@ PRODUCER_ID_EXPIRATION_MS = "producer.id.expiration.ms"
 ALTER_RETRY_MS = 50
 """How long a partition leader waits to send an AlterPartition again after an error that
 asks for a retry (Kafka's AlterPartitionManager after a request-level error)."""
+
+ALTER_RETRY_TIMEOUT_MS = 1 << 62
+"""The AlterPartition channel's retry timeout: never (Kafka's Long.MAX_VALUE)."""
+ALTER_IN_FLIGHT = 1 << 30
+"""AlterPartitions out at once: no limit (one per partition with a pending change; Kafka
+batches them into one request, one at a time)."""
 
 ALTER_BACK_TO_COMMITTED = frozenset({"INELIGIBLE_REPLICA", "OPERATION_NOT_ATTEMPTED"})
 """AlterPartition errors after which the leader drops its pending ISR change (Kafka's
@@ -220,21 +235,19 @@ class ReplicaManager:
         self._correlation = 0
         self._fetch_due: dict[int, int] = {}       # leader broker -> next fetch time
         self._in_flight: dict[int, tuple[int, int]] = {}  # leader -> (correlation, sent at)
-        # AlterPartition: correlation -> (partition, request, the controller leader and
-        # epoch it went to (leader None: none known, not sent), sent at) of each request in
-        # flight, in the order sent; partition -> the correlation of the request of its
-        # pending proposal (an answer to any other is ignored); partition -> (when,
-        # correlation, request) to send again
-        self._alter_in_flight: dict[int, tuple[tuple[str, int], AlterPartitionRequest,
-                                               LeaderAndEpoch, int]] = {}
-        self._alter_sent: dict[tuple[str, int], int] = {}
-        self._alter_retry: dict[tuple[str, int], tuple[int, int, AlterPartitionRequest]] = {}
-        # controller node -> when the AlterPartition channel may connect to it again (after
-        # it answered NOT_CONTROLLER)
-        self._alter_reconnect: dict[int, int] = {}
-        # while the AlterPartition channel knows no controller: its next look for one (it
-        # looks every CONTROLLER_LOOKUP_MS, as Kafka's channel thread does), else None
-        self._alter_next_look: int | None = None
+        # AlterPartition: partition -> the channel's item of its pending proposal's request
+        # (an answer to any other is ignored); partition -> (when, item, request) to send
+        # again after an error answer
+        self._alter_sent: dict[tuple[str, int], ChannelRequest] = {}
+        self._alter_retry: dict[tuple[str, int], tuple[int, ChannelRequest,
+                                                       AlterPartitionRequest]] = {}
+        self.alter_channel = ControllerChannel(
+            broker_id, self._controller_id, retry_timeout_ms=ALTER_RETRY_TIMEOUT_MS,
+            request_timeout_ms=self.config.request_timeout_ms, emit=self.outbox_append,
+            max_in_flight=ALTER_IN_FLIGHT, leader_epoch=self._controller_epoch,
+            next_correlation=self._next_correlation)
+        """The "alter-partition" channel to the controller (Kafka's, beneath its
+        AlterPartitionManager): kraftsim sends one request per partition, side by side."""
         self.in_controlled_shutdown = False
         """Set once the broker began its controlled shutdown (Kafka's isInControlledShutdown)."""
         # follower partitions an image during the controlled shutdown stopped fetching
@@ -247,7 +260,9 @@ class ReplicaManager:
         self._next_isr_check = now
         self._clocks = ClockShare()  # the compact leaders' follower clocks
         self._isr_rules = IsrRules(self.config.replica_lag_time_max_ms, self.isr_eligible)
-        self.producer_ids = ProducerIdManager(broker_id, self._send_to_controller)
+        self.producer_ids = ProducerIdManager(broker_id, ControllerChannel(
+            broker_id, self._controller_id, retry_timeout_ms=REQUEST_RETRY_TIMEOUT_MS,
+            request_timeout_ms=self.config.request_timeout_ms, emit=self.outbox_append))
         loader.subscribe(self._on_image)
         loader.watch_leader(self._on_controller_change)
 
@@ -687,15 +702,10 @@ class ReplicaManager:
         for due, _, _ in self._alter_retry.values():
             if due < deadline:
                 deadline = due
-        look = self._alter_next_look
-        if look is not None and look < deadline:
-            deadline = look
-        if self._alter_in_flight:  # the oldest request sent times out first
-            for _, _, sent_to, sent in self._alter_in_flight.values():
-                if sent_to.leader_id is not None:
-                    if sent + self.config.request_timeout_ms < deadline:
-                        deadline = sent + self.config.request_timeout_ms
-                    break
+        for channel in (self.alter_channel, self.producer_ids.channel):
+            at = channel.next_deadline()
+            if at is not None and at < deadline:
+                deadline = at
         return deadline
 
     def poll(self, now: int) -> None:
@@ -710,12 +720,12 @@ class ReplicaManager:
         for leader, due in sorted(self._fetch_due.items()):
             if due <= now and leader not in self._in_flight:
                 self._send_fetch(leader, now)
-        if self._alter_next_look is not None and now >= self._alter_next_look:
-            self._look_for_controller(now)
+        if self.alter_channel.busy:
+            self.alter_channel.poll(now)
         if self._alter_retry:
             self._retry_alters(now)
-        if self._alter_in_flight:
-            self._resend_timed_out_alters(now)
+        if self.producer_ids.channel.busy:
+            self.producer_ids.channel.poll(now)
         if now >= self._next_isr_check:
             self._next_isr_check = now + self.config.replica_lag_time_max_ms // 2
             self._check_isrs(now)
@@ -734,18 +744,26 @@ class ReplicaManager:
     def close(self, now: int) -> None:
         """The process stops: waiting produces fail as a lost connection."""
         pending, self.pending = self.pending, []
+        self.producer_ids.channel.close()
         for p in pending:
             p.callback(ProduceResult("NETWORK_EXCEPTION"))
 
     def _broker_epoch(self) -> int:
         return self.lifecycle.broker_epoch if self.lifecycle is not None else -1
 
-    def _send_to_controller(self, message: object) -> bool:
-        controller = self.loader.leader.leader_id
-        if controller is None:
-            return False
-        self.outbox.append(NodeMessage(self.broker_id, controller, message))
-        return True
+    def _controller_id(self) -> int | None:
+        return self.loader.leader.leader_id
+
+    def _controller_epoch(self) -> int:
+        return self.loader.leader.epoch
+
+    def _next_correlation(self) -> int:
+        self._correlation += 1
+        return self._correlation
+
+    def outbox_append(self, message: NodeMessage) -> None:
+        """Queue ``message`` to send (the producer-id channel's requests go here too)."""
+        self.outbox.append(message)
 
     # ------------------------------------------------------------------ replication
     def _send_fetch(self, leader: int, now: int) -> None:
@@ -825,9 +843,9 @@ class ReplicaManager:
         elif isinstance(msg, ReplicaFetchResponse):
             self._on_fetch_response(env.src, msg, now)
         elif isinstance(msg, AlterPartitionResponse):
-            self._on_alter_response(msg)
-        else:
-            self.producer_ids.handle_message(msg, now)
+            self.alter_channel.handle_message(env, now)
+        elif isinstance(msg, AllocateProducerIdsResponse):
+            self.producer_ids.channel.handle_message(env, now)
 
     def _serve_session(self, follower: int, session: FetchSession, now: int,
                        broker_epoch: int = -1
@@ -1089,16 +1107,14 @@ class ReplicaManager:
         own_epoch = self._broker_epoch()
         if proposal is None or own_epoch < 0:
             return
-        self._correlation += 1
-        request = AlterPartitionRequest(self._correlation, self.broker_id, own_epoch,
+        request = AlterPartitionRequest(0, self.broker_id, own_epoch,
                                         replica.topic_id, replica.partition_id,
                                         replica.leader_epoch, replica.partition_epoch, proposal,
                                         new_isr_epochs=replica.isr_epochs(proposal, own_epoch,
                                                                           fetch))
-        controller = self.loader.leader
-        if controller.leader_id is not None:
+        if self.loader.leader.leader_id is not None:
             replica.pending_isr = proposal
-            self._dispatch_alter(key, request, controller, now)
+            self._send_alter(key, request, now)
 
     def isr_eligible(self, broker_id: int, broker_epoch: int) -> bool:
         """May follower ``broker_id``, whose fetch carried ``broker_epoch``, join an ISR?
@@ -1111,17 +1127,29 @@ class ReplicaManager:
         return alive_epoch is not None and not is_broker_shutting_down(image, broker_id) \
             and broker_epoch in (-1, alive_epoch)
 
-    def _proposing(self, key: tuple[str, int], correlation: int) -> Replica | None:
+    def _proposing(self, key: tuple[str, int], item: ChannelRequest) -> Replica | None:
         """The replica of ``key`` if it leads with a pending ISR change whose request was
-        ``correlation`` (Kafka's check that the partition state is still the proposed
-        one); None when that proposal was replaced since (by the image, or by another)."""
+        ``item`` (Kafka's check that the partition state is still the proposed one); None
+        when that proposal was replaced since (by the image, or by another)."""
         replica = self.peek(key)
         if replica is None or not replica.is_leader or replica.pending_isr is None or \
-                self._alter_sent.get(key) != correlation:
+                self._alter_sent.get(key) is not item:
             return None
         return replica
 
-    def _on_alter_response(self, msg: AlterPartitionResponse) -> None:
+    def _send_alter(self, key: tuple[str, int], request: AlterPartitionRequest,
+                    now: int) -> None:
+        """Hand ``request`` to the AlterPartition channel as the request of ``key``'s
+        pending proposal (see :meth:`_on_alter_answer`)."""
+        def answered(answer: Any, at: int) -> None:
+            self._on_alter_answer(key, item, answer, at)
+
+        item = self.alter_channel.send(request, now, answered, _never_given_up,
+                                       wanted=lambda it: self._proposing(key, it) is not None)
+        self._alter_sent[key] = item
+
+    def _on_alter_answer(self, key: tuple[str, int], item: ChannelRequest,
+                         msg: AlterPartitionResponse, now: int) -> None:
         """The controller's answer to an AlterPartition, as Kafka's Partition takes it
         (``submitAlterPartition``'s callback, ``handleAlterPartitionError``, and the
         AlterPartitionManager and controller channel beneath them):
@@ -1140,16 +1168,13 @@ class ReplicaManager:
           metadata is behind; the change stays pending (no other is proposed) until the
           image moves the partition epoch;
         - NOT_CONTROLLER (a request-level one, or a partition's: Kafka's controller channel
-          looks for it anywhere in the answer): the channel's own business, as Kafka's
-          NodeToControllerRequestThread does it: the same request goes again to the
-          controller the raft client knows now, at once to another node, after the
-          channel's reconnect back-off (:data:`~broker.lifecycle.RECONNECT_BACKOFF_MS`)
-          to the node that refused; with none known it is kept unsent, and the channel
-          looks for a controller every :data:`~broker.lifecycle.CONTROLLER_LOOKUP_MS`
-          (Kafka's channel thread polls 100 ms between looks) and sends it at the first
-          look that finds one.
-          (Kafka's request stays with the refusing node through the back-off; kraftsim's
-          goes to the controller known when the back-off ends.)
+          looks for it anywhere in the answer), no answer within ``request.timeout.ms``,
+          or a new controller while the request is out: the channel's own business
+          (:attr:`alter_channel`, :class:`~metadata.controller_channel.ControllerChannel`):
+          the same request goes again to the controller the raft client knows, after the
+          50 ms reconnect back-off to a node it dropped, at the channel's next 100 ms look
+          while none is known; a request whose proposal was replaced meanwhile is not
+          sent again;
         - any other error (STALE_BROKER_EPOCH and a controller's UNKNOWN_SERVER_ERROR,
           request-level errors in Kafka, which its AlterPartitionManager resends; an
           unexpected partition error, which Partition submits again): the same proposal
@@ -1157,16 +1182,10 @@ class ReplicaManager:
           unless it was replaced meanwhile. (Kafka resends an unexpected partition error
           without that pause.)
         """
-        found = self._alter_in_flight.pop(msg.correlation_id, None)
-        if found is None:
-            return
-        key, request, sent_to, _ = found
-        if self._proposing(key, msg.correlation_id) is None:
+        if self._proposing(key, item) is None:
             return  # it answers a proposal since replaced
         error = msg.error
-        if error == "NOT_CONTROLLER":
-            self._alter_not_controller(key, msg.correlation_id, request, sent_to)
-        elif error in ALTER_KEEPS_PENDING or error == "NONE":
+        if error in ALTER_KEEPS_PENDING or error == "NONE":
             del self._alter_sent[key]
         elif error in ALTER_BACK_TO_COMMITTED:
             del self._alter_sent[key]
@@ -1174,131 +1193,33 @@ class ReplicaManager:
             assert replica is not None
             replica.pending_isr = None
         else:
-            self._alter_retry[key] = (self.now + ALTER_RETRY_MS, msg.correlation_id, request)
-
-    def _alter_not_controller(self, key: tuple[str, int], correlation: int,
-                              request: AlterPartitionRequest, refused: LeaderAndEpoch) -> None:
-        """Send ``request`` again after its controller answered NOT_CONTROLLER (see
-        :meth:`_on_alter_response`)."""
-        now = self.now
-        if refused.leader_id is not None:
-            self._alter_reconnect[refused.leader_id] = now + RECONNECT_BACKOFF_MS
-        controller = self.loader.leader
-        ready = self._alter_reconnect.get(controller.leader_id, now) \
-            if controller.leader_id is not None else now
-        if ready > now:
-            self._alter_retry[key] = (ready, correlation, request)
-            return
-        self._correlation += 1
-        self._dispatch_alter(key, msgspec.structs.replace(
-            request, correlation_id=self._correlation), controller, now)
+            self._alter_retry[key] = (now + ALTER_RETRY_MS, item, item.request)
 
     def _retry_alters(self, now: int) -> None:
-        """Send again the AlterPartitions due (see :meth:`_on_alter_response`) whose
-        proposal is still pending; without a controller to send to, wait again."""
+        """Send again the AlterPartitions due (see :meth:`_on_alter_answer`) whose
+        proposal is still pending, with the broker's current epoch."""
         for key in sorted(self._alter_retry):
-            due, correlation, request = self._alter_retry[key]
+            due, item, request = self._alter_retry[key]
             if due > now:
                 continue
             del self._alter_retry[key]
-            if self._proposing(key, correlation) is None:
+            if self._proposing(key, item) is None:
                 continue
             own_epoch = self._broker_epoch()
             if own_epoch < 0:  # not registered: the next registration's epoch, later
-                self._alter_retry[key] = (now + ALTER_RETRY_MS, correlation, request)
+                self._alter_retry[key] = (now + ALTER_RETRY_MS, item, request)
                 continue
-            controller = self.loader.leader
-            if controller.leader_id is None:  # held in the channel until it finds one
-                self._correlation += 1
-                self._dispatch_alter(key, msgspec.structs.replace(
-                    request, correlation_id=self._correlation, broker_epoch=own_epoch),
-                    controller, now)
-                continue
-            ready = self._alter_reconnect.get(controller.leader_id, now)
-            if ready > now:  # the channel dropped that node: not before its back-off
-                self._alter_retry[key] = (ready, correlation, request)
-                continue
-            self._correlation += 1
-            self._dispatch_alter(key, msgspec.structs.replace(
-                request, correlation_id=self._correlation, broker_epoch=own_epoch),
-                controller, now)
-
-    def _dispatch_alter(self, key: tuple[str, int], request: AlterPartitionRequest,
-                        controller: LeaderAndEpoch, now: int) -> None:
-        """Send ``request`` (its correlation id fresh) to the ``controller`` leader and keep
-        it in flight as the request of ``key``'s pending proposal; with no leader known it
-        is kept unsent, to go at the channel's first look that finds one."""
-        self._alter_in_flight[request.correlation_id] = (key, request, controller, now)
-        self._alter_sent[key] = request.correlation_id
-        if controller.leader_id is not None:
-            self.outbox.append(NodeMessage(self.broker_id, controller.leader_id, request))
-        elif self._alter_next_look is None:  # this look found none: the next in 100 ms
-            self._alter_next_look = now + CONTROLLER_LOOKUP_MS
-
-    def _look_for_controller(self, now: int) -> None:
-        """The AlterPartition channel's look while it knows no controller (Kafka's
-        NodeToControllerRequestThread.doWork): send every request kept unsent to the
-        controller known now, or look again CONTROLLER_LOOKUP_MS later."""
-        controller = self.loader.leader
-        unsent = any(sent_to.leader_id is None
-                     for _, _, sent_to, _ in self._alter_in_flight.values())
-        if controller.leader_id is None and unsent:
-            self._alter_next_look = now + CONTROLLER_LOOKUP_MS
-            return
-        self._alter_next_look = None  # (nothing left to send: the looks stop mattering)
-        if not unsent:
-            return
-        for correlation, (_, _, sent_to, _) in list(self._alter_in_flight.items()):
-            if sent_to.leader_id is None:
-                self._resend_alter(correlation, controller, now)
-
-    def _resend_alter(self, correlation: int, controller: LeaderAndEpoch, now: int) -> None:
-        """Send the AlterPartition in flight as ``correlation`` again, with a new correlation
-        id (an answer to the old one is then ignored), to ``controller``, unless its
-        proposal was replaced since."""
-        key, request, _, _ = self._alter_in_flight.pop(correlation)
-        if self._proposing(key, correlation) is None:
-            return
-        self._correlation += 1
-        self._dispatch_alter(key, msgspec.structs.replace(
-            request, correlation_id=self._correlation), controller, now)
+            self._send_alter(key, msgspec.structs.replace(request, broker_epoch=own_epoch),
+                             now)
 
     def _on_controller_change(self, leader: LeaderAndEpoch) -> None:
-        """The broker's raft client knows a new controller leader: every AlterPartition in
-        flight to a controller of another epoch is sent to it again at once, as Kafka's
-        controller channel sends a request again once the connection to the old controller
-        is gone and the new one is known (a controller that leads again in a new epoch
-        lost, or failed, what it had pending). Nothing is sent while no leader is known, and
-        a request kept unsent (none was known) waits for the channel's next look."""
-        if leader.leader_id is None or not self._alter_in_flight:
-            return
-        for correlation, (_, _, sent_to, _) in list(self._alter_in_flight.items()):
-            if sent_to != leader and sent_to.leader_id is not None:
-                self._resend_alter(correlation, leader, self.now)
-
-    def _resend_timed_out_alters(self, now: int) -> None:
-        """Send again each AlterPartition unanswered for ``request.timeout.ms`` (Kafka's
-        controller channel: the network client times the request out and drops the
-        connection, and the channel sends the request again), to the controller now known:
-        at once to another node, to the same node once the reconnect back-off
-        (:data:`~broker.lifecycle.RECONNECT_BACKOFF_MS`) has passed, kept unsent when none
-        is known. A request kept unsent was never sent, so it never times out (it waits
-        for the channel's looks)."""
-        timeout = self.config.request_timeout_ms
-        for correlation, (key, request, sent_to, sent) in list(self._alter_in_flight.items()):
-            node = sent_to.leader_id
-            if node is None:
-                continue
-            if sent + timeout > now:
-                return
-            ready = self._alter_reconnect[node] = sent + timeout + RECONNECT_BACKOFF_MS
-            controller = self.loader.leader
-            if controller.leader_id == node and ready > now:  # not before the back-off
-                del self._alter_in_flight[correlation]
-                if self._proposing(key, correlation) is not None:
-                    self._alter_retry[key] = (ready, correlation, request)
-                continue
-            self._resend_alter(correlation, controller, now)
+        """The broker's raft client knows a new controller leader: the channels send their
+        requests out to a controller of another epoch again at once, as Kafka's channel
+        does once the connection to the old controller is gone and the new one is known
+        (a controller that leads again in a new epoch lost, or failed, what it had
+        pending)."""
+        self.producer_ids.channel.leader_changed(self.now)
+        self.alter_channel.leader_changed(self.now)
 
     # ------------------------------------------------------------------ clients
     def topic_leaders(self, topic: str) -> list[Replica]:
@@ -1532,6 +1453,10 @@ class ReplicaManager:
         ``now``: the caller's time (default: the manager's last poll or message)."""
         at = self.now if now is None else max(now, self.now)
         return self.producer_ids.next_id(self._broker_epoch(), at)
+
+
+def _never_given_up(now: int) -> None:
+    """The AlterPartition channel's retry timeout never ends (Kafka: Long.MAX_VALUE)."""
 
 
 def _by_key(item: tuple[tuple[str, int], object]) -> tuple[str, int]:

@@ -4,12 +4,19 @@ Kafka's ``ControllerRegistrationManager``, as an app on each controller node (th
 one included). It watches the state its controller publishes (the committed image at the
 last stable offset, looked at only when that moves or a snapshot is loaded): once
 metadata.version is 3.7-IV0 or later and the image's registration of this controller is
-missing or of another incarnation, it sends a ControllerRegistration request to the
-controller its raft node knows as leader, over the simulated network as a broker's
-requests go. An error answer, a request unanswered within :data:`REQUEST_TIMEOUT_MS` or
-no known leader is retried after Kafka's exponential back-off (100 ms doubling to 120 s,
-2% jitter); a leader change while a request is out sends it again at once to the new
-leader (Kafka's channel manager does so when its connection to the old one breaks). Once
+missing or of another incarnation, it sends a ControllerRegistration request through
+its "registration" channel to the controller
+(:class:`~metadata.controller_channel.ControllerChannel`, Kafka's
+NodeToControllerChannelManager with a retry timeout, and so a request timeout, of
+:data:`REQUEST_TIMEOUT_MS`), to the controller its raft node knows as leader, over the
+simulated network as a broker's requests go. The channel does the controller's part: a
+request made while no leader is known waits for one (looked for every 100 ms), a
+NOT_CONTROLLER answer sends it again (to the same node after the 50 ms reconnect
+back-off), and a leader change while a request is out sends it again at once to the new
+leader (Kafka's channel does so when its connection to the old one breaks). An error
+answer, a request unanswered within the request timeout, or one still waiting for a
+leader at the retry timeout, is retried after Kafka's exponential back-off (100 ms
+doubling to 120 s, 2% jitter). Once
 the image holds this process's registration it stops; a restart is a new incarnation and
 registers again. As in Kafka, the incarnation id alone decides whether a registration is
 this process's: one with its incarnation id but other listeners or features still counts
@@ -29,6 +36,7 @@ compares two references.
 from __future__ import annotations
 
 import random
+from typing import Any
 
 from controller.handle import OperationHandle
 from controller.operations.controllers import (
@@ -39,6 +47,7 @@ from controller.operations.controllers import (
 from controller.quorum_controller import QuorumController
 from controller.write_mode import WriteMode
 from metadata.backoff import ExponentialBackoff
+from metadata.controller_channel import ControllerChannel
 from metadata.image import ControllerRegistration, MetadataImage
 from metadata.requests import (
     ControllerRegistrationRequest,
@@ -53,8 +62,9 @@ REGISTRATION_BACKOFF = ExponentialBackoff(initial=100, multiplier=2, maximum=120
 """The retry back-off of Kafka's registration manager: 100 ms, doubling per failure in a
 row, each within 2%, never more than 120 s (the cap applies after the jitter)."""
 REQUEST_TIMEOUT_MS = 5_000
-"""A request unanswered this long is given up and retried (the retry timeout of Kafka's
-registration channel)."""
+"""The retry timeout of Kafka's registration channel, and so its request timeout: a
+request unanswered this long after its hand-off, or still waiting for a leader this long
+after it was made, is given up and retried."""
 
 
 def is_own_registration(registration: ControllerRegistration | None,
@@ -85,10 +95,10 @@ class ControllerRegistrationManager:
         self.successful_rpcs = 0
         self.failed_rpcs = 0
         """Failures in a row (Kafka's failedRpcs): the next back-off's exponent."""
-        self.pending: tuple[int, int, int] | None = None
-        """The request out: (correlation id, destination, give-up time)."""
+        self.channel = ControllerChannel(self.node_id, self._leader,
+                                         retry_timeout_ms=REQUEST_TIMEOUT_MS, emit=self._emit)
+        """The "registration" channel to the active controller."""
         self.retry_at: int | None = None
-        self._correlation = 0
         self._metadata_version = 0
         self._seen: object = None  # the image's controllers map looked at last
         controller.publishers.append(self)
@@ -116,12 +126,19 @@ class ControllerRegistrationManager:
         if self.wants_registration and self.pending is None and self.retry_at is None:
             self._send(self.controller.clock())
 
+    @property
+    def pending(self) -> tuple[int, int, int] | None:
+        """A request in the channel (Kafka's pendingRpc) as (correlation id, destination,
+        give-up time) of its hand-off (-1 for the first two while it waits for a leader or
+        the reconnect back-off); None when there is none."""
+        if not self.channel.busy:
+            return None
+        return self.channel.handed or (-1, -1, self.channel.queue[0].created_ms
+                                       + REQUEST_TIMEOUT_MS)
+
     def on_leader_change(self, leader_id: int | None) -> None:
         """A request out to another node goes to the new leader at once."""
-        pending = self.pending
-        if pending is not None and leader_id is not None and leader_id != pending[1]:
-            self.pending = None
-            self._send(self.controller.clock())
+        self.channel.leader_changed(self.controller.clock())
 
     # ------------------------------------------------------------------ app
     def drain_outbox(self) -> list[NodeMessage]:
@@ -133,18 +150,16 @@ class ControllerRegistrationManager:
         return out
 
     def next_deadline(self) -> int | None:
-        """When the request out is given up, or the next try is due."""
-        if self.pending is not None:
-            return self.pending[2]
-        return self.retry_at
+        """When the request out is given up, or the next try is due (the channel has a
+        deadline only while it holds the request, and the next try waits only while it
+        holds none)."""
+        due = self.channel.next_deadline()
+        return self.retry_at if due is None else due
 
     def poll(self, now: int) -> None:
         """Give up an unanswered request, or try again once the back-off has passed."""
-        pending = self.pending
-        if pending is not None:
-            if now >= pending[2]:
-                self.pending = None
-                self._failed(now)
+        if self.channel.busy:
+            self.channel.poll(now)
             return
         if self.retry_at is not None and now >= self.retry_at:
             self.retry_at = None
@@ -154,20 +169,21 @@ class ControllerRegistrationManager:
     def close(self, now: int) -> None:
         """The process stops: nothing is sent any more."""
         self.outbox.clear()
-        self.pending = None
+        self.channel.close()
         self.retry_at = None
 
     # ------------------------------------------------------------------ requests
+    def _leader(self) -> int | None:
+        return self.controller.raft.leader_id
+
+    def _emit(self, message: NodeMessage) -> None:
+        self.outbox.append(message)
+
     def _send(self, now: int) -> None:
-        leader = self.controller.raft.leader_id
-        if leader is None:
-            self._failed(now)
-            return
-        self._correlation += 1
-        self.pending = (self._correlation, leader, now + REQUEST_TIMEOUT_MS)
         reg = self.registration
-        self.outbox.append(NodeMessage(self.node_id, leader, ControllerRegistrationRequest(
-            self._correlation, self.node_id, self.incarnation_id, reg.endpoints, reg.features)))
+        self.channel.send(ControllerRegistrationRequest(
+            0, self.node_id, self.incarnation_id, reg.endpoints, reg.features), now,
+            self._on_answer, self._failed)
 
     def _failed(self, now: int) -> None:
         self.retry_at = now + REGISTRATION_BACKOFF.backoff(self.failed_rpcs, self.rng)
@@ -179,15 +195,15 @@ class ControllerRegistrationManager:
         if isinstance(msg, ControllerRegistrationRequest):
             self._serve(env.src, msg)
         elif isinstance(msg, ControllerRegistrationResponse):
-            pending = self.pending
-            if pending is None or msg.correlation_id != pending[0]:
-                return
-            self.pending = None
-            if msg.error == "NONE":
-                self.successful_rpcs += 1
-                self.failed_rpcs = 0
-            else:
-                self._failed(now)
+            self.channel.handle_message(env, now)
+
+    def _on_answer(self, msg: Any, now: int) -> None:
+        """The active controller's answer (NOT_CONTROLLER stays in the channel)."""
+        if msg.error == "NONE":
+            self.successful_rpcs += 1
+            self.failed_rpcs = 0
+        else:
+            self._failed(now)
 
     def _serve(self, src: int, req: ControllerRegistrationRequest) -> None:
         operation = RegisterController(req.controller_id, req.incarnation_id, req.listeners,

@@ -136,15 +136,20 @@ BROKER_FAILOVER_QUERIES: dict[str, str] = {
                sum(records_lost) AS records_lost, sum(duplicates) AS duplicates
         FROM runs GROUP BY mode ORDER BY mode""",
     "by_cell": f"""
-        SELECT scenario, mode, count(*) AS runs,
+        SELECT scenario, mode, metadata_version, elr, count(*) AS runs,
                percentile(fence_ms, 0.5) AS fence_p50_ms,
                percentile(leaders_ms, 0.5) AS leaders_p50_ms,
                percentile(unavailable_max_ms, 0.5) AS unavailable_p50_ms,
                max(unavailable_max_ms) AS unavailable_max_ms,
                round(avg(partition_changes), 1) AS partition_changes_mean,
+               round(avg(leaderless_partitions), 2) AS leaderless_partitions_mean,
+               percentile(leaderless_max_ms, 0.5) AS leaderless_p50_ms,
+               max(leaderless_max_ms) AS leaderless_max_ms,
+               sum(elr_elections) AS elr_elections,
                sum(records_lost) AS records_lost, sum(duplicates) AS duplicates,
                {_flag("valid = 'false'")} AS invalid, {_flag("valid = 'unknown'")} AS unknown
-        FROM runs GROUP BY scenario, mode ORDER BY scenario, mode""",
+        FROM runs GROUP BY scenario, mode, metadata_version, elr
+        ORDER BY scenario, mode, metadata_version, elr""",
     "failure_groups": FAILURE_GROUPS,
     "unavailable": """
         SELECT scenario, mode, unavailable_max_ms FROM runs

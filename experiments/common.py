@@ -42,7 +42,7 @@ CLUSTER_PARAMS: tuple[Param, ...] = (
 """Parameters of the simulated cluster that every experiment takes."""
 
 CLUSTER_SETTING_PARAMS = ("controllers", "brokers", "batch-records", "fetch-records",
-                          "linger-ms", "mode", "mutations")
+                          "linger-ms", "mode", "mutations", "metadata-version")
 """The experiments' parameters that are cluster settings, by the names rows carry."""
 
 MUTATIONS_PARAM = cluster_param("mutations", ("none",),

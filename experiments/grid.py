@@ -16,8 +16,9 @@ from collections.abc import Iterable
 from experiments.common import check_operation_size
 from experiments.model import Experiment, ExperimentError, ParamValue, RunSpec
 from experiments.seeds import run_seed
+from metadata.versions import TRANSACTIONS, release_name, supports_transactions
 from sim.bounds import INT64_MAX, INT64_MIN
-from sim.settings import SettingError, setting
+from sim.settings import SettingError, metadata_level, setting
 
 MAX_RUNS = 1_000_000
 """The most runs one sweep may have."""
@@ -37,19 +38,39 @@ def parse_params(experiment: Experiment, items: Iterable[str]) -> Axes:
         values = [param.parse(v.strip()) for v in text.split(",") if v.strip()]
         if not values:
             raise ExperimentError(f"parameter {param.name}: no value given")
-        if param.name == "mutations":
-            for value in values:
-                _check_mutations(str(value))
+        if param.name in CHECKED_SETTINGS:
+            values = [_checked_setting(param.name, str(value)) for value in values]
         axes[param.name] = tuple(dict.fromkeys(values))
     _check_sizes(axes)
+    check_levels(axes)
     return axes
 
 
-def _check_mutations(text: str) -> None:
+CHECKED_SETTINGS = ("mutations", "metadata-version")
+"""Text parameters that are cluster settings with their own check (known mutation names;
+a metadata.version a cluster can be bootstrapped at, kept as its release name)."""
+
+
+def _checked_setting(name: str, text: str) -> str:
     try:
-        setting("mutations").parse(text)
+        return str(setting(name).parse(text))
     except SettingError as exc:
-        raise ExperimentError(f"parameter mutations: {exc.problem}") from None
+        raise ExperimentError(f"parameter {name}: {exc.problem}") from None
+
+
+def check_levels(axes: Axes) -> None:
+    """Refuse, before any run, a grid whose cells would write metadata transactions at a
+    metadata.version without them (mode transactional below 3.6-IV1)."""
+    if "transactional" not in axes.get("mode", ()):
+        return
+    for value in axes.get("metadata-version", ()):
+        level = metadata_level("metadata-version", str(value))
+        if not supports_transactions(level):
+            raise ExperimentError(
+                f"parameters mode and metadata-version: mode transactional needs "
+                f"metadata-version {release_name(TRANSACTIONS)} or later (metadata "
+                f"transactions, KIP-868), got {value}; give --param mode=non-atomic,atomic "
+                f"for that level")
 
 
 def _check_sizes(axes: Axes) -> None:
@@ -103,6 +124,7 @@ def single_run(experiment: Experiment, axes: Axes, master_seed: int, index: int)
         raise ExperimentError(f"--replay must be a run index >= 0, got {index}")
     if index > INT64_MAX:
         raise ExperimentError(f"--replay must be at most {INT64_MAX}, got {index}")
+    check_levels(axes)
     params = {name: values[0] for name, values in axes.items()}
     return RunSpec(experiment.name, params, master_seed, index,
                    run_seed(experiment.name, master_seed, str(params["scenario"]), index))

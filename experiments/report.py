@@ -126,7 +126,12 @@ def _broker_failover(folder: Path, tables: dict[str, Any]) -> list[str]:
             "Every run is a dot; the box spans the middle half of the runs, the line is the "
             "median.", "",
             "![unavailable window](unavailable.png)", "",
-            "## By scenario and write mode", "", markdown_table(tables["by_cell"]), ""]
+            "## By scenario, write mode and metadata.version", "",
+            "elr: eligible leader replicas on (KIP-966; from metadata.version 4.1-IV0). "
+            "leaderless_partitions_mean: partitions per run that had no leader after the "
+            "fault; leaderless_p50_ms and leaderless_max_ms: the longest such wait in a run "
+            "(median over runs, worst run); elr_elections: leaders elected from the ELR.", "",
+            markdown_table(tables["by_cell"]), ""]
 
 
 SHARE_HEADERS = {name: f"{name} (share)" for name in

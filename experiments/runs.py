@@ -304,15 +304,18 @@ def compare_runs(run_a: Path, run_b: Path) -> tuple[dict[str, Any], dict[str, An
 
     A cell is a point of the grid: its full parameters (the rows' ``params``), named
     by the parameters that vary between cells. A cell in only one run shows as its
-    ``runs`` figure against ``None``. Raises ExperimentError when the runs are of
+    ``runs`` figure against ``None``. A parameter that a cell does not name (a run made
+    before the experiment had it) counts at its default, so that a run of an older
+    kraftsim still meets the same cells. Raises ExperimentError when the runs are of
     different experiments.
     """
     a, b = read_manifest(run_a), read_manifest(run_b)
     if a["experiment"] != b["experiment"]:
         raise ExperimentError(f"cannot compare a {a['experiment']} run with a "
                               f"{b['experiment']} run")
-    get_experiment(str(a["experiment"]))
-    records_a, records_b = read_cells(run_a), read_cells(run_b)
+    experiment = get_experiment(str(a["experiment"]))
+    records_a = _with_defaults(read_cells(run_a), experiment)
+    records_b = _with_defaults(read_cells(run_b), experiment)
     names = _cell_names([*records_a, *records_b])
     cells_a, cells_b = _keyed(records_a, names), _keyed(records_b, names)
     changes: list[Change] = []
@@ -327,6 +330,24 @@ def compare_runs(run_a: Path, run_b: Path) -> tuple[dict[str, Any], dict[str, An
             if one.get(metric) != two.get(metric):
                 changes.append(Change(key, metric, one.get(metric), two.get(metric)))
     return a, b, changes
+
+
+def _with_defaults(records: list[dict[str, Any]], experiment: Experiment
+                   ) -> list[dict[str, Any]]:
+    """The cells with every parameter they do not name set to its default (parameters
+    with one default value; a cell's own values are kept)."""
+    defaults = {p.name: p.default[0] for p in experiment.params if len(p.default) == 1}
+    completed = []
+    for record in records:
+        params = record.get("params")
+        if isinstance(params, str):
+            given = json.loads(params)
+            if isinstance(given, dict) and defaults.keys() - given.keys():
+                full = {**{k: v for k, v in defaults.items() if k not in given}, **given}
+                record = {**record, "params": json.dumps(full, sort_keys=True,
+                                                         separators=(",", ":"))}
+        completed.append(record)
+    return completed
 
 
 def _cell_names(records: list[dict[str, Any]]) -> dict[str, str]:

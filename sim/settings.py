@@ -26,6 +26,8 @@ setting (aliases)           bounds                       default
 (``append-linger-ms``)
 ``mutations``               names joined by ``+``        none
 ``heartbeats``              on, off                      off
+``metadata-version``        3.3-IV0..4.5-IV0 (a          4.0-IV0
+                            release name or its level)
 ==========================  ===========================  =====================
 
 The broker fetch lag delays every response a broker gets from a controller.
@@ -42,11 +44,23 @@ cluster at start and never fenced), so runs stay comparable with those made
 before broker lifecycles; a :class:`~sim.cluster.ClusterConfig` built in code
 has them on.
 
-The shell's ``cluster`` offers the first seven settings and ``heartbeats``; the experiments take
-``controllers``, ``brokers``, ``batch-records``, ``fetch-records``,
-``linger-ms``, ``mode`` and ``mutations`` (an experiment may narrow a bound,
-e.g. a failover needs three controllers) and keep writing those names into
-their rows and replay commands; the demo is :data:`sim.demo.DEMO_SETTINGS`.
+``metadata-version`` is the metadata.version the first controller leader of
+the empty log writes (``ControllerConfig.bootstrap_metadata_version``), given
+as Kafka's release name (``4.1-IV0``) or as its feature level (``26``); the
+value is kept as the release name, so both spellings are one value. The
+controller's own check refuses an unknown level and one below 3.3-IV0 (the
+first with a FeatureLevelRecord), with its words. A cluster bootstrapped at
+4.1-IV0 or later starts with eligible leader replicas on, as Kafka's formatter
+does (:func:`metadata.versions.default_feature_levels`); below 3.6-IV1 no
+metadata transaction can be written, so ``mode`` is atomic unless given.
+
+The shell's ``cluster`` offers the first seven settings, ``heartbeats`` and
+``metadata-version``; the experiments take ``controllers``, ``brokers``,
+``batch-records``, ``fetch-records``, ``linger-ms``, ``mode`` and
+``mutations`` (broker-failover ``metadata-version`` too; an experiment may
+narrow a bound, e.g. a failover needs three controllers) and keep writing
+those names into their rows and replay commands; the demo is
+:data:`sim.demo.DEMO_SETTINGS`.
 
 Errors are :class:`SettingError` s: one line naming the setting, the bound it
 breaks and the bad value. A number is checked against its bounds before it is
@@ -63,13 +77,23 @@ from typing import Any
 
 import msgspec
 
-from controller import WriteMode
+from controller import ControllerConfig, WriteMode
+from metadata.versions import (
+    LATEST_PRODUCTION,
+    LEVELS,
+    MINIMUM_BOOTSTRAP,
+    parse_metadata_version,
+    release_name,
+)
 from raft.config import ConfigError
 from sim.bounds import MAX_DURATION_MS, MAX_OBSERVERS, MAX_SEED, MAX_VOTERS
 from sim.cluster import ALL_MUTATIONS, ClusterConfig
 
 MAX_FETCH_LAG_MS = 1997
 """Largest broker fetch lag with the default network and raft settings (see the module docs)."""
+
+METADATA_VERSIONS = f"{release_name(MINIMUM_BOOTSTRAP)}..{release_name(max(LEVELS.values()))}"
+"""The metadata.versions a cluster may be bootstrapped at, for help texts and errors."""
 
 _INTEGER = re.compile(r"\s*[+-]?[0-9_]+\s*")
 _LONGEST_INTEGER = 40  # characters: more than any bound here needs
@@ -145,6 +169,8 @@ class Setting:
         """The documented bounds, for help texts."""
         if self.choices:
             return "|".join(self.choices)
+        if self.name == "metadata-version":
+            return METADATA_VERSIONS
         if self.kind is int:
             return f"{self.minimum}-{self.maximum}"
         return "text"
@@ -161,6 +187,8 @@ class Setting:
                                     f"{shown(text)}{hint}")
         if self.name == "mutations":
             _check_mutations(key, text)
+        if self.name == "metadata-version":
+            return release_name(metadata_level(key, text))
         return text
 
 
@@ -193,6 +221,10 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("heartbeats", str, "off", "brokers register, heartbeat and are fenced when their "
                                       "session expires (on), or are registered by the cluster "
                                       "at start and never fenced (off)", choices=("on", "off")),
+    Setting("metadata-version", str, release_name(LATEST_PRODUCTION),
+            "the metadata.version the cluster is bootstrapped at: a release name such as "
+            "4.1-IV0 or its feature level, 3.3-IV0 at least; from 4.1-IV0 eligible leader "
+            "replicas are on, below 3.6-IV1 no metadata transaction can be written"),
 )
 """Every cluster setting, in the order help texts list them."""
 
@@ -225,6 +257,22 @@ def _check_mutations(key: str, text: str) -> None:
     if unknown:
         raise SettingError(key, f"unknown mutation(s) {', '.join(unknown)}; known: "
                                 f"{', '.join(sorted(ALL_MUTATIONS))}")
+
+
+def metadata_level(key: str, text: str) -> int:
+    """The feature level a ``metadata-version`` value names (``4.1-IV0`` or ``26``); raises
+    SettingError naming ``key`` with the controller's own words for an unknown level or one
+    it cannot bootstrap."""
+    try:
+        level = parse_metadata_version(text.strip())
+        ControllerConfig(bootstrap_metadata_version=level).validate()
+    except ConfigError as exc:
+        raise SettingError(key, f"must be a metadata.version in {METADATA_VERSIONS}: "
+                                f"{exc.message}") from None
+    except ValueError as exc:
+        raise SettingError(key, f"must be a metadata.version in {METADATA_VERSIONS}: "
+                                f"{exc}") from None
+    return level
 
 
 def parse_setting_words(words: Iterable[str], allowed: Sequence[str] | None = None
@@ -277,6 +325,8 @@ def build_config(values: Mapping[str, Any], base: ClusterConfig | None = None
             raft["fetch_max_records"] = int(value)
         elif name == "linger-ms":
             raft["append_linger_ms"] = int(value)
+        elif name == "metadata-version":
+            controller["bootstrap_metadata_version"] = metadata_level(name, str(value))
         elif name == "heartbeats":
             top["brokers_settings"] = msgspec.structs.replace(
                 config.brokers_settings, lifecycle=value == "on")
@@ -311,6 +361,7 @@ def settings_help(names: Sequence[str] | None = None) -> list[str]:
     return lines
 
 
-__all__ = ["ALIASES", "BY_NAME", "MAX_DURATION_MS", "MAX_FETCH_LAG_MS",
-           "SETTINGS", "Setting", "SettingError", "build_config", "mutation_names", "parse_int",
+__all__ = ["ALIASES", "BY_NAME", "MAX_DURATION_MS", "MAX_FETCH_LAG_MS", "METADATA_VERSIONS",
+           "SETTINGS", "Setting", "SettingError", "build_config", "metadata_level",
+           "mutation_names", "parse_int",
            "parse_setting_words", "parse_settings", "setting", "settings_help"]

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from controller.write_mode import default_mode
+from metadata.versions import LATEST_PRODUCTION, release_name
 from raft.config import ConfigError
 from shell.commands.base import Command, integer, parse_args, unknown_option
 from shell.commands.data import partition_log_lines
@@ -27,7 +29,7 @@ if TYPE_CHECKING:
     from shell.session import Session
 
 SHELL_SETTINGS = ("controllers", "brokers", "seed", "max-records-per-batch", "mode",
-                  "fetch-max-records", "broker-fetch-lag", "heartbeats")
+                  "fetch-max-records", "broker-fetch-lag", "heartbeats", "metadata-version")
 """The settings (sim/settings.py) ``cluster`` offers, in the order its help lists them."""
 CLUSTER_OPTIONS = {name: BY_NAME[name] for name in SHELL_SETTINGS}
 """The options of ``cluster`` (their words and bounds come from the settings table)."""
@@ -46,12 +48,14 @@ def start_cluster(session: Session, config: ClusterConfig) -> Lab:
     start(lab.cluster)
     session.lab, session.files = lab, None
     active = lab.cluster.active_controller()
+    level = config.controller.bootstrap_metadata_version
+    version = "" if level == LATEST_PRODUCTION else f", metadata.version {release_name(level)}"
     session.out(f"cluster of {plural(config.controllers, 'controller')} "
                 f"({_id_range(config.controller_ids)}) and {plural(config.brokers, 'broker')} "
                 f"({_id_range(config.broker_ids)}), seed "
                 f"{config.seed}, at most {config.controller.max_records_per_batch} records per "
                 f"batch, {config.raft.fetch_max_records} per fetch, mode "
-                f"{config.controller.write_mode or 'transactional'}")
+                f"{config.controller.write_mode or default_mode(level)}{version}")
     if active is None:
         raise CommandError("no controller became active within 60000 ms")
     brokers = ""
@@ -92,6 +96,11 @@ def run_seed(session: Session, args: list[str]) -> None:
         line += f" mode={mode.value}"
     if config.broker_fetch_lag_ms:
         line += f" broker-fetch-lag={config.broker_fetch_lag_ms}"
+    if config.brokers_settings.lifecycle:
+        line += " heartbeats=on"
+    level = config.controller.bootstrap_metadata_version
+    if level != LATEST_PRODUCTION:
+        line += f" metadata-version={release_name(level)}"
     session.out(f"seed {config.seed}; the same commands after this line replay this run "
                 f"exactly:")
     session.out(f"  {line}")
@@ -197,7 +206,7 @@ CLUSTER = Command(
     "cluster",
     "cluster [controllers=N] [brokers=N] [seed=S] [max-records-per-batch=N] "
     "[mode=transactional|atomic|non-atomic] [fetch-max-records=N] [broker-fetch-lag=MS] "
-    "[heartbeats=on|off]",
+    "[heartbeats=on|off] [metadata-version=V]",
     "start a new simulated cluster",
     "Starts a new simulated cluster (replacing the current one) and runs it until a "
     "controller is active and every broker is registered and unfenced.\n\n"
@@ -219,7 +228,12 @@ CLUSTER = Command(
     "heartbeats=on|off  on: brokers register, heartbeat every 2000 ms and are fenced by the "
     "controller when their session expires (9000 ms); they host partition replicas, so "
     "produce, consume and log BROKER TOPIC/PARTITION work. off (default): brokers are "
-    "registered at start and never fenced\n\n"
+    "registered at start and never fenced\n"
+    "metadata-version=V  the metadata.version the cluster is bootstrapped at: a release name "
+    "(3.3-IV0..4.5-IV0) or its feature level (default 4.0-IV0). From 4.1-IV0 eligible leader "
+    "replicas are on from the start (eligible.leader.replicas.version 1, as Kafka formats a "
+    "cluster); below 3.6-IV1 no metadata transaction can be written, so the mode is atomic "
+    "unless given\n\n"
     "The view switches to the first broker (see view).\n\n"
     "Example: cluster controllers=3 brokers=2 seed=7 max-records-per-batch=50",
     run_cluster, options=tuple(CLUSTER_OPTIONS))

@@ -51,8 +51,8 @@ class PartitionInvariants(Monitor):
         """Check the partitions named by the records the reference replayed since the
         last check."""
         reference = self.reference
-        if reference.gap:
-            return
+        if reference.next_offset == self.next_offset or reference.gap:
+            return  # nothing newly replayed (most events), or no replay to read
         if not self.elr_seen:
             if reference.image.features.get(ELR_FEATURE, 0) < 1:
                 self.next_offset = reference.next_offset  # nothing to look at before

@@ -1,5 +1,7 @@
 """An AlterPartition the controller never answers is sent again, as Kafka's controller
-channel (NodeToControllerChannelManager, beneath the AlterPartitionManager) sends it:
+channel (NodeToControllerChannelManager, beneath the AlterPartitionManager; kraftsim's
+:class:`~metadata.controller_channel.ControllerChannel`, the broker's "alter-partition"
+channel) sends it:
 
 - to the new active controller as soon as the broker's raft client knows it (Kafka: the
   connection to the old controller is gone, the request is queued again and goes to the
@@ -19,8 +21,8 @@ channel (NodeToControllerChannelManager, beneath the AlterPartitionManager) send
 from __future__ import annotations
 
 from broker.config import BrokerConfig
-from broker.lifecycle import CONTROLLER_LOOKUP_MS, RECONNECT_BACKOFF_MS
 from broker.replica_manager import ALTER_RETRY_MS
+from metadata.controller_channel import CONTROLLER_LOOKUP_MS, RECONNECT_BACKOFF_MS
 from metadata.requests import AlterPartitionRequest
 from metadata.schema import PartitionRecord
 from raft import LeaderAndEpoch

@@ -1,14 +1,24 @@
-"""Kafka's NodeToControllerRequestThreadTest, against the controller channel that kraftsim's
+"""Kafka's NodeToControllerRequestThreadTest, against kraftsim's one model of that channel
+(:class:`metadata.controller_channel.ControllerChannel`) as
 :class:`broker.lifecycle.BrokerLifecycleManager` sends its registration and heartbeats
-through (Kafka's BrokerLifecycleManager uses a NodeToControllerChannelManager whose retry
-timeout is half the broker session). The controller the channel asks for is the leader
+through it (Kafka's BrokerLifecycleManager uses a NodeToControllerChannelManager whose
+retry timeout is half the broker session); testControllerChanged against the channel
+itself. The producer-id and controller-registration channels' cases are in
+tests/broker/test_producer_ids.py and
+tests/controller/test_kafka_controller_registration_manager_cases.py, the channel's own
+in tests/metadata/test_controller_channel.py. The controller the channel asks for is the leader
 the broker's raft client knows (Kafka's RaftControllerNodeProvider); the test moves it by
 hand, as Kafka's test scripts its ControllerNodeProvider mock.
 
 Ported: testRetryTimeoutWhileControllerNotAvailable
 (test_retry_timeout_while_controller_not_available), testRequestsSent
 (test_requests_sent), testNotController (test_not_controller), testRetryTimeout
-(test_retry_timeout). Also kraftsim's own cases of the same channel: NOT_CONTROLLER from
+(test_retry_timeout), testControllerChanged (test_controller_changed: kraftsim's network
+tells no sender that a connection dropped, so the channel's ``leader_changed``, called when
+the raft client names a new leader, stands in for the disconnect from the controller that
+went away; the producer-id and controller-registration channels call it, the lifecycle
+manager does not: its request to a controller that went away fails at its timeout, as
+test_lifecycle shows). Also kraftsim's own cases of the same channel: NOT_CONTROLLER from
 the controller the raft client still knows (sent there again after the network client's
 50 ms reconnect back-off), from the last known controller (held until one is known), the
 same request (its content as first built) going again, and the channel's looks for a
@@ -16,9 +26,6 @@ controller every 100 ms while it knows none (doWork's pollOnce(100); until this 
 kraftsim sent the moment the raft client learnt one).
 
 Not ported:
-- testControllerChanged: kraftsim's network tells no sender that a connection dropped;
-  a request to a controller that went away fails at its timeout (test_lifecycle covers
-  it) rather than going again to the next controller.
 - testEnvelopeResponseWithNotControllerError: kraftsim's brokers forward no client
   request to the controller (no Envelope).
 - testUnsupportedVersionHandling, testAuthenticationExceptionHandling: kraftsim's
@@ -34,6 +41,7 @@ import random
 from broker import MetadataLoader
 from broker.config import BrokerConfig
 from broker.lifecycle import CONTROLLER_LOOKUP_MS, RECONNECT_BACKOFF_MS, BrokerLifecycleManager
+from metadata.controller_channel import ControllerChannel
 from metadata.requests import (
     BROKER_SESSION_TIMEOUT_MS,
     BrokerHeartbeatRequest,
@@ -166,7 +174,10 @@ def test_a_new_controller_during_the_back_off_is_still_reached_through_the_old()
 def test_not_controller_with_no_controller_known_holds_the_request() -> None:
     """No controller known after the refusal: the request waits for one (sent at the
     channel's next look, every 100 ms from the refusal), and fails if none is known by its
-    retry timeout from when it was made."""
+    retry timeout from when it was made: at the first look at or past it (Kafka checks
+    the retry timeout as it takes requests from its queue, once per doWork), here the
+    look at 4,504 (looks at 4, 104, ... from the refusal; the retry timeout ends at
+    4,500)."""
     c = Channel()
     [first] = c.sent(0)
     c.controller(None, 2)
@@ -183,8 +194,11 @@ def test_not_controller_with_no_controller_known_holds_the_request() -> None:
     [first] = held.sent(0)
     held.controller(None, 2)
     held.answer(first, "NOT_CONTROLLER", 4)
-    assert held.sent(RETRY_TIMEOUT - 1) == [] and held.manager.failed_attempts == 0
-    assert held.sent(RETRY_TIMEOUT) == [] and held.manager.failed_attempts == 1
+    for look in range(104, RETRY_TIMEOUT, 100):
+        assert held.manager.next_deadline() == look
+        assert held.sent(look) == [] and held.manager.failed_attempts == 0
+    assert held.manager.next_deadline() == RETRY_TIMEOUT + 4
+    assert held.sent(RETRY_TIMEOUT + 4) == [] and held.manager.failed_attempts == 1
 
 
 def test_with_no_controller_the_channel_looks_for_one_every_100_ms() -> None:
@@ -261,3 +275,24 @@ def test_a_heartbeat_refused_long_after_the_start_goes_again() -> None:
     [again] = c.sent(made + 2)
     assert again.dst == NEW and isinstance(again.message, BrokerHeartbeatRequest)
     assert c.manager.failed_attempts == 0
+
+
+def test_controller_changed() -> None:
+    """testControllerChanged: a request out to the old controller, which becomes
+    unreachable (here: the raft client names the new one, ``leader_changed``), goes to
+    the new controller, whose answer completes it; nothing times out."""
+    leader: list[int | None] = [OLD]
+    sent: list[NodeMessage] = []
+    answered: list[object] = []
+    channel = ControllerChannel(BROKER, lambda: leader[0], retry_timeout_ms=1 << 62,
+                                emit=sent.append)
+    channel.send(BrokerHeartbeatRequest(0, BROKER, 6, 0), 0,
+                 lambda answer, now: answered.append(answer),
+                 lambda now: answered.append("timeout"))
+    assert [m.dst for m in sent] == [OLD]
+    leader[0] = NEW
+    channel.leader_changed(1)
+    assert [m.dst for m in sent] == [OLD, NEW] and answered == []
+    response = BrokerHeartbeatResponse(sent[1].message.correlation_id, "NONE")
+    assert channel.handle_message(NodeMessage(NEW, BROKER, response), 2)
+    assert answered == [response]

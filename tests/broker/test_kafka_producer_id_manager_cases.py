@@ -6,7 +6,9 @@ Kafka's mock controller, which answers each AllocateProducerIds with the next bl
 start moving on by the block's length), is played here by the test. testRetryBackoff,
 testInvalidRanges and testUnrecoverableErrors are ported in
 tests/broker/test_producer_ids.py (named in their docstrings), with the prefetch, the
-monotonic check and the channel's timeout; the controller's side of a block is in
+monotonic check and the controller channel's part (NOT_CONTROLLER resent by the channel,
+never seen by the manager; the 100 ms looks; the request and retry timeouts; the 50 ms
+reconnect back-off); the controller's side of a block is in
 tests/controller/test_kafka_producer_ids_block_cases.py.
 
 Not ported:
@@ -20,10 +22,12 @@ from __future__ import annotations
 
 import pytest
 
-from broker.producer_ids import ProducerIdManager
-from metadata.requests import AllocateProducerIdsRequest, AllocateProducerIdsResponse
+from broker.producer_ids import REQUEST_RETRY_TIMEOUT_MS, ProducerIdManager
+from metadata.controller_channel import ControllerChannel
+from metadata.requests import AllocateProducerIdsRequest, AllocateProducerIdsResponse, NodeMessage
 
 EPOCH = 1
+CONTROLLER = 3000
 HANDLERS = 5
 """Kafka's numThreads: the request handlers asking for ids."""
 
@@ -37,12 +41,12 @@ def test_handlers_asking_in_turn_get_unique_ids_from_contiguous_blocks(block_len
     beyond 3 * block_len + 5)."""
     sent: list[AllocateProducerIdsRequest] = []
 
-    def send(message: object) -> bool:
-        assert isinstance(message, AllocateProducerIdsRequest)
-        sent.append(message)
-        return True
+    def send(env: NodeMessage) -> None:
+        assert isinstance(env.message, AllocateProducerIdsRequest)
+        sent.append(env.message)
 
-    manager = ProducerIdManager(0, send)
+    manager = ProducerIdManager(0, ControllerChannel(
+        0, lambda: CONTROLLER, retry_timeout_ms=REQUEST_RETRY_TIMEOUT_MS, emit=send))
     next_start = 0
     answered = 0
     handed: dict[int, int] = {}
@@ -59,8 +63,8 @@ def test_handlers_asking_in_turn_get_unique_ids_from_contiguous_blocks(block_len
                 assert (error, pid) == ("COORDINATOR_LOAD_IN_PROGRESS", -1)
         # the mock controller answers what was asked since the last round
         for request in sent[answered:]:
-            manager.handle_message(AllocateProducerIdsResponse(
-                request.correlation_id, "NONE", next_start, block_len))
+            manager.channel.handle_message(NodeMessage(CONTROLLER, 0, AllocateProducerIdsResponse(
+                request.correlation_id, "NONE", next_start, block_len)), 0)
             next_start += block_len
         answered = len(sent)
     assert len(handed) == wanted

@@ -95,7 +95,7 @@ def test_after_a_retried_registration_the_manager_goes_idle() -> None:
     image = _update("3.7-IV0", manager, None)
     controller.publish(image)
     [first] = _requests(manager)
-    _answer(manager, first, "NOT_CONTROLLER")
+    _answer(manager, first, "UNKNOWN_SERVER_ERROR")
     retry = manager.next_deadline()
     assert retry is not None
     manager.poll(retry)
@@ -120,11 +120,21 @@ def test_a_closed_manager_sends_nothing_and_has_no_timer() -> None:
 
     manager, controller = _manager(leader=None)
     controller.publish(_update("3.7-IV0", manager, None))
+    assert manager.next_deadline() == 100 and manager.pending is not None  # waits to look
+    manager.close(0)
+    assert manager.next_deadline() is None
+    controller.raft.leader_id = 3
+    manager.poll(100)
+    assert manager.drain_outbox() == []
+
+    manager, controller = _manager()
+    controller.publish(_update("3.7-IV0", manager, None))
+    [first] = _requests(manager)
+    _answer(manager, first, "UNKNOWN_SERVER_ERROR")
     retry = manager.next_deadline()
     assert retry is not None and manager.pending is None
     manager.close(0)
     assert manager.next_deadline() is None
-    controller.raft.leader_id = 3
     manager.poll(retry)
     assert manager.drain_outbox() == []
 

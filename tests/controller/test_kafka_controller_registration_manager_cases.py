@@ -17,7 +17,12 @@ incarnation id with two listeners (CONTROLLER and CONTROLLER_SSL on other ports)
 metadata.version range up to 3.6-IV1, none of them what the manager registers; the
 incarnation id alone makes it this process's. Also here, kraftsim's own: the incarnation
 rule spelt out both ways, the back-off schedule, a request unanswered within the timeout,
-and a leader change while a request is out.
+and the controller channel's part (kraftsim's
+:class:`~metadata.controller_channel.ControllerChannel`, Kafka's
+NodeToControllerRequestThread with the registration channel's 5 s retry timeout): a
+request made with no leader known waits for the channel's 100 ms looks, and fails only at
+the retry timeout; NOT_CONTROLLER is resent by the channel (50 ms later to the same node);
+a leader change while a request is out.
 
 Not ported: none (every test method of the class is ported).
 """
@@ -261,18 +266,65 @@ def test_unanswered_request_is_retried_after_the_timeout() -> None:
 
 
 def test_no_known_leader_waits_and_a_new_leader_gets_the_request_at_once() -> None:
-    """With no leader known the manager backs off; a request out to a leader that lost
-    its leadership goes at once to the new one."""
+    """With no leader known the request waits in the channel (Kafka's pendingRpc stays
+    set, no failure counted): the channel looks every 100 ms, so a leader learnt at 30
+    gets it at 100. A request out to a leader that lost its leadership goes at once to
+    the new one."""
     manager, controller = _manager(leader=None)
     controller.publish(_update("3.7-IV0", manager, None))
-    assert _stats(manager) == (False, 0, 1) and manager.drain_outbox() == []
+    assert _stats(manager) == (True, 0, 0) and manager.drain_outbox() == []
+    assert manager.next_deadline() == 100
+    controller.now = 30
     controller.raft.leader_id = LEADER
-    retry = manager.next_deadline()
-    assert retry is not None
-    manager.poll(retry)
+    manager.on_leader_change(LEADER)  # (nothing is out: the channel waits for its look)
+    assert manager.drain_outbox() == []
+    manager.poll(100)
     [first] = _requests(manager)
     assert first.dst == LEADER
+    assert manager.pending == (first.message.correlation_id, LEADER, 100 + REQUEST_TIMEOUT_MS)
     controller.raft.leader_id = 2
     manager.on_leader_change(2)
     [second] = _requests(manager)
-    assert second.dst == 2 and _stats(manager) == (True, 0, 1)
+    assert second.dst == 2 and _stats(manager) == (True, 0, 0)
+    _answer(manager, first, "NONE", 120)  # the old leader's late answer: ignored
+    assert _stats(manager) == (True, 0, 0)
+    _answer(manager, second, "NONE", 120)
+    assert _stats(manager) == (False, 1, 0)
+
+
+def test_no_leader_for_the_retry_timeout_fails_the_request() -> None:
+    """No leader known for the channel's whole retry timeout (5 s): the request fails at
+    the channel's look at 5,000 and the manager backs off (100 ms, within 2%)."""
+    manager, controller = _manager(leader=None)
+    controller.publish(_update("3.7-IV0", manager, None))
+    for look in range(100, REQUEST_TIMEOUT_MS, 100):
+        manager.poll(look)
+        assert _stats(manager) == (True, 0, 0)
+    assert manager.next_deadline() == REQUEST_TIMEOUT_MS
+    manager.poll(REQUEST_TIMEOUT_MS)
+    assert _stats(manager) == (False, 0, 1) and manager.drain_outbox() == []
+    retry = manager.next_deadline()
+    assert retry is not None and REQUEST_TIMEOUT_MS + 98 <= retry <= REQUEST_TIMEOUT_MS + 102
+
+
+@pytest.mark.parametrize(("leader_then", "sent_at"), [(LEADER, 50), (2, 0)],
+                         ids=["same-leader", "new-leader"])
+def test_not_controller_is_sent_again_by_the_channel(leader_then: int, sent_at: int) -> None:
+    """NOT_CONTROLLER never reaches the manager (Kafka's channel resends the request and
+    its RegistrationResponseHandler sees only other answers): the same registration goes
+    again to the leader known now, after the 50 ms reconnect back-off when that is the
+    node that refused, at once to another; no failure is counted."""
+    manager, controller = _manager()
+    controller.publish(_update("3.7-IV0", manager, None))
+    [first] = _requests(manager)
+    controller.raft.leader_id = leader_then
+    _answer(manager, first, "NOT_CONTROLLER", 0)
+    assert _stats(manager) == (True, 0, 0)
+    if sent_at:
+        assert manager.drain_outbox() == [] and manager.next_deadline() == sent_at
+        manager.poll(sent_at)
+    [again] = _requests(manager)
+    assert again.dst == leader_then
+    assert again.message.incarnation_id == manager.incarnation_id
+    _answer(manager, again, "NONE", sent_at)
+    assert _stats(manager) == (False, 1, 0)

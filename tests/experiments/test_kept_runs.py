@@ -374,3 +374,30 @@ def _write_rows(rows: list[dict[str, Any]], path: Path) -> None:
 
     schema = arrow_schema(spark_schema(FAILOVER.columns))
     pq.write_table(pa.Table.from_pylist(rows, schema=schema), path)
+
+
+def test_compare_counts_a_parameter_a_run_did_not_have_at_its_default(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A broker-failover run made before metadata-version existed meets the cells of a run
+    at the default 4.0-IV0; a cell at another level is a cell of its own."""
+    from experiments.broker_failover import BROKER_FAILOVER
+
+    a, b = tmp_path / "a", tmp_path / "b"
+    _manifest(a, ["scenario=zone", "mode=atomic"], 2, experiment=BROKER_FAILOVER)
+    _manifest(b, ["scenario=zone", "mode=atomic", "metadata-version=4.0-IV0,4.1-IV0"], 2,
+              experiment=BROKER_FAILOVER)
+    old = {"mode": "atomic", "scenario": "zone", "zone-size": 2}
+    new = {**old, "metadata-version": "4.0-IV0"}
+
+    def cell(params: dict[str, Any], unavailable: float) -> dict[str, Any]:
+        return {"params": json.dumps(params, sort_keys=True), "runs": 1,
+                "unavailable_max_ms_p50": unavailable}
+
+    _cells(a, [cell(old, 900.0)])
+    _cells(b, [cell(new, 950.0), cell({**new, "metadata-version": "4.1-IV0"}, 800.0)])
+    assert main(["experiment", "compare", str(a), str(b), "--json"]) == 0
+    assert [json.loads(line) for line in capsys.readouterr().out.splitlines()] == [
+        {"cell": "metadata-version=4.0-IV0", "metric": "unavailable_max_ms_p50", "a": 900.0,
+         "b": 950.0, "delta": 50.0},
+        {"cell": "metadata-version=4.1-IV0", "metric": "runs", "a": None, "b": 1,
+         "delta": None}]

@@ -237,3 +237,36 @@ def test_status_in_json_says_which_controller_is_active() -> None:
     assert status["activeController"] == 3000
     assert {n["nodeId"]: n.get("active") for n in status["nodes"]} == {
         0: None, 3000: True, 3001: False, 3002: False}
+
+
+def test_cluster_offers_metadata_version_in_its_page_completion_and_errors(shell: Shell
+                                                                          ) -> None:
+    """``man cluster`` documents metadata-version=V; it completes; a bad level is one error
+    line in the controller's words; a cluster below 3.6-IV1 says its mode is atomic and its
+    ``seed`` line names the level, so that it replays."""
+    rec = shell()
+    page = rec.run("man cluster")
+    assert any("[metadata-version=V]" in line for line in page)
+    assert any(line.strip().startswith("metadata-version=V  the metadata.version the cluster "
+                                       "is bootstrapped at") for line in page)
+    assert "metadata-version=" in candidates(rec.session, "cluster metadata-v")
+    assert rec.run("cluster metadata-version=3.2-IV0") == [
+        "ERR cluster: metadata-version must be a metadata.version in 3.3-IV0..4.5-IV0: "
+        "Bootstrap metadata.version before 3.3-IV0 are not supported, got 3.2-IV0"]
+    out = rec.run(f"{SMALL} metadata-version=13", "seed")
+    assert out[0].endswith(", mode transactional, metadata.version 3.6-IV1")
+    assert out[-1].endswith(" metadata-version=3.6-IV1")
+    out = rec.run(f"{SMALL} metadata-version=3.5-IV2")
+    assert out[0].endswith(", mode atomic, metadata.version 3.5-IV2")
+    assert rec.run(SMALL)[0].endswith(", mode transactional")  # the default: not named
+
+
+def test_seed_line_replays_a_cluster_with_broker_lifecycles(shell: Shell) -> None:
+    """``seed`` after ``cluster ... heartbeats=on`` names heartbeats=on: the line it prints
+    starts a cluster whose brokers register and heartbeat again, the same run."""
+    rec = shell()
+    first = rec.run(f"{SMALL} heartbeats=on")
+    line = rec.run("seed")[-1].strip()
+    assert line.endswith(" heartbeats=on")
+    assert rec.run(line) == first
+    assert not rec.run(SMALL, "seed")[-1].endswith("heartbeats=on")  # off: not named

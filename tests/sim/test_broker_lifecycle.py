@@ -21,6 +21,7 @@ from controller import ControllerConfig, WriteMode
 from controller.operations import CreateTopics, IncrementalAlterConfigs, NewTopic
 from controller.operations.configs import ConfigChange
 from metadata.broker_index import partitions_of
+from metadata.controller_channel import ChannelRequest
 from metadata.delta import BROKER_RESOURCE, TOPIC_RESOURCE
 from metadata.image import NO_LEADER, RECOVERED, RECOVERING, MetadataImage, PartitionRegistration
 from metadata.requests import AlterPartitionResponse, NodeMessage
@@ -509,12 +510,13 @@ def test_a_fetch_of_a_restarted_followers_old_incarnation_does_not_take_it_back(
     assert cluster.run_until(race, 30_000)
     assert _partition(cluster, "t").isr == (leader,) and replica.isr == (leader,)
     answers: list[str] = []  # the errors of the AlterPartition answers the leader takes
-    take = manager._on_alter_response
+    take = manager._on_alter_answer
 
-    def noted(msg: AlterPartitionResponse) -> None:
+    def noted(key: tuple[str, int], item: ChannelRequest, msg: AlterPartitionResponse,
+              now: int) -> None:
         answers.append(msg.error)
-        take(msg)
-    manager._on_alter_response = noted  # type: ignore[method-assign]
+        take(key, item, msg, now)
+    manager._on_alter_answer = noted  # type: ignore[method-assign]
     cluster.sim.act("late fetch", lambda: manager.handle_message(
         NodeMessage(follower, leader, stale), cluster.sim.now))
     assert replica.pending_isr == (leader, follower)

@@ -149,7 +149,7 @@ def test_a_registration_is_retried_across_a_leader_failover() -> None:
                              WAIT_MS)
     new_active = cluster.active_controller()
     assert new_active is not None and new_active.node_id != active.node_id
-    assert manager.successful_rpcs == 1 and manager._correlation >= 2
+    assert manager.successful_rpcs == 1 and manager.channel.sends >= 2
     registered = new_active.committed_image().controllers[standby]
     assert registered.incarnation_id == manager.incarnation_id
 

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from controller import WriteMode
+from controller import ControllerConfig, WriteMode
+from controller.operations import CreateTopics, NewTopic
+from metadata.versions import LEVELS
 from sim.brokers import BrokerSettings
 from sim.cluster import ClusterConfig
 from sim.demo import demo_config
@@ -159,4 +161,61 @@ def test_the_bounds_and_defaults_are_those_documented() -> None:
     assert zero.value.line() == "fetch-records must be at least 1, got 0"
     assert [(s.name, s.default, s.choices) for s in SETTINGS if s.kind is str] == [
         ("mode", "transactional", ("transactional", "atomic", "non-atomic")),
-        ("mutations", "none", ()), ("heartbeats", "off", ("on", "off"))]
+        ("mutations", "none", ()), ("heartbeats", "off", ("on", "off")),
+        ("metadata-version", "4.0-IV0", ())]
+
+
+def test_metadata_version_is_the_bootstrap_level_by_name_or_number() -> None:
+    """A release name or its feature level; both are one value, kept as the name. Not
+    given, the cluster bootstraps at ControllerConfig's default (4.0-IV0)."""
+    assert parse_settings([]).controller.bootstrap_metadata_version == \
+        ControllerConfig().bootstrap_metadata_version == LEVELS["4.0-IV0"]
+    assert parse_settings(["metadata-version=4.1-IV0"]).controller == \
+        ControllerConfig(bootstrap_metadata_version=LEVELS["4.1-IV0"])
+    assert parse_setting_words(["metadata-version=26"]) == \
+        parse_setting_words(["metadata-version=4.1-IV0"]) == {"metadata-version": "4.1-IV0"}
+    assert parse_settings(["metadata-version=3.3-IV0"]).controller.bootstrap_metadata_version \
+        == 4
+    assert parse_settings(["metadata-version=4.0-IV0"]) == parse_settings([])
+    assert settings_help(["metadata-version"]) == [
+        "metadata-version=3.3-IV0..4.5-IV0  " + BY_NAME["metadata-version"].help
+        + " (default 4.0-IV0)"]
+
+
+@pytest.mark.parametrize(("value", "problem"), [
+    ("3.2-IV0", "Bootstrap metadata.version before 3.3-IV0 are not supported, got 3.2-IV0"),
+    ("3", "Bootstrap metadata.version before 3.3-IV0 are not supported, got 3.2-IV0"),
+    ("4.9-IV9", "unknown metadata.version '4.9-IV9'; use a level 1-34 or a release name such "
+                "as 3.6-IV1"),
+    ("35", "metadata.version level 35 is outside 1-34"),
+])
+def test_a_metadata_version_no_cluster_can_bootstrap_at_is_refused_in_the_controllers_words(
+        value: str, problem: str) -> None:
+    with pytest.raises(SettingError) as error:
+        parse_settings([f"metadata-version={value}"])
+    assert error.value.line() == \
+        f"metadata-version must be a metadata.version in 3.3-IV0..4.5-IV0: {problem}"
+
+
+def test_a_cluster_at_4_1_starts_with_eligible_leader_replicas_and_below_3_6_atomic() -> None:
+    """What the level changes, seen by a user: ELR on from the start at 4.1-IV0 (Kafka's
+    formatter default), off at the default 4.0-IV0; below 3.6-IV1 the write mode left to the
+    version is atomic."""
+    from controller.operations.elr import elr_enabled
+    from sim.cluster import KRaftCluster
+    from sim.startup import start_cluster
+
+    for value, elr in (("4.1-IV0", True), ("4.0-IV0", False)):
+        cluster = KRaftCluster(parse_settings([f"metadata-version={value}", "brokers=1"]))
+        assert start_cluster(cluster)
+        active = cluster.active_controller()
+        assert active is not None and elr_enabled(active.committed_image()) is elr
+        assert active.metadata_version == LEVELS[value]
+    low = KRaftCluster(parse_settings(["metadata-version=3.5-IV2", "brokers=1",
+                                       "max-records-per-batch=3"]))
+    assert start_cluster(low)
+    active = low.active_controller()
+    assert active is not None and active.metadata_version == LEVELS["3.5-IV2"]
+    handle = low.submit(CreateTopics((NewTopic("t", 5, 1),)))
+    assert handle.mode == "atomic" and handle.error is not None
+    assert handle.error.code == "POLICY_VIOLATION"  # 6 records do not fit one batch of 3
