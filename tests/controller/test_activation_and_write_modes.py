@@ -12,15 +12,17 @@ from controller.errors import ApiError, ControllerFault
 from controller.offset_control import OffsetControlManager
 from controller.write_mode import WriteMode, default_mode, plan_batches
 from metadata.bootstrap import BootstrapMetadata
+from metadata.delta import BROKER_RESOURCE
 from metadata.schema import (
     AbortTransactionRecord,
     BeginTransactionRecord,
+    ConfigRecord,
     EndTransactionRecord,
     FeatureLevelRecord,
     NoOpRecord,
     ZkMigrationStateRecord,
 )
-from metadata.versions import LEVELS
+from metadata.versions import LEVELS, METADATA_VERSION_FEATURE
 
 
 def _bootstrap(level: int) -> BootstrapMetadata:
@@ -121,3 +123,19 @@ def test_transactional_is_unavailable_below_3_6_iv1() -> None:
     assert e.value.code == "UNSUPPORTED_VERSION"
     assert default_mode(12) is WriteMode.ATOMIC
     assert default_mode(13) is WriteMode.TRANSACTIONAL
+
+
+@pytest.mark.parametrize("level", [0, 1])
+def test_bootstrap_with_eligible_leader_replicas_sets_the_cluster_min_isr(level: int) -> None:
+    """Kafka 4.1's ActivationRecordsGenerator: a bootstrap that turns
+    eligible.leader.replicas.version on (level 1) also writes the cluster-level
+    min.insync.replicas (the static default, 1) after its records; one that names the
+    feature at level 0 leaves ELR off and writes no config."""
+    mv = LEVELS["4.0-IV1"]
+    elr = FeatureLevelRecord("eligible.leader.replicas.version", level)
+    bootstrap = BootstrapMetadata.from_records(
+        (FeatureLevelRecord(METADATA_VERSION_FEATURE, mv), elr), "test")
+    records = [r for r in activation_records(True, -1, mv, bootstrap).records
+               if isinstance(r, FeatureLevelRecord | ConfigRecord)]
+    extra = [ConfigRecord(BROKER_RESOURCE, "", "min.insync.replicas", "1")] if level else []
+    assert records == [FeatureLevelRecord(METADATA_VERSION_FEATURE, mv), elr, *extra]

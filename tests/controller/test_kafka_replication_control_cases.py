@@ -867,6 +867,17 @@ def test_elr_effective_min_isr() -> None:
     assert effective_min_isr(bare, FOO) == 2
 
 
+def test_elr_effective_min_isr_of_a_topic_with_other_configs() -> None:
+    """A topic (or cluster) config that names other keys but not min.insync.replicas
+    leaves the min ISR to the next level: the cluster default, else Kafka's static 1."""
+    bare = _with_topic(image_of(brokers(0, 1, 2, level=ELR)), (0, 1, 2))
+    bare = image_of([ConfigRecord(TOPIC_RESOURCE, "foo", "retention.ms", "1000"),
+                     ConfigRecord(BROKER_RESOURCE, "", "log.retention.ms", "1000")], bare)
+    assert effective_min_isr(bare, FOO) == 1
+    bare = image_of([ConfigRecord(BROKER_RESOURCE, "", "min.insync.replicas", "2")], bare)
+    assert effective_min_isr(bare, FOO) == 2
+
+
 def test_elr_clean_election() -> None:
     """testEligibleLeaderReplicas_CleanElection: min ISR 3 over 0-3, 1, 2 and 3 fenced:
     ISR [0], ELR [2, 3]; 2 is unfenced, then 0 and 1 fenced: the ISR empties and 2, an
@@ -986,3 +997,133 @@ def test_elr_shrink_to_empty_isr() -> None:
     image = _step(RegisterBroker(0, incarnation_id="new-0",
                                  previous_broker_epoch=image.brokers[0].epoch), image)
     assert _elr_state(image) == ((), (0, 1, 2), (0,), NO_LEADER)
+
+
+def test_elr_other_config_changes_keep_the_elr() -> None:
+    """Kafka 4.1's createClearElrRecordsAsNeeded writes a ClearElrRecord for a
+    min.insync.replicas change only: another topic or cluster config changed with ELR on
+    is written alone, and the partition keeps its ELR."""
+    image = _elr_cluster(0, 1, 2, min_isr="2")
+    image = _step(_alter(image, (0,)), image)
+    assert _elr_state(image) == ((0,), (1, 2), (), 0)
+    image, records, _ = run(IncrementalAlterConfigs(TOPIC_RESOURCE, "foo", (
+        ConfigChange("retention.ms", "1000"),)), image, offset=image.offset + 1)
+    assert records == [ConfigRecord(TOPIC_RESOURCE, "foo", "retention.ms", "1000")]
+    image, records, _ = run(IncrementalAlterConfigs(BROKER_RESOURCE, "", (
+        ConfigChange("log.retention.ms", "1000"),)), image, offset=image.offset + 1)
+    assert records == [ConfigRecord(BROKER_RESOURCE, "", "log.retention.ms", "1000")]
+    assert _elr_state(image) == ((0,), (1, 2), (), 0)
+
+
+def test_elr_fence_elects_uncleanly_where_the_topic_allows_it() -> None:
+    """Kafka's generateLeaderAndIsrUpdates asks the builder for an UNCLEAN election where
+    the topic's unclean.leader.election.enable is true, with ELR on too: min ISR 1 over
+    0-2, 2 out of the ISR but active; fencing 1 then 0 empties the ISR (0 becomes eligible
+    but may not lead), so 2 is elected uncleanly: the ISR is just it, the partition
+    RECOVERING, the ELR emptied. Without the setting the partition stays leaderless."""
+    for unclean in (True, False):
+        image = _elr_cluster(0, 1, 2, min_isr="1")
+        image = _step(_alter(image, (0, 1)), image)
+        if unclean:
+            image = _step(IncrementalAlterConfigs(TOPIC_RESOURCE, "foo", (
+                ConfigChange("unclean.leader.election.enable", "true"),)), image)
+        image = _fence(image, 1, 0)
+        if unclean:
+            assert _elr_state(image) == ((2,), (), (), 2)
+            assert _partition(image, 0).leader_recovery_state == 1  # RECOVERING
+        else:
+            assert _elr_state(image) == ((), (0,), (0,), NO_LEADER)
+    # an UNCLEAN ElectLeaders makes the same election whatever the topic says
+    _, records, _ = run(ElectLeaders("UNCLEAN", (TopicPartitions("foo", (0,)),)), image,
+                        offset=image.offset + 1)
+    assert records == [PartitionChangeRecord(partition_id=0, topic_id=FOO, isr=(2,), leader=2,
+                                             leader_recovery_state=1,
+                                             eligible_leader_replicas=(),
+                                             last_known_elr=())]
+
+
+def _last_leader_alone(image: MetadataImage) -> MetadataImage:
+    """min ISR 3 over 0-3: 1, 2 and 3 fenced (ISR [0], ELR [2, 3]), then 3, 2 and 0
+    restarted uncleanly: ISR and ELR empty, lastKnownElr [0]; then 0 marked unfenced by
+    hand (its unfence alone would elect it)."""
+    image = _fence(image, 1, 2, 3)
+    for broker in (3, 2, 0):
+        image = _unclean_restart(image, broker)
+    assert _elr_state(image) == ((), (), (0,), NO_LEADER)
+    return image_of([BrokerRegistrationChangeRecord(0, image.brokers[0].epoch, fenced=-1)],
+                    image, image.offset + 1)
+
+
+def test_elr_elect_leaders_elects_the_last_known_leader() -> None:
+    """Kafka's electPreferredLeader and electAnyLeader with ELR on: ISR and ELR empty and
+    the last known leader back, a PREFERRED as an UNCLEAN ElectLeaders elects it
+    (uncleanly: the ISR is just it, RECOVERING) and empties lastKnownElr."""
+    image = _last_leader_alone(_elr_cluster(0, 1, 2, 3, min_isr="3"))
+    expected = [PartitionChangeRecord(partition_id=0, topic_id=FOO, isr=(0,), leader=0,
+                                      leader_recovery_state=1, last_known_elr=())]
+    for kind in ("PREFERRED", "UNCLEAN"):
+        _, records, _ = run(ElectLeaders(kind, (TopicPartitions("foo", (0,)),)), image,
+                            offset=image.offset + 1)
+        assert records == expected, kind
+
+
+def test_elr_preferred_election_moves_the_leader_back() -> None:
+    """A PREFERRED ElectLeaders with ELR on gives the partition back to its first replica
+    once that one is in the ISR again (not before), as with ELR off."""
+    image = _elr_cluster(0, 1, 2, min_isr="2")
+    image = _fence(image, 0)
+    image = _step(UnfenceBroker(0), image)
+    assert _elr_state(image) == ((1, 2), (), (), 1)
+    # 0 out of the ISR may not lead: the leader 1 stays, nothing is written
+    _, records, _ = run(ElectLeaders("PREFERRED", (TopicPartitions("foo", (0,)),)), image,
+                        offset=image.offset + 1)
+    assert records == []
+    image = _step(_alter(image, (1, 2, 0), broker=1), image)
+    image = _step(ElectLeaders("PREFERRED", (TopicPartitions("foo", (0,)),)), image)
+    assert _elr_state(image) == ((1, 2, 0), (), (), 0)
+
+
+def test_elr_turned_off_fences_and_unfences_empty_a_kept_elr() -> None:
+    """With ELR turned off a partition keeps its ELR until it next changes (Kafka 4.1 turns
+    it off with the feature level alone); a fence or an unfence then changes it through
+    Kafka's builder with ELR off, which empties the ELR: a fence of an ISR member shrinks
+    the ISR (never to empty; the fenced broker never leads), and an unfence visits every
+    leaderless partition: it elects a kept eligible replica cleanly, or, where the
+    cluster allows it, any returning replica uncleanly, and empties the ELR even where it
+    elects nobody."""
+    image = _elr_cluster(0, 1, 2, 3, min_isr="3")
+    image = _step(_alter(image, (0, 1, 2)), image)
+    image = _fence(image, 2)
+    assert _elr_state(image) == ((0, 1), (2,), (), 0)
+    off = UpdateFeatures((FeatureUpdate(ELR_FEATURE, 0, allow_downgrade=True),))
+    after = _step(off, image)
+    after, records, _ = run(FenceBroker(1), after, offset=after.offset + 1)
+    assert records[:-1] == [PartitionChangeRecord(partition_id=0, topic_id=FOO, isr=(0,),
+                                                 eligible_leader_replicas=())]
+    # the leader, the last ISR member, fenced where the cluster allows unclean elections:
+    # 3 (active, out of the ISR and the ELR) leads uncleanly, never the fenced broker
+    lone = _step(IncrementalAlterConfigs(BROKER_RESOURCE, "", (
+        ConfigChange("unclean.leader.election.enable", "true"),)), _fence(image, 1))
+    assert _elr_state(lone) == ((0,), (1, 2), (), 0)
+    lone = _step(off, lone)
+    _, records, _ = run(FenceBroker(0), lone, offset=lone.offset + 1)
+    assert records[:-1] == [PartitionChangeRecord(partition_id=0, topic_id=FOO, isr=(3,),
+                                                  leader=3, leader_recovery_state=1,
+                                                  eligible_leader_replicas=())]
+    # leaderless with ISR empty and ELR [0, 1, 2], and 3 out of both
+    image = _fence(image, 3, 1, 0)
+    assert _elr_state(image) == ((), (0, 1, 2), (0,), NO_LEADER)
+    image = _step(off, image)
+    _, records, _ = run(UnfenceBroker(1), image, offset=image.offset + 1)
+    assert records[1:] == [PartitionChangeRecord(partition_id=0, topic_id=FOO, isr=(1,),
+                                                 leader=1, eligible_leader_replicas=())]
+    _, records, _ = run(UnfenceBroker(3), image, offset=image.offset + 1)
+    # no election (3 was in neither), but Kafka's builder still empties the ELR
+    assert records[1:] == [PartitionChangeRecord(partition_id=0, topic_id=FOO,
+                                                 eligible_leader_replicas=())]
+    image = _step(IncrementalAlterConfigs(BROKER_RESOURCE, "", (
+        ConfigChange("unclean.leader.election.enable", "true"),)), image)
+    _, records, _ = run(UnfenceBroker(3), image, offset=image.offset + 1)
+    assert records[1:] == [PartitionChangeRecord(partition_id=0, topic_id=FOO, isr=(3,),
+                                                 leader=3, leader_recovery_state=1,
+                                                 eligible_leader_replicas=())]

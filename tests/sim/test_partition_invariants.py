@@ -70,3 +70,27 @@ def test_a_consistent_change_passes_and_elr_off_is_not_looked_at() -> None:
     overlap = PartitionChangeRecord(partition_id=0, topic_id=FOO, isr=(1, 2),
                                     eligible_leader_replicas=(2, 3))
     _check(_checker(_setup(0), (overlap,)))  # ELR never on: nothing is looked at
+
+
+def test_a_violation_names_the_partition_and_the_offset() -> None:
+    overlap = PartitionChangeRecord(partition_id=0, topic_id=FOO, isr=(1, 2),
+                                    eligible_leader_replicas=(2, 3))
+    # the setup batch holds offsets 0-3: the change is at 4
+    with pytest.raises(InvariantViolation,
+                       match=r"foo-0 at 4: ISR \[1, 2\] and ELR \[2, 3\] overlap"):
+        _check(_checker(_setup(1), (overlap,)))
+
+
+def test_checks_go_on_after_elr_is_turned_off() -> None:
+    """Once ELR was on, the records are looked at whatever the feature level later: a
+    partition may keep its ELR after ELR is turned off."""
+    checker = _checker(_setup(1))
+    _check(checker)
+    overlap = PartitionChangeRecord(partition_id=0, topic_id=FOO, isr=(1, 2),
+                                    eligible_leader_replicas=(2, 3))
+    history = checker.reference.history
+    for offset, records in ((4, (FeatureLevelRecord(ELR_FEATURE, 0),)), (5, (overlap,))):
+        assert history.observe(Batch(offset, 1, records)) is None
+    assert checker.reference.advance() == []
+    with pytest.raises(InvariantViolation, match="ElrDisjointIsr"):
+        _check(checker)
