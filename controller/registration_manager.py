@@ -153,7 +153,7 @@ class ControllerRegistrationManager:
         """When the request out is given up, or the next try is due (the channel has a
         deadline only while it holds the request, and the next try waits only while it
         holds none)."""
-        due = self.channel.next_deadline()
+        due = self.channel.deadline
         return self.retry_at if due is None else due
 
     def poll(self, now: int) -> None:

@@ -135,6 +135,9 @@ class ControllerChannel:
         self._out: list[_Out] = []  # handed over, in hand-off order
         self._looking_since: int | None = None
         self._next_look: int | None = None
+        self.deadline: int | None = None
+        """:meth:`next_deadline`, kept up to date by every method that changes it (an
+        owner asked after every event reads it without a call)."""
 
     # ------------------------------------------------------------------ queries
     @property
@@ -164,12 +167,15 @@ class ControllerChannel:
 
     def next_deadline(self) -> int | None:
         """The next look, reconnect, or request timeout, whichever comes first."""
+        return self.deadline
+
+    def _update_deadline(self) -> None:
         due = self._next_look
         for out in self._out:
             at = out.send_at if out.send_at is not None else out.timeout_at
             if due is None or at < due:
                 due = at
-        return due
+        self.deadline = due
 
     # ------------------------------------------------------------------ requests
     def send(self, request: Any, now: int, on_answer: Callable[[Any, int], None],
@@ -182,6 +188,7 @@ class ControllerChannel:
         if self._next_look is None:  # (a look already planned is not brought forward)
             self._pump(now)
         item.wanted = wanted  # (asked from the next send on: the owner has it by then)
+        self._update_deadline()
         return item
 
     def poll(self, now: int) -> None:
@@ -196,6 +203,7 @@ class ControllerChannel:
         if self._next_look is not None and now >= self._next_look:
             self._next_look = None
             self._pump(now)
+        self._update_deadline()
 
     def handle_message(self, env: NodeMessage, now: int) -> bool:
         """Take an answer; True when it answered a request out (else it is ignored)."""
@@ -207,11 +215,12 @@ class ControllerChannel:
             return False
         if self.refused(answer):
             self._drop([found], now, timed_out=False)
-            return True
-        self._out.remove(found)
-        found.item.on_answer(answer, now)
-        if self._next_look is None:
-            self._pump(now)
+        else:
+            self._out.remove(found)
+            found.item.on_answer(answer, now)
+            if self._next_look is None:
+                self._pump(now)
+        self._update_deadline()
         return True
 
     def leader_changed(self, now: int) -> None:
@@ -229,13 +238,14 @@ class ControllerChannel:
             self._out.remove(out)
         self.queue[:0] = [out.item for out in moved]
         self._pump(now)
+        self._update_deadline()
 
     def close(self) -> None:
         """The process stops: nothing more is sent."""
         self.outbox.clear()
         self.queue.clear()
         self._out.clear()
-        self._next_look = None
+        self._next_look = self.deadline = None
 
     # ------------------------------------------------------------------ internals
     def _count(self) -> int:

@@ -157,10 +157,10 @@ class KRaftCluster:
         self.controller_faults: list[tuple[int, int, str]] = []
         self.broker_invariants = BrokerInvariants()
         self.partition_invariants = PartitionInvariants(self.txn_invariants.reference)
-        monitors: list[Monitor] = [self.raft_invariants, self.txn_invariants,
-                                   self.partition_invariants, *extra_monitors]
+        self.txn_invariants.after_replay.append(self.partition_invariants)
+        monitors: list[Monitor] = [self.raft_invariants, self.txn_invariants, *extra_monitors]
         if config.brokers_settings.lifecycle:
-            monitors.insert(3, self.broker_invariants)
+            monitors.insert(2, self.broker_invariants)
         if trace_out is not None:  # notes for timeline.html; they leave the fingerprint alone
             monitors.append(TraceNotes(self.txn_invariants))
         self.sim = Simulation(world, self._apps, monitors, Trace(trace_out))

@@ -1,4 +1,6 @@
-"""Partition invariants of the committed metadata, checked online after every event.
+"""Partition invariants of the committed metadata, checked online after every event that
+commits records (the transaction invariants run them once their replay has moved:
+:attr:`sim.invariants.transactions.TransactionInvariants.after_replay`).
 
 Against the reference replay of the committed log (:mod:`sim.invariants.reference`),
 each partition a committed PartitionRecord or PartitionChangeRecord touched is checked

@@ -97,6 +97,9 @@ class TransactionInvariants(Monitor):
         self._pending: list[Publication] = []
         self._controller_seen: dict[int, tuple[int, int, int, RevertPoint]] = {}
         self.on_publish: list[Publication] = []
+        self.after_replay: list[Monitor] = []
+        """Monitors that read only the reference replay: checked after this one's checks,
+        at the events that replayed something (most events replay nothing)."""
 
     # ------------------------------------------------------------------ wiring
     def on_started(self, sim: Simulation, slot: NodeSlot) -> None:
@@ -124,7 +127,9 @@ class TransactionInvariants(Monitor):
 
     # ------------------------------------------------------------------ checks
     def check(self, sim: Simulation, touched: Sequence[NodeSlot]) -> None:
-        """Advance the reference, then check publications and controllers."""
+        """Advance the reference, then check publications and controllers (then the
+        :attr:`after_replay` monitors, when the reference moved)."""
+        start = self.reference.next_offset
         for name, message in self.reference.advance():
             self._fail(name, message)
         pending, self._pending = self._pending, []
@@ -136,6 +141,9 @@ class TransactionInvariants(Monitor):
             for app in slot.apps:
                 if isinstance(app, QuorumController):
                     self._check_controller(slot.node_id, app)
+        if self.reference.next_offset != start:
+            for monitor in self.after_replay:
+                monitor.check(sim, touched)
 
     def _check_publication(self, pub: Publication) -> None:
         offset = pub.image.offset
