@@ -95,13 +95,19 @@ def _node(fault: FaultSpec) -> int:
     return int(fault.node)  # the shell resolves ``leader`` to a node id when parsing
 
 
-def run_crash(session: Session, args: list[str]) -> None:
-    """``crash NODE``."""
-    values, _ = parse_args(CRASH, args, positional=("NODE",))
+def _target(session: Session, spec: Command, verb: str, args: list[str]
+            ) -> tuple[Lab, int, NodeStatus]:
+    """The lab, the node ``verb NODE`` names (parsed as that fault) and its status now."""
+    values, _ = parse_args(spec, args, positional=("NODE",))
     lab = session.require_lab()
     _stopped(lab)
-    node_id = _node(_parse(lab, "crash", values[0]))
-    status = lab.status_of(node_id)
+    node_id = _node(_parse(lab, verb, values[0]))
+    return lab, node_id, lab.status_of(node_id)
+
+
+def run_crash(session: Session, args: list[str]) -> None:
+    """``crash NODE``."""
+    lab, node_id, status = _target(session, CRASH, "crash", args)
     if status in (NodeStatus.CRASHED, NodeStatus.STOPPED):
         raise CommandError(f"{lab.node_name(node_id)} is already {status.value}")
     slot = lab.cluster.sim.slots[node_id]
@@ -115,11 +121,7 @@ def run_crash(session: Session, args: list[str]) -> None:
 
 def run_shutdown(session: Session, args: list[str]) -> None:
     """``shutdown NODE``."""
-    values, _ = parse_args(SHUTDOWN, args, positional=("NODE",))
-    lab = session.require_lab()
-    _stopped(lab)
-    node_id = _node(_parse(lab, "shutdown", values[0]))
-    status = lab.status_of(node_id)
+    lab, node_id, status = _target(session, SHUTDOWN, "shutdown", args)
     if status is not NodeStatus.RUNNING:
         raise CommandError(f"{lab.node_name(node_id)} is {status.value}, not running")
     lab.cluster.sim.shutdown(node_id)

@@ -21,6 +21,7 @@ channel) sends it:
 from __future__ import annotations
 
 from broker.config import BrokerConfig
+from broker.loader import MetadataLoader
 from broker.replica_manager import ALTER_RETRY_MS
 from metadata.controller_channel import CONTROLLER_LOOKUP_MS, RECONNECT_BACKOFF_MS
 from metadata.requests import AlterPartitionRequest
@@ -263,15 +264,22 @@ def test_not_controller_after_a_new_controller_is_known_during_the_back_off() ->
     _resent(cell, first, NEW_CONTROLLER)
 
 
-def test_not_controller_with_no_controller_known_waits_for_the_next() -> None:
-    """NOT_CONTROLLER while an election is under way: nothing is sent however long it
-    lasts; the leader elected then gets the same request at the channel's next look."""
+def _refused_with_no_controller_known() -> tuple[Cell, AlterPartitionRequest, MetadataLoader]:
+    """An expansion's AlterPartition refused NOT_CONTROLLER while broker 1's raft client
+    knows no leader (an election under way): the cell, the request and the loader."""
     cell = Cell(brokers=(1, 2))
     first = _expansion_pending(cell)
     loader = cell.managers[1].loader
     loader.handle_leader_change(LeaderAndEpoch(None, 2))
     cell.alters.append((1, first))
     cell.answer_alter("NOT_CONTROLLER", write=False)
+    return cell, first, loader
+
+
+def test_not_controller_with_no_controller_known_waits_for_the_next() -> None:
+    """NOT_CONTROLLER while an election is under way: nothing is sent however long it
+    lasts; the leader elected then gets the same request at the channel's next look."""
+    cell, first, loader = _refused_with_no_controller_known()
     cell.run(cell.config.request_timeout_ms + 1_000, every=CONTROLLER_LOOKUP_MS)
     assert cell.alters == []
     loader.handle_leader_change(LeaderAndEpoch(NEW_CONTROLLER, 2))
@@ -287,12 +295,7 @@ def test_with_no_controller_known_the_channel_looks_for_one_every_100_ms() -> No
     two looks gets the request refused meanwhile at the next look (every 100 ms from the
     refusal), not at once."""
     for known_after, sent_after in ((1, 100), (100, 100), (101, 200), (250, 300)):
-        cell = Cell(brokers=(1, 2))
-        first = _expansion_pending(cell)
-        loader = cell.managers[1].loader
-        loader.handle_leader_change(LeaderAndEpoch(None, 2))
-        cell.alters.append((1, first))
-        cell.answer_alter("NOT_CONTROLLER", write=False)
+        cell, first, loader = _refused_with_no_controller_known()
         refused_at = cell.now
         assert cell.managers[1].next_deadline() == refused_at + CONTROLLER_LOOKUP_MS
         while cell.now + CONTROLLER_LOOKUP_MS < refused_at + known_after:
