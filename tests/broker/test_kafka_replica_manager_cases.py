@@ -674,21 +674,29 @@ def test_partitions_added_to_a_topic_are_fetched_from_their_leader_only() -> Non
     assert cell.managers[2].replicas[(TOPIC_ID, 1)].fetch_position().current_leader_epoch == 0
 
 
+def _leader_moved_to_3(old: int) -> Cell:
+    """Partitions 0 and 1 on brokers (``old``, 2, 3) led by ``old``; once follower 2 has a
+    fetch session with ``old``, partition 0's leadership moves to broker 3: follower 2's
+    next fetches to ``old`` name partition 0 as forgotten and fetch only partition 1."""
+    cell = Cell(brokers=(old, 2, 3))
+    cell.create(replicas=(old, 2, 3), leader=old)
+    cell.publish(PartitionRecord(1, TOPIC_ID, (old, 2, 3), (old, 2, 3), leader=old,
+                                 leader_epoch=0, partition_epoch=0))
+    _exchange(cell, 3)
+    assert cell.managers[2]._handlers[old].session_id != 0
+    cell.change(leader=3)
+    to_old = [env.message for env in _exchange(cell, 3)
+              if env.src == 2 and env.dst == old and isinstance(env.message, ReplicaFetchRequest)]
+    assert to_old and to_old[0].forgotten == (KEY,)
+    assert all(p.partition_id == 1 for fetch in to_old for p in fetch.partitions)
+    return cell
+
+
 def test_a_partition_whose_leader_moved_is_forgotten_in_the_old_leaders_session() -> None:
     """KIP-227 incremental fetch sessions: when partition 0's leadership moves from broker
     1 to broker 3, follower 2 keeps its session with broker 1 for partition 1 and its
     next fetch there names partition 0 as forgotten, no longer as fetched."""
-    cell = Cell(brokers=(1, 2, 3))
-    cell.create(replicas=(1, 2, 3), leader=1)
-    cell.publish(PartitionRecord(1, TOPIC_ID, (1, 2, 3), (1, 2, 3), leader=1,
-                                 leader_epoch=0, partition_epoch=0))
-    _exchange(cell, 3)
-    assert cell.managers[2]._handlers[1].session_id != 0
-    cell.change(leader=3)
-    to_old = [env.message for env in _exchange(cell, 3)
-              if env.src == 2 and env.dst == 1 and isinstance(env.message, ReplicaFetchRequest)]
-    assert to_old and to_old[0].forgotten == (KEY,)
-    assert all(p.partition_id == 1 for fetch in to_old for p in fetch.partitions)
+    cell = _leader_moved_to_3(old=1)
     assert cell.managers[2]._handlers[1].session_id != 0
 
 
@@ -1095,17 +1103,7 @@ def test_a_partition_led_by_broker_0_is_forgotten_when_its_leader_moves() -> Non
     """Broker id 0 (Kafka's usual first node.id) leads like any other: when partition 0's
     leadership moves from broker 0 to broker 3, follower 2's next fetch to broker 0 names
     it as forgotten, and the replica removed from broker 2 later is not fetched again."""
-    cell = Cell(brokers=(0, 2, 3))
-    cell.create(replicas=(0, 2, 3), leader=0)
-    cell.publish(PartitionRecord(1, TOPIC_ID, (0, 2, 3), (0, 2, 3), leader=0,
-                                 leader_epoch=0, partition_epoch=0))
-    _exchange(cell, 3)
-    assert cell.managers[2]._handlers[0].session_id != 0
-    cell.change(leader=3)
-    to_old = [env.message for env in _exchange(cell, 3)
-              if env.src == 2 and env.dst == 0 and isinstance(env.message, ReplicaFetchRequest)]
-    assert to_old and to_old[0].forgotten == (KEY,)
-    assert all(p.partition_id == 1 for fetch in to_old for p in fetch.partitions)
+    _leader_moved_to_3(old=0)
 
 
 def test_a_follower_replica_moved_away_is_forgotten_in_its_leaders_session() -> None:
