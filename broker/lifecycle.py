@@ -63,11 +63,7 @@ from broker.config import BrokerConfig
 from broker.loader import MetadataLoader
 from broker.log_dir import LogDir
 from metadata.backoff import ExponentialBackoff
-from metadata.controller_channel import (
-    CONTROLLER_LOOKUP_MS,
-    RECONNECT_BACKOFF_MS,
-    ControllerChannel,
-)
+from metadata.controller_channel import ControllerChannel
 from metadata.requests import (
     BROKER_SESSION_TIMEOUT_MS,
     BrokerHeartbeatRequest,
@@ -92,10 +88,6 @@ RESEND_MULTIPLIER = 2
 """The resend back-off's growth per failure in a row."""
 RESEND_JITTER = 0.02
 """The resend back-off's spread either way."""
-
-__all__ = ["CONTROLLER_LOOKUP_MS", "RECONNECT_BACKOFF_MS", "BrokerLifecycleManager",
-           "BrokerState"]
-
 
 class BrokerState(StrEnum):
     """Kafka's BrokerState values a KRaft broker goes through."""

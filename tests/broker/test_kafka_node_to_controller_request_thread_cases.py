@@ -40,8 +40,12 @@ import random
 
 from broker import MetadataLoader
 from broker.config import BrokerConfig
-from broker.lifecycle import CONTROLLER_LOOKUP_MS, RECONNECT_BACKOFF_MS, BrokerLifecycleManager
-from metadata.controller_channel import ControllerChannel
+from broker.lifecycle import BrokerLifecycleManager
+from metadata.controller_channel import (
+    CONTROLLER_LOOKUP_MS,
+    RECONNECT_BACKOFF_MS,
+    ControllerChannel,
+)
 from metadata.requests import (
     BROKER_SESSION_TIMEOUT_MS,
     BrokerHeartbeatRequest,
