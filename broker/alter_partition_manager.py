@@ -124,9 +124,8 @@ class AlterPartitionManager:
         """When the next request goes after a top-level error (or a broker epoch of -1)."""
         self.channel = ControllerChannel(
             broker_id, controller, retry_timeout_ms=ALTER_RETRY_TIMEOUT_MS,
-            request_timeout_ms=request_timeout_ms, emit=emit, max_in_flight=1,
-            refused=not_controller_anywhere, leader_epoch=controller_epoch,
-            next_correlation=next_correlation)
+            request_timeout_ms=request_timeout_ms, emit=emit, refused=not_controller_anywhere,
+            leader_epoch=controller_epoch, next_correlation=next_correlation)
         """The "alter-partition" channel to the controller (Kafka's, beneath its
         AlterPartitionManager)."""
 
