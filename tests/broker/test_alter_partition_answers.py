@@ -56,13 +56,14 @@ def test_an_error_of_stale_metadata_keeps_the_change_pending_until_new_metadata(
     again however long the follower fetches; once the image moves the partition epoch
     (a new leader epoch here) the leader asks again. (AlterPartitionManagerTest's
     testInvalidUpdateVersion, testUnknownTopicPartition and testInvalidRequest: such a
-    partition error leaves nothing of the partition in flight, so its next change is
-    sent.)"""
+    partition error clears the partition from the manager, so its next change is
+    taken and sent.)"""
     cell = Cell(brokers=(1, 2))
     _expansion_pending(cell)
     cell.answer_alter(error)
     leader = cell.replica(1)
     assert leader.pending_isr == (1, 2) and leader.maximal_isr() == (1, 2)
+    assert cell.managers[1].alter_partitions.unsent == {}
     cell.run(40_000, every=1_000)
     assert cell.alters == [] and leader.pending_isr == (1, 2)
     cell.change(leader=1)  # new metadata: leader epoch 1

@@ -4,9 +4,9 @@ leader and keeps fenced replicas out of the ISR, topic names that collide on '.'
 '_', deletion with the topic's configs, growing a topic, the ISR after fences, unclean
 elections when a broker returns, duplicate topic ids, the checks of a leader's
 AlterPartition in Kafka's order, and partition reassignment (AlterPartitionReassignments,
-ListPartitionReassignments and the AlterPartition that completes one; kraftsim's
-AlterPartitionOp answers the partition as written, and the broker service turns a leader
-the completion replaced into NEW_LEADER_ELECTED), and eligible leader replicas (KIP-966,
+ListPartitionReassignments and the AlterPartition that completes one: the partition is
+answered as written, or NEW_LEADER_ELECTED when the completion replaced the requesting
+leader, its record written all the same), and eligible leader replicas (KIP-966,
 with eligible.leader.replicas.version 1 as Kafka 4.1 gates them):
 testEligibleLeaderReplicas_ShrinkAndExpandIsr, _ShrinkToEmptyIsr, _BrokerFence,
 _DeleteTopic (kraftsim has no BrokersToElrs: its replica index serves), _EffectiveMinIsr,
@@ -55,6 +55,7 @@ from controller.operations.reassignments import list_partition_reassignments
 from controller.operations.topics import colliding_topic
 from metadata.delta import BROKER_RESOURCE, TOPIC_RESOURCE, ReplayError
 from metadata.image import NO_LEADER, MetadataImage, PartitionRegistration
+from metadata.requests import AlterPartitionPartitionResponse, AlterPartitionTopicResponse
 from metadata.schema import (
     BrokerRegistrationChangeRecord,
     ClearElrRecord,
@@ -528,8 +529,12 @@ def test_an_unknown_topic_id_is_unknown_topic_id() -> None:
     (kraftsim's AlterPartition has no by-name version, whose error is
     UNKNOWN_TOPIC_OR_PARTITION)."""
     image = _with_topic(image_of(brokers(0, 1, 2)), (0, 1, 2))
-    op = alter_partition(0, 100, "UNKNOWNUNKNOWNUNKNOWNA", 0, 0, 0, (0,))
+    unknown = "UNKNOWNUNKNOWNUNKNOWNA"
+    op = alter_partition(0, 100, unknown, 0, 0, 0, (0,))
     assert refusal(op, image).code == "UNKNOWN_TOPIC_ID"
+    records, response = generate(op.op, image)
+    assert records == [] and response == (AlterPartitionTopicResponse(unknown, (
+        AlterPartitionPartitionResponse(0, "UNKNOWN_TOPIC_ID"),)),)
 
 
 def test_invalid_alter_partition_requests_get_kafkas_errors() -> None:
