@@ -89,7 +89,8 @@ class QuorumController:
                  cluster_id: str | None = None) -> None:
         """``bootstrap``: what the first leader of an empty log writes (Kafka's
         bootstrap.checkpoint); None: a cluster formatted at the config's bootstrap
-        metadata.version (from 4.1-IV0 with eligible leader replicas on, as Kafka formats).
+        metadata.version, with each feature's default level for it, as Kafka formats
+        (:func:`metadata.versions.default_feature_levels`).
         ``activation_listener``: called whenever :attr:`active` may have changed (the
         claimed epoch or the fault was set), so a caller may cache who is active.
         ``cluster_id``: the cluster id of the node's meta.properties, which a broker's

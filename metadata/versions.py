@@ -74,13 +74,23 @@ ELR_DEFAULT = LEVELS["4.1-IV0"]
 """Level 26: the first whose formatted clusters get eligible.leader.replicas.version 1
 (Kafka's EligibleLeaderReplicasVersion.ELRV_1 bootstraps at 4.1-IV0)."""
 
+FEATURE_DEFAULTS: tuple[tuple[str, int, int], ...] = (
+    ("eligible.leader.replicas.version", 1, ELR_DEFAULT),
+    ("group.version", 1, LEVELS["4.0-IV0"]),
+    ("transaction.version", 2, LEVELS["4.0-IV2"]),
+)
+"""(feature, level, the first metadata.version formatted with it) for each feature kraftsim
+supports besides metadata.version and kraft.version: Kafka's ``bootstrapMetadataVersion``
+of GroupVersion.GV_1, TransactionVersion.TV_2 (TV_1 bootstraps at the same level, so it is
+never a default) and EligibleLeaderReplicasVersion.ELRV_1."""
+
 
 def default_feature_levels(metadata_version: int) -> dict[str, int]:
-    """The feature levels above 0, metadata.version aside, that a cluster formatted at
-    ``metadata_version`` starts with (Kafka's Formatter: each feature's default level for
-    the release). kraftsim models this default for eligible.leader.replicas.version only;
-    the other features start at 0 unless a bootstrap sets them."""
-    return {"eligible.leader.replicas.version": 1} if metadata_version >= ELR_DEFAULT else {}
+    """The feature levels above 0, metadata.version and kraft.version aside, that a cluster
+    formatted at ``metadata_version`` starts with (Kafka's Formatter: each supported
+    feature's highest level whose bootstrap metadata.version is at most the release's;
+    kraft.version is kept in the log's control records, not as a FeatureLevelRecord)."""
+    return {name: level for name, level, since in FEATURE_DEFAULTS if metadata_version >= since}
 
 
 DISABLED: tuple[int, int] = (0, 0)

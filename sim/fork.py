@@ -40,6 +40,7 @@ import copyreg
 import enum
 import io
 import pickle
+import pickletools
 import random
 import types
 from collections import OrderedDict
@@ -243,7 +244,7 @@ class Frozen(Generic[T]):
         finder.dump(value)
         out = io.BytesIO()
         _Pickler(out, self._shared, finder).dump(value)
-        self._data = out.getvalue()
+        self._data = _without_unused_puts(out.getvalue())
         self.size = len(self._data)
         self._buffer = max(io.DEFAULT_BUFFER_SIZE, self.size)
         self._template = _memo_template(self._shared)
@@ -256,6 +257,32 @@ class Frozen(Generic[T]):
         unpickler.memo = self._template.memo  # the shared objects, copied in C
         value: T = unpickler.load()
         return value
+
+
+_PUT_SIZES = {"BINPUT": 2, "LONG_BINPUT": 5}
+"""Bytes of the memo-store opcodes a protocol-3 pickler writes (opcode and index)."""
+_GETS = frozenset({"BINGET", "LONG_BINGET"})
+
+
+def _without_unused_puts(data: bytes) -> bytes:
+    """``data`` less the memo stores that no later opcode reads back.
+
+    The pickler stores every object it writes in its memo, in case it meets it again;
+    most are met once (a booted cluster: 690 of 750), and each store costs every fork a
+    memo write and the memo a slot to free. The indices of the stores kept do not change,
+    so the reads of the shared objects' indices (see :func:`_memo_template`) stay right.
+    """
+    ops = list(pickletools.genops(data))
+    read = {arg for op, arg, _ in ops if op.name in _GETS}
+    out, start = bytearray(), 0
+    for op, arg, position in ops:
+        size = _PUT_SIZES.get(op.name)
+        if size is not None and arg not in read:
+            assert position is not None  # (always known when reading bytes)
+            out += data[start:position]
+            start = position + size
+    out += data[start:]
+    return bytes(out)
 
 
 def _memo_template(shared: list[Any]) -> pickle.Unpickler:

@@ -51,7 +51,8 @@ value is kept as the release name, so both spellings are one value. The
 controller's own check refuses an unknown level and one below 3.3-IV0 (the
 first with a FeatureLevelRecord), with its words. A cluster bootstrapped at
 4.1-IV0 or later starts with eligible leader replicas on, as Kafka's formatter
-does (:func:`metadata.versions.default_feature_levels`); below 3.6-IV1 no
+does (with group.version 1 from 4.0-IV0 and transaction.version 2 from 4.0-IV2:
+:func:`metadata.versions.default_feature_levels`); below 3.6-IV1 no
 metadata transaction can be written, so ``mode`` is atomic unless given.
 
 The shell's ``cluster`` offers the first seven settings, ``heartbeats`` and

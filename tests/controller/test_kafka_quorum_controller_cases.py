@@ -367,6 +367,28 @@ def test_bootstrap_records_are_written_to_an_empty_log() -> None:
     assert first.records == COMPLEX_BOOTSTRAP.records
 
 
+def test_a_cluster_formatted_at_the_default_release_finalizes_group_version() -> None:
+    """With no bootstrap.checkpoint given, the first leader writes what Kafka's Formatter
+    writes at kraftsim's default release (4.0-IV0): metadata.version, then group.version 1
+    (GroupVersion.GV_1 bootstraps at 4.0-IV0), in the bootstrap transaction; a
+    registration naming no group.version range is refused, as Kafka's broker supporting
+    it at 0 only would be."""
+    c = _quorum(51)
+    c.start(register_brokers=False)
+    active = _settled(c)
+    assert _data_records(c)[:5] == [BeginTransactionRecord("Bootstrap records"),
+                                    FeatureLevelRecord(MV, LEVELS["4.0-IV0"]),
+                                    FeatureLevelRecord("group.version", 1),
+                                    ZkMigrationStateRecord(0), EndTransactionRecord()]
+    assert dict(active.committed_image().features) == {MV: LEVELS["4.0-IV0"],
+                                                      "group.version": 1}
+    handle = c.submit(RegisterBroker(0, features=(BrokerFeature(MV, 1, LEVELS["4.0-IV0"]),)))
+    assert c.wait(handle, 20_000) and handle.error is not None
+    assert handle.error.message == (
+        "Unable to register because the broker does not support finalized version 1 of "
+        "group.version. The broker wants a version between 0 and 0, inclusive.")
+
+
 def test_activation_records_set_the_bootstrap_version_and_no_zk_migration() -> None:
     """testActivationRecords33, testActivationRecords34 and testActivationRecordsNonEmptyLog
     (which, despite its name, activates on an empty log at 3.9-IV0): replayed, the
@@ -440,8 +462,10 @@ def test_register_broker_kraft_versions(finalized: int, broker_max: int) -> None
     """testRegisterBrokerKRaftVersions: with kraft.version finalized at 1, a broker whose
     registration supports only 0 (or names no kraft.version range, as Kafka's broker does
     for a feature it supports at 0 only) is refused UNSUPPORTED_VERSION in Kafka's words;
-    every other registration is written, with a broker epoch past the bootstrap's."""
-    c = _quorum(1)
+    every other registration is written, with a broker epoch past the bootstrap's. As in
+    Kafka's QuorumControllerTestEnv, the bootstrap holds metadata.version alone: a formatted
+    one would finalize group.version 1, which these registrations do not name."""
+    c = _quorum(1, bootstrap=BootstrapMetadata.from_version(22, "test-provided version"))
     c.start()
     _settled(c)
     if finalized:

@@ -119,3 +119,29 @@ def test_release_strings_read_as_kafka_reads_them(text: str, level: int) -> None
 def test_an_unknown_release_string_is_refused() -> None:
     with pytest.raises(ValueError, match=r"Version 9\.x is not a valid version"):
         parse_release_version("9.x")
+
+
+# ---------------------------------------------------------------- Formatter's feature defaults
+
+
+@pytest.mark.parametrize(("release", "features"), [
+    ("3.9-IV0", ()),
+    ("4.0-IV0", (("group.version", 1),)),
+    ("4.0-IV1", (("group.version", 1),)),
+    ("4.0-IV2", (("group.version", 1), ("transaction.version", 2))),
+    ("4.1-IV0", (("eligible.leader.replicas.version", 1), ("group.version", 1),
+                 ("transaction.version", 2))),
+])
+def test_a_formatted_bootstrap_finalizes_each_features_default_for_the_release(
+        release: str, features: tuple[tuple[str, int], ...]) -> None:
+    """Kafka's Formatter gives every supported feature its highest level whose bootstrap
+    metadata.version is at most the release's (GroupVersion.GV_1 at 4.0-IV0,
+    TransactionVersion.TV_2 at 4.0-IV2, EligibleLeaderReplicasVersion.ELRV_1 at 4.1-IV0),
+    and BootstrapMetadata.fromVersions writes metadata.version first, then a record for
+    each feature above level 0, by name."""
+    level = LEVELS[release]
+    formatted = BootstrapMetadata.formatted(level, "format command")
+    assert formatted.records == (FeatureLevelRecord(MV, level),
+                                 *(FeatureLevelRecord(name, lv) for name, lv in features))
+    assert formatted.metadata_version == level
+

@@ -82,8 +82,8 @@ def test_json_output_of_cat_ls_find(shell: Shell) -> None:
     assert listing == {"/image/topics/byName/j": ["0", "1", "id", "name"],
                        "/image/provenance": None}
     found = json.loads(rec.run("find /image/features")[0])
-    assert found == ["/image/features", "/image/features/metadataVersion",
-                     "/image/features/zkMigrationState"]
+    assert found == ["/image/features", "/image/features/finalized_group.version",
+                     "/image/features/metadataVersion", "/image/features/zkMigrationState"]
     broker = json.loads(rec.run("cat /image/cluster/brokers/1")[0])["/image/cluster/brokers/1"]
     assert broker["id"] == 1 and broker["fenced"] is False
 
@@ -202,7 +202,7 @@ def test_status_shows_the_controllers_registrations_with_every_broker_down() -> 
     shell = Recorder()
     lines = shell.run("cluster controllers=1 brokers=2 seed=4 heartbeats=on", "run-until idle",
                       "crash 0", "crash 1", "tick 20000", "status")
-    assert "brokers (committed registrations): 0 fenced (epoch 6); 1 fenced (epoch 7)" in lines
+    assert "brokers (committed registrations): 0 fenced (epoch 7); 1 fenced (epoch 8)" in lines
 
 
 

@@ -47,14 +47,14 @@ def test_the_timeline_shows_elections_activations_markers_and_publications() -> 
         "1034 ms  broker 2         published image at offset 0; topics: none",
         "1058 ms  cluster          committed BeginTransactionRecord('Bootstrap records') at "
         "offset 1",
-        "1058 ms  cluster          committed EndTransactionRecord at offset 4: 'Bootstrap "
-        "records' committed (2 records)",
+        "1058 ms  cluster          committed EndTransactionRecord at offset 5: 'Bootstrap "
+        "records' committed (3 records)",
         "3232 ms  controller 3002  elected leader of epoch 2",
         "3239 ms  controller 3002  active in epoch 2; first writes: AbortTransactionRecord "
         "(reason 'Controller failover')",
-        "3269 ms  cluster          committed AbortTransactionRecord at offset 215: "
+        "3269 ms  cluster          committed AbortTransactionRecord at offset 216: "
         "'CreateTopics(orders: 1000 partitions)' aborted (199 records)",
-        "3286 ms  broker 1         published image at offset 1218; topics: orders (1000 "
+        "3286 ms  broker 1         published image at offset 1219; topics: orders (1000 "
         "partitions)",
     ):
         assert f"{line[:4]:>8}{line[4:]}" in timeline, line

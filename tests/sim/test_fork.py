@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pickle
 import random
 from collections.abc import Callable
 
@@ -105,3 +106,19 @@ def test_a_forked_closure_with_attributes_and_no_keyword_defaults_keeps_them() -
     add.tag = "kept"  # type: ignore[attr-defined]
     copy = fork(add)
     assert copy.tag == "kept" and copy(1) == 11  # type: ignore[attr-defined]
+
+
+def test_a_value_met_twice_is_one_value_in_every_fork() -> None:
+    """The frozen pickle keeps only the memo stores read back: a list held in two places
+    (and one in a cycle) is still one list in each fork, while the many values met once
+    leave no store behind."""
+    shared: list[int] = [1]
+    world = {"a": shared, "b": shared, "rest": [[i] for i in range(200)], "self": []}
+    world["self"].append(world)  # type: ignore[attr-defined]
+    frozen = Frozen(world)
+    copy = frozen.fork()
+    assert copy["a"] is copy["b"] and copy["a"] == [1] and copy["a"] is not shared
+    assert copy["self"][0] is copy  # type: ignore[index]
+    assert copy["rest"] == world["rest"]
+    every_store = len(pickle.dumps(world, protocol=3))
+    assert frozen.size < every_store - 200 * 2  # 200 one-time lists: no BINPUT for any
