@@ -68,6 +68,7 @@ import msgspec
 from broker.replica_manager import ProduceResult
 from broker.txn import prereg
 from broker.txn.coordinator import TransactionCoordinator, TxnResult
+from broker.txn.verification import PRODUCE_TV1_VERSION
 from sim.txn_cluster import TxnCluster
 
 RETRY_BACKOFF_MS = 100
@@ -694,7 +695,7 @@ class TransactionalProducer:
                 lambda error: self._failed("AddPartitionsToTxn", error)):
             return
         leader = self.txns.cluster.partition_leader(topic, partition)
-        manager = self.txns.cluster.replica_manager(leader)
+        manager = self.txns.data_replica_manager(leader)
         if manager is None:
             self._retry_or("NOT_LEADER_OR_FOLLOWER", lambda: None)
             return
@@ -725,7 +726,9 @@ class TransactionalProducer:
 
         self._sent(False, f"Produce {topic}-{partition}")
         manager.produce(topic, partition, values, -1, on_produce,
-                        self.producer_id, self.producer_epoch, first, transactional=True)
+                        self.producer_id, self.producer_epoch, first, transactional=True,
+                        transactional_id=self.transactional_id,
+                        produce_version=PRODUCE_TV1_VERSION)
 
     def _abortable(self, error: str) -> None:
         self.state = P.ABORTABLE_ERROR
