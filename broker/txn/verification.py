@@ -158,6 +158,7 @@ class TxnVerifier:
     def __init__(self, manager: AddPartitionsToTxnManager, enabled: bool = True) -> None:
         self.manager = manager
         self.static_enabled = enabled
+        self.closed = False
         self.started = 0
         """Verifications started (partitions sent to a coordinator)."""
         self.refused = 0
@@ -235,6 +236,9 @@ class TxnVerifier:
         self.started += len(guards)
 
         def verified(verification_errors: dict[TopicPartition, str]) -> None:
+            if self.closed:  # the broker stopped: the produce is lost with its connection
+                callback(dict.fromkeys(batches, ProduceResult("NETWORK_EXCEPTION")))
+                return
             self.refused += len(verification_errors)
             append({**errors, **verification_errors}, guards)
 
@@ -251,5 +255,7 @@ class TxnVerifier:
                                    produce_version)
 
     def close(self) -> None:
-        """The broker stops: verifications under way fail as a lost connection."""
+        """The broker stops: produces waiting for a verification fail NETWORK_EXCEPTION (a
+        lost connection)."""
+        self.closed = True
         self.manager.close()

@@ -389,3 +389,17 @@ def test_a_partition_not_in_the_transaction_by_produce_version(version: int,
              for t in txns})))
     assert [r.error for r in _txn_produce(cell, 0, version=version)] == [error]
     assert cell.replica(1).log.end_offset == 0
+
+
+def test_a_broker_that_stops_fails_the_produces_it_is_verifying() -> None:
+    """kraftsim's own: the leader stops while it waits for the coordinator: the produce
+    fails as a lost connection (NETWORK_EXCEPTION), as the produces waiting for the HW do."""
+    cell = Cell()
+    cell.create(replicas=(1, 2), leader=1)
+    cell.managers[1].txn_verifier = TxnVerifier(AddPartitionsToTxnManager(
+        1, lambda _: 3, lambda node, txns, answer: None))
+    result = _txn_produce(cell, 0)
+    assert result == []
+    cell.managers[1].close(cell.now)
+    assert [r.error for r in result] == ["NETWORK_EXCEPTION"]
+    assert cell.replica(1).log.end_offset == 0
