@@ -238,7 +238,7 @@ class PartitionLog:
             return None
         entry = self.producers.get(producer_id)
         if first_sequence < 0:  # NO_SEQUENCE (a TxnOffsetCommit): the epoch check only
-            self._check_verified(producer_id, transactional, verification)
+            self._check_verified(producer_id, producer_epoch, transactional, verification)
             if entry is not None and producer_epoch < entry.epoch:
                 raise SequenceError("INVALID_PRODUCER_EPOCH",
                                     f"epoch {producer_epoch} is older than {entry.epoch}")
@@ -250,7 +250,7 @@ class PartitionLog:
                 if batch.first_sequence == first_sequence and \
                         batch.last_sequence == last_sequence:
                     return batch.first_offset, batch.last_offset
-        self._check_verified(producer_id, transactional, verification)
+        self._check_verified(producer_id, producer_epoch, transactional, verification)
         if entry is not None and producer_epoch < entry.epoch:
             raise SequenceError("INVALID_PRODUCER_EPOCH",
                                 f"epoch {producer_epoch} is older than {entry.epoch}")
@@ -272,9 +272,15 @@ class PartitionLog:
         self._check_txn_state(producer_id, transactional)
         return None
 
-    def has_ongoing_transaction(self, producer_id: int) -> bool:
-        """A transaction of ``producer_id`` is open on this partition (data, no marker yet)."""
-        return self._txns is not None and producer_id in self._txns.ongoing
+    def has_ongoing_transaction(self, producer_id: int, epoch: int | None = None) -> bool:
+        """A transaction of ``producer_id`` is open on this partition (data, no marker yet);
+        with ``epoch``, one of that producer epoch (under transaction version 2 each
+        transaction has its own epoch, so a batch of the next one does not belong to a
+        transaction whose marker has not landed yet)."""
+        if self._txns is None or producer_id not in self._txns.ongoing:
+            return False
+        entry = self.producers.get(producer_id)
+        return epoch is None or entry is None or entry.epoch == epoch
 
     def verification_guard(self, producer_id: int) -> VerificationGuard:
         """The guard of the producer's verification under way, else SENTINEL."""
@@ -286,7 +292,7 @@ class PartitionLog:
         """SENTINEL if the producer's transaction is open here (nothing to verify); else
         its verification state, made at ``now`` or updated with ``sequence`` and
         ``epoch``, and that state's guard (Kafka's maybeStartTransactionVerification)."""
-        if self.has_ongoing_transaction(producer_id):
+        if self.has_ongoing_transaction(producer_id, epoch):
             return SENTINEL
         if self.verifying is None:
             self.verifying = {}
@@ -296,10 +302,10 @@ class PartitionLog:
         entry.maybe_update_lowest_sequence_and_epoch(sequence, epoch)
         return entry.guard
 
-    def _check_verified(self, producer_id: int, transactional: bool,
+    def _check_verified(self, producer_id: int, producer_epoch: int, transactional: bool,
                         verification: VerificationGuard | None) -> None:
         if verification is not None and transactional and \
-                not self.has_ongoing_transaction(producer_id) and \
+                not self.has_ongoing_transaction(producer_id, producer_epoch) and \
                 not self.verification_guard(producer_id).verify(verification):
             raise SequenceError("INVALID_TXN_STATE",
                                 f"producer {producer_id}'s batch is not part of an ongoing "

@@ -41,7 +41,7 @@ from typing import TYPE_CHECKING
 
 from broker.metadata_cache import alive_broker_epoch
 from broker.replica_manager import ProduceResult, ReplicaManager
-from broker.txn.add_partitions_manager import VERIFY_VERSION, AddPartitionsToTxnManager, Answer
+from broker.txn.add_partitions_manager import AddPartitionsToTxnManager, Answer, request_version
 from broker.txn.coordinator import (
     TRANSACTION_STATE_TOPIC,
     MarkerRequest,
@@ -172,6 +172,14 @@ class TxnCluster:
         partition = TransactionCoordinator.partition_of_id(transactional_id, self.config)
         return self.cluster.partition_leader(TRANSACTION_STATE_TOPIC, partition)
 
+    def finalized_transaction_version(self) -> int:
+        """The finalized ``transaction.version`` a client learns from a running broker's
+        metadata (Kafka's ApiVersions finalized features): 0 if none is finalized."""
+        broker = self.cluster.any_running_broker()
+        loader = self.cluster.loader(broker) if broker is not None else None
+        image = loader.published if loader is not None else None
+        return image.features.get("transaction.version", 0) if image is not None else 0
+
     def knows_partition(self, broker: int, topic: str, partition: int) -> bool:
         """The broker's metadata has ``topic`` partition ``partition`` (Kafka's
         ``metadataCache.contains``)."""
@@ -286,7 +294,8 @@ class TxnCluster:
 
     def _send_verify(self, broker: int, incarnation: int, node: int, txns: list[AddPartitionsTxn],
                      answer: Callable[[Answer], None]) -> None:
-        """AddPartitionsToTxn v4 from ``broker`` to ``node``'s request handler, delivered and
+        """AddPartitionsToTxn v4 (v5 when it adds) from ``broker`` to ``node``'s request
+        handler, delivered and
         answered after ``marker_delay_ms`` each way; lost with a stopped sender."""
         sim = self.cluster.sim
         self.verifications_sent += 1
@@ -303,7 +312,7 @@ class TxnCluster:
             slot = sim.slots[broker]
             if not slot.running or slot.incarnation != incarnation:
                 return
-            if not self.add_partitions_to_txn(node, VERIFY_VERSION, txns, back):
+            if not self.add_partitions_to_txn(node, request_version(txns), txns, back):
                 back("NETWORK_EXCEPTION")
 
         sim.schedule(sim.now + self.marker_delay_ms, deliver,

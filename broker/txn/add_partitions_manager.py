@@ -5,8 +5,11 @@ Kafka's ``AddPartitionsToTxnManager`` (KIP-890 part 1), the broker side of
 its producer id and epoch and the partitions to check; the manager finds the
 coordinator (the leader of the id's ``__transaction_state`` partition in the
 broker's metadata, alive) and batches the verifications per coordinator node:
-one AddPartitionsToTxn v4 request per node in flight, carrying every
-transaction queued for that node meanwhile, each ``VerifyOnly``.
+one AddPartitionsToTxn request per node in flight, carrying every
+transaction queued for that node meanwhile, each ``VerifyOnly`` (v4) -- except
+under KIP-890 part 2 (operation ``addPartition``, a Produce v12 or TxnOffsetCommit
+v5 of a transaction-version-2 producer), where the leader adds the partitions to
+the transaction on the producer's behalf (not VerifyOnly, v5).
 
 - no coordinator known: COORDINATOR_NOT_AVAILABLE at once;
 - a transactional id already queued for the node: the one of the older epoch
@@ -18,10 +21,10 @@ transaction queued for that node meanwhile, each ``VerifyOnly``.
 - a top-level error: that error for every partition (CLUSTER_AUTHORIZATION_FAILED
   as INVALID_TXN_STATE: kraftsim has no ACLs, so it does not arise);
 - per partition: PRODUCER_FENCED is INVALID_PRODUCER_EPOCH (what producers
-  handle here); TRANSACTION_ABORTABLE is INVALID_TXN_STATE unless the
-  verification's operation is ``genericError`` (Produce v11+, clients that
-  know TRANSACTION_ABORTABLE); a transaction whose partitions all verified
-  gets no error.
+  handle here); TRANSACTION_ABORTABLE is INVALID_TXN_STATE for the
+  ``defaultError`` operation (Produce up to v10) and kept for ``genericError``
+  (v11) and ``addPartition`` (v12, KIP-890 part 2), whose clients know it; a
+  transaction whose partitions all verified gets no error.
 
 Requests go out at :meth:`AddPartitionsToTxnManager.generate_requests` (Kafka's
 send thread): ``wakeup`` asks for it after each verification and each answer
@@ -48,18 +51,27 @@ Transport = Callable[[int, list[AddPartitionsTxn], Callable[[Answer], None]], No
 """Send AddPartitionsToTxn v4 to broker ``node``; the callable gets the answer once."""
 
 VERIFY_VERSION = 4
-"""The AddPartitionsToTxn version a broker sends (Kafka's EARLIEST_BROKER_VERSION)."""
+"""The AddPartitionsToTxn version a broker sends to verify (Kafka's EARLIEST_BROKER_VERSION)."""
+ADD_VERSION = 5
+"""The version a broker sends when it adds partitions for a TV2 producer (KIP-890 part 2)."""
+ADD_PARTITION = "addPartition"
+"""Kafka's TransactionSupportedOperation of a TV2 producer's request: add, not verify."""
+
+
+def request_version(transactions: list[AddPartitionsTxn]) -> int:
+    """The AddPartitionsToTxn version a broker's batch goes out at: v5 when it adds."""
+    return ADD_VERSION if any(not t.verify_only for t in transactions) else VERIFY_VERSION
 
 
 class _Queued:
     """The transactions waiting for one node, with their callbacks."""
 
-    __slots__ = ("callbacks", "operation", "transactions")
+    __slots__ = ("callbacks", "operations", "transactions")
 
-    def __init__(self, operation: str) -> None:
+    def __init__(self) -> None:
         self.transactions: dict[str, AddPartitionsTxn] = {}
         self.callbacks: dict[str, AppendCallback] = {}
-        self.operation = operation
+        self.operations: dict[str, str] = {}
 
 
 class AddPartitionsToTxnManager:
@@ -84,16 +96,18 @@ class AddPartitionsToTxnManager:
     def verify_transaction(self, transactional_id: str, producer_id: int, producer_epoch: int,
                            partitions: list[TopicPartition], callback: AppendCallback,
                            operation: str = "defaultError") -> None:
-        """Queue a VerifyOnly check of ``partitions`` (Kafka's verifyTransaction)."""
+        """Queue a VerifyOnly check of ``partitions`` (Kafka's verifyTransaction), or with
+        ``operation`` ``addPartition`` their addition (Kafka's addOrVerifyTransaction)."""
         node = self.coordinator_of(transactional_id)
         if node is None or self.closed:
             callback(dict.fromkeys(partitions, "COORDINATOR_NOT_AVAILABLE"))
             return
         txn = AddPartitionsTxn(transactional_id, producer_id, producer_epoch,
-                               tuple(sorted(set(partitions))), verify_only=True)
+                               tuple(sorted(set(partitions))),
+                               verify_only=operation != ADD_PARTITION)
         queued = self.queued.get(node)
         if queued is None:
-            queued = self.queued[node] = _Queued(operation)
+            queued = self.queued[node] = _Queued()
         existing = queued.transactions.get(transactional_id)
         if existing is not None:
             if existing.producer_epoch > producer_epoch:
@@ -106,6 +120,7 @@ class AddPartitionsToTxnManager:
             old(dict.fromkeys(existing.partitions, error))
         queued.transactions[transactional_id] = txn
         queued.callbacks[transactional_id] = callback
+        queued.operations[transactional_id] = operation
         self._wake()
 
     def _wake(self) -> None:
@@ -140,7 +155,7 @@ class AddPartitionsToTxnManager:
         else:
             for txn_id, callback in batch.callbacks.items():
                 results = answer.get(txn_id, {})
-                callback({tp: self._mapped(error, batch.operation)
+                callback({tp: self._mapped(error, batch.operations[txn_id])
                           for tp, error in sorted(results.items()) if error != "NONE"})
         self._wake()
 
@@ -148,7 +163,7 @@ class AddPartitionsToTxnManager:
     def _mapped(error: str, operation: str) -> str:
         if error == "PRODUCER_FENCED":
             return "INVALID_PRODUCER_EPOCH"
-        if error == "TRANSACTION_ABORTABLE" and operation != "genericError":
+        if error == "TRANSACTION_ABORTABLE" and operation == "defaultError":
             return "INVALID_TXN_STATE"
         return error
 

@@ -44,8 +44,18 @@ default, else the static one. It is read when a produce arrives (whether to
 start a verification) and again at the append (whether the guard is checked),
 so turning it off lets a produce whose verification was under way append.
 
-Not verified: the group coordinator's transactional writes of TxnOffsetCommit
-(Kafka verifies them too; see :mod:`broker.txn.group`).
+KIP-890 part 2 (transaction version 2, Produce v12): the same path *adds* the
+partition (operation ``addPartition``: the manager sends the transaction not
+VerifyOnly, AddPartitionsToTxn v5), as the TV2 producer sends no
+AddPartitionsToTxn; :meth:`TxnVerifier.add_offsets_partition` does it for a
+TxnOffsetCommit v5. Under TV2 every transaction has its own epoch, so a
+transaction is open on the partition for a batch only if it is of the batch's
+epoch (the next transaction's first batch, sent while the last marker is on its
+way, must be added; the coordinator answers CONCURRENT_TRANSACTIONS until the
+markers are written, which the producer retries as NOT_ENOUGH_REPLICAS).
+
+Not verified: the group coordinator's transactional writes of a TV1
+TxnOffsetCommit (Kafka verifies them too; see :mod:`broker.txn.group`).
 """
 
 from __future__ import annotations
@@ -71,6 +81,9 @@ PRODUCE_TRANSACTION_ABORTABLE_VERSION = 11
 PRODUCE_TV1_VERSION = 11
 """The newest Produce version of a transaction-version-1 client (Kafka's
 LAST_BEFORE_TRANSACTION_V2_VERSION); v12 is transaction version 2."""
+PRODUCE_TV2_VERSION = 12
+"""Produce of a transaction-version-2 client (KIP-890 part 2): the leader adds the
+partition to the transaction itself (operation ``addPartition``)."""
 
 RETRIABLE_AS_NOT_ENOUGH_REPLICAS = frozenset({
     "CONCURRENT_TRANSACTIONS", "NETWORK_EXCEPTION", "COORDINATOR_LOAD_IN_PROGRESS",
@@ -118,10 +131,18 @@ class VerificationStateEntry:
 
 
 def supported_operation(produce_version: int) -> str:
-    """Kafka's TransactionSupportedOperation of a Produce request: ``genericError`` from
-    v11 (TRANSACTION_ABORTABLE passes through), ``defaultError`` below."""
+    """Kafka's TransactionSupportedOperation of a Produce request: ``addPartition`` from
+    v12 (KIP-890 part 2), ``genericError`` from v11 (TRANSACTION_ABORTABLE passes
+    through), ``defaultError`` below."""
+    if produce_version >= PRODUCE_TV2_VERSION:
+        return "addPartition"
     return "genericError" if produce_version >= PRODUCE_TRANSACTION_ABORTABLE_VERSION \
         else "defaultError"
+
+
+OFFSETS_ERRORS = {"NOT_ENOUGH_REPLICAS": "COORDINATOR_NOT_AVAILABLE"}
+"""How a TxnOffsetCommit tells an error of its implicit add (the group coordinator's
+append-error mapping)."""
 
 
 def produce_error(error: str) -> str:
@@ -253,6 +274,24 @@ class TxnVerifier:
         self.handle_produce_append(replicas, transactional_id, {(topic, partition): batch},
                                    acks, lambda results: callback(results[topic, partition]),
                                    produce_version)
+
+    def add_offsets_partition(self, transactional_id: str, producer_id: int,
+                              producer_epoch: int, partition: TopicPartition,
+                              callback: Callable[[str], None]) -> None:
+        """TxnOffsetCommit v5 (KIP-890 part 2): the group coordinator's broker adds the
+        group's ``__consumer_offsets`` partition to the transaction (no AddOffsetsToTxn
+        from the producer); ``callback`` gets NONE or the error the TxnOffsetCommit
+        answers (a coordinator that cannot answer is COORDINATOR_NOT_AVAILABLE)."""
+        def added(errors: dict[TopicPartition, str]) -> None:
+            if self.closed:
+                callback("NETWORK_EXCEPTION")
+                return
+            error = produce_error(errors[partition]) if partition in errors else "NONE"
+            callback(OFFSETS_ERRORS.get(error, error))
+
+        self.started += 1
+        self.manager.verify_transaction(transactional_id, producer_id, producer_epoch,
+                                        [partition], added, "addPartition")
 
     def close(self) -> None:
         """The broker stops: produces waiting for a verification fail NETWORK_EXCEPTION (a

@@ -9,6 +9,8 @@ Ported: testAddTxnData, testGenerateRequests, testTransactionCoordinatorResoluti
 testAddPartitionsToTxnHandlerErrorHandling (disconnect, the top-level
 CLUSTER_AUTHORIZATION_FAILED, mixed per-partition errors, TRANSACTION_ABORTABLE by
 operation).
+Also (kraftsim's own): KIP-890 part 2's ``addPartition`` operation (not VerifyOnly, v5),
+and what a broker that stops answers.
 
 Left out:
 - testAddPartitionsToTxnHandlerErrorHandling's authentication failure and version
@@ -20,7 +22,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from broker.txn.add_partitions_manager import AddPartitionsToTxnManager, Answer
+from broker.txn.add_partitions_manager import (
+    ADD_PARTITION,
+    AddPartitionsToTxnManager,
+    Answer,
+    request_version,
+)
 from broker.txn.requests import AddPartitionsTxn
 from broker.txn.state import TopicPartition
 
@@ -143,3 +150,18 @@ def test_close_fails_what_is_queued_or_in_flight() -> None:
     net.manager.close()
     assert errors1 == errors2 == dict.fromkeys(PARTITIONS, "NETWORK_EXCEPTION")
     assert net.verify(TXN1, PID1) == dict.fromkeys(PARTITIONS, "COORDINATOR_NOT_AVAILABLE")
+
+
+def test_add_partition_sends_the_transaction_to_be_added_at_version_5() -> None:
+    """KIP-890 part 2 (kraftsim's own): a TV2 producer's request (operation
+    ``addPartition``) goes out not VerifyOnly, at AddPartitionsToTxn v5; a VerifyOnly batch
+    at v4; TRANSACTION_ABORTABLE passes through as for ``genericError``."""
+    net = _Net({TXN1: 0, TXN2: 1})
+    errors = net.verify(TXN1, PID1, operation=ADD_PARTITION)
+    net.verify(TXN2, PID2, operation="defaultError")
+    sent = net.manager.generate_requests()
+    assert sent == [(0, [AddPartitionsTxn(TXN1, PID1, 0, tuple(PARTITIONS), verify_only=False)]),
+                    (1, [_txn(TXN2, PID2)])]
+    assert [request_version(txns) for _, txns in sent] == [5, 4]
+    net.sent[0][2]({TXN1: dict.fromkeys(PARTITIONS, "TRANSACTION_ABORTABLE")})
+    assert errors == dict.fromkeys(PARTITIONS, "TRANSACTION_ABORTABLE")

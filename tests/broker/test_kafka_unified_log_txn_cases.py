@@ -630,3 +630,20 @@ def test_enabling_verification_when_request_is_at_log_layer() -> None:
     assert guard is not SENTINEL
     _append(log, 4, transactional=True, guard=guard)
     assert log.has_ongoing_transaction(VPID) and log.verification_guard(VPID) is SENTINEL
+
+
+def test_a_batch_of_the_next_epoch_is_verified_while_the_last_marker_is_on_its_way() -> None:
+    """kraftsim's own, KIP-890 part 2 (Kafka's hasOngoingTransaction with the producer
+    epoch): under TV2 each transaction has its own epoch, so the next transaction's batch
+    (epoch + 1) does not join the open transaction of the last epoch whose marker has not
+    landed: it must be verified (added) first."""
+    log = PartitionLog()
+    guard = log.maybe_start_transaction_verification(VPID, 0, VEPOCH, 0)
+    _append(log, 0, transactional=True, guard=guard)
+    assert log.has_ongoing_transaction(VPID, VEPOCH)
+    assert log.maybe_start_transaction_verification(VPID, 2, VEPOCH, 0) is SENTINEL
+    assert not log.has_ongoing_transaction(VPID, VEPOCH + 1)
+    assert log.maybe_start_transaction_verification(VPID, 0, VEPOCH + 1, 0) is not SENTINEL
+    with pytest.raises(SequenceError) as refused:
+        log.check_batch(VPID, VEPOCH + 1, 0, 1, True, SENTINEL)
+    assert refused.value.code == "INVALID_TXN_STATE"
