@@ -1333,8 +1333,8 @@ class ReplicaManager:
         if producer_id >= 0:
             try:
                 verifier = self.txn_verifier
-                required = verifier is not None and not from_coordinator and \
-                    verifier.enabled(self)
+                required = transactional and verifier is not None and \
+                    not from_coordinator and verifier.enabled(self)
                 duplicate = log.check_batch(producer_id, producer_epoch, first_sequence,
                                             len(values), transactional,
                                             verification_guard if required else None)
