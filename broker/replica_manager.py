@@ -12,29 +12,29 @@ restarts. Followers fetch from the leader
 their image names (one request per leader broker, the next one as soon as
 the answer arrives, after ``replica.fetch.backoff.ms`` when it held errors).
 Leaders answer, move the high watermark, and propose ISR changes to the
-controller with AlterPartition: a shrink at the periodic ISR check (Kafka's
-``maybeShrinkIsr``, every half ``replica.lag.time.max.ms``), an expansion as
-soon as a fetch finds an eligible follower back in sync (Kafka's
-``maybeExpandIsr`` at each follower fetch; the periodic check only shrinks).
-Eligible is what this broker's image says of the follower (KIP-841/KIP-903:
-unfenced, not in controlled shutdown, fetching with its current broker epoch),
-so a fenced broker that still fetches is not proposed again and again only for
-the controller to refuse it. Each request names the broker epoch the leader
-holds for every member of the ISR it asks for (KIP-903), so the controller can
-refuse a member that registered again since (the leader's image may lag). An
-answer is taken as Kafka's Partition takes it (see
-:meth:`ReplicaManager._on_alter_answer`): a refusal not applied drops the
-pending change, an error of stale metadata keeps it until the image moves,
-another error sends it again, and an answer to a replaced proposal is ignored.
-A request the controller does not answer (it crashed, or the network lost the
-request or the answer) is sent again, with a new correlation id, to the next
-active controller as soon as the broker's raft client learns of it, and after
-``request.timeout.ms``, which drops the connection: to the same controller only after
-the 50 ms reconnect back-off (Kafka's controller channel beneath the
-AlterPartitionManager, modelled once for every broker and controller request in
-:class:`~metadata.controller_channel.ControllerChannel`); a late answer to the old
-request is ignored. While no controller is known a request waits for the channel's
-next look (every 100 ms).
+controller: a shrink at the periodic ISR check (Kafka's ``maybeShrinkIsr``, every
+half ``replica.lag.time.max.ms``), an expansion as soon as a fetch finds an
+eligible follower back in sync (Kafka's ``maybeExpandIsr`` at each follower fetch;
+the periodic check only shrinks). Eligible is what this broker's image says of the
+follower (KIP-841/KIP-903: unfenced, not in controlled shutdown, fetching with its
+current broker epoch), so a fenced broker that still fetches is not proposed again
+and again only for the controller to refuse it. Each proposal names the broker
+epoch the leader holds for every member of the ISR it asks for (KIP-903), so the
+controller can refuse a member that registered again since (the leader's image may
+lag). A partition has at most one proposal pending (Kafka's Partition). Proposals
+go to the broker's :class:`~broker.alter_partition_manager.AlterPartitionManager`
+(:attr:`ReplicaManager.alter_partitions`, Kafka's DefaultAlterPartitionManager),
+which sends them batched, one AlterPartition request in flight, the proposals
+submitted meanwhile in the next; it sends a request again after a top-level error
+(50 ms on), after NOT_CONTROLLER or a lost request (its controller channel, to the
+next active controller as soon as the broker's raft client learns of it), and a
+partition missing from an answer in the next request. Each partition's answer is
+taken as Kafka's Partition takes it (see :meth:`ReplicaManager._on_alter_answer`):
+a refusal not applied drops the pending change, an error of stale metadata keeps it
+until the image moves, another error submits it again, and an answer to a replaced
+proposal is ignored. A proposal the manager refuses because the partition's previous
+one (replaced since by the image) is still there is dropped as Kafka's Partition
+drops an OPERATION_NOT_ATTEMPTED, and made again at a later fetch or check.
 Fetches carry the broker epoch from metadata.version 3.5-IV1 on, and a fetch
 whose epoch is older than the unfenced one the leader's image holds for its
 follower is refused NOT_LEADER_OR_FOLLOWER, recording nothing (Kafka's
@@ -80,11 +80,11 @@ shrank below it, and the high watermark waits while the ISR is below it.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from typing import Any
 
 import immutables
 import msgspec
 
+from broker.alter_partition_manager import AlterPartitionItem, AlterPartitionManager
 from broker.batch_loader import Manifest
 from broker.compact_leader import (
     CAUGHT_UP,
@@ -121,12 +121,13 @@ from broker.txn.verification import (
     TxnVerifier,
     VerificationGuard,
 )
-from metadata.controller_channel import ChannelRequest, ControllerChannel
+from metadata.controller_channel import ControllerChannel
 from metadata.delta import BROKER_RESOURCE, TOPIC_RESOURCE
 from metadata.image import ConfigKey, MetadataImage, PartitionRegistration
 from metadata.requests import (
     AllocateProducerIdsResponse,
-    AlterPartitionRequest,
+    AlterPartitionPartitionData,
+    AlterPartitionPartitionResponse,
     AlterPartitionResponse,
     NodeMessage,
 )
@@ -138,16 +139,6 @@ MIN_INSYNC_REPLICAS = "min.insync.replicas"
 PRODUCER_ID_EXPIRATION_MS = "producer.id.expiration.ms"
 """Kafka's dynamic broker config."""
 
-ALTER_RETRY_MS = 50
-"""How long a partition leader waits to send an AlterPartition again after an error that
-asks for a retry (Kafka's AlterPartitionManager after a request-level error)."""
-
-ALTER_RETRY_TIMEOUT_MS = 1 << 62
-"""The AlterPartition channel's retry timeout: never (Kafka's Long.MAX_VALUE)."""
-ALTER_IN_FLIGHT = 1 << 30
-"""AlterPartitions out at once: no limit (one per partition with a pending change; Kafka
-batches them into one request, one at a time)."""
-
 ALTER_BACK_TO_COMMITTED = frozenset({"INELIGIBLE_REPLICA", "OPERATION_NOT_ATTEMPTED"})
 """AlterPartition errors after which the leader drops its pending ISR change (Kafka's
 handleAlterPartitionError: the request was not applied, the partition epoch is current)."""
@@ -157,7 +148,7 @@ ALTER_KEEPS_PENDING = frozenset({
     "INVALID_UPDATE_VERSION", "INVALID_REQUEST", "NEW_LEADER_ELECTED"})
 """AlterPartition errors after which the leader keeps its pending ISR change until new
 metadata (Kafka's handleAlterPartitionError: its metadata is behind); any other error
-not NONE is retried."""
+not NONE is submitted again at once."""
 
 COMPACT_LEADERS = True
 """Whether a leader with an empty log is held compact (tests switch it off to compare)."""
@@ -242,19 +233,16 @@ class ReplicaManager:
         self._correlation = 0
         self._fetch_due: dict[int, int] = {}       # leader broker -> next fetch time
         self._in_flight: dict[int, tuple[int, int]] = {}  # leader -> (correlation, sent at)
-        # AlterPartition: partition -> the channel's item of its pending proposal's request
-        # (an answer to any other is ignored); partition -> (when, item, request) to send
-        # again after an error answer
-        self._alter_sent: dict[tuple[str, int], ChannelRequest] = {}
-        self._alter_retry: dict[tuple[str, int], tuple[int, ChannelRequest,
-                                                       AlterPartitionRequest]] = {}
-        self.alter_channel = ControllerChannel(
-            broker_id, self._controller_id, retry_timeout_ms=ALTER_RETRY_TIMEOUT_MS,
-            request_timeout_ms=self.config.request_timeout_ms, emit=self.outbox_append,
-            max_in_flight=ALTER_IN_FLIGHT, leader_epoch=self._controller_epoch,
+        # AlterPartition: partition -> the manager's item of its pending proposal (an
+        # answer to any other is ignored)
+        self._alter_sent: dict[tuple[str, int], AlterPartitionItem] = {}
+        self.alter_partitions = AlterPartitionManager(
+            broker_id, self._broker_epoch, self._controller_id,
+            request_timeout_ms=self.config.request_timeout_ms, on_answer=self._on_alter_answer,
+            emit=self.outbox_append, controller_epoch=self._controller_epoch,
             next_correlation=self._next_correlation)
-        """The "alter-partition" channel to the controller (Kafka's, beneath its
-        AlterPartitionManager): kraftsim sends one request per partition, side by side."""
+        """The broker's AlterPartitionManager (Kafka's DefaultAlterPartitionManager): the
+        partitions' ISR proposals, one batched request in flight."""
         self.in_controlled_shutdown = False
         """Set once the broker began its controlled shutdown (Kafka's isInControlledShutdown)."""
         # follower partitions an image during the controlled shutdown stopped fetching
@@ -709,11 +697,8 @@ class ReplicaManager:
         for held in self._held.values():
             if held.deadline < deadline:
                 deadline = held.deadline
-        for due, _, _ in self._alter_retry.values():
-            if due < deadline:
-                deadline = due
-        for channel in (self.alter_channel, self.producer_ids.channel):
-            at = channel.next_deadline()
+        for at in (self.alter_partitions.next_deadline(),
+                   self.producer_ids.channel.next_deadline()):
             if at is not None and at < deadline:
                 deadline = at
         return deadline
@@ -730,10 +715,7 @@ class ReplicaManager:
         for leader, due in sorted(self._fetch_due.items()):
             if due <= now and leader not in self._in_flight:
                 self._send_fetch(leader, now)
-        if self.alter_channel.busy:
-            self.alter_channel.poll(now)
-        if self._alter_retry:
-            self._retry_alters(now)
+        self.alter_partitions.poll(now)
         if self.producer_ids.channel.busy:
             self.producer_ids.channel.poll(now)
         if now >= self._next_isr_check:
@@ -856,7 +838,7 @@ class ReplicaManager:
         elif isinstance(msg, ReplicaFetchResponse):
             self._on_fetch_response(env.src, msg, now)
         elif isinstance(msg, AlterPartitionResponse):
-            self.alter_channel.handle_message(env, now)
+            self.alter_partitions.handle_message(env, now)
         elif isinstance(msg, AllocateProducerIdsResponse):
             self.producer_ids.channel.handle_message(env, now)
 
@@ -1106,28 +1088,39 @@ class ReplicaManager:
 
     def _propose(self, key: tuple[str, int], replica: Replica, now: int,
                  fetch: tuple[int, int] | None = None) -> None:
-        """Ask the controller for ``replica``'s ISR change, if any: at a follower's ``fetch``
-        (the follower, the broker epoch its fetch carried) that follower's return to the ISR
-        (Kafka's maybeExpandIsr), else a shrink at the periodic check (Kafka's
-        maybeShrinkIsr, which never expands). The request names the broker epoch this
-        leader holds for each member of the new ISR (KIP-903, AlterPartition v3:
-        :meth:`~broker.replica.Replica.isr_epochs`), so that the controller refuses a member
-        that registered again since (INELIGIBLE_REPLICA)."""
+        """Submit ``replica``'s ISR change, if any, to the AlterPartitionManager: at a
+        follower's ``fetch`` (the follower, the broker epoch its fetch carried) that
+        follower's return to the ISR (Kafka's maybeExpandIsr), else a shrink at the
+        periodic check (Kafka's maybeShrinkIsr, which never expands). The proposal names
+        the broker epoch this leader holds for each member of the new ISR (KIP-903,
+        AlterPartition v3: :meth:`~broker.replica.Replica.isr_epochs`), so that the
+        controller refuses a member that registered again since (INELIGIBLE_REPLICA).
+        A proposal the manager refuses (an earlier one of the partition, replaced since by
+        the image, is still waiting or out there) is OPERATION_NOT_ATTEMPTED: the leader
+        goes back to the ISR as written and proposes again later (Kafka's Partition)."""
         expand = fetch is not None
         proposal = replica.isr_proposal(now, self.config.replica_lag_time_max_ms,
                                         self.isr_eligible, shrink=not expand, expand=expand,
                                         fetch=fetch)
         own_epoch = self._broker_epoch()
-        if proposal is None or own_epoch < 0:
+        if proposal is None or own_epoch < 0 or self.loader.leader.leader_id is None:
             return
-        request = AlterPartitionRequest(0, self.broker_id, own_epoch,
-                                        replica.topic_id, replica.partition_id,
-                                        replica.leader_epoch, replica.partition_epoch, proposal,
-                                        new_isr_epochs=replica.isr_epochs(proposal, own_epoch,
-                                                                          fetch))
-        if self.loader.leader.leader_id is not None:
-            replica.pending_isr = proposal
-            self._send_alter(key, request, now)
+        replica.pending_isr = proposal
+        self._submit_alter(key, AlterPartitionPartitionData(
+            replica.partition_id, replica.leader_epoch, replica.partition_epoch, proposal,
+            new_isr_epochs=replica.isr_epochs(proposal, own_epoch, fetch)), now)
+
+    def _submit_alter(self, key: tuple[str, int], data: AlterPartitionPartitionData,
+                      now: int) -> None:
+        """Submit ``key``'s pending proposal to the manager; refused, it is dropped."""
+        item = self.alter_partitions.submit(key[0], data, now)
+        if item is not None:
+            self._alter_sent[key] = item
+            return
+        self._alter_sent.pop(key, None)
+        replica = self.peek(key)
+        assert replica is not None
+        replica.pending_isr = None
 
     def isr_eligible(self, broker_id: int, broker_epoch: int) -> bool:
         """May follower ``broker_id``, whose fetch carried ``broker_epoch``, join an ISR?
@@ -1140,8 +1133,8 @@ class ReplicaManager:
         return alive_epoch is not None and not is_broker_shutting_down(image, broker_id) \
             and broker_epoch in (-1, alive_epoch)
 
-    def _proposing(self, key: tuple[str, int], item: ChannelRequest) -> Replica | None:
-        """The replica of ``key`` if it leads with a pending ISR change whose request was
+    def _proposing(self, key: tuple[str, int], item: AlterPartitionItem) -> Replica | None:
+        """The replica of ``key`` if it leads with a pending ISR change whose item was
         ``item`` (Kafka's check that the partition state is still the proposed one); None
         when that proposal was replaced since (by the image, or by another)."""
         replica = self.peek(key)
@@ -1150,22 +1143,13 @@ class ReplicaManager:
             return None
         return replica
 
-    def _send_alter(self, key: tuple[str, int], request: AlterPartitionRequest,
-                    now: int) -> None:
-        """Hand ``request`` to the AlterPartition channel as the request of ``key``'s
-        pending proposal (see :meth:`_on_alter_answer`)."""
-        def answered(answer: Any, at: int) -> None:
-            self._on_alter_answer(key, item, answer, at)
-
-        item = self.alter_channel.send(request, now, answered, _never_given_up,
-                                       wanted=lambda it: self._proposing(key, it) is not None)
-        self._alter_sent[key] = item
-
-    def _on_alter_answer(self, key: tuple[str, int], item: ChannelRequest,
-                         msg: AlterPartitionResponse, now: int) -> None:
-        """The controller's answer to an AlterPartition, as Kafka's Partition takes it
-        (``submitAlterPartition``'s callback, ``handleAlterPartitionError``, and the
-        AlterPartitionManager and controller channel beneath them):
+    def _on_alter_answer(self, item: AlterPartitionItem, answer: AlterPartitionPartitionResponse,
+                         now: int) -> None:
+        """The controller's answer for one partition of an AlterPartition, as Kafka's
+        Partition takes it (``submitAlterPartition``'s callback and
+        ``handleAlterPartitionError``; the manager, :attr:`alter_partitions`, and the
+        channel beneath it handle the request's own errors, NOT_CONTROLLER and lost
+        requests: see :mod:`broker.alter_partition_manager`):
 
         - an answer to a proposal that is no longer pending (the image replaced it, or
           the leader proposed again since) is ignored;
@@ -1180,24 +1164,14 @@ class ReplicaManager:
           INVALID_UPDATE_VERSION, INVALID_REQUEST, NEW_LEADER_ELECTED: the leader's
           metadata is behind; the change stays pending (no other is proposed) until the
           image moves the partition epoch;
-        - NOT_CONTROLLER (a request-level one, or a partition's: Kafka's controller channel
-          looks for it anywhere in the answer), no answer within ``request.timeout.ms``,
-          or a new controller while the request is out: the channel's own business
-          (:attr:`alter_channel`, :class:`~metadata.controller_channel.ControllerChannel`):
-          the same request goes again to the controller the raft client knows, after the
-          50 ms reconnect back-off to a node it dropped, at the channel's next 100 ms look
-          while none is known; a request whose proposal was replaced meanwhile is not
-          sent again;
-        - any other error (STALE_BROKER_EPOCH and a controller's UNKNOWN_SERVER_ERROR,
-          request-level errors in Kafka, which its AlterPartitionManager resends; an
-          unexpected partition error, which Partition submits again): the same proposal
-          is sent again after :data:`ALTER_RETRY_MS`, with the broker's current epoch,
-          unless it was replaced meanwhile. (Kafka resends an unexpected partition error
-          without that pause.)
+        - any other error of the partition (one Partition does not expect, e.g.
+          UNKNOWN_SERVER_ERROR): the same proposal is submitted again at once, and goes
+          in the manager's next request.
         """
+        key = item.key
         if self._proposing(key, item) is None:
             return  # it answers a proposal since replaced
-        error = msg.error
+        error = answer.error
         if error in ALTER_KEEPS_PENDING or error == "NONE":
             del self._alter_sent[key]
         elif error in ALTER_BACK_TO_COMMITTED:
@@ -1206,24 +1180,7 @@ class ReplicaManager:
             assert replica is not None
             replica.pending_isr = None
         else:
-            self._alter_retry[key] = (now + ALTER_RETRY_MS, item, item.request)
-
-    def _retry_alters(self, now: int) -> None:
-        """Send again the AlterPartitions due (see :meth:`_on_alter_answer`) whose
-        proposal is still pending, with the broker's current epoch."""
-        for key in sorted(self._alter_retry):
-            due, item, request = self._alter_retry[key]
-            if due > now:
-                continue
-            del self._alter_retry[key]
-            if self._proposing(key, item) is None:
-                continue
-            own_epoch = self._broker_epoch()
-            if own_epoch < 0:  # not registered: the next registration's epoch, later
-                self._alter_retry[key] = (now + ALTER_RETRY_MS, item, request)
-                continue
-            self._send_alter(key, msgspec.structs.replace(request, broker_epoch=own_epoch),
-                             now)
+            self._submit_alter(key, item.partition, now)
 
     def _on_controller_change(self, leader: LeaderAndEpoch) -> None:
         """The broker's raft client knows a new controller leader: the channels send their
@@ -1232,7 +1189,7 @@ class ReplicaManager:
         (a controller that leads again in a new epoch lost, or failed, what it had
         pending)."""
         self.producer_ids.channel.leader_changed(self.now)
-        self.alter_channel.leader_changed(self.now)
+        self.alter_partitions.leader_changed(self.now)
 
     # ------------------------------------------------------------------ clients
     def topic_leaders(self, topic: str) -> list[Replica]:
@@ -1495,10 +1452,6 @@ class ReplicaManager:
         ``now``: the caller's time (default: the manager's last poll or message)."""
         at = self.now if now is None else max(now, self.now)
         return self.producer_ids.next_id(self._broker_epoch(), at)
-
-
-def _never_given_up(now: int) -> None:
-    """The AlterPartition channel's retry timeout never ends (Kafka: Long.MAX_VALUE)."""
 
 
 def _by_key(item: tuple[tuple[str, int], object]) -> tuple[str, int]:

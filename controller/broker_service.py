@@ -326,6 +326,9 @@ class ControllerBrokerService:
         self._reply(src, BrokerHeartbeatResponse(cid, "NONE", True, False, False))
 
     def _on_alter_partition(self, src: int, req: AlterPartitionRequest) -> None:
+        """The whole request is one operation (Kafka's alterPartition): a top-level
+        refusal answers no partition; else every partition is answered once the
+        records are written."""
         cid = req.correlation_id
         error = self._not_active()
         if error is not None:
@@ -334,25 +337,11 @@ class ControllerBrokerService:
 
         def reply(handle: OperationHandle) -> None:
             if handle.error is not None:
-                self._reply(src, AlterPartitionResponse(cid, handle.error.code, req.topic_id,
-                                                        req.partition_id))
+                self._reply(src, AlterPartitionResponse(cid, handle.error.code))
                 return
-            reg = handle.response
-            if reg.leader != req.broker_id:
-                # the change completed a reassignment that removed the requesting leader:
-                # written, and answered with an error so it fetches the new metadata
-                self._reply(src, AlterPartitionResponse(cid, "NEW_LEADER_ELECTED",
-                                                        req.topic_id, req.partition_id))
-                return
-            self._reply(src, AlterPartitionResponse(
-                cid, "NONE", req.topic_id, req.partition_id, reg.leader, reg.leader_epoch,
-                reg.isr, reg.partition_epoch, reg.leader_recovery_state))
+            self._reply(src, AlterPartitionResponse(cid, "NONE", handle.response))
 
-        self._submit_then(AlterPartitionOp(req.broker_id, req.broker_epoch, req.topic_id,
-                                           req.partition_id, req.leader_epoch,
-                                           req.partition_epoch, req.new_isr,
-                                           req.leader_recovery_state, req.new_isr_epochs),
-                          reply)
+        self._submit_then(AlterPartitionOp(req.broker_id, req.broker_epoch, req.topics), reply)
 
     def _on_allocate(self, src: int, req: AllocateProducerIdsRequest) -> None:
         cid = req.correlation_id

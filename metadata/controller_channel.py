@@ -5,16 +5,16 @@ One deterministic model of how Kafka sends a broker's (or a controller's own) re
 to the controller, in simulated milliseconds:
 
 - requests wait in a queue, oldest first, each with the time it was made; one is out at
-  a time (Kafka's controller connection carries one request in flight), unless the
-  owner allows more (kraftsim's AlterPartitions, one request per partition where Kafka's
-  AlterPartitionManager batches them, go side by side);
+  a time (Kafka's controller connection carries one request in flight);
 - a request is handed to the controller ``controller()`` names (the raft client's
   leader) with :attr:`request_timeout_ms` from that moment; it goes out once the
   reconnect back-off (:data:`RECONNECT_BACKOFF_MS`) to that node, set when the channel
   dropped it, has passed. While none is known the request waits, and the channel looks
   again every :data:`CONTROLLER_LOOKUP_MS` from its first look that found none (Kafka's
   thread polls 100 ms between looks, and a new request does not wake it);
-- a NOT_CONTROLLER answer, or no answer within the request timeout, drops the connection
+- a NOT_CONTROLLER answer (``refused``; AlterPartition's looks into every partition too,
+  as Kafka's counts the errors of the whole response), or no answer within the request
+  timeout, drops the connection
   to that node and puts the request back at the front of the queue; the channel looks for
   a controller at once and sends it again (to another node at once, to the same node
   after the reconnect back-off). The owner sees neither;
@@ -70,9 +70,6 @@ class ChannelRequest:
     """Called with the controller's answer (not NOT_CONTROLLER) and the time."""
     on_timeout: Callable[[int], None]
     """Called with the time when the retry timeout gives the request up."""
-    wanted: Callable[[ChannelRequest], bool] | None = None
-    """Asked before each send but one made at once by :meth:`ControllerChannel.send`:
-    False drops the request silently (its owner replaced it)."""
 
 
 @dataclass(slots=True, eq=False)
@@ -103,25 +100,22 @@ class ControllerChannel:
                  correlation_start: int = 0,
                  refused: Callable[[Any], bool] = _refused,
                  emit: Callable[[NodeMessage], None] | None = None,
-                 max_in_flight: int = 1,
                  leader_epoch: Callable[[], int] = _no_epoch,
                  next_correlation: Callable[[], int] | None = None) -> None:
         """``controller``: the controller the node's raft client knows now, or None.
         ``request_timeout_ms`` defaults to the retry timeout (Kafka takes the smaller of
         the retry timeout and controller.socket.timeout.ms). ``refused``: whether an
         answer says NOT_CONTROLLER. ``emit``: where requests go (default: :attr:`outbox`),
-        for an owner that keeps one outbox for all it sends. ``max_in_flight``: requests
-        handed over at once (Kafka: 1; kraftsim's AlterPartitions, one per partition, go
-        side by side). ``leader_epoch``: the raft client's leader epoch, so that
-        :meth:`leader_changed` also moves requests sent to the same node in an earlier
-        epoch. ``next_correlation``: the owner's correlation ids, when it shares them with
-        other requests (default: the channel counts from ``correlation_start``)."""
+        for an owner that keeps one outbox for all it sends. ``leader_epoch``: the raft
+        client's leader epoch, so that :meth:`leader_changed` also moves a request sent to
+        the same node in an earlier epoch. ``next_correlation``: the owner's correlation
+        ids, when it shares them with other requests (default: the channel counts from
+        ``correlation_start``)."""
         self.node_id = node_id
         self.controller = controller
         self.retry_timeout_ms = retry_timeout_ms
         self.request_timeout_ms = min(retry_timeout_ms, request_timeout_ms or retry_timeout_ms)
         self.refused = refused
-        self.max_in_flight = max_in_flight
         self.leader_epoch = leader_epoch
         self.outbox: list[NodeMessage] = []
         self.emit = emit if emit is not None else self.outbox.append
@@ -179,15 +173,13 @@ class ControllerChannel:
 
     # ------------------------------------------------------------------ requests
     def send(self, request: Any, now: int, on_answer: Callable[[Any, int], None],
-             on_timeout: Callable[[int], None],
-             wanted: Callable[[ChannelRequest], bool] | None = None) -> ChannelRequest:
+             on_timeout: Callable[[int], None]) -> ChannelRequest:
         """Queue ``request``, made now (Kafka's sendRequest); the queued item is returned
         (its owner may compare it with the one its answer comes for)."""
         item = ChannelRequest(request, now, on_answer, on_timeout)
         self.queue.append(item)
         if self._next_look is None:  # (a look already planned is not brought forward)
             self._pump(now)
-        item.wanted = wanted  # (asked from the next send on: the owner has it by then)
         self._update_deadline()
         return item
 
@@ -269,10 +261,10 @@ class ControllerChannel:
             self.queue.pop(0).on_timeout(now)
 
     def _pump(self, now: int) -> None:
-        """A look: hand the oldest requests to the controller known now while fewer than
-        ``max_in_flight`` are out; requests past their retry timeout go first. With none
-        known, look again on the 100 ms grid from the first look that found none."""
-        if len(self._out) >= self.max_in_flight:
+        """A look: with none out, hand the oldest request to the controller known now;
+        requests past their retry timeout go first. With none known, look again on the
+        100 ms grid from the first look that found none."""
+        if self._out:
             return
         self._expire(now)
         if not self.queue:
@@ -287,24 +279,14 @@ class ControllerChannel:
         self._looking_since = self._next_look = None
         epoch = self.leader_epoch()
         ready = self.reconnect_after.get(controller, now)
-        while self.queue and len(self._out) < self.max_in_flight:
-            self._expire(now)
-            if not self.queue:
-                return
-            item = self.queue.pop(0)
-            if item.wanted is not None and not item.wanted(item):
-                continue
-            out = _Out(item, controller, epoch, now + self.request_timeout_ms,
-                       ready if ready > now else None)
-            self._out.append(out)
-            if out.send_at is None:
-                self._transmit(out)
+        out = _Out(self.queue.pop(0), controller, epoch, now + self.request_timeout_ms,
+                   ready if ready > now else None)
+        self._out.append(out)
+        if out.send_at is None:
+            self._transmit(out)
 
     def _transmit(self, out: _Out) -> None:
         item = out.item
-        if item.wanted is not None and not item.wanted(item):
-            self._out.remove(out)
-            return
         out.correlation = self._next_correlation()
         self._sends += 1
         request = msgspec.structs.replace(item.request, correlation_id=out.correlation)

@@ -105,14 +105,11 @@ class BrokerHeartbeatResponse(msgspec.Struct, frozen=True, gc=False):
         return -1
 
 
-class AlterPartitionRequest(msgspec.Struct, frozen=True, gc=False):
-    """A partition leader proposes a new ISR for one partition."""
+class AlterPartitionPartitionData(msgspec.Struct, frozen=True, gc=False):
+    """One partition's proposal in an AlterPartition request (Kafka's
+    AlterPartitionRequestData.PartitionData)."""
 
-    correlation_id: int
-    broker_id: int
-    broker_epoch: int
-    topic_id: str
-    partition_id: int
+    partition_index: int
     leader_epoch: int
     partition_epoch: int
     new_isr: tuple[int, ...]
@@ -121,37 +118,82 @@ class AlterPartitionRequest(msgspec.Struct, frozen=True, gc=False):
     marks a RECOVERING partition RECOVERED), so its first ISR change ends KIP-704's
     RECOVERING."""
     new_isr_epochs: tuple[int, ...] = ()
-    """The broker epoch the leader knows of each ``new_isr`` member, in its order (KIP-903;
-    -1, or none at all, for unknown): the controller refuses a member registered since
-    with another epoch (INELIGIBLE_REPLICA). A kraftsim leader always sends them
-    (AlterPartition v3, which every kraftsim controller takes): its own broker epoch, and
-    for a follower the one its fetches carried (-1 when none is stored: below
-    metadata.version 3.5-IV1 fetches carry none)."""
+    """The broker epoch the leader knows of each ``new_isr`` member, in its order (KIP-903,
+    Kafka's newIsrWithEpochs; -1, or none at all, for unknown): the controller refuses a
+    member registered since with another epoch (INELIGIBLE_REPLICA). A kraftsim leader
+    always sends them (AlterPartition v3, which every kraftsim controller takes): its own
+    broker epoch, and for a follower the one its fetches carried (-1 when none is stored:
+    below metadata.version 3.5-IV1 fetches carry none)."""
+
+
+class AlterPartitionTopicData(msgspec.Struct, frozen=True, gc=False):
+    """The proposals of one topic, by topic id (AlterPartition v2 on; kraftsim has no
+    by-name version)."""
+
+    topic_id: str
+    partitions: tuple[AlterPartitionPartitionData, ...]
+
+
+class AlterPartitionRequest(msgspec.Struct, frozen=True, gc=False):
+    """A broker's ISR proposals for the partitions it leads, grouped by topic (Kafka's
+    AlterPartition: its AlterPartitionManager sends every change waiting, one request in
+    flight at a time). ``broker_epoch`` is the broker's epoch when the request was built."""
+
+    correlation_id: int
+    broker_id: int
+    broker_epoch: int
+    topics: tuple[AlterPartitionTopicData, ...] = ()
 
     @property
     def epoch(self) -> int:
         """The broker epoch (trace only)."""
         return self.broker_epoch
 
+    def partitions(self) -> list[tuple[str, AlterPartitionPartitionData]]:
+        """Every (topic id, proposal) of the request, in its order."""
+        return [(topic.topic_id, part) for topic in self.topics for part in topic.partitions]
+
+
+class AlterPartitionPartitionResponse(msgspec.Struct, frozen=True, gc=False):
+    """One partition's answer: NONE with the partition as the controller wrote it, or an
+    error (INVALID_UPDATE_VERSION, FENCED_LEADER_EPOCH, INELIGIBLE_REPLICA,
+    NEW_LEADER_ELECTED, UNKNOWN_TOPIC_ID, ...) and nothing else (Kafka's
+    AlterPartitionResponseData.PartitionData)."""
+
+    partition_index: int
+    error: str
+    leader_id: int = -1
+    leader_epoch: int = -1
+    isr: tuple[int, ...] = ()
+    leader_recovery_state: int = 0
+    partition_epoch: int = -1
+
+
+class AlterPartitionTopicResponse(msgspec.Struct, frozen=True, gc=False):
+    """The answers of one topic's partitions, in the request's order."""
+
+    topic_id: str
+    partitions: tuple[AlterPartitionPartitionResponse, ...]
+
 
 class AlterPartitionResponse(msgspec.Struct, frozen=True, gc=False):
-    """The partition as the controller wrote it, or an error (INVALID_UPDATE_VERSION,
-    FENCED_LEADER_EPOCH, STALE_BROKER_EPOCH, INELIGIBLE_REPLICA, NOT_CONTROLLER, ...)."""
+    """A top-level error (STALE_BROKER_EPOCH, NOT_CONTROLLER, UNKNOWN_SERVER_ERROR, ...:
+    no partition is answered), or NONE and every partition asked for, grouped by topic in
+    the request's order."""
 
     correlation_id: int
     error: str
-    topic_id: str = ""
-    partition_id: int = -1
-    leader: int = -1
-    leader_epoch: int = -1
-    isr: tuple[int, ...] = ()
-    partition_epoch: int = -1
-    leader_recovery_state: int = 0
+    topics: tuple[AlterPartitionTopicResponse, ...] = ()
 
     @property
     def epoch(self) -> int:
-        """The partition's leader epoch (trace only)."""
-        return self.leader_epoch
+        """The leader epoch of the first partition answered NONE, else -1 (trace only)."""
+        return next((part.leader_epoch for _, part in self.partitions()
+                     if part.error == "NONE"), -1)
+
+    def partitions(self) -> list[tuple[str, AlterPartitionPartitionResponse]]:
+        """Every (topic id, answer) of the response, in its order."""
+        return [(topic.topic_id, part) for topic in self.topics for part in topic.partitions]
 
 
 class AllocateProducerIdsRequest(msgspec.Struct, frozen=True, gc=False):

@@ -23,7 +23,14 @@ from broker.replica import Replica
 from broker.replica_manager import ProduceResult, ReplicaManager
 from metadata.delta import BROKER_RESOURCE, TOPIC_RESOURCE, MetadataDelta
 from metadata.image import MetadataImage, PartitionRegistration
-from metadata.requests import AlterPartitionRequest, AlterPartitionResponse, NodeMessage
+from metadata.requests import (
+    AlterPartitionPartitionData,
+    AlterPartitionPartitionResponse,
+    AlterPartitionRequest,
+    AlterPartitionResponse,
+    AlterPartitionTopicResponse,
+    NodeMessage,
+)
 from metadata.schema import (
     BrokerRegistrationChangeRecord,
     ConfigRecord,
@@ -40,6 +47,12 @@ from raft import LeaderAndEpoch
 CONTROLLER = 3000
 TOPIC, TOPIC_ID = "t", "AAAAAAAAAAAAAAAAAAAAAQ"
 KEY = (TOPIC_ID, 0)
+
+
+def one(request: AlterPartitionRequest) -> AlterPartitionPartitionData:
+    """The proposal of a request that carries one partition (asserted)."""
+    ((_, part),) = request.partitions()
+    return part
 
 
 def broker_epoch(broker: int) -> int:
@@ -159,16 +172,34 @@ class Cell:
             self.step(every)
 
     def answer_alter(self, error: str = "NONE", write: bool = True,
-                     request: tuple[int, AlterPartitionRequest] | None = None
-                     ) -> AlterPartitionRequest:
+                     request: tuple[int, AlterPartitionRequest] | None = None,
+                     top_level: bool = False) -> AlterPartitionRequest:
         """Answer the oldest AlterPartition (or ``request``, (leader, request), kept or
-        taken from :attr:`alters` earlier): write its ISR (and publish it), or refuse it."""
+        taken from :attr:`alters` earlier): each of its partitions (all of the topic
+        :data:`TOPIC` here) gets ``error``, its ISR written (and published) when NONE
+        and ``write``; with ``top_level`` the request gets ``error`` and no partition is
+        answered."""
         src, req = self.alters.pop(0) if request is None else request
-        if error == "NONE" and write:
-            self.change(isr=req.new_isr)
-        reg = self.registration()
-        controller = self.alter_controllers.get((src, req.correlation_id), CONTROLLER)
-        self.managers[src].handle_message(NodeMessage(controller, src, AlterPartitionResponse(
-            req.correlation_id, error, TOPIC_ID, 0, reg.leader, reg.leader_epoch, reg.isr,
-            reg.partition_epoch)), self.now)
+        response = AlterPartitionResponse(req.correlation_id, error)
+        if not top_level:
+            answers = []
+            for _, part in req.partitions():
+                pid = part.partition_index
+                if error == "NONE" and write:
+                    self.publish(PartitionChangeRecord(partition_id=pid, topic_id=TOPIC_ID,
+                                                       isr=part.new_isr))
+                reg = self.image.topics_by_id[TOPIC_ID].partitions[pid]
+                answers.append(AlterPartitionPartitionResponse(
+                    pid, error, reg.leader, reg.leader_epoch, reg.isr,
+                    reg.leader_recovery_state, reg.partition_epoch)
+                    if error == "NONE" else AlterPartitionPartitionResponse(pid, error))
+            response = AlterPartitionResponse(req.correlation_id, "NONE", (
+                AlterPartitionTopicResponse(TOPIC_ID, tuple(answers)),))
+        self.respond(src, req, response)
         return req
+
+    def respond(self, src: int, req: AlterPartitionRequest,
+                response: AlterPartitionResponse) -> None:
+        """Deliver ``response`` to leader ``src`` from the controller ``req`` went to."""
+        controller = self.alter_controllers.get((src, req.correlation_id), CONTROLLER)
+        self.managers[src].handle_message(NodeMessage(controller, src, response), self.now)

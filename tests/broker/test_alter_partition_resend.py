@@ -20,14 +20,19 @@ channel) sends it:
 
 from __future__ import annotations
 
+from broker.alter_partition_manager import ALTER_RETRY_MS
 from broker.config import BrokerConfig
 from broker.loader import MetadataLoader
-from broker.replica_manager import ALTER_RETRY_MS
 from metadata.controller_channel import CONTROLLER_LOOKUP_MS, RECONNECT_BACKOFF_MS
-from metadata.requests import AlterPartitionRequest
+from metadata.requests import (
+    AlterPartitionPartitionResponse,
+    AlterPartitionRequest,
+    AlterPartitionResponse,
+    AlterPartitionTopicResponse,
+)
 from metadata.schema import PartitionRecord
 from raft import LeaderAndEpoch
-from tests.broker.replica_cell import CONTROLLER, TOPIC, TOPIC_ID, Cell
+from tests.broker.replica_cell import CONTROLLER, TOPIC, TOPIC_ID, Cell, one
 
 NEW_CONTROLLER = CONTROLLER + 1
 
@@ -40,16 +45,13 @@ def _expansion_pending(cell: Cell) -> AlterPartitionRequest:
     cell.step()
     ((_, request),) = cell.alters
     cell.alters.clear()
-    assert request.new_isr == (1, 2) and cell.alter_controllers[1, request.correlation_id] \
+    assert one(request).new_isr == (1, 2) and cell.alter_controllers[1, request.correlation_id] \
         == CONTROLLER
     return request
 
 
 def _same_proposal(a: AlterPartitionRequest, b: AlterPartitionRequest) -> bool:
-    return (a.broker_id, a.broker_epoch, a.topic_id, a.partition_id, a.leader_epoch,
-            a.partition_epoch, a.new_isr, a.new_isr_epochs) == \
-        (b.broker_id, b.broker_epoch, b.topic_id, b.partition_id, b.leader_epoch,
-         b.partition_epoch, b.new_isr, b.new_isr_epochs)
+    return (a.broker_id, a.broker_epoch, a.topics) == (b.broker_id, b.broker_epoch, b.topics)
 
 
 def _resent(cell: Cell, proposal: AlterPartitionRequest, controller: int) -> AlterPartitionRequest:
@@ -60,15 +62,22 @@ def _resent(cell: Cell, proposal: AlterPartitionRequest, controller: int) -> Alt
     return again
 
 
-def _two_expansions_pending(cell: Cell) -> None:
+def _two_expansions_pending(cell: Cell) -> AlterPartitionRequest:
     """Partitions 0 and 1 of the topic, led by broker 1 with broker 2 out of their ISR: a
-    produce to each has broker 1 send an expansion of each ISR (in ``cell.alters``)."""
+    produce to each has broker 1 propose an expansion of each ISR; the first goes out
+    alone, the second waits in the AlterPartitionManager (one request in flight). The
+    first request is returned, taken from ``cell.alters``, unanswered."""
     cell.create(replicas=(1, 2), isr=(1,), leader=1)
     cell.publish(PartitionRecord(1, TOPIC_ID, (1, 2), (1,), leader=1, leader_epoch=0,
                                  partition_epoch=0))
     for pid in (0, 1):
         cell.managers[1].produce(TOPIC, pid, ["a"], 1, lambda _: None)
     cell.step()
+    ((_, first),) = cell.alters
+    cell.alters.clear()
+    assert one(first).partition_index == 0
+    assert list(cell.managers[1].alter_partitions.unsent) == [(TOPIC_ID, 0), (TOPIC_ID, 1)]
+    return first
 
 
 def test_a_request_in_flight_goes_to_the_new_controller() -> None:
@@ -190,7 +199,7 @@ def test_only_an_unanswered_request_is_sent_again() -> None:
     cell.run(500)
     ((_, second),) = cell.alters
     cell.alters.clear()
-    assert (second.new_isr, second.leader_epoch) == ((1, 2), 1)
+    assert (one(second).new_isr, one(second).leader_epoch) == ((1, 2), 1)
     assert cell.alter_controllers[1, second.correlation_id] == NEW_CONTROLLER
     loader.handle_leader_change(LeaderAndEpoch(NEW_CONTROLLER + 1, 3))
     cell.step()
@@ -308,53 +317,71 @@ def test_with_no_controller_known_the_channel_looks_for_one_every_100_ms() -> No
         _resent(cell, first, NEW_CONTROLLER)
 
 
-def test_a_retry_due_during_the_controllers_reconnect_back_off_waits_for_it() -> None:
-    """Two partitions' expansions are pending: the controller answers one with an error
-    (resent after ALTER_RETRY_MS) and, 20 ms later, refuses the other with NOT_CONTROLLER
-    (it is still the controller broker 1 knows). The first resend comes due while the
-    channel may not connect to that controller yet: it waits for the back-off to end, not
-    lost, and both proposals go out together then."""
+def test_a_proposal_made_during_the_reconnect_back_off_goes_after_the_request_out() -> None:
+    """Partition 0's expansion is out when partition 1's is proposed (it waits: one
+    request in flight). The controller refuses the first with NOT_CONTROLLER (it is
+    still the controller broker 1 knows): the channel sends that same request again once
+    its reconnect back-off has passed (partition 0 alone: the request was built before
+    partition 1's proposal); its answer, with no top-level error, sends the next request
+    at once, with partition 1's proposal."""
     cell = Cell(brokers=(1, 2))
-    _two_expansions_pending(cell)
-    by_partition = {request.partition_id: (src, request) for src, request in cell.alters}
-    assert sorted(by_partition) == [0, 1]
-    cell.alters.clear()
-    start = cell.now
-    cell.answer_alter("UNKNOWN_SERVER_ERROR", write=False, request=by_partition[0])
-    cell.step(20)
-    cell.answer_alter("NOT_CONTROLLER", write=False, request=by_partition[1])
-    cell.step(ALTER_RETRY_MS - 20)
-    assert cell.alters == []
-    cell.step(20 + RECONNECT_BACKOFF_MS - ALTER_RETRY_MS - 1)
+    first = _two_expansions_pending(cell)
+    cell.respond(1, first, AlterPartitionResponse(first.correlation_id, "NOT_CONTROLLER"))
+    cell.step(RECONNECT_BACKOFF_MS - 1)
     assert cell.alters == []
     cell.step(1)
-    assert cell.now == start + 20 + RECONNECT_BACKOFF_MS
-    assert sorted(request.partition_id for _, request in cell.alters) == [0, 1]
-    for _, request in cell.alters:
-        assert _same_proposal(request, by_partition[request.partition_id][1])
-        assert cell.alter_controllers[1, request.correlation_id] == CONTROLLER
+    again = _resent(cell, first, CONTROLLER)
+    cell.answer_alter()
+    cell.step()
+    ((_, second),) = cell.alters
+    assert (one(second).partition_index, one(second).new_isr) == (1, (1, 2))
+    assert cell.alter_controllers[1, second.correlation_id] == CONTROLLER
+    assert second.correlation_id != again.correlation_id
 
 
-def test_two_requests_refused_while_no_controller_is_known_both_go_to_the_next() -> None:
-    """Both partitions' requests are refused with NOT_CONTROLLER while an election is under
-    way: each waits for the next controller under a correlation id of its own, and both
-    proposals go to it (neither is lost)."""
+def test_a_batch_refused_while_no_controller_is_known_goes_whole_to_the_next() -> None:
+    """The first request fails as a whole (a top-level error) and both partitions'
+    proposals go in the next, ALTER_RETRY_MS later. That request is refused with
+    NOT_CONTROLLER while an election is under way: it waits for the next controller and
+    goes to it whole, both proposals under one new correlation id (neither is lost)."""
     cell = Cell(brokers=(1, 2))
-    _two_expansions_pending(cell)
-    refused = list(cell.alters)
+    first = _two_expansions_pending(cell)
+    cell.answer_alter("UNKNOWN_SERVER_ERROR", request=(1, first), top_level=True)
+    cell.step(ALTER_RETRY_MS)
+    ((_, both),) = cell.alters
     cell.alters.clear()
+    assert [(topic_id, part.partition_index) for topic_id, part in both.partitions()] == \
+        [(TOPIC_ID, 0), (TOPIC_ID, 1)]
     loader = cell.managers[1].loader
     loader.handle_leader_change(LeaderAndEpoch(None, 2))
-    for request in refused:
-        cell.answer_alter("NOT_CONTROLLER", write=False, request=request)
+    cell.respond(1, both, AlterPartitionResponse(both.correlation_id, "NOT_CONTROLLER"))
     cell.step(RECONNECT_BACKOFF_MS)
     assert cell.alters == []
     loader.handle_leader_change(LeaderAndEpoch(NEW_CONTROLLER, 2))
     cell.step(CONTROLLER_LOOKUP_MS - RECONNECT_BACKOFF_MS)  # the channel's next look
-    again = list(cell.alters)
-    assert sorted(r.partition_id for _, r in again) == [0, 1]
-    assert len({r.correlation_id for _, r in again}) == 2
-    assert all(cell.alter_controllers[1, r.correlation_id] == NEW_CONTROLLER for _, r in again)
-    for _, resent in again:
-        assert _same_proposal(resent, next(r for _, r in refused
-                                           if r.partition_id == resent.partition_id))
+    again = _resent(cell, both, NEW_CONTROLLER)
+    assert again.correlation_id != both.correlation_id
+    cell.answer_alter()
+    leader = cell.managers[1]
+    assert [leader.replicas[TOPIC_ID, pid].isr for pid in (0, 1)] == [(1, 2), (1, 2)]
+    assert leader.alter_partitions.unsent == {}
+
+
+def test_not_controller_for_one_partition_sends_the_whole_request_again() -> None:
+    """Kafka's controller channel looks for NOT_CONTROLLER anywhere in the answer: a
+    partition answered NOT_CONTROLLER (its leader epoch is ahead of that controller's)
+    makes the channel drop the answer and send the same request again after the back-off,
+    the other partition's answer in it not taken either."""
+    cell = Cell(brokers=(1, 2))
+    first = _two_expansions_pending(cell)
+    cell.answer_alter("UNKNOWN_SERVER_ERROR", request=(1, first), top_level=True)
+    cell.step(ALTER_RETRY_MS)
+    ((_, both),) = cell.alters
+    cell.alters.clear()
+    cell.respond(1, both, AlterPartitionResponse(both.correlation_id, "NONE", (
+        AlterPartitionTopicResponse(TOPIC_ID, (
+            AlterPartitionPartitionResponse(0, "INELIGIBLE_REPLICA"),
+            AlterPartitionPartitionResponse(1, "NOT_CONTROLLER"))),)))
+    assert cell.managers[1].replicas[TOPIC_ID, 0].pending_isr == (1, 2)
+    cell.step(RECONNECT_BACKOFF_MS)
+    _resent(cell, both, CONTROLLER)

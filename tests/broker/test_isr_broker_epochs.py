@@ -21,12 +21,12 @@ from metadata.image import MetadataImage, PartitionRegistration
 from metadata.requests import AlterPartitionRequest, AlterPartitionResponse, NodeMessage
 from metadata.schema import RegisterBrokerRecord
 from metadata.versions import FETCH_BROKER_EPOCH, LEVELS
-from tests.broker.replica_cell import CONTROLLER, TOPIC_ID, Cell, broker_epoch
+from tests.broker.replica_cell import CONTROLLER, TOPIC_ID, Cell, broker_epoch, one
 
 
 def _requests(cell: Cell) -> list[tuple[tuple[int, ...], tuple[int, ...]]]:
     """The AlterPartitions sent so far: (new ISR, its broker epochs)."""
-    return [(request.new_isr, request.new_isr_epochs) for _, request in cell.alters]
+    return [(one(request).new_isr, one(request).new_isr_epochs) for _, request in cell.alters]
 
 
 def test_an_expansion_names_the_leaders_epoch_and_each_followers_fetched_epoch() -> None:
@@ -117,19 +117,12 @@ def _controller_image(cell: Cell, reregistered: int, epoch: int) -> MetadataImag
 def _controller_answer(request: AlterPartitionRequest, image: MetadataImage,
                        ) -> AlterPartitionResponse:
     """What the controller (its AlterPartitionOp on ``image``) answers ``request``."""
-    op = AlterPartitionOp(request.broker_id, request.broker_epoch, request.topic_id,
-                          request.partition_id, request.leader_epoch, request.partition_epoch,
-                          request.new_isr, request.leader_recovery_state,
-                          request.new_isr_epochs)
+    op = AlterPartitionOp(request.broker_id, request.broker_epoch, request.topics)
     try:
         generated = op.generate(OperationContext(image, random.Random(1), image.offset + 1, 0))
     except ApiError as error:
         return AlterPartitionResponse(request.correlation_id, error.code)
-    reg = generated.response
-    assert isinstance(reg, PartitionRegistration)
-    return AlterPartitionResponse(request.correlation_id, "NONE", request.topic_id,
-                                  request.partition_id, reg.leader, reg.leader_epoch, reg.isr,
-                                  reg.partition_epoch)
+    return AlterPartitionResponse(request.correlation_id, "NONE", generated.response)
 
 
 def test_a_follower_registered_again_is_not_taken_back_on_its_old_epoch() -> None:
@@ -144,11 +137,11 @@ def test_a_follower_registered_again_is_not_taken_back_on_its_old_epoch() -> Non
     cell.produce(1, ["a"], acks=1)
     cell.step()
     ((src, request),) = cell.alters
-    assert request.new_isr == (1, 2) and request.new_isr_epochs == (broker_epoch(1), 2)
+    assert _requests(cell) == [((1, 2), (broker_epoch(1), 2))]
     assert cell.replica(1).maximal_isr() == (1, 2)  # the expansion counts for the HW
     controller = _controller_image(cell, 2, 20)
     answer = _controller_answer(request, controller)
-    assert answer.error == "INELIGIBLE_REPLICA"
+    assert [part.error for _, part in answer.partitions()] == ["INELIGIBLE_REPLICA"]
     cell.alters.clear()
     cell.managers[src].handle_message(NodeMessage(CONTROLLER, src, answer), cell.now)
     leader = cell.replica(1)
@@ -163,5 +156,7 @@ def test_a_follower_registered_again_is_not_taken_back_on_its_old_epoch() -> Non
     cell.produce(1, ["c"], acks=1)
     cell.run(500)
     ((src, request),) = cell.alters
-    assert request.new_isr == (1, 2) and request.new_isr_epochs == (broker_epoch(1), 20)
-    assert _controller_answer(request, controller).error == "NONE"
+    assert _requests(cell) == [((1, 2), (broker_epoch(1), 20))]
+    answer = _controller_answer(request, controller)
+    assert answer.error == "NONE"
+    assert [part.error for _, part in answer.partitions()] == ["NONE"]

@@ -24,7 +24,7 @@ from broker.fetch_messages import FetchPartition
 from broker.partition_log import PartitionLog
 from broker.replica import Replica
 from metadata.image import PartitionRegistration
-from tests.broker.replica_cell import TOPIC_ID, Cell
+from tests.broker.replica_cell import TOPIC_ID, Cell, one
 
 LEADER, FOLLOWER = 0, 1
 LAG_MS = 100
@@ -128,4 +128,4 @@ def test_a_caught_up_follower_that_stops_fetching_stays_until_the_leader_appends
     assert (cell.managers[1].compact_leader_epoch((TOPIC_ID, 0)) is None) == records
     cell.produce(1, ["b"], acks=1)
     cell.run(lag, every=1_000)
-    assert [(src, request.new_isr) for src, request in cell.alters] == [(1, (1,))]
+    assert [(src, one(request).new_isr) for src, request in cell.alters] == [(1, (1,))]

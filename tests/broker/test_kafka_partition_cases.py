@@ -74,7 +74,7 @@ from broker.replica_manager import (
 )
 from broker.txn.fetch import READ_COMMITTED, READ_UNCOMMITTED
 from metadata.image import PartitionRegistration
-from tests.broker.replica_cell import KEY, TOPIC, TOPIC_ID, Cell, broker_epoch
+from tests.broker.replica_cell import KEY, TOPIC, TOPIC_ID, Cell, broker_epoch, one
 
 ME, F1, F2 = 1, 2, 3
 
@@ -344,7 +344,7 @@ def test_isr_expansion_is_asked_at_the_fetch_that_catches_up() -> None:
     leader = cell.replica(1)
     assert leader.log.high_watermark == 10
     cell.step()  # broker 2 fetches from 0, then from 10
-    assert [r.new_isr for _, r in cell.alters] == [(1, 2)]
+    assert [one(r).new_isr for _, r in cell.alters] == [(1, 2)]
     assert leader.isr == (1,) and leader.maximal_isr() == (1, 2)
     cell.answer_alter()
     assert leader.isr == (1, 2) and leader.pending_isr is None
@@ -435,7 +435,7 @@ def test_an_ineligible_follower_is_not_proposed_for_the_isr(state: str) -> None:
     cell.produce(1, ["b"], acks=1)
     cell.step(100)
     cell.step(100)
-    assert [r.new_isr for _, r in cell.alters] == [(1, 2)]
+    assert [one(r).new_isr for _, r in cell.alters] == [(1, 2)]
 
 
 def test_the_periodic_check_never_expands_the_isr() -> None:

@@ -135,6 +135,7 @@ from tests.broker.replica_cell import (
     TOPIC_ID,
     Cell,
     broker_epoch,
+    one,
 )
 
 PID = 7
@@ -802,7 +803,7 @@ def test_a_follower_without_a_broker_epoch_may_join_the_isr() -> None:
     cell.managers[2] = ReplicaManager(2, loader, None, cell.now, cell.config)
     cell.produce(1, ["a"])
     cell.run(500)
-    assert [(src, request.new_isr) for src, request in cell.alters] == [(1, (1, 3, 2))]
+    assert [(src, one(request).new_isr) for src, request in cell.alters] == [(1, (1, 3, 2))]
 
 
 def test_observers_learn_a_followers_high_watermark_advance_without_new_records() -> None:
@@ -863,7 +864,7 @@ def test_a_follower_idle_on_its_session_counts_as_caught_up_until_the_leader_app
     cell.run(lag - 1_000, every=500)
     assert cell.alters == []
     cell.run(2_000, every=500)
-    assert [(src, request.new_isr) for src, request in cell.alters] == [(1, (1,))]
+    assert [(src, one(request).new_isr) for src, request in cell.alters] == [(1, (1,))]
 
 
 def test_partitions_added_to_a_topic_held_here_start_compact() -> None:
@@ -926,7 +927,7 @@ def test_a_follower_of_an_unclean_leader_drops_committed_records_it_lacks() -> N
     follower = cell.replica(2).log
     assert [e.value for e in follower.entries] == ["d"]
     assert follower.high_watermark == 1
-    assert [request.new_isr for _, request in cell.alters] == [(3, 2)]
+    assert [one(request).new_isr for _, request in cell.alters] == [(3, 2)]
 
 
 def test_a_batch_without_a_producer_carries_no_sequence() -> None:

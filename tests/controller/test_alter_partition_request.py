@@ -1,6 +1,7 @@
 """A partition leader's AlterPartition as the controller checks it (Kafka's
-ReplicationControlManager.alterPartition): the broker's epoch, the partition and leader
-epochs, the ISR holding the leader within the replicas, only active brokers joining."""
+ReplicationControlManager.alterPartition): the broker's epoch (for the whole request), the
+topic id, the partition and leader epochs, the ISR holding the leader within the
+replicas, only active brokers joining (each partition on its own)."""
 
 from __future__ import annotations
 
@@ -13,6 +14,12 @@ from controller.operations import OperationContext
 from controller.operations.alter_partition import AlterPartitionOp
 from metadata.delta import MetadataDelta
 from metadata.image import MetadataImage
+from metadata.requests import (
+    AlterPartitionPartitionData,
+    AlterPartitionPartitionResponse,
+    AlterPartitionTopicData,
+    AlterPartitionTopicResponse,
+)
 from metadata.schema import (
     BrokerRegistrationChangeRecord,
     FeatureLevelRecord,
@@ -23,6 +30,7 @@ from metadata.schema import (
     TopicRecord,
 )
 from metadata.versions import LATEST_PRODUCTION, METADATA_VERSION_FEATURE
+from tests.controller.kafka_cases import OnePartitionAlter, alter_partition
 
 TOPIC = "AAAAAAAAAAAAAAAAAAAAAA"
 
@@ -44,12 +52,12 @@ def _image(isr: tuple[int, ...] = (1, 2)) -> MetadataImage:
 
 
 def _op(isr: tuple[int, ...], broker: int = 1, broker_epoch: int = 11, partition: int = 0,
-        leader_epoch: int = 5, partition_epoch: int = 9) -> AlterPartitionOp:
-    return AlterPartitionOp(broker, broker_epoch, TOPIC, partition, leader_epoch,
+        leader_epoch: int = 5, partition_epoch: int = 9) -> OnePartitionAlter:
+    return alter_partition(broker, broker_epoch, TOPIC, partition, leader_epoch,
                             partition_epoch, isr)
 
 
-def _generate(op: AlterPartitionOp, image: MetadataImage | None = None
+def _generate(op: OnePartitionAlter | AlterPartitionOp, image: MetadataImage | None = None
               ) -> tuple[list[MetadataRecord], object]:
     generated = op.generate(OperationContext(image or _image(), random.Random(1), 21, 0))
     return list(generated.records), generated.response
@@ -71,7 +79,7 @@ def test_the_same_isr_writes_nothing() -> None:
      "Expected broker epoch 11, but got broker epoch 10"),
     (_op((1,), broker=7), "STALE_BROKER_EPOCH", "No broker registration found for broker id 7"),
     (_op((1,), partition=3), "UNKNOWN_TOPIC_OR_PARTITION", f"no partition {TOPIC}-3"),
-    (AlterPartitionOp(1, 11, "B" * 22, 0, 5, 9, (1,)), "UNKNOWN_TOPIC_ID", "no topic with id"),
+    (alter_partition(1, 11, "B" * 22, 0, 5, 9, (1,)), "UNKNOWN_TOPIC_ID", "no topic with id"),
     (_op((1,), leader_epoch=4), "FENCED_LEADER_EPOCH", "leader epoch 4, the partition is at 5"),
     (_op((2,), broker=2, broker_epoch=12), "INVALID_REQUEST", "broker 2 does not lead"),
     (_op((1,), partition_epoch=8), "INVALID_UPDATE_VERSION", "partition epoch 8, the partition"),
@@ -80,7 +88,7 @@ def test_the_same_isr_writes_nothing() -> None:
     (_op((1, 2, 3)), "INELIGIBLE_REPLICA", "replica 3 is fenced"),
     (_op((1, 2, 4)), "INELIGIBLE_REPLICA", "replica 4 is fenced, shutting down"),
 ])
-def test_refusals_follow_kafka(op: AlterPartitionOp, code: str, message: str) -> None:
+def test_refusals_follow_kafka(op: OnePartitionAlter, code: str, message: str) -> None:
     with pytest.raises(ApiError) as refused:
         _generate(op)
     assert refused.value.code == code and message in refused.value.message
@@ -110,3 +118,66 @@ def test_a_leader_that_is_no_longer_active_cannot_keep_itself_in_the_isr() -> No
     with pytest.raises(ApiError) as refused:
         _generate(_op((1, 2)), image)
     assert refused.value.code == "INELIGIBLE_REPLICA"
+
+
+def _request(*topics: tuple[str, tuple[AlterPartitionPartitionData, ...]],
+             broker_epoch: int = 11) -> AlterPartitionOp:
+    return AlterPartitionOp(1, broker_epoch, tuple(
+        AlterPartitionTopicData(topic_id, parts) for topic_id, parts in topics))
+
+
+def _mixed_image() -> MetadataImage:
+    """:func:`_image` with partition 1 of the topic, (1, 2) led by 1, epochs 0."""
+    delta = MetadataDelta(_image())
+    delta.replay_all([PartitionRecord(partition_id=1, topic_id=TOPIC, replicas=(1, 2),
+                                      isr=(1, 2), leader=1, leader_epoch=0,
+                                      partition_epoch=0)])
+    return delta.apply(21, 1)
+
+
+def test_a_request_of_several_partitions_answers_each_in_its_order() -> None:
+    """One request, three partitions with mixed outcomes (kraftsim's own case: Kafka's
+    ReplicationControlManagerTest sends one partition each): partition 1 is applied,
+    partition 0 names a leader epoch behind its own (FENCED_LEADER_EPOCH) and an unknown
+    topic id answers its partition UNKNOWN_TOPIC_ID. Only the applied partition's record
+    is written, and the response lists every partition in the request's order."""
+    unknown = "B" * 22
+    op = _request(
+        (TOPIC, (AlterPartitionPartitionData(1, 0, 0, (1,)),
+                 AlterPartitionPartitionData(0, 4, 9, (1,)))),
+        (unknown, (AlterPartitionPartitionData(7, 0, 0, (1,)),)))
+    records, response = _generate(op, _mixed_image())
+    assert records == [PartitionChangeRecord(partition_id=1, topic_id=TOPIC, isr=(1,))]
+    assert response == (
+        AlterPartitionTopicResponse(TOPIC, (
+            AlterPartitionPartitionResponse(1, "NONE", 1, 0, (1,), 0, 1),
+            AlterPartitionPartitionResponse(0, "FENCED_LEADER_EPOCH"))),
+        AlterPartitionTopicResponse(unknown, (
+            AlterPartitionPartitionResponse(7, "UNKNOWN_TOPIC_ID"),)))
+
+
+def test_a_stale_broker_epoch_refuses_the_whole_request() -> None:
+    """The broker epoch is checked once, for the request: STALE_BROKER_EPOCH raised (the
+    request's top-level error), nothing written, however the partitions stand."""
+    op = _request((TOPIC, (AlterPartitionPartitionData(1, 0, 0, (1,)),)), broker_epoch=10)
+    with pytest.raises(ApiError) as refused:
+        op.generate(OperationContext(_mixed_image(), random.Random(1), 22, 0))
+    assert refused.value.code == "STALE_BROKER_EPOCH"
+
+
+def test_an_invalid_leader_recovery_state_fails_the_whole_request() -> None:
+    """Kafka's LeaderRecoveryState.of throws out of the request's handling: the request
+    fails UNKNOWN_SERVER_ERROR, the other partition's change not written either."""
+    op = _request((TOPIC, (AlterPartitionPartitionData(1, 0, 0, (1,)),
+                           AlterPartitionPartitionData(0, 5, 9, (1,), leader_recovery_state=7))))
+    with pytest.raises(ApiError) as refused:
+        op.generate(OperationContext(_mixed_image(), random.Random(1), 22, 0))
+    assert refused.value.code == "UNKNOWN_SERVER_ERROR"
+
+
+def test_a_request_of_no_partition_is_answered_at_once_and_empty() -> None:
+    """Kafka's QuorumController.alterPartition completes a request with no topics at
+    once."""
+    early = AlterPartitionOp(1, 11, ()).early_result()
+    assert early is not None and (early.records, early.response) == ([], ())
+    assert _request((TOPIC, ())).early_result() is None

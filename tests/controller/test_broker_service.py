@@ -25,8 +25,12 @@ from controller.operations.leadership import leads_any
 from metadata.requests import (
     AllocateProducerIdsRequest,
     AllocateProducerIdsResponse,
+    AlterPartitionPartitionData,
+    AlterPartitionPartitionResponse,
     AlterPartitionRequest,
     AlterPartitionResponse,
+    AlterPartitionTopicData,
+    AlterPartitionTopicResponse,
     BrokerHeartbeatRequest,
     BrokerHeartbeatResponse,
     BrokerRegistrationRequest,
@@ -268,7 +272,7 @@ def test_a_standby_answers_not_controller() -> None:
     setattr(standby, "_reply", lambda dst, response: answers.append(response))  # noqa: B010
     for request in (BrokerHeartbeatRequest(1, 1, 5, 0), BrokerRegistrationRequest(2, 1, "x"),
                     AllocateProducerIdsRequest(3, 1, 5),
-                    AlterPartitionRequest(4, 1, 5, "t", 0, 0, 0, (1,))):
+                    AlterPartitionRequest(4, 1, 5, _one("t", 0, 0, 0, (1,)))):
         standby.handle_message(NodeMessage(1, standby.controller.node_id, request), c.sim.now)
     assert [a.error for a in answers] == ["NOT_CONTROLLER"] * 4
     assert [a.correlation_id for a in answers] == [1, 2, 3, 4]
@@ -289,6 +293,13 @@ def test_producer_id_blocks_go_to_a_registered_broker_of_the_current_epoch() -> 
         AllocateProducerIdsResponse(11, "STALE_BROKER_EPOCH")
 
 
+def _one(topic_id: str, partition: int, leader_epoch: int, partition_epoch: int,
+         isr: tuple[int, ...]) -> tuple[AlterPartitionTopicData, ...]:
+    """The topics of an AlterPartition request for one partition."""
+    return (AlterPartitionTopicData(topic_id, (AlterPartitionPartitionData(
+        partition, leader_epoch, partition_epoch, isr),)),)
+
+
 def test_alter_partition_answers_with_the_new_state_or_the_error() -> None:
     c = cluster()
     handle = c.submit(CreateTopics((NewTopic("t", 1, 3),)))
@@ -298,14 +309,32 @@ def test_alter_partition_answers_with_the_new_state_or_the_error() -> None:
     assert topic is not None
     reg = topic.partitions[0]
     leader = reg.leader
-    request = AlterPartitionRequest(12, leader, image.brokers[leader].epoch, topic.topic_id, 0,
-                                    reg.leader_epoch, reg.partition_epoch, (leader,))
+    request = AlterPartitionRequest(12, leader, image.brokers[leader].epoch, _one(
+        topic.topic_id, 0, reg.leader_epoch, reg.partition_epoch, (leader,)))
     answer = _ask(c, leader, request)
-    assert answer == AlterPartitionResponse(12, "NONE", topic.topic_id, 0, leader,
-                                            reg.leader_epoch, (leader,), reg.partition_epoch + 1)
+    assert answer == AlterPartitionResponse(12, "NONE", (AlterPartitionTopicResponse(
+        topic.topic_id, (AlterPartitionPartitionResponse(
+            0, "NONE", leader, reg.leader_epoch, (leader,), 0, reg.partition_epoch + 1),)),))
     stale = _ask(c, leader, request)  # the same partition epoch again
-    assert isinstance(stale, AlterPartitionResponse) and stale.error != "NONE"
-    assert (stale.topic_id, stale.partition_id) == (topic.topic_id, 0)
+    assert stale == AlterPartitionResponse(12, "NONE", (AlterPartitionTopicResponse(
+        topic.topic_id, (AlterPartitionPartitionResponse(0, "INVALID_UPDATE_VERSION"),)),))
+
+
+def test_a_stale_broker_epoch_refuses_the_whole_alter_partition() -> None:
+    """Kafka checks the broker epoch for the request as a whole: STALE_BROKER_EPOCH at the
+    top level, no partition answered, nothing written."""
+    c = cluster()
+    handle = c.submit(CreateTopics((NewTopic("t", 2, 3),)))
+    assert c.run_until(lambda: handle.done, 5000)
+    image = c.active_controller().image  # type: ignore[union-attr]
+    topic = image.topic("t")
+    assert topic is not None
+    leader = topic.partitions[0].leader
+    request = AlterPartitionRequest(14, leader, image.brokers[leader].epoch - 1, _one(
+        topic.topic_id, 0, 0, 0, (leader,)))
+    assert _ask(c, leader, request) == AlterPartitionResponse(14, "STALE_BROKER_EPOCH")
+    after = c.active_controller().image.topic("t")  # type: ignore[union-attr]
+    assert after is not None and after.partitions[0] == topic.partitions[0]
 
 
 def test_a_controller_stopped_by_a_fault_answers_unknown_server_error() -> None:
@@ -452,10 +481,11 @@ def test_an_alter_partition_that_completes_a_reassignment_away_from_the_leader()
     reg = topic.partitions[0]
     assert (reg.replicas, reg.adding_replicas, reg.removing_replicas) == \
         ((3, 1, 2, 0), (3,), (0,))
-    request = AlterPartitionRequest(13, 0, image.brokers[0].epoch, topic.topic_id, 0,
-                                    reg.leader_epoch, reg.partition_epoch, (0, 1, 2, 3))
+    request = AlterPartitionRequest(13, 0, image.brokers[0].epoch, _one(
+        topic.topic_id, 0, reg.leader_epoch, reg.partition_epoch, (0, 1, 2, 3)))
     answer = _ask(c, 0, request)
-    assert answer == AlterPartitionResponse(13, "NEW_LEADER_ELECTED", topic.topic_id, 0)
+    assert answer == AlterPartitionResponse(13, "NONE", (AlterPartitionTopicResponse(
+        topic.topic_id, (AlterPartitionPartitionResponse(0, "NEW_LEADER_ELECTED"),)),))
     done = c.active_controller().image.topic("t")  # type: ignore[union-attr]
     assert done is not None
     reg = done.partitions[0]

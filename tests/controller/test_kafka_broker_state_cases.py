@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import random
 
-import msgspec
 import pytest
 
 from controller.leader_balance import balance_records, imbalanced
@@ -28,7 +27,6 @@ from controller.operations import (
     UnfenceBroker,
     UnregisterBroker,
 )
-from controller.operations.alter_partition import AlterPartitionOp
 from controller.operations.configs import RESOURCE_TYPES
 from controller.unclean_elections import unclean_records
 from metadata.image import NO_LEADER, MetadataImage, PartitionRegistration
@@ -41,6 +39,7 @@ from metadata.schema import (
     UnregisterBrokerRecord,
 )
 from metadata.versions import LEVELS
+from tests.controller.kafka_cases import OnePartitionAlter, alter_partition
 
 from .kafka_cases import brokers, generate, image_of, refusal, run
 
@@ -65,9 +64,9 @@ def _foo(image: MetadataImage, pid: int = 0) -> PartitionRegistration:
 
 
 def _alter(image: MetadataImage, leader: int, isr: tuple[int, ...],
-           pid: int = 0) -> AlterPartitionOp:
+           pid: int = 0) -> OnePartitionAlter:
     reg = _foo(image, pid)
-    return AlterPartitionOp(leader, image.brokers[leader].epoch, FOO, pid, reg.leader_epoch,
+    return alter_partition(leader, image.brokers[leader].epoch, FOO, pid, reg.leader_epoch,
                             reg.partition_epoch, isr)
 
 
@@ -212,21 +211,24 @@ def test_a_late_request_naming_a_replica_that_registered_again_is_refused() -> N
     INELIGIBLE_REPLICA; without them (AlterPartition before v3) it is written."""
     image = _topic(image_of(brokers(0, 1, 2, 3, 4)), (1, 2, 3, 4))
     image, _, _ = run(_alter(image, 1, (1, 2, 3)), image)
-    late = AlterPartitionOp(1, 100, FOO, 0, 0, 1, (1, 2, 3, 4), new_isr_epochs=(100,) * 4)
+    def late_with(epochs: tuple[int, ...]) -> OnePartitionAlter:
+        return alter_partition(1, 100, FOO, 0, 0, 1, (1, 2, 3, 4), new_isr_epochs=epochs)
+
+    late = late_with((100,) * 4)
     image, _, registered = run(RegisterBroker(4, incarnation_id="inc-4-again"), image,
                                offset=1100)
     assert registered == {"brokerId": 4, "brokerEpoch": 1100}
     image, _, _ = run(UnfenceBroker(4), image, offset=1200)
     refused = refusal(late, image)
     assert refused.code == "INELIGIBLE_REPLICA" and "epoch mismatch" in refused.message
-    current = msgspec.structs.replace(late, new_isr_epochs=(100, 100, 100, 1100))
+    current = late_with((100, 100, 100, 1100))
     assert generate(current, image)[0] == [
         PartitionChangeRecord(partition_id=0, topic_id=FOO, isr=(1, 2, 3, 4))]
-    unknown = msgspec.structs.replace(late, new_isr_epochs=(100, 100, 100, -1))
+    unknown = late_with((100, 100, 100, -1))
     assert generate(unknown, image)[0] == generate(current, image)[0]
-    assert generate(msgspec.structs.replace(late, new_isr_epochs=()), image)[0] == \
+    assert generate(late_with(()), image)[0] == \
         generate(current, image)[0]
-    assert refusal(msgspec.structs.replace(late, new_isr_epochs=(100,)), image).code == \
+    assert refusal(late_with((100,)), image).code == \
         "INVALID_REQUEST"
 
 

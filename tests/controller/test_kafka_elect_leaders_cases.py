@@ -11,7 +11,6 @@ import pytest
 
 from controller.errors import ApiError
 from controller.operations import ElectLeaders, FenceBroker, TopicPartitions, UnfenceBroker
-from controller.operations.alter_partition import AlterPartitionOp
 from controller.unclean_elections import leaderless, unclean_records
 from metadata.delta import BROKER_RESOURCE, TOPIC_RESOURCE
 from metadata.image import NO_LEADER, RECOVERING, MetadataImage
@@ -25,6 +24,7 @@ from metadata.schema import (
     UnfenceBrokerRecord,
 )
 from metadata.versions import LEVELS
+from tests.controller.kafka_cases import alter_partition
 
 from .kafka_cases import brokers, generate, image_of, run
 
@@ -70,7 +70,7 @@ def test_preferred_leaders_are_elected_once_they_are_in_sync_and_active() -> Non
     image = image_of([RegisterBrokerRecord(1, "inc-1b", broker_epoch=101),
                       UnfenceBrokerRecord(0, 100), UnfenceBrokerRecord(1, 101)], image)
     for pid, isr in ((0, (1, 2, 3)), (2, (0, 2, 1))):
-        image, _, _ = run(AlterPartitionOp(2, 100, FOO, pid, 0, 0, isr), image)
+        image, _, _ = run(alter_partition(2, 100, FOO, pid, 0, 0, isr), image)
     records, response = generate(REQUEST, image)
     assert _results(response)[("foo", 0)] == NONE
     assert _results(response)[("foo", 1)] == NOT_NEEDED
@@ -155,7 +155,7 @@ def test_unclean_election_without_elr(every_partition: bool) -> None:
     assert records == [] and _results(response) == expected
     image, _, _ = run(UnfenceBroker(2), image, offset=image.offset + 1)
     one = image.topics_by_id[FOO].partitions[1]
-    image, _, _ = run(AlterPartitionOp(4, 100, FOO, 1, one.leader_epoch, one.partition_epoch,
+    image, _, _ = run(alter_partition(4, 100, FOO, 1, one.leader_epoch, one.partition_epoch,
                                        (2, 4)), image, offset=image.offset + 1)
     records, response = generate(request, image)
     assert [(r.partition_id, r.leader, r.isr) for r in records

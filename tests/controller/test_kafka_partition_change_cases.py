@@ -31,7 +31,6 @@ import pytest
 
 from controller.errors import ApiError
 from controller.operations import FenceBroker, IncrementalAlterConfigs, UnfenceBroker
-from controller.operations.alter_partition import AlterPartitionOp
 from controller.operations.cluster import AlterPartition
 from controller.operations.configs import ConfigChange
 from controller.operations.elr import ELR_FEATURE
@@ -54,6 +53,7 @@ from metadata.schema import (
     TopicRecord,
 )
 from metadata.versions import DIRECTORIES, LEADER_RECOVERY, LEVELS, NO_EPOCH_BUMP_ON_ISR_SHRINK
+from tests.controller.kafka_cases import OnePartitionAlter, alter_partition
 
 from .kafka_cases import brokers, generate, image_of, run
 
@@ -83,9 +83,9 @@ def _reg(image: MetadataImage) -> PartitionRegistration:
 
 
 def _alter(image: MetadataImage, isr: tuple[int, ...], recovery: int = RECOVERED
-           ) -> AlterPartitionOp:
+           ) -> OnePartitionAlter:
     reg = _reg(image)
-    return AlterPartitionOp(reg.leader, 100, FOO, 0, reg.leader_epoch, reg.partition_epoch, isr,
+    return alter_partition(reg.leader, 100, FOO, 0, reg.leader_epoch, reg.partition_epoch, isr,
                             recovery)
 
 

@@ -4,9 +4,9 @@ leader and keeps fenced replicas out of the ISR, topic names that collide on '.'
 '_', deletion with the topic's configs, growing a topic, the ISR after fences, unclean
 elections when a broker returns, duplicate topic ids, the checks of a leader's
 AlterPartition in Kafka's order, and partition reassignment (AlterPartitionReassignments,
-ListPartitionReassignments and the AlterPartition that completes one; kraftsim's
-AlterPartitionOp answers the partition as written, and the broker service turns a leader
-the completion replaced into NEW_LEADER_ELECTED), and eligible leader replicas (KIP-966,
+ListPartitionReassignments and the AlterPartition that completes one: the partition is
+answered as written, or NEW_LEADER_ELECTED when the completion replaced the requesting
+leader, its record written all the same), and eligible leader replicas (KIP-966,
 with eligible.leader.replicas.version 1 as Kafka 4.1 gates them):
 testEligibleLeaderReplicas_ShrinkAndExpandIsr, _ShrinkToEmptyIsr, _BrokerFence,
 _DeleteTopic (kraftsim has no BrokersToElrs: its replica index serves), _EffectiveMinIsr,
@@ -46,7 +46,6 @@ from controller.operations import (
     UnfenceBroker,
     UpdateFeatures,
 )
-from controller.operations.alter_partition import AlterPartitionOp
 from controller.operations.base import Operation
 from controller.operations.cluster import FeatureUpdate
 from controller.operations.configs import ConfigChange
@@ -56,6 +55,7 @@ from controller.operations.reassignments import list_partition_reassignments
 from controller.operations.topics import colliding_topic
 from metadata.delta import BROKER_RESOURCE, TOPIC_RESOURCE, ReplayError
 from metadata.image import NO_LEADER, MetadataImage, PartitionRegistration
+from metadata.requests import AlterPartitionPartitionResponse, AlterPartitionTopicResponse
 from metadata.schema import (
     BrokerRegistrationChangeRecord,
     ClearElrRecord,
@@ -68,6 +68,7 @@ from metadata.schema import (
     TopicRecord,
 )
 from metadata.versions import ELR
+from tests.controller.kafka_cases import OnePartitionAlter, alter_partition
 
 from .conftest import cluster
 from .kafka_cases import brokers, generate, image_of, refusal, run
@@ -504,9 +505,9 @@ def test_a_returning_broker_leads_leaderless_partitions_by_the_election_allowed(
 
 def _alter(image: MetadataImage, isr: tuple[int, ...], broker: int = 0,
            leader_epoch: int | None = None, partition_epoch: int | None = None,
-           topic_id: str = FOO) -> AlterPartitionOp:
+           topic_id: str = FOO) -> OnePartitionAlter:
     reg = _partition(image, 0)
-    return AlterPartitionOp(broker, image.brokers[broker].epoch, topic_id, 0,
+    return alter_partition(broker, image.brokers[broker].epoch, topic_id, 0,
                             reg.leader_epoch if leader_epoch is None else leader_epoch,
                             reg.partition_epoch if partition_epoch is None else partition_epoch,
                             isr)
@@ -528,8 +529,12 @@ def test_an_unknown_topic_id_is_unknown_topic_id() -> None:
     (kraftsim's AlterPartition has no by-name version, whose error is
     UNKNOWN_TOPIC_OR_PARTITION)."""
     image = _with_topic(image_of(brokers(0, 1, 2)), (0, 1, 2))
-    op = AlterPartitionOp(0, 100, "UNKNOWNUNKNOWNUNKNOWNA", 0, 0, 0, (0,))
+    unknown = "UNKNOWNUNKNOWNUNKNOWNA"
+    op = alter_partition(0, 100, unknown, 0, 0, 0, (0,))
     assert refusal(op, image).code == "UNKNOWN_TOPIC_ID"
+    records, response = generate(op.op, image)
+    assert records == [] and response == (AlterPartitionTopicResponse(unknown, (
+        AlterPartitionPartitionResponse(0, "UNKNOWN_TOPIC_ID"),)),)
 
 
 def test_invalid_alter_partition_requests_get_kafkas_errors() -> None:
@@ -537,7 +542,7 @@ def test_invalid_alter_partition_requests_get_kafkas_errors() -> None:
     image = _with_topic(image_of(brokers(0, 1, 2)), (0, 1, 2))
     cases = [
         (_alter(image, (0, 1), broker=1), "INVALID_REQUEST"),  # not the leader
-        (AlterPartitionOp(0, 99, FOO, 0, 0, 0, (0, 1)), "STALE_BROKER_EPOCH"),
+        (alter_partition(0, 99, FOO, 0, 0, 0, (0, 1)), "STALE_BROKER_EPOCH"),
         (_alter(image, (0, 1), leader_epoch=500), "NOT_CONTROLLER"),  # ahead of us
         (_alter(image, (0, 1), partition_epoch=500), "NOT_CONTROLLER"),
         (_alter(image, (0, 1, 3)), "INVALID_REQUEST"),  # 3 is no replica
@@ -555,7 +560,7 @@ def test_a_leader_epoch_behind_is_fenced() -> None:
     image, _, _ = run(FenceBroker(0), image)
     reg = _partition(image, 0)
     assert (reg.leader, reg.leader_epoch) == (1, 1)
-    stale = AlterPartitionOp(0, 100, FOO, 0, 0, reg.partition_epoch, (0, 1, 2))
+    stale = alter_partition(0, 100, FOO, 0, 0, reg.partition_epoch, (0, 1, 2))
     assert refusal(stale, image).code == "FENCED_LEADER_EPOCH"
 
 
@@ -681,7 +686,7 @@ def test_reassign_partitions() -> None:
             _failed(2, "UNKNOWN_TOPIC_OR_PARTITION", "Unable to find partition foo:2.")]},
         {"name": "bar", "partitions": [_failed(0, "NO_REASSIGNMENT_IN_PROGRESS")]}]}
     # the cancel not replayed: broker 3 leads foo-1 at leader epoch 0, partition epoch 1
-    done, [change], reg = run(AlterPartitionOp(3, 100, foo, 1, 0, 1, (3, 0, 2, 1)), after)
+    done, [change], reg = run(alter_partition(3, 100, foo, 1, 0, 1, (3, 0, 2, 1)), after)
     assert change == PartitionChangeRecord(
         partition_id=1, topic_id=foo, isr=(0, 2, 1), leader=0, replicas=(0, 2, 1),
         removing_replicas=(), adding_replicas=())
@@ -726,7 +731,7 @@ def test_cancel_reassign_partitions() -> None:
     assert list_partition_reassignments(after) == current
     assert list_partition_reassignments(after, (("foo", (0, 1, 2)),)) == NONE_REASSIGNING
     assert list_partition_reassignments(after, (("bar", (0, 1, 2)),)) == current
-    _, _, reg = run(AlterPartitionOp(4, 100, bar, 0, 0, 2, (4, 1, 2, 0)), after)
+    _, _, reg = run(alter_partition(4, 100, bar, 0, 0, 2, (4, 1, 2, 0)), after)
     assert isinstance(reg, PartitionRegistration)
     assert (reg.leader, reg.leader_epoch, reg.isr, reg.partition_epoch) == \
         (4, 0, (4, 1, 2, 0), 3)
@@ -758,7 +763,7 @@ def test_reassign_partitions_handles_new_reassignment_that_removes_previously_ad
     assert list_partition_reassignments(image) == \
         _ongoing("topic-1", 0, [2, 3, 0, 1], [2, 3], [0, 1])
     reg = _partition(image, 0, "topic-1")
-    image, _, answer = run(AlterPartitionOp(reg.leader, 100, topic_id, 0, reg.leader_epoch,
+    image, _, answer = run(alter_partition(reg.leader, 100, topic_id, 0, reg.leader_epoch,
                                             reg.partition_epoch, (0, 1, 2)), image)
     assert isinstance(answer, PartitionRegistration)
     assert (answer.isr, answer.partition_epoch) == ((0, 1, 2), reg.partition_epoch + 1)
@@ -774,7 +779,7 @@ def test_reassign_partitions_handles_new_reassignment_that_removes_previously_ad
         _ongoing("topic-1", 0, [4, 5, 0, 1, 2, 3], [4, 5], [0, 1, 2, 3])
     reg = _partition(image, 0, "topic-1")
     assert reg.leader == 2 and reg.leader in reg.replicas
-    image, _, answer = run(AlterPartitionOp(2, 100, topic_id, 0, reg.leader_epoch,
+    image, _, answer = run(alter_partition(2, 100, topic_id, 0, reg.leader_epoch,
                                             reg.partition_epoch, (0, 1, 2, 3, 4, 5)), image)
     assert isinstance(answer, PartitionRegistration) and answer.leader == 4  # NEW_LEADER_ELECTED
     assert _partition(image, 0, "topic-1").leader == 4

@@ -14,13 +14,13 @@ from controller.operations import (
     ReassignablePartition,
     ReassignableTopic,
 )
-from controller.operations.alter_partition import AlterPartitionOp
 from controller.operations.configs import ConfigChange
 from controller.operations.reassignments import list_partition_reassignments
 from metadata.delta import TOPIC_RESOURCE
 from metadata.image import RECOVERED, RECOVERING, MetadataImage, PartitionRegistration
 from metadata.schema import PartitionChangeRecord, PartitionRecord, TopicRecord
 from metadata.versions import LATEST_PRODUCTION, LEADER_RECOVERY, NO_EPOCH_BUMP_ON_ISR_SHRINK
+from tests.controller.kafka_cases import alter_partition
 
 from .kafka_cases import brokers, generate, image_of, run
 
@@ -99,16 +99,16 @@ def test_a_new_replica_waits_for_the_isr_then_the_removed_leader_is_replaced() -
                                           removing_replicas=(1,), adding_replicas=(4,))
     reg = _reg(image)
     assert reg.leader == 1  # the old leader leads until the reassignment completes
-    same = AlterPartitionOp(1, 100, FOO, 0, reg.leader_epoch, reg.partition_epoch, (1, 2))
+    same = alter_partition(1, 100, FOO, 0, reg.leader_epoch, reg.partition_epoch, (1, 2))
     image, [shrink], _ = run(same, image, offset=image.offset + 1)
     assert shrink == PartitionChangeRecord(partition_id=0, topic_id=FOO, isr=(1, 2))
     reg = _reg(image)
-    lacking = AlterPartitionOp(1, 100, FOO, 0, reg.leader_epoch, reg.partition_epoch,
+    lacking = alter_partition(1, 100, FOO, 0, reg.leader_epoch, reg.partition_epoch,
                                (1, 2, 4))
     image, [wait], _ = run(lacking, image, offset=image.offset + 1)
     assert wait == PartitionChangeRecord(partition_id=0, topic_id=FOO, isr=(1, 2, 4))
     reg = _reg(image)
-    grow = AlterPartitionOp(1, 100, FOO, 0, reg.leader_epoch, reg.partition_epoch,
+    grow = alter_partition(1, 100, FOO, 0, reg.leader_epoch, reg.partition_epoch,
                             (1, 2, 4, 3))
     image, [done], answer = run(grow, image, offset=image.offset + 1)
     assert done == PartitionChangeRecord(partition_id=0, topic_id=FOO, isr=(2, 4, 3), leader=4,
@@ -180,7 +180,7 @@ def test_a_reassigning_partitions_isr_shrink_bumps_the_leader_epoch_only_before_
 
     def alter(image: MetadataImage, isr: tuple[int, ...]) -> MetadataImage:
         reg = _reg(image)
-        op = AlterPartitionOp(1, 100, FOO, 0, reg.leader_epoch, reg.partition_epoch, isr)
+        op = alter_partition(1, 100, FOO, 0, reg.leader_epoch, reg.partition_epoch, isr)
         after, [change], _ = run(op, image, offset=image.offset + 1)
         assert change.isr == isr
         return after

@@ -27,7 +27,6 @@ import pytest
 
 from controller.errors import ApiError
 from controller.operations import OperationContext
-from controller.operations.alter_partition import AlterPartitionOp
 from controller.operations.topics import validate_manual_assignment
 from metadata.broker_index import partitions_of
 from metadata.delta import MetadataDelta, ReplayError
@@ -40,6 +39,7 @@ from metadata.schema import (
     RegisterBrokerRecord,
     TopicRecord,
 )
+from tests.controller.kafka_cases import alter_partition
 from tests.metadata.kafka_image_cases import image_of
 
 T0 = "z5XgH_fQSAK3-RYoF2ymgw"
@@ -88,7 +88,7 @@ def _alter(isr: tuple[int, ...], recovery: int = RECOVERED,
            replicas: tuple[int, ...] = (3, 1, 2)) -> list[MetadataRecord]:
     image = image_of([*_brokers(1, 2, 3, 4), TopicRecord("foo", T0),
                       _partition(T0, 0, replicas, leader=replicas[0])])
-    op = AlterPartitionOp(replicas[0], 10 + replicas[0], T0, 0, 0, 0, isr,
+    op = alter_partition(replicas[0], 10 + replicas[0], T0, 0, 0, 0, isr,
                           leader_recovery_state=recovery)
     return list(op.generate(OperationContext(image, random.Random(1), 10, 0)).records)
 

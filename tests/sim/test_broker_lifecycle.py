@@ -13,6 +13,7 @@ from collections.abc import Sequence
 
 import pytest
 
+from broker.alter_partition_manager import AlterPartitionItem
 from broker.config import BrokerConfig
 from broker.fetch_messages import FetchPartition, ReplicaFetchRequest
 from broker.lifecycle import BrokerLifecycleManager
@@ -21,10 +22,9 @@ from controller import ControllerConfig, WriteMode
 from controller.operations import CreateTopics, IncrementalAlterConfigs, NewTopic
 from controller.operations.configs import ConfigChange
 from metadata.broker_index import partitions_of
-from metadata.controller_channel import ChannelRequest
 from metadata.delta import BROKER_RESOURCE, TOPIC_RESOURCE
 from metadata.image import NO_LEADER, RECOVERED, RECOVERING, MetadataImage, PartitionRegistration
-from metadata.requests import AlterPartitionResponse, NodeMessage
+from metadata.requests import AlterPartitionPartitionResponse, NodeMessage
 from metadata.schema import BeginTransactionRecord, PartitionChangeRecord
 from sim.brokers import BrokerSettings
 from sim.clients import Producer, consume
@@ -510,13 +510,13 @@ def test_a_fetch_of_a_restarted_followers_old_incarnation_does_not_take_it_back(
     assert cluster.run_until(race, 30_000)
     assert _partition(cluster, "t").isr == (leader,) and replica.isr == (leader,)
     answers: list[str] = []  # the errors of the AlterPartition answers the leader takes
-    take = manager._on_alter_answer
+    take = manager.alter_partitions.on_answer
 
-    def noted(key: tuple[str, int], item: ChannelRequest, msg: AlterPartitionResponse,
+    def noted(item: AlterPartitionItem, answer: AlterPartitionPartitionResponse,
               now: int) -> None:
-        answers.append(msg.error)
-        take(key, item, msg, now)
-    manager._on_alter_answer = noted  # type: ignore[method-assign]
+        answers.append(answer.error)
+        take(item, answer, now)
+    manager.alter_partitions.on_answer = noted
     cluster.sim.act("late fetch", lambda: manager.handle_message(
         NodeMessage(follower, leader, stale), cluster.sim.now))
     assert replica.pending_isr == (leader, follower)
