@@ -105,6 +105,12 @@ class VerificationGuard:
         return "VerificationGuard(SENTINEL)" if self is SENTINEL \
             else f"VerificationGuard({id(self):#x})"
 
+    def __reduce__(self) -> str | tuple[type[VerificationGuard], tuple[()]]:
+        """Pickled (a forked simulation: :mod:`sim.fork`), :data:`SENTINEL` stays the one
+        sentinel and any other guard becomes a new one (equal to its copies in the same
+        pickle only)."""
+        return "SENTINEL" if self is SENTINEL else (VerificationGuard, ())
+
 
 SENTINEL = VerificationGuard()
 """The guard of no verification: it verifies nothing."""
