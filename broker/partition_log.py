@@ -53,6 +53,7 @@ import immutables
 import msgspec
 
 from broker.txn.log_state import TxnLogState
+from broker.txn.verification import SENTINEL, VerificationGuard, VerificationStateEntry
 
 MAX_BATCHES_PER_PRODUCER = 5
 """Kafka's ProducerStateEntry.NUM_BATCHES_TO_RETAIN."""
@@ -148,6 +149,7 @@ class PartitionLog:
         "high_watermark",
         "producers",
         "truncations",
+        "verifying",
     )
 
     def __init__(self, check_sequences: bool = True) -> None:
@@ -160,6 +162,9 @@ class PartitionLog:
         self._txns: TxnLogState | None = None
         self.coordinator_epochs: Mapping[int, int] = _NO_COORDINATOR_EPOCHS  # pid -> marker's
         self._expiry: tuple[int, int] | None = None  # the last expiration: (now, expiration ms)
+        self.verifying: dict[int, VerificationStateEntry] | None = None
+        """KIP-890: producer id -> its transaction verification under way (made when first
+        needed; see :mod:`broker.txn.verification`)."""
 
     @property
     def txns(self) -> TxnLogState:
@@ -219,27 +224,41 @@ class PartitionLog:
 
     # ------------------------------------------------------------------ appends
     def check_batch(self, producer_id: int, producer_epoch: int, first_sequence: int,
-                    count: int, transactional: bool = False) -> tuple[int, int] | None:
-        """The offsets of the duplicate it is, None for a new batch; raises SequenceError."""
+                    count: int, transactional: bool = False,
+                    verification: VerificationGuard | None = None) -> tuple[int, int] | None:
+        """The offsets of the duplicate it is, None for a new batch; raises SequenceError.
+
+        ``verification``: None when the append needs no verification (KIP-890 off, or
+        not a client's append); else the guard the append's verification got
+        (:data:`~broker.txn.verification.SENTINEL`: none), which must be the producer's
+        current guard here for a transactional batch that opens a transaction, else
+        INVALID_TXN_STATE (Kafka's UnifiedLog append).
+        """
         if not self.check_sequences:
             return None
         entry = self.producers.get(producer_id)
         if first_sequence < 0:  # NO_SEQUENCE (a TxnOffsetCommit): the epoch check only
+            self._check_verified(producer_id, producer_epoch, transactional, verification)
             if entry is not None and producer_epoch < entry.epoch:
                 raise SequenceError("INVALID_PRODUCER_EPOCH",
                                     f"epoch {producer_epoch} is older than {entry.epoch}")
             self._check_txn_state(producer_id, transactional)
             return None
         last_sequence = sequence_after(first_sequence, count - 1)
-        if entry is not None:
-            if producer_epoch < entry.epoch:
-                raise SequenceError("INVALID_PRODUCER_EPOCH",
-                                    f"epoch {producer_epoch} is older than {entry.epoch}")
-            if producer_epoch == entry.epoch:
-                for batch in entry.batches:
-                    if batch.first_sequence == first_sequence and \
-                            batch.last_sequence == last_sequence:
-                        return batch.first_offset, batch.last_offset
+        if entry is not None and producer_epoch == entry.epoch:
+            for batch in entry.batches:
+                if batch.first_sequence == first_sequence and \
+                        batch.last_sequence == last_sequence:
+                    return batch.first_offset, batch.last_offset
+        self._check_verified(producer_id, producer_epoch, transactional, verification)
+        if entry is not None and producer_epoch < entry.epoch:
+            raise SequenceError("INVALID_PRODUCER_EPOCH",
+                                f"epoch {producer_epoch} is older than {entry.epoch}")
+        verifying = self.verifying.get(producer_id) if self.verifying is not None else None
+        if verifying is not None and first_sequence > verifying.lowest_sequence:
+            raise SequenceError("OUT_OF_ORDER_SEQUENCE_NUMBER",
+                                f"sequence {first_sequence} is above {verifying.lowest_sequence}, "
+                                f"the lowest one seen while verifying")
         # without state (entry None) any first sequence is taken, as Kafka's checkSequence does
         if entry is not None and producer_epoch > entry.epoch:
             if first_sequence != 0:
@@ -252,6 +271,45 @@ class PartitionLog:
                                 f"sequence {first_sequence} does not follow {last}")
         self._check_txn_state(producer_id, transactional)
         return None
+
+    def has_ongoing_transaction(self, producer_id: int, epoch: int | None = None) -> bool:
+        """A transaction of ``producer_id`` is open on this partition (data, no marker yet);
+        with ``epoch``, one of that producer epoch (under transaction version 2 each
+        transaction has its own epoch, so a batch of the next one does not belong to a
+        transaction whose marker has not landed yet)."""
+        if self._txns is None or producer_id not in self._txns.ongoing:
+            return False
+        entry = self.producers.get(producer_id)
+        return epoch is None or entry is None or entry.epoch == epoch
+
+    def verification_guard(self, producer_id: int) -> VerificationGuard:
+        """The guard of the producer's verification under way, else SENTINEL."""
+        entry = self.verifying.get(producer_id) if self.verifying is not None else None
+        return entry.guard if entry is not None else SENTINEL
+
+    def maybe_start_transaction_verification(self, producer_id: int, sequence: int,
+                                             epoch: int, now: int) -> VerificationGuard:
+        """SENTINEL if the producer's transaction is open here (nothing to verify); else
+        its verification state, made at ``now`` or updated with ``sequence`` and
+        ``epoch``, and that state's guard (Kafka's maybeStartTransactionVerification)."""
+        if self.has_ongoing_transaction(producer_id, epoch):
+            return SENTINEL
+        if self.verifying is None:
+            self.verifying = {}
+        entry = self.verifying.get(producer_id)
+        if entry is None:
+            entry = self.verifying[producer_id] = VerificationStateEntry(now, sequence, epoch)
+        entry.maybe_update_lowest_sequence_and_epoch(sequence, epoch)
+        return entry.guard
+
+    def _check_verified(self, producer_id: int, producer_epoch: int, transactional: bool,
+                        verification: VerificationGuard | None) -> None:
+        if verification is not None and transactional and \
+                not self.has_ongoing_transaction(producer_id, producer_epoch) and \
+                not self.verification_guard(producer_id).verify(verification):
+            raise SequenceError("INVALID_TXN_STATE",
+                                f"producer {producer_id}'s batch is not part of an ongoing "
+                                f"transaction (not verified)")
 
     def _check_txn_state(self, producer_id: int, transactional: bool) -> None:
         """Kafka's appendDataBatch: no plain write inside the producer's open transaction."""
@@ -336,6 +394,8 @@ class PartitionLog:
         return state
 
     def _track_producer(self, entry: LogEntry) -> None:
+        if entry.transactional and self.verifying:  # the data or marker ends a verification
+            self.verifying.pop(entry.producer_id, None)
         if entry.control >= 0:
             self._producer(entry)
             self._own_coordinator_epochs()[entry.producer_id] = entry.coordinator_epoch
@@ -377,6 +437,10 @@ class PartitionLog:
             for pid in expired:
                 del producers[pid]
                 epochs.pop(pid, None)
+        if self.verifying:
+            for pid in [p for p, v in self.verifying.items()
+                        if now - v.timestamp >= expiration_ms]:
+                del self.verifying[pid]
         return expired
 
     def truncate_to(self, offset: int) -> None:

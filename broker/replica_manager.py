@@ -114,6 +114,13 @@ from broker.producer_ids import REQUEST_RETRY_TIMEOUT_MS, ProducerIdManager
 from broker.replica import IsrRules, Replica
 from broker.replica_view import Held, HeldReplicas, ReplicaView
 from broker.txn.fetch import READ_COMMITTED, READ_UNCOMMITTED
+from broker.txn.verification import (
+    PRODUCE_TV1_VERSION,
+    SENTINEL,
+    ProduceBatch,
+    TxnVerifier,
+    VerificationGuard,
+)
 from metadata.controller_channel import ControllerChannel
 from metadata.delta import BROKER_RESOURCE, TOPIC_RESOURCE
 from metadata.image import ConfigKey, MetadataImage, PartitionRegistration
@@ -248,6 +255,9 @@ class ReplicaManager:
         self._next_isr_check = now
         self._clocks = ClockShare()  # the compact leaders' follower clocks
         self._isr_rules = IsrRules(self.config.replica_lag_time_max_ms, self.isr_eligible)
+        self.txn_verifier: TxnVerifier | None = None
+        """KIP-890 part 1: the transaction verification hook (set where transaction
+        coordinators run, :class:`sim.txn_cluster.TxnCluster`); None: nothing verified."""
         self.producer_ids = ProducerIdManager(broker_id, ControllerChannel(
             broker_id, self._controller_id, retry_timeout_ms=REQUEST_RETRY_TIMEOUT_MS,
             request_timeout_ms=self.config.request_timeout_ms, emit=self.outbox_append))
@@ -724,7 +734,10 @@ class ReplicaManager:
         return False
 
     def close(self, now: int) -> None:
-        """The process stops: waiting produces fail as a lost connection."""
+        """The process stops: waiting produces (and verifications) fail as a lost
+        connection."""
+        if self.txn_verifier is not None:
+            self.txn_verifier.close()
         pending, self.pending = self.pending, []
         self.producer_ids.channel.close()
         for p in pending:
@@ -1224,14 +1237,39 @@ class ReplicaManager:
     def produce(self, topic: str, partition: int, values: list[str], acks: int,
                 callback: ProduceCallback, producer_id: int = -1, producer_epoch: int = -1,
                 first_sequence: int = -1, transactional: bool = False,
-                from_coordinator: bool = False) -> None:
+                from_coordinator: bool = False, transactional_id: str | None = None,
+                produce_version: int = PRODUCE_TV1_VERSION) -> None:
         """Append a batch as leader; ``callback`` gets the answer (now, or at the HW).
+
+        A transactional batch sent with its ``transactional_id`` (Kafka's Produce
+        request carries it) goes through the broker's :attr:`txn_verifier` first
+        (KIP-890: the coordinator confirms the partition is in the transaction), then
+        :meth:`append_records`; without a verifier, or without a transactional id, it
+        is appended at once.
+        """
+        if self.txn_verifier is not None and transactional_id is not None and transactional \
+                and acks in (-1, 0, 1) and not from_coordinator:
+            self.txn_verifier.produce(self, topic, partition, ProduceBatch(
+                values, producer_id, producer_epoch, first_sequence, transactional), acks,
+                callback, transactional_id, produce_version)
+            return
+        self.append_records(topic, partition, values, acks, callback, producer_id,
+                            producer_epoch, first_sequence, transactional, from_coordinator)
+
+    def append_records(self, topic: str, partition: int, values: list[str], acks: int,
+                       callback: ProduceCallback, producer_id: int = -1,
+                       producer_epoch: int = -1, first_sequence: int = -1,
+                       transactional: bool = False, from_coordinator: bool = False,
+                       verification_guard: VerificationGuard = SENTINEL) -> None:
+        """Append a batch as leader (Kafka's appendRecords); see :meth:`produce`.
 
         ``acks`` is -1 (all), 0 or 1; anything else is INVALID_REQUIRED_ACKS.
         ``from_coordinator``: a coordinator's own write (Kafka's AppendOrigin.COORDINATOR,
         e.g. a TxnOffsetCommit's records, which carry a producer id but no sequence); a
         client's batch with a producer id must carry a sequence, else INVALID_RECORD
-        (Kafka's LogValidator.validateBatch).
+        (Kafka's LogValidator.validateBatch). While the :attr:`txn_verifier` is enabled,
+        a client's transactional batch that opens a transaction here must bring the
+        ``verification_guard`` its verification got (INVALID_TXN_STATE otherwise).
         """
         if acks not in (-1, 0, 1):
             callback(ProduceResult("INVALID_REQUIRED_ACKS"))
@@ -1251,8 +1289,12 @@ class ReplicaManager:
         duplicate: tuple[int, int] | None = None
         if producer_id >= 0:
             try:
+                verifier = self.txn_verifier
+                required = transactional and verifier is not None and \
+                    not from_coordinator and verifier.enabled(self)
                 duplicate = log.check_batch(producer_id, producer_epoch, first_sequence,
-                                            len(values), transactional)
+                                            len(values), transactional,
+                                            verification_guard if required else None)
             except SequenceError as exc:
                 callback(ProduceResult(exc.code))
                 return

@@ -16,7 +16,9 @@ With ``protocol="pre-registration"`` (seed 002) a transaction registers its
 output partitions and the group at begin (one AddPartitionsToTxn carrying
 GroupId), so ``sendOffsetsToTransaction`` sends no AddOffsetsToTxn: it
 checks the group is the registered one (INVALID_GROUP_ID otherwise) and goes
-straight to TxnOffsetCommit.
+straight to TxnOffsetCommit. A transaction-version-2 transaction (KIP-890 part 2)
+sends no AddOffsetsToTxn either: TxnOffsetCommit v5, for which the group
+coordinator's broker adds the group's partition to the transaction first.
 
 :class:`EosLoop` is the application (Kafka Streams' task in miniature): it
 reads one input partition read_committed from its group's committed offset
@@ -129,7 +131,10 @@ class EosProducer(TransactionalProducer):
                 self._abortable(error)
                 return
             self.added.add(tp)  # registered at begin by GroupId: no AddOffsetsToTxn
-        if self._add_to_transaction(
+        if self.tv2 and tp not in self.added:
+            self._add_offsets_implicitly(group_id, tp)
+            return
+        if not self.tv2 and self._add_to_transaction(
                 tp, "AddOffsetsToTxn",
                 lambda coordinator, answer: coordinator.handle_add_offsets(
                     self.transactional_id, self.producer_id, self.producer_epoch, group_id,
@@ -147,11 +152,35 @@ class EosProducer(TransactionalProducer):
             else:
                 self._failed("TxnOffsetCommit", error)
 
-        self._sent(False, "TxnOffsetCommit")
+        self._sent(False, "TxnOffsetCommit" if not self.tv2 else "TxnOffsetCommit[v5]")
         group.handle_txn_offset_commit(
             self.transactional_id, group_id, self.producer_id, self.producer_epoch, offsets,
             self.sim.now, lambda e: self._answer(self.attempt, committed)(TxnResult(e)),
             label=f"{self.transactional_id}/{self.instance}/{self.transactions}")
+
+
+    def _add_offsets_implicitly(self, group_id: str, tp: tuple[str, int]) -> None:
+        """TxnOffsetCommit v5 (KIP-890 part 2, a TV2 transaction): no AddOffsetsToTxn; the
+        group coordinator's broker adds the group's partition to the transaction before it
+        writes the offsets (:meth:`broker.txn.verification.TxnVerifier.add_offsets_partition`),
+        then the offsets are committed as below."""
+        broker = self.groups.find_coordinator(group_id)
+        manager = self.txns.data_replica_manager(broker)
+        if manager is None or manager.txn_verifier is None:
+            self._retry_or("COORDINATOR_NOT_AVAILABLE", lambda: None)
+            return
+        attempt = self.attempt
+
+        def added(error: str, _: TxnResult) -> None:
+            if error == "NONE":
+                self.added.add(tp)
+                self._later(self._run, 0)
+            else:
+                self._failed("TxnOffsetCommit", error)
+
+        manager.txn_verifier.add_offsets_partition(
+            self.transactional_id, self.producer_id, self.producer_epoch, tp,
+            lambda e: self._answer(attempt, added)(TxnResult(e)))
 
 
 class EosLoop:

@@ -9,7 +9,13 @@ COORDINATOR_LOAD_IN_PROGRESS, CONCURRENT_TRANSACTIONS, leader changes) are
 retried after ``retry.backoff.ms`` with FindCoordinator / metadata refreshed.
 
 - A partition is added with AddPartitionsToTxn before its first record of a
-  transaction (TV1); records are idempotent, transactional, acks=all.
+  transaction (TV1); records are idempotent, transactional, acks=all, sent as
+  Produce v11 with the transactional id (the leader verifies them, KIP-890
+  part 1). When the brokers finalized transaction.version 2 (a cluster
+  formatted at 4.0-IV2) a classic, non-2PC producer speaks TV2 from its next
+  begin (KIP-890 part 2): no AddPartitionsToTxn (Produce v12: the leader adds
+  the partition), EndTxn v5 (the answer carries the bumped epoch, which also
+  serves as KIP-360's bump after an abortable error).
 - Every other answer is sorted as the Java client's request handlers sort
   it (:func:`classify`): PRODUCER_FENCED (and INVALID_PRODUCER_EPOCH from a
   coordinator) is fatal as PRODUCER_FENCED: this instance is a zombie and
@@ -68,6 +74,7 @@ import msgspec
 from broker.replica_manager import ProduceResult
 from broker.txn import prereg
 from broker.txn.coordinator import TransactionCoordinator, TxnResult
+from broker.txn.verification import PRODUCE_TV1_VERSION, PRODUCE_TV2_VERSION
 from sim.txn_cluster import TxnCluster
 
 RETRY_BACKOFF_MS = 100
@@ -265,6 +272,9 @@ class TransactionalProducer:
         """The last InitProducerId asked to keep a prepared transaction."""
         self.last_error: str | None = None
         """The error that made the current transaction abortable (Kafka's lastError)."""
+        self.tv2 = False
+        """The current transaction speaks transaction version 2 (KIP-890 part 2): decided
+        at its begin from the finalized transaction.version (classic protocol, no 2PC)."""
 
     @property
     def idle(self) -> bool:
@@ -508,10 +518,13 @@ class TransactionalProducer:
             self._end(bool(arg) and self.state != P.ABORTABLE_ERROR)
 
     def _start_transaction(self) -> None:
-        """beginTransaction() takes effect: IN_TRANSACTION, the next transaction number."""
+        """beginTransaction() takes effect: IN_TRANSACTION, the next transaction number;
+        transaction version 2 if the brokers finalized it (a classic, non-2PC producer)."""
         self.transactions += 1
         self.added, self._began_at, self._ending_since = set(), self.sim.now, None
         self.state = P.IN_TRANSACTION
+        self.tv2 = self.protocol == "classic" and not self.enable_2pc and \
+            self.txns.finalized_transaction_version() >= 2
 
     def _answer(self, attempt: int, handle: Callable[[str, TxnResult], None]
                 ) -> Callable[[TxnResult], None]:
@@ -683,9 +696,9 @@ class TransactionalProducer:
             self._count("UNKNOWN_TOPIC_OR_PARTITION")  # send() throws: not pre-registered
             self._abortable("UNKNOWN_TOPIC_OR_PARTITION")
             return
-        if self.protocol == "pre-registration":
-            self.added.add(tp)  # a produce is sent: EndTxn must name the partition
-        if self._add_to_transaction(
+        if self.protocol == "pre-registration" or self.tv2:
+            self.added.add(tp)  # a produce is sent: EndTxn must name / end the partition
+        if not self.tv2 and self._add_to_transaction(
                 tp, "AddPartitionsToTxn",
                 lambda coordinator, answer: coordinator.handle_add_partitions(
                     self.transactional_id, self.producer_id, self.producer_epoch,
@@ -694,7 +707,7 @@ class TransactionalProducer:
                 lambda error: self._failed("AddPartitionsToTxn", error)):
             return
         leader = self.txns.cluster.partition_leader(topic, partition)
-        manager = self.txns.cluster.replica_manager(leader)
+        manager = self.txns.data_replica_manager(leader)
         if manager is None:
             self._retry_or("NOT_LEADER_OR_FOLLOWER", lambda: None)
             return
@@ -725,7 +738,9 @@ class TransactionalProducer:
 
         self._sent(False, f"Produce {topic}-{partition}")
         manager.produce(topic, partition, values, -1, on_produce,
-                        self.producer_id, self.producer_epoch, first, transactional=True)
+                        self.producer_id, self.producer_epoch, first, transactional=True,
+                        transactional_id=self.transactional_id,
+                        produce_version=PRODUCE_TV2_VERSION if self.tv2 else PRODUCE_TV1_VERSION)
 
     def _abortable(self, error: str) -> None:
         self.state = P.ABORTABLE_ERROR
@@ -752,7 +767,7 @@ class TransactionalProducer:
             else:
                 self._failed("EndTxn", error)
 
-        if self.enable_2pc:
+        if self.enable_2pc or self.tv2:
             self._sent(True, "EndTxn")
             self._end_tv2(coordinator, commit)
             return
@@ -773,12 +788,16 @@ class TransactionalProducer:
         """EndTxn v5 (TV2): the answer is the producer id and epoch of the next transaction."""
         def ended(error: str, result: TxnResult) -> None:
             if error != "NONE":
-                self._retry_or(error, lambda: self._fail(error))
+                if self.enable_2pc:
+                    self._retry_or(error, lambda: self._fail(error))
+                else:
+                    self._failed("EndTxn", error)
                 return
             if (result.producer_id, result.producer_epoch) != (self.producer_id,
                                                                 self.producer_epoch):
                 self.producer_id, self.producer_epoch = result.producer_id, result.producer_epoch
                 self.sequences = {}
+                self.bump_needed = False  # the EndTxn bumped the epoch (TV2): no InitProducerId
             self.prepared_state = None
             self._finish(commit)
 

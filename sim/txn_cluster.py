@@ -14,6 +14,17 @@ at most its replica count) and, every ``tick_ms``:
   WriteTxnMarkers partitions to the partition leader a client's metadata
   names, after ``marker_delay_ms`` each way.
 
+Each running broker's :class:`~broker.replica_manager.ReplicaManager` gets a
+:class:`~broker.txn.verification.TxnVerifier` (KIP-890 part 1,
+transaction.partition.verification.enable) whose
+:class:`~broker.txn.add_partitions_manager.AddPartitionsToTxnManager` finds the
+coordinator in the broker's own metadata and sends AddPartitionsToTxn v4
+VerifyOnly to that broker's request handler, ``marker_delay_ms`` each way as
+the markers go: a request to a broker that is down is answered
+NETWORK_EXCEPTION, and one whose sender stopped is dropped
+(:meth:`TxnCluster.data_replica_manager` attaches it; the producers reach the
+data partitions' leaders through it).
+
 Every producer.id.expiration.check.interval.ms (at the first tick then) each running
 broker's partitions forget the producers idle for producer.id.expiration.ms (Kafka's
 periodic producer expiration check of every log;
@@ -28,7 +39,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from broker.metadata_cache import alive_broker_epoch
 from broker.replica_manager import ProduceResult, ReplicaManager
+from broker.txn.add_partitions_manager import AddPartitionsToTxnManager, Answer, request_version
 from broker.txn.coordinator import (
     TRANSACTION_STATE_TOPIC,
     MarkerRequest,
@@ -39,6 +52,7 @@ from broker.txn.mutations import TxnMutation
 from broker.txn.prereg import GROUP_METADATA_TOPIC
 from broker.txn.requests import AddPartitionsTxn, TxnErrors, handle_add_partitions_to_txn
 from broker.txn.state import TransactionState
+from broker.txn.verification import TxnVerifier
 from controller.operations import CreateTopics, IncrementalAlterConfigs, NewTopic
 from controller.operations.configs import ConfigChange
 from metadata.delta import TOPIC_RESOURCE
@@ -68,6 +82,8 @@ class TxnCluster:
         self.on_transition = on_transition
         self.coordinators: dict[int, tuple[int, TransactionCoordinator]] = {}
         self.markers_sent = 0
+        self.verifications_sent = 0
+        """AddPartitionsToTxn VerifyOnly requests the partition leaders sent."""
         self._next_expiration_check = 0
 
     def start(self) -> bool:
@@ -156,6 +172,14 @@ class TxnCluster:
         partition = TransactionCoordinator.partition_of_id(transactional_id, self.config)
         return self.cluster.partition_leader(TRANSACTION_STATE_TOPIC, partition)
 
+    def finalized_transaction_version(self) -> int:
+        """The finalized ``transaction.version`` a client learns from a running broker's
+        metadata (Kafka's ApiVersions finalized features): 0 if none is finalized."""
+        broker = self.cluster.any_running_broker()
+        loader = self.cluster.loader(broker) if broker is not None else None
+        image = loader.published if loader is not None else None
+        return image.features.get("transaction.version", 0) if image is not None else 0
+
     def knows_partition(self, broker: int, topic: str, partition: int) -> bool:
         """The broker's metadata has ``topic`` partition ``partition`` (Kafka's
         ``metadataCache.contains``)."""
@@ -221,6 +245,78 @@ class TxnCluster:
                 self.flush(broker)
         self._expire_producers()
         sim.schedule(sim.now + self.tick_ms, self._tick, "txn coordinators tick")
+
+    # ------------------------------------------------------------------ verification
+    def data_replica_manager(self, broker: int | None) -> ReplicaManager | None:
+        """Running broker ``broker``'s replica manager with its transaction verifier (made
+        for each incarnation on first use)."""
+        manager = self.cluster.replica_manager(broker)
+        if broker is None or manager is None:
+            return None
+        if manager.txn_verifier is None:
+            incarnation = self.cluster.sim.slots[broker].incarnation
+            sender = AddPartitionsToTxnManager(
+                broker, lambda txn_id: self._coordinator_in_metadata(broker, txn_id),
+                lambda node, txns, answer: self._send_verify(broker, incarnation, node,
+                                                             txns, answer),
+                lambda: self._wake_sender(broker, incarnation, sender))
+            manager.txn_verifier = TxnVerifier(sender, self.config.partition_verification_enable)
+        return manager
+
+    def _wake_sender(self, broker: int, incarnation: int,
+                     sender: AddPartitionsToTxnManager) -> None:
+        """Run the sender's generate_requests as an event of its own, now (once however
+        often it is woken meanwhile), unless its broker stopped."""
+        if sender.wake_pending:
+            return
+        sender.wake_pending = True
+        sim = self.cluster.sim
+
+        def run() -> None:
+            sender.wake_pending = False
+            slot = sim.slots[broker]
+            if slot.running and slot.incarnation == incarnation:
+                sender.generate_requests()
+        sim.schedule(sim.now, run, f"AddPartitionsToTxnManager {broker} sends")
+
+    def _coordinator_in_metadata(self, broker: int, transactional_id: str) -> int | None:
+        """The id's coordinator as ``broker``'s metadata cache has it: the leader of its
+        ``__transaction_state`` partition, if alive (Kafka's getTransactionCoordinator)."""
+        loader = self.cluster.loader(broker)
+        image = loader.published if loader is not None else None
+        topic = image.topic(TRANSACTION_STATE_TOPIC) if image is not None else None
+        partition = TransactionCoordinator.partition_of_id(transactional_id, self.config)
+        if image is None or topic is None or partition not in topic.partitions:
+            return None
+        leader = topic.partitions[partition].leader
+        return leader if leader >= 0 and alive_broker_epoch(image, leader) is not None \
+            else None
+
+    def _send_verify(self, broker: int, incarnation: int, node: int, txns: list[AddPartitionsTxn],
+                     answer: Callable[[Answer], None]) -> None:
+        """AddPartitionsToTxn v4 (v5 when it adds) from ``broker`` to ``node``'s request
+        handler, delivered and
+        answered after ``marker_delay_ms`` each way; lost with a stopped sender."""
+        sim = self.cluster.sim
+        self.verifications_sent += 1
+
+        def back(result: Answer) -> None:
+            def receive() -> None:
+                slot = sim.slots[broker]
+                if slot.running and slot.incarnation == incarnation:
+                    answer(result)
+            sim.schedule(sim.now + self.marker_delay_ms, receive,
+                         f"AddPartitionsToTxn answer to {broker}")
+
+        def deliver() -> None:
+            slot = sim.slots[broker]
+            if not slot.running or slot.incarnation != incarnation:
+                return
+            if not self.add_partitions_to_txn(node, request_version(txns), txns, back):
+                back("NETWORK_EXCEPTION")
+
+        sim.schedule(sim.now + self.marker_delay_ms, deliver,
+                     f"AddPartitionsToTxn VerifyOnly {broker} -> {node}")
 
     # ------------------------------------------------------------------ markers
     def _send_marker(self, broker: int, incarnation: int, request: MarkerRequest) -> None:

@@ -16,7 +16,7 @@ module) are kept here, each config with its type, default and lower bound:
 :class:`~broker.txn.coordinator.TxnCoordinatorConfig` holds the values kraftsim
 uses (its fields name their config, :data:`TXN_CONFIGS` maps each config to its
 field); the configs with no field (``field`` None: segment bytes, load buffer
-size, partition verification) are parsed and checked as
+size) are parsed and checked as
 Kafka does but change nothing in the simulation. A value is refused with
 Kafka's ``ConfigException`` text, ``Invalid value V for configuration K:
 REASON`` (:class:`InvalidTxnConfig`).
@@ -69,7 +69,8 @@ LOG_CONFIGS: dict[str, TxnConfigDef] = {
         TxnConfigDef("SHORT", 3, 1, "state_log_replication_factor"),
     "transaction.state.log.num.partitions": TxnConfigDef("INT", 50, 1, "num_partitions"),
     "transaction.state.log.segment.bytes": TxnConfigDef("INT", 100 * 1024 * 1024, 1, None),
-    "transaction.partition.verification.enable": TxnConfigDef("BOOLEAN", True, None, None),
+    "transaction.partition.verification.enable":
+        TxnConfigDef("BOOLEAN", True, None, "partition_verification_enable"),
     "producer.id.expiration.ms":
         TxnConfigDef("INT", 86_400_000, 1, "producer_id_expiration_ms"),
     "producer.id.expiration.check.interval.ms":

@@ -115,6 +115,10 @@ class TxnCoordinatorConfig(msgspec.Struct, frozen=True, kw_only=True):
     """Hold classic AddPartitionsToTxn during marker completion too (seed 002's rule)."""
     two_phase_commit_enable: bool = False
     """transaction.two.phase.commit.enable (KIP-939): InitProducerId may set Enable2Pc."""
+    partition_verification_enable: bool = True
+    """transaction.partition.verification.enable (KIP-890 part 1): partition leaders ask
+    the coordinator before a transactional batch opens a transaction
+    (:mod:`broker.txn.verification`); a broker's dynamic config overrides it."""
 
     def validate(self) -> TxnCoordinatorConfig:
         """Return self, or raise InvalidTxnConfig (Kafka's text) for the first bad value:

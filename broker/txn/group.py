@@ -31,8 +31,16 @@ epoch check of the log (INVALID_PRODUCER_EPOCH) passes through.
 
 Not modelled: group membership (generation and member id are not checked:
 the simulated loops use standalone partition assignment, generation -1, which
-Kafka accepts), KIP-890's verification that the partition is in the
-transaction, and offset retention.
+Kafka accepts), and offset retention. KIP-890's verification is done for a
+producer's own transactional batches (:mod:`broker.txn.verification`) but **not**
+for a TV1 TxnOffsetCommit (v0-4): Kafka's group coordinator asks the transaction
+coordinator (VerifyOnly) that the ``__consumer_offsets`` partition is in the
+transaction before it appends the offsets; kraftsim's appends them as the
+coordinator's own write (``from_coordinator``), which the leader does not verify.
+A TV2 producer's TxnOffsetCommit v5 (KIP-890 part 2, no AddOffsetsToTxn) has the
+group coordinator's broker add the partition to the transaction first
+(:meth:`broker.txn.verification.TxnVerifier.add_offsets_partition`, called before
+:meth:`GroupCoordinator.handle_txn_offset_commit`).
 
 Pure: the log append is a handed-in callable, time is passed in.
 """

@@ -30,7 +30,9 @@ UNKNOWN_TOPIC_OR_PARTITION; the rest go to the group coordinator.
   transaction; from 4 on it comes from a broker, may batch several
   transactions and may be ``VerifyOnly`` (KIP-890 part 1). Below 2 a
   PRODUCER_FENCED answer is sent as INVALID_PRODUCER_EPOCH, which older
-  clients understand.
+  clients understand. A broker's v5 transaction that is not VerifyOnly is a
+  partition leader adding partitions for a transaction-version-2 producer
+  (KIP-890 part 2): the coordinator records the transaction as TV2.
 - **partitions the broker does not know**: if any partition of a transaction
   is not in the broker's metadata, that transaction is not attempted: those
   partitions get UNKNOWN_TOPIC_OR_PARTITION and the others
@@ -79,6 +81,8 @@ def client_error(request: str, version: int, error: str) -> str:
 
 FIRST_BROKER_VERSION = 4
 """From this version the request comes from brokers: batches and VerifyOnly."""
+ADD_FOR_TV2_VERSION = 5
+"""A broker's add (not VerifyOnly) at this version is for a TV2 producer (KIP-890 part 2)."""
 
 
 class AddPartitionsTxn(msgspec.Struct, frozen=True):
@@ -157,8 +161,10 @@ def _one(coordinator: TransactionCoordinator, version: int, txn: AddPartitionsTx
         answered(txn.transactional_id,
                  dict.fromkeys(partitions, client_error("AddPartitionsToTxn", version, error)))
 
+    tv2 = version >= ADD_FOR_TV2_VERSION  # a leader adding for a TV2 producer
     coordinator.handle_add_partitions(txn.transactional_id, txn.producer_id,
-                                      txn.producer_epoch, partitions, now, added)
+                                      txn.producer_epoch, partitions, now, added,
+                                      transaction_version=2 if tv2 else 0)
 
 
 def _check_version(request: str, version: int, newest: int) -> None:

@@ -193,6 +193,7 @@ BROKER_CONFIGS: dict[str, ConfigKey] = {
     "num.network.threads": ConfigKey("INT", at_least(1)),
     "num.replica.fetchers": ConfigKey("INT"),
     "producer.id.expiration.ms": ConfigKey("INT", at_least(1)),
+    "transaction.partition.verification.enable": ConfigKey("BOOLEAN"),
     "unclean.leader.election.enable": ConfigKey("BOOLEAN"),
 }
 """Dynamic broker configs kraftsim knows, with KafkaConfig's types and validators."""

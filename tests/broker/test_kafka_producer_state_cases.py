@@ -36,12 +36,14 @@ Left out, as kraftsim does not model them:
   testHasLateTransactionUpdatedAfterFullTruncation;
 - log start offsets: testTruncateFullyAndStartAt; segment positions in offset metadata:
   testTxnFirstOffsetMetadataCached;
-- empty control batches left by compaction: testAppendEmptyControlBatch;
-- the partition leader's transaction verification (KIP-890; kraftsim's coordinator
-  answers verify-only AddPartitionsToTxn, but no leader asks it before an append):
-  testEntryForVerification, testSequenceAndEpochInVerificationEntry,
-  testThrowOutOfOrderSequenceWithVerificationSequenceCheck,
-  testVerificationStateEntryExpiration.
+- empty control batches left by compaction: testAppendEmptyControlBatch.
+
+The partition leader's transaction verification (KIP-890 part 1): the verification
+states are the log's (``maybe_start_transaction_verification``, ``verifying``):
+testEntryForVerification, testSequenceAndEpochInVerificationEntry,
+testThrowOutOfOrderSequenceWithVerificationSequenceCheck (both parameters: the sequence
+check holds with verification on or off, ``check_batch`` without a guard),
+testVerificationStateEntryExpiration.
 """
 
 from __future__ import annotations
@@ -50,6 +52,7 @@ import pytest
 
 from broker.partition_log import LogEntry, PartitionLog, SequenceError
 from broker.txn.log_state import AbortedTxn
+from broker.txn.verification import SENTINEL, VerificationStateEntry
 
 PID = 1
 INT_MAX = 2**31 - 1
@@ -502,3 +505,62 @@ def test_basic_id_mapping() -> None:
     assert log.producers[PID].epoch == 1
     assert _refused(log, 0, 0) == "INVALID_PRODUCER_EPOCH"
     assert log.end_offset == 3
+
+
+# ---------------------------------------------------------------- KIP-890 verification
+def _verification(log: PartitionLog, sequence: int, epoch: int, now: int = 0
+                  ) -> VerificationStateEntry:
+    log.maybe_start_transaction_verification(PID, sequence, epoch, now)
+    assert log.verifying is not None
+    return log.verifying[PID]
+
+
+def test_entry_for_verification() -> None:
+    """testEntryForVerification: a second start reuses the entry; the transaction's data
+    clears it."""
+    log = PartitionLog()
+    original = _verification(log, 0, 0)
+    again = _verification(log, 0, 0)
+    assert again is original and log.verification_guard(PID) is original.guard
+    _client(log, 0, 0, transactional=True)
+    assert log.verifying is not None and PID not in log.verifying
+    assert log.verification_guard(PID) is SENTINEL
+
+
+def test_sequence_and_epoch_in_verification_entry() -> None:
+    """testSequenceAndEpochInVerificationEntry: a lower sequence of the epoch lowers it, a
+    newer epoch takes its own sequence, an older epoch is ignored; the guard stays."""
+    log = PartitionLog()
+    entry = _verification(log, 1, 0)
+    guard = entry.guard
+    assert (entry.lowest_sequence, entry.epoch) == (1, 0)
+    _verification(log, 0, 0)
+    assert (entry.lowest_sequence, entry.epoch) == (0, 0)
+    _verification(log, 2, 1)
+    assert (entry.lowest_sequence, entry.epoch) == (2, 1)
+    _verification(log, 0, 0)
+    assert (entry.lowest_sequence, entry.epoch, entry.guard) == (2, 1, guard)
+
+
+def test_throw_out_of_order_sequence_with_verification_sequence_check() -> None:
+    """testThrowOutOfOrderSequenceWithVerificationSequenceCheck: while verifying from
+    sequence 0, sequence 4 is OUT_OF_ORDER_SEQUENCE_NUMBER, with or without the guard
+    check (verification turned off), and the entry stays."""
+    log = PartitionLog()
+    entry = _verification(log, 0, 0)
+    assert _refused(log, 0, 4, transactional=True) == "OUT_OF_ORDER_SEQUENCE_NUMBER"
+    with pytest.raises(SequenceError) as refused:
+        log.check_batch(PID, 0, 4, 1, True, entry.guard)
+    assert refused.value.code == "OUT_OF_ORDER_SEQUENCE_NUMBER"
+    assert log.verifying is not None and log.verifying[PID] is entry
+
+
+def test_verification_state_entry_expiration() -> None:
+    """testVerificationStateEntryExpiration: kept until producer.id.expiration.ms after
+    it started, then dropped."""
+    log = PartitionLog()
+    entry = _verification(log, 0, 0, now=0)
+    log.remove_expired_producers(5_000, 10_000)
+    assert log.verifying is not None and log.verifying[PID] is entry
+    log.remove_expired_producers(10_001, 10_000)
+    assert PID not in log.verifying

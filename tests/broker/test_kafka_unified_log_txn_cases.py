@@ -19,6 +19,12 @@ testAppendWithOutOfOrderOffsetsThrowsException. Fixed while porting (failed on t
 a follower append whose offsets went out of order part-way was appended up to there before
 it was refused; it is now refused whole, as Kafka validates a fetched set before appending.
 
+Transaction verification (KIP-890 part 1, at the end): testTransactionIsOngoingAndVerificationGuard
+(the CLIENT origin), testEmptyTransactionStillClearsVerificationGuard,
+testDisabledVerificationClearsVerificationGuard, testEnablingVerificationWhenRequestIsAtLogLayer.
+The config is the caller's: ``check_batch`` takes the append's guard when verification is on
+and None when it is off.
+
 Producer-id expiration (testPeriodicProducerIdExpiration and the like) is tested with
 ProducerStateManagerTest's cases (test_kafka_producer_state_cases.py) and on the cluster
 with ProducerIdExpirationTest's. testActiveProducers and testEndTxnWithFencedProducerEpoch
@@ -91,10 +97,8 @@ Left out, as kraftsim does not model them, with the cases:
   testProducerExpireCheckAfterDelete, testRetentionIdempotency, testAsyncDelete,
   testAppendEmptyLogBelowLogStartOffsetThrowsException, testLogDeletionAfterClose,
   testLogDeletionAfterDeleteRecords, testCannotIncrementLogStartOffsetPastHighWatermark;
-- transaction verification (KIP-890): testTransactionIsOngoingAndVerificationGuard,
-  testEmptyTransactionStillClearsVerificationGuard,
-  testDisabledVerificationClearsVerificationGuard,
-  testEnablingVerificationWhenRequestIsAtLogLayer;
+- testTransactionIsOngoingAndVerificationGuard's COORDINATOR origin (kraftsim's group
+  coordinator writes are not verified);
 - message formats, compression, byte sizes and record timestamps:
   testReadWithMinMessage, testReadWithTooSmallMaxLength, testCompressedMessages,
   testMessageSetSizeCheck, testMessageSizeCheck, testMessageSizeCheckInAppendAsFollower,
@@ -127,6 +131,7 @@ import pytest
 from broker.partition_log import LogEntry, PartitionLog, SequenceError
 from broker.txn.fetch import READ_COMMITTED, fetch_log
 from broker.txn.log_state import AbortedTxn
+from broker.txn.verification import SENTINEL, VerificationGuard
 
 
 def _plain(log: PartitionLog, count: int) -> tuple[int, int]:
@@ -557,3 +562,88 @@ def test_a_sequence_gap_at_the_leader_is_out_of_order() -> None:
     with pytest.raises(SequenceError) as refused:
         _idempotent(log, 1, 0, 2)
     assert refused.value.code == "OUT_OF_ORDER_SEQUENCE_NUMBER" and log.end_offset == 1
+
+
+# ---------------------------------------------------------------- KIP-890 verification
+VPID, VEPOCH = 23, 1
+
+
+def _append(log: PartitionLog, sequence: int, transactional: bool,
+            guard: VerificationGuard | None) -> None:
+    """A client's batch of two records: checked (with the guard, None: verification off),
+    then written."""
+    assert log.check_batch(VPID, VEPOCH, sequence, 2, transactional, guard) is None
+    log.append_as_leader(["1", "2"], 0, VPID, VEPOCH, sequence, transactional)
+
+
+def test_transaction_is_ongoing_and_verification_guard() -> None:
+    """testTransactionIsOngoingAndVerificationGuard: idempotent data keeps the guard; the
+    verified transactional data clears it and opens the transaction, after which nothing
+    needs verifying; the marker closes it, and the next transaction gets a new guard."""
+    log = PartitionLog()
+    assert not log.has_ongoing_transaction(VPID)
+    assert log.verification_guard(VPID) is SENTINEL
+    assert not log.verification_guard(VPID).verify(SENTINEL)
+    guard = log.maybe_start_transaction_verification(VPID, 5, VEPOCH, 0)
+    assert guard is not SENTINEL
+    _append(log, 3, transactional=False, guard=SENTINEL)
+    assert not log.has_ongoing_transaction(VPID) and log.verification_guard(VPID) is guard
+    assert log.verification_guard(VPID).verify(guard)
+    _append(log, 5, transactional=True, guard=guard)
+    assert log.has_ongoing_transaction(VPID) and log.verification_guard(VPID) is SENTINEL
+    assert log.maybe_start_transaction_verification(VPID, 5, VEPOCH, 0) is SENTINEL
+    log.append_marker(0, VPID, VEPOCH, True, 0)
+    assert not log.has_ongoing_transaction(VPID) and log.verification_guard(VPID) is SENTINEL
+    new_guard = log.maybe_start_transaction_verification(VPID, 7, VEPOCH, 0)
+    assert new_guard is not SENTINEL and new_guard is not guard
+    assert not guard.verify(new_guard)
+
+
+def test_empty_transaction_still_clears_verification_guard() -> None:
+    """testEmptyTransactionStillClearsVerificationGuard: a marker with no data clears it."""
+    log = PartitionLog()
+    assert log.maybe_start_transaction_verification(VPID, 0, VEPOCH, 0) is not SENTINEL
+    log.append_marker(0, VPID, VEPOCH, True, 0)
+    assert not log.has_ongoing_transaction(VPID)
+    assert log.verification_guard(VPID) is SENTINEL
+
+
+def test_disabled_verification_clears_verification_guard() -> None:
+    """testDisabledVerificationClearsVerificationGuard: verification turned off, the data
+    is written without a guard, opens the transaction and clears the entry."""
+    log = PartitionLog()
+    assert log.maybe_start_transaction_verification(VPID, 0, VEPOCH, 0) is not SENTINEL
+    _append(log, 0, transactional=True, guard=None)
+    assert log.has_ongoing_transaction(VPID)
+    assert log.verification_guard(VPID) is SENTINEL
+
+
+def test_enabling_verification_when_request_is_at_log_layer() -> None:
+    """testEnablingVerificationWhenRequestIsAtLogLayer: verification turned on while the
+    request had none: INVALID_TXN_STATE, nothing written; verified, it is written."""
+    log = PartitionLog()
+    with pytest.raises(SequenceError) as refused:
+        log.check_batch(VPID, VEPOCH, 4, 2, True, SENTINEL)
+    assert refused.value.code == "INVALID_TXN_STATE"
+    assert not log.has_ongoing_transaction(VPID) and log.verification_guard(VPID) is SENTINEL
+    guard = log.maybe_start_transaction_verification(VPID, 4, VEPOCH, 0)
+    assert guard is not SENTINEL
+    _append(log, 4, transactional=True, guard=guard)
+    assert log.has_ongoing_transaction(VPID) and log.verification_guard(VPID) is SENTINEL
+
+
+def test_a_batch_of_the_next_epoch_is_verified_while_the_last_marker_is_on_its_way() -> None:
+    """kraftsim's own, KIP-890 part 2 (Kafka's hasOngoingTransaction with the producer
+    epoch): under TV2 each transaction has its own epoch, so the next transaction's batch
+    (epoch + 1) does not join the open transaction of the last epoch whose marker has not
+    landed: it must be verified (added) first."""
+    log = PartitionLog()
+    guard = log.maybe_start_transaction_verification(VPID, 0, VEPOCH, 0)
+    _append(log, 0, transactional=True, guard=guard)
+    assert log.has_ongoing_transaction(VPID, VEPOCH)
+    assert log.maybe_start_transaction_verification(VPID, 2, VEPOCH, 0) is SENTINEL
+    assert not log.has_ongoing_transaction(VPID, VEPOCH + 1)
+    assert log.maybe_start_transaction_verification(VPID, 0, VEPOCH + 1, 0) is not SENTINEL
+    with pytest.raises(SequenceError) as refused:
+        log.check_batch(VPID, VEPOCH + 1, 0, 1, True, SENTINEL)
+    assert refused.value.code == "INVALID_TXN_STATE"

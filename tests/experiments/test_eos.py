@@ -76,15 +76,20 @@ def test_a_replay_is_the_same_row() -> None:
 def test_loops_that_do_not_finish_in_time_make_an_unknown_row() -> None:
     """2,000 one-record transactions cannot finish within a 1 s limit: the row is unknown,
     says why, and what did commit is read back at most once. The run is cut off without
-    waiting for the last markers, so the one transaction whose commit was acknowledged while
-    its markers were still on the way (seed 1's, since the brokers' controller channels
-    look for a controller every 100 ms) is not read back read_committed: counted missing,
-    never duplicated."""
+    waiting for the last markers: a transaction whose commit was acknowledged while its
+    markers were still on the way is not read back (counted missing), and one whose
+    COMMIT marker landed before the acknowledgement is read back although not counted as
+    committed; either way never duplicated. (Seed 1 was cut in the first window before
+    the leaders verified transactional produces, KIP-890; it is cut between transactions
+    now, at 1043 ms in the second.)"""
     row = run(spec("eos", seed=1, scenario="none", timeout_ms=1000, records=2000, batch=1))
     assert (row["valid"], row["invariant"], row["message"]) == \
         ("unknown", None, "the loops did not finish within 1000 ms")
     assert 0 < row["transactions"] < 2000
-    assert (row["outputs"], row["duplicates"], row["missing"]) == (row["transactions"] - 1, 0, 1)
+    assert row["duplicates"] == 0 and row["missing"] <= 1
+    assert row["transactions"] - 1 <= row["outputs"] <= row["transactions"] + 1
+    late = run(spec("eos", seed=1, scenario="none", timeout_ms=1043, records=2000, batch=1))
+    assert (late["outputs"], late["duplicates"]) == (late["transactions"] + 1, 0)
 
 
 @pytest.mark.parametrize(("delivery", "damage", "verdict"), [

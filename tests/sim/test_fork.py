@@ -122,3 +122,15 @@ def test_a_value_met_twice_is_one_value_in_every_fork() -> None:
     assert copy["rest"] == world["rest"]
     every_store = len(pickle.dumps(world, protocol=3))
     assert frozen.size < every_store - 200 * 2  # 200 one-time lists: no BINPUT for any
+
+
+def test_a_verification_guard_forks_as_itself_and_the_sentinel_stays_the_sentinel() -> None:
+    """KIP-890's guards compare by identity: in a fork the sentinel is still
+    ``SENTINEL`` and a guard held in two places (the log's verification entry, the
+    produce waiting on it) is one guard, not the original."""
+    from broker.txn.verification import SENTINEL, VerificationGuard
+    guard = VerificationGuard()
+    copy = fork({"entry": guard, "waiting": guard, "none": SENTINEL})
+    assert copy["none"] is SENTINEL
+    assert copy["entry"] is copy["waiting"] and copy["entry"] is not guard
+    assert copy["entry"].verify(copy["waiting"]) and not SENTINEL.verify(copy["none"])

@@ -13,7 +13,7 @@ from sim.eos_world import OUTPUT_TOPIC, EosSettings, EosWorld, eos_monitors
 from sim.faults import parse_fault
 from sim.fork import fork
 from sim.invariants.producer_txn import ProducerTxnInvariants
-from sim.txn_clients import TransactionalProducer, TxnProducerState
+from sim.txn_clients import TransactionalProducer, TxnClientError, TxnProducerState
 from sim.txn_cluster import TxnCluster
 from tests.sim.test_txn_scenarios import committed_values
 
@@ -252,10 +252,16 @@ def test_a_new_instance_fences_a_zombie_blocked_in_begin() -> None:
     txns.cluster.sim.run_for(50)
     assert len(_coordinator(txns).purgatory) == 1
     new = _producer(txns, "app-2", monitor=monitor)  # bounces until the markers land
-    old.end_transaction(commit=True)  # too late: the zombie's transaction was aborted
-    _until_idle(txns, old, new)
     # the woken zombie opened its transaction first; the new instance's InitProducerId
-    # fenced it (abort at epoch 1), then took epoch 2
+    # fenced it (abort at epoch 1) while the zombie's produce was being verified (KIP-890:
+    # the leader asks the coordinator, which answers PRODUCER_FENCED, told to the producer
+    # as INVALID_PRODUCER_EPOCH, abortable), then took epoch 2
+    assert old.state == TxnProducerState.ABORTABLE_ERROR
+    assert old.last_error == "INVALID_PRODUCER_EPOCH"
+    with pytest.raises(TxnClientError):
+        old.end_transaction(commit=True)  # too late: the zombie's transaction was aborted
+    old.end_transaction(commit=False)  # and its abort is fenced
+    _until_idle(txns, old, new)
     assert old.fatal == "PRODUCER_FENCED" and new.producer_epoch == 2
     assert new.concurrent_transactions_bounces > 0  # InitProducerId still bounces (classic)
     assert old.committed == [1]

@@ -24,6 +24,12 @@ PreparedTxnSurvives is checked with everything else. Its searches catch the
 
 The producers' protocol (classic, or the pre-registration variant of seed 002)
 is drawn per example, all instances of an example speaking it.
+
+:class:`Tv2World` and :class:`Tv2EosWorld` run the classic producers (and the loop) on
+a cluster formatted at 4.0-IV2, which finalizes transaction.version 2: they speak
+KIP-890 part 2 (no AddPartitionsToTxn or AddOffsetsToTxn, the partition leaders add
+the partitions, every EndTxn bumps the epoch). Every world's leaders verify
+transactional produces (KIP-890 part 1).
 """
 
 from __future__ import annotations
@@ -45,9 +51,11 @@ from hypothesis.stateful import (
 
 from broker.txn.coordinator import TxnCoordinatorConfig
 from broker.txn.mutations import TWO_PC_MUTATIONS, TxnMutation
+from controller.config import ControllerConfig
 from controller.operations import CreateTopics, IncrementalAlterConfigs, NewTopic
 from controller.operations.configs import ConfigChange
 from metadata.delta import TOPIC_RESOURCE
+from metadata.versions import LEVELS
 from sim.clients import Producer
 from sim.cluster import ClusterConfig, KRaftCluster
 from sim.eos_clients import EosLoop, EosProducer
@@ -88,6 +96,9 @@ class TxnWorld(RuleBasedStateMachine):
     mutations: ClassVar[frozenset[TxnMutation]] = frozenset()
     failing_steps: ClassVar[int | None] = None
     protocols: ClassVar[tuple[str, ...]] = PROTOCOLS
+    release: ClassVar[str] = "4.0-IV0"
+    """The metadata.version the cluster is formatted at (4.0-IV2: transaction.version 2,
+    KIP-890 part 2's implicit partition adds)."""
     set_up_fields: ClassVar[tuple[str, ...]] = (
         "cluster", "txns", "monitor", "exactly_once", "current", "zombies", "instances")
     """What :meth:`start` sets up (no callback in it may hold the world itself)."""
@@ -124,8 +135,10 @@ class TxnWorld(RuleBasedStateMachine):
         vars(self).update(set_up.fork())
 
     def _set_up(self, seed: int) -> None:
-        self.cluster = KRaftCluster(ClusterConfig(seed=seed, controllers=3, brokers=3),
-                                    extra_monitors=[self.monitor, self.exactly_once])
+        self.cluster = KRaftCluster(ClusterConfig(
+            seed=seed, controllers=3, brokers=3,
+            controller=ControllerConfig(bootstrap_metadata_version=LEVELS[self.release])),
+            extra_monitors=[self.monitor, self.exactly_once])
         c = self.cluster
         c.start()
         assert c.wait(c.submit(CreateTopics((NewTopic("t", 2, 3),))))
@@ -423,6 +436,29 @@ def test_pre_registration_holds_the_invariants_under_faults() -> None:
 
 def test_exactly_once_holds_under_faults() -> None:
     _run(frozenset(), examples=2, steps=12, world=EosTxnWorld)
+
+
+class Tv2World(TxnWorld):
+    """The same producers on a cluster formatted at 4.0-IV2: they speak transaction
+    version 2 (no AddPartitionsToTxn, the leaders add the partitions, an epoch bump per
+    EndTxn)."""
+
+    release = "4.0-IV2"
+
+
+class Tv2EosWorld(EosTxnWorld):
+    """The consume-transform-produce world at 4.0-IV2 (TxnOffsetCommit v5, no
+    AddOffsetsToTxn)."""
+
+    release = "4.0-IV2"
+
+
+def test_tv2_transactions_hold_their_invariants_under_faults() -> None:
+    _run(frozenset(), examples=3, steps=20, world=Tv2World, protocols=("classic",))
+
+
+def test_tv2_exactly_once_holds_under_faults() -> None:
+    _run(frozenset(), examples=2, steps=12, world=Tv2EosWorld, protocols=("classic",))
 
 
 @pytest.mark.slow
