@@ -12,7 +12,9 @@ with the AlterPartitionManager and controller channel beneath them):
 - a top-level error (STALE_BROKER_EPOCH, UNKNOWN_SERVER_ERROR, ...) answers no partition:
   the AlterPartitionManager sends its proposals again 50 ms later (NOT_CONTROLLER is the
   controller channel's: test_alter_partition_resend);
-- an answer to a proposal replaced since is ignored.
+- an answer to a proposal replaced since is ignored;
+- a broker not registered (broker epoch -1) proposes nothing, and a manager whose retry
+  finds it so waits for its registration (kraftsim's one difference from Kafka's manager).
 """
 
 from __future__ import annotations
@@ -99,7 +101,7 @@ def test_a_top_level_error_answers_nothing_and_sends_again_after_50_ms(error: st
     assert leader.pending_isr == (1, 2)
     assert list(manager.alter_partitions.unsent) == [KEY]
     manager.lifecycle.broker_epoch = 50  # type: ignore[union-attr]
-    cell.step(ALTER_RETRY_MS - 1)
+    cell.step(49)  # (Kafka's manager schedules its next send 50 ms on)
     assert cell.alters == []
     cell.step(1)
     ((_, again),) = cell.alters
@@ -169,6 +171,35 @@ def test_the_broker_asks_to_be_woken_for_a_retry() -> None:
     assert before is not None and before > cell.now + ALTER_RETRY_MS
     cell.answer_alter("UNKNOWN_SERVER_ERROR", top_level=True)
     assert leader.next_deadline() == cell.now + ALTER_RETRY_MS
+    cell.step(ALTER_RETRY_MS)
+    assert len(cell.alters) == 1
+    after = leader.next_deadline()  # the retry's wake is spent once it went
+    assert after is not None and after > cell.now
+
+
+def test_a_broker_not_registered_sends_its_proposals_once_it_registers() -> None:
+    """kraftsim's one difference from Kafka's manager (which would send broker epoch -1
+    and be refused STALE_BROKER_EPOCH): a request refused as a whole, then the broker's
+    epoch is unknown (-1, as after a restart before its registration is answered) when
+    the retry is due: nothing is sent, and the manager looks again every ALTER_RETRY_MS;
+    the first look after the broker registered sends the proposal with the new epoch."""
+    cell = Cell()
+    cell.create(replicas=(1, 2, 3), leader=1)
+    del cell.managers[3]
+    cell.run(31_000, every=1_000)
+    cell.answer_alter("STALE_BROKER_EPOCH", top_level=True)
+    manager = cell.managers[1]
+    assert manager.lifecycle is not None
+    manager.lifecycle.broker_epoch = -1
+    cell.step(ALTER_RETRY_MS)
+    cell.step(ALTER_RETRY_MS)
+    assert cell.alters == [] and list(manager.alter_partitions.unsent) == [KEY]
+    manager.lifecycle.broker_epoch = 60
+    cell.step(ALTER_RETRY_MS - 1)
+    assert cell.alters == []
+    cell.step(1)
+    ((_, again),) = cell.alters
+    assert (again.broker_epoch, one(again).new_isr) == (60, (1, 2))
 
 
 def test_a_retry_of_a_proposal_new_metadata_replaced_is_sent_and_its_answer_ignored(
@@ -217,3 +248,25 @@ def test_a_new_proposal_while_the_replaced_one_is_out_is_not_attempted() -> None
     assert leader.pending_isr == (1, 2) and leader.maximal_isr() == (1, 2)
     cell.answer_alter()  # the second is written
     assert leader.isr == (1, 2)
+
+
+def test_a_leader_not_registered_proposes_nothing_until_it_registers() -> None:
+    """A leader whose broker epoch is unknown (-1: not registered yet, as after a restart
+    before its registration is answered) proposes no ISR change, since its proposal
+    would name itself without an epoch; once registered, the next periodic check
+    proposes the shrink naming its new epoch for itself (KIP-903)."""
+    cell = Cell()
+    cell.create(replicas=(1, 2, 3), leader=1)
+    del cell.managers[3]
+    manager = cell.managers[1]
+    assert manager.lifecycle is not None
+    manager.lifecycle.broker_epoch = -1
+    cell.run(31_000, every=1_000)
+    assert cell.alters == [] and cell.replica(1).pending_isr is None
+    manager.lifecycle.broker_epoch = 60
+    cell.run(16_000, every=1_000)
+    (_, request), *_ = cell.alters
+    part = one(request)
+    assert request.broker_epoch == 60
+    assert tuple(zip(part.new_isr, part.new_isr_epochs, strict=True)) == \
+        ((1, 60), (2, broker_epoch(2)))

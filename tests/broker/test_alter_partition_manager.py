@@ -44,3 +44,17 @@ def test_not_controller_is_looked_for_anywhere_in_the_answer() -> None:
     assert not_controller_anywhere(answer("NONE", "NONE", "NOT_CONTROLLER"))
     assert not not_controller_anywhere(answer("NONE", "NONE", "FENCED_LEADER_EPOCH"))
     assert not not_controller_anywhere(answer("STALE_BROKER_EPOCH"))
+
+
+def test_the_trace_gives_an_answer_the_leader_epoch_of_its_first_success() -> None:
+    """The trace's epoch of an AlterPartition answer (``deliver`` lines): the leader epoch
+    of the first partition answered NONE, in the answer's order; -1 when no partition
+    succeeded (a top-level error, or only partition errors)."""
+    answer = AlterPartitionResponse(1, "NONE", (
+        AlterPartitionTopicResponse("A", (AlterPartitionPartitionResponse(0, "FENCED_LEADER_EPOCH"),
+                                          AlterPartitionPartitionResponse(1, "NONE", 1, 7))),
+        AlterPartitionTopicResponse("B", (AlterPartitionPartitionResponse(0, "NONE", 1, 3),))))
+    assert answer.epoch == 7
+    assert AlterPartitionResponse(1, "NONE", (AlterPartitionTopicResponse("A", (
+        AlterPartitionPartitionResponse(0, "INELIGIBLE_REPLICA"),)),)).epoch == -1
+    assert AlterPartitionResponse(1, "STALE_BROKER_EPOCH").epoch == -1

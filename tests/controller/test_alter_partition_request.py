@@ -9,8 +9,10 @@ import random
 
 import pytest
 
+from controller import WriteMode
 from controller.errors import ApiError
-from controller.operations import OperationContext
+from controller.handle import OperationStatus
+from controller.operations import CreateTopics, NewTopic, OperationContext
 from controller.operations.alter_partition import AlterPartitionOp
 from metadata.delta import MetadataDelta
 from metadata.image import MetadataImage
@@ -30,6 +32,7 @@ from metadata.schema import (
     TopicRecord,
 )
 from metadata.versions import LATEST_PRODUCTION, METADATA_VERSION_FEATURE
+from tests.controller.conftest import cluster
 from tests.controller.kafka_cases import OnePartitionAlter, alter_partition
 
 TOPIC = "AAAAAAAAAAAAAAAAAAAAAA"
@@ -181,3 +184,43 @@ def test_a_request_of_no_partition_is_answered_at_once_and_empty() -> None:
     early = AlterPartitionOp(1, 11, ()).early_result()
     assert early is not None and (early.records, early.response) == ([], ())
     assert _request((TOPIC, ())).early_result() is None
+
+
+def test_describe_names_each_partition_and_its_new_isr() -> None:
+    """The operation's description (a handle's and a trace's) names every partition of
+    the request by topic id and index with the ISR it asks for, in the request's order."""
+    op = _request((TOPIC, (AlterPartitionPartitionData(1, 0, 0, (1,)),
+                           AlterPartitionPartitionData(0, 5, 9, (1, 2)))),
+                  ("B" * 22, (AlterPartitionPartitionData(3, 0, 0, (2, 1)),)))
+    assert op.describe() == (f"AlterPartition({TOPIC}-1 isr=[1], {TOPIC}-0 isr=[1, 2], "
+                             f"{'B' * 22}-3 isr=[2, 1])")
+
+
+def test_a_request_larger_than_a_batch_is_written_over_batches_even_in_atomic_mode() -> None:
+    """Kafka writes an AlterPartition's records as a non-atomic result
+    (ReplicationControlManager.alterPartition's ControllerResult.of): in atomic mode
+    (Kafka as built) a request whose changes need more than one batch is split over
+    batches, every partition's change written and answered, not refused."""
+    c = cluster(seed=15, batch=5, mode=WriteMode.ATOMIC, noop_ms=0)
+    b1, b2, b3 = c.config.broker_ids[:3]
+    created = c.submit(CreateTopics((NewTopic("big", -1, -1,
+                                              assignments=((b1, b2, b3),) * 8),)),
+                       mode=WriteMode.TRANSACTIONAL)  # (too large for one batch)
+    assert c.wait(created) and created.status is OperationStatus.COMMITTED
+    active = c.active_controller()
+    assert active is not None
+    image = active.committed_image()
+    topic = image.topic("big")
+    assert topic is not None
+    parts = tuple(AlterPartitionPartitionData(pid, reg.leader_epoch, reg.partition_epoch,
+                                              (b1, b2))
+                  for pid, reg in sorted(topic.partitions.items()))
+    handle = c.submit(AlterPartitionOp(b1, image.brokers[b1].epoch,
+                                       (AlterPartitionTopicData(topic.topic_id, parts),)),
+                      mode=WriteMode.ATOMIC)
+    assert c.wait(handle)
+    assert handle.status is OperationStatus.COMMITTED, handle.outcome()
+    assert handle.record_count == 8 and handle.batch_count > 1
+    ((answers),) = handle.response
+    assert [(a.partition_index, a.error, a.isr) for a in answers.partitions] == \
+        [(pid, "NONE", (b1, b2)) for pid in range(8)]
