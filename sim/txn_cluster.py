@@ -12,7 +12,10 @@ at most its replica count) and, every ``tick_ms``:
   and takes away those it lost;
 - polls it (marker retries, timed-out transactions) and delivers its
   WriteTxnMarkers partitions to the partition leader a client's metadata
-  names, after ``marker_delay_ms`` each way.
+  names, after ``marker_delay_ms`` each way. Markers a coordinator queues
+  between ticks (a PrepareCommit/PrepareAbort made durable) go at once, in an
+  event of their own (Kafka's marker send thread is woken when markers are
+  queued).
 
 Each running broker's :class:`~broker.replica_manager.ReplicaManager` gets a
 :class:`~broker.txn.verification.TxnVerifier` (KIP-890 part 1,
@@ -128,6 +131,7 @@ class TxnCluster:
                 self._hook(broker))
             coordinator.clock = lambda: self.cluster.sim.now
             coordinator.defer = self._deferrer(broker, slot.incarnation)
+            coordinator.wakeup = self._marker_waker(broker, slot.incarnation)
             coordinator.offsets_topic_partitions = lambda: self._partition_count(
                 broker, GROUP_METADATA_TOPIC)
             if held is not None:
@@ -153,6 +157,27 @@ class TxnCluster:
                     action()
             sim.schedule(sim.now, run, f"txn coordinator {broker} wakes held requests")
         return defer
+
+    def _marker_waker(self, broker: int, incarnation: int) -> Callable[[], None]:
+        """The coordinator queued markers: send them as an event of its own, now (once
+        however often it is woken meanwhile), unless its broker stopped -- as Kafka's
+        marker send thread is woken, not left to the next tick."""
+        sim = self.cluster.sim
+        pending = [False]
+
+        def run() -> None:
+            pending[0] = False
+            slot = sim.slots[broker]
+            held = self.coordinators.get(broker)
+            if slot.running and slot.incarnation == incarnation and held is not None \
+                    and held[0] == incarnation:
+                self.flush(broker)
+
+        def wake() -> None:
+            if not pending[0]:
+                pending[0] = True
+                sim.schedule(sim.now, run, f"txn coordinator {broker} sends markers")
+        return wake
 
     def _hook(self, broker: int) -> Callable[[str, TransactionState, TransactionState], None]:
         def hook(txn_id: str, before: TransactionState, after: TransactionState) -> None:
