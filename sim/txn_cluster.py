@@ -235,9 +235,7 @@ class TxnCluster:
             return None
         now = self.cluster.sim.now
         led: dict[int, int] = {}
-        if TxnMutation.LSO_IGNORES_OPEN_TXN in self.mutations:
-            for _, replica in manager.full_replicas():  # (a compact one has no log yet)
-                replica.log.txns.ignore_open = True
+        self._mutate_lso(manager)
         for replica in manager.topic_leaders(TRANSACTION_STATE_TOPIC):
             led[replica.partition_id] = replica.leader_epoch
             if coordinator.owned.get(replica.partition_id) != replica.leader_epoch:
@@ -247,6 +245,14 @@ class TxnCluster:
             coordinator.resign(partition)
         self.flush(broker)
         return coordinator
+
+    def _mutate_lso(self, manager: ReplicaManager) -> None:
+        """The lso-ignores-open-txn mutation: ``manager``'s partitions take it (a coordinator
+        broker at each sync, a data partition's leader when a producer or a marker reaches
+        it: markers no longer wait for a tick's sync)."""
+        if TxnMutation.LSO_IGNORES_OPEN_TXN in self.mutations:
+            for _, log in manager.all_logs():  # (a compact replica gets its log now)
+                log.txns.ignore_open = True
 
     def flush(self, broker: int) -> None:
         """Send the coordinator's WriteTxnMarkers partitions."""
@@ -278,6 +284,7 @@ class TxnCluster:
         manager = self.cluster.replica_manager(broker)
         if broker is None or manager is None:
             return None
+        self._mutate_lso(manager)
         if manager.txn_verifier is None:
             incarnation = self.cluster.sim.slots[broker].incarnation
             sender = AddPartitionsToTxnManager(
@@ -361,6 +368,7 @@ class TxnCluster:
             if manager is None:
                 answer(ProduceResult("NOT_LEADER_OR_FOLLOWER"))
                 return
+            self._mutate_lso(manager)
             manager.write_txn_marker(request.topic, request.partition, request.producer_id,
                                      request.producer_epoch, request.commit,
                                      request.coordinator_epoch, answer)
