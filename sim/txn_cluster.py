@@ -12,7 +12,10 @@ at most its replica count) and, every ``tick_ms``:
   and takes away those it lost;
 - polls it (marker retries, timed-out transactions) and delivers its
   WriteTxnMarkers partitions to the partition leader a client's metadata
-  names, after ``marker_delay_ms`` each way.
+  names, after ``marker_delay_ms`` each way. Markers a coordinator queues
+  between ticks (a PrepareCommit/PrepareAbort made durable) go at once, in an
+  event of their own (Kafka's marker send thread is woken when markers are
+  queued).
 
 Each running broker's :class:`~broker.replica_manager.ReplicaManager` gets a
 :class:`~broker.txn.verification.TxnVerifier` (KIP-890 part 1,
@@ -128,6 +131,7 @@ class TxnCluster:
                 self._hook(broker))
             coordinator.clock = lambda: self.cluster.sim.now
             coordinator.defer = self._deferrer(broker, slot.incarnation)
+            coordinator.wakeup = self._marker_waker(broker, slot.incarnation)
             coordinator.offsets_topic_partitions = lambda: self._partition_count(
                 broker, GROUP_METADATA_TOPIC)
             if held is not None:
@@ -153,6 +157,27 @@ class TxnCluster:
                     action()
             sim.schedule(sim.now, run, f"txn coordinator {broker} wakes held requests")
         return defer
+
+    def _marker_waker(self, broker: int, incarnation: int) -> Callable[[], None]:
+        """The coordinator queued markers: send them as an event of its own, now (once
+        however often it is woken meanwhile), unless its broker stopped -- as Kafka's
+        marker send thread is woken, not left to the next tick."""
+        sim = self.cluster.sim
+        pending = [False]
+
+        def run() -> None:
+            pending[0] = False
+            slot = sim.slots[broker]
+            held = self.coordinators.get(broker)
+            if slot.running and slot.incarnation == incarnation and held is not None \
+                    and held[0] == incarnation:
+                self.flush(broker)
+
+        def wake() -> None:
+            if not pending[0]:
+                pending[0] = True
+                sim.schedule(sim.now, run, f"txn coordinator {broker} sends markers")
+        return wake
 
     def _hook(self, broker: int) -> Callable[[str, TransactionState, TransactionState], None]:
         def hook(txn_id: str, before: TransactionState, after: TransactionState) -> None:
@@ -210,9 +235,7 @@ class TxnCluster:
             return None
         now = self.cluster.sim.now
         led: dict[int, int] = {}
-        if TxnMutation.LSO_IGNORES_OPEN_TXN in self.mutations:
-            for _, replica in manager.full_replicas():  # (a compact one has no log yet)
-                replica.log.txns.ignore_open = True
+        self._mutate_lso(manager)
         for replica in manager.topic_leaders(TRANSACTION_STATE_TOPIC):
             led[replica.partition_id] = replica.leader_epoch
             if coordinator.owned.get(replica.partition_id) != replica.leader_epoch:
@@ -222,6 +245,14 @@ class TxnCluster:
             coordinator.resign(partition)
         self.flush(broker)
         return coordinator
+
+    def _mutate_lso(self, manager: ReplicaManager) -> None:
+        """The lso-ignores-open-txn mutation: ``manager``'s partitions take it (a coordinator
+        broker at each sync, a data partition's leader when a producer or a marker reaches
+        it: markers no longer wait for a tick's sync)."""
+        if TxnMutation.LSO_IGNORES_OPEN_TXN in self.mutations:
+            for _, log in manager.all_logs():  # (a compact replica gets its log now)
+                log.txns.ignore_open = True
 
     def flush(self, broker: int) -> None:
         """Send the coordinator's WriteTxnMarkers partitions."""
@@ -253,6 +284,7 @@ class TxnCluster:
         manager = self.cluster.replica_manager(broker)
         if broker is None or manager is None:
             return None
+        self._mutate_lso(manager)
         if manager.txn_verifier is None:
             incarnation = self.cluster.sim.slots[broker].incarnation
             sender = AddPartitionsToTxnManager(
@@ -336,6 +368,7 @@ class TxnCluster:
             if manager is None:
                 answer(ProduceResult("NOT_LEADER_OR_FOLLOWER"))
                 return
+            self._mutate_lso(manager)
             manager.write_txn_marker(request.topic, request.partition, request.producer_id,
                                      request.producer_epoch, request.commit,
                                      request.coordinator_epoch, answer)

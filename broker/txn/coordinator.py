@@ -17,7 +17,8 @@ version TV1 paths: EndTxn keeps the epoch; see the reference, sections
 Ongoing transaction by an epoch bump and answering CONCURRENT_TRANSACTIONS
 until its abort completes, producer-id rotation at epoch 32,766),
 AddPartitionsToTxn, AddOffsetsToTxn and EndTxn. WriteTxnMarkers requests leave through
-:meth:`drain_outbox`; the answers come back through :meth:`on_marker_result`.
+:meth:`drain_outbox` (``wakeup`` tells the owner when there are new ones); the
+answers come back through :meth:`on_marker_result`.
 
 Pure: time is passed in, the log append and producer-id allocation are
 handed-in callables.
@@ -248,6 +249,10 @@ class TransactionCoordinator:
         """The current time, for waking held requests when an append lands."""
         self.defer: Callable[[Callable[[], None]], None] | None = None
         """Run an action as its own event (a log append may answer inside another's)."""
+        self.wakeup: Callable[[], None] | None = None
+        """Called when WriteTxnMarkers partitions join the outbox: the owner drains it now
+        (Kafka's TransactionMarkerChannelManager wakes its send thread when it queues
+        markers), not at its next periodic check."""
         self.last_now = 0
         self.offsets_topic_partitions: Callable[[], int | None] | None = None
         """The partition count of ``__consumer_offsets`` in this broker's metadata, if any."""
@@ -675,6 +680,8 @@ class TransactionCoordinator:
         self.completions[txn_id] = completion
         for topic, partition in sorted(completion.remaining):
             self.outbox.append(self._marker(txn_id, completion, topic, partition))
+        if completion.remaining and self.wakeup is not None:
+            self.wakeup()
         self._maybe_complete(txn_id, now)
 
     @staticmethod

@@ -55,7 +55,8 @@ def test_pre_registration_needs_fewer_round_trips_and_no_bounces() -> None:
             for p in ("classic", "pre-registration")}
     classic, prereg = rows["classic"], rows["pre-registration"]
     assert classic["round_trips"] > prereg["round_trips"]
-    assert classic["concurrent_transactions_bounces"] > 0
+    # (classic bounces only when a transaction begins while the previous one's markers are
+    # still on their way; here each begins at the loop's next poll, after they landed)
     assert prereg["concurrent_transactions_bounces"] == 0
 
 
@@ -81,14 +82,15 @@ def test_loops_that_do_not_finish_in_time_make_an_unknown_row() -> None:
     COMMIT marker landed before the acknowledgement is read back although not counted as
     committed; either way never duplicated. (Seed 1 was cut in the first window before
     the leaders verified transactional produces, KIP-890; it is cut between transactions
-    now, at 1043 ms in the second.)"""
+    now, and at 1003 ms in the second since the coordinators send their markers when
+    queued, not at their next tick.)"""
     row = run(spec("eos", seed=1, scenario="none", timeout_ms=1000, records=2000, batch=1))
     assert (row["valid"], row["invariant"], row["message"]) == \
         ("unknown", None, "the loops did not finish within 1000 ms")
     assert 0 < row["transactions"] < 2000
     assert row["duplicates"] == 0 and row["missing"] <= 1
     assert row["transactions"] - 1 <= row["outputs"] <= row["transactions"] + 1
-    late = run(spec("eos", seed=1, scenario="none", timeout_ms=1043, records=2000, batch=1))
+    late = run(spec("eos", seed=1, scenario="none", timeout_ms=1003, records=2000, batch=1))
     assert (late["outputs"], late["duplicates"]) == (late["transactions"] + 1, 0)
 
 
