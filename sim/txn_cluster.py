@@ -131,7 +131,9 @@ class TxnCluster:
                 self._hook(broker))
             coordinator.clock = lambda: self.cluster.sim.now
             coordinator.defer = self._deferrer(broker, slot.incarnation)
-            coordinator.wakeup = self._marker_waker(broker, slot.incarnation)
+            coordinator.wakeup = self._waker(
+                broker, slot.incarnation, f"txn coordinator {broker} sends markers",
+                lambda: self.flush(broker))
             coordinator.offsets_topic_partitions = lambda: self._partition_count(
                 broker, GROUP_METADATA_TOPIC)
             if held is not None:
@@ -158,25 +160,25 @@ class TxnCluster:
             sim.schedule(sim.now, run, f"txn coordinator {broker} wakes held requests")
         return defer
 
-    def _marker_waker(self, broker: int, incarnation: int) -> Callable[[], None]:
-        """The coordinator queued markers: send them as an event of its own, now (once
-        however often it is woken meanwhile), unless its broker stopped -- as Kafka's
-        marker send thread is woken, not left to the next tick."""
+    def _waker(self, broker: int, incarnation: int, label: str,
+               action: Callable[[], object]) -> Callable[[], None]:
+        """A wake-up that runs ``action`` in an event of its own, now (once however often it
+        is woken before that event runs), unless broker ``broker``'s ``incarnation`` has
+        stopped: a coordinator that queued markers (Kafka wakes its marker send thread
+        rather than leaving them to the next tick), a verification sender with requests."""
         sim = self.cluster.sim
         pending = [False]
 
         def run() -> None:
             pending[0] = False
             slot = sim.slots[broker]
-            held = self.coordinators.get(broker)
-            if slot.running and slot.incarnation == incarnation and held is not None \
-                    and held[0] == incarnation:
-                self.flush(broker)
+            if slot.running and slot.incarnation == incarnation:
+                action()
 
         def wake() -> None:
             if not pending[0]:
                 pending[0] = True
-                sim.schedule(sim.now, run, f"txn coordinator {broker} sends markers")
+                sim.schedule(sim.now, run, label)
         return wake
 
     def _hook(self, broker: int) -> Callable[[str, TransactionState, TransactionState], None]:
@@ -291,25 +293,10 @@ class TxnCluster:
                 broker, lambda txn_id: self._coordinator_in_metadata(broker, txn_id),
                 lambda node, txns, answer: self._send_verify(broker, incarnation, node,
                                                              txns, answer),
-                lambda: self._wake_sender(broker, incarnation, sender))
+                self._waker(broker, incarnation, f"AddPartitionsToTxnManager {broker} sends",
+                            lambda: sender.generate_requests()))  # (what it sent: unused)
             manager.txn_verifier = TxnVerifier(sender, self.config.partition_verification_enable)
         return manager
-
-    def _wake_sender(self, broker: int, incarnation: int,
-                     sender: AddPartitionsToTxnManager) -> None:
-        """Run the sender's generate_requests as an event of its own, now (once however
-        often it is woken meanwhile), unless its broker stopped."""
-        if sender.wake_pending:
-            return
-        sender.wake_pending = True
-        sim = self.cluster.sim
-
-        def run() -> None:
-            sender.wake_pending = False
-            slot = sim.slots[broker]
-            if slot.running and slot.incarnation == incarnation:
-                sender.generate_requests()
-        sim.schedule(sim.now, run, f"AddPartitionsToTxnManager {broker} sends")
 
     def _coordinator_in_metadata(self, broker: int, transactional_id: str) -> int | None:
         """The id's coordinator as ``broker``'s metadata cache has it: the leader of its

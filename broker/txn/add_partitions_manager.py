@@ -90,8 +90,6 @@ class AddPartitionsToTxnManager:
         """Per node, the request out and not yet answered."""
         self.requests_sent = 0
         self.closed = False
-        self.wake_pending = False
-        """A wake-up is asked for and has not run yet (for ``wakeup``'s owner)."""
 
     def verify_transaction(self, transactional_id: str, producer_id: int, producer_epoch: int,
                            partitions: list[TopicPartition], callback: AppendCallback,
