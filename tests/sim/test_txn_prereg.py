@@ -16,6 +16,7 @@ from sim.invariants.producer_txn import ProducerTxnInvariants
 from sim.txn_clients import TransactionalProducer, TxnClientError, TxnProducerState
 from sim.txn_cluster import TxnCluster
 from tests.sim.test_txn_scenarios import committed_values
+from tests.sim.txn_helpers import until_idle
 
 PRE = "pre-registration"
 GROUP = "g"
@@ -54,11 +55,6 @@ def _producer(txns: TxnCluster, instance: str, protocol: str = PRE, txn_id: str 
     return p
 
 
-def _until_idle(txns: TxnCluster, *producers: TransactionalProducer) -> None:
-    assert txns.cluster.sim.run_until_true(lambda: all(p.idle for p in producers), 60_000)
-    txns.cluster.sim.run_for(1_000)
-
-
 def _coordinator(txns: TxnCluster, txn_id: str = "app") -> TransactionCoordinator:
     coordinator = txns.coordinator(txns.find_coordinator(txn_id))
     assert coordinator is not None
@@ -84,7 +80,7 @@ def test_the_seeds_eos_loop_takes_one_add_partitions_and_an_end_txn_naming_what_
     log.clear()
     before = p.coordinator_round_trips
     assert p.transaction([("t", 0, 2), ("t", 1, 1), ("t", 2, 1)], commit=True)
-    _until_idle(txns, p)
+    until_idle(txns, p)
     assert log == ["AddPartitionsToTxn[pre-registration-1]",
                    "Produce t-0", "Produce t-1", "Produce t-2",
                    "EndTxn[pre-registration-1]"]
@@ -102,7 +98,7 @@ def test_classic_takes_an_add_partitions_per_partition_for_the_same_transaction(
     log.clear()
     before = p.coordinator_round_trips
     assert p.transaction([("t", 0, 2), ("t", 1, 1), ("t", 2, 1)], commit=True)
-    _until_idle(txns, p)
+    until_idle(txns, p)
     assert log == ["AddPartitionsToTxn", "Produce t-0",
                    "AddPartitionsToTxn", "Produce t-1", "AddPartitionsToTxn", "Produce t-2",
                    "EndTxn"]
@@ -115,7 +111,7 @@ def test_registered_but_unwritten_partitions_get_no_marker() -> None:
     p = _producer(txns, "app-1")
     assert p.transaction([("t", 0, 1)], commit=True,
                          partitions={("t", 0), ("t", 1), ("t", 2)})
-    _until_idle(txns, p)
+    until_idle(txns, p)
     assert p.committed == [1]
     assert [_controls(txns, "t", i) for i in range(3)] == [["COMMIT"], [], []]
 
@@ -124,7 +120,7 @@ def test_a_send_outside_the_registered_partitions_fails_and_the_transaction_abor
     txns = _world()
     p = _producer(txns, "app-1")
     assert p.transaction([("t", 0, 1), ("t", 1, 1)], commit=True, partitions={("t", 0)})
-    _until_idle(txns, p)
+    until_idle(txns, p)
     assert p.errors.get("UNKNOWN_TOPIC_OR_PARTITION") == 1
     assert p.committed == [] and p.aborted == [1] and p.state == TxnProducerState.READY
     assert committed_values(txns, "t", 0) == [] and _controls(txns, "t", 1) == []
@@ -135,7 +131,7 @@ def test_a_broker_without_the_variant_answers_unsupported_version() -> None:
     txns = _world(TxnCoordinatorConfig(num_partitions=3, pre_registration=False))
     p = _producer(txns, "app-1")
     assert p.transaction([("t", 0, 1)], commit=True)
-    _until_idle(txns, p)
+    until_idle(txns, p)
     assert p.state == TxnProducerState.FATAL_ERROR and p.fatal == "UNSUPPORTED_VERSION"
 
 
@@ -155,7 +151,7 @@ def test_an_end_txn_naming_an_unregistered_partition_is_invalid() -> None:
         "app", p.producer_id, p.producer_epoch, True, prereg.to_topics({("t", 1)})),
         txns.cluster.sim.now, answers.append)
     assert answers == ["INVALID_REQUEST"]
-    _until_idle(txns, p)
+    until_idle(txns, p)
     assert p.committed == [1]
 
 
@@ -191,7 +187,7 @@ def test_the_begin_waits_for_the_previous_markers_instead_of_bouncing() -> None:
     assert sim.run_until_true(lambda: p.registered == {("t", 0)}, 5_000)
     assert state() == TransactionState.ONGOING
     assert _controls(txns, "t", 1) == ["COMMIT"]  # the markers landed first
-    _until_idle(txns, p)
+    until_idle(txns, p)
     assert p.committed == [1, 2]
     assert p.concurrent_transactions_bounces == 0 and "CONCURRENT_TRANSACTIONS" not in p.errors
 
@@ -203,7 +199,7 @@ def test_classic_bounces_on_the_same_schedule_unless_the_coordinator_blocks_it()
                       marker_delay_ms=150)
         p = _producer(txns, "app-1", "classic")
         _back_to_back(txns, p)
-        _until_idle(txns, p)
+        until_idle(txns, p)
         assert p.committed == [1, 2]
         bounces.append(p.concurrent_transactions_bounces)
     assert bounces[0] > 0 and bounces[1] == 0
@@ -219,7 +215,7 @@ def test_coordinator_failover_during_a_blocked_begin() -> None:
     old = txns.find_coordinator("app")
     assert old is not None
     sim.crash(old)  # the markers in flight die with it; the new coordinator resends them
-    _until_idle(txns, p)
+    until_idle(txns, p)
     assert txns.find_coordinator("app") not in (None, old)
     assert p.committed == [1, 2] and p.concurrent_transactions_bounces == 0
     # the held begin saw the broker go (a disconnect), not its own request timeout
@@ -261,12 +257,12 @@ def test_a_new_instance_fences_a_zombie_blocked_in_begin() -> None:
     with pytest.raises(TxnClientError):
         old.end_transaction(commit=True)  # too late: the zombie's transaction was aborted
     old.end_transaction(commit=False)  # and its abort is fenced
-    _until_idle(txns, old, new)
+    until_idle(txns, old, new)
     assert old.fatal == "PRODUCER_FENCED" and new.producer_epoch == 2
     assert new.concurrent_transactions_bounces > 0  # InitProducerId still bounces (classic)
     assert old.committed == [1]
     assert new.transaction([("t", 0, 1)], commit=True)
-    _until_idle(txns, new)
+    until_idle(txns, new)
     assert committed_values(txns, "t", 0) == ["app/app-1/1/0", "app/app-2/1/0"]
     assert txns.cluster.sim.violation is None
 
@@ -276,10 +272,10 @@ def test_a_pre_registration_instance_fences_a_classic_one_with_the_same_id() -> 
     old = _producer(txns, "app-1", "classic")
     new = _producer(txns, "app-2")
     assert old.transaction([("t", 0, 1)], commit=True)
-    _until_idle(txns, old)
+    until_idle(txns, old)
     assert old.fatal == "PRODUCER_FENCED"
     assert new.transaction([("t", 0, 1)], commit=True)
-    _until_idle(txns, new)
+    until_idle(txns, new)
     assert committed_values(txns, "t", 0) == ["app/app-2/1/0"]
 
 
@@ -297,7 +293,7 @@ def test_classic_and_pre_registration_clients_share_a_coordinator_under_invarian
             assert producer.transaction([("t", n % 3, 1), ("t", (n + 1) % 3, 1)],
                                         commit=n != 3)
         assert sim.run_until_true(lambda: classic.idle and pre.idle, 30_000)
-    _until_idle(txns, classic, pre)
+    until_idle(txns, classic, pre)
     assert sim.violation is None
     assert txns.find_coordinator(ids[0]) == txns.find_coordinator(ids[1])
     for producer in (classic, pre):
@@ -315,7 +311,7 @@ def test_offsets_go_only_to_the_group_registered_at_begin() -> None:
     assert txns.cluster.sim.run_until_true(lambda: p.registered_group == other, 5_000)
     assert p.check_offsets_group(other) == "NONE"
     assert p.check_offsets_group(GROUP) == "INVALID_GROUP_ID"
-    _until_idle(txns, p)
+    until_idle(txns, p)
     assert _controls(txns, *prereg.offsets_partition(other, 2)) == ["COMMIT"]
     assert _controls(txns, *prereg.offsets_partition(GROUP, 2)) == []
     classic = _producer(txns, "c-1", "classic", txn_id="other-app")
@@ -328,7 +324,7 @@ def test_a_held_begin_past_the_request_timeout_is_sent_again() -> None:
     p.init_transactions()
     assert txns.cluster.sim.run_until_true(lambda: p.idle, 30_000)
     _back_to_back(txns, p)
-    _until_idle(txns, p)
+    until_idle(txns, p)
     assert p.committed == [1, 2] and p.errors.get("REQUEST_TIMED_OUT", 0) >= 1
     assert p.concurrent_transactions_bounces == 0
     assert committed_values(txns, "t", 0) == ["app/app-1/1/0", "app/app-1/2/1"]
@@ -372,7 +368,7 @@ def test_end_txn_with_null_topics_marks_every_registered_partition() -> None:
     txns = _world()
     p = _producer(txns, "app-1")
     p.begin_transaction({("t", 1), ("t", 2)})
-    _until_idle(txns, p)
+    until_idle(txns, p)
     assert p.registered == {("t", 1), ("t", 2)}
     answers: list[str] = []
     prereg.end_txn(_coordinator(txns), prereg.EndTxnPreRegRequest(

@@ -14,6 +14,7 @@ from sim.cluster import ClusterConfig, KRaftCluster
 from sim.invariants.producer_txn import ProducerTxnInvariants
 from sim.txn_clients import TransactionalProducer, TxnProducerState
 from sim.txn_cluster import TxnCluster
+from tests.sim.txn_helpers import until_idle
 
 
 def _world(seed: int = 1) -> TxnCluster:
@@ -37,21 +38,16 @@ def committed_values(txns: TxnCluster, topic: str, partition: int) -> list[str]:
     return [e.value for e in filter_committed(result.entries, result.aborted_transactions)]
 
 
-def _until_idle(txns: TxnCluster, *producers: TransactionalProducer) -> None:
-    assert txns.cluster.sim.run_until_true(lambda: all(p.idle for p in producers), 60_000)
-    txns.cluster.sim.run_for(1_000)
-
-
 def test_commit_and_abort_are_visible_to_read_committed_as_such() -> None:
     txns = _world()
     p = TransactionalProducer(txns, "app", "app-1")
     p.init_transactions()
-    _until_idle(txns, p)
+    until_idle(txns, p)
     assert p.state == TxnProducerState.READY and p.producer_epoch == 0
     assert p.transaction([("t", 0, 2), ("t", 1, 1)], commit=True)
-    _until_idle(txns, p)
+    until_idle(txns, p)
     assert p.transaction([("t", 0, 3)], commit=False)
-    _until_idle(txns, p)
+    until_idle(txns, p)
     assert p.committed == [1] and p.aborted == [2]
     assert committed_values(txns, "t", 0) == ["app/app-1/1/0", "app/app-1/1/1"]
     assert committed_values(txns, "t", 1) == ["app/app-1/1/0"]
@@ -61,13 +57,13 @@ def test_a_new_instance_fences_the_old_one() -> None:
     txns = _world()
     old = TransactionalProducer(txns, "app", "app-1")
     old.init_transactions()
-    _until_idle(txns, old)
+    until_idle(txns, old)
     new = TransactionalProducer(txns, "app", "app-2")
     new.init_transactions()
-    _until_idle(txns, new)
+    until_idle(txns, new)
     assert new.producer_epoch == 1
     assert old.transaction([("t", 0, 1)], commit=True)
-    _until_idle(txns, old)
+    until_idle(txns, old)
     assert old.state == TxnProducerState.FATAL_ERROR and old.fatal == "PRODUCER_FENCED"
     assert committed_values(txns, "t", 0) == []
 
@@ -76,7 +72,7 @@ def test_a_coordinator_failover_completes_the_transaction() -> None:
     txns = _world()
     p = TransactionalProducer(txns, "app", "app-1")
     p.init_transactions()
-    _until_idle(txns, p)
+    until_idle(txns, p)
     assert p.transaction([("t", 0, 2)], commit=True)
     sim = txns.cluster.sim
     # the coordinator dies once the client has asked it to commit
@@ -85,7 +81,7 @@ def test_a_coordinator_failover_completes_the_transaction() -> None:
     coordinator = txns.find_coordinator("app")
     assert coordinator is not None
     sim.crash(coordinator)
-    _until_idle(txns, p)
+    until_idle(txns, p)
     sim.run_for(5_000)
     assert p.state == TxnProducerState.READY
     assert committed_values(txns, "t", 0) == ["app/app-1/1/0", "app/app-1/1/1"]
@@ -96,9 +92,9 @@ def test_a_coordinator_failover_completes_the_transaction() -> None:
 def _first_committed_txn(txns: TxnCluster) -> TransactionalProducer:
     p = TransactionalProducer(txns, "app", "app-1")
     p.init_transactions()
-    _until_idle(txns, p)
+    until_idle(txns, p)
     assert p.transaction([("t", 0, 2)], commit=True)
-    _until_idle(txns, p)
+    until_idle(txns, p)
     return p
 
 
@@ -119,7 +115,7 @@ def test_a_partition_that_forgot_the_producer_takes_its_next_sequence() -> None:
     for log in _each_log(txns):
         log.producers = {}
     assert p.transaction([("t", 0, 1)], commit=True)
-    _until_idle(txns, p)
+    until_idle(txns, p)
     assert p.errors.get("UNKNOWN_PRODUCER_ID") is None
     assert p.state == TxnProducerState.READY and p.producer_epoch == 0
     assert p.committed == [1, 2]
@@ -135,12 +131,12 @@ def test_kip360_an_out_of_order_sequence_aborts_then_bumps_the_epoch() -> None:
         for entry in log.producers.values():
             entry.batches.clear()
     assert p.transaction([("t", 0, 1)], commit=True)
-    _until_idle(txns, p)
+    until_idle(txns, p)
     assert p.errors.get("OUT_OF_ORDER_SEQUENCE_NUMBER") == 1
     assert p.state == TxnProducerState.READY and p.producer_epoch == 1
     assert p.committed == [1] and p.aborted == [2]
     assert p.transaction([("t", 0, 1)], commit=True)
-    _until_idle(txns, p)
+    until_idle(txns, p)
     assert p.committed == [1, 3]
     assert committed_values(txns, "t", 0) == ["app/app-1/1/0", "app/app-1/1/1", "app/app-1/3/0"]
 
@@ -260,10 +256,10 @@ def test_a_transaction_is_refused_unless_the_producer_is_ready_and_idle() -> Non
     assert p.idle and p.state == TxnProducerState.UNINITIALIZED
     p.init_transactions()
     assert p.transaction([("t", 0, 1)], commit=True) is False
-    _until_idle(txns, p)
+    until_idle(txns, p)
     assert p.transaction([("t", 0, 2)], commit=True) is True
     assert p.transaction([("t", 1, 5)], commit=True) is False
-    _until_idle(txns, p)
+    until_idle(txns, p)
     assert p.committed == [1] and p.transactions == 1
     assert committed_values(txns, "t", 0) == ["app/app-1/1/0", "app/app-1/1/1"]
     assert committed_values(txns, "t", 1) == []

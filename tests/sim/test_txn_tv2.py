@@ -23,6 +23,7 @@ from sim.invariants.producer_txn import ProducerTxnInvariants
 from sim.txn_clients import TransactionalProducer, TxnProducerState
 from sim.txn_cluster import TxnCluster
 from tests.sim.test_txn_scenarios import committed_values
+from tests.sim.txn_helpers import until_idle
 
 TV2_RELEASE = "4.0-IV2"
 
@@ -55,13 +56,8 @@ def _producer(txns: TxnCluster, log: list[str], instance: str = "app-1",
     p = TransactionalProducer(txns, "app", instance, on_request=log.append,
                               **hooks)  # type: ignore[arg-type]
     p.init_transactions()
-    _until_idle(txns, p)
+    until_idle(txns, p)
     return p
-
-
-def _until_idle(txns: TxnCluster, p: TransactionalProducer) -> None:
-    assert txns.cluster.sim.run_until_true(lambda: p.idle, 60_000)
-    txns.cluster.sim.run_for(1_000)
 
 
 def test_a_tv2_producer_sends_no_add_partitions_and_bumps_the_epoch_per_transaction() -> None:
@@ -72,11 +68,11 @@ def test_a_tv2_producer_sends_no_add_partitions_and_bumps_the_epoch_per_transact
     p = _producer(txns, log, monitor=monitor)
     sent = txns.verifications_sent
     assert p.transaction([("t", 0, 2), ("t", 1, 1)], commit=True)
-    _until_idle(txns, p)
+    until_idle(txns, p)
     assert p.transaction([("t", 0, 1)], commit=False)
-    _until_idle(txns, p)
+    until_idle(txns, p)
     assert p.transaction([("t", 1, 1)], commit=True)
-    _until_idle(txns, p)
+    until_idle(txns, p)
     assert (p.committed, p.aborted, p.state) == ([1, 3], [2], TxnProducerState.READY)
     assert "AddPartitionsToTxn" not in log and log.count("EndTxn") == 3
     assert p.producer_epoch == 3  # 0 at init, +1 per EndTxn
@@ -99,7 +95,7 @@ def test_at_the_default_release_nothing_changes() -> None:
     log: list[str] = []
     p = _producer(txns, log)
     assert p.transaction([("t", 0, 1), ("t", 1, 1)], commit=True)
-    _until_idle(txns, p)
+    until_idle(txns, p)
     assert log.count("AddPartitionsToTxn") == 2 and p.producer_epoch == 0
     assert p.committed == [1]
 
@@ -111,7 +107,7 @@ def test_a_tv2_batch_delayed_past_its_abort_is_refused() -> None:
     p = _producer(txns, [])
     old_epoch = p.producer_epoch
     assert p.transaction([("t", 0, 2)], commit=False)
-    _until_idle(txns, p)
+    until_idle(txns, p)
     leader = txns.data_replica_manager(txns.cluster.partition_leader("t", 0))
     assert leader is not None
     answers: list[ProduceResult] = []

@@ -20,6 +20,7 @@ from sim.cluster import ClusterConfig, KRaftCluster
 from sim.txn_clients import TransactionalProducer
 from sim.txn_cluster import TxnCluster
 from tests.sim.test_txn_scenarios import committed_values
+from tests.sim.txn_helpers import until_idle
 
 
 def _world(verify: bool = True) -> TxnCluster:
@@ -36,13 +37,8 @@ def _world(verify: bool = True) -> TxnCluster:
 def _producer(txns: TxnCluster) -> TransactionalProducer:
     p = TransactionalProducer(txns, "app", "app-1")
     p.init_transactions()
-    _until_idle(txns, p)
+    until_idle(txns, p)
     return p
-
-
-def _until_idle(txns: TxnCluster, p: TransactionalProducer) -> None:
-    assert txns.cluster.sim.run_until_true(lambda: p.idle, 60_000)
-    txns.cluster.sim.run_for(1_000)
 
 
 def _leader(txns: TxnCluster, partition: int) -> tuple[ReplicaManager, Replica]:
@@ -74,7 +70,7 @@ def test_a_batch_delayed_past_its_abort_is_refused_and_leaves_no_hanging_transac
     txns = _world()
     p = _producer(txns)
     assert p.transaction([("t", 0, 2)], commit=False)
-    _until_idle(txns, p)
+    until_idle(txns, p)
     _, replica = _leader(txns, 0)
     end = replica.log.end_offset
     sent = txns.verifications_sent
@@ -96,7 +92,7 @@ def test_without_verification_the_late_batch_hangs_the_partition() -> None:
     txns = _world(verify=False)
     p = _producer(txns)
     assert p.transaction([("t", 0, 2)], commit=False)
-    _until_idle(txns, p)
+    until_idle(txns, p)
     _, replica = _leader(txns, 0)
     end = replica.log.end_offset
     sent = txns.verifications_sent
@@ -108,7 +104,7 @@ def test_without_verification_the_late_batch_hangs_the_partition() -> None:
     assert replica.log.has_ongoing_transaction(p.producer_id)
     assert _lso(replica) == end < replica.log.high_watermark
     assert p.transaction([("t", 1, 1)], commit=True)  # a later transaction elsewhere
-    _until_idle(txns, p)
+    until_idle(txns, p)
     assert _lso(replica) == end
 
 
@@ -120,11 +116,11 @@ def test_a_partition_never_added_to_the_transaction_is_refused() -> None:
     p = _producer(txns)
     p.begin_transaction()
     p.send("t", 0, 1)
-    _until_idle(txns, p)
+    until_idle(txns, p)
     answers = _late_batch(txns, p, 1, sequence=0)
     assert [a.error for a in answers] == ["TRANSACTION_ABORTABLE"]
     p.end_transaction(commit=True)
-    _until_idle(txns, p)
+    until_idle(txns, p)
     assert p.committed == [1]
     _, replica = _leader(txns, 1)
     assert replica.log.end_offset == 0 and committed_values(txns, "t", 1) == []
@@ -138,7 +134,7 @@ def test_the_clients_own_sends_verify_once_per_partition_and_commit() -> None:
     p = _producer(txns)
     sent = txns.verifications_sent
     assert p.transaction([("t", 0, 1), ("t", 0, 1), ("t", 1, 1)], commit=True)
-    _until_idle(txns, p)
+    until_idle(txns, p)
     assert p.committed == [1] and p.state == "READY"
     assert txns.verifications_sent == sent + 2
     assert committed_values(txns, "t", 0) == ["app/app-1/1/0", "app/app-1/1/1"]
@@ -151,7 +147,7 @@ def test_verification_turned_off_by_a_dynamic_broker_config() -> None:
     c = txns.cluster
     p = _producer(txns)
     assert p.transaction([("t", 0, 2)], commit=False)
-    _until_idle(txns, p)
+    until_idle(txns, p)
     assert c.wait(c.submit(IncrementalAlterConfigs(BROKER_RESOURCE, "", (
         ConfigChange("transaction.partition.verification.enable", "false"),))))
     c.sim.run_for(1_000)
