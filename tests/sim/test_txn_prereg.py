@@ -16,7 +16,7 @@ from sim.invariants.producer_txn import ProducerTxnInvariants
 from sim.txn_clients import TransactionalProducer, TxnClientError, TxnProducerState
 from sim.txn_cluster import TxnCluster
 from tests.sim.test_txn_scenarios import committed_values
-from tests.sim.txn_helpers import until_idle
+from tests.sim.txn_helpers import monitor_hooks, until_idle
 
 PRE = "pre-registration"
 GROUP = "g"
@@ -42,11 +42,7 @@ def _world(config: TxnCoordinatorConfig = CONFIG, marker_delay_ms: int = 5,
 def _producer(txns: TxnCluster, instance: str, protocol: str = PRE, txn_id: str = "app",
               log: list[str] | None = None, group_id: str | None = None,
               monitor: ProducerTxnInvariants | None = None) -> TransactionalProducer:
-    hooks: dict[str, object] = {}
-    if monitor is not None:
-        hooks = {"on_initialized": lambda q: monitor.initialized(
-                     q.transactional_id, q.instance, txns.cluster.sim.now),
-                 "on_sent": monitor.sent, "on_committed": monitor.commit_acknowledged}
+    hooks = monitor_hooks(txns, monitor)
     p = TransactionalProducer(txns, txn_id, instance, protocol=protocol, group_id=group_id,
                               on_request=log.append if log is not None else None,
                               **hooks)  # type: ignore[arg-type]

@@ -23,7 +23,7 @@ from sim.invariants.producer_txn import ProducerTxnInvariants
 from sim.txn_clients import TransactionalProducer, TxnProducerState
 from sim.txn_cluster import TxnCluster
 from tests.sim.test_txn_scenarios import committed_values
-from tests.sim.txn_helpers import until_idle
+from tests.sim.txn_helpers import monitor_hooks, until_idle
 
 TV2_RELEASE = "4.0-IV2"
 
@@ -48,11 +48,7 @@ def _world(release: str = TV2_RELEASE,
 
 def _producer(txns: TxnCluster, log: list[str], instance: str = "app-1",
               monitor: ProducerTxnInvariants | None = None) -> TransactionalProducer:
-    hooks: dict[str, object] = {}
-    if monitor is not None:
-        hooks = {"on_initialized": lambda q: monitor.initialized(
-                     q.transactional_id, q.instance, txns.cluster.sim.now),
-                 "on_sent": monitor.sent, "on_committed": monitor.commit_acknowledged}
+    hooks = monitor_hooks(txns, monitor)
     p = TransactionalProducer(txns, "app", instance, on_request=log.append,
                               **hooks)  # type: ignore[arg-type]
     p.init_transactions()

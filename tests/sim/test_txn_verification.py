@@ -61,6 +61,16 @@ def _late_batch(txns: TxnCluster, p: TransactionalProducer, partition: int,
     return answers
 
 
+def _aborted(txns: TxnCluster) -> tuple[TransactionalProducer, Replica, int, int]:
+    """A producer whose transaction on partition 0 aborted; that partition's leader
+    replica, its log end and the verifications sent so far."""
+    p = _producer(txns)
+    assert p.transaction([("t", 0, 2)], commit=False)
+    until_idle(txns, p)
+    _, replica = _leader(txns, 0)
+    return p, replica, replica.log.end_offset, txns.verifications_sent
+
+
 def _lso(replica: Replica) -> int:
     return replica.log.txns.last_stable_offset(replica.log.high_watermark)
 
@@ -68,12 +78,7 @@ def _lso(replica: Replica) -> int:
 def test_a_batch_delayed_past_its_abort_is_refused_and_leaves_no_hanging_transaction(
 ) -> None:
     txns = _world()
-    p = _producer(txns)
-    assert p.transaction([("t", 0, 2)], commit=False)
-    until_idle(txns, p)
-    _, replica = _leader(txns, 0)
-    end = replica.log.end_offset
-    sent = txns.verifications_sent
+    p, replica, end, sent = _aborted(txns)
 
     # the abort's marker is written; a retry of the transaction's batch comes in late
     answers = _late_batch(txns, p, 0, sequence=2)
@@ -90,12 +95,7 @@ def test_without_verification_the_late_batch_hangs_the_partition() -> None:
     """What KIP-890 closes: the late batch opens a transaction no coordinator knows, so
     neither the coordinator's timeout nor the producer's next commit ever ends it."""
     txns = _world(verify=False)
-    p = _producer(txns)
-    assert p.transaction([("t", 0, 2)], commit=False)
-    until_idle(txns, p)
-    _, replica = _leader(txns, 0)
-    end = replica.log.end_offset
-    sent = txns.verifications_sent
+    p, replica, end, sent = _aborted(txns)
 
     answers = _late_batch(txns, p, 0, sequence=2)
 
